@@ -1,0 +1,62 @@
+// Axis-aligned boxes [x0, y0, x1, y1] in page units, y down, and the
+// predicates every kernel shares. All predicates are closed: touching edges
+// intersect and a box contains itself.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace spatialobs {
+
+struct Rect {
+  double x0, y0, x1, y1;
+};
+
+inline Rect rect_at(const double* boxes, std::size_t i) {
+  const double* b = boxes + 4 * i;
+  return Rect{b[0], b[1], b[2], b[3]};
+}
+
+inline bool intersects(const Rect& a, const Rect& b) {
+  return a.x0 <= b.x1 && b.x0 <= a.x1 && a.y0 <= b.y1 && b.y0 <= a.y1;
+}
+
+// a contains b (closed).
+inline bool contains(const Rect& a, const Rect& b) {
+  return a.x0 <= b.x0 && b.x1 <= a.x1 && a.y0 <= b.y0 && b.y1 <= a.y1;
+}
+
+// Intersection with positive area: both overlaps strictly positive.
+inline bool overlaps_area(const Rect& a, const Rect& b) {
+  return std::fmin(a.x1, b.x1) > std::fmax(a.x0, b.x0) && std::fmin(a.y1, b.y1) > std::fmax(a.y0, b.y0);
+}
+
+inline double overlap_area(const Rect& a, const Rect& b) {
+  return (std::fmin(a.x1, b.x1) - std::fmax(a.x0, b.x0)) * (std::fmin(a.y1, b.y1) - std::fmax(a.y0, b.y0));
+}
+
+// Euclidean distance between the closest points of a and b, 0 when they
+// intersect. Written as sqrt(dx*dx + dy*dy) (not hypot) because IEEE sqrt is
+// correctly rounded, so the Python oracle computes the same bits.
+inline double gap(const Rect& a, const Rect& b) {
+  double dx = std::fmax(0.0, std::fmax(b.x0 - a.x1, a.x0 - b.x1));
+  double dy = std::fmax(0.0, std::fmax(b.y0 - a.y1, a.y0 - b.y1));
+  return std::sqrt(dx * dx + dy * dy);
+}
+
+// Closed intersection of two boxes; only meaningful when they intersect.
+inline Rect clip(const Rect& a, const Rect& b) {
+  return Rect{std::fmax(a.x0, b.x0), std::fmax(a.y0, b.y0), std::fmin(a.x1, b.x1), std::fmin(a.y1, b.y1)};
+}
+
+// Throws std::invalid_argument naming the first row that is not finite or
+// has x1 < x0 / y1 < y0. `what` names the argument in the message.
+void check_boxes(const double* boxes, std::size_t n, const char* what = "boxes");
+
+// Same check for a single box such as a viewport.
+void check_box(const Rect& r, const char* what);
+
+}  // namespace spatialobs

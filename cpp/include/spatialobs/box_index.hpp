@@ -1,0 +1,98 @@
+// A packed static R-tree over n boxes: items sorted along a Hilbert curve of
+// their centers, then grouped bottom-up into nodes of `node_size` children
+// (the flatbush layout). Built once in O(n log n); queries visit only nodes
+// whose bounds can hold an answer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "spatialobs/box.hpp"
+
+namespace spatialobs {
+
+class BoxIndex {
+ public:
+  static constexpr std::size_t kDefaultNodeSize = 16;
+  static constexpr std::size_t kMinNodeSize = 2;
+  static constexpr std::size_t kMaxNodeSize = 64;
+  // node_size * (levels + 1) for any allowed node size and n < 2^32.
+  static constexpr std::size_t kMaxStack = 2048;
+
+  // Copies the boxes; validates them (see check_boxes). node_size must lie
+  // in [kMinNodeSize, kMaxNodeSize] and n below 2^32.
+  BoxIndex(const double* boxes, std::size_t n, std::size_t node_size = kDefaultNodeSize);
+
+  std::size_t size() const { return n_; }
+  std::size_t node_size() const { return node_size_; }
+  const Rect& item(std::size_t i) const { return items_[i]; }
+  // Bounds of all items; only meaningful when size() > 0.
+  Rect bounds() const { return n_ ? rects_.back() : Rect{0, 0, 0, 0}; }
+
+  // Calls visit(i) for every item whose box intersects q (closed), in no
+  // particular order.
+  template <class Visit>
+  void search(const Rect& q, Visit&& visit) const {
+    walk([&q](const Rect& r) { return intersects(r, q); }, visit);
+  }
+
+  // Calls visit(i) for every item whose box contains q (closed). A node is
+  // skipped unless its bounds contain q, which prunes far more than an
+  // intersection search when q is small.
+  template <class Visit>
+  void search_containing(const Rect& q, Visit&& visit) const {
+    walk([&q](const Rect& r) { return contains(r, q); }, visit);
+  }
+
+  // Sorted item ids intersecting q.
+  std::vector<std::int64_t> query(const Rect& q) const;
+  // All pairs i < j whose boxes intersect (closed), sorted by (i, j), as a
+  // flat [i0, j0, i1, j1, ...] vector.
+  std::vector<std::int64_t> query_pairs() const;
+
+ private:
+  // Depth-first walk: `keep(rect)` decides, for nodes and items alike,
+  // whether to descend or report.
+  template <class Keep, class Visit>
+  void walk(Keep&& keep, Visit&& visit) const {
+    if (n_ == 0) return;
+    // An explicit stack on the C++ stack: at most node_size children are
+    // pushed per level, so kMaxStack bounds it for node_size <= kMaxNodeSize.
+    // No shared scratch, so concurrent queries from several threads are safe.
+    std::uint32_t stack[kMaxStack];
+    std::uint8_t levels[kMaxStack];
+    std::size_t top = 0;
+    std::size_t root = rects_.size() - 1;
+    if (!keep(rects_[root])) return;
+    stack[top] = static_cast<std::uint32_t>(root);
+    levels[top++] = static_cast<std::uint8_t>(level_end_.size() - 1);
+    while (top) {
+      --top;
+      std::size_t node = stack[top];
+      std::size_t level = levels[top];
+      std::size_t first = children_[node];
+      std::size_t end = first + node_size_;
+      if (end > level_end_[level - 1]) end = level_end_[level - 1];
+      if (level == 1) {
+        for (std::size_t c = first; c < end; ++c)
+          if (keep(rects_[c])) visit(static_cast<std::size_t>(children_[c]));
+      } else {
+        for (std::size_t c = first; c < end; ++c)
+          if (keep(rects_[c])) {
+            stack[top] = static_cast<std::uint32_t>(c);
+            levels[top++] = static_cast<std::uint8_t>(level - 1);
+          }
+      }
+    }
+  }
+
+  std::size_t n_;
+  std::size_t node_size_;
+  std::vector<Rect> items_;             // input order
+  std::vector<Rect> rects_;             // leaves (Hilbert order), then each level up to the root
+  std::vector<std::uint32_t> children_; // leaf: item id; node: position of its first child
+  std::vector<std::size_t> level_end_;  // end position of each level in rects_
+};
+
+}  // namespace spatialobs

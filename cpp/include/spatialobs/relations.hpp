@@ -1,0 +1,55 @@
+// Pairwise spatial relations and reading order. Pair outputs are flat
+// vectors [a0, b0, a1, b1, ...], sorted; the bindings reshape them to (2, k).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "spatialobs/box.hpp"
+
+namespace spatialobs {
+
+// Pairs i < j whose intersection has positive area, sorted by (i, j), and
+// those areas.
+void overlap_pairs(const double* boxes, std::size_t n, std::vector<std::int64_t>& pairs,
+                   std::vector<double>& areas);
+
+// Pairs (outer, inner), inner inside outer (closed), outer != inner as
+// indices, sorted by (outer, inner). Identical boxes contain each other.
+std::vector<std::int64_t> containment_pairs(const double* boxes, std::size_t n);
+
+// Pairs i < j that do not overlap with positive area and whose gap is
+// <= max_gap. Each box keeps its k_nearest closest such neighbours (gap,
+// then index, breaks ties); a pair is reported once, when either of its
+// boxes keeps the other. Sorted by (i, j), with the gaps.
+void proximity_pairs(const double* boxes, std::size_t n, double max_gap, std::size_t k_nearest,
+                     std::vector<std::int64_t>& pairs, std::vector<double>& gaps);
+
+enum AlignKind : std::int8_t {
+  kAlignLeft = 0,
+  kAlignCenterX = 1,
+  kAlignRight = 2,
+  kAlignTop = 3,
+  kAlignCenterY = 4,
+  kAlignBottom = 5,
+};
+
+// For each of the six kinds, boxes are sorted by the key (left edge, center
+// x, ...; then index) and cut greedily into lines: a line starts at the
+// smallest key not yet taken and takes every box whose key is within tol of
+// that first key, so any two boxes of a line are within tol. Within a line,
+// boxes are ordered along the line (center on the other axis, then index)
+// and each consecutive pair is reported as (min, max) index with its kind.
+// Sorted by (kind, i, j).
+void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector<std::int64_t>& pairs,
+                     std::vector<std::int8_t>& kinds);
+
+// Rank per box. Boxes sorted by (center y, left edge, index) are cut into
+// rows greedily: a row starts at the first box not yet taken and takes every
+// following box whose center y is within row_tol of the row's first box.
+// Rows are ranked top to bottom; inside a row by (left edge, center y,
+// index).
+std::vector<std::int64_t> reading_order(const double* boxes, std::size_t n, double row_tol);
+
+}  // namespace spatialobs

@@ -1,0 +1,127 @@
+#include "spatialobs/box_index.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace spatialobs {
+
+namespace detail {
+
+// Position of (x, y) on a Hilbert curve over a 2^16 x 2^16 grid (the
+// classic rotate-and-reflect walk from the most significant bit down).
+std::uint32_t hilbert_index(std::uint32_t x, std::uint32_t y) {
+  const std::uint32_t side = 1u << 16;
+  std::uint64_t d = 0;
+  for (std::uint32_t s = side / 2; s > 0; s /= 2) {
+    std::uint32_t rx = (x & s) ? 1u : 0u;
+    std::uint32_t ry = (y & s) ? 1u : 0u;
+    d += static_cast<std::uint64_t>(s) * s * ((3u * rx) ^ ry);
+    if (ry == 0) {
+      if (rx == 1) {
+        x = side - 1 - x;
+        y = side - 1 - y;
+      }
+      std::swap(x, y);
+    }
+  }
+  return static_cast<std::uint32_t>(d);
+}
+
+}  // namespace detail
+
+BoxIndex::BoxIndex(const double* boxes, std::size_t n, std::size_t node_size) : n_(n), node_size_(node_size) {
+  if (node_size < kMinNodeSize || node_size > kMaxNodeSize) {
+    throw std::invalid_argument("node_size must be between " + std::to_string(kMinNodeSize) + " and " +
+                                std::to_string(kMaxNodeSize) + ", got " + std::to_string(node_size));
+  }
+  if (n >= (static_cast<std::size_t>(1) << 32) - 1) {
+    throw std::invalid_argument("BoxIndex holds fewer than 2^32 - 1 boxes, got " + std::to_string(n));
+  }
+  check_boxes(boxes, n);
+  items_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) items_[i] = rect_at(boxes, i);
+  if (n == 0) return;
+
+  // Level sizes: leaves, then ceil(previous / node_size) up to a single root;
+  // there is always at least one level above the leaves.
+  std::size_t count = n, total = n;
+  level_end_.push_back(n);
+  do {
+    count = (count + node_size - 1) / node_size;
+    total += count;
+    level_end_.push_back(total);
+  } while (count != 1);
+
+  Rect all = items_[0];
+  for (const Rect& r : items_) {
+    all.x0 = std::min(all.x0, r.x0);
+    all.y0 = std::min(all.y0, r.y0);
+    all.x1 = std::max(all.x1, r.x1);
+    all.y1 = std::max(all.y1, r.y1);
+  }
+  // Hilbert key of each center in a 16-bit grid over the total bounds;
+  // key << 32 | id sorts by key with the id as a deterministic tie-break.
+  const double w = all.x1 - all.x0, h = all.y1 - all.y0;
+  const double sx = w > 0 ? 65535.0 / w : 0.0, sy = h > 0 ? 65535.0 / h : 0.0;
+  std::vector<std::uint64_t> keys(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Rect& r = items_[i];
+    double cx = ((r.x0 + r.x1) * 0.5 - all.x0) * sx;
+    double cy = ((r.y0 + r.y1) * 0.5 - all.y0) * sy;
+    auto hx = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cx)));
+    auto hy = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cy)));
+    keys[i] = (static_cast<std::uint64_t>(detail::hilbert_index(hx, hy)) << 32) | i;
+  }
+  std::sort(keys.begin(), keys.end());
+
+  rects_.resize(total);
+  children_.resize(total);
+  for (std::size_t p = 0; p < n; ++p) {
+    auto id = static_cast<std::uint32_t>(keys[p] & 0xffffffffu);
+    rects_[p] = items_[id];
+    children_[p] = id;
+  }
+  std::size_t pos = n;
+  for (std::size_t level = 1; level < level_end_.size(); ++level) {
+    std::size_t begin = level == 1 ? 0 : level_end_[level - 2];
+    std::size_t end = level_end_[level - 1];
+    for (std::size_t c = begin; c < end; c += node_size, ++pos) {
+      std::size_t stop = std::min(c + node_size, end);
+      Rect u = rects_[c];
+      for (std::size_t k = c + 1; k < stop; ++k) {
+        u.x0 = std::min(u.x0, rects_[k].x0);
+        u.y0 = std::min(u.y0, rects_[k].y0);
+        u.x1 = std::max(u.x1, rects_[k].x1);
+        u.y1 = std::max(u.y1, rects_[k].y1);
+      }
+      rects_[pos] = u;
+      children_[pos] = static_cast<std::uint32_t>(c);
+    }
+  }
+}
+
+std::vector<std::int64_t> BoxIndex::query(const Rect& q) const {
+  std::vector<std::int64_t> out;
+  search(q, [&out](std::size_t i) { out.push_back(static_cast<std::int64_t>(i)); });
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::int64_t> BoxIndex::query_pairs() const {
+  std::vector<std::int64_t> pairs;
+  std::vector<std::int64_t> hits;
+  for (std::size_t i = 0; i < n_; ++i) {
+    hits.clear();
+    search(items_[i], [&hits, i](std::size_t j) {
+      if (j > i) hits.push_back(static_cast<std::int64_t>(j));
+    });
+    std::sort(hits.begin(), hits.end());
+    for (std::int64_t j : hits) {
+      pairs.push_back(static_cast<std::int64_t>(i));
+      pairs.push_back(j);
+    }
+  }
+  return pairs;
+}
+
+}  // namespace spatialobs

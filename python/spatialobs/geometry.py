@@ -1,0 +1,396 @@
+"""Geometry kernels over arrays of axis-aligned boxes.
+
+A box is ``[x0, y0, x1, y1]`` in page units with y pointing down; a set of boxes
+is an ``(n, 4)`` C-contiguous ``float64`` array. Zero width or height is allowed
+(lines and points); a non-finite value or ``x1 < x0`` / ``y1 < y0`` raises
+:class:`~spatialobs.InvalidInputError` naming the first offending row.
+
+Every predicate is *closed*: touching edges intersect, and a box contains itself.
+"Overlap" means an intersection of positive area. Each kernel builds a packed
+Hilbert R-tree (:class:`BoxIndex`) once per call, so all run in
+``O(n log n + output)``, and releases the GIL while it computes.
+
+Pair results are ``(2, k)`` int64 arrays (row 0 the first member of each pair),
+sorted, as in shapely's pair queries.
+
+Python lists and tuples are converted; a numpy array of the wrong dtype or
+layout is rejected with a message that says how to convert it, never copied
+silently.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Sequence, Tuple, Union, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from spatialobs import _core
+from spatialobs._errors import InvalidInputError
+
+__all__ = [
+    "VISIBLE",
+    "PARTIAL",
+    "OCCLUDED",
+    "OFFSCREEN_NEAR",
+    "OFFSCREEN_FAR",
+    "LABEL_NAMES",
+    "ALIGN_KINDS",
+    "BoxIndex",
+    "visibility",
+    "occluders",
+    "overlap_pairs",
+    "containment_pairs",
+    "proximity_pairs",
+    "alignment_pairs",
+    "reading_order",
+    "as_boxes",
+]
+
+VISIBLE: int = _core.VISIBLE
+PARTIAL: int = _core.PARTIAL
+OCCLUDED: int = _core.OCCLUDED
+OFFSCREEN_NEAR: int = _core.OFFSCREEN_NEAR
+OFFSCREEN_FAR: int = _core.OFFSCREEN_FAR
+
+#: Label name per code: ``LABEL_NAMES[VISIBLE] == "visible"``.
+LABEL_NAMES: Tuple[str, ...] = ("visible", "partial", "occluded", "offscreen_near", "offscreen_far")
+#: Alignment kind name per code returned by :func:`alignment_pairs`.
+ALIGN_KINDS: Tuple[str, ...] = ("left", "center_x", "right", "top", "center_y", "bottom")
+
+BoxesLike = Union[npt.NDArray[np.float64], Sequence[Sequence[float]]]
+BoxLike = Union[Sequence[float], npt.NDArray[np.float64]]
+
+
+def as_boxes(boxes: BoxesLike, name: str = "boxes") -> npt.NDArray[np.float64]:
+    """Return ``boxes`` as an ``(n, 4)`` float64 array, converting Python sequences.
+
+    A numpy array is returned unchanged (the kernels check its dtype and layout);
+    a list or tuple is converted, and an empty one becomes shape ``(0, 4)``.
+
+    Examples
+    --------
+    >>> as_boxes([[0, 0, 1, 1]]).dtype
+    dtype('float64')
+    """
+    if isinstance(boxes, np.ndarray):
+        return boxes
+    try:
+        arr = np.asarray(boxes, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} must be a sequence of [x0, y0, x1, y1] rows of numbers: {exc}") from None
+    if arr.size == 0:
+        return np.empty((0, 4), dtype=np.float64)
+    return arr
+
+
+def _as_box(box: Any, name: str) -> Tuple[float, float, float, float]:
+    if hasattr(box, "as_box"):
+        box = box.as_box()
+    try:
+        values = tuple(float(v) for v in box)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be four numbers [x0, y0, x1, y1], got {box!r}") from None
+    if len(values) != 4:
+        raise InvalidInputError(f"{name} must be four numbers [x0, y0, x1, y1], got {len(values)} values")
+    return values  # type: ignore[return-value]
+
+
+def _as_column(values: Any, n: int, dtype: type, name: str, default: Any) -> np.ndarray:
+    if values is None:
+        return np.full(n, default, dtype=dtype)
+    if isinstance(values, np.ndarray):
+        return values
+    try:
+        return np.asarray(values, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} must be a sequence of {np.dtype(dtype).name} values: {exc}") from None
+
+
+class BoxIndex:
+    """A packed static R-tree over boxes (Hilbert-sorted, flatbush layout).
+
+    Build it once from an ``(n, 4)`` array, then query it many times; it is
+    immutable and safe to query from several threads.
+
+    Parameters
+    ----------
+    boxes : (n, 4) float64 array
+        The boxes to index; row ``i`` gets id ``i``.
+    node_size : int, default 16
+        Children per tree node, between 2 and 64.
+
+    Examples
+    --------
+    >>> ix = BoxIndex([[0, 0, 10, 10], [20, 0, 30, 10], [5, 5, 25, 8]])
+    >>> ix.query([9, 0, 12, 1]).tolist()
+    [0]
+    >>> ix.query_pairs().tolist()
+    [[0, 1], [2, 2]]
+    """
+
+    __slots__ = ("_ix",)
+
+    def __init__(self, boxes: BoxesLike, node_size: int = 16) -> None:
+        self._ix = _core.BoxIndex(as_boxes(boxes), node_size)
+
+    def __len__(self) -> int:
+        return len(self._ix)
+
+    def __repr__(self) -> str:
+        return f"BoxIndex(n={len(self)}, node_size={self._ix.node_size})"
+
+    @property
+    def bounds(self) -> Union[Tuple[float, float, float, float], None]:
+        """The box around every indexed box, or None when the index is empty."""
+        return self._ix.bounds
+
+    def query(self, box: BoxLike) -> npt.NDArray[np.int64]:
+        """Sorted ids of the boxes that intersect ``box`` (closed: touching counts)."""
+        return self._ix.query(_as_box(box, "box"))
+
+    def query_containing(self, box: BoxLike) -> npt.NDArray[np.int64]:
+        """Sorted ids of the boxes that contain ``box`` (closed: equal boxes count)."""
+        return self._ix.query_containing(_as_box(box, "box"))
+
+    def query_pairs(self) -> npt.NDArray[np.int64]:
+        """All pairs ``i < j`` of intersecting boxes (closed), as a sorted ``(2, k)`` array."""
+        return self._ix.query_pairs()
+
+
+def visibility(
+    boxes: BoxesLike, viewport: BoxLike, near_factor: float = 0.75
+) -> Tuple[npt.NDArray[np.int8], npt.NDArray[np.float64]]:
+    """Label each box against a viewport.
+
+    Parameters
+    ----------
+    boxes : (n, 4) float64 array
+    viewport : [x0, y0, x1, y1]
+    near_factor : float, default 0.75
+        An offscreen box is *near* when its gap to the viewport is at most
+        ``near_factor * max(viewport width, viewport height)``.
+
+    Returns
+    -------
+    labels : (n,) int8
+        ``VISIBLE`` when the box lies inside the viewport (closed), ``PARTIAL``
+        when it intersects the viewport without lying inside (a box that only
+        touches the viewport's edge is partial), else ``OFFSCREEN_NEAR`` or
+        ``OFFSCREEN_FAR``. Never ``OCCLUDED``: see :func:`occluders`.
+    gaps : (n,) float64
+        Euclidean distance between the closest points of box and viewport,
+        0 when they intersect.
+
+    Examples
+    --------
+    >>> labels, gaps = visibility([[0, 0, 10, 10], [95, 0, 105, 10], [300, 0, 310, 10]], [0, 0, 100, 100])
+    >>> [LABEL_NAMES[c] for c in labels]
+    ['visible', 'partial', 'offscreen_far']
+    >>> gaps.tolist()
+    [0.0, 0.0, 200.0]
+    """
+    return _core.visibility(as_boxes(boxes), _as_box(viewport, "viewport"), float(near_factor))
+
+
+@overload
+def occluders(
+    boxes: BoxesLike,
+    order: Any,
+    opacity: Any,
+    hidden: Any,
+    viewport: BoxLike,
+    min_opacity: float = ...,
+    *,
+    mode: Literal["bounds"] = ...,
+) -> npt.NDArray[np.int64]: ...
+@overload
+def occluders(
+    boxes: BoxesLike,
+    order: Any,
+    opacity: Any,
+    hidden: Any,
+    viewport: BoxLike,
+    min_opacity: float = ...,
+    *,
+    mode: Literal["union"],
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def occluders(
+    boxes: BoxesLike,
+    order: Any,
+    opacity: Any,
+    hidden: Any,
+    viewport: BoxLike,
+    min_opacity: float = 0.9,
+    *,
+    mode: str = "bounds",
+) -> Any:
+    """Find, for each box in view, a higher opaque box that hides it.
+
+    A box in view (it intersects the viewport, closed) is clipped to the
+    viewport. In ``"bounds"`` mode (the CanvasObs definition) its occluder is a
+    box ``j`` that is higher in paint order (``order[j] > order[i]``), not
+    hidden, has ``opacity[j] >= min_opacity`` and contains the clipped box
+    (closed). Bounds, not pixels. When several qualify, the one lowest in paint
+    order wins (then the lower index).
+
+    Parameters
+    ----------
+    boxes : (n, 4) float64 array
+    order : (n,) int64 array or None
+        Paint order; None means row order (row ``n - 1`` on top).
+    opacity : (n,) float64 array in [0, 1] or None (all 1)
+    hidden : (n,) bool array or None (none hidden)
+    viewport : [x0, y0, x1, y1]
+    min_opacity : float, default 0.9
+    mode : {"bounds", "union"}
+        ``"union"`` (ours) also counts a box as hidden when the *union* of
+        qualifying boxes covers its clipped bounds, and returns the covered
+        fraction.
+
+    Returns
+    -------
+    occ : (n,) int64
+        The occluder's index, -1 for offscreen or unoccluded boxes. In union
+        mode a box covered only by a union gets the qualifying box lowest in
+        paint order among those overlapping it.
+    fraction : (n,) float64, union mode only
+        Share of the clipped area covered; exactly 1.0 when fully covered
+        (decided exactly), 0 for offscreen boxes. A zero-area clipped box counts
+        as covered only when a single qualifying box contains it.
+
+    Examples
+    --------
+    >>> boxes = [[10, 10, 20, 20], [0, 0, 50, 50], [5, 5, 60, 60]]
+    >>> occluders(boxes, None, None, None, [0, 0, 100, 100]).tolist()
+    [1, -1, -1]
+    >>> halves = [[10, 10, 20, 20], [0, 0, 15, 30], [15, 0, 30, 30]]
+    >>> occluders(halves, None, None, None, [0, 0, 100, 100]).tolist()
+    [-1, -1, -1]
+    >>> occ, frac = occluders(halves, None, None, None, [0, 0, 100, 100], mode="union")
+    >>> occ.tolist(), frac.tolist()
+    ([1, -1, -1], [1.0, 0.0, 0.0])
+    """
+    arr = as_boxes(boxes)
+    n = arr.shape[0] if arr.ndim == 2 else 0
+    order_arr = np.arange(n, dtype=np.int64) if order is None else _as_column(order, n, np.int64, "order", 0)
+    return _core.occluders(
+        arr,
+        order_arr,
+        _as_column(opacity, n, np.float64, "opacity", 1.0),
+        _as_column(hidden, n, np.bool_, "hidden", False),
+        _as_box(viewport, "viewport"),
+        float(min_opacity),
+        mode,
+    )
+
+
+def overlap_pairs(boxes: BoxesLike) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Pairs of boxes whose intersection has positive area.
+
+    Touching boxes and zero-area boxes never overlap.
+
+    Returns
+    -------
+    pairs : (2, k) int64
+        ``i < j``, sorted by ``(i, j)``.
+    areas : (k,) float64
+        The intersection areas.
+
+    Examples
+    --------
+    >>> pairs, areas = overlap_pairs([[0, 0, 10, 10], [5, 5, 15, 15], [10, 0, 20, 5]])  # 1 and 2 only touch
+    >>> pairs.tolist(), areas.tolist()
+    ([[0], [1]], [25.0])
+    """
+    return _core.overlap_pairs(as_boxes(boxes))
+
+
+def containment_pairs(boxes: BoxesLike) -> npt.NDArray[np.int64]:
+    """Pairs ``(outer, inner)`` with ``inner`` inside ``outer`` (closed).
+
+    ``outer != inner`` as indices; two identical boxes contain each other and
+    give both pairs.
+
+    Returns
+    -------
+    pairs : (2, k) int64
+        Row 0 the outer box, row 1 the inner one, sorted by ``(outer, inner)``.
+
+    Examples
+    --------
+    >>> containment_pairs([[0, 0, 100, 100], [10, 10, 20, 20], [0, 0, 100, 100]]).tolist()
+    [[0, 0, 2, 2], [1, 2, 0, 1]]
+    """
+    return _core.containment_pairs(as_boxes(boxes))
+
+
+def proximity_pairs(
+    boxes: BoxesLike, max_gap: float, k_nearest: int = 4
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Pairs of boxes that do not overlap but lie within ``max_gap`` of each other.
+
+    The gap is the Euclidean distance between the closest points of the two
+    boxes (0 when they touch). Each box keeps its ``k_nearest`` closest such
+    neighbours (smaller gap first, then lower index); a pair is reported once,
+    when either of its boxes keeps the other.
+
+    Returns
+    -------
+    pairs : (2, k) int64
+        ``i < j``, sorted.
+    gaps : (k,) float64
+
+    Examples
+    --------
+    >>> pairs, gaps = proximity_pairs([[0, 0, 10, 10], [13, 0, 20, 10], [0, 14, 10, 20]], max_gap=5)
+    >>> pairs.tolist(), gaps.tolist()
+    ([[0, 0, 1], [1, 2, 2]], [3.0, 4.0, 5.0])
+    """
+    return _core.proximity_pairs(as_boxes(boxes), float(max_gap), int(k_nearest))
+
+
+def alignment_pairs(boxes: BoxesLike, tol: float = 1.0) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
+    """Boxes sharing a left, center-x, right, top, center-y or bottom line.
+
+    For each kind, boxes are sorted by that coordinate and cut greedily into
+    lines: a line starts at the smallest value not yet taken and takes every
+    box within ``tol`` of it, so any two boxes on a line are within ``tol``.
+    Along each line only neighbours are paired (ordered by the center on the
+    other axis), a chain rather than all pairs.
+
+    Returns
+    -------
+    pairs : (2, k) int64
+        ``i < j``, sorted by ``(kind, i, j)``.
+    kinds : (k,) int8
+        Codes into :data:`ALIGN_KINDS`.
+
+    Examples
+    --------
+    >>> pairs, kinds = alignment_pairs([[0, 0, 10, 10], [0, 20, 30, 30], [0.5, 40, 10, 50]], tol=1)
+    >>> pairs.tolist(), [ALIGN_KINDS[k] for k in kinds]
+    ([[0, 1, 0, 0], [1, 2, 2, 2]], ['left', 'left', 'center_x', 'right'])
+    """
+    return _core.alignment_pairs(as_boxes(boxes), float(tol))
+
+
+def reading_order(boxes: BoxesLike, row_tol: float = 10.0) -> npt.NDArray[np.int64]:
+    """Rank each box in reading order: rows top to bottom, left to right in a row.
+
+    Boxes sorted by center y are cut greedily into rows: a row starts at the
+    first box not yet placed and takes every box whose center y is within
+    ``row_tol`` of that first box's. Inside a row boxes go by left edge (then
+    center y, then index).
+
+    Returns
+    -------
+    rank : (n,) int64
+        A permutation of ``0 .. n-1``.
+
+    Examples
+    --------
+    >>> reading_order([[50, 0, 60, 10], [0, 2, 10, 12], [0, 40, 10, 50]], row_tol=5).tolist()
+    [1, 0, 2]
+    """
+    return _core.reading_order(as_boxes(boxes), float(row_tol))

@@ -1,0 +1,149 @@
+// Bindings of the geometry kernels: check and allocate with the GIL held,
+// compute on raw pointers without it, return numpy arrays.
+#include <string>
+
+#include "common.hpp"
+#include "spatialobs/occlusion.hpp"
+#include "spatialobs/relations.hpp"
+#include "spatialobs/visibility.hpp"
+
+namespace spatialobs::bind {
+
+namespace {
+
+py::tuple visibility_binding(const py::array& boxes, const std::array<double, 4>& viewport, double near_factor) {
+  const std::size_t n = check_boxes_array(boxes);
+  py::array_t<std::int8_t> labels(static_cast<py::ssize_t>(n));
+  py::array_t<double> gaps(static_cast<py::ssize_t>(n));
+  const double* b = static_cast<const double*>(boxes.data());
+  std::int8_t* l = labels.mutable_data();
+  double* g = gaps.mutable_data();
+  {
+    // Safe without the GIL: only raw buffers kept alive by the arguments above.
+    py::gil_scoped_release release;
+    visibility(b, n, to_rect(viewport), near_factor, l, g);
+  }
+  return py::make_tuple(labels, gaps);
+}
+
+OcclusionInput occlusion_input(const py::array& boxes, const py::array& order, const py::array& opacity,
+                               const py::array& hidden, const std::array<double, 4>& viewport, double min_opacity) {
+  const std::size_t n = check_boxes_array(boxes);
+  OcclusionInput in{};
+  in.boxes = static_cast<const double*>(boxes.data());
+  in.order = check_column<std::int64_t>(order, n, "order");
+  in.opacity = check_column<double>(opacity, n, "opacity");
+  in.hidden = reinterpret_cast<const std::uint8_t*>(check_column<bool>(hidden, n, "hidden"));
+  in.n = n;
+  in.viewport = to_rect(viewport);
+  in.min_opacity = min_opacity;
+  return in;
+}
+
+py::object occluders_binding(const py::array& boxes, const py::array& order, const py::array& opacity,
+                             const py::array& hidden, const std::array<double, 4>& viewport, double min_opacity,
+                             const std::string& mode) {
+  const OcclusionInput in = occlusion_input(boxes, order, opacity, hidden, viewport, min_opacity);
+  if (mode == "bounds") {
+    std::vector<std::int64_t> occ;
+    {
+      py::gil_scoped_release release;  // raw buffers only
+      occ = occluders(in);
+    }
+    return to_numpy(std::move(occ), {static_cast<py::ssize_t>(in.n)});
+  }
+  if (mode == "union") {
+    py::array_t<std::int64_t> occ(static_cast<py::ssize_t>(in.n));
+    py::array_t<double> fraction(static_cast<py::ssize_t>(in.n));
+    std::int64_t* o = occ.mutable_data();
+    double* f = fraction.mutable_data();
+    {
+      py::gil_scoped_release release;  // raw buffers only
+      occluders_union(in, o, f);
+    }
+    return py::make_tuple(occ, fraction);
+  }
+  throw std::invalid_argument("mode must be 'bounds' or 'union', got '" + mode + "'");
+}
+
+py::tuple overlap_pairs_binding(const py::array& boxes) {
+  const std::size_t n = check_boxes_array(boxes);
+  const double* b = static_cast<const double*>(boxes.data());
+  std::vector<std::int64_t> pairs;
+  std::vector<double> areas;
+  {
+    py::gil_scoped_release release;  // raw buffers only
+    overlap_pairs(b, n, pairs, areas);
+  }
+  const auto k = static_cast<py::ssize_t>(areas.size());
+  return py::make_tuple(pairs_to_numpy(pairs), to_numpy(std::move(areas), {k}));
+}
+
+py::array_t<std::int64_t> containment_pairs_binding(const py::array& boxes) {
+  const std::size_t n = check_boxes_array(boxes);
+  const double* b = static_cast<const double*>(boxes.data());
+  std::vector<std::int64_t> pairs;
+  {
+    py::gil_scoped_release release;  // raw buffers only
+    pairs = containment_pairs(b, n);
+  }
+  return pairs_to_numpy(pairs);
+}
+
+py::tuple proximity_pairs_binding(const py::array& boxes, double max_gap, py::ssize_t k_nearest) {
+  const std::size_t n = check_boxes_array(boxes);
+  if (k_nearest < 0) throw std::invalid_argument("k_nearest must be >= 0, got " + std::to_string(k_nearest));
+  const double* b = static_cast<const double*>(boxes.data());
+  std::vector<std::int64_t> pairs;
+  std::vector<double> gaps;
+  {
+    py::gil_scoped_release release;  // raw buffers only
+    proximity_pairs(b, n, max_gap, static_cast<std::size_t>(k_nearest), pairs, gaps);
+  }
+  const auto k = static_cast<py::ssize_t>(gaps.size());
+  return py::make_tuple(pairs_to_numpy(pairs), to_numpy(std::move(gaps), {k}));
+}
+
+py::tuple alignment_pairs_binding(const py::array& boxes, double tol) {
+  const std::size_t n = check_boxes_array(boxes);
+  const double* b = static_cast<const double*>(boxes.data());
+  std::vector<std::int64_t> pairs;
+  std::vector<std::int8_t> kinds;
+  {
+    py::gil_scoped_release release;  // raw buffers only
+    alignment_pairs(b, n, tol, pairs, kinds);
+  }
+  const auto k = static_cast<py::ssize_t>(kinds.size());
+  return py::make_tuple(pairs_to_numpy(pairs), to_numpy(std::move(kinds), {k}));
+}
+
+py::array_t<std::int64_t> reading_order_binding(const py::array& boxes, double row_tol) {
+  const std::size_t n = check_boxes_array(boxes);
+  const double* b = static_cast<const double*>(boxes.data());
+  std::vector<std::int64_t> rank;
+  {
+    py::gil_scoped_release release;  // raw buffers only
+    rank = reading_order(b, n, row_tol);
+  }
+  return to_numpy(std::move(rank), {static_cast<py::ssize_t>(n)});
+}
+
+}  // namespace
+
+void register_geometry(py::module_& m) {
+  m.attr("VISIBLE") = static_cast<int>(kVisible);
+  m.attr("PARTIAL") = static_cast<int>(kPartial);
+  m.attr("OCCLUDED") = static_cast<int>(kOccluded);
+  m.attr("OFFSCREEN_NEAR") = static_cast<int>(kOffscreenNear);
+  m.attr("OFFSCREEN_FAR") = static_cast<int>(kOffscreenFar);
+  m.def("visibility", &visibility_binding, py::arg("boxes"), py::arg("viewport"), py::arg("near_factor") = 0.75);
+  m.def("occluders", &occluders_binding, py::arg("boxes"), py::arg("order"), py::arg("opacity"), py::arg("hidden"),
+        py::arg("viewport"), py::arg("min_opacity") = 0.9, py::arg("mode") = "bounds");
+  m.def("overlap_pairs", &overlap_pairs_binding, py::arg("boxes"));
+  m.def("containment_pairs", &containment_pairs_binding, py::arg("boxes"));
+  m.def("proximity_pairs", &proximity_pairs_binding, py::arg("boxes"), py::arg("max_gap"), py::arg("k_nearest"));
+  m.def("alignment_pairs", &alignment_pairs_binding, py::arg("boxes"), py::arg("tol"));
+  m.def("reading_order", &reading_order_binding, py::arg("boxes"), py::arg("row_tol"));
+}
+
+}  // namespace spatialobs::bind
