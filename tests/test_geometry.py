@@ -1,0 +1,389 @@
+"""The geometry kernels against their naive oracles, invariants and bad input."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spatialobs import InvalidInputError, SpatialObsError
+from spatialobs import geometry as g
+from tests.reference import geometry_oracle as ref
+from tests.strategies import box_arrays, lattice_box, seeded_boxes
+
+viewports = lattice_box(span=10, max_size=20)
+
+
+def as_pairs(arr: np.ndarray) -> list:
+    assert arr.dtype == np.int64 and arr.ndim == 2 and arr.shape[0] == 2
+    return [tuple(p) for p in arr.T.tolist()]
+
+
+def paint_inputs(data, n):
+    order = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n)), dtype=np.int64)
+    opacity = np.array(
+        data.draw(st.lists(st.sampled_from([0.0, 0.5, 0.9, 1.0]), min_size=n, max_size=n)), dtype=np.float64
+    )
+    hidden = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    return order, opacity, hidden
+
+
+# ---- agreement with the oracles ------------------------------------------------
+
+
+@given(box_arrays(), viewports, st.sampled_from([0.0, 0.1, 0.75, 3.0]))
+def test_visibility_matches_oracle(boxes, viewport, near):
+    labels, gaps = g.visibility(boxes, viewport, near)
+    want_labels, want_gaps = ref.visibility(boxes.tolist(), viewport, near)
+    assert labels.dtype == np.int8 and gaps.dtype == np.float64
+    assert labels.tolist() == want_labels
+    assert gaps.tolist() == want_gaps
+
+
+@given(box_arrays(floats=True), st.tuples(st.floats(-1e5, 0), st.floats(-1e5, 0)))
+def test_visibility_matches_oracle_floats(boxes, corner):
+    viewport = (corner[0], corner[1], corner[0] + 1280.5, corner[1] + 720.25)
+    labels, gaps = g.visibility(boxes, viewport)
+    want_labels, want_gaps = ref.visibility(boxes.tolist(), viewport)
+    assert labels.tolist() == want_labels and gaps.tolist() == want_gaps
+
+
+@given(st.data(), box_arrays(max_size=40), viewports)
+def test_occluders_match_oracle(data, boxes, viewport):
+    order, opacity, hidden = paint_inputs(data, len(boxes))
+    got = g.occluders(boxes, order, opacity, hidden, viewport)
+    assert got.dtype == np.int64
+    assert got.tolist() == ref.occluders(boxes.tolist(), order.tolist(), opacity.tolist(), hidden.tolist(), viewport)
+
+
+@settings(max_examples=60)
+@given(st.data(), box_arrays(max_size=25), viewports, st.sampled_from([0.5, 0.9, 1.0]))
+def test_occluders_union_match_oracle(data, boxes, viewport, min_opacity):
+    order, opacity, hidden = paint_inputs(data, len(boxes))
+    occ, frac = g.occluders(boxes, order, opacity, hidden, viewport, min_opacity, mode="union")
+    want_occ, want_frac = ref.occluders_union(
+        boxes.tolist(), order.tolist(), opacity.tolist(), hidden.tolist(), viewport, min_opacity
+    )
+    assert occ.tolist() == want_occ
+    for got_f, want_f in zip(frac.tolist(), want_frac):
+        if want_f == 1:
+            assert got_f == 1.0  # full coverage is decided exactly
+        else:
+            assert got_f < 1.0
+            assert got_f == pytest.approx(float(want_f), rel=1e-12, abs=1e-12)
+
+
+def test_occluders_union_two_halves_cover_exactly():
+    # two boxes that tile the target: covered, although no single box contains it
+    boxes = np.array([[0.1, 0.1, 0.7, 0.3], [0.0, 0.0, 0.4, 1.0], [0.4, 0.0, 1.0, 1.0]])
+    occ, frac = g.occluders(boxes, None, None, None, [0, 0, 10, 10], mode="union")
+    assert occ.tolist() == [1, -1, -1] and frac.tolist() == [1.0, 0.0, 0.0]
+    assert g.occluders(boxes, None, None, None, [0, 0, 10, 10]).tolist() == [-1, -1, -1]
+    # a gap of one ulp is not covered
+    boxes[2, 0] = np.nextafter(0.4, 1.0)
+    occ, frac = g.occluders(boxes, None, None, None, [0, 0, 10, 10], mode="union")
+    assert occ[0] == -1 and frac[0] < 1.0
+
+
+@given(box_arrays())
+def test_overlap_pairs_match_oracle(boxes):
+    pairs, areas = g.overlap_pairs(boxes)
+    want_pairs, want_areas = ref.overlap_pairs(boxes.tolist())
+    assert as_pairs(pairs) == want_pairs
+    assert areas.tolist() == want_areas
+
+
+@given(box_arrays(floats=True, max_size=40))
+def test_overlap_pairs_match_oracle_floats(boxes):
+    pairs, areas = g.overlap_pairs(boxes)
+    want_pairs, want_areas = ref.overlap_pairs(boxes.tolist())
+    assert as_pairs(pairs) == want_pairs and areas.tolist() == want_areas
+
+
+@given(box_arrays())
+def test_containment_pairs_match_oracle(boxes):
+    assert as_pairs(g.containment_pairs(boxes)) == ref.containment_pairs(boxes.tolist())
+
+
+@given(box_arrays(), st.sampled_from([0.0, 0.5, 1.0, 3.0, 20.0]), st.integers(0, 5))
+def test_proximity_pairs_match_oracle(boxes, max_gap, k):
+    pairs, gaps = g.proximity_pairs(boxes, max_gap, k)
+    want_pairs, want_gaps = ref.proximity_pairs(boxes.tolist(), max_gap, k)
+    assert as_pairs(pairs) == want_pairs
+    assert gaps.tolist() == want_gaps
+
+
+@given(box_arrays(floats=True, max_size=40), st.floats(0, 1e5), st.integers(1, 4))
+def test_proximity_pairs_match_oracle_floats(boxes, max_gap, k):
+    pairs, gaps = g.proximity_pairs(boxes, max_gap, k)
+    want_pairs, want_gaps = ref.proximity_pairs(boxes.tolist(), max_gap, k)
+    assert as_pairs(pairs) == want_pairs and gaps.tolist() == want_gaps
+
+
+@given(box_arrays(), st.sampled_from([0.0, 0.5, 1.0, 4.0]))
+def test_alignment_pairs_match_oracle(boxes, tol):
+    pairs, kinds = g.alignment_pairs(boxes, tol)
+    want_pairs, want_kinds = ref.alignment_pairs(boxes.tolist(), tol)
+    assert as_pairs(pairs) == want_pairs
+    assert kinds.dtype == np.int8 and kinds.tolist() == want_kinds
+
+
+@given(box_arrays(), st.sampled_from([0.0, 1.0, 5.0, 50.0]))
+def test_reading_order_matches_oracle(boxes, row_tol):
+    rank = g.reading_order(boxes, row_tol)
+    assert rank.tolist() == ref.reading_order(boxes.tolist(), row_tol)
+    assert sorted(rank.tolist()) == list(range(len(boxes)))
+
+
+@given(box_arrays(max_size=80), lattice_box(span=14, max_size=12), st.sampled_from([2, 3, 16, 64]))
+def test_box_index_matches_oracle(boxes, q, node_size):
+    ix = g.BoxIndex(boxes, node_size=node_size)
+    assert len(ix) == len(boxes)
+    assert ix.query(q).tolist() == ref.index_query(boxes.tolist(), q)
+    assert ix.query_containing(q).tolist() == ref.index_query_containing(boxes.tolist(), q)
+    assert as_pairs(ix.query_pairs()) == ref.index_query_pairs(boxes.tolist())
+
+
+# Sizes past the internal cut-overs: 16 items per node, so n > 256 gives a
+# three-level tree; hypothesis draws the seed and the size.
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(17, 420))
+def test_kernels_match_oracle_on_deep_trees(seed, n):
+    boxes = seeded_boxes(seed, n)
+    lst = boxes.tolist()
+    vp = (40.0, 40.0, 140.0, 120.0)
+    assert g.visibility(boxes, vp)[0].tolist() == ref.visibility(lst, vp)[0]
+    order = np.random.default_rng(seed).permutation(n).astype(np.int64)
+    ones, shown = np.ones(n), np.zeros(n, dtype=bool)
+    assert g.occluders(boxes, order, ones, shown, vp).tolist() == ref.occluders(
+        lst, order.tolist(), [1.0] * n, [False] * n, vp
+    )
+    assert as_pairs(g.overlap_pairs(boxes)[0]) == ref.overlap_pairs(lst)[0]
+    assert as_pairs(g.containment_pairs(boxes)) == ref.containment_pairs(lst)
+    assert as_pairs(g.proximity_pairs(boxes, 6.0, 3)[0]) == ref.proximity_pairs(lst, 6.0, 3)[0]
+    assert as_pairs(g.alignment_pairs(boxes, 1.0)[0]) == ref.alignment_pairs(lst, 1.0)[0]
+    assert g.reading_order(boxes, 8.0).tolist() == ref.reading_order(lst, 8.0)
+    assert as_pairs(g.BoxIndex(boxes).query_pairs()) == ref.index_query_pairs(lst)
+
+
+# ---- invariants ---------------------------------------------------------------
+
+
+def _permuted_pairs(pairs: np.ndarray, inv: np.ndarray, symmetric: bool) -> list:
+    mapped = [(int(inv[a]), int(inv[b])) for a, b in pairs.T.tolist()]
+    if symmetric:
+        mapped = [(min(a, b), max(a, b)) for a, b in mapped]
+    return sorted(mapped)
+
+
+@given(box_arrays(min_size=1), st.randoms(use_true_random=False))
+def test_permutation_permutes_the_output(boxes, rnd):
+    perm = list(range(len(boxes)))
+    rnd.shuffle(perm)
+    perm = np.array(perm)
+    inv = np.empty_like(perm)
+    inv[perm] = np.arange(len(perm))  # row i of the original is row inv[i] of the permuted
+    shuffled = np.ascontiguousarray(boxes[perm])
+    assert as_pairs(g.overlap_pairs(shuffled)[0]) == _permuted_pairs(g.overlap_pairs(boxes)[0], inv, True)
+    assert as_pairs(g.containment_pairs(shuffled)) == _permuted_pairs(g.containment_pairs(boxes), inv, False)
+    vp = (0.0, 0.0, 6.0, 6.0)
+    assert g.visibility(shuffled, vp)[0].tolist() == g.visibility(boxes, vp)[0][perm].tolist()
+    # occluders with paint order carried along with the rows
+    order = np.arange(len(boxes), dtype=np.int64)
+    occ = g.occluders(boxes, order, None, None, vp)
+    occ_shuffled = g.occluders(shuffled, np.ascontiguousarray(order[perm]), None, None, vp)
+    assert occ_shuffled.tolist() == [int(inv[o]) if o >= 0 else -1 for o in occ[perm]]
+
+
+@given(box_arrays(), st.integers(-50, 50), st.integers(-50, 50), st.sampled_from([0.5, 1.0, 2.0, 4.0]))
+def test_translation_and_scale_leave_relations_unchanged(boxes, dx, dy, s):
+    moved = np.ascontiguousarray(boxes * s + np.array([dx, dy, dx, dy], dtype=np.float64))
+    assert g.overlap_pairs(moved)[0].tolist() == g.overlap_pairs(boxes)[0].tolist()
+    assert g.containment_pairs(moved).tolist() == g.containment_pairs(boxes).tolist()
+    assert g.alignment_pairs(moved, 0.0)[0].tolist() == g.alignment_pairs(boxes, 0.0)[0].tolist()
+    assert g.reading_order(moved, 0.0).tolist() == g.reading_order(boxes, 0.0).tolist()
+    vp = np.array([0.0, 0.0, 6.0, 6.0])
+    moved_vp = vp * s + np.array([dx, dy, dx, dy])
+    assert g.visibility(moved, moved_vp, 0.0)[0].tolist() == g.visibility(boxes, vp, 0.0)[0].tolist()
+
+
+@given(box_arrays())
+def test_symmetric_relations_are_symmetric(boxes):
+    pairs, areas = g.overlap_pairs(boxes)
+    rev, rev_areas = g.overlap_pairs(np.ascontiguousarray(boxes[::-1]))
+    n = len(boxes)
+    assert sorted((n - 1 - b, n - 1 - a) for a, b in rev.T.tolist()) == as_pairs(pairs)
+    assert sorted(areas.tolist()) == sorted(rev_areas.tolist())
+    # containment of identical boxes goes both ways
+    cont = set(as_pairs(g.containment_pairs(boxes)))
+    for a, b in cont:
+        if boxes[a].tolist() == boxes[b].tolist():
+            assert (b, a) in cont
+
+
+def test_touching_nested_duplicate_and_zero_area_cases():
+    boxes = np.array(
+        [
+            [0, 0, 10, 10],  # 0
+            [10, 0, 20, 10],  # 1 touches 0 on an edge
+            [0, 0, 10, 10],  # 2 duplicates 0
+            [2, 2, 5, 5],  # 3 nested in 0 and 2
+            [5, 0, 5, 10],  # 4 a vertical line inside 0
+        ],
+        dtype=np.float64,
+    )
+    pairs, areas = g.overlap_pairs(boxes)
+    assert as_pairs(pairs) == [(0, 2), (0, 3), (2, 3)]  # touching and zero-area never overlap
+    assert areas.tolist() == [100.0, 9.0, 9.0]
+    assert (0, 2) in as_pairs(g.containment_pairs(boxes)) and (2, 0) in as_pairs(g.containment_pairs(boxes))
+    assert (0, 4) in as_pairs(g.containment_pairs(boxes))
+    near, gaps = g.proximity_pairs(boxes, 0.0, 5)
+    assert (0, 1) in as_pairs(near) and (0, 4) in as_pairs(near)  # touching and lines: gap 0, no overlap
+    assert g.BoxIndex(boxes).query([10, 10, 12, 12]).tolist() == [0, 1, 2]  # corner touch counts
+
+
+def test_empty_input_everywhere():
+    empty = np.empty((0, 4))
+    assert g.visibility(empty, [0, 0, 1, 1])[0].shape == (0,)
+    assert g.occluders(empty, None, None, None, [0, 0, 1, 1]).shape == (0,)
+    assert g.overlap_pairs(empty)[0].shape == (2, 0)
+    assert g.containment_pairs([]).shape == (2, 0)
+    assert g.proximity_pairs(empty, 1.0, 2)[0].shape == (2, 0)
+    assert g.alignment_pairs(empty, 1.0)[0].shape == (2, 0)
+    assert g.reading_order(empty, 1.0).shape == (0,)
+    ix = g.BoxIndex(empty)
+    assert len(ix) == 0 and ix.bounds is None and ix.query([0, 0, 1, 1]).shape == (0,)
+
+
+def test_gil_is_released_and_threads_agree():
+    from concurrent.futures import ThreadPoolExecutor
+
+    boxes = seeded_boxes(7, 3000)
+    want = g.overlap_pairs(boxes)[0]
+    ix = g.BoxIndex(boxes)
+    want_q = ix.query([50, 50, 120, 90])
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: g.overlap_pairs(boxes)[0], range(4)))
+        queries = list(pool.map(lambda _: ix.query([50, 50, 120, 90]), range(8)))
+    assert all(np.array_equal(r, want) for r in results)
+    assert all(np.array_equal(q, want_q) for q in queries)
+
+
+# ---- bad input ----------------------------------------------------------------
+
+GOOD = np.array([[0, 0, 1, 1], [1, 1, 2, 2]], dtype=np.float64)
+
+
+@pytest.mark.parametrize(
+    ("boxes", "message"),
+    [
+        (GOOD.astype(np.int64), "boxes must have dtype float64, got int64"),
+        (GOOD.astype(np.float32), "boxes must have dtype float64, got float32"),
+        (np.zeros((2, 3)), r"boxes must have shape \(n, 4\).*got shape \(2, 3\)"),
+        (np.zeros(4), r"got shape \(4,\)"),
+        (np.asfortranarray(np.zeros((3, 4))), "boxes must be C-contiguous"),
+        (np.array([[0, 0, 1, 1], [0, 0, 1, 1], [0, np.nan, 1, 1]]), "boxes row 2 is not finite"),
+        (np.array([[0, 0, 1, 1], [0, 0, np.inf, 1]]), "boxes row 1 is not finite"),
+        (np.array([[0, 0, 1, 1], [5, 0, 1, 1]], dtype=float), r"boxes row 1 has x1 < x0 or y1 < y0"),
+        (np.array([[0, 3, 1, 1]], dtype=float), r"boxes row 0 has x1 < x0 or y1 < y0"),
+        ([[0, 0, "a", 1]], "boxes must be a sequence of"),
+    ],
+)
+def test_bad_boxes_are_rejected_by_every_kernel(boxes, message):
+    calls = [
+        lambda b: g.visibility(b, [0, 0, 1, 1]),
+        lambda b: g.occluders(b, None, None, None, [0, 0, 1, 1]),
+        g.overlap_pairs,
+        g.containment_pairs,
+        lambda b: g.proximity_pairs(b, 1.0, 1),
+        lambda b: g.alignment_pairs(b, 1.0),
+        lambda b: g.reading_order(b, 1.0),
+        g.BoxIndex,
+    ]
+    for call in calls:
+        with pytest.raises(InvalidInputError, match=message) as info:
+            call(boxes)
+        assert isinstance(info.value, ValueError) and isinstance(info.value, SpatialObsError)
+
+
+@pytest.mark.parametrize("row", [0, 3])
+def test_oracle_and_kernel_reject_the_same_row(row):
+    boxes = seeded_boxes(1, 5)
+    boxes[row, 2] = boxes[row, 0] - 1
+    with pytest.raises(InvalidInputError, match=f"row {row} has x1 < x0") as kernel:
+        g.overlap_pairs(boxes)
+    with pytest.raises(InvalidInputError, match=f"row {row} has x1 < x0") as oracle:
+        ref.overlap_pairs(boxes.tolist())
+    assert type(kernel.value) is type(oracle.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: g.visibility(GOOD, [0, 0, 1]), "viewport must be four numbers"),
+        (lambda: g.visibility(GOOD, [2, 0, 1, 1]), r"viewport has x1 < x0"),
+        (lambda: g.visibility(GOOD, [0, 0, float("nan"), 1]), "viewport is not finite"),
+        (lambda: g.visibility(GOOD, [0, 0, 1, 1], -1), "near_factor must be a finite number >= 0"),
+        (lambda: g.occluders(GOOD, [0], None, None, [0, 0, 1, 1]), r"order must be a 1-D array with one value per box \(2\)"),
+        (lambda: g.occluders(GOOD, np.array([0, 1], dtype=np.int32), None, None, [0, 0, 1, 1]), "order must have dtype int64, got int32"),
+        (lambda: g.occluders(GOOD, None, [0.5, 1.5], None, [0, 0, 1, 1]), r"opacity row 1 must lie in \[0, 1\]"),
+        (lambda: g.occluders(GOOD, None, [0.5, float("nan")], None, [0, 0, 1, 1]), r"opacity row 1 must lie in \[0, 1\]"),
+        (lambda: g.occluders(GOOD, None, None, np.array([0, 1]), [0, 0, 1, 1]), "hidden must have dtype bool, got int64"),
+        (lambda: g.occluders(GOOD, None, None, None, [0, 0, 1, 1], 2.0), r"min_opacity must lie in \[0, 1\]"),
+        (lambda: g.occluders(GOOD, None, None, None, [0, 0, 1, 1], mode="pixels"), "mode must be 'bounds' or 'union'"),
+        (lambda: g.proximity_pairs(GOOD, float("nan"), 1), "max_gap must be a finite number >= 0"),
+        (lambda: g.proximity_pairs(GOOD, -1.0, 1), "max_gap must be a finite number >= 0"),
+        (lambda: g.proximity_pairs(GOOD, 1.0, -1), "k_nearest must be >= 0"),
+        (lambda: g.alignment_pairs(GOOD, float("inf")), "tol must be a finite number >= 0"),
+        (lambda: g.reading_order(GOOD, -2.0), "row_tol must be a finite number >= 0"),
+        (lambda: g.BoxIndex(GOOD, node_size=1), "node_size must be between 2 and 64"),
+        (lambda: g.BoxIndex(GOOD).query([0, 0, 1]), "box must be four numbers"),
+        (lambda: g.BoxIndex(GOOD).query([1, 0, 0, 1]), r"box has x1 < x0"),
+    ],
+)
+def test_bad_arguments_name_the_problem(call, message):
+    with pytest.raises(InvalidInputError, match=message):
+        call()
+
+
+def test_errors_share_one_base():
+    import spatialobs
+
+    assert issubclass(spatialobs.InvalidInputError, spatialobs.SpatialObsError)
+    assert issubclass(spatialobs.OutOfRangeError, IndexError)
+
+
+def test_union_oracle_fraction_is_exact():
+    # a quarter covered: the compiled fraction equals the exact one
+    boxes = [[0.0, 0.0, 2.0, 2.0], [0.0, 0.0, 1.0, 1.0]]
+    occ, frac = g.occluders(boxes, None, None, None, [0, 0, 10, 10], mode="union")
+    assert frac[0] == 0.25 and occ[0] == -1
+    assert ref.occluders_union(boxes, [0, 1], [1.0, 1.0], [False, False], (0, 0, 10, 10))[1][0] == Fraction(1, 4)
+
+
+def test_visibility_boundaries_are_closed():
+    vp = [0.0, 0.0, 100.0, 50.0]  # near = 0.75 * 100 = 75
+    boxes = np.array(
+        [
+            [0, 0, 100, 50],  # the viewport itself: visible
+            [100, 10, 120, 20],  # touches the right edge: partial, gap 0
+            [175, 0, 180, 10],  # gap exactly 75: near
+            [175.5, 0, 180, 10],  # gap 75.5: far
+            [-60, -80, -60, -80],  # a point; gap sqrt(60^2 + 80^2) = 100: far
+            [-45, -60, -45, -60],  # gap exactly 75 along the diagonal: near
+        ],
+        dtype=np.float64,
+    )
+    labels, gaps = g.visibility(boxes, vp)
+    assert [g.LABEL_NAMES[c] for c in labels] == [
+        "visible",
+        "partial",
+        "offscreen_near",
+        "offscreen_far",
+        "offscreen_far",
+        "offscreen_near",
+    ]
+    assert gaps.tolist() == [0.0, 0.0, 75.0, 75.5, 100.0, 75.0]
