@@ -93,5 +93,6 @@ inline py::array_t<std::int64_t> pairs_to_numpy(const std::vector<std::int64_t>&
 
 void register_box_index(py::module_& m);
 void register_geometry(py::module_& m);
+void register_screen(py::module_& m);
 
 }  // namespace spatialobs::bind

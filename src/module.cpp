@@ -34,4 +34,5 @@ PYBIND11_MODULE(_core, m) {
 
   spatialobs::bind::register_box_index(m);
   spatialobs::bind::register_geometry(m);
+  spatialobs::bind::register_screen(m);
 }
