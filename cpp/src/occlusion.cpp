@@ -25,8 +25,10 @@ void check_occlusion_input(const OcclusionInput& in) {
   }
 }
 
-// Boxes that may occlude anything: shown and opaque enough. The index is
-// built over these only; ids maps index positions back to input rows.
+// Boxes that may occlude anything: shown, opaque enough, and intersecting
+// the viewport (an occluder contains a box clipped to the viewport, so it
+// meets the viewport). The index is built over these only, usually a small
+// fraction of the page; ids maps index positions back to input rows.
 struct Occluders {
   std::vector<std::int64_t> ids;
   BoxIndex index;
@@ -36,7 +38,7 @@ Occluders build_occluders(const OcclusionInput& in) {
   std::vector<std::int64_t> ids;
   std::vector<double> flat;
   for (std::size_t j = 0; j < in.n; ++j) {
-    if (in.hidden[j] || in.opacity[j] < in.min_opacity) continue;
+    if (in.hidden[j] || in.opacity[j] < in.min_opacity || !intersects(rect_at(in.boxes, j), in.viewport)) continue;
     ids.push_back(static_cast<std::int64_t>(j));
     flat.insert(flat.end(), in.boxes + 4 * j, in.boxes + 4 * j + 4);
   }

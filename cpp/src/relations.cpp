@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "spatialobs/box_index.hpp"
+#include "spatialobs/radix_sort.hpp"
 
 namespace spatialobs {
 
@@ -25,44 +26,38 @@ inline std::uint64_t pack(std::size_t a, std::size_t b) {
 inline std::int64_t first_of(std::uint64_t k) { return static_cast<std::int64_t>(k >> 32); }
 inline std::int64_t second_of(std::uint64_t k) { return static_cast<std::int64_t>(k & 0xffffffffu); }
 
-// v moved `steps` representable doubles toward -inf (or +inf), so a query
-// window computed in floating point never misses a box that the exact
-// filter would keep.
-inline double widen(double v, int steps, double toward) {
-  for (int s = 0; s < steps; ++s) v = std::nextafter(v, toward);
-  return v;
-}
-
 }  // namespace detail
 
 void overlap_pairs(const double* boxes, std::size_t n, std::vector<std::int64_t>& pairs,
                    std::vector<double>& areas) {
   const BoxIndex index(boxes, n);
-  std::vector<std::pair<std::size_t, double>> hits;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Rect& a = index.item(i);
-    hits.clear();
-    index.search(a, [&](std::size_t j) {
-      if (j > i && overlaps_area(a, index.item(j))) hits.emplace_back(j, overlap_area(a, index.item(j)));
-    });
-    std::sort(hits.begin(), hits.end());
-    for (const auto& h : hits) {
-      pairs.push_back(static_cast<std::int64_t>(i));
-      pairs.push_back(static_cast<std::int64_t>(h.first));
-      areas.push_back(h.second);
-    }
+  std::vector<std::uint64_t> keys;
+  index.join([](const Rect& a, const Rect& b) { return intersects(a, b); },
+             [&](std::size_t a, std::size_t b) {
+               if (overlaps_area(index.item(a), index.item(b))) keys.push_back(detail::pack(std::min(a, b), std::max(a, b)));
+             });
+  detail::radix_sort(keys);
+  pairs.reserve(2 * keys.size());
+  areas.reserve(keys.size());
+  for (std::uint64_t k : keys) {
+    const std::int64_t i = detail::first_of(k), j = detail::second_of(k);
+    pairs.push_back(i);
+    pairs.push_back(j);
+    areas.push_back(overlap_area(index.item(static_cast<std::size_t>(i)), index.item(static_cast<std::size_t>(j))));
   }
 }
 
 std::vector<std::int64_t> containment_pairs(const double* boxes, std::size_t n) {
   const BoxIndex index(boxes, n);
   std::vector<std::uint64_t> keys;
-  for (std::size_t i = 0; i < n; ++i) {
-    index.search_containing(index.item(i), [&](std::size_t j) {
-      if (j != i) keys.push_back(detail::pack(j, i));
-    });
-  }
-  std::sort(keys.begin(), keys.end());
+  // Containment implies (closed) intersection, so the intersection join
+  // finds every candidate; both directions are tested.
+  index.join([](const Rect& a, const Rect& b) { return intersects(a, b); },
+             [&](std::size_t a, std::size_t b) {
+               if (contains(index.item(a), index.item(b))) keys.push_back(detail::pack(a, b));
+               if (contains(index.item(b), index.item(a))) keys.push_back(detail::pack(b, a));
+             });
+  detail::radix_sort(keys);
   std::vector<std::int64_t> pairs;
   pairs.reserve(2 * keys.size());
   for (std::uint64_t k : keys) {
@@ -77,26 +72,43 @@ void proximity_pairs(const double* boxes, std::size_t n, double max_gap, std::si
   detail::check_tolerance(max_gap, "max_gap");
   const BoxIndex index(boxes, n);
   if (k_nearest == 0) return;
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<std::pair<double, std::size_t>> cand;
+  // Candidates from a join pruned by the gap between node bounds: a node
+  // contains its items, so its gap is never larger (the subtraction, the
+  // squares and sqrt are all monotone in floating point), and pruning is
+  // exact. Each candidate is recorded from both ends.
+  struct Cand {
+    std::uint32_t from, to;
+    double gap;
+  };
+  std::vector<Cand> cand;
+  index.join([max_gap](const Rect& a, const Rect& b) { return gap(a, b) <= max_gap; },
+             [&](std::size_t a, std::size_t b) {
+               const Rect& ra = index.item(a);
+               const Rect& rb = index.item(b);
+               if (overlaps_area(ra, rb)) return;
+               const double g = gap(ra, rb);
+               cand.push_back(Cand{static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b), g});
+               cand.push_back(Cand{static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(a), g});
+             });
+  // Bucket the candidates by the box that keeps them (a counting sort), then
+  // keep the k closest of each bucket by (gap, id).
+  std::vector<std::size_t> start(n + 1, 0);
+  for (const Cand& c : cand) ++start[c.from + 1];
+  for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+  std::vector<std::pair<double, std::uint32_t>> bucket(cand.size());
+  {
+    std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+    for (const Cand& c : cand) bucket[fill[c.from]++] = {c.gap, c.to};
+  }
   std::vector<std::pair<std::uint64_t, double>> kept;
   for (std::size_t i = 0; i < n; ++i) {
-    const Rect& a = index.item(i);
-    const Rect window{detail::widen(a.x0 - max_gap, 4, -inf), detail::widen(a.y0 - max_gap, 4, -inf),
-                      detail::widen(a.x1 + max_gap, 4, inf), detail::widen(a.y1 + max_gap, 4, inf)};
-    cand.clear();
-    index.search(window, [&](std::size_t j) {
-      if (j == i) return;
-      const Rect& b = index.item(j);
-      if (overlaps_area(a, b)) return;
-      const double g = gap(a, b);
-      if (g <= max_gap) cand.emplace_back(g, j);
-    });
-    const std::size_t keep = std::min(k_nearest, cand.size());
-    std::partial_sort(cand.begin(), cand.begin() + static_cast<std::ptrdiff_t>(keep), cand.end());
-    for (std::size_t c = 0; c < keep; ++c) {
-      const std::size_t j = cand[c].second;
-      kept.emplace_back(detail::pack(std::min(i, j), std::max(i, j)), cand[c].first);
+    auto first = bucket.begin() + static_cast<std::ptrdiff_t>(start[i]);
+    auto last = bucket.begin() + static_cast<std::ptrdiff_t>(start[i + 1]);
+    const auto keep = std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(k_nearest), last - first);
+    std::partial_sort(first, first + keep, last);
+    for (auto it = first; it != first + keep; ++it) {
+      const std::size_t j = it->second;
+      kept.emplace_back(detail::pack(std::min(i, j), std::max(i, j)), it->first);
     }
   }
   std::sort(kept.begin(), kept.end(), [](const auto& x, const auto& y) { return x.first < y.first; });

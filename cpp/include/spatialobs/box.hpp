@@ -3,6 +3,7 @@
 // intersect and a box contains itself.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -31,25 +32,25 @@ inline bool contains(const Rect& a, const Rect& b) {
 
 // Intersection with positive area: both overlaps strictly positive.
 inline bool overlaps_area(const Rect& a, const Rect& b) {
-  return std::fmin(a.x1, b.x1) > std::fmax(a.x0, b.x0) && std::fmin(a.y1, b.y1) > std::fmax(a.y0, b.y0);
+  return std::min(a.x1, b.x1) > std::max(a.x0, b.x0) && std::min(a.y1, b.y1) > std::max(a.y0, b.y0);
 }
 
 inline double overlap_area(const Rect& a, const Rect& b) {
-  return (std::fmin(a.x1, b.x1) - std::fmax(a.x0, b.x0)) * (std::fmin(a.y1, b.y1) - std::fmax(a.y0, b.y0));
+  return (std::min(a.x1, b.x1) - std::max(a.x0, b.x0)) * (std::min(a.y1, b.y1) - std::max(a.y0, b.y0));
 }
 
 // Euclidean distance between the closest points of a and b, 0 when they
 // intersect. Written as sqrt(dx*dx + dy*dy) (not hypot) because IEEE sqrt is
 // correctly rounded, so the Python oracle computes the same bits.
 inline double gap(const Rect& a, const Rect& b) {
-  double dx = std::fmax(0.0, std::fmax(b.x0 - a.x1, a.x0 - b.x1));
-  double dy = std::fmax(0.0, std::fmax(b.y0 - a.y1, a.y0 - b.y1));
+  double dx = std::max(0.0, std::max(b.x0 - a.x1, a.x0 - b.x1));
+  double dy = std::max(0.0, std::max(b.y0 - a.y1, a.y0 - b.y1));
   return std::sqrt(dx * dx + dy * dy);
 }
 
 // Closed intersection of two boxes; only meaningful when they intersect.
 inline Rect clip(const Rect& a, const Rect& b) {
-  return Rect{std::fmax(a.x0, b.x0), std::fmax(a.y0, b.y0), std::fmin(a.x1, b.x1), std::fmin(a.y1, b.y1)};
+  return Rect{std::max(a.x0, b.x0), std::max(a.y0, b.y0), std::min(a.x1, b.x1), std::min(a.y1, b.y1)};
 }
 
 // Throws std::invalid_argument naming the first row that is not finite or

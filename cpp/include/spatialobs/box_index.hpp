@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,46 @@ class BoxIndex {
   template <class Visit>
   void search_containing(const Rect& q, Visit&& visit) const {
     walk([&q](const Rect& r) { return contains(r, q); }, visit);
+  }
+
+  // Self-join: calls visit(a, b) once for every unordered pair of distinct
+  // items a != b (in no particular order, either way round) for which
+  // keep(box a, box b) holds. keep must be monotone: when it holds for two
+  // items it must hold for any boxes containing them, because it also prunes
+  // pairs of nodes. Walks pairs of nodes level by level (a dual-tree
+  // traversal), which costs far less than one query per item.
+  template <class Keep, class Visit>
+  void join(Keep&& keep, Visit&& visit) const {
+    if (n_ < 2) return;
+    struct Task {
+      std::uint32_t a, b;
+      std::uint32_t level;
+    };
+    std::vector<Task> stack;
+    const std::size_t root = rects_.size() - 1;
+    stack.push_back(Task{static_cast<std::uint32_t>(root), static_cast<std::uint32_t>(root),
+                         static_cast<std::uint32_t>(level_end_.size() - 1)});
+    while (!stack.empty()) {
+      const Task t = stack.back();
+      stack.pop_back();
+      const std::size_t below = level_end_[t.level - 1];
+      const std::size_t a0 = children_[t.a], a1 = std::min<std::size_t>(a0 + node_size_, below);
+      const std::size_t b0 = children_[t.b], b1 = std::min<std::size_t>(b0 + node_size_, below);
+      const bool same = t.a == t.b;
+      for (std::size_t x = a0; x < a1; ++x) {
+        const Rect& rx = rects_[x];
+        for (std::size_t y = same ? x + 1 : b0; y < b1; ++y) {
+          if (!keep(rx, rects_[y])) continue;
+          if (t.level == 1) {
+            visit(static_cast<std::size_t>(children_[x]), static_cast<std::size_t>(children_[y]));
+          } else {
+            stack.push_back(Task{static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), t.level - 1});
+          }
+        }
+        // a node paired with itself: pairs inside its subtree
+        if (same && t.level > 1) stack.push_back(Task{static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(x), t.level - 1});
+      }
+    }
   }
 
   // Sorted item ids intersecting q.
