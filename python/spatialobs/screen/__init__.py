@@ -1,0 +1,59 @@
+"""Screen identity (DESIGN §7): screens as location-aware atoms and a text vector,
+near-duplicates merged into states by hybrid retrieval and exact verification.
+
+>>> from spatialobs.screen import load_screen, StateIndex
+>>> ix = StateIndex()
+>>> m = ix.add(load_screen({"width": 400, "height": 800, "elements": [
+...     {"bounds": [0, 0, 400, 60], "role": "toolbar", "text": "Inbox"}]}))
+>>> m.new_state, ix.num_states
+(True, 1)
+"""
+
+from __future__ import annotations
+
+from spatialobs.screen._persist import CorruptIndexError
+from spatialobs.screen.embed import Embedder, HashedNgramEmbedder, SentenceTransformerEmbedder
+from spatialobs.screen.features import (
+    MAX_TEXT,
+    Features,
+    as_threshold,
+    atom_hash,
+    featurize,
+    jaccard_at_least,
+    jaccard_ratio,
+    jaccard_score,
+    mask_volatile,
+    normalize_text,
+)
+from spatialobs.screen.importers import detect_format, from_droidbot, from_generic, from_rico, load_screen
+from spatialobs.screen.model import Element, Screen, ScreenMeta
+from spatialobs.screen.state_index import Hit, Match, StateIndex, rrf_fuse
+
+__all__ = [
+    "Element",
+    "Screen",
+    "ScreenMeta",
+    "load_screen",
+    "detect_format",
+    "from_rico",
+    "from_droidbot",
+    "from_generic",
+    "Features",
+    "featurize",
+    "normalize_text",
+    "mask_volatile",
+    "atom_hash",
+    "MAX_TEXT",
+    "jaccard_score",
+    "jaccard_ratio",
+    "jaccard_at_least",
+    "as_threshold",
+    "Embedder",
+    "HashedNgramEmbedder",
+    "SentenceTransformerEmbedder",
+    "StateIndex",
+    "Match",
+    "Hit",
+    "rrf_fuse",
+    "CorruptIndexError",
+]

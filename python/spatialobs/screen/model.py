@@ -1,0 +1,144 @@
+"""Screen records: :class:`Element`, :class:`ScreenMeta` and :class:`Screen`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+from spatialobs._errors import InvalidInputError
+
+__all__ = ["Element", "ScreenMeta", "Screen"]
+
+Box = Tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Element:
+    """One UI element of a screen.
+
+    Parameters
+    ----------
+    bounds : (x0, y0, x1, y1)
+        Bounding box in screen pixels, y down; finite with ``x1 >= x0`` and ``y1 >= y0``.
+    role : str
+        The element's kind as the source names it (an Android class, a UI Automation
+        control type, an ARIA role).
+    text : str or None
+        Visible text or accessible label, raw (normalization happens in
+        :func:`~spatialobs.screen.featurize`).
+    editable, clickable : bool
+    id : str or None
+        The source's own id for the element, when it has one.
+    """
+
+    bounds: Box
+    role: str
+    text: Optional[str] = None
+    editable: bool = False
+    clickable: bool = False
+    id: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        b = self.bounds
+        try:
+            values = tuple(float(v) for v in b)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"element bounds must be four numbers [x0, y0, x1, y1], got {b!r}") from None
+        if len(values) != 4:
+            raise InvalidInputError(f"element bounds must be four numbers [x0, y0, x1, y1], got {b!r}")
+        if not all(math.isfinite(v) for v in values):
+            raise InvalidInputError(f"element bounds must be finite, got {b!r}")
+        if values[2] < values[0] or values[3] < values[1]:
+            raise InvalidInputError(f"element bounds need x1 >= x0 and y1 >= y0, got {b!r}")
+        if not isinstance(self.role, str):
+            raise InvalidInputError(f"element role must be a string, got {self.role!r}")
+        if self.text is not None and not isinstance(self.text, str):
+            raise InvalidInputError(f"element text must be a string or None, got {type(self.text).__name__}")
+        object.__setattr__(self, "bounds", values)
+
+
+@dataclass(frozen=True)
+class ScreenMeta:
+    """Metadata that must match exactly for two screens to be the same state.
+
+    ``display_mode`` (for example ``"portrait"``, ``"dark"``), ``text_size``
+    (a text-size bin) and ``app`` (package or process name). ``None`` means unknown
+    and only matches ``None``.
+    """
+
+    display_mode: Optional[str] = None
+    text_size: Optional[str] = None
+    app: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        for name in ("display_mode", "text_size", "app"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, str):
+                object.__setattr__(self, name, str(v))
+
+    def key(self) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+        """The tuple that eligibility compares."""
+        return (self.display_mode, self.text_size, self.app)
+
+
+@dataclass
+class Screen:
+    """A screen: its elements, its size in pixels and its metadata.
+
+    ``source`` says where it came from (a file name or format) and is not part of
+    the screen's identity.
+    """
+
+    elements: Sequence[Element]
+    width: float
+    height: float
+    meta: ScreenMeta = field(default_factory=ScreenMeta)
+    source: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        for name in ("width", "height"):
+            v = getattr(self, name)
+            try:
+                f = float(v)
+            except (TypeError, ValueError):
+                raise InvalidInputError(f"screen {name} must be a number, got {v!r}") from None
+            if not (math.isfinite(f) and f > 0):
+                raise InvalidInputError(f"screen {name} must be finite and > 0, got {v!r}")
+            setattr(self, name, f)
+        self.elements = list(self.elements)
+        for i, e in enumerate(self.elements):
+            if not isinstance(e, Element):
+                raise InvalidInputError(f"screen element {i} must be an Element, got {type(e).__name__}")
+        if not isinstance(self.meta, ScreenMeta):
+            raise InvalidInputError(f"screen meta must be a ScreenMeta, got {type(self.meta).__name__}")
+
+    def bounds_array(self) -> npt.NDArray[np.float64]:
+        """Element bounds as an ``(n, 4)`` float64 array."""
+        if not self.elements:
+            return np.empty((0, 4), dtype=np.float64)
+        return np.array([e.bounds for e in self.elements], dtype=np.float64)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The generic element JSON form (DESIGN §10), which :func:`load_screen` reads back."""
+        meta = {k: v for k, v in zip(("display_mode", "text_size", "app"), self.meta.key()) if v is not None}
+        out: dict[str, Any] = {"width": self.width, "height": self.height}
+        if meta:
+            out["meta"] = meta
+        elements = []
+        for e in self.elements:
+            d: dict[str, Any] = {"bounds": list(e.bounds), "role": e.role}
+            if e.text is not None:
+                d["text"] = e.text
+            if e.editable:
+                d["editable"] = True
+            if e.clickable:
+                d["clickable"] = True
+            if e.id is not None:
+                d["id"] = e.id
+            elements.append(d)
+        out["elements"] = elements
+        return out

@@ -1,0 +1,529 @@
+"""The hybrid state index (DESIGN §7): merge near-duplicate screens into states.
+
+Pipeline of :meth:`StateIndex.add`:
+
+1. **Exact fast path.** Metadata and both atom sets identical to an indexed
+   observation: the screen is that observation again (a C++ hash table whose hits
+   are confirmed by comparing the sets).
+2. **Eligibility.** Only observations with exactly the same metadata
+   (display mode, text-size bin, app) are candidates; each metadata value has its
+   own BM25 and HNSW index.
+3. **Retrieval.** BM25 (Lucene variant, over the union of both atom sets) top-k and
+   HNSW (faiss, inner product on L2-normalized text vectors) top-k.
+4. **Fusion.** Reciprocal Rank Fusion, ``sum 1 / (rrf_k + rank)`` with ranks from
+   1; ties go to the older observation.
+5. **Verification.** The fused top ``top_k`` are scored exactly in C++ (two-set
+   Jaccard, see :func:`~spatialobs.screen.jaccard_score`).
+6. **Decision.** Merge into the state of the best-scoring candidate whose score is
+   at or above ``tau`` (decided by integer cross-multiplication; ties to the older
+   observation), else open a new state. Every unique observation is indexed and
+   belongs to exactly one state.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from spatialobs import _core
+from spatialobs._errors import InvalidInputError, OutOfRangeError
+from spatialobs.screen.embed import HashedNgramEmbedder
+from spatialobs.screen.features import Features, as_threshold, featurize
+from spatialobs.screen.model import Screen, ScreenMeta
+
+__all__ = ["Match", "Hit", "StateIndex", "rrf_fuse"]
+
+MetaKey = Tuple[Optional[str], Optional[str], Optional[str]]
+
+
+@dataclass(frozen=True)
+class Match:
+    """Outcome of :meth:`StateIndex.add`.
+
+    ``state`` and ``observation`` are the ids the screen now maps to; ``new_state``
+    says a state was opened; ``exact`` says the screen was identical to an indexed
+    observation (nothing new was indexed). ``score`` is the verified score of the
+    chosen observation: 1.0 for an exact hit, the merge score for a merge, and for a
+    new state the best score seen below ``tau`` (0.0 when there was no candidate).
+    """
+
+    state: int
+    observation: int
+    new_state: bool
+    exact: bool
+    score: float
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One verified candidate of :meth:`StateIndex.query`."""
+
+    state: int
+    observation: int
+    score: float
+    above_tau: bool
+
+
+def rrf_fuse(lists: Sequence[npt.NDArray[np.int64]], k: int = 60) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Reciprocal Rank Fusion of ranked id lists: ``score(d) = sum 1 / (k + rank)``, rank from 1.
+
+    Returns the ids by fused score descending, ties to the lower id, and their
+    scores. An id repeated within one list counts at each of its ranks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ids, _ = rrf_fuse([np.array([3, 1]), np.array([1, 2])])
+    >>> ids.tolist()
+    [1, 3, 2]
+    """
+    lists = [np.asarray(x, dtype=np.int64).ravel() for x in lists]
+    if not lists or sum(len(x) for x in lists) == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+    ids = np.concatenate(lists)
+    contrib = np.concatenate([1.0 / (k + np.arange(1, len(x) + 1, dtype=np.float64)) for x in lists])
+    uniq, inv = np.unique(ids, return_inverse=True)
+    # bincount adds in input order (list by list), so equal rank multisets give
+    # bit-equal sums and ties are real ties.
+    fused = np.bincount(inv.ravel(), weights=contrib, minlength=len(uniq))
+    order = np.lexsort((uniq, -fused))
+    return uniq[order], fused[order]
+
+
+class _RWLock:
+    """Many readers or one writer; a waiting writer blocks new readers."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer = False
+        self._waiting = 0
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        with self._cond:
+            while self._writer or self._waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._cond:
+            self._waiting += 1
+            while self._writer or self._readers:
+                self._cond.wait()
+            self._waiting -= 1
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()
+
+
+class _Grow:
+    """An int64 array that grows by doubling (appends in amortized O(1))."""
+
+    def __init__(self, data: Optional[npt.NDArray[np.int64]] = None) -> None:
+        data = np.empty(0, dtype=np.int64) if data is None else np.asarray(data, dtype=np.int64)
+        self._buf = np.empty(max(16, 2 * len(data)), dtype=np.int64)
+        self._buf[: len(data)] = data
+        self._n = len(data)
+
+    def append(self, v: int) -> None:
+        if self._n == len(self._buf):
+            new = np.empty(2 * len(self._buf), dtype=np.int64)
+            new[: self._n] = self._buf[: self._n]
+            self._buf = new
+        self._buf[self._n] = v
+        self._n += 1
+
+    def view(self) -> npt.NDArray[np.int64]:
+        return self._buf[: self._n]
+
+    def __len__(self) -> int:
+        return self._n
+
+
+class _Partition:
+    """The retrieval indexes of one metadata value; local id i is observation obs[i]."""
+
+    def __init__(self, dim: int, hnsw_m: int, ef_construction: int, ef_search: int, hnsw: Any = None) -> None:
+        import faiss
+
+        self.bm25 = _core.Bm25Index()
+        if hnsw is None:
+            hnsw = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efConstruction = ef_construction
+        hnsw.hnsw.efSearch = ef_search
+        self.hnsw = hnsw
+        self.obs = _Grow()
+
+
+class StateIndex:
+    """Merge near-duplicate screens into states (see the module docstring for the pipeline).
+
+    Parameters
+    ----------
+    tau : float or Fraction, default 0.93
+        Merge threshold on the two-set Jaccard score, compared exactly (a float is
+        read as its shortest decimal: 0.93 is 93/100).
+    top_k : int, default 200
+        Candidates taken from each retriever and verified after fusion.
+    rrf_k : int, default 60
+        The RRF constant.
+    grid : int, default 30
+        Quantization lattice for atoms.
+    embedder : Embedder, optional
+        Dense text embedder; default :class:`HashedNgramEmbedder` (256 dims).
+    mask_volatile : bool, default False
+        Mask digit runs in texts before hashing and embedding.
+    candidates : {"hybrid", "exhaustive"}, default "hybrid"
+        ``"exhaustive"`` verifies every eligible observation instead of the
+        retrieved ones: the exact reference that retrieval recall is measured
+        against, and the brute-force baseline.
+    hnsw_m, ef_construction, ef_search : int
+        HNSW parameters (``ef_search`` defaults to ``top_k``); the raw faiss objects
+        are reachable with :meth:`hnsw`.
+
+    Thread safety: :meth:`query`, :meth:`save` and the accessors may run in many
+    threads at once; :meth:`add` is serialized and excludes them while it runs.
+
+    Examples
+    --------
+    >>> from spatialobs.screen import Element, Screen
+    >>> ix = StateIndex()
+    >>> s = Screen([Element((0, 0, 100, 40), "Button", "Sign in")], 400, 800)
+    >>> ix.add(s)
+    Match(state=0, observation=0, new_state=True, exact=False, score=0.0)
+    >>> ix.add(s).exact
+    True
+    """
+
+    def __init__(
+        self,
+        tau: Union[float, Fraction, str] = 0.93,
+        top_k: int = 200,
+        rrf_k: int = 60,
+        grid: int = 30,
+        embedder: Any = None,
+        *,
+        mask_volatile: bool = False,
+        candidates: str = "hybrid",
+        hnsw_m: int = 32,
+        ef_construction: int = 40,
+        ef_search: Optional[int] = None,
+    ) -> None:
+        self._tau = as_threshold(tau)
+        for name, v, lo in (("top_k", top_k, 1), ("rrf_k", rrf_k, 0), ("grid", grid, 1), ("hnsw_m", hnsw_m, 2),
+                            ("ef_construction", ef_construction, 1)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+                raise InvalidInputError(f"{name} must be an integer >= {lo}, got {v!r}")
+        if candidates not in ("hybrid", "exhaustive"):
+            raise InvalidInputError(f"candidates must be 'hybrid' or 'exhaustive', got {candidates!r}")
+        if ef_search is not None and (isinstance(ef_search, bool) or not isinstance(ef_search, int) or ef_search < 1):
+            raise InvalidInputError(f"ef_search must be a positive integer, got {ef_search!r}")
+        self.top_k = int(top_k)
+        self.rrf_k = int(rrf_k)
+        self.grid = int(grid)
+        self.mask_volatile = bool(mask_volatile)
+        self.candidates = candidates
+        self.hnsw_m = int(hnsw_m)
+        self.ef_construction = int(ef_construction)
+        self._ef_search = int(ef_search) if ef_search is not None else self.top_k
+        if embedder is None:
+            embedder = HashedNgramEmbedder()
+        for attr in ("dim", "embed", "name"):
+            if not hasattr(embedder, attr):
+                raise InvalidInputError(f"embedder must have {attr!r} (see spatialobs.screen.Embedder)")
+        self.embedder = embedder
+        self._store = _core.AtomStore()
+        self._metas: List[MetaKey] = []
+        self._meta_ids: Dict[MetaKey, int] = {}
+        self._parts: List[_Partition] = []
+        self._state_of = _Grow()
+        self._local_of = _Grow()  # observation -> its local id in its partition
+        self._members: List[List[int]] = []
+        self._hits = _Grow()  # observation -> how many added screens mapped to it
+        self._screens = 0
+        self._lock = _RWLock()
+        self._add_lock = threading.Lock()
+
+    # -- accessors -------------------------------------------------------------
+
+    @property
+    def tau(self) -> Fraction:
+        """The merge threshold as an exact fraction."""
+        return self._tau
+
+    def __len__(self) -> int:
+        """Number of unique observations indexed."""
+        return len(self._state_of)
+
+    @property
+    def num_states(self) -> int:
+        return len(self._members)
+
+    @property
+    def num_screens(self) -> int:
+        """Screens added, exact duplicates included."""
+        return self._screens
+
+    def members(self, state: int) -> List[int]:
+        """Observation ids of a state, in the order they were indexed."""
+        with self._lock.read():
+            if not 0 <= state < len(self._members):
+                raise OutOfRangeError(f"no state {state}; the index has {len(self._members)}")
+            return list(self._members[state])
+
+    def state_of(self, observation: int) -> int:
+        with self._lock.read():
+            if not 0 <= observation < len(self._state_of):
+                raise OutOfRangeError(f"no observation {observation}; the index has {len(self._state_of)}")
+            return int(self._state_of.view()[observation])
+
+    def hits(self, observation: int) -> int:
+        """How many added screens mapped to this observation (itself included)."""
+        with self._lock.read():
+            if not 0 <= observation < len(self._hits):
+                raise OutOfRangeError(f"no observation {observation}; the index has {len(self._hits)}")
+            return int(self._hits.view()[observation])
+
+    def observation_atoms(self, observation: int) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+        """The (control, text) atom sets of an observation."""
+        with self._lock.read():
+            if not 0 <= observation < len(self._state_of):
+                raise OutOfRangeError(f"no observation {observation}; the index has {len(self._state_of)}")
+            return self._store.atoms(observation)
+
+    @property
+    def metas(self) -> List[ScreenMeta]:
+        """The metadata values seen, one per eligibility partition."""
+        return [ScreenMeta(*k) for k in self._metas]
+
+    def hnsw(self, meta: Union[ScreenMeta, MetaKey, None] = None) -> Any:
+        """The raw ``faiss.IndexHNSWFlat`` of one metadata partition (e.g. to set ``hnsw.efSearch``)."""
+        key = _meta_key(meta if meta is not None else ScreenMeta())
+        if key not in self._meta_ids:
+            raise OutOfRangeError(f"no observation with metadata {key}")
+        return self._parts[self._meta_ids[key]].hnsw
+
+    @property
+    def ef_search(self) -> int:
+        return self._ef_search
+
+    @ef_search.setter
+    def ef_search(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidInputError(f"ef_search must be a positive integer, got {value!r}")
+        with self._lock.write():
+            self._ef_search = value
+            for p in self._parts:
+                p.hnsw.hnsw.efSearch = value
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the atom store, the BM25 postings and the HNSW graphs (estimate)."""
+        with self._lock.read():
+            total = int(self._store.memory_bytes())
+            for p in self._parts:
+                total += int(p.bm25.memory_bytes())
+                n = p.hnsw.ntotal
+                total += n * (4 * p.hnsw.d + 4 * 2 * self.hnsw_m + 16)  # vectors + level-0 links + levels
+            total += 8 * (len(self._state_of) * 3)
+            return total
+
+    # -- the pipeline ----------------------------------------------------------
+
+    def featurize(self, screen: Screen) -> Features:
+        """The features this index uses for a screen (its grid and masking)."""
+        return featurize(screen, self.grid, mask_volatile=self.mask_volatile)
+
+    def add(self, screen: Screen) -> Match:
+        """Index a screen and return the state it maps to (see the module docstring)."""
+        return self.add_features(self.featurize(screen))
+
+    def add_features(self, features: Features, vector: Optional[npt.NDArray[np.float32]] = None) -> Match:
+        """:meth:`add` for precomputed features (and optionally their text vector)."""
+        if not isinstance(features, Features):
+            raise InvalidInputError(f"add_features expects Features, got {type(features).__name__}")
+        key = _meta_key(features.meta)
+        c, t = features.control_atoms, features.text_atoms
+        with self._add_lock:
+            # Exact hits need no vector and no write lock.
+            with self._lock.read():
+                meta_id = self._meta_ids.get(key)
+                if meta_id is not None:
+                    ex = int(self._store.find_exact(meta_id, c, t))
+                    if ex >= 0:
+                        self._hits.view()[ex] += 1
+                        self._screens += 1
+                        return Match(int(self._state_of.view()[ex]), ex, False, True, 1.0)
+            vec = self._vector(features, vector)
+            with self._lock.read():
+                best, best_score, top_score = self._decide(meta_id, c, t, vec)
+            with self._lock.write():
+                return self._insert(key, meta_id, c, t, vec, best, best_score, top_score)
+
+    def _vector(self, features: Features, vector: Optional[npt.NDArray[np.float32]]) -> npt.NDArray[np.float32]:
+        if vector is None:
+            vector = self.embedder.embed([features.text])
+        vec = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, -1)
+        if vec.shape[1] != self.embedder.dim:
+            raise InvalidInputError(f"text vector has {vec.shape[1]} dims, the embedder {self.embedder.dim}")
+        return vec
+
+    def _candidate_ids(self, meta_id: int, c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
+                       vec: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
+        part = self._parts[meta_id]
+        obs = part.obs.view()
+        if self.candidates == "exhaustive":
+            return obs
+        k = self.top_k
+        bm_ids, _ = part.bm25.top_k(np.concatenate((c, t)), k)
+        _, dense = part.hnsw.search(vec, min(k, part.hnsw.ntotal))
+        dense = dense[0]
+        fused, _ = rrf_fuse([bm_ids, dense[dense >= 0]], self.rrf_k)
+        return obs[fused[:k]]
+
+    def _decide(self, meta_id: Optional[int], c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
+                vec: npt.NDArray[np.float32]) -> Tuple[int, float, float]:
+        if meta_id is None:
+            return -1, 0.0, 0.0
+        ids = self._candidate_ids(meta_id, c, t, vec)
+        if len(ids) == 0:
+            return -1, 0.0, 0.0
+        scores, _, best, (num, den) = self._store.verify(c, t, ids, self._tau.numerator, self._tau.denominator)
+        top = float(scores.max())
+        if best < 0:
+            return -1, 0.0, top
+        return int(ids[best]), int(num) / int(den), top
+
+    def _insert(self, key: MetaKey, meta_id: Optional[int], c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
+                vec: npt.NDArray[np.float32], best: int, best_score: float, top_score: float) -> Match:
+        if meta_id is None:
+            meta_id = len(self._metas)
+            self._metas.append(key)
+            self._meta_ids[key] = meta_id
+            self._parts.append(_Partition(self.embedder.dim, self.hnsw_m, self.ef_construction, self._ef_search))
+        part = self._parts[meta_id]
+        obs = int(self._store.add(meta_id, c, t))
+        local = int(part.bm25.add(np.concatenate((c, t))))
+        part.hnsw.add(vec)
+        part.obs.append(obs)
+        self._local_of.append(local)
+        self._hits.append(1)
+        self._screens += 1
+        if best >= 0:
+            state = int(self._state_of.view()[best])
+            self._state_of.append(state)
+            self._members[state].append(obs)
+            return Match(state, obs, False, False, best_score)
+        state = len(self._members)
+        self._members.append([obs])
+        self._state_of.append(state)
+        return Match(state, obs, True, False, top_score)
+
+    def query(self, screen: Union[Screen, Features], k: int = 10) -> List[Hit]:
+        """The ``k`` best verified observations for a screen, without indexing it.
+
+        Candidates come from the same pipeline as :meth:`add` (exact hit, eligibility,
+        retrieval, fusion); they are returned by score descending, ties to the older
+        observation.
+        """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise InvalidInputError(f"k must be a non-negative integer, got {k!r}")
+        f = screen if isinstance(screen, Features) else self.featurize(screen)
+        key = _meta_key(f.meta)
+        c, t = f.control_atoms, f.text_atoms
+        vec = self._vector(f, None)
+        with self._lock.read():
+            meta_id = self._meta_ids.get(key)
+            if meta_id is None:
+                return []
+            ids = self._candidate_ids(meta_id, c, t, vec)
+            ex = int(self._store.find_exact(meta_id, c, t))
+            if ex >= 0 and not bool(np.any(ids == ex)):
+                ids = np.concatenate((np.array([ex], dtype=np.int64), ids))
+            if len(ids) == 0:
+                return []
+            scores, passed, _, _ = self._store.verify(c, t, ids, self._tau.numerator, self._tau.denominator)
+            order = np.lexsort((ids, -scores))[:k]
+            states = self._state_of.view()
+            return [Hit(int(states[ids[i]]), int(ids[i]), float(scores[i]), bool(passed[i])) for i in order]
+
+    def retrieval_candidates(self, screen: Union[Screen, Features]) -> npt.NDArray[np.int64]:
+        """The observation ids the hybrid retrievers would send to verification (fused order)."""
+        f = screen if isinstance(screen, Features) else self.featurize(screen)
+        vec = self._vector(f, None)
+        with self._lock.read():
+            meta_id = self._meta_ids.get(_meta_key(f.meta))
+            if meta_id is None:
+                return np.empty(0, dtype=np.int64)
+            part = self._parts[meta_id]
+            k = self.top_k
+            bm_ids, _ = part.bm25.top_k(np.concatenate((f.control_atoms, f.text_atoms)), k)
+            _, dense = part.hnsw.search(vec, min(k, part.hnsw.ntotal))
+            fused, _ = rrf_fuse([bm_ids, dense[0][dense[0] >= 0]], self.rrf_k)
+            return part.obs.view()[fused[:k]].copy()
+
+    def exhaustive_best(self, screen: Union[Screen, Features]) -> Tuple[int, float]:
+        """(state, score) that verification against every eligible observation would choose; (-1, 0.0) for none."""
+        f = screen if isinstance(screen, Features) else self.featurize(screen)
+        with self._lock.read():
+            meta_id = self._meta_ids.get(_meta_key(f.meta))
+            if meta_id is None:
+                return -1, 0.0
+            ids = self._parts[meta_id].obs.view()
+            _, _, best, (num, den) = self._store.verify(
+                f.control_atoms, f.text_atoms, ids, self._tau.numerator, self._tau.denominator
+            )
+            if best < 0:
+                return -1, 0.0
+            return int(self._state_of.view()[ids[best]]), int(num) / int(den)
+
+    # -- persistence -----------------------------------------------------------
+
+    def save(self, path: Any) -> None:
+        """Write the whole index to ``path`` atomically (temporary file, fsync, rename).
+
+        The file is versioned and checksummed (SHA-256); a failure mid-save leaves any
+        previous file at ``path`` intact. No pickle is involved.
+        """
+        from spatialobs.screen import _persist
+
+        with self._lock.read():
+            _persist.save(self, path)
+
+    @classmethod
+    def load(cls, path: Any, *, embedder: Any = None) -> "StateIndex":
+        """Read an index written by :meth:`save`, verifying version and checksum.
+
+        Raises :class:`~spatialobs.screen.CorruptIndexError` (a ``SpatialObsError``) for
+        a truncated, corrupt or foreign file. An index built with an external embedder
+        needs an equivalent ``embedder``.
+        """
+        from spatialobs.screen import _persist
+
+        return _persist.load(cls, path, embedder)
+
+
+def _meta_key(meta: Union[ScreenMeta, MetaKey]) -> MetaKey:
+    if isinstance(meta, ScreenMeta):
+        return meta.key()
+    if isinstance(meta, tuple) and len(meta) == 3:
+        return meta  # type: ignore[return-value]
+    raise InvalidInputError(f"meta must be a ScreenMeta or a 3-tuple, got {meta!r}")
