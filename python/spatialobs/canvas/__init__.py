@@ -1,0 +1,42 @@
+"""The canvas document: typed nodes on pages, bindings, page geometry and importers.
+
+Load a tldraw or Excalidraw file (or the native JSON form) with :func:`load`;
+read nodes, bindings and derived page geometry from the :class:`Canvas`; change it
+through its one write path (:meth:`Canvas.add`, :meth:`Canvas.update`,
+:meth:`Canvas.remove`, :meth:`Canvas.batch`); write it back with
+:meth:`Canvas.to_tldraw` or :meth:`Canvas.to_json`.
+
+Examples
+--------
+>>> from spatialobs.canvas import Canvas, Node
+>>> c = Canvas()
+>>> _ = c.add(Node("shape:a", "geo", "page:page", "a1", 10, 10, 100, 40, text="hello"))
+>>> c.page_bounds("shape:a")
+(10.0, 10.0, 110.0, 50.0)
+"""
+
+from __future__ import annotations
+
+from spatialobs.canvas.io import detect_format, load
+from spatialobs.canvas.model import Canvas, PageColumns
+from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
+from spatialobs.canvas.sanitize import normalize_style_key, sanitize_style
+from spatialobs.canvas.tldraw import from_tldraw, to_tldraw
+from spatialobs.canvas.excalidraw import from_excalidraw
+
+__all__ = [
+    "Canvas",
+    "Node",
+    "Binding",
+    "Page",
+    "Viewport",
+    "Diagnostic",
+    "PageColumns",
+    "load",
+    "detect_format",
+    "from_tldraw",
+    "to_tldraw",
+    "from_excalidraw",
+    "normalize_style_key",
+    "sanitize_style",
+]

@@ -1,0 +1,361 @@
+"""Derived page geometry of a whole canvas, computed in bulk with numpy.
+
+Everything here runs once per write generation of a :class:`Canvas` and is cached
+until the next write. The tree is processed level by level (all nodes of one depth
+at a time), so the Python-level loop runs over the tree depth, not the node count.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from spatialobs._errors import SpatialObsError
+from spatialobs.canvas.records import Binding, Node, Page
+from spatialobs.canvas.shapes import POINT_TYPES, arc_box, arrow_terminals, local_box
+
+__all__ = ["Derived", "derive"]
+
+_MAX_KEY_DEPTH = 64
+
+_get_x = attrgetter("x")
+_get_y = attrgetter("y")
+_get_w = attrgetter("w")
+_get_h = attrgetter("h")
+_get_rot = attrgetter("rotation")
+_get_op = attrgetter("opacity")
+_get_hidden = attrgetter("hidden")
+_get_locked = attrgetter("locked")
+
+
+@dataclass
+class Derived:
+    """Columnar page geometry of every node (row ``i`` is ``ids[i]``, canvas dict order)."""
+
+    ids: List[str]
+    row: Dict[str, int]
+    types: np.ndarray        # (n,) str
+    parent: np.ndarray       # (n,) int64 row of the parent node, -1 under a page
+    page: np.ndarray         # (n,) int64 position in page_ids
+    page_ids: List[str]
+    depth: np.ndarray        # (n,) int64
+    local: np.ndarray        # (n, 4) local box
+    px: np.ndarray           # page position of the local origin
+    py: np.ndarray
+    rotation: np.ndarray     # page rotation (radians)
+    bounds: np.ndarray       # (n, 4) page bounds
+    visible: np.ndarray      # (n, 4) bounds clipped by ancestor frames; NaN rows when clipped away
+    frame: np.ndarray        # (n,) row of the nearest frame ancestor or -1
+    group: np.ndarray        # (n,) row of the nearest group ancestor or -1
+    opacity: np.ndarray      # effective opacity (product over ancestors)
+    hidden: np.ndarray       # hidden or an ancestor hidden
+    locked: np.ndarray       # locked or an ancestor locked
+    order: np.ndarray        # (n,) global paint rank
+    paint: np.ndarray        # rows in global paint order (pages in page order)
+    page_start: np.ndarray   # paint[page_start[k]:page_start[k+1]] are page k's rows
+
+
+def _levels(depth: np.ndarray) -> List[np.ndarray]:
+    by = np.argsort(depth, kind="stable")
+    d = depth[by]
+    cuts = np.searchsorted(d, np.arange(int(d[-1]) + 2)) if len(d) else np.array([0])
+    return [by[cuts[k]:cuts[k + 1]] for k in range(len(cuts) - 1)]
+
+
+def _depths(parent: np.ndarray, ids: Sequence[str]) -> np.ndarray:
+    n = len(parent)
+    has = parent >= 0
+    depth = np.zeros(n, dtype=np.int64)
+    safe = np.where(has, parent, 0)
+    for _ in range(n + 1):
+        new = np.where(has, depth[safe] + 1, 0)
+        if np.array_equal(new, depth):
+            return depth
+        depth = new
+        if depth.max(initial=0) > n:
+            break
+    bad = int(np.argmax(depth))
+    raise SpatialObsError(f"parent cycle through node {ids[bad]!r}")
+
+
+def _aabb(local: np.ndarray, ox: np.ndarray, oy: np.ndarray, rot: np.ndarray) -> np.ndarray:
+    """Axis-aligned box of local boxes rotated by ``rot`` about the origin and moved to ``(ox, oy)``."""
+    c = np.cos(rot)
+    s = np.sin(rot)
+    exact = rot == 0.0
+    c[exact] = 1.0
+    s[exact] = 0.0
+    xs = local[:, [0, 2, 2, 0]]
+    ys = local[:, [1, 1, 3, 3]]
+    X = ox[:, None] + c[:, None] * xs - s[:, None] * ys
+    Y = oy[:, None] + s[:, None] * xs + c[:, None] * ys
+    out = np.empty((len(local), 4))
+    out[:, 0] = X.min(axis=1)
+    out[:, 1] = Y.min(axis=1)
+    out[:, 2] = X.max(axis=1)
+    out[:, 3] = Y.max(axis=1)
+    return out
+
+
+def _group_boxes(local: np.ndarray, is_group: np.ndarray, parent: np.ndarray, levels: List[np.ndarray],
+                 x: np.ndarray, y: np.ndarray, rot: np.ndarray) -> None:
+    """Fill the local boxes of groups, bottom-up: the union of children in group space."""
+    gi = np.nonzero(is_group)[0]
+    if not len(gi):
+        return
+    local[gi] = (np.inf, np.inf, -np.inf, -np.inf)
+    for lvl in reversed(levels[1:]):
+        p = parent[lvl]
+        m = is_group[p]
+        if not m.any():
+            continue
+        r = lvl[m]
+        p = p[m]
+        child = local[r]
+        ok = np.isfinite(child).all(axis=1)
+        if not ok.all():  # an empty group child contributes nothing
+            r, p, child = r[ok], p[ok], child[ok]
+        box = _aabb(child, x[r], y[r], rot[r])
+        np.minimum.at(local[:, 0], p, box[:, 0])
+        np.minimum.at(local[:, 1], p, box[:, 1])
+        np.maximum.at(local[:, 2], p, box[:, 2])
+        np.maximum.at(local[:, 3], p, box[:, 3])
+    empty = gi[~np.isfinite(local[gi]).all(axis=1)]
+    local[empty] = 0.0
+
+
+def _paint_order(ids: List[str], index: List[str], parent: np.ndarray, page: np.ndarray,
+                 depth: np.ndarray, levels: List[np.ndarray], nodes: Sequence[Node]) -> np.ndarray:
+    n = len(ids)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    pk = np.where(parent >= 0, parent, -1 - page)
+    ida = np.array(ids)
+    idx = np.array(index)
+    s = np.lexsort((ida, idx, pk))
+    pks = pk[s]
+    start = np.r_[True, pks[1:] != pks[:-1]]
+    pos = np.arange(n)
+    first = np.maximum.accumulate(np.where(start, pos, 0))
+    rank = np.empty(n, dtype=np.int64)
+    rank[s] = pos - first
+    D = len(levels)
+    if D > _MAX_KEY_DEPTH:
+        return _paint_order_walk(ids, rank, parent, page)
+    K = np.full((n, D), -1, dtype=np.int64)
+    for d, lvl in enumerate(levels):
+        if d:
+            K[lvl, :d] = K[parent[lvl], :d]
+        K[lvl, d] = rank[lvl]
+    keys = tuple(K[:, d] for d in range(D - 1, -1, -1)) + (page,)
+    return np.lexsort(keys)
+
+
+def _paint_order_walk(ids: List[str], rank: np.ndarray, parent: np.ndarray, page: np.ndarray) -> np.ndarray:
+    """Depth-first walk for very deep trees, where a key matrix would be too large."""
+    n = len(ids)
+    kids: Dict[int, List[int]] = {}
+    roots: List[int] = []
+    for i in range(n):
+        p = int(parent[i])
+        (kids.setdefault(p, []) if p >= 0 else roots).append(i)
+    out: List[int] = []
+    roots.sort(key=lambda i: (int(page[i]), int(rank[i])))
+    stack = list(reversed(roots))
+    while stack:
+        i = stack.pop()
+        out.append(i)
+        ch = kids.get(i)
+        if ch:
+            ch.sort(key=lambda j: int(rank[j]))
+            stack.extend(reversed(ch))
+    return np.asarray(out, dtype=np.int64)
+
+
+def _clip_segment_to_box(px: float, py: float, qx: float, qy: float, box: Tuple[float, float, float, float]) -> Tuple[float, float]:
+    """Point where the segment P→Q first enters ``box`` (Q itself if P is inside or it misses)."""
+    x0, y0, x1, y1 = box
+    if x0 <= px <= x1 and y0 <= py <= y1:
+        return qx, qy
+    dx, dy = qx - px, qy - py
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, px - x0), (dx, x1 - px), (-dy, py - y0), (dy, y1 - py)):
+        if p == 0:
+            if q < 0:
+                return qx, qy
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+    if t0 > t1:
+        return qx, qy
+    return px + t0 * dx, py + t0 * dy
+
+
+def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, Binding]) -> List[int]:
+    """Recompute the local boxes of tldraw arrows whose terminals are bound; return their rows."""
+    by_arrow: Dict[int, Dict[str, Binding]] = {}
+    for b in bindings.values():
+        r = d.row.get(b.from_id)
+        if r is None or b.to_id not in d.row:
+            continue
+        nd = nodes[r]
+        if nd.type != "arrow" or not isinstance(nd.props.get("start", None), Mapping):
+            continue
+        by_arrow.setdefault(r, {})[b.terminal] = b
+    changed: List[int] = []
+    for r, terms in by_arrow.items():
+        nd = nodes[r]
+        s, e, bend = arrow_terminals(nd.props)
+        pts: Dict[str, Optional[Tuple[float, float]]] = {"start": s, "end": e}
+        c, sn = math.cos(d.rotation[r]), math.sin(d.rotation[r])
+        ox, oy = d.px[r], d.py[r]
+        anchors: Dict[str, Tuple[float, float]] = {}
+        targets: Dict[str, int] = {}
+        for term, b in terms.items():
+            t = d.row[b.to_id]
+            lb = d.local[t]
+            ax, ay = b.anchor if b.precise else (0.5, 0.5)
+            lx = lb[0] + ax * (lb[2] - lb[0])
+            ly = lb[1] + ay * (lb[3] - lb[1])
+            ct, st = math.cos(d.rotation[t]), math.sin(d.rotation[t])
+            gx = d.px[t] + ct * lx - st * ly
+            gy = d.py[t] + st * lx + ct * ly
+            # into the arrow's local frame
+            rx, ry = gx - ox, gy - oy
+            anchors[term] = (c * rx + sn * ry, -sn * rx + c * ry)
+            targets[term] = t
+        for term in ("start", "end"):
+            if term in anchors:
+                pts[term] = anchors[term]
+        a = pts["start"] or pts["end"] or (0.0, 0.0)
+        b_ = pts["end"] or pts["start"] or (0.0, 0.0)
+        if bend == 0.0:
+            # a straight arrow stops where it meets a bound target's box
+            ends = {"start": a, "end": b_}
+            for term, t in targets.items():
+                other = ends["end" if term == "start" else "start"]
+                q = ends[term]
+                ct, st = math.cos(d.rotation[t]), math.sin(d.rotation[t])
+
+                def to_t(p: Tuple[float, float]) -> Tuple[float, float]:
+                    gx = ox + c * p[0] - sn * p[1] - d.px[t]
+                    gy = oy + sn * p[0] + c * p[1] - d.py[t]
+                    return (ct * gx + st * gy, -st * gx + ct * gy)
+
+                P, Q = to_t(other), to_t(q)
+                lb = d.local[t]
+                hx, hy = _clip_segment_to_box(P[0], P[1], Q[0], Q[1], (lb[0], lb[1], lb[2], lb[3]))
+                gx = d.px[t] + ct * hx - st * hy - ox
+                gy = d.py[t] + st * hx + ct * hy - oy
+                ends[term] = (c * gx + sn * gy, -sn * gx + c * gy)
+            a, b_ = ends["start"], ends["end"]
+        d.local[r] = arc_box(a, b_, bend)
+        changed.append(r)
+    return changed
+
+
+def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[str, Binding],
+           local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]]) -> Derived:
+    """Compute :class:`Derived` for ``nodes`` (a forest whose roots sit on ``pages``)."""
+    n = len(nodes)
+    ids = [nd.id for nd in nodes]
+    row = dict(zip(ids, range(n)))
+    page_ids = [p.id for p in sorted(pages.values(), key=lambda p: (p.index, p.id))]
+    page_rank = {pid: k for k, pid in enumerate(page_ids)}
+    parents = [nd.parent for nd in nodes]
+    parent = np.fromiter((row.get(p, -1) for p in parents), dtype=np.int64, count=n)
+    types_l = [nd.type for nd in nodes]
+    types = np.array(types_l) if n else np.zeros(0, dtype="<U1")
+    depth = _depths(parent, ids)
+    levels = _levels(depth) if n else []
+
+    x = np.fromiter(map(_get_x, nodes), np.float64, n)
+    y = np.fromiter(map(_get_y, nodes), np.float64, n)
+    rot_l = np.fromiter(map(_get_rot, nodes), np.float64, n)
+    local = np.zeros((n, 4))
+    local[:, 2] = np.fromiter(map(_get_w, nodes), np.float64, n)
+    local[:, 3] = np.fromiter(map(_get_h, nodes), np.float64, n)
+    is_point = np.isin(types, list(POINT_TYPES)) if n else np.zeros(0, bool)
+    for i in np.nonzero(is_point)[0].tolist():
+        nd = nodes[i]
+        hit = local_cache.get(nd.id)
+        if hit is None or hit[0] is not nd:
+            hit = (nd, local_box(nd.type, nd.props, nd.w, nd.h))
+            local_cache[nd.id] = hit
+        local[i] = hit[1]
+    is_group = types == "group"
+    is_frame = types == "frame"
+
+    # page transforms, opacity and flags, level by level
+    px = x.copy()
+    py = y.copy()
+    prot = rot_l.copy()
+    page = np.zeros(n, dtype=np.int64)
+    opacity = np.fromiter(map(_get_op, nodes), np.float64, n)
+    hidden = np.fromiter(map(_get_hidden, nodes), bool, n)
+    locked = np.fromiter(map(_get_locked, nodes), bool, n)
+    frame = np.full(n, -1, dtype=np.int64)
+    group = np.full(n, -1, dtype=np.int64)
+    if n:
+        roots = levels[0]
+        page[roots] = [page_rank.get(parents[i], 0) for i in roots.tolist()]
+    for lvl in levels[1:]:
+        p = parent[lvl]
+        c = np.cos(prot[p])
+        s = np.sin(prot[p])
+        z = prot[p] == 0.0
+        c[z] = 1.0
+        s[z] = 0.0
+        px[lvl] = px[p] + c * x[lvl] - s * y[lvl]
+        py[lvl] = py[p] + s * x[lvl] + c * y[lvl]
+        prot[lvl] = prot[p] + rot_l[lvl]
+        page[lvl] = page[p]
+        opacity[lvl] *= opacity[p]
+        hidden[lvl] |= hidden[p]
+        locked[lvl] |= locked[p]
+        frame[lvl] = np.where(is_frame[p], p, frame[p])
+        group[lvl] = np.where(is_group[p], p, group[p])
+
+    _group_boxes(local, is_group, parent, levels, x, y, rot_l)
+    d = Derived(ids, row, types, parent, page, page_ids, depth, local, px, py, prot,
+                np.zeros((n, 4)), np.zeros((n, 4)), frame, group, opacity, hidden, locked,
+                np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(len(page_ids) + 1, dtype=np.int64))
+    if bindings:
+        changed = _resolve_arrows(d, nodes, bindings)
+        if changed and (group[changed] >= 0).any():
+            _group_boxes(local, is_group, parent, levels, x, y, rot_l)
+    d.bounds = _aabb(local, px, py, prot) if n else np.zeros((0, 4))
+
+    # visible bounds: intersect with every ancestor frame, propagated level by level
+    clip = np.empty((n, 4))
+    clip[:] = (-np.inf, -np.inf, np.inf, np.inf)
+    for lvl in levels[1:]:
+        p = parent[lvl]
+        cp = clip[p]
+        fb = np.where(is_frame[p][:, None], d.bounds[p], (-np.inf, -np.inf, np.inf, np.inf))
+        clip[lvl, 0] = np.maximum(cp[:, 0], fb[:, 0])
+        clip[lvl, 1] = np.maximum(cp[:, 1], fb[:, 1])
+        clip[lvl, 2] = np.minimum(cp[:, 2], fb[:, 2])
+        clip[lvl, 3] = np.minimum(cp[:, 3], fb[:, 3])
+    vis = np.empty((n, 4))
+    vis[:, :2] = np.maximum(d.bounds[:, :2], clip[:, :2])
+    vis[:, 2:] = np.minimum(d.bounds[:, 2:], clip[:, 2:])
+    gone = (vis[:, 0] > vis[:, 2]) | (vis[:, 1] > vis[:, 3])
+    vis[gone] = np.nan
+    d.visible = vis
+
+    index = [nd.index for nd in nodes]
+    paint = _paint_order(ids, index, parent, page, depth, levels, nodes)
+    order = np.empty(n, dtype=np.int64)
+    order[paint] = np.arange(n)
+    d.paint = paint
+    d.order = order
+    d.page_start = np.searchsorted(page[paint], np.arange(len(page_ids) + 1)) if n else np.zeros(len(page_ids) + 1, dtype=np.int64)
+    return d

@@ -1,0 +1,126 @@
+"""Reading canvas documents: JSON parsing and format detection."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping, Union
+
+from spatialobs._errors import InvalidInputError, SpatialObsError
+
+try:  # optional fast JSON
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - exercised when orjson is absent
+    _orjson = None
+
+__all__ = ["load", "parse_json", "detect_format"]
+
+Source = Union[str, bytes, bytearray, os.PathLike, Mapping[str, Any]]
+
+
+def parse_json(data: Union[str, bytes, bytearray], label: str = "document") -> Any:
+    """Parse JSON text (orjson when installed), raising InvalidInputError naming ``label``."""
+    try:
+        if _orjson is not None:
+            return _orjson.loads(data)
+        return json.loads(data)
+    except ValueError as exc:
+        raise InvalidInputError(f"{label} is not valid JSON: {exc}") from None
+
+
+def detect_format(doc: Any) -> str:
+    """``"native"``, ``"tldraw"`` or ``"excalidraw"`` for a parsed document.
+
+    Raises
+    ------
+    InvalidInputError
+        When the document is none of them.
+
+    Examples
+    --------
+    >>> detect_format({"type": "excalidraw", "elements": []})
+    'excalidraw'
+    """
+    from spatialobs.canvas.excalidraw import is_excalidraw
+    from spatialobs.canvas.native import is_native
+    from spatialobs.canvas.tldraw import is_tldraw
+
+    if is_native(doc):
+        return "native"
+    if is_tldraw(doc):
+        return "tldraw"
+    if is_excalidraw(doc):
+        return "excalidraw"
+    if isinstance(doc, Mapping):
+        keys = ", ".join(sorted(map(str, doc))[:8])
+        raise InvalidInputError(f"unrecognized canvas document (top-level keys: {keys or 'none'}); "
+                                "expected a tldraw file/snapshot, an Excalidraw scene or native canvas JSON")
+    raise InvalidInputError(f"a canvas document must be a JSON object, got {type(doc).__name__}")
+
+
+def load(source: Source) -> Any:
+    """Load a canvas from a file path, JSON text/bytes or an already parsed dict.
+
+    The format is detected: tldraw ``.tldr`` files and store snapshots, Excalidraw
+    scenes, or the native form written by :meth:`Canvas.to_json`.
+
+    Parameters
+    ----------
+    source : path, str, bytes or mapping
+        A string that names an existing file is read as a path; a string starting
+        with ``{`` is parsed as JSON.
+
+    Returns
+    -------
+    Canvas
+
+    Raises
+    ------
+    InvalidInputError
+        Unreadable file, invalid JSON, unknown format, or a document too broken to
+        use; the message names the file or record. Problems that can be repaired
+        are listed in ``canvas.diagnostics`` instead.
+
+    Examples
+    --------
+    >>> c = load({"type": "excalidraw", "elements": [
+    ...     {"id": "a", "type": "rectangle", "x": 1, "y": 2, "width": 3, "height": 4}]})
+    >>> c.page_bounds("a")
+    (1.0, 2.0, 4.0, 6.0)
+    """
+    label = "document"
+    if isinstance(source, Mapping):
+        doc: Any = source
+    else:
+        if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and source.lstrip()[:1] in ("{", "[")):
+            path = Path(source)
+            label = str(path)
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise InvalidInputError(f"cannot read canvas file {label}: {exc.strerror or exc}") from None
+        elif isinstance(source, (str, bytes, bytearray)):
+            data = source  # type: ignore[assignment]
+        else:
+            raise InvalidInputError(f"load() takes a path, JSON text or a dict, got {type(source).__name__}")
+        doc = parse_json(data, label)
+    fmt = detect_format(doc)
+    try:
+        if fmt == "native":
+            from spatialobs.canvas.native import canvas_from_json
+
+            return canvas_from_json(doc)
+        if fmt == "tldraw":
+            from spatialobs.canvas.tldraw import from_tldraw
+
+            return from_tldraw(doc)
+        from spatialobs.canvas.excalidraw import from_excalidraw
+
+        return from_excalidraw(doc)
+    except SpatialObsError as exc:
+        if isinstance(exc, InvalidInputError) and label != "document":
+            raise InvalidInputError(f"{label}: {exc}") from None
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        raise InvalidInputError(f"{label}: unusable {fmt} document ({type(exc).__name__}: {exc})") from None

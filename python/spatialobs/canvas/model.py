@@ -1,0 +1,769 @@
+"""The canvas document: pages of typed nodes and bindings with one write path."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union)
+
+import numpy as np
+
+from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
+from spatialobs.canvas.derive import Derived, derive
+from spatialobs.canvas.fractional import key_after, key_between
+from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
+from spatialobs.canvas.sanitize import sanitize_binding_fields, sanitize_node_fields
+
+__all__ = ["Canvas", "PageColumns", "Box"]
+
+Box = Tuple[float, float, float, float]
+Item = Union[Node, Binding, Page]
+
+_NODE_SET = object.__setattr__
+
+
+def _make_node(fields: Dict[str, Any]) -> Node:
+    """A Node from already-sanitized fields, without the dataclass __init__ (hot in importers)."""
+    node = object.__new__(Node)
+    node.__dict__.update(fields)
+    return node
+
+
+@dataclass(frozen=True)
+class PageColumns:
+    """Columnar view of one page in paint order, for the observation layer.
+
+    Row ``k`` describes ``ids[k]``; rows are sorted by paint order (``order[k] == k``),
+    so a higher row is painted above a lower one.
+
+    Attributes
+    ----------
+    page : str
+    ids, types : list of str
+    bounds : (n, 4) float64
+        Page bounds ``[x0, y0, x1, y1]``.
+    visible : (n, 4) float64
+        Bounds clipped by every ancestor frame; a row of NaN when nothing is left.
+    clipped : (n,) bool
+        Whether a frame cuts the node (``visible`` differs from ``bounds``).
+    order : (n,) int64
+        Paint order on the page (``0..n-1``).
+    opacity : (n,) float64
+        Effective opacity (product over ancestors).
+    hidden, locked : (n,) bool
+        The node's flag or an ancestor's.
+    rotation : (n,) float64
+        Page rotation in radians.
+    depth : (n,) int64
+        0 for nodes directly on the page.
+    parent, frame, group : list of (str or None)
+        Parent node (None on the page), nearest frame and group ancestors.
+
+    Examples
+    --------
+    >>> c = Canvas()
+    >>> _ = c.add(Node("a", "geo", "page:page", "a1", 0, 0, 10, 10))
+    >>> c.columns().bounds.tolist()
+    [[0.0, 0.0, 10.0, 10.0]]
+    """
+
+    page: str
+    ids: List[str]
+    types: List[str]
+    bounds: np.ndarray
+    visible: np.ndarray
+    clipped: np.ndarray
+    order: np.ndarray
+    opacity: np.ndarray
+    hidden: np.ndarray
+    locked: np.ndarray
+    rotation: np.ndarray
+    depth: np.ndarray
+    parent: List[Optional[str]]
+    frame: List[Optional[str]]
+    group: List[Optional[str]]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def position(self, node_id: str) -> int:
+        """Row of ``node_id`` in these columns (raises :class:`~spatialobs.OutOfRangeError`)."""
+        try:
+            return self.ids.index(node_id)
+        except ValueError:
+            raise OutOfRangeError(f"node {node_id!r} is not on page {self.page!r}") from None
+
+
+class Canvas:
+    """A canvas document: pages, typed nodes, bindings, cameras and selection.
+
+    Every change goes through :meth:`add`, :meth:`update` and :meth:`remove`, which
+    run the one sanitizer (:mod:`spatialobs.canvas.sanitize`) and keep the tree valid
+    (parents exist, no cycles, bindings attach to existing nodes). Derived geometry
+    (page transforms, bounds, frame clipping, paint order) is computed in bulk on
+    first use and cached until the next write. :meth:`batch` groups writes into one
+    atomic transaction.
+
+    Parameters
+    ----------
+    default_page : bool
+        Start with one empty page ``"page:page"`` named "Page 1".
+
+    Attributes
+    ----------
+    cameras : dict
+        Page id → :class:`Viewport` saved with the document.
+    selection : dict
+        Page id → tuple of selected node ids saved with the document.
+    current_page : str or None
+    diagnostics : list of Diagnostic
+        Problems found while loading and how they were handled.
+
+    Examples
+    --------
+    >>> c = Canvas()
+    >>> _ = c.add(Node("shape:f", "frame", "page:page", "a1", 0, 0, 100, 100))
+    >>> _ = c.add(Node("shape:b", "geo", "shape:f", "a1", 90, 10, 40, 20))
+    >>> c.page_bounds("shape:b")
+    (90.0, 10.0, 130.0, 30.0)
+    >>> c.visible_bounds("shape:b")
+    (90.0, 10.0, 100.0, 30.0)
+    >>> c.paint_order()
+    ['shape:f', 'shape:b']
+    """
+
+    def __init__(self, *, default_page: bool = True) -> None:
+        self._pages: Dict[str, Page] = {}
+        self._nodes: Dict[str, Node] = {}
+        self._bindings: Dict[str, Binding] = {}
+        self._children: Dict[str, Dict[str, None]] = {}
+        self._derived: Optional[Derived] = None
+        self._local_cache: Dict[str, Any] = {}
+        self._log: Optional[List[Tuple[str, str, Any]]] = None
+        self._depth = 0
+        self._source: Any = None
+        self.cameras: Dict[str, Viewport] = {}
+        self.selection: Dict[str, Tuple[str, ...]] = {}
+        self.current_page: Optional[str] = None
+        self.diagnostics: List[Diagnostic] = []
+        self.meta: Dict[str, Any] = {}
+        if default_page:
+            self._put("page", "page:page", Page("page:page", "Page 1", "a1"))
+            self.current_page = "page:page"
+
+    # ------------------------------------------------------------------ read access
+    @property
+    def nodes(self) -> Mapping[str, Node]:
+        """Read-only live mapping id → :class:`Node`."""
+        return MappingProxyType(self._nodes)
+
+    @property
+    def bindings(self) -> Mapping[str, Binding]:
+        """Read-only live mapping id → :class:`Binding`."""
+        return MappingProxyType(self._bindings)
+
+    @property
+    def pages(self) -> Mapping[str, Page]:
+        """Read-only live mapping id → :class:`Page`."""
+        return MappingProxyType(self._pages)
+
+    @property
+    def source_format(self) -> Optional[str]:
+        """``"tldraw"``, ``"excalidraw"`` or None: the format the document was loaded from."""
+        return None if self._source is None else self._source.format
+
+    def page_ids(self) -> List[str]:
+        """Page ids in page order (by index)."""
+        return [p.id for p in sorted(self._pages.values(), key=lambda p: (p.index, p.id))]
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._nodes or item_id in self._bindings or item_id in self._pages
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Canvas):
+            return NotImplemented
+        return (self._pages == other._pages and self._nodes == other._nodes
+                and self._bindings == other._bindings and self.cameras == other.cameras
+                and self.selection == other.selection and self.current_page == other.current_page)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Canvas(pages={len(self._pages)}, nodes={len(self._nodes)}, bindings={len(self._bindings)})"
+
+    def node(self, node_id: str) -> Node:
+        """The node ``node_id``; :class:`~spatialobs.OutOfRangeError` when absent."""
+        try:
+            return self._nodes[node_id]
+        except KeyError:
+            raise OutOfRangeError(f"no node with id {node_id!r}") from None
+
+    def children(self, parent_id: str) -> List[str]:
+        """Ids of the direct children of a node or page, in paint order (by index).
+
+        Examples
+        --------
+        >>> Canvas().children("page:page")
+        []
+        """
+        kids = self._children.get(parent_id, {})
+        return sorted(kids, key=lambda k: (self._nodes[k].index, k))
+
+    def ancestors(self, node_id: str) -> List[str]:
+        """Ancestor node ids from the parent upwards (the page is not included)."""
+        out: List[str] = []
+        p = self.node(node_id).parent
+        while p in self._nodes:
+            out.append(p)
+            p = self._nodes[p].parent
+        return out
+
+    def descendants(self, node_id: str) -> List[str]:
+        """All node ids below ``node_id`` (depth first, children in index order)."""
+        out: List[str] = []
+        stack = list(reversed(self.children(node_id)))
+        while stack:
+            k = stack.pop()
+            out.append(k)
+            stack.extend(reversed(self.children(k)))
+        return out
+
+    def page_of(self, node_id: str) -> str:
+        """Id of the page a node is on."""
+        p = self.node(node_id).parent
+        while p in self._nodes:
+            p = self._nodes[p].parent
+        return p
+
+    # ------------------------------------------------------------------ derived data
+    def _geometry(self) -> Derived:
+        if self._derived is None:
+            self._derived = derive(list(self._nodes.values()), self._pages, self._bindings, self._local_cache)
+        return self._derived
+
+    def geometry(self) -> Derived:
+        """Derived columnar geometry of every node (canvas order), cached until the next write.
+
+        Prefer :meth:`columns` for one page in paint order.
+        """
+        return self._geometry()
+
+    def _row(self, node_id: str) -> int:
+        d = self._geometry()
+        try:
+            return d.row[node_id]
+        except KeyError:
+            raise OutOfRangeError(f"no node with id {node_id!r}") from None
+
+    def page_bounds(self, node_id: str) -> Box:
+        """Page bounds ``(x0, y0, x1, y1)`` of a node (rotation and parents applied).
+
+        Examples
+        --------
+        >>> import math
+        >>> c = Canvas()
+        >>> _ = c.add(Node("r", "geo", "page:page", "a1", 0, 0, 10, 10, rotation=math.pi / 2))
+        >>> [round(v, 9) for v in c.page_bounds("r")]
+        [-10.0, 0.0, 0.0, 10.0]
+        """
+        r = self._row(node_id)
+        return tuple(float(v) for v in self._derived.bounds[r])  # type: ignore[union-attr, return-value]
+
+    def visible_bounds(self, node_id: str) -> Optional[Box]:
+        """Page bounds clipped by every ancestor frame; None when a frame hides it entirely."""
+        r = self._row(node_id)
+        v = self._derived.visible[r]  # type: ignore[union-attr]
+        if np.isnan(v[0]):
+            return None
+        return tuple(float(t) for t in v)  # type: ignore[return-value]
+
+    def page_rotation(self, node_id: str) -> float:
+        """Rotation of a node on the page (radians), the sum over its ancestors."""
+        return float(self._geometry().rotation[self._row(node_id)])
+
+    def frame_of(self, node_id: str) -> Optional[str]:
+        """Nearest ancestor of type ``frame``, or None."""
+        d = self._geometry()
+        f = int(d.frame[self._row(node_id)])
+        return None if f < 0 else d.ids[f]
+
+    def group_of(self, node_id: str) -> Optional[str]:
+        """Nearest ancestor of type ``group``, or None."""
+        d = self._geometry()
+        g = int(d.group[self._row(node_id)])
+        return None if g < 0 else d.ids[g]
+
+    def _resolve_page(self, page: Optional[str]) -> str:
+        if page is None:
+            if self.current_page in self._pages:
+                return self.current_page  # type: ignore[return-value]
+            ids = self.page_ids()
+            if not ids:
+                raise OutOfRangeError("the canvas has no page")
+            return ids[0]
+        if page not in self._pages:
+            raise OutOfRangeError(f"no page with id {page!r}")
+        return page
+
+    def _page_rows(self, page: Optional[str]) -> Tuple[str, np.ndarray]:
+        pid = self._resolve_page(page)
+        d = self._geometry()
+        k = d.page_ids.index(pid)
+        return pid, d.paint[d.page_start[k]:d.page_start[k + 1]]
+
+    def paint_order(self, page: Optional[str] = None) -> List[str]:
+        """Node ids of a page (default: the current page) from bottom to top.
+
+        Paint order is a depth-first walk of the tree with siblings sorted by
+        ``index`` (ties by id): a parent is painted before its children.
+        """
+        _, rows = self._page_rows(page)
+        ids = self._derived.ids  # type: ignore[union-attr]
+        return [ids[r] for r in rows.tolist()]
+
+    def columns(self, page: Optional[str] = None) -> PageColumns:
+        """Columnar geometry and state of one page in paint order (see :class:`PageColumns`)."""
+        pid, rows = self._page_rows(page)
+        d = self._derived
+        assert d is not None
+        ids = d.ids
+        rl = rows.tolist()
+
+        def names(col: np.ndarray) -> List[Optional[str]]:
+            return [None if v < 0 else ids[v] for v in col[rows].tolist()]
+
+        bounds = d.bounds[rows]
+        visible = d.visible[rows]
+        clipped = ~np.all(bounds == visible, axis=1)
+        return PageColumns(
+            page=pid, ids=[ids[r] for r in rl], types=d.types[rows].tolist(),
+            bounds=np.ascontiguousarray(bounds), visible=np.ascontiguousarray(visible), clipped=clipped,
+            order=np.arange(len(rl), dtype=np.int64), opacity=d.opacity[rows], hidden=d.hidden[rows],
+            locked=d.locked[rows], rotation=d.rotation[rows], depth=d.depth[rows],
+            parent=names(d.parent), frame=names(d.frame), group=names(d.group),
+        )
+
+    def page_extent(self, page: Optional[str] = None) -> Optional[Box]:
+        """Union of the page bounds of a page's nodes (None for an empty page)."""
+        _, rows = self._page_rows(page)
+        if not len(rows):
+            return None
+        b = self._derived.bounds[rows]  # type: ignore[union-attr]
+        return (float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()), float(b[:, 3].max()))
+
+    def viewport(self, page: Optional[str] = None) -> Optional[Viewport]:
+        """The camera saved for a page as a :class:`Viewport`, or None."""
+        return self.cameras.get(self._resolve_page(page))
+
+    def selected(self, page: Optional[str] = None) -> Tuple[str, ...]:
+        """Ids selected on a page in the saved document (only existing nodes)."""
+        return tuple(i for i in self.selection.get(self._resolve_page(page), ()) if i in self._nodes)
+
+    # ------------------------------------------------------------------ write path
+    def _put(self, kind: str, item_id: str, value: Any) -> None:
+        """Set or delete (value None) one item, keeping the child index and undo log."""
+        store: Dict[str, Any] = {"node": self._nodes, "binding": self._bindings, "page": self._pages}[kind]
+        old = store.get(item_id)
+        if self._log is not None:
+            self._log.append((kind, item_id, old))
+        if kind == "node":
+            if old is not None:
+                sib = self._children.get(old.parent)
+                if sib is not None:
+                    sib.pop(item_id, None)
+            if value is not None:
+                self._children.setdefault(value.parent, {})[item_id] = None
+        if value is None:
+            store.pop(item_id, None)
+        else:
+            store[item_id] = value
+        self._derived = None
+
+    @contextmanager
+    def batch(self) -> Iterator["Canvas"]:
+        """Group writes into one transaction: all of them apply, or none does.
+
+        Derived geometry is recomputed once, after the batch. If an exception leaves
+        the block, every write made inside it is undone and the exception propagates.
+        Batches nest (an inner batch joins the outer one).
+
+        Examples
+        --------
+        >>> c = Canvas()
+        >>> try:
+        ...     with c.batch():
+        ...         _ = c.add(Node("a", "geo", "page:page"))
+        ...         _ = c.add(Node("b", "geo", "no-such-parent"))
+        ... except ValueError:
+        ...     pass
+        >>> "a" in c.nodes
+        False
+        """
+        outer = self._log is not None
+        if not outer:
+            self._log = []
+        self._depth += 1
+        mark = len(self._log)  # type: ignore[arg-type]
+        saved = (dict(self.cameras), dict(self.selection), self.current_page)
+        try:
+            yield self
+        except BaseException:
+            log = self._log
+            assert log is not None
+            self._log = None
+            for kind, item_id, old in reversed(log[mark:]):
+                self._put(kind, item_id, old)
+            del log[mark:]
+            self.cameras, self.selection, self.current_page = dict(saved[0]), dict(saved[1]), saved[2]
+            self._log = log if outer else None
+            raise
+        finally:
+            self._depth -= 1
+            if not outer:
+                self._log = None
+
+    transaction = batch
+
+    def _check_parent(self, node_id: str, parent: str) -> None:
+        if parent in self._pages:
+            return
+        if parent not in self._nodes:
+            raise InvalidInputError(f"record {node_id!r}: parent {parent!r} is neither a node nor a page")
+        p: Optional[str] = parent
+        while p in self._nodes:
+            if p == node_id:
+                raise InvalidInputError(f"record {node_id!r}: parent {parent!r} would create a parent cycle")
+            p = self._nodes[p].parent
+
+    def _next_index(self, parent: str) -> str:
+        kids = self._children.get(parent)
+        if not kids:
+            return key_after(None)
+        top = max(self._nodes[k].index for k in kids)
+        return key_after(top)
+
+    def add(self, item: Union[Item, Mapping[str, Any]]) -> Item:
+        """Add a node, binding or page (a mapping is read as node fields).
+
+        The node is sanitized (numeric strings coerced, style keys normalized, geometry
+        validated); its parent must exist; without an index it goes on top of its
+        siblings. A binding's connector and target must exist.
+
+        Returns
+        -------
+        Node, Binding or Page
+            The stored (sanitized) item.
+
+        Raises
+        ------
+        InvalidInputError
+            Bad field values, an unknown parent, a duplicate id; message names the record.
+
+        Examples
+        --------
+        >>> c = Canvas()
+        >>> c.add({"id": "a", "type": "geo", "parent": "page:page", "x": "5", "w": 10, "h": 10}).x
+        5.0
+        """
+        if isinstance(item, Page):
+            if not isinstance(item.id, str) or not item.id:
+                raise InvalidInputError(f"page id must be a non-empty string, got {item.id!r}")
+            if item.id in self:
+                raise InvalidInputError(f"record {item.id!r}: id already exists")
+            page = Page(item.id, str(item.name or ""), item.index or key_after(max((p.index for p in self._pages.values()), default=None)), dict(item.meta or {}))
+            self._put("page", page.id, page)
+            if self.current_page is None:
+                self.current_page = page.id
+            return page
+        if isinstance(item, Binding):
+            f = sanitize_binding_fields(item.to_dict())
+            b = Binding(**f)
+            if b.id in self:
+                raise InvalidInputError(f"binding {b.id!r}: id already exists")
+            for end in (b.from_id, b.to_id):
+                if end not in self._nodes:
+                    raise InvalidInputError(f"binding {b.id!r}: node {end!r} does not exist")
+            self._put("binding", b.id, b)
+            return b
+        fields = item.to_dict() if isinstance(item, Node) else dict(item)
+        clean = sanitize_node_fields(fields)
+        nid = clean["id"]
+        if nid in self:
+            raise InvalidInputError(f"record {nid!r}: id already exists")
+        self._check_parent(nid, clean["parent"])
+        if clean.get("index") is None:
+            clean["index"] = self._next_index(clean["parent"])
+        node = _make_node(clean)
+        self._put("node", nid, node)
+        return node
+
+    def update(self, item_id: str, **changes: Any) -> Item:
+        """Change fields of a node (or binding, or page) through the sanitizer.
+
+        ``style`` and ``props`` are merged into the existing ones (a ``None`` value
+        removes a key); other fields are replaced. Moving a node under one of its own
+        descendants is rejected.
+
+        Examples
+        --------
+        >>> c = Canvas()
+        >>> _ = c.add(Node("a", "geo", "page:page", "a1", 0, 0, 10, 10, style={"color": "red"}))
+        >>> n = c.update("a", x="12", style={"fill-style": "solid", "color": None})
+        >>> n.x, n.style
+        (12.0, {'fillStyle': 'solid'})
+        """
+        if item_id in self._nodes:
+            old = self._nodes[item_id]
+            if "id" in changes and changes["id"] != item_id:
+                raise InvalidInputError(f"record {item_id!r}: the id of a node cannot change")
+            ch = dict(changes)
+            if "style" in ch:
+                merged = dict(old.style)
+                for k, v in (ch["style"] or {}).items():
+                    merged[k] = v
+                from spatialobs.canvas.sanitize import normalize_style_key
+                norm: Dict[str, Any] = {}
+                for k, v in merged.items():
+                    norm[normalize_style_key(k)] = v
+                ch["style"] = norm
+            if "props" in ch:
+                if ch["props"] is not None and not isinstance(ch["props"], Mapping):
+                    raise InvalidInputError(f"record {item_id!r}: field 'props' must be an object")
+                merged = dict(old.props)
+                for k, v in (ch["props"] or {}).items():
+                    if v is None:
+                        merged.pop(k, None)
+                    else:
+                        merged[k] = v
+                ch["props"] = merged
+            clean = sanitize_node_fields({"id": item_id, **ch}, partial=True)
+            clean.pop("id", None)
+            if "parent" in clean and clean["parent"] != old.parent:
+                self._check_parent(item_id, clean["parent"])
+                if "index" not in clean:
+                    clean["index"] = self._next_index(clean["parent"])
+            new = old.to_dict()
+            new.update(clean)
+            node = _make_node(new)
+            if node != old:
+                self._put("node", item_id, node)
+            return node
+        if item_id in self._bindings:
+            old_b = self._bindings[item_id]
+            d = old_b.to_dict()
+            d.update(changes)
+            f = sanitize_binding_fields(d)
+            if f["id"] != item_id:
+                raise InvalidInputError(f"binding {item_id!r}: the id of a binding cannot change")
+            for end in (f["from_id"], f["to_id"]):
+                if end not in self._nodes:
+                    raise InvalidInputError(f"binding {item_id!r}: node {end!r} does not exist")
+            b = Binding(**f)
+            if b != old_b:
+                self._put("binding", item_id, b)
+            return b
+        if item_id in self._pages:
+            old_p = self._pages[item_id]
+            unknown = set(changes) - {"name", "index", "meta"}
+            if unknown:
+                raise InvalidInputError(f"page {item_id!r}: unknown page field(s) {sorted(unknown)}")
+            p = Page(item_id, str(changes.get("name", old_p.name) or ""), str(changes.get("index", old_p.index) or old_p.index),
+                     dict(changes.get("meta", old_p.meta) or {}))
+            if p != old_p:
+                self._put("page", item_id, p)
+            return p
+        raise OutOfRangeError(f"no node, binding or page with id {item_id!r}")
+
+    def remove(self, item_id: str) -> List[str]:
+        """Remove a node with its descendants and attached bindings, a binding, or a page.
+
+        Returns
+        -------
+        list of str
+            Every id removed (nodes, bindings, page).
+
+        Examples
+        --------
+        >>> c = Canvas()
+        >>> _ = c.add(Node("f", "frame", "page:page", w=10, h=10))
+        >>> _ = c.add(Node("a", "geo", "f"))
+        >>> c.remove("f")
+        ['a', 'f']
+        """
+        removed: List[str] = []
+        with self.batch():
+            if item_id in self._bindings:
+                self._put("binding", item_id, None)
+                return [item_id]
+            if item_id in self._nodes:
+                doomed = self.descendants(item_id)[::-1] + [item_id]
+            elif item_id in self._pages:
+                doomed = []
+                for k in self.children(item_id):
+                    doomed.extend(self.descendants(k)[::-1] + [k])
+            else:
+                raise OutOfRangeError(f"no node, binding or page with id {item_id!r}")
+            gone = set(doomed)
+            for bid, b in list(self._bindings.items()):
+                if b.from_id in gone or b.to_id in gone:
+                    self._put("binding", bid, None)
+                    removed.append(bid)
+            for nid in doomed:
+                self._put("node", nid, None)
+            removed = doomed + removed
+            if item_id in self._pages:
+                self._put("page", item_id, None)
+                self.cameras.pop(item_id, None)
+                self.selection.pop(item_id, None)
+                if self.current_page == item_id:
+                    ids = self.page_ids()
+                    self.current_page = ids[0] if ids else None
+                removed.append(item_id)
+            for pid, sel in list(self.selection.items()):
+                if any(s in gone for s in sel):
+                    self.selection[pid] = tuple(s for s in sel if s not in gone)
+        return removed
+
+    def index_between(self, parent: str, below: Optional[str] = None, above: Optional[str] = None) -> str:
+        """An index key placing a node under ``parent`` between siblings ``below`` and ``above``.
+
+        ``below=None`` means the bottom, ``above=None`` the top.
+        """
+        a = self._nodes[below].index if below is not None else None
+        b = self._nodes[above].index if above is not None else None
+        if a is None and b is None:
+            return self._next_index(parent)
+        return key_between(a, b)
+
+    def copy(self) -> "Canvas":
+        """An independent copy (nodes are immutable, so they are shared)."""
+        c = Canvas(default_page=False)
+        c._pages = dict(self._pages)
+        c._nodes = dict(self._nodes)
+        c._bindings = dict(self._bindings)
+        c._children = {k: dict(v) for k, v in self._children.items()}
+        c._source = self._source
+        c.cameras = dict(self.cameras)
+        c.selection = dict(self.selection)
+        c.current_page = self.current_page
+        c.diagnostics = list(self.diagnostics)
+        c.meta = dict(self.meta)
+        return c
+
+    # ------------------------------------------------------------------ serialization
+    def to_json(self) -> str:
+        """The native JSON form (deterministic; :meth:`from_json` restores an equal canvas)."""
+        from spatialobs.canvas.native import canvas_to_json
+
+        return canvas_to_json(self)
+
+    @classmethod
+    def from_json(cls, data: Union[str, bytes, Mapping[str, Any]]) -> "Canvas":
+        """Read the native JSON form written by :meth:`to_json`."""
+        from spatialobs.canvas.native import canvas_from_json
+
+        return canvas_from_json(data)
+
+    def to_tldraw(self) -> Dict[str, Any]:
+        """The document as a tldraw file / snapshot (see :func:`spatialobs.canvas.tldraw.to_tldraw`)."""
+        from spatialobs.canvas.tldraw import to_tldraw
+
+        return to_tldraw(self)
+
+
+def build_canvas(
+    pages: Sequence[Page],
+    node_fields: Sequence[Mapping[str, Any]],
+    binding_fields: Sequence[Mapping[str, Any]],
+    diagnostics: List[Diagnostic],
+    *,
+    sanitized: bool = False,
+) -> Canvas:
+    """Assemble a canvas from importer output, repairing what a real file gets wrong.
+
+    Duplicate ids keep their first occurrence; a node whose parent is missing moves
+    to the first page; parent cycles are cut by moving one member of each to its
+    page; bindings to missing nodes are dropped. Each repair is a diagnostic.
+    """
+    c = Canvas(default_page=False)
+    for p in pages:
+        if p.id in c._pages:
+            diagnostics.append(Diagnostic("duplicate_id", p.id, "page id appears twice; the first is kept"))
+            continue
+        c._pages[p.id] = p
+    nodes: Dict[str, Dict[str, Any]] = {}
+    for raw in node_fields:
+        f = dict(raw) if sanitized else sanitize_node_fields(raw, strict=False, diagnostics=diagnostics)
+        nid = f["id"]
+        if nid in nodes or nid in c._pages:
+            diagnostics.append(Diagnostic("duplicate_id", nid, "id appears twice; the first record is kept"))
+            continue
+        nodes[nid] = f
+    if nodes and not c._pages:
+        c._pages["page:page"] = Page("page:page", "Page 1", "a1")
+        diagnostics.append(Diagnostic("missing_page", "page:page", "the document has shapes but no page; one was created"))
+    first_page = c.page_ids()[0] if c._pages else None
+    for nid, f in nodes.items():
+        p = f.get("parent")
+        if p not in nodes and p not in c._pages:
+            diagnostics.append(Diagnostic("dangling_parent", nid, f"parent {p!r} does not exist; moved to page {first_page!r}"))
+            f["parent"] = first_page
+    # cycles: follow parents with memoized colouring
+    state: Dict[str, int] = {}
+    for start in nodes:
+        if start in state:
+            continue
+        path: List[str] = []
+        cur: Optional[str] = start
+        while cur in nodes and cur not in state:
+            state[cur] = 1
+            path.append(cur)
+            cur = nodes[cur]["parent"]
+        if cur in nodes and state.get(cur) == 1:
+            # cur is on a cycle made by this path
+            cyc_start = path.index(cur)
+            cycle = path[cyc_start:]
+            victim = min(cycle)
+            page_guess = first_page
+            diagnostics.append(Diagnostic("parent_cycle", victim, f"parent cycle {' -> '.join(cycle)}; {victim!r} moved to page {page_guess!r}"))
+            nodes[victim]["parent"] = page_guess
+        for k in path:
+            state[k] = 2
+    siblings_max: Dict[str, str] = {}
+    for nid, f in nodes.items():
+        if f.get("index") is None:
+            diagnostics.append(Diagnostic("missing_field", nid, "no index; placed on top of its siblings"))
+    for nid, f in nodes.items():
+        if f.get("index") is not None:
+            p = f["parent"]
+            if p not in siblings_max or f["index"] > siblings_max[p]:
+                siblings_max[p] = f["index"]
+    for nid, f in nodes.items():
+        if f.get("index") is None:
+            k = key_after(siblings_max.get(f["parent"]))
+            siblings_max[f["parent"]] = k
+            f["index"] = k
+        node = _make_node(f)
+        c._nodes[nid] = node
+        c._children.setdefault(node.parent, {})[nid] = None
+    for raw in binding_fields:
+        try:
+            bf = sanitize_binding_fields(raw, strict=False, diagnostics=diagnostics)
+        except InvalidInputError as exc:
+            diagnostics.append(Diagnostic("invalid_record", str(raw.get("id", "?")), str(exc) + "; dropped"))
+            continue
+        if bf["id"] in c._bindings:
+            diagnostics.append(Diagnostic("duplicate_id", bf["id"], "binding id appears twice; the first is kept"))
+            continue
+        missing = [e for e in (bf["from_id"], bf["to_id"]) if e not in c._nodes]
+        if missing:
+            diagnostics.append(Diagnostic("dangling_binding", bf["id"], f"binds missing node(s) {missing}; dropped"))
+            continue
+        c._bindings[bf["id"]] = Binding(**bf)
+    c.diagnostics = diagnostics
+    c.current_page = first_page
+    return c

@@ -1,0 +1,351 @@
+"""The one sanitizer every write to a :class:`~spatialobs.canvas.Canvas` goes through.
+
+A person's edit, an importer and an agent's operation all hand raw field values
+to :func:`sanitize_node_fields` (or :func:`sanitize_binding_fields`). In *strict*
+mode (the public write path) a bad value raises
+:class:`~spatialobs.InvalidInputError` naming the record and the field; in
+*lenient* mode (importers) the value is repaired and a
+:class:`~spatialobs.canvas.Diagnostic` is appended instead, so that one broken
+record never makes a whole user file unreadable.
+
+Rules (DESIGN §3): style keys are normalized to one spelling (camelCase:
+``background-color``, ``background_color`` and ``backgroundColor`` are the same
+key), null and empty style values are dropped, numeric strings are coerced to
+numbers, and geometry must be finite with ``w, h >= 0``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from typing import Any, Dict, List, Mapping, Optional
+
+from spatialobs._errors import InvalidInputError
+from spatialobs.canvas.records import Diagnostic
+
+__all__ = [
+    "normalize_style_key",
+    "sanitize_style",
+    "coerce_number",
+    "sanitize_node_fields",
+    "sanitize_binding_fields",
+    "NODE_FIELDS",
+]
+
+#: Node fields in their canonical order (``Node`` dataclass order).
+NODE_FIELDS = (
+    "id", "type", "parent", "index", "x", "y", "w", "h", "rotation",
+    "text", "name", "style", "opacity", "locked", "hidden", "props",
+)
+
+_SPLIT = re.compile(r"[-_\s]+")
+_NUMERIC = re.compile(r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$")
+_NUMERIC_PX = re.compile(r"^\s*([-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*(px)?\s*$")
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off", ""}
+
+
+@lru_cache(maxsize=4096)
+def normalize_style_key(key: str) -> str:
+    """Return the one spelling (camelCase) of a style key.
+
+    Examples
+    --------
+    >>> normalize_style_key("background-color")
+    'backgroundColor'
+    >>> normalize_style_key("label_color"), normalize_style_key("labelColor")
+    ('labelColor', 'labelColor')
+    """
+    parts = [p for p in _SPLIT.split(key.strip()) if p]
+    if not parts:
+        return key
+    head = parts[0]
+    # A single already-camelCase word keeps its inner capitals; only its first letter is lowered.
+    out = head[:1].lower() + head[1:]
+    for p in parts[1:]:
+        out += p[:1].upper() + p[1:]
+    return out
+
+
+def _numeric_value(value: str) -> Any:
+    """A numeric string as int (integral literal) or float; other strings unchanged."""
+    if _NUMERIC.match(value):
+        s = value.strip()
+        if re.fullmatch(r"[-+]?\d+", s):
+            return int(s)
+        f = float(s)
+        return f if math.isfinite(f) else value
+    return value
+
+
+def sanitize_style(style: Optional[Mapping[str, Any]], *, record: str = "?") -> Dict[str, Any]:
+    """Normalize a style mapping: one key spelling, no null/empty values, numbers coerced.
+
+    Parameters
+    ----------
+    style : mapping or None
+        Raw style, e.g. ``{"background-color": "red", "stroke_width": "2", "font": None}``.
+    record : str
+        Record id used in error messages.
+
+    Returns
+    -------
+    dict
+        e.g. ``{"backgroundColor": "red", "strokeWidth": 2}``.
+
+    Examples
+    --------
+    >>> sanitize_style({"font-size": "12", "color": "", "fill": None})
+    {'fontSize': 12}
+    """
+    if style is None:
+        return {}
+    if not isinstance(style, Mapping):
+        raise InvalidInputError(f"record {record!r}: style must be an object, got {type(style).__name__}")
+    out: Dict[str, Any] = {}
+    for k, v in style.items():
+        if v is None or (isinstance(v, (str, list, dict, tuple)) and len(v) == 0):
+            continue
+        if isinstance(v, float) and not math.isfinite(v):
+            continue
+        out[normalize_style_key(str(k))] = _numeric_value(v) if isinstance(v, str) else v
+    return out
+
+
+def coerce_number(value: Any, field: str, record: str) -> float:
+    """Return ``value`` as a finite float; numeric strings (also ``"12px"``) are accepted.
+
+    Raises
+    ------
+    InvalidInputError
+        For booleans, non-numeric strings, other types and NaN/inf, naming record and field.
+
+    Examples
+    --------
+    >>> coerce_number("12.5", "x", "shape:a")
+    12.5
+    """
+    if isinstance(value, bool) or value is None:
+        raise InvalidInputError(f"record {record!r}: field {field!r} must be a number, got {value!r}")
+    if isinstance(value, (int, float)):
+        f = float(value)
+    elif isinstance(value, str):
+        m = _NUMERIC_PX.match(value)
+        if not m:
+            raise InvalidInputError(f"record {record!r}: field {field!r} must be a number, got {value!r}")
+        f = float(m.group(1))
+    else:
+        try:
+            f = float(value)  # numpy scalars and the like
+        except (TypeError, ValueError):
+            raise InvalidInputError(
+                f"record {record!r}: field {field!r} must be a number, got {type(value).__name__}"
+            ) from None
+    if not math.isfinite(f):
+        raise InvalidInputError(f"record {record!r}: field {field!r} must be finite, got {value!r}")
+    return f
+
+
+def _coerce_bool(value: Any, field: str, record: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if value is None:
+        return False
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise InvalidInputError(f"record {record!r}: field {field!r} must be a boolean, got {value!r}")
+
+
+_DEFAULTS: Dict[str, Any] = {
+    "x": 0.0, "y": 0.0, "w": 0.0, "h": 0.0, "rotation": 0.0, "opacity": 1.0,
+    "locked": False, "hidden": False, "text": None, "name": None,
+}
+
+
+def _fail(strict: bool, diagnostics: Optional[List[Diagnostic]], code: str, record: str, message: str) -> None:
+    if strict or diagnostics is None:
+        raise InvalidInputError(f"record {record!r}: {message}")
+    diagnostics.append(Diagnostic(code, record, message))
+
+
+def sanitize_node_fields(
+    fields: Mapping[str, Any],
+    *,
+    strict: bool = True,
+    diagnostics: Optional[List[Diagnostic]] = None,
+    partial: bool = False,
+) -> Dict[str, Any]:
+    """Validate and normalize node fields; return a new dict of clean values.
+
+    Parameters
+    ----------
+    fields : mapping
+        Raw values keyed by :class:`~spatialobs.canvas.Node` field name. Unknown keys
+        are an error (strict) or moved into ``props`` (lenient).
+    strict : bool
+        Raise :class:`~spatialobs.InvalidInputError` on the first bad value (public
+        write path); otherwise repair it and append a diagnostic (importers).
+    diagnostics : list, optional
+        Where lenient mode reports repairs.
+    partial : bool
+        Only the given fields are checked (an update); otherwise ``id``, ``type``
+        and ``parent`` are required and absent optional fields get defaults.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> f = sanitize_node_fields({"id": "a", "type": "geo", "parent": "page:1",
+    ...                           "x": "10", "w": 5, "h": 5, "style": {"fill-color": "red"}})
+    >>> f["x"], f["style"]
+    (10.0, {'fillColor': 'red'})
+    """
+    rec = str(fields.get("id", "?"))
+    out: Dict[str, Any] = {}
+    for key, value in fields.items():
+        if key in ("x", "y", "rotation"):
+            try:
+                out[key] = coerce_number(value, key, rec)
+            except InvalidInputError as exc:
+                _fail(strict, diagnostics, "invalid_geometry", rec, str(exc).split(": ", 1)[1] + "; 0 used")
+                out[key] = 0.0
+        elif key in ("w", "h"):
+            try:
+                v = coerce_number(value, key, rec)
+            except InvalidInputError as exc:
+                _fail(strict, diagnostics, "invalid_geometry", rec, str(exc).split(": ", 1)[1] + "; 0 used")
+                v = 0.0
+            if v < 0:
+                _fail(strict, diagnostics, "negative_size", rec, f"field {key!r} must be >= 0, got {v!r}; 0 used")
+                v = 0.0
+            out[key] = v
+        elif key == "opacity":
+            try:
+                v = coerce_number(value, key, rec)
+            except InvalidInputError as exc:
+                _fail(strict, diagnostics, "invalid_field", rec, str(exc).split(": ", 1)[1] + "; 1 used")
+                v = 1.0
+            if not 0.0 <= v <= 1.0:
+                _fail(strict, diagnostics, "invalid_field", rec, f"field 'opacity' must be in [0, 1], got {v!r}; clamped")
+                v = min(1.0, max(0.0, v))
+            out[key] = v
+        elif key in ("locked", "hidden"):
+            try:
+                out[key] = _coerce_bool(value, key, rec)
+            except InvalidInputError as exc:
+                _fail(strict, diagnostics, "invalid_field", rec, str(exc).split(": ", 1)[1] + "; false used")
+                out[key] = False
+        elif key in ("id", "type", "parent"):
+            if not isinstance(value, str) or not value:
+                if strict or key == "id":
+                    raise InvalidInputError(f"record {rec!r}: field {key!r} must be a non-empty string, got {value!r}")
+                _fail(strict, diagnostics, "missing_field", rec, f"field {key!r} must be a non-empty string, got {value!r}")
+                continue
+            out[key] = value
+        elif key == "index":
+            if value is None:
+                continue
+            if not isinstance(value, str) or not value:
+                _fail(strict, diagnostics, "invalid_field", rec, f"field 'index' must be a non-empty string, got {value!r}")
+                continue
+            out[key] = value
+        elif key in ("text", "name"):
+            if value is None or value == "":
+                out[key] = None
+            elif isinstance(value, str):
+                out[key] = value
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[key] = str(value)
+            else:
+                _fail(strict, diagnostics, "invalid_field", rec, f"field {key!r} must be a string, got {type(value).__name__}")
+                out[key] = None
+        elif key == "style":
+            try:
+                out[key] = sanitize_style(value, record=rec)
+            except InvalidInputError as exc:
+                _fail(strict, diagnostics, "invalid_field", rec, str(exc).split(": ", 1)[1])
+                out[key] = {}
+        elif key == "props":
+            if value is None:
+                out[key] = {}
+            elif isinstance(value, Mapping):
+                out[key] = dict(value)
+            else:
+                _fail(strict, diagnostics, "invalid_field", rec, f"field 'props' must be an object, got {type(value).__name__}")
+                out[key] = {}
+        else:
+            if strict:
+                raise InvalidInputError(f"record {rec!r}: unknown node field {key!r}")
+            out.setdefault("props", dict(fields.get("props") or {}))[key] = value
+    if not partial:
+        for key in ("id", "type", "parent"):
+            if key not in out:
+                if strict:
+                    raise InvalidInputError(f"record {rec!r}: missing required field {key!r}")
+                out[key] = {"type": "unknown"}.get(key)  # parent None: the importer assigns a page
+        for key, default in _DEFAULTS.items():
+            out.setdefault(key, default)
+        out.setdefault("style", {})
+        out.setdefault("props", {})
+        out.setdefault("index", None)
+    return out
+
+
+def sanitize_binding_fields(
+    fields: Mapping[str, Any],
+    *,
+    strict: bool = True,
+    diagnostics: Optional[List[Diagnostic]] = None,
+) -> Dict[str, Any]:
+    """Validate binding fields (``id``, ``from_id``, ``to_id``, ``terminal``, ``anchor``, ...).
+
+    Examples
+    --------
+    >>> sanitize_binding_fields({"id": "b", "from_id": "a", "to_id": "t", "terminal": "end"})["anchor"]
+    (0.5, 0.5)
+    """
+    rec = str(fields.get("id", "?"))
+    out: Dict[str, Any] = {}
+    for key in ("id", "from_id", "to_id"):
+        v = fields.get(key)
+        if not isinstance(v, str) or not v:
+            raise InvalidInputError(f"binding {rec!r}: field {key!r} must be a non-empty string, got {v!r}")
+        out[key] = v
+    btype = fields.get("type", "arrow")
+    out["type"] = btype if isinstance(btype, str) and btype else "arrow"
+    term = fields.get("terminal", "end")
+    if term not in ("start", "end"):
+        if strict:
+            raise InvalidInputError(f"binding {rec!r}: field 'terminal' must be 'start' or 'end', got {term!r}")
+        _fail(strict, diagnostics, "invalid_field", rec, f"terminal {term!r} is not start/end; 'end' used")
+        term = "end"
+    out["terminal"] = term
+    anchor = fields.get("anchor", (0.5, 0.5))
+    try:
+        if isinstance(anchor, Mapping):
+            anchor = (anchor.get("x", 0.5), anchor.get("y", 0.5))
+        ax, ay = anchor  # type: ignore[misc]
+        out["anchor"] = (coerce_number(ax, "anchor.x", rec), coerce_number(ay, "anchor.y", rec))
+    except (TypeError, ValueError) as exc:
+        if strict:
+            raise InvalidInputError(f"binding {rec!r}: field 'anchor' must be two finite numbers ({exc})") from None
+        _fail(strict, diagnostics, "invalid_field", rec, "anchor is not two finite numbers; (0.5, 0.5) used")
+        out["anchor"] = (0.5, 0.5)
+    try:
+        out["precise"] = _coerce_bool(fields.get("precise", False), "precise", rec)
+    except InvalidInputError:
+        if strict:
+            raise
+        out["precise"] = False
+    props = fields.get("props") or {}
+    if not isinstance(props, Mapping):
+        if strict:
+            raise InvalidInputError(f"binding {rec!r}: field 'props' must be an object")
+        props = {}
+    out["props"] = dict(props)
+    return out

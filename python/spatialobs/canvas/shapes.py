@@ -1,0 +1,308 @@
+"""Local geometry of point-based shapes and text-size estimates.
+
+Box-like nodes have the local box ``(0, 0, w, h)``. Point-based nodes (arrows,
+lines, freehand strokes) have the bounding box of their points, which need not
+start at the origin; this module computes it from the node's ``props`` in the
+forms the importers keep:
+
+* ``props["points"]``: a list of ``[x, y]`` pairs (native form, Excalidraw);
+* tldraw arrows: ``props["start"]`` / ``props["end"]`` points and ``props["bend"]``
+  (a circular arc through the midpoint pushed sideways by ``bend``);
+* tldraw lines: ``props["points"]`` / ``props["handles"]`` as an id-keyed mapping;
+* tldraw draw / highlight: ``props["segments"]`` with point lists or the
+  base64 ``path`` encoding (first point float32, then float16 deltas).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import unicodedata
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+__all__ = [
+    "POINT_TYPES",
+    "FONT_SIZES",
+    "LINE_HEIGHT",
+    "local_box",
+    "arrow_terminals",
+    "arc_box",
+    "decode_b64_points",
+    "encode_b64_points",
+    "estimate_text_size",
+]
+
+#: Node types whose local geometry comes from points rather than ``(0, 0, w, h)``.
+POINT_TYPES = frozenset({"arrow", "line", "draw", "highlight", "freedraw"})
+
+#: tldraw's font size per size style, in page units before ``scale``.
+FONT_SIZES = {"s": 18.0, "m": 24.0, "l": 36.0, "xl": 44.0}
+#: tldraw's text line height as a multiple of the font size.
+LINE_HEIGHT = 1.35
+
+Box = Tuple[float, float, float, float]
+
+
+def _bbox(xs: Sequence[float], ys: Sequence[float]) -> Optional[Box]:
+    if not xs:
+        return None
+    return (min(xs), min(ys), max(xs), max(ys))
+
+
+def _finite_xy(p: Any) -> Optional[Tuple[float, float]]:
+    try:
+        if isinstance(p, Mapping):
+            x, y = float(p["x"]), float(p["y"])
+        else:
+            x, y = float(p[0]), float(p[1])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    if math.isfinite(x) and math.isfinite(y):
+        return (x, y)
+    return None
+
+
+def decode_b64_points(path: str) -> np.ndarray:
+    """Decode tldraw's base64 point encoding to an ``(n, 3)`` array of x, y, z.
+
+    The first point is three little-endian float32 values; each following point is
+    three float16 deltas from the previous one.
+
+    Examples
+    --------
+    >>> decode_b64_points(encode_b64_points([(1, 2, 0.5), (3, 2, 0.5)]))[:, :2].tolist()
+    [[1.0, 2.0], [3.0, 2.0]]
+    """
+    try:
+        raw = base64.b64decode(path, validate=False)
+    except (ValueError, TypeError):
+        return np.zeros((0, 3))
+    if len(raw) < 12:
+        return np.zeros((0, 3))
+    first = np.frombuffer(raw[:12], dtype="<f4").astype(np.float64)
+    rest = raw[12:]
+    k = len(rest) // 6
+    deltas = np.frombuffer(rest[: k * 6], dtype="<f2").astype(np.float64).reshape(k, 3)
+    pts = np.empty((k + 1, 3))
+    pts[0] = first
+    if k:
+        pts[1:] = first + np.cumsum(deltas, axis=0)
+    return pts
+
+
+def encode_b64_points(points: Iterable[Sequence[float]]) -> str:
+    """Encode points ``(x, y[, z])`` in tldraw's base64 form (see :func:`decode_b64_points`).
+
+    Deltas are taken from the previously *encoded* point so rounding does not drift.
+    """
+    pts = [(float(p[0]), float(p[1]), float(p[2]) if len(p) > 2 else 0.5) for p in points]
+    if not pts:
+        return ""
+    first = np.asarray(pts[0], dtype="<f4")
+    out = [first.tobytes()]
+    prev = first.astype(np.float64)
+    for p in pts[1:]:
+        d = (np.asarray(p) - prev).astype("<f2")
+        out.append(d.tobytes())
+        prev = prev + d.astype(np.float64)
+    return base64.b64encode(b"".join(out)).decode("ascii")
+
+
+def arc_box(a: Tuple[float, float], b: Tuple[float, float], bend: float) -> Box:
+    """Bounding box of tldraw's arrow arc from ``a`` to ``b`` with ``bend``.
+
+    The arc passes through ``a``, ``b`` and the chord midpoint moved by ``bend``
+    along the chord's left normal; ``bend == 0`` (or a degenerate chord) is the
+    straight segment.
+
+    Examples
+    --------
+    >>> arc_box((0, 0), (10, 0), 0)
+    (0.0, 0.0, 10.0, 0.0)
+    >>> [round(v, 9) for v in arc_box((0, 0), (10, 0), 5)]
+    [0.0, -5.0, 10.0, 0.0]
+    """
+    ax, ay = a
+    bx, by = b
+    dx, dy = bx - ax, by - ay
+    length = math.hypot(dx, dy)
+    if length < 1e-9 or abs(bend) < 1e-9:
+        return (min(ax, bx), min(ay, by), max(ax, bx), max(ay, by))
+    ux, uy = dx / length, dy / length
+    # tldraw: middle = med + per(u) * -bend, per(u) = (u.y, -u.x)
+    mx, my = (ax + bx) / 2 - uy * bend, (ay + by) / 2 + ux * bend
+    # circle through a, m, b
+    d = 2 * (ax * (my - by) + mx * (by - ay) + bx * (ay - my))
+    if abs(d) < 1e-12:
+        return (min(ax, bx, mx), min(ay, by, my), max(ax, bx, mx), max(ay, by, my))
+    a2, m2, b2 = ax * ax + ay * ay, mx * mx + my * my, bx * bx + by * by
+    cx = (a2 * (my - by) + m2 * (by - ay) + b2 * (ay - my)) / d
+    cy = (a2 * (bx - mx) + m2 * (ax - bx) + b2 * (mx - ax)) / d
+    r = math.hypot(ax - cx, ay - cy)
+    xs, ys = [ax, bx], [ay, by]
+    ta = math.atan2(ay - cy, ax - cx)
+    tm = math.atan2(my - cy, mx - cx)
+    tb = math.atan2(by - cy, bx - cx)
+
+    def ccw_between(t0: float, t: float, t1: float) -> bool:
+        # is t on the counter-clockwise sweep from t0 to t1?
+        span = (t1 - t0) % (2 * math.pi)
+        return (t - t0) % (2 * math.pi) <= span
+
+    ccw = ccw_between(ta, tm, tb)
+    for t, px, py in ((0.0, cx + r, cy), (math.pi / 2, cx, cy + r), (math.pi, cx - r, cy), (-math.pi / 2, cx, cy - r)):
+        inside = ccw_between(ta, t, tb) if ccw else ccw_between(tb, t, ta)
+        if inside:
+            xs.append(px)
+            ys.append(py)
+    return (min(xs), min(ys), max(xs), max(ys))
+
+
+def arrow_terminals(props: Mapping[str, Any]) -> Tuple[Optional[Tuple[float, float]], Optional[Tuple[float, float]], float]:
+    """Local start and end points of a tldraw arrow (``None`` for an in-props bound terminal) and its bend."""
+    start = props.get("start")
+    end = props.get("end")
+    s = _finite_xy(start) if isinstance(start, Mapping) and start.get("type", "point") == "point" else None
+    e = _finite_xy(end) if isinstance(end, Mapping) and end.get("type", "point") == "point" else None
+    try:
+        bend = float(props.get("bend", 0) or 0)
+    except (TypeError, ValueError):
+        bend = 0.0
+    if not math.isfinite(bend):
+        bend = 0.0
+    return s, e, bend
+
+
+def _points_of_mapping(m: Mapping[str, Any]) -> List[Tuple[float, float]]:
+    out = []
+    for v in m.values():
+        p = _finite_xy(v)
+        if p is not None:
+            out.append(p)
+    return out
+
+
+def local_box(node_type: str, props: Mapping[str, Any], w: float = 0.0, h: float = 0.0) -> Box:
+    """Local bounding box of a node's geometry.
+
+    Parameters
+    ----------
+    node_type : str
+    props : mapping
+        The node's props.
+    w, h : float
+        Fallback size when the props hold no usable points.
+
+    Returns
+    -------
+    (x0, y0, x1, y1)
+
+    Examples
+    --------
+    >>> local_box("line", {"points": [[0, 0], [10, -5]]})
+    (0.0, -5.0, 10.0, 0.0)
+    >>> local_box("geo", {}, 3, 4)
+    (0.0, 0.0, 3.0, 4.0)
+    """
+    if node_type in POINT_TYPES:
+        pts = props.get("points")
+        if isinstance(pts, list) and pts:
+            xy = [p for p in (_finite_xy(q) for q in pts) if p is not None]
+            box = _bbox([p[0] for p in xy], [p[1] for p in xy])
+            if box is not None:
+                return box
+        if node_type == "arrow" and ("start" in props or "end" in props):
+            s, e, bend = arrow_terminals(props)
+            if s is None and e is None:
+                return (0.0, 0.0, 0.0, 0.0)
+            s = s or e
+            e = e or s
+            return arc_box(s, e, bend)  # type: ignore[arg-type]
+        if isinstance(pts, Mapping) and pts:
+            box = _bbox(*zip(*_points_of_mapping(pts))) if _points_of_mapping(pts) else None
+            if box is not None:
+                return box
+        handles = props.get("handles")
+        if isinstance(handles, Mapping) and handles:
+            xy = _points_of_mapping(handles)
+            if xy:
+                return _bbox([p[0] for p in xy], [p[1] for p in xy])  # type: ignore[return-value]
+        segments = props.get("segments")
+        if isinstance(segments, list) and segments:
+            arrays = []
+            for seg in segments:
+                if not isinstance(seg, Mapping):
+                    continue
+                if isinstance(seg.get("path"), str):
+                    arrays.append(decode_b64_points(seg["path"])[:, :2])
+                elif isinstance(seg.get("points"), list):
+                    xy = [p for p in (_finite_xy(q) for q in seg["points"]) if p is not None]
+                    if xy:
+                        arrays.append(np.asarray(xy, dtype=np.float64))
+            if arrays:
+                allp = np.concatenate(arrays)
+                if len(allp):
+                    scale = props.get("scale", 1) or 1
+                    try:
+                        scale = float(scale)
+                    except (TypeError, ValueError):
+                        scale = 1.0
+                    lo = allp.min(axis=0) * scale
+                    hi = allp.max(axis=0) * scale
+                    return (float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1]))
+    return (0.0, 0.0, float(w), float(h))
+
+
+def _char_width(ch: str) -> float:
+    """Rough advance of one character in em units (wide East Asian characters are 1 em)."""
+    if unicodedata.east_asian_width(ch) in ("W", "F"):
+        return 1.0
+    if ch == " ":
+        return 0.3
+    return 0.55
+
+
+def estimate_text_size(
+    text: str,
+    size: str = "m",
+    scale: float = 1.0,
+    width: Optional[float] = None,
+    auto_size: bool = True,
+) -> Tuple[float, float]:
+    """Estimate the page size of a tldraw text shape.
+
+    Height is ``lines × font size × 1.35 × scale`` (tldraw's line height), where
+    lines are the hard lines plus, when the width is fixed (``auto_size`` false),
+    soft wraps estimated from an average glyph width. Width comes from the stored
+    ``width``: files store it either before or after ``scale`` depending on the
+    tldraw version, so the reading closer to a glyph-count estimate is taken, and
+    the estimate itself replaces a stored width that is off by more than 2×
+    (a width set by a script and never measured). Real fonts differ; tests allow a
+    tolerance for text shapes.
+
+    Examples
+    --------
+    >>> estimate_text_size("one\\ntwo", "m", 1.0, 40.0)
+    (40.0, 64.8)
+    """
+    fs = FONT_SIZES.get(size, 24.0)
+    hard = (text or "").split("\n")
+    est_w = max(sum(_char_width(c) for c in line) for line in hard) * fs * scale
+    lines = len(hard)
+    if width is not None and not auto_size and width > 0:
+        lines = 0
+        for line in hard:
+            lw = sum(_char_width(c) for c in line) * fs
+            lines += max(1, math.ceil(lw / width - 1e-9))
+    h = lines * fs * LINE_HEIGHT * scale
+    if width is None or not width > 0:
+        return (float(est_w), h)
+    if not auto_size:
+        return (float(width) * scale, h)
+    a, b = float(width) * scale, float(width)
+    w = a if abs(a - est_w) <= abs(b - est_w) else b
+    if est_w > 0 and not (0.5 * est_w <= w <= 2.0 * est_w + fs):
+        w = est_w
+    return (w, h)
