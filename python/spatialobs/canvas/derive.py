@@ -16,7 +16,7 @@ import numpy as np
 
 from spatialobs._errors import SpatialObsError
 from spatialobs.canvas.records import Binding, Node, Page
-from spatialobs.canvas.shapes import POINT_TYPES, arc_box, arrow_terminals, local_box
+from spatialobs.canvas.shapes import POINT_TYPES, STRAIGHT_BEND, STROKE_SIZES, arc_box, arrow_terminals, local_box
 
 __all__ = ["Derived", "derive"]
 
@@ -236,7 +236,7 @@ def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, 
                 pts[term] = anchors[term]
         a = pts["start"] or pts["end"] or (0.0, 0.0)
         b_ = pts["end"] or pts["start"] or (0.0, 0.0)
-        if bend == 0.0:
+        if abs(bend) < STRAIGHT_BEND:
             # a straight arrow stops where it meets a bound target's box
             ends = {"start": a, "end": b_}
             for term, t in targets.items():
@@ -255,6 +255,19 @@ def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, 
                 gx = d.px[t] + ct * hx - st * hy - ox
                 gy = d.py[t] + st * hx + ct * hy - oy
                 ends[term] = (c * gx + sn * gy, -sn * gx + c * gy)
+            # an arrowhead on a bound terminal stops short of the target
+            size = STROKE_SIZES.get(str(nd.props.get("size", "m")), 3.5)
+            try:
+                scale = float(nd.props.get("scale", 1) or 1)
+            except (TypeError, ValueError):
+                scale = 1.0
+            for term, other in (("start", "end"), ("end", "start")):
+                if term in targets and nd.props.get("arrowhead" + term.title(), "none") != "none":
+                    (qx, qy), (ox2, oy2) = ends[term], ends[other]
+                    L = math.hypot(qx - ox2, qy - oy2)
+                    off = (10.0 + size) * scale
+                    if L > off:
+                        ends[term] = (qx + (ox2 - qx) * off / L, qy + (oy2 - qy) * off / L)
             a, b_ = ends["start"], ends["end"]
         d.local[r] = arc_box(a, b_, bend)
         changed.append(r)

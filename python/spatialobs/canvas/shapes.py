@@ -39,6 +39,10 @@ POINT_TYPES = frozenset({"arrow", "line", "draw", "highlight", "freedraw"})
 
 #: tldraw's font size per size style, in page units before ``scale``.
 FONT_SIZES = {"s": 18.0, "m": 24.0, "l": 36.0, "xl": 44.0}
+#: tldraw draws an arrow straight when ``|bend|`` is below this.
+STRAIGHT_BEND = 8.0
+#: tldraw's stroke width per size style; a bound arrowhead stops 10 + this short of its target.
+STROKE_SIZES = {"s": 2.0, "m": 3.5, "l": 5.0, "xl": 10.0}
 #: tldraw's text line height as a multiple of the font size.
 LINE_HEIGHT = 1.35
 
@@ -114,21 +118,21 @@ def arc_box(a: Tuple[float, float], b: Tuple[float, float], bend: float) -> Box:
     """Bounding box of tldraw's arrow arc from ``a`` to ``b`` with ``bend``.
 
     The arc passes through ``a``, ``b`` and the chord midpoint moved by ``bend``
-    along the chord's left normal; ``bend == 0`` (or a degenerate chord) is the
-    straight segment.
+    along the chord's left normal; tldraw draws ``|bend| < 8`` (and a degenerate
+    chord) as the straight segment.
 
     Examples
     --------
     >>> arc_box((0, 0), (10, 0), 0)
     (0.0, 0.0, 10.0, 0.0)
-    >>> [round(v, 9) for v in arc_box((0, 0), (10, 0), 5)]
-    [0.0, -5.0, 10.0, 0.0]
+    >>> [round(v, 9) for v in arc_box((0, 0), (100, 0), 50)]
+    [0.0, 0.0, 100.0, 50.0]
     """
     ax, ay = a
     bx, by = b
     dx, dy = bx - ax, by - ay
     length = math.hypot(dx, dy)
-    if length < 1e-9 or abs(bend) < 1e-9:
+    if length < 1e-9 or abs(bend) < STRAIGHT_BEND:
         return (min(ax, bx), min(ay, by), max(ax, bx), max(ay, by))
     ux, uy = dx / length, dy / length
     # tldraw: middle = med + per(u) * -bend, per(u) = (u.y, -u.x)

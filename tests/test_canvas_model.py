@@ -1,0 +1,239 @@
+"""Canvas document model: write path, sanitizer, derived geometry, native JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from spatialobs import InvalidInputError, OutOfRangeError, SpatialObsError
+from spatialobs.canvas import Binding, Canvas, Node, Page, Viewport, normalize_style_key, sanitize_style
+from spatialobs.canvas.fractional import is_valid_key, key_between, key_sequence
+
+P = "page:page"
+
+
+def corners_box(ox, oy, rot, x0, y0, x1, y1):
+    """Independent oracle: rotate the four corners about the origin, then translate."""
+    xs, ys = [], []
+    for cx, cy in ((x0, y0), (x1, y0), (x1, y1), (x0, y1)):
+        xs.append(ox + cx * math.cos(rot) - cy * math.sin(rot))
+        ys.append(oy + cx * math.sin(rot) + cy * math.cos(rot))
+    return (min(xs), min(ys), max(xs), max(ys))
+
+
+# ---------------------------------------------------------------- sanitizer and write path
+
+def test_style_keys_have_one_spelling():
+    assert normalize_style_key("background-color") == "backgroundColor"
+    assert normalize_style_key("background_color") == "backgroundColor"
+    assert normalize_style_key("backgroundColor") == "backgroundColor"
+    assert sanitize_style({"font-size": "12", "line_height": "1.5", "color": "", "fill": None, "dash": []}) == {
+        "fontSize": 12, "lineHeight": 1.5}
+
+
+def test_add_coerces_numeric_strings_and_assigns_index():
+    c = Canvas()
+    a = c.add({"id": "a", "type": "geo", "parent": P, "x": "10", "y": "2.5px", "w": "30", "h": 40})
+    b = c.add(Node("b", "geo", P, index=None, w=1, h=1))  # type: ignore[arg-type]
+    assert (a.x, a.y, a.w) == (10.0, 2.5, 30.0)
+    assert is_valid_key(a.index) and b.index > a.index
+    assert c.paint_order() == ["a", "b"]
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"x": float("nan")}, "x"), ({"w": -1}, "w"), ({"y": "abc"}, "y"), ({"rotation": float("inf")}, "rotation"),
+    ({"opacity": 2}, "opacity"), ({"locked": "maybe"}, "locked"), ({"colour": 1}, "colour"),
+])
+def test_add_rejects_bad_fields_naming_record_and_field(bad, field):
+    c = Canvas()
+    with pytest.raises(InvalidInputError, match=rf"'n1'.*{field}"):
+        c.add({"id": "n1", "type": "geo", "parent": P, **bad})
+    assert len(c) == 0
+
+
+def test_add_rejects_unknown_parent_duplicate_and_binding_to_nothing():
+    c = Canvas()
+    c.add(Node("a", "geo", P))
+    with pytest.raises(InvalidInputError, match="'b'.*parent 'nope'"):
+        c.add(Node("b", "geo", "nope"))
+    with pytest.raises(InvalidInputError, match="already exists"):
+        c.add(Node("a", "geo", P))
+    with pytest.raises(InvalidInputError, match="'ghost' does not exist"):
+        c.add(Binding("b1", "arrow", "a", "ghost", "end"))
+    assert isinstance(InvalidInputError("x"), ValueError) and issubclass(InvalidInputError, SpatialObsError)
+
+
+def test_update_merges_style_and_rejects_cycles():
+    c = Canvas()
+    c.add(Node("f", "frame", P, w=100, h=100))
+    c.add(Node("g", "group", "f"))
+    c.add(Node("a", "geo", "g", style={"color": "red"}, w=5, h=5))
+    n = c.update("a", style={"fill-style": "solid", "color": None}, x="3")
+    assert n.style == {"fillStyle": "solid"} and n.x == 3.0
+    with pytest.raises(InvalidInputError, match="cycle"):
+        c.update("f", parent="a")
+    with pytest.raises(OutOfRangeError):
+        c.update("zzz", x=1)
+    assert c.node("f").parent == P
+
+
+def test_remove_takes_subtree_bindings_and_selection():
+    c = Canvas()
+    c.add(Node("f", "frame", P, w=100, h=100))
+    c.add(Node("a", "geo", "f", w=5, h=5))
+    c.add(Node("arrow", "arrow", P, props={"points": [[0, 0], [10, 0]]}))
+    c.add(Binding("b1", "arrow", "arrow", "a", "end"))
+    c.selection[P] = ("a", "arrow")
+    removed = c.remove("f")
+    assert set(removed) == {"a", "f", "b1"}
+    assert list(c.nodes) == ["arrow"] and not c.bindings and c.selection[P] == ("arrow",)
+
+
+def test_batch_is_atomic_and_recomputes_once():
+    c = Canvas()
+    c.add(Node("a", "geo", P, w=10, h=10))
+    before = c.copy()
+    with pytest.raises(InvalidInputError):
+        with c.batch():
+            c.update("a", x=50)
+            c.add(Node("b", "geo", "a", w=1, h=1))
+            c.remove("a")
+            c.add(Node("c", "geo", "missing"))
+    assert c == before and c.page_bounds("a") == (0.0, 0.0, 10.0, 10.0)
+    with c.batch():
+        c.update("a", x=5)
+        c.add(Node("b", "geo", P, x=1, w=1, h=1))
+    assert c.page_bounds("a") == (5.0, 0.0, 15.0, 10.0) and "b" in c.nodes
+
+
+def test_nodes_mapping_is_read_only():
+    c = Canvas()
+    with pytest.raises(TypeError):
+        c.nodes["x"] = Node("x", "geo", P)  # type: ignore[index]
+
+
+# ---------------------------------------------------------------- derived geometry
+
+@settings(max_examples=200, deadline=None)
+@given(x=st.floats(-1e4, 1e4), y=st.floats(-1e4, 1e4), w=st.floats(0, 1e3), h=st.floats(0, 1e3),
+       rot=st.floats(-7, 7))
+def test_rotated_rectangle_bounds_match_corners(x, y, w, h, rot):
+    c = Canvas()
+    c.add(Node("r", "geo", P, "a1", x, y, w, h, rot))
+    np.testing.assert_allclose(c.page_bounds("r"), corners_box(x, y, rot, 0, 0, w, h), rtol=1e-12, atol=1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.floats(-500, 500), st.floats(-500, 500), st.floats(-4, 4)), min_size=1, max_size=6),
+       st.floats(1, 300), st.floats(1, 300))
+def test_nesting_composes_transforms(chain, w, h):
+    c = Canvas()
+    parent = P
+    ox, oy, rot = 0.0, 0.0, 0.0
+    for k, (x, y, r) in enumerate(chain):
+        nid = f"n{k}"
+        c.add(Node(nid, "geo", parent, "a1", x, y, w, h, r))
+        # compose by hand: parent origin + parent rotation applied to the local offset
+        ox, oy = ox + x * math.cos(rot) - y * math.sin(rot), oy + x * math.sin(rot) + y * math.cos(rot)
+        rot += r
+        parent = nid
+    np.testing.assert_allclose(c.page_bounds(parent), corners_box(ox, oy, rot, 0, 0, w, h), rtol=1e-9, atol=1e-6)
+    assert math.isclose(c.page_rotation(parent), rot, abs_tol=1e-12)
+
+
+def test_frames_clip_groups_union_and_paint_order():
+    c = Canvas()
+    c.add(Node("f", "frame", P, "a2", 0, 0, 100, 100))
+    c.add(Node("g", "group", "f", "a1", 10, 10))
+    c.add(Node("a", "geo", "g", "a2", 0, 0, 20, 20))
+    c.add(Node("b", "geo", "g", "a1", 80, 80, 40, 40))
+    c.add(Node("out", "geo", "f", "a2", 200, 0, 10, 10))
+    c.add(Node("below", "geo", P, "a1", 0, 0, 5, 5))
+    assert c.page_bounds("g") == (10.0, 10.0, 130.0, 130.0)
+    assert c.visible_bounds("b") == (90.0, 90.0, 100.0, 100.0)
+    assert c.visible_bounds("out") is None
+    assert c.paint_order() == ["below", "f", "g", "b", "a", "out"]
+    assert c.frame_of("a") == "f" and c.group_of("a") == "g" and c.group_of("g") is None
+    cols = c.columns()
+    assert cols.ids == c.paint_order() and cols.bounds.shape == (6, 4) and cols.bounds.flags.c_contiguous
+    k = cols.position("b")
+    assert cols.clipped[k] and cols.parent[k] == "g" and cols.frame[k] == "f"
+    assert np.isnan(cols.visible[cols.position("out")]).all()
+
+
+def test_effective_flags_and_opacity_inherit():
+    c = Canvas()
+    c.add(Node("f", "frame", P, w=10, h=10, opacity=0.5, locked=True))
+    c.add(Node("a", "geo", "f", w=1, h=1, opacity=0.5, hidden=True))
+    cols = c.columns()
+    k = cols.position("a")
+    assert cols.opacity[k] == 0.25 and cols.locked[k] and cols.hidden[k]
+
+
+def test_point_shapes_use_point_bounds():
+    c = Canvas()
+    c.add(Node("l", "line", P, "a1", 100, 100, props={"points": [[0, 0], [-10, 20], [30, -5]]}))
+    assert c.page_bounds("l") == (90.0, 95.0, 130.0, 120.0)
+
+
+def test_viewport_box():
+    assert Viewport(1, 2, 3, 4).as_box() == (1.0, 2.0, 4.0, 6.0)
+    assert Viewport.from_box((1, 2, 4, 6)) == Viewport(1.0, 2.0, 3.0, 4.0)
+
+
+def test_fractional_keys_order():
+    seq = key_sequence(200)
+    assert seq == sorted(seq) and all(is_valid_key(k) for k in seq)
+    m = key_between(seq[3], seq[4])
+    assert seq[3] < m < seq[4] and is_valid_key(m)
+
+
+# ---------------------------------------------------------------- native JSON
+
+node_st = st.builds(
+    dict,
+    x=st.floats(-1e6, 1e6), y=st.floats(-1e6, 1e6), w=st.floats(0, 1e4), h=st.floats(0, 1e4),
+    rotation=st.floats(-7, 7), opacity=st.floats(0, 1), locked=st.booleans(), hidden=st.booleans(),
+    text=st.none() | st.text(min_size=1, max_size=20), style=st.dictionaries(st.sampled_from(["color", "fill", "dash"]), st.text(min_size=1, max_size=5)),
+    type=st.sampled_from(["geo", "frame", "group", "text", "note"]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(node_st, min_size=0, max_size=12), st.data())
+def test_to_json_from_json_identity(specs, data):
+    c = Canvas()
+    c.add(Page("page:2", "Two"))
+    ids = []
+    for k, spec in enumerate(specs):
+        parent = data.draw(st.sampled_from([P, "page:2"] + ids))
+        c.add({"id": f"n{k}", "parent": parent, **spec})
+        ids.append(f"n{k}")
+    if len(ids) >= 2:
+        c.add(Binding("b", "arrow", ids[0], ids[1], "start", (0.25, 1.5), True, {"snap": "none"}))
+    c.cameras[P] = Viewport(-1.5, 2.0, 1280.0, 720.0)
+    c.selection[P] = tuple(ids[:2])
+    text = c.to_json()
+    back = Canvas.from_json(text)
+    assert back == c and back.to_json() == text
+    assert list(back.nodes) == list(c.nodes)
+    if ids:
+        np.testing.assert_array_equal(back.columns().bounds, c.columns().bounds)
+
+
+def test_from_json_rejects_malformed():
+    with pytest.raises(InvalidInputError, match="not valid JSON"):
+        Canvas.from_json('{"format": "spatialobs.canvas", ')
+    with pytest.raises(InvalidInputError, match="not a native canvas"):
+        Canvas.from_json("{}")
+    doc = json.loads(Canvas().to_json())
+    doc["nodes"] = [{"id": "a", "type": "geo", "parent": P, "x": "oops"}]
+    with pytest.raises(InvalidInputError, match="'a'.*'x'"):
+        Canvas.from_json(doc)
+    doc["version"] = 99
+    with pytest.raises(InvalidInputError, match="version"):
+        Canvas.from_json(doc)
