@@ -143,7 +143,7 @@ def shape_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Dict[str, A
     name = props.get("name") if t == "frame" else None
     return {
         "id": rid, "type": t, "parent": rec.get("parentId"), "index": rec.get("index"),
-        "x": rec.get("x", 0.0), "y": rec.get("y", 0.0), "w": max(w, 0.0), "h": max(h, 0.0),
+        "x": rec.get("x", 0.0), "y": rec.get("y", 0.0), "w": w, "h": h,
         "rotation": rec.get("rotation", 0.0), "text": text, "name": name if isinstance(name, str) else None,
         "style": style, "opacity": rec.get("opacity", 1.0), "locked": rec.get("isLocked", False),
         "hidden": False, "props": dict(props),
