@@ -171,6 +171,10 @@ def load(cls: Any, path: Any, embedder: Any = None) -> Any:
 
     name = os.fspath(path)
     header, arrays = _read(path)
+    if not isinstance(header.get("embedder"), dict):
+        raise CorruptIndexError(f"{name}: the header names no embedder")
+    # A mismatched embedder is the caller's mistake, not damage: InvalidInputError.
+    emb = embedder_from_spec(header["embedder"], embedder)
     try:
         cfg = header["config"]
         index = cls(
@@ -178,7 +182,7 @@ def load(cls: Any, path: Any, embedder: Any = None) -> Any:
             top_k=int(cfg["top_k"]),
             rrf_k=int(cfg["rrf_k"]),
             grid=int(cfg["grid"]),
-            embedder=embedder_from_spec(header["embedder"], embedder),
+            embedder=emb,
             mask_volatile=bool(cfg["mask_volatile"]),
             candidates=str(cfg["candidates"]),
             hnsw_m=int(cfg["hnsw_m"]),
