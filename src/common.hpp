@@ -78,17 +78,11 @@ inline py::array_t<T> to_numpy(std::vector<T>&& v, std::vector<py::ssize_t> shap
   return py::array_t<T>(std::move(shape), heap->data(), owner);
 }
 
-// A flat [a0, b0, a1, b1, ...] vector as a (2, k) array (row 0 the first of
-// each pair), the layout shapely uses for pair queries.
-inline py::array_t<std::int64_t> pairs_to_numpy(const std::vector<std::int64_t>& flat) {
-  const py::ssize_t k = static_cast<py::ssize_t>(flat.size() / 2);
-  py::array_t<std::int64_t> out({py::ssize_t{2}, k});
-  auto* p = out.mutable_data();
-  for (py::ssize_t t = 0; t < k; ++t) {
-    p[t] = flat[2 * t];
-    p[k + t] = flat[2 * t + 1];
-  }
-  return out;
+// A row-layout pair vector [a0, a1, ..., b0, b1, ...] as a (2, k) array
+// (row 0 the first of each pair, the layout shapely uses), without a copy.
+inline py::array_t<std::int64_t> pairs_to_numpy(std::vector<std::int64_t>&& rows) {
+  const auto k = static_cast<py::ssize_t>(rows.size() / 2);
+  return to_numpy(std::move(rows), {py::ssize_t{2}, k});
 }
 
 void register_box_index(py::module_& m);

@@ -59,7 +59,7 @@ void register_box_index(py::module_& m) {
           py::gil_scoped_release release;  // the index is immutable after construction
           pairs = ix.query_pairs();
         }
-        return pairs_to_numpy(pairs);
+        return pairs_to_numpy(std::move(pairs));
       });
 }
 

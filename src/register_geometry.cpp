@@ -76,7 +76,7 @@ py::tuple overlap_pairs_binding(const py::array& boxes) {
     overlap_pairs(b, n, pairs, areas);
   }
   const auto k = static_cast<py::ssize_t>(areas.size());
-  return py::make_tuple(pairs_to_numpy(pairs), to_numpy(std::move(areas), {k}));
+  return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(areas), {k}));
 }
 
 py::array_t<std::int64_t> containment_pairs_binding(const py::array& boxes) {
@@ -87,7 +87,7 @@ py::array_t<std::int64_t> containment_pairs_binding(const py::array& boxes) {
     py::gil_scoped_release release;  // raw buffers only
     pairs = containment_pairs(b, n);
   }
-  return pairs_to_numpy(pairs);
+  return pairs_to_numpy(std::move(pairs));
 }
 
 py::tuple proximity_pairs_binding(const py::array& boxes, double max_gap, py::ssize_t k_nearest) {
@@ -101,7 +101,7 @@ py::tuple proximity_pairs_binding(const py::array& boxes, double max_gap, py::ss
     proximity_pairs(b, n, max_gap, static_cast<std::size_t>(k_nearest), pairs, gaps);
   }
   const auto k = static_cast<py::ssize_t>(gaps.size());
-  return py::make_tuple(pairs_to_numpy(pairs), to_numpy(std::move(gaps), {k}));
+  return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(gaps), {k}));
 }
 
 py::tuple alignment_pairs_binding(const py::array& boxes, double tol) {
@@ -114,7 +114,7 @@ py::tuple alignment_pairs_binding(const py::array& boxes, double tol) {
     alignment_pairs(b, n, tol, pairs, kinds);
   }
   const auto k = static_cast<py::ssize_t>(kinds.size());
-  return py::make_tuple(pairs_to_numpy(pairs), to_numpy(std::move(kinds), {k}));
+  return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(kinds), {k}));
 }
 
 py::array_t<std::int64_t> reading_order_binding(const py::array& boxes, double row_tol) {

@@ -134,15 +134,15 @@ std::vector<std::int64_t> BoxIndex::query(const Rect& q) const {
 std::vector<std::int64_t> BoxIndex::query_pairs() const {
   std::vector<std::uint64_t> keys;
   join([](const Rect& a, const Rect& b) { return intersects(a, b); },
-       [&keys](std::size_t a, std::size_t b) {
+       [&keys](std::size_t a, std::size_t b, const Rect&, const Rect&) {
          keys.push_back((static_cast<std::uint64_t>(std::min(a, b)) << 32) | std::max(a, b));
        });
   detail::radix_sort(keys);
-  std::vector<std::int64_t> pairs;
-  pairs.reserve(2 * keys.size());
-  for (std::uint64_t k : keys) {
-    pairs.push_back(static_cast<std::int64_t>(k >> 32));
-    pairs.push_back(static_cast<std::int64_t>(k & 0xffffffffu));
+  const std::size_t k = keys.size();
+  std::vector<std::int64_t> pairs(2 * k);
+  for (std::size_t t = 0; t < k; ++t) {
+    pairs[t] = static_cast<std::int64_t>(keys[t] >> 32);
+    pairs[k + t] = static_cast<std::int64_t>(keys[t] & 0xffffffffu);
   }
   return pairs;
 }

@@ -26,45 +26,59 @@ inline std::uint64_t pack(std::size_t a, std::size_t b) {
 inline std::int64_t first_of(std::uint64_t k) { return static_cast<std::int64_t>(k >> 32); }
 inline std::int64_t second_of(std::uint64_t k) { return static_cast<std::int64_t>(k & 0xffffffffu); }
 
+// Sorted packed keys -> row layout [firsts..., seconds...].
+std::vector<std::int64_t> unpack_rows(const std::vector<std::uint64_t>& keys) {
+  const std::size_t k = keys.size();
+  std::vector<std::int64_t> rows(2 * k);
+  for (std::size_t t = 0; t < k; ++t) {
+    rows[t] = first_of(keys[t]);
+    rows[k + t] = second_of(keys[t]);
+  }
+  return rows;
+}
+
 }  // namespace detail
 
 void overlap_pairs(const double* boxes, std::size_t n, std::vector<std::int64_t>& pairs,
                    std::vector<double>& areas) {
   const BoxIndex index(boxes, n);
-  std::vector<std::uint64_t> keys;
-  index.join([](const Rect& a, const Rect& b) { return intersects(a, b); },
-             [&](std::size_t a, std::size_t b) {
-               if (overlaps_area(index.item(a), index.item(b))) keys.push_back(detail::pack(std::min(a, b), std::max(a, b)));
+  // Positive-area overlap is monotone (boxes containing two overlapping
+  // boxes overlap too), so it prunes node pairs directly. Each hit carries
+  // its area through the sort, so nothing is looked up again afterwards.
+  struct Hit {
+    std::uint64_t key;
+    double area;
+  };
+  std::vector<Hit> hits;
+  hits.reserve(2 * n);  // canvases hold a few overlaps per box; saves most regrowth
+  index.join([](const Rect& a, const Rect& b) { return overlaps_area(a, b); },
+             [&](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+               hits.push_back(Hit{detail::pack(std::min(a, b), std::max(a, b)), overlap_area(ra, rb)});
              });
-  detail::radix_sort(keys);
-  pairs.reserve(2 * keys.size());
-  areas.reserve(keys.size());
-  for (std::uint64_t k : keys) {
-    const std::int64_t i = detail::first_of(k), j = detail::second_of(k);
-    pairs.push_back(i);
-    pairs.push_back(j);
-    areas.push_back(overlap_area(index.item(static_cast<std::size_t>(i)), index.item(static_cast<std::size_t>(j))));
+  detail::radix_sort_by_key(hits);
+  const std::size_t k = hits.size();
+  pairs.resize(2 * k);
+  areas.resize(k);
+  for (std::size_t t = 0; t < k; ++t) {
+    pairs[t] = detail::first_of(hits[t].key);
+    pairs[k + t] = detail::second_of(hits[t].key);
+    areas[t] = hits[t].area;
   }
 }
 
 std::vector<std::int64_t> containment_pairs(const double* boxes, std::size_t n) {
   const BoxIndex index(boxes, n);
   std::vector<std::uint64_t> keys;
+  keys.reserve(2 * n);
   // Containment implies (closed) intersection, so the intersection join
   // finds every candidate; both directions are tested.
   index.join([](const Rect& a, const Rect& b) { return intersects(a, b); },
-             [&](std::size_t a, std::size_t b) {
-               if (contains(index.item(a), index.item(b))) keys.push_back(detail::pack(a, b));
-               if (contains(index.item(b), index.item(a))) keys.push_back(detail::pack(b, a));
+             [&](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+               if (contains(ra, rb)) keys.push_back(detail::pack(a, b));
+               if (contains(rb, ra)) keys.push_back(detail::pack(b, a));
              });
   detail::radix_sort(keys);
-  std::vector<std::int64_t> pairs;
-  pairs.reserve(2 * keys.size());
-  for (std::uint64_t k : keys) {
-    pairs.push_back(detail::first_of(k));
-    pairs.push_back(detail::second_of(k));
-  }
-  return pairs;
+  return detail::unpack_rows(keys);
 }
 
 void proximity_pairs(const double* boxes, std::size_t n, double max_gap, std::size_t k_nearest,
@@ -82,9 +96,7 @@ void proximity_pairs(const double* boxes, std::size_t n, double max_gap, std::si
   };
   std::vector<Cand> cand;
   index.join([max_gap](const Rect& a, const Rect& b) { return gap(a, b) <= max_gap; },
-             [&](std::size_t a, std::size_t b) {
-               const Rect& ra = index.item(a);
-               const Rect& rb = index.item(b);
+             [&](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
                if (overlaps_area(ra, rb)) return;
                const double g = gap(ra, rb);
                cand.push_back(Cand{static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b), g});
@@ -112,12 +124,13 @@ void proximity_pairs(const double* boxes, std::size_t n, double max_gap, std::si
     }
   }
   std::sort(kept.begin(), kept.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::uint64_t> keys;
   for (std::size_t t = 0; t < kept.size(); ++t) {
     if (t > 0 && kept[t].first == kept[t - 1].first) continue;
-    pairs.push_back(detail::first_of(kept[t].first));
-    pairs.push_back(detail::second_of(kept[t].first));
+    keys.push_back(kept[t].first);
     gaps.push_back(kept[t].second);
   }
+  pairs = detail::unpack_rows(keys);
 }
 
 void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector<std::int64_t>& pairs,
@@ -126,7 +139,7 @@ void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector
   detail::check_tolerance(tol, "tol");
   std::vector<std::pair<double, std::size_t>> keyed(n);
   std::vector<std::pair<double, std::size_t>> line;
-  std::vector<std::uint64_t> found;
+  std::vector<std::uint64_t> found, all;
   for (int kind = kAlignLeft; kind <= kAlignBottom; ++kind) {
     const bool vertical_line = kind <= kAlignRight;  // left/center-x/right align along a vertical line
     for (std::size_t i = 0; i < n; ++i) {
@@ -163,12 +176,10 @@ void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector
       s = e;
     }
     std::sort(found.begin(), found.end());
-    for (std::uint64_t k : found) {
-      pairs.push_back(detail::first_of(k));
-      pairs.push_back(detail::second_of(k));
-      kinds.push_back(static_cast<std::int8_t>(kind));
-    }
+    all.insert(all.end(), found.begin(), found.end());
+    kinds.insert(kinds.end(), found.size(), static_cast<std::int8_t>(kind));
   }
+  pairs = detail::unpack_rows(all);
 }
 
 std::vector<std::int64_t> reading_order(const double* boxes, std::size_t n, double row_tol) {

@@ -46,12 +46,13 @@ class BoxIndex {
     walk([&q](const Rect& r) { return contains(r, q); }, visit);
   }
 
-  // Self-join: calls visit(a, b) once for every unordered pair of distinct
-  // items a != b (in no particular order, either way round) for which
-  // keep(box a, box b) holds. keep must be monotone: when it holds for two
-  // items it must hold for any boxes containing them, because it also prunes
-  // pairs of nodes. Walks pairs of nodes level by level (a dual-tree
-  // traversal), which costs far less than one query per item.
+  // Self-join: calls visit(a, b, box_a, box_b) once for every unordered pair
+  // of distinct items a != b (in no particular order, either way round;
+  // the boxes are passed so the visitor needs no random access) for which
+  // keep(box a, box b) holds. keep must be symmetric and monotone: when it
+  // holds for two boxes it must hold for any boxes containing them, because
+  // it also prunes pairs of nodes. Walks pairs of nodes level by level (a
+  // dual-tree traversal), which costs far less than one query per item.
   template <class Keep, class Visit>
   void join(Keep&& keep, Visit&& visit) const {
     if (n_ < 2) return;
@@ -63,33 +64,60 @@ class BoxIndex {
     const std::size_t root = rects_.size() - 1;
     stack.push_back(Task{static_cast<std::uint32_t>(root), static_cast<std::uint32_t>(root),
                          static_cast<std::uint32_t>(level_end_.size() - 1)});
+    // Children of each side that pass keep() against the other side's node
+    // bounds: only those can form a pair (keep is monotone), which turns a
+    // node holding one huge box from node_size^2 checks into about node_size.
+    std::uint32_t xs[kMaxNodeSize], ys[kMaxNodeSize];
     while (!stack.empty()) {
       const Task t = stack.back();
       stack.pop_back();
       const std::size_t below = level_end_[t.level - 1];
       const std::size_t a0 = children_[t.a], a1 = std::min<std::size_t>(a0 + node_size_, below);
       const std::size_t b0 = children_[t.b], b1 = std::min<std::size_t>(b0 + node_size_, below);
-      const bool same = t.a == t.b;
-      for (std::size_t x = a0; x < a1; ++x) {
-        const Rect& rx = rects_[x];
-        for (std::size_t y = same ? x + 1 : b0; y < b1; ++y) {
-          if (!keep(rx, rects_[y])) continue;
-          if (t.level == 1) {
-            visit(static_cast<std::size_t>(children_[x]), static_cast<std::size_t>(children_[y]));
+      const bool leaf = t.level == 1;
+      if (t.a == t.b) {
+        for (std::size_t x = a0; x < a1; ++x) {
+          const Rect& rx = rects_[x];
+          for (std::size_t y = x + 1; y < a1; ++y) {
+            if (!keep(rx, rects_[y])) continue;
+            if (leaf) {
+              visit(static_cast<std::size_t>(children_[x]), static_cast<std::size_t>(children_[y]), rx, rects_[y]);
+            } else {
+              stack.push_back(Task{static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), t.level - 1});
+            }
+          }
+          // a node paired with itself: the pairs inside its subtree
+          if (!leaf) stack.push_back(Task{static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(x), t.level - 1});
+        }
+        continue;
+      }
+      const Rect& ra = rects_[t.a];
+      const Rect& rb = rects_[t.b];
+      std::size_t nx = 0, ny = 0;
+      for (std::size_t x = a0; x < a1; ++x)
+        if (keep(rects_[x], rb)) xs[nx++] = static_cast<std::uint32_t>(x);
+      if (nx == 0) continue;
+      for (std::size_t y = b0; y < b1; ++y)
+        if (keep(ra, rects_[y])) ys[ny++] = static_cast<std::uint32_t>(y);
+      for (std::size_t p = 0; p < nx; ++p) {
+        const Rect& rx = rects_[xs[p]];
+        for (std::size_t q = 0; q < ny; ++q) {
+          const Rect& ry = rects_[ys[q]];
+          if (!keep(rx, ry)) continue;
+          if (leaf) {
+            visit(static_cast<std::size_t>(children_[xs[p]]), static_cast<std::size_t>(children_[ys[q]]), rx, ry);
           } else {
-            stack.push_back(Task{static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), t.level - 1});
+            stack.push_back(Task{xs[p], ys[q], t.level - 1});
           }
         }
-        // a node paired with itself: pairs inside its subtree
-        if (same && t.level > 1) stack.push_back(Task{static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(x), t.level - 1});
       }
     }
   }
 
   // Sorted item ids intersecting q.
   std::vector<std::int64_t> query(const Rect& q) const;
-  // All pairs i < j whose boxes intersect (closed), sorted by (i, j), as a
-  // flat [i0, j0, i1, j1, ...] vector.
+  // All pairs i < j whose boxes intersect (closed), sorted by (i, j), in
+  // row layout: [i0, i1, ..., j0, j1, ...] (a (2, k) array).
   std::vector<std::int64_t> query_pairs() const;
 
  private:

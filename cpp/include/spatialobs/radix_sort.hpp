@@ -37,4 +37,30 @@ inline void radix_sort(std::vector<std::uint64_t>& keys, int low = 0) {
   }
 }
 
+// The same sort for records with a `key` member, moved whole.
+template <class Record>
+inline void radix_sort_by_key(std::vector<Record>& recs) {
+  const std::size_t n = recs.size();
+  if (n < 2) return;
+  if (n < 256) {
+    std::sort(recs.begin(), recs.end(), [](const Record& a, const Record& b) { return a.key < b.key; });
+    return;
+  }
+  std::vector<Record> tmp(n);
+  std::uint64_t all_or = 0, all_and = ~std::uint64_t{0};
+  for (const Record& r : recs) {
+    all_or |= r.key;
+    all_and &= r.key;
+  }
+  const std::uint64_t varying = all_or ^ all_and;
+  for (int shift = 0; shift < 64; shift += 8) {
+    if (((varying >> shift) & 0xffu) == 0) continue;
+    std::array<std::size_t, 257> count{};
+    for (const Record& r : recs) ++count[((r.key >> shift) & 0xffu) + 1];
+    for (std::size_t d = 1; d < 257; ++d) count[d] += count[d - 1];
+    for (const Record& r : recs) tmp[count[(r.key >> shift) & 0xffu]++] = r;
+    recs.swap(tmp);
+  }
+}
+
 }  // namespace spatialobs::detail

@@ -1,5 +1,6 @@
 // Pairwise spatial relations and reading order. Pair outputs are flat
-// vectors [a0, b0, a1, b1, ...], sorted; the bindings reshape them to (2, k).
+// vectors in row layout [a0, a1, ..., b0, b1, ...], sorted by (a, b): the
+// memory of a C-order (2, k) array, handed to numpy without a copy.
 #pragma once
 
 #include <cstddef>
