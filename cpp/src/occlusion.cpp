@@ -10,40 +10,45 @@ namespace spatialobs {
 
 namespace detail {
 
-void check_occlusion_input(const OcclusionInput& in) {
-  check_boxes(in.boxes, in.n);
+// One pass over the input: validates every row (box and opacity), and
+// collects the boxes in view and the possible occluders among them. An
+// occluder contains a box clipped to the viewport, so it meets the viewport
+// too: the index is built over shown, opaque-enough boxes in view only,
+// usually a small fraction of the page. ids maps index positions back to
+// input rows.
+struct Occluders {
+  std::vector<std::int64_t> ids;
+  std::vector<std::size_t> inview;
+  BoxIndex index;
+};
+
+Occluders prepare(const OcclusionInput& in) {
   check_box(in.viewport, "viewport");
   if (!(std::isfinite(in.min_opacity) && in.min_opacity >= 0 && in.min_opacity <= 1)) {
     throw std::invalid_argument("min_opacity must lie in [0, 1], got " + std::to_string(in.min_opacity));
   }
-  for (std::size_t i = 0; i < in.n; ++i) {
-    const double a = in.opacity[i];
-    if (!(a >= 0 && a <= 1)) {
-      throw std::invalid_argument("opacity row " + std::to_string(i) + " must lie in [0, 1], got " +
-                                  std::to_string(a));
-    }
-  }
-}
-
-// Boxes that may occlude anything: shown, opaque enough, and intersecting
-// the viewport (an occluder contains a box clipped to the viewport, so it
-// meets the viewport). The index is built over these only, usually a small
-// fraction of the page; ids maps index positions back to input rows.
-struct Occluders {
   std::vector<std::int64_t> ids;
-  BoxIndex index;
-};
-
-Occluders build_occluders(const OcclusionInput& in) {
-  std::vector<std::int64_t> ids;
+  std::vector<std::size_t> inview;
   std::vector<double> flat;
   for (std::size_t j = 0; j < in.n; ++j) {
-    if (in.hidden[j] || in.opacity[j] < in.min_opacity || !intersects(rect_at(in.boxes, j), in.viewport)) continue;
+    const Rect r = rect_at(in.boxes, j);
+    const double a = in.opacity[j];
+    // cheap combined test first; the precise messages come from the checks
+    if (!(r.x0 <= r.x1 && r.y0 <= r.y1 && a >= 0 && a <= 1) || !std::isfinite(r.x0 + r.y0 + r.x1 + r.y1)) {
+      check_box_row(in.boxes + 4 * j, j, "boxes");
+      if (!(a >= 0 && a <= 1)) {
+        throw std::invalid_argument("opacity row " + std::to_string(j) + " must lie in [0, 1], got " +
+                                    std::to_string(a));
+      }
+    }
+    if (!intersects(r, in.viewport)) continue;
+    inview.push_back(j);
+    if (in.hidden[j] || a < in.min_opacity) continue;
     ids.push_back(static_cast<std::int64_t>(j));
     flat.insert(flat.end(), in.boxes + 4 * j, in.boxes + 4 * j + 4);
   }
   BoxIndex index(flat.data(), ids.size());
-  return Occluders{std::move(ids), std::move(index)};
+  return Occluders{std::move(ids), std::move(inview), std::move(index)};
 }
 
 // True when candidate (order oc, id c) is lower in paint order than the
@@ -152,28 +157,20 @@ Coverage union_coverage(const Rect& q, const std::vector<Rect>& rects) {
 }  // namespace detail
 
 std::vector<std::int64_t> occluders(const OcclusionInput& in) {
-  detail::check_occlusion_input(in);
+  const detail::Occluders occ = detail::prepare(in);
   std::vector<std::int64_t> out(in.n, -1);
-  const detail::Occluders occ = detail::build_occluders(in);
-  for (std::size_t i = 0; i < in.n; ++i) {
-    const Rect r = rect_at(in.boxes, i);
-    if (!intersects(r, in.viewport)) continue;
-    out[i] = detail::bounds_occluder(in, occ, i, clip(r, in.viewport));
-  }
+  for (std::size_t i : occ.inview) out[i] = detail::bounds_occluder(in, occ, i, clip(rect_at(in.boxes, i), in.viewport));
   return out;
 }
 
 void occluders_union(const OcclusionInput& in, std::int64_t* occ_out, double* fraction) {
-  detail::check_occlusion_input(in);
-  const detail::Occluders occ = detail::build_occluders(in);
+  const detail::Occluders occ = detail::prepare(in);
   const double below_one = std::nextafter(1.0, 0.0);
+  std::fill(occ_out, occ_out + in.n, -1);
+  std::fill(fraction, fraction + in.n, 0.0);
   std::vector<Rect> parts;
-  for (std::size_t i = 0; i < in.n; ++i) {
-    occ_out[i] = -1;
-    fraction[i] = 0.0;
-    const Rect r = rect_at(in.boxes, i);
-    if (!intersects(r, in.viewport)) continue;
-    const Rect q = clip(r, in.viewport);
+  for (std::size_t i : occ.inview) {
+    const Rect q = clip(rect_at(in.boxes, i), in.viewport);
     const std::int64_t bounded = detail::bounds_occluder(in, occ, i, q);
     if (bounded >= 0) {
       occ_out[i] = bounded;

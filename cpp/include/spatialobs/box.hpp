@@ -57,6 +57,9 @@ inline Rect clip(const Rect& a, const Rect& b) {
 // has x1 < x0 / y1 < y0. `what` names the argument in the message.
 void check_boxes(const double* boxes, std::size_t n, const char* what = "boxes");
 
+// The same check for row `row` alone, b pointing at its four values.
+void check_box_row(const double* b, std::size_t row, const char* what = "boxes");
+
 // Same check for a single box such as a viewport.
 void check_box(const Rect& r, const char* what);
 

@@ -1,0 +1,116 @@
+"""Canvas load and page-geometry benchmarks, with plain JSON parsing in the same group.
+
+Targets (issue 3): load + all page bounds of the 2,504-shape tldraw file under 3× the
+JSON parse time of the same file; page bounds for 100k nodes under 50 ms.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from spatialobs.canvas import Canvas, load
+from spatialobs.canvas.model import build_canvas
+from spatialobs.canvas.records import Page
+
+#: ../shared/data beside the checkout, as in tests/conftest.py.
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "canvases"
+BIG = [p for p in [SHARED / "QuentinJoanon__VictoryZone-Front__wireframe.tldr"] if p.is_file()]
+needs_big = pytest.mark.skipif(not BIG, reason="../shared/data/canvases is absent")
+
+
+def all_bounds(c: Canvas) -> int:
+    return sum(len(c.columns(pid).bounds) for pid in c.page_ids())
+
+
+@needs_big
+@pytest.mark.benchmark(group="canvas-load-2504")
+def test_json_parse_baseline(benchmark):
+    data = BIG[0].read_bytes()
+    doc = benchmark(json.loads, data)
+    assert len(doc["records"]) > 2504
+
+
+@needs_big
+@pytest.mark.benchmark(group="canvas-load-2504")
+def test_load_and_page_bounds(benchmark):
+    data = BIG[0].read_bytes()
+
+    def run():
+        c = load(data)
+        return c, all_bounds(c)
+
+    c, n = benchmark(run)
+    assert n == 2504 and len(c.pages) == 2
+    assert c.page_bounds("shape:kD47Eg_K7Nd90iIgpelnL")[2] - c.page_bounds("shape:kD47Eg_K7Nd90iIgpelnL")[0] == 200.0
+
+
+def synthetic(n: int, seed: int = 0) -> Canvas:
+    """n nodes: frames on one page, each holding 99 rotated shapes (seeded)."""
+    rng = np.random.default_rng(seed)
+    xs, ys = rng.uniform(-5e4, 5e4, n), rng.uniform(-5e4, 5e4, n)
+    ws, hs = rng.uniform(1, 400, n), rng.uniform(1, 400, n)
+    rot = np.where(rng.random(n) < 0.2, rng.uniform(-3, 3, n), 0.0)
+    fields = []
+    frame = None
+    for i in range(n):
+        if i % 100 == 0:
+            frame = f"f{i}"
+            fields.append({"id": frame, "type": "frame", "parent": "page:page", "index": f"a{i % 10}V{i}",
+                           "x": float(xs[i]), "y": float(ys[i]), "w": 2000.0, "h": 2000.0})
+        else:
+            fields.append({"id": f"n{i}", "type": "geo", "parent": frame, "index": f"a{i % 100:02d}",
+                           "x": float(xs[i] % 2000), "y": float(ys[i] % 2000), "w": float(ws[i]), "h": float(hs[i]),
+                           "rotation": float(rot[i])})
+    return build_canvas([Page("page:page", "Page 1", "a1")], fields, [], [])
+
+
+@pytest.fixture(scope="module")
+def big_synthetic():
+    return synthetic(100_000)
+
+
+@pytest.mark.benchmark(group="canvas-bounds-100k")
+def test_page_bounds_100k_after_edit(benchmark, big_synthetic):
+    """A write (one node moved), then all page bounds, visible bounds and paint order again."""
+    c = big_synthetic
+    c.geometry()
+    step = iter(range(10**9))
+
+    def run():
+        c.update("n5", x=float(next(step) % 500))
+        return c.geometry().bounds
+
+    b = benchmark(run)
+    assert b.shape == (100_000, 4) and np.isfinite(b).all()
+    r = c.geometry().row["n5"]
+    assert b[r, 0] == pytest.approx(c.page_bounds("f0")[0] + c.node("n5").x, abs=1e-6) or c.node("n5").rotation != 0
+
+
+@pytest.mark.benchmark(group="canvas-bounds-100k")
+def test_page_bounds_100k_from_scratch(benchmark, big_synthetic):
+    """All derived geometry from the Node objects (after rows were added or removed)."""
+    c = big_synthetic
+
+    def run():
+        c._derived, c._raw, c._dirty = None, None, None
+        return c.geometry().bounds
+
+    b = benchmark(run)
+    assert b.shape == (100_000, 4) and np.isfinite(b).all()
+    assert (b[:, 2] >= b[:, 0]).all()
+
+
+@pytest.mark.benchmark(group="canvas-bounds-100k")
+def test_columns_100k(benchmark, big_synthetic):
+    c = big_synthetic
+
+    def run():
+        c.update("n7", y=3.0 if c.node("n7").y != 3.0 else 4.0)
+        return c.columns()
+
+    cols = benchmark(run)
+    assert len(cols) == 100_000 and cols.ids[0] == "f0" and cols.frame[1] == "f0"

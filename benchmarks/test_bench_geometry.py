@@ -1,0 +1,239 @@
+"""Geometry kernels side by side with shapely (STRtree) and the pure-Python oracles.
+
+One benchmark group per kernel and size; every benchmark checks its result
+against the compiled kernel's. Run ``pytest benchmarks`` for timings, or
+``pytest benchmarks --benchmark-disable`` to check results only.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import peers
+import pytest
+from conftest import data, shapely_geoms, sizes
+
+from spatialobs import geometry as g
+from tests.reference import geometry_oracle as ref
+
+ORACLE_MAX_N = 1000  # the O(n^2) oracles
+
+
+def run(benchmark, fn, slow: bool = False):
+    if slow:
+        return benchmark.pedantic(fn, rounds=2, iterations=1, warmup_rounds=0)
+    return benchmark(fn)
+
+
+def pairs_list(p) -> list:
+    return [tuple(x) for x in np.asarray(p).T.tolist()]
+
+
+@lru_cache(maxsize=None)
+def expected(kernel: str, n: int):
+    d = data(n)
+    return {
+        "visibility": lambda: g.visibility(d.boxes, d.viewport),
+        "occluders": lambda: g.occluders(d.boxes, d.order, d.opacity, d.hidden, d.viewport),
+        "overlap_pairs": lambda: g.overlap_pairs(d.boxes),
+        "containment_pairs": lambda: g.containment_pairs(d.boxes),
+        "proximity_pairs": lambda: g.proximity_pairs(d.boxes, 20.0, 4),
+        "alignment_pairs": lambda: g.alignment_pairs(d.boxes, 1.0),
+        "reading_order": lambda: g.reading_order(d.boxes, 10.0),
+    }[kernel]()
+
+
+# ---- visibility ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000, 1_000_000))
+@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "python"])
+def test_visibility(benchmark, impl, n):
+    if impl == "python" and n > 100_000:
+        pytest.skip("the pure-Python oracle is too slow at this size")
+    benchmark.group = f"visibility n={n}"
+    d = data(n)
+    labels, gaps = expected("visibility", n)
+    if impl == "spatialobs":
+        got = run(benchmark, lambda: g.visibility(d.boxes, d.viewport))
+        assert np.array_equal(got[0], labels)
+        assert np.bincount(labels, minlength=5)[[0, 1]].sum() > 0  # the viewport sees something
+    elif impl == "shapely":
+        geo = shapely_geoms(n)
+        got = run(benchmark, lambda: peers.visibility(geo, d.boxes, d.viewport), slow=n >= 100_000)
+        assert np.array_equal(got[0], labels)
+        np.testing.assert_allclose(got[1], gaps, rtol=1e-12, atol=1e-9)  # GEOS distance vs sqrt formula
+    else:
+        lst = d.boxes.tolist()
+        got = run(benchmark, lambda: ref.visibility(lst, d.viewport), slow=True)
+        assert got[0] == labels.tolist() and got[1] == gaps.tolist()
+
+
+# ---- occluders -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000, 1_000_000))
+@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "shapely_prefiltered", "python"])
+def test_occluders(benchmark, impl, n):
+    if impl == "python" and n > ORACLE_MAX_N:
+        pytest.skip("the O(n^2) oracle is too slow at this size")
+    benchmark.group = f"occluders n={n}"
+    d = data(n)
+    want = expected("occluders", n)
+    if impl == "spatialobs":
+        got = run(benchmark, lambda: g.occluders(d.boxes, d.order, d.opacity, d.hidden, d.viewport))
+        assert np.array_equal(got, want)
+        # every occluder really is higher, shown, opaque and containing
+        for i in np.flatnonzero(got >= 0):
+            j = got[i]
+            assert d.order[j] > d.order[i] and not d.hidden[j] and d.opacity[j] >= 0.9
+    elif impl.startswith("shapely"):
+        geo = shapely_geoms(n)
+        pre = impl == "shapely_prefiltered"
+        got = run(
+            benchmark,
+            lambda: peers.occluders(geo, d.boxes, d.order, d.opacity, d.hidden, d.viewport, prefilter=pre),
+            slow=n >= 100_000,
+        )
+        assert np.array_equal(got, want)
+    else:
+        args = (d.boxes.tolist(), d.order.tolist(), d.opacity.tolist(), d.hidden.tolist(), d.viewport)
+        got = run(benchmark, lambda: ref.occluders(*args), slow=True)
+        assert got == want.tolist()
+
+
+# ---- pair relations ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
+@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "python"])
+def test_overlap_pairs(benchmark, impl, n):
+    if impl == "python" and n > ORACLE_MAX_N:
+        pytest.skip("the O(n^2) oracle is too slow at this size")
+    benchmark.group = f"overlap_pairs n={n}"
+    d = data(n)
+    pairs, areas = expected("overlap_pairs", n)
+    if impl == "spatialobs":
+        got = run(benchmark, lambda: g.overlap_pairs(d.boxes))
+        assert np.array_equal(got[0], pairs) and np.all(got[1] > 0)
+    elif impl == "shapely":
+        geo = shapely_geoms(n)
+        got = run(benchmark, lambda: peers.overlap_pairs(geo, d.boxes), slow=n >= 100_000)
+        assert np.array_equal(got[0], pairs) and np.array_equal(got[1], areas)
+    else:
+        lst = d.boxes.tolist()
+        got = run(benchmark, lambda: ref.overlap_pairs(lst), slow=True)
+        assert got[0] == pairs_list(pairs) and got[1] == areas.tolist()
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
+@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "python"])
+def test_containment_pairs(benchmark, impl, n):
+    if impl == "python" and n > ORACLE_MAX_N:
+        pytest.skip("the O(n^2) oracle is too slow at this size")
+    benchmark.group = f"containment_pairs n={n}"
+    d = data(n)
+    want = expected("containment_pairs", n)
+    if impl == "spatialobs":
+        got = run(benchmark, lambda: g.containment_pairs(d.boxes))
+        assert np.array_equal(got, want) and want.shape[1] > n // 4  # cards sit in frames
+    elif impl == "shapely":
+        geo = shapely_geoms(n)
+        got = run(benchmark, lambda: peers.containment_pairs(geo, d.boxes), slow=n >= 100_000)
+        assert np.array_equal(got, want)
+    else:
+        lst = d.boxes.tolist()
+        got = run(benchmark, lambda: ref.containment_pairs(lst), slow=True)
+        assert got == pairs_list(want)
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
+@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "python"])
+def test_proximity_pairs(benchmark, impl, n):
+    if impl == "python" and n > ORACLE_MAX_N:
+        pytest.skip("the O(n^2) oracle is too slow at this size")
+    benchmark.group = f"proximity_pairs n={n}"
+    d = data(n)
+    pairs, gaps = expected("proximity_pairs", n)
+    if impl == "spatialobs":
+        got = run(benchmark, lambda: g.proximity_pairs(d.boxes, 20.0, 4))
+        assert np.array_equal(got[0], pairs) and np.all(got[1] <= 20.0)
+    elif impl == "shapely":
+        geo = shapely_geoms(n)
+        got = run(benchmark, lambda: peers.proximity_pairs(geo, d.boxes, 20.0, 4), slow=n >= 100_000)
+        assert np.array_equal(got[0], pairs) and np.array_equal(got[1], gaps)
+    else:
+        lst = d.boxes.tolist()
+        got = run(benchmark, lambda: ref.proximity_pairs(lst, 20.0, 4), slow=True)
+        assert got[0] == pairs_list(pairs) and got[1] == gaps.tolist()
+
+
+# ---- sort-based kernels: no STRtree analogue, compared with the Python oracle ----
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
+@pytest.mark.parametrize("impl", ["spatialobs", "python"])
+def test_alignment_pairs(benchmark, impl, n):
+    benchmark.group = f"alignment_pairs n={n}"
+    d = data(n)
+    pairs, kinds = expected("alignment_pairs", n)
+    if impl == "spatialobs":
+        got = run(benchmark, lambda: g.alignment_pairs(d.boxes, 1.0))
+        assert np.array_equal(got[0], pairs) and set(np.unique(kinds).tolist()) <= set(range(6))
+    else:
+        lst = d.boxes.tolist()
+        got = run(benchmark, lambda: ref.alignment_pairs(lst, 1.0), slow=True)
+        assert got[0] == pairs_list(pairs) and got[1] == kinds.tolist()
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
+@pytest.mark.parametrize("impl", ["spatialobs", "python"])
+def test_reading_order(benchmark, impl, n):
+    benchmark.group = f"reading_order n={n}"
+    d = data(n)
+    want = expected("reading_order", n)
+    if impl == "spatialobs":
+        got = run(benchmark, lambda: g.reading_order(d.boxes, 10.0))
+        assert np.array_equal(got, want) and np.array_equal(np.sort(got), np.arange(n))
+    else:
+        lst = d.boxes.tolist()
+        got = run(benchmark, lambda: ref.reading_order(lst, 10.0), slow=True)
+        assert got == want.tolist()
+
+
+# ---- the observation's per-prompt geometry: four kernels together -----------------
+
+
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+@pytest.mark.parametrize("impl", ["spatialobs", "shapely"])
+def test_four_kernels_together(benchmark, impl, n):
+    """visibility + occluders + overlap_pairs + containment_pairs, as one prompt needs them."""
+    benchmark.group = f"four kernels n={n}"
+    d = data(n)
+    if impl == "spatialobs":
+
+        def call():
+            return (
+                g.visibility(d.boxes, d.viewport)[0],
+                g.occluders(d.boxes, d.order, d.opacity, d.hidden, d.viewport),
+                g.overlap_pairs(d.boxes)[0],
+                g.containment_pairs(d.boxes),
+            )
+
+    else:
+        geo = shapely_geoms(n)
+
+        def call():
+            return (
+                peers.visibility(geo, d.boxes, d.viewport)[0],
+                peers.occluders(geo, d.boxes, d.order, d.opacity, d.hidden, d.viewport, prefilter=True),
+                peers.overlap_pairs(geo, d.boxes)[0],
+                peers.containment_pairs(geo, d.boxes),
+            )
+
+    labels, occ, overlaps, contained = run(benchmark, call, slow=impl == "shapely")
+    assert np.array_equal(labels, expected("visibility", n)[0])
+    assert np.array_equal(occ, expected("occluders", n))
+    assert np.array_equal(overlaps, expected("overlap_pairs", n)[0])
+    assert np.array_equal(contained, expected("containment_pairs", n))

@@ -1,0 +1,283 @@
+"""Screen identity: the state index and its kernels side by side with baselines.
+
+Groups (one per kernel and size, baseline in the same group):
+
+* ``verify-200``: exact two-set Jaccard of one query against 200 fused
+  candidates, in C++ (GIL released), against Python sets and datasketch MinHash
+  estimates (128 permutations) of the same pairs.
+* ``bm25``: top-200 BM25 over the same atom corpus, ours against bm25s (same
+  Lucene variant, k1 = 1.5, b = 0.75), its ``retrieve`` and its raw ``get_scores``.
+* ``add``: ``StateIndex.add`` of a new screen (featurize included) into an index
+  of n unique observations, hybrid against exhaustive verification (brute force).
+* ``stream``: a stream of screenshots with a realistic exact-duplicate share.
+
+Sizes are unique observations. ``SPATIALOBS_BENCH_SCREEN_MAX_N`` (default 10^4,
+and never above ``SPATIALOBS_BENCH_MAX_N``) caps them; set it to 1000000 for
+the 10^5 index and the 10^6-screenshot stream. Every benchmark checks its result.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import lru_cache
+
+import numpy as np
+import pytest
+from conftest import MAX_N
+
+from spatialobs.screen import StateIndex, featurize
+from spatialobs.screen.synth import make_corpus
+
+SCREEN_MAX_N = min(MAX_N, int(os.environ.get("SPATIALOBS_BENCH_SCREEN_MAX_N", "10000")))
+APPS = 10
+
+
+def screen_sizes(*ns: int) -> list:
+    return [pytest.param(n, id=f"n={n:.0e}".replace("e+0", "e")) for n in ns if n <= SCREEN_MAX_N]
+
+
+@lru_cache(maxsize=None)
+def corpus_for(n: int):
+    """A corpus holding about n unique observations (masked clocks, ~20% exact repeats)."""
+    # About 0.6 unique observations per screen with 5 variants per state.
+    templates = max(1, int(n / 0.6 / 5 / APPS))
+    return make_corpus(seed=2024, apps=APPS, templates_per_app=templates, variants=5)
+
+
+@lru_cache(maxsize=None)
+def index_for(n: int, candidates: str = "hybrid"):
+    c = corpus_for(n)
+    feats = features_for(n)
+    ix = StateIndex(mask_volatile=True, candidates=candidates)
+    held_out = []
+    for i, f in enumerate(feats):
+        if len(ix) >= n:
+            held_out.append(c.screens[i])
+            continue
+        ix.add_features(f)
+    return ix, held_out
+
+
+@lru_cache(maxsize=None)
+def features_for(n: int):
+    return [featurize(s, mask_volatile=True) for s in corpus_for(n).screens]
+
+
+@lru_cache(maxsize=None)
+def verify_case(n: int):
+    ix, _ = index_for(n)
+    feats = features_for(n)
+    q = feats[len(feats) // 3]
+    vec = ix.embedder.embed([q.text])
+    meta_id = ix._meta_ids[q.meta.key()]
+    ids = ix._candidate_ids(meta_id, q.control_atoms, q.text_atoms, vec)
+    part_obs = ix._parts[meta_id].obs.view()
+    if len(ids) < 200:  # small partitions: pad with other eligible observations
+        extra = np.setdiff1d(part_obs, ids)[: 200 - len(ids)]
+        ids = np.concatenate((ids, extra))
+    return ix, q, ids[:200]
+
+
+# -- verification --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", screen_sizes(10**4, 10**5))
+def test_verify_200_core(benchmark, n):
+    ix, q, ids = verify_case(n)
+    benchmark.group = f"verify-200 n={n}"
+    scores, _, _, _ = benchmark(ix._store.verify, q.control_atoms, q.text_atoms, ids, 93, 100)
+    assert len(scores) == len(ids) == 200
+    want = _python_sets_scores(ix, q, ids)
+    assert np.allclose(scores, want, rtol=0, atol=1e-12)
+
+
+def _sets(ix, ids):
+    out = []
+    for o in ids.tolist():
+        c, t = ix.observation_atoms(o)
+        out.append((set(c.tolist()), set(t.tolist())))
+    return out
+
+
+def _jac(a, b):
+    u = len(a | b)
+    return len(a & b) / u if u else 1.0
+
+
+def _python_sets_scores(ix, q, ids, cands=None):
+    cands = cands if cands is not None else _sets(ix, ids)
+    qc, qt = set(q.control_atoms.tolist()), set(q.text_atoms.tolist())
+    return np.array([0.5 * _jac(qc, c) + 0.5 * _jac(qt, t) for c, t in cands])
+
+
+@pytest.mark.parametrize("n", screen_sizes(10**4, 10**5))
+def test_verify_200_python_sets(benchmark, n):
+    ix, q, ids = verify_case(n)
+    cands = _sets(ix, ids)  # set construction is not timed
+    benchmark.group = f"verify-200 n={n}"
+    got = benchmark(_python_sets_scores, ix, q, ids, cands)
+    want, _, _, _ = ix._store.verify(q.control_atoms, q.text_atoms, ids, 93, 100)
+    assert np.allclose(got, want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", screen_sizes(10**4, 10**5))
+def test_verify_200_datasketch_minhash(benchmark, n):
+    datasketch = pytest.importorskip("datasketch")
+    ix, q, ids = verify_case(n)
+
+    def mh(values):
+        m = datasketch.MinHash(num_perm=128, seed=1)
+        m.update_batch([int(v).to_bytes(8, "little") for v in values])
+        return m
+
+    qm = (mh(q.control_atoms), mh(q.text_atoms))
+    cands = [tuple(mh(a) for a in ix.observation_atoms(o)) for o in ids.tolist()]  # sketching is not timed
+
+    def estimate():
+        return np.array([0.5 * qm[0].jaccard(c) + 0.5 * qm[1].jaccard(t) for c, t in cands])
+
+    benchmark.group = f"verify-200 n={n}"
+    got = benchmark(estimate)
+    want, _, _, _ = ix._store.verify(q.control_atoms, q.text_atoms, ids, 93, 100)
+    assert np.mean(np.abs(got - want)) < 0.1  # an estimate, not exact
+
+
+# -- BM25 ------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def bm25_case(n: int):
+    feats = features_for(n)[:n]
+    docs = [np.concatenate((f.control_atoms, f.text_atoms)) for f in feats]
+    queries = [docs[i] for i in range(0, len(docs), max(1, len(docs) // 50))][:50]
+    return docs, queries
+
+
+@lru_cache(maxsize=None)
+def ours_bm25(n: int):
+    from spatialobs import _core
+
+    docs, _ = bm25_case(n)
+    ix = _core.Bm25Index(1.5, 0.75)
+    for d in docs:
+        ix.add(d)
+    return ix
+
+
+@lru_cache(maxsize=None)
+def bm25s_index(n: int):
+    bm25s = pytest.importorskip("bm25s")
+    docs, _ = bm25_case(n)
+    r = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+    r.index([[str(a) for a in d.tolist()] for d in docs], show_progress=False)
+    return r
+
+
+@pytest.mark.parametrize("n", screen_sizes(10**4, 10**5))
+def test_bm25_ours(benchmark, n):
+    ix = ours_bm25(n)
+    _, queries = bm25_case(n)
+    benchmark.group = f"bm25 top-200 n={n}"
+
+    def run():
+        return [ix.top_k(q, 200) for q in queries]
+
+    res = benchmark(run)
+    benchmark.extra_info["queries_per_round"] = len(queries)
+    for (ids, scores), q in zip(res, queries):
+        assert len(ids) > 0 and np.all(np.diff(scores) <= 0)
+    # Same variant as bm25s "lucene": scores agree to float32 precision.
+    r = bm25s_index(n)
+    s = r.get_scores([str(a) for a in queries[0].tolist()])
+    ids, scores = res[0]
+    assert np.allclose(s[ids], scores, rtol=1e-4)
+
+
+@pytest.mark.parametrize("n", screen_sizes(10**4, 10**5))
+def test_bm25_bm25s_retrieve(benchmark, n):
+    r = bm25s_index(n)
+    _, queries = bm25_case(n)
+    toks = [[str(a) for a in q.tolist()] for q in queries]
+    benchmark.group = f"bm25 top-200 n={n}"
+    docs, scores = benchmark(r.retrieve, toks, k=200, show_progress=False, n_threads=1)
+    ours = ours_bm25(n).top_k(queries[0], 200)[0]
+    assert docs.shape == (len(queries), 200) and docs[0][0] == ours[0]
+
+
+@pytest.mark.parametrize("n", screen_sizes(10**4, 10**5))
+def test_bm25_bm25s_get_scores(benchmark, n):
+    r = bm25s_index(n)
+    _, queries = bm25_case(n)
+    toks = [[str(a) for a in q.tolist()] for q in queries]
+    benchmark.group = f"bm25 top-200 n={n}"
+
+    def run():
+        out = []
+        for t in toks:
+            s = r.get_scores(t)
+            top = np.argpartition(-s, 200)[:200]
+            out.append(top[np.argsort(-s[top], kind="stable")])
+        return out
+
+    res = benchmark(run)
+    assert res[0][0] == ours_bm25(n).top_k(queries[0], 200)[0][0]
+
+
+# -- add -------------------------------------------------------------------------
+
+
+def _bench_add(benchmark, n, candidates):
+    ix, held_out = index_for(n, candidates)
+    assert held_out, "the corpus must hold screens beyond the indexed ones"
+    it = iter(held_out * 10)
+    benchmark.group = f"add n={n}"
+    rounds = min(200, len(held_out))
+
+    def setup():
+        return (next(it),), {}
+
+    lat = []
+
+    def add(screen):
+        t = time.perf_counter()
+        m = ix.add(screen)
+        lat.append(time.perf_counter() - t)
+        return m
+
+    benchmark.pedantic(add, setup=setup, rounds=rounds, iterations=1)
+    benchmark.extra_info["median_us"] = float(np.median(lat) * 1e6)
+    benchmark.extra_info["memory_bytes_per_observation"] = ix.memory_bytes() / len(ix)
+    assert len(ix) >= n
+
+
+@pytest.mark.parametrize("n", screen_sizes(10**3, 10**4, 10**5))
+def test_add_hybrid(benchmark, n):
+    _bench_add(benchmark, n, "hybrid")
+
+
+@pytest.mark.parametrize("n", screen_sizes(10**3, 10**4, 10**5))
+def test_add_exhaustive(benchmark, n):
+    _bench_add(benchmark, n, "exhaustive")
+
+
+# -- stream ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", screen_sizes(10**4, 10**6))
+def test_stream(benchmark, n):
+    """n screenshots: 1 in 20 a new unique observation, the rest repeats of recent screens."""
+    base = corpus_for(max(1000, n // 20))
+    rng = np.random.default_rng(7)
+    picks = rng.integers(0, len(base.screens), size=n)
+    feats = features_for(max(1000, n // 20))
+
+    def run():
+        ix = StateIndex(mask_volatile=True)
+        for i in picks.tolist():
+            ix.add_features(feats[i])
+        return ix
+
+    benchmark.group = f"stream n={n}"
+    ix = benchmark.pedantic(run, rounds=1, iterations=1)
+    assert ix.num_screens == n and len(ix) <= len(set(picks.tolist()))
