@@ -237,3 +237,32 @@ def test_from_json_rejects_malformed():
     doc["version"] = 99
     with pytest.raises(InvalidInputError, match="version"):
         Canvas.from_json(doc)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 7), st.sampled_from(["x", "rotation", "w", "parent", "index", "type"]),
+                          st.floats(0, 50)), min_size=1, max_size=12))
+def test_cached_columns_after_edits_match_a_fresh_derivation(edits):
+    c = Canvas()
+    c.add(Node("n0", "frame", P, "a0", 0, 0, 100, 100))
+    for k in range(1, 8):
+        c.add(Node(f"n{k}", "geo", f"n{(k - 1) // 2}", f"a{k}", k * 3.0, k * 2.0, 10, 10, 0.1 * k))
+    c.geometry()
+    for k, field, v in edits:
+        nid = f"n{k}"
+        if field == "parent":
+            target = f"n{int(v) % 8}"
+            if target == nid or nid in c.ancestors(target):
+                continue
+            c.update(nid, parent=target)
+        elif field == "index":
+            c.update(nid, index=f"a{int(v)}")
+        elif field == "type":
+            c.update(nid, type="frame" if v > 25 else "group")
+        else:
+            c.update(nid, **{field: v})
+        got = c.columns()
+        fresh = c.copy().columns()
+        assert got.ids == fresh.ids and got.frame == fresh.frame and got.group == fresh.group
+        np.testing.assert_array_equal(got.bounds, fresh.bounds)
+        np.testing.assert_array_equal(got.visible, fresh.visible)

@@ -8,6 +8,7 @@ at a time), so the Python-level loop runs over the tree depth, not the node coun
 from __future__ import annotations
 
 import math
+from itertools import chain
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -18,18 +19,11 @@ from spatialobs._errors import SpatialObsError
 from spatialobs.canvas.records import Binding, Node, Page
 from spatialobs.canvas.shapes import POINT_TYPES, STRAIGHT_BEND, STROKE_SIZES, arc_box, arrow_terminals, local_box
 
-__all__ = ["Derived", "derive"]
+__all__ = ["Derived", "Raw", "derive", "extract", "patch"]
 
 _MAX_KEY_DEPTH = 64
 
-_get_x = attrgetter("x")
-_get_y = attrgetter("y")
-_get_w = attrgetter("w")
-_get_h = attrgetter("h")
-_get_rot = attrgetter("rotation")
-_get_op = attrgetter("opacity")
-_get_hidden = attrgetter("hidden")
-_get_locked = attrgetter("locked")
+_get_num = attrgetter("x", "y", "w", "h", "rotation", "opacity", "hidden", "locked")
 
 
 @dataclass
@@ -57,6 +51,7 @@ class Derived:
     order: np.ndarray        # (n,) global paint rank
     paint: np.ndarray        # rows in global paint order (pages in page order)
     page_start: np.ndarray   # paint[page_start[k]:page_start[k+1]] are page k's rows
+    levels: Optional[List[np.ndarray]] = None  # rows per depth
 
 
 def _levels(depth: np.ndarray) -> List[np.ndarray]:
@@ -274,27 +269,93 @@ def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, 
     return changed
 
 
-def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[str, Binding],
-           local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]]) -> Derived:
-    """Compute :class:`Derived` for ``nodes`` (a forest whose roots sit on ``pages``)."""
+@dataclass
+class Raw:
+    """Per-node input columns extracted from the Node objects (reused across writes)."""
+
+    nodes: List[Node]
+    ids: List[str]
+    row: Dict[str, int]
+    parents: List[str]
+    parent: np.ndarray
+    types: np.ndarray
+    index: List[str]
+    num: np.ndarray  # (n, 8): x, y, w, h, rotation, opacity, hidden, locked
+    same_tree: bool = False  # parents, indices and types as in the previous derivation
+
+
+def extract(nodes: Sequence[Node]) -> Raw:
+    """Extract the input columns of every node (one Python pass per field group)."""
+    nodes = list(nodes)
     n = len(nodes)
     ids = [nd.id for nd in nodes]
     row = dict(zip(ids, range(n)))
-    page_ids = [p.id for p in sorted(pages.values(), key=lambda p: (p.index, p.id))]
-    page_rank = {pid: k for k, pid in enumerate(page_ids)}
     parents = [nd.parent for nd in nodes]
     parent = np.fromiter((row.get(p, -1) for p in parents), dtype=np.int64, count=n)
-    types_l = [nd.type for nd in nodes]
-    types = np.array(types_l) if n else np.zeros(0, dtype="<U1")
-    depth = _depths(parent, ids)
-    levels = _levels(depth) if n else []
+    types = np.array([nd.type for nd in nodes]) if n else np.zeros(0, dtype="<U1")
+    index = [nd.index for nd in nodes]
+    num = np.fromiter(chain.from_iterable(map(_get_num, nodes)), np.float64, 8 * n).reshape(n, 8)
+    return Raw(nodes, ids, row, parents, parent, types, index, num)
 
-    x = np.fromiter(map(_get_x, nodes), np.float64, n)
-    y = np.fromiter(map(_get_y, nodes), np.float64, n)
-    rot_l = np.fromiter(map(_get_rot, nodes), np.float64, n)
+
+def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
+    """``raw`` with some nodes replaced in place of their rows (same ids, same order).
+
+    Returns None when a change cannot be patched (a type name longer than the column).
+    """
+    nodes = list(raw.nodes)
+    parents = list(raw.parents)
+    index = list(raw.index)
+    parent = raw.parent.copy()
+    types = raw.types.copy()
+    num = raw.num.copy()
+    width = types.dtype.itemsize // 4 if types.dtype.kind == "U" else 0
+    same = True
+    for nid, nd in changed.items():
+        r = raw.row[nid]
+        if len(nd.type) > width:
+            return None
+        old = raw.nodes[r]
+        if old.parent != nd.parent or old.index != nd.index or old.type != nd.type:
+            same = False
+        nodes[r] = nd
+        parents[r] = nd.parent
+        parent[r] = raw.row.get(nd.parent, -1)
+        types[r] = nd.type
+        index[r] = nd.index
+        num[r] = _get_num(nd)
+    return Raw(nodes, raw.ids, raw.row, parents, parent, types, index, num, same)
+
+
+def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[str, Binding],
+           local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
+           raw: Optional[Raw] = None, prev: Optional[Derived] = None) -> Derived:
+    """Compute :class:`Derived` for ``nodes`` (a forest whose roots sit on ``pages``).
+
+    With ``prev`` and a ``raw`` whose tree is unchanged (only geometry or state was
+    edited), depth, levels and paint order are reused.
+    """
+    if raw is None:
+        raw = extract(nodes)
+    nodes = raw.nodes
+    n = len(nodes)
+    ids, row, parents, parent, types = raw.ids, raw.row, raw.parents, raw.parent, raw.types
+    page_ids = [p.id for p in sorted(pages.values(), key=lambda p: (p.index, p.id))]
+    page_rank = {pid: k for k, pid in enumerate(page_ids)}
+    reuse = prev is not None and raw.same_tree and prev.page_ids == page_ids and len(prev.ids) == n
+    if reuse:
+        depth = prev.depth  # type: ignore[union-attr]
+        levels = prev.levels  # type: ignore[union-attr]
+    else:
+        depth = _depths(parent, ids)
+        levels = _levels(depth) if n else []
+    num = raw.num
+    x = num[:, 0].copy()
+    y = num[:, 1].copy()
+    rot_l = num[:, 4].copy()
     local = np.zeros((n, 4))
-    local[:, 2] = np.fromiter(map(_get_w, nodes), np.float64, n)
-    local[:, 3] = np.fromiter(map(_get_h, nodes), np.float64, n)
+    local[:, 2] = num[:, 2]
+    local[:, 3] = num[:, 3]
     is_point = np.isin(types, list(POINT_TYPES)) if n else np.zeros(0, bool)
     for i in np.nonzero(is_point)[0].tolist():
         nd = nodes[i]
@@ -311,12 +372,14 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     py = y.copy()
     prot = rot_l.copy()
     page = np.zeros(n, dtype=np.int64)
-    opacity = np.fromiter(map(_get_op, nodes), np.float64, n)
-    hidden = np.fromiter(map(_get_hidden, nodes), bool, n)
-    locked = np.fromiter(map(_get_locked, nodes), bool, n)
+    opacity = num[:, 5].copy()
+    hidden = num[:, 6] != 0
+    locked = num[:, 7] != 0
     frame = np.full(n, -1, dtype=np.int64)
     group = np.full(n, -1, dtype=np.int64)
-    if n:
+    if reuse:
+        page = prev.page  # type: ignore[union-attr]
+    elif n:
         roots = levels[0]
         page[roots] = [page_rank.get(parents[i], 0) for i in roots.tolist()]
     for lvl in levels[1:]:
@@ -329,7 +392,8 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         px[lvl] = px[p] + c * x[lvl] - s * y[lvl]
         py[lvl] = py[p] + s * x[lvl] + c * y[lvl]
         prot[lvl] = prot[p] + rot_l[lvl]
-        page[lvl] = page[p]
+        if not reuse:
+            page[lvl] = page[p]
         opacity[lvl] *= opacity[p]
         hidden[lvl] |= hidden[p]
         locked[lvl] |= locked[p]
@@ -364,8 +428,11 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     vis[gone] = np.nan
     d.visible = vis
 
-    index = [nd.index for nd in nodes]
-    paint = _paint_order(ids, index, parent, page, depth, levels, nodes)
+    d.levels = levels
+    if reuse:
+        d.paint, d.order, d.page_start = prev.paint, prev.order, prev.page_start  # type: ignore[union-attr]
+        return d
+    paint = _paint_order(ids, raw.index, parent, page, depth, levels, nodes)
     order = np.empty(n, dtype=np.int64)
     order[paint] = np.arange(n)
     d.paint = paint

@@ -10,7 +10,7 @@ from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tupl
 import numpy as np
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
-from spatialobs.canvas.derive import Derived, derive
+from spatialobs.canvas.derive import Derived, Raw, derive, extract, patch
 from spatialobs.canvas.fractional import key_after, key_between
 from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.sanitize import sanitize_binding_fields, sanitize_node_fields
@@ -139,6 +139,9 @@ class Canvas:
         self._bindings: Dict[str, Binding] = {}
         self._children: Dict[str, Dict[str, None]] = {}
         self._derived: Optional[Derived] = None
+        self._raw: Optional[Raw] = None          # input columns of the last derivation
+        self._prev: Optional[Derived] = None     # the last derivation, for reuse after edits
+        self._dirty: Optional[Dict[str, None]] = {}  # nodes updated since then; None: rebuild
         self._local_cache: Dict[str, Any] = {}
         self._log: Optional[List[Tuple[str, str, Any]]] = None
         self._depth = 0
@@ -242,7 +245,15 @@ class Canvas:
     # ------------------------------------------------------------------ derived data
     def _geometry(self) -> Derived:
         if self._derived is None:
-            self._derived = derive(list(self._nodes.values()), self._pages, self._bindings, self._local_cache)
+            raw = None
+            if self._raw is not None and self._dirty is not None:
+                raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty}) if self._dirty else self._raw
+            if raw is None:
+                raw = extract(self._nodes.values())
+            prev, self._prev = self._prev, None
+            self._derived = derive(raw.nodes, self._pages, self._bindings, self._local_cache, raw, prev)
+            self._raw = raw
+            self._dirty = {}
         return self._derived
 
     def geometry(self) -> Derived:
@@ -381,7 +392,14 @@ class Canvas:
             store.pop(item_id, None)
         else:
             store[item_id] = value
+        if self._derived is not None:
+            self._prev = self._derived
         self._derived = None
+        if kind == "node":
+            if old is not None and value is not None and self._dirty is not None:
+                self._dirty[item_id] = None  # same row: patch the cached columns
+            else:
+                self._dirty = None  # rows added or removed: extract again
 
     @contextmanager
     def batch(self) -> Iterator["Canvas"]:
@@ -647,6 +665,7 @@ class Canvas:
         c._bindings = dict(self._bindings)
         c._children = {k: dict(v) for k, v in self._children.items()}
         c._source = self._source
+        c._raw, c._dirty, c._prev = None, None, None
         c.cameras = dict(self.cameras)
         c.selection = dict(self.selection)
         c.current_page = self.current_page

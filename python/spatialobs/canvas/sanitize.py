@@ -101,15 +101,16 @@ def sanitize_style(style: Optional[Mapping[str, Any]], *, record: str = "?") -> 
     """
     if style is None:
         return {}
-    if not isinstance(style, Mapping):
+    if type(style) is not dict and not isinstance(style, Mapping):
         raise InvalidInputError(f"record {record!r}: style must be an object, got {type(style).__name__}")
     out: Dict[str, Any] = {}
     for k, v in style.items():
-        if v is None or (isinstance(v, (str, list, dict, tuple)) and len(v) == 0):
+        tv = type(v)
+        if v is None or ((tv is str or tv is list or tv is dict or tv is tuple) and len(v) == 0):
             continue
-        if isinstance(v, float) and not math.isfinite(v):
+        if tv is float and not math.isfinite(v):
             continue
-        out[normalize_style_key(str(k))] = _numeric_value(v) if isinstance(v, str) else v
+        out[normalize_style_key(k if type(k) is str else str(k))] = _numeric_value(v) if tv is str else v
     return out
 
 
@@ -207,7 +208,29 @@ def sanitize_node_fields(
     """
     rec = str(fields.get("id", "?"))
     out: Dict[str, Any] = {}
+    isfinite = math.isfinite
     for key, value in fields.items():
+        tv = type(value)
+        # fast path: well-typed values, the common case for importers
+        if tv is float or tv is int:
+            if key in ("x", "y", "rotation") and isfinite(value):
+                out[key] = float(value)
+                continue
+            if key in ("w", "h") and isfinite(value) and value >= 0:
+                out[key] = float(value)
+                continue
+            if key == "opacity" and 0 <= value <= 1:
+                out[key] = float(value)
+                continue
+        elif tv is str and key in ("id", "type", "parent", "index", "text", "name") and value:
+            out[key] = value
+            continue
+        elif tv is bool and key in ("locked", "hidden"):
+            out[key] = value
+            continue
+        elif tv is dict and key == "props":
+            out[key] = dict(value)
+            continue
         if key in ("x", "y", "rotation"):
             try:
                 out[key] = coerce_number(value, key, rec)

@@ -57,7 +57,7 @@ def _bbox(xs: Sequence[float], ys: Sequence[float]) -> Optional[Box]:
 
 def _finite_xy(p: Any) -> Optional[Tuple[float, float]]:
     try:
-        if isinstance(p, Mapping):
+        if type(p) is dict or isinstance(p, Mapping):
             x, y = float(p["x"]), float(p["y"])
         else:
             x, y = float(p[0]), float(p[1])
@@ -128,8 +128,8 @@ def arc_box(a: Tuple[float, float], b: Tuple[float, float], bend: float) -> Box:
     >>> [round(v, 9) for v in arc_box((0, 0), (100, 0), 50)]
     [0.0, 0.0, 100.0, 50.0]
     """
-    ax, ay = a
-    bx, by = b
+    ax, ay = float(a[0]), float(a[1])
+    bx, by = float(b[0]), float(b[1])
     dx, dy = bx - ax, by - ay
     length = math.hypot(dx, dy)
     if length < 1e-9 or abs(bend) < STRAIGHT_BEND:
@@ -242,9 +242,14 @@ def local_box(node_type: str, props: Mapping[str, Any], w: float = 0.0, h: float
                 if isinstance(seg.get("path"), str):
                     arrays.append(decode_b64_points(seg["path"])[:, :2])
                 elif isinstance(seg.get("points"), list):
-                    xy = [p for p in (_finite_xy(q) for q in seg["points"]) if p is not None]
-                    if xy:
-                        arrays.append(np.asarray(xy, dtype=np.float64))
+                    try:
+                        a = np.array([(q["x"], q["y"]) for q in seg["points"]], dtype=np.float64).reshape(-1, 2)
+                        a = a[np.isfinite(a).all(axis=1)]
+                    except (KeyError, TypeError, ValueError):
+                        xy = [p for p in (_finite_xy(q) for q in seg["points"]) if p is not None]
+                        a = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+                    if len(a):
+                        arrays.append(a)
             if arrays:
                 allp = np.concatenate(arrays)
                 if len(allp):
@@ -288,7 +293,8 @@ def estimate_text_size(
 
     Examples
     --------
-    >>> estimate_text_size("one\\ntwo", "m", 1.0, 40.0)
+    >>> w, h = estimate_text_size("one\\ntwo", "m", 1.0, 40.0)
+    >>> w, round(h, 6)
     (40.0, 64.8)
     """
     fs = FONT_SIZES.get(size, 24.0)
