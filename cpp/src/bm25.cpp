@@ -29,6 +29,23 @@ std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
   return id;
 }
 
+std::unique_ptr<Bm25Index::Scratch> Bm25Index::borrow() const {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (!pool_.empty()) {
+      std::unique_ptr<Scratch> s = std::move(pool_.back());
+      pool_.pop_back();
+      return s;
+    }
+  }
+  return std::make_unique<Scratch>();
+}
+
+void Bm25Index::give_back(std::unique_ptr<Scratch> s) const {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  pool_.push_back(std::move(s));
+}
+
 void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, std::vector<std::int64_t>& ids,
                       std::vector<double>& scores) const {
   ids.clear();
@@ -41,12 +58,11 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
 
   const double N = static_cast<double>(num_docs);
   const double avgdl = static_cast<double>(total_len_) / N;
-  // Dense accumulators with a list of touched documents: each query pays
-  // O(N) once for the zeroed buffer and O(postings) for the scoring, with no
-  // hashing on the inner loop.
-  std::vector<double> acc(num_docs, 0.0);
-  std::vector<std::uint8_t> seen(num_docs, 0);
-  std::vector<std::uint32_t> touched;
+  std::unique_ptr<Scratch> scratch = borrow();
+  std::vector<double>& acc = scratch->acc;
+  std::vector<std::uint32_t>& touched = scratch->touched;
+  if (acc.size() < num_docs) acc.resize(num_docs, 0.0);
+  touched.clear();
   for (std::uint64_t t : terms) {
     auto it = postings_.find(t);
     if (it == postings_.end()) continue;
@@ -56,27 +72,32 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
     for (const Posting& p : plist) {
       const double tf = static_cast<double>(p.tf);
       const double dl = static_cast<double>(doc_len_[p.doc]);
+      // Every contribution is > 0 (idf > 0, tf >= 1), so 0 marks an untouched document.
+      if (acc[p.doc] == 0.0) touched.push_back(p.doc);
       acc[p.doc] += idf * tf / (tf + k1_ * (1.0 - b_ + b_ * dl / avgdl));
-      if (!seen[p.doc]) {
-        seen[p.doc] = 1;
-        touched.push_back(p.doc);
-      }
     }
   }
   auto better = [&acc](std::uint32_t x, std::uint32_t y) { return acc[x] > acc[y] || (acc[x] == acc[y] && x < y); };
   const std::size_t m = std::min(k, touched.size());
-  std::partial_sort(touched.begin(), touched.begin() + static_cast<std::ptrdiff_t>(m), touched.end(), better);
+  if (m < touched.size()) {
+    std::nth_element(touched.begin(), touched.begin() + static_cast<std::ptrdiff_t>(m), touched.end(), better);
+  }
+  std::sort(touched.begin(), touched.begin() + static_cast<std::ptrdiff_t>(m), better);
   ids.reserve(m);
   scores.reserve(m);
   for (std::size_t i = 0; i < m; ++i) {
     ids.push_back(touched[i]);
     scores.push_back(acc[touched[i]]);
   }
+  for (std::uint32_t d : touched) acc[d] = 0.0;
+  give_back(std::move(scratch));
 }
 
 std::size_t Bm25Index::memory_bytes() const {
   std::size_t bytes = doc_len_.capacity() * sizeof(std::uint32_t);
   for (const auto& kv : postings_) bytes += sizeof(kv) + 2 * sizeof(void*) + kv.second.capacity() * sizeof(Posting);
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  for (const auto& sc : pool_) bytes += sc->acc.capacity() * sizeof(double) + sc->touched.capacity() * sizeof(std::uint32_t);
   return bytes + postings_.bucket_count() * sizeof(void*);
 }
 

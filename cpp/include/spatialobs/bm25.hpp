@@ -20,6 +20,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -51,10 +53,22 @@ class Bm25Index {
     std::uint32_t doc;
     std::uint32_t tf;
   };
+  // Per-query accumulators, reused: a query borrows one from the pool, so
+  // concurrent queries never share one and no query pays to zero O(N) memory
+  // (only the entries it touched are reset).
+  struct Scratch {
+    std::vector<double> acc;
+    std::vector<std::uint32_t> touched;
+  };
+  std::unique_ptr<Scratch> borrow() const;
+  void give_back(std::unique_ptr<Scratch> s) const;
+
   double k1_, b_;
   std::vector<std::uint32_t> doc_len_;
   std::uint64_t total_len_ = 0;
   std::unordered_map<std::uint64_t, std::vector<Posting>> postings_;
+  mutable std::mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<Scratch>> pool_;
 };
 
 }  // namespace spatialobs

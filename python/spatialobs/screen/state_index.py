@@ -88,9 +88,12 @@ def rrf_fuse(lists: Sequence[npt.NDArray[np.int64]], k: int = 60) -> Tuple[npt.N
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
     ids = np.concatenate(lists)
     contrib = np.concatenate([1.0 / (k + np.arange(1, len(x) + 1, dtype=np.float64)) for x in lists])
+    # Each id's contributions are added largest first (bincount adds in input
+    # order), so ids with the same ranks in any lists get bit-equal sums and
+    # their tie goes to the lower id.
+    order = np.lexsort((-contrib, ids))
+    ids, contrib = ids[order], contrib[order]
     uniq, inv = np.unique(ids, return_inverse=True)
-    # bincount adds in input order (list by list), so equal rank multisets give
-    # bit-equal sums and ties are real ties.
     fused = np.bincount(inv.ravel(), weights=contrib, minlength=len(uniq))
     order = np.lexsort((uniq, -fused))
     return uniq[order], fused[order]
