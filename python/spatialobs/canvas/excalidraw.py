@@ -17,6 +17,7 @@ import math
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from spatialobs._errors import InvalidInputError
+from spatialobs.canvas.sanitize import is_mapping
 from spatialobs.canvas.fractional import key_sequence
 from spatialobs.canvas.model import Canvas, build_canvas
 from spatialobs.canvas.records import Diagnostic, Page, Viewport
@@ -37,7 +38,7 @@ class _Unusable(Exception):
 
 def is_excalidraw(doc: Any) -> bool:
     """Whether a parsed JSON value looks like an Excalidraw scene."""
-    return isinstance(doc, Mapping) and (doc.get("type") == "excalidraw" or (
+    return is_mapping(doc) and (doc.get("type") == "excalidraw" or (
         isinstance(doc.get("elements"), list) and "records" not in doc and "nodes" not in doc))
 
 
@@ -100,7 +101,7 @@ def from_excalidraw(doc: Mapping[str, Any]) -> Canvas:
     live: List[Mapping[str, Any]] = []
     seen: set = set()
     for k, e in enumerate(elements):
-        if not isinstance(e, Mapping) or not isinstance(e.get("id"), str) or not e["id"]:
+        if not is_mapping(e) or not isinstance(e.get("id"), str) or not e["id"]:
             diags.append(Diagnostic("invalid_record", f"#{k}", "element is not an object with a string id; ignored"))
             continue
         if e.get("isDeleted"):
@@ -227,7 +228,7 @@ def from_excalidraw(doc: Mapping[str, Any]) -> Canvas:
             continue
         for term, key in (("start", "startBinding"), ("end", "endBinding")):
             b = e.get(key)
-            if not isinstance(b, Mapping):
+            if not is_mapping(b):
                 continue
             target = b.get("elementId")
             fp = b.get("fixedPoint")
@@ -241,10 +242,10 @@ def from_excalidraw(doc: Mapping[str, Any]) -> Canvas:
         if not bf["to_id"]:
             bf["to_id"] = "?"
     canvas = build_canvas(pages, node_fields, binding_fields, diags)
-    app = doc.get("appState") if isinstance(doc.get("appState"), Mapping) else {}
+    app = doc.get("appState") if is_mapping(doc.get("appState")) else {}
     if isinstance(app.get("scrollX"), (int, float)) and isinstance(app.get("scrollY"), (int, float)):
         z = app.get("zoom", 1)
-        z = z.get("value", 1) if isinstance(z, Mapping) else z
+        z = z.get("value", 1) if is_mapping(z) else z
         try:
             zf = float(z)
         except (TypeError, ValueError):
@@ -255,7 +256,7 @@ def from_excalidraw(doc: Mapping[str, Any]) -> Canvas:
         h = float(app.get("height", 720) or 720)
         canvas.cameras[_PAGE] = Viewport(-float(app["scrollX"]), -float(app["scrollY"]), w / zf, h / zf)
     sel = app.get("selectedElementIds")
-    if isinstance(sel, Mapping):
+    if is_mapping(sel):
         canvas.selection[_PAGE] = tuple(k for k, v in sel.items() if v and k in canvas._nodes)
     canvas._source = _ExcalidrawSource()
     return canvas

@@ -18,11 +18,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections import abc as _abc
 from functools import lru_cache
 from typing import Any, Dict, List, Mapping, Optional
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.records import Diagnostic
+
+
+def is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, with the common ``dict`` case decided without the ABC machinery."""
+    return type(value) is dict or isinstance(value, _abc.Mapping)
 
 __all__ = [
     "normalize_style_key",
@@ -101,7 +107,7 @@ def sanitize_style(style: Optional[Mapping[str, Any]], *, record: str = "?") -> 
     """
     if style is None:
         return {}
-    if type(style) is not dict and not isinstance(style, Mapping):
+    if not is_mapping(style):
         raise InvalidInputError(f"record {record!r}: style must be an object, got {type(style).__name__}")
     out: Dict[str, Any] = {}
     for k, v in style.items():
@@ -296,7 +302,7 @@ def sanitize_node_fields(
         elif key == "props":
             if value is None:
                 out[key] = {}
-            elif isinstance(value, Mapping):
+            elif is_mapping(value):
                 out[key] = dict(value)
             else:
                 _fail(strict, diagnostics, "invalid_field", rec, f"field 'props' must be an object, got {type(value).__name__}")
@@ -350,7 +356,7 @@ def sanitize_binding_fields(
     out["terminal"] = term
     anchor = fields.get("anchor", (0.5, 0.5))
     try:
-        if isinstance(anchor, Mapping):
+        if is_mapping(anchor):
             anchor = (anchor.get("x", 0.5), anchor.get("y", 0.5))
         ax, ay = anchor  # type: ignore[misc]
         out["anchor"] = (coerce_number(ax, "anchor.x", rec), coerce_number(ay, "anchor.y", rec))
@@ -366,7 +372,7 @@ def sanitize_binding_fields(
             raise
         out["precise"] = False
     props = fields.get("props") or {}
-    if not isinstance(props, Mapping):
+    if not is_mapping(props):
         if strict:
             raise InvalidInputError(f"binding {rec!r}: field 'props' must be an object")
         props = {}

@@ -22,6 +22,8 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from spatialobs.canvas.sanitize import is_mapping
+
 __all__ = [
     "POINT_TYPES",
     "FONT_SIZES",
@@ -57,7 +59,7 @@ def _bbox(xs: Sequence[float], ys: Sequence[float]) -> Optional[Box]:
 
 def _finite_xy(p: Any) -> Optional[Tuple[float, float]]:
     try:
-        if type(p) is dict or isinstance(p, Mapping):
+        if is_mapping(p):
             x, y = float(p["x"]), float(p["y"])
         else:
             x, y = float(p[0]), float(p[1])
@@ -168,8 +170,8 @@ def arrow_terminals(props: Mapping[str, Any]) -> Tuple[Optional[Tuple[float, flo
     """Local start and end points of a tldraw arrow (``None`` for an in-props bound terminal) and its bend."""
     start = props.get("start")
     end = props.get("end")
-    s = _finite_xy(start) if isinstance(start, Mapping) and start.get("type", "point") == "point" else None
-    e = _finite_xy(end) if isinstance(end, Mapping) and end.get("type", "point") == "point" else None
+    s = _finite_xy(start) if is_mapping(start) and start.get("type", "point") == "point" else None
+    e = _finite_xy(end) if is_mapping(end) and end.get("type", "point") == "point" else None
     try:
         bend = float(props.get("bend", 0) or 0)
     except (TypeError, ValueError):
@@ -224,12 +226,12 @@ def local_box(node_type: str, props: Mapping[str, Any], w: float = 0.0, h: float
             s = s or e
             e = e or s
             return arc_box(s, e, bend)  # type: ignore[arg-type]
-        if isinstance(pts, Mapping) and pts:
+        if is_mapping(pts) and pts:
             box = _bbox(*zip(*_points_of_mapping(pts))) if _points_of_mapping(pts) else None
             if box is not None:
                 return box
         handles = props.get("handles")
-        if isinstance(handles, Mapping) and handles:
+        if is_mapping(handles) and handles:
             xy = _points_of_mapping(handles)
             if xy:
                 return _bbox([p[0] for p in xy], [p[1] for p in xy])  # type: ignore[return-value]
@@ -237,7 +239,7 @@ def local_box(node_type: str, props: Mapping[str, Any], w: float = 0.0, h: float
         if isinstance(segments, list) and segments:
             arrays = []
             for seg in segments:
-                if not isinstance(seg, Mapping):
+                if not is_mapping(seg):
                     continue
                 if isinstance(seg.get("path"), str):
                     arrays.append(decode_b64_points(seg["path"])[:, :2])

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from spatialobs._errors import InvalidInputError
+from spatialobs.canvas.sanitize import is_mapping
 from spatialobs.canvas.model import Canvas, build_canvas
 from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.richtext import plain_to_richtext, richtext_to_plain
@@ -59,16 +60,16 @@ class TldrawSource:
 
 def is_tldraw(doc: Any) -> bool:
     """Whether a parsed JSON value looks like a tldraw file or store snapshot."""
-    if not isinstance(doc, Mapping):
+    if not is_mapping(doc):
         return False
     if "tldrawFileFormatVersion" in doc:
         return True
     if isinstance(doc.get("records"), list) and "schema" in doc:
         return True
-    if isinstance(doc.get("store"), Mapping) and "schema" in doc:
+    if is_mapping(doc.get("store")) and "schema" in doc:
         return True
     d = doc.get("document")
-    return isinstance(d, Mapping) and isinstance(d.get("store"), Mapping)
+    return is_mapping(d) and is_mapping(d.get("store"))
 
 
 def _num(v: Any, default: float) -> Tuple[float, bool]:
@@ -98,7 +99,7 @@ def _prop_num(props: Mapping[str, Any], key: str, default: float, rid: str, diag
 
 def _plain_text(props: Mapping[str, Any]) -> Optional[str]:
     rt = props.get("richText")
-    if isinstance(rt, Mapping):
+    if is_mapping(rt):
         return richtext_to_plain(rt) or None
     t = props.get("text")
     return t if isinstance(t, str) and t else None
@@ -108,7 +109,7 @@ def shape_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Dict[str, A
     """Node fields (unsanitized) of one tldraw shape record."""
     rid = rec["id"]
     props = rec.get("props")
-    if not isinstance(props, Mapping):
+    if not is_mapping(props):
         if props is not None:
             diags.append(Diagnostic("invalid_field", rid, "props is not an object; ignored"))
         props = {}
@@ -152,7 +153,7 @@ def shape_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Dict[str, A
 
 def _binding_record_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Optional[Dict[str, Any]]:
     rid = rec["id"]
-    props = rec.get("props") if isinstance(rec.get("props"), Mapping) else {}
+    props = rec.get("props") if is_mapping(rec.get("props")) else {}
     if not isinstance(rec.get("fromId"), str) or not isinstance(rec.get("toId"), str):
         diags.append(Diagnostic("invalid_record", rid, "binding without fromId/toId; dropped"))
         return None
@@ -165,11 +166,11 @@ def _binding_record_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> O
 def _props_binding_fields(rec: Mapping[str, Any]) -> List[Dict[str, Any]]:
     props = rec.get("props")
     out = []
-    if not isinstance(props, Mapping):
+    if not is_mapping(props):
         return out
     for term in ("start", "end"):
         t = props.get(term)
-        if isinstance(t, Mapping) and t.get("type") == "binding":
+        if is_mapping(t) and t.get("type") == "binding":
             extra = {k: v for k, v in t.items() if k not in ("type", "boundShapeId", "normalizedAnchor", "isPrecise")}
             out.append({"id": f"binding:{rec['id']}:{term}", "type": "arrow", "from_id": rec["id"],
                         "to_id": t.get("boundShapeId"), "terminal": term,
@@ -182,11 +183,11 @@ def _records_of(doc: Mapping[str, Any]) -> Tuple[str, Dict[str, Any], List[Any],
     if isinstance(doc.get("records"), list):
         top = {k: v for k, v in doc.items() if k != "records"}
         return "file", top, doc["records"], doc.get("schema")
-    if isinstance(doc.get("store"), Mapping):
+    if is_mapping(doc.get("store")):
         top = {k: v for k, v in doc.items() if k != "store"}
         return "store", top, list(doc["store"].values()), doc.get("schema")
     d = doc.get("document")
-    if isinstance(d, Mapping) and isinstance(d.get("store"), Mapping):
+    if is_mapping(d) and is_mapping(d.get("store")):
         top = {k: v for k, v in doc.items()}
         return "snapshot", top, list(d["store"].values()), d.get("schema")
     raise InvalidInputError("tldraw document has neither 'records', 'store' nor 'document.store'")
@@ -194,20 +195,20 @@ def _records_of(doc: Mapping[str, Any]) -> Tuple[str, Dict[str, Any], List[Any],
 
 def _schema_info(schema: Any, records: List[Any]) -> Tuple[bool, bool]:
     """(bindings live in arrow props, text is richText) for this document's schema."""
-    props_bindings = not any(isinstance(r, Mapping) and r.get("typeName") == "binding" for r in records)
+    props_bindings = not any(is_mapping(r) and r.get("typeName") == "binding" for r in records)
     rich = False
-    if isinstance(schema, Mapping):
+    if is_mapping(schema):
         seq = schema.get("sequences")
-        if isinstance(seq, Mapping):
+        if is_mapping(seq):
             props_bindings = "com.tldraw.binding.arrow" not in seq and props_bindings
             try:
                 rich = int(seq.get("com.tldraw.shape.text", 0)) >= 3
             except (TypeError, ValueError):
                 rich = False
-        elif isinstance(schema.get("recordVersions"), Mapping):
+        elif is_mapping(schema.get("recordVersions")):
             props_bindings = True
     for r in records:
-        if isinstance(r, Mapping) and r.get("typeName") == "shape" and isinstance(r.get("props"), Mapping):
+        if is_mapping(r) and r.get("typeName") == "shape" and is_mapping(r.get("props")):
             if "richText" in r["props"]:
                 rich = True
                 break
@@ -262,8 +263,8 @@ def from_tldraw(doc: Mapping[str, Any]) -> Canvas:
     current: Optional[str] = None
     templates: Dict[str, Dict[str, Any]] = {}
     for k, rec in enumerate(records):
-        if not isinstance(rec, Mapping) or not isinstance(rec.get("id"), str) or not isinstance(rec.get("typeName"), str):
-            rid = rec.get("id", f"#{k}") if isinstance(rec, Mapping) else f"#{k}"
+        if not is_mapping(rec) or not isinstance(rec.get("id"), str) or not isinstance(rec.get("typeName"), str):
+            rid = rec.get("id", f"#{k}") if is_mapping(rec) else f"#{k}"
             diags.append(Diagnostic("invalid_record", str(rid), "record lacks a string id or typeName; ignored"))
             continue
         tn = rec["typeName"]
@@ -292,7 +293,7 @@ def from_tldraw(doc: Mapping[str, Any]) -> Canvas:
             cameras[rid[len("camera:"):] if rid.startswith("camera:") else rid] = (x, y, z)
         elif tn == "instance":
             sb = rec.get("screenBounds")
-            if isinstance(sb, Mapping):
+            if is_mapping(sb):
                 w, okw = _num(sb.get("w"), 0.0)
                 h, okh = _num(sb.get("h"), 0.0)
                 if okw and okh and w > 0 and h > 0:
@@ -375,7 +376,7 @@ def _points_list(node: Node) -> List[Tuple[float, float]]:
     if isinstance(pts, list):
         for p in pts:
             try:
-                out.append((float(p[0]), float(p[1])) if not isinstance(p, Mapping) else (float(p["x"]), float(p["y"])))
+                out.append((float(p[0]), float(p[1])) if not is_mapping(p) else (float(p["x"]), float(p["y"])))
             except (KeyError, IndexError, TypeError, ValueError):
                 continue
     return out
@@ -440,7 +441,7 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
         if pts and tl_type == "arrow":
             props["start"] = {"x": pts[0][0], "y": pts[0][1]} if "x" in (props.get("start") or {"x": 0}) else props["start"]
             props["end"] = {"x": pts[-1][0], "y": pts[-1][1]} if "x" in (props.get("end") or {"x": 0}) else props["end"]
-        elif pts and tl_type == "line" and isinstance(props.get("points"), Mapping):
+        elif pts and tl_type == "line" and is_mapping(props.get("points")):
             from spatialobs.canvas.fractional import key_sequence
 
             keys = key_sequence(len(pts))
@@ -467,7 +468,7 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
                                "normalizedAnchor": {"x": b.anchor[0], "y": b.anchor[1]},
                                "isPrecise": b.precise, **extra}
                 props[term].setdefault("isExact", False)
-            elif isinstance(cur, Mapping) and cur.get("type") == "binding":
+            elif is_mapping(cur) and cur.get("type") == "binding":
                 props[term] = {"type": "point", "x": 0.0, "y": 0.0}
     rec["props"] = props
     return rec
@@ -527,7 +528,7 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
         records = src.records
     prev_bindings = src.origin_bindings if src is not None else {}
     for raw in records:
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), str):
+        if not is_mapping(raw) or not isinstance(raw.get("id"), str):
             out.append(raw)
             continue
         rid, tn = raw["id"], raw.get("typeName")
@@ -592,7 +593,7 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
         return {"tldrawFileFormatVersion": 1, "schema": copy.deepcopy(_DEFAULT_SCHEMA), "records": out}
     if src.form == "file":
         return {**src.top, "records": out}
-    store = {r["id"]: r for r in out if isinstance(r, Mapping) and isinstance(r.get("id"), str)}
+    store = {r["id"]: r for r in out if is_mapping(r) and isinstance(r.get("id"), str)}
     if src.form == "store":
         return {**src.top, "store": store}
     return {**src.top, "document": {**src.top.get("document", {}), "store": store}}
