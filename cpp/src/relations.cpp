@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -25,6 +26,16 @@ inline std::uint64_t pack(std::size_t a, std::size_t b) {
 }
 inline std::int64_t first_of(std::uint64_t k) { return static_cast<std::int64_t>(k >> 32); }
 inline std::int64_t second_of(std::uint64_t k) { return static_cast<std::int64_t>(k & 0xffffffffu); }
+
+// A finite double's bits as an unsigned integer with the same order
+// (negatives flipped whole, positives with the sign bit set); -0.0 is folded
+// into +0.0 first so that equal values get equal keys.
+inline std::uint64_t order_bits(double v) {
+  v += 0.0;
+  std::uint64_t u;
+  std::memcpy(&u, &v, sizeof u);
+  return (u >> 63) ? ~u : (u | (std::uint64_t{1} << 63));
+}
 
 // Sorted packed keys -> row layout [firsts..., seconds...].
 std::vector<std::int64_t> unpack_rows(const std::vector<std::uint64_t>& keys) {
@@ -137,7 +148,12 @@ void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector
                      std::vector<std::int8_t>& kinds) {
   check_boxes(boxes, n);
   detail::check_tolerance(tol, "tol");
-  std::vector<std::pair<double, std::size_t>> keyed(n);
+  struct Keyed {
+    std::uint64_t key;  // the coordinate's bits, mapped so that integer order is numeric order
+    std::uint32_t id;
+  };
+  std::vector<Keyed> keyed(n);
+  std::vector<double> value(n), along(n);
   std::vector<std::pair<double, std::size_t>> line;
   std::vector<std::uint64_t> found, all;
   for (int kind = kAlignLeft; kind <= kAlignBottom; ++kind) {
@@ -153,20 +169,20 @@ void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector
         case kAlignCenterY: key = (r.y0 + r.y1) * 0.5; break;
         default: key = r.y1; break;
       }
-      keyed[i] = {key, i};
+      value[i] = key;
+      along[i] = vertical_line ? (r.y0 + r.y1) * 0.5 : (r.x0 + r.x1) * 0.5;
+      keyed[i] = Keyed{detail::order_bits(key), static_cast<std::uint32_t>(i)};
     }
-    std::sort(keyed.begin(), keyed.end());
+    // stable radix sort on the key: equal keys keep index order, i.e. sorted by (key, index)
+    detail::radix_sort_by_key(keyed);
     found.clear();
     for (std::size_t s = 0; s < n;) {
+      const double start = value[keyed[s].id];
       std::size_t e = s + 1;
-      while (e < n && keyed[e].first - keyed[s].first <= tol) ++e;
+      while (e < n && value[keyed[e].id] - start <= tol) ++e;
       if (e - s > 1) {
         line.clear();
-        for (std::size_t t = s; t < e; ++t) {
-          const Rect r = rect_at(boxes, keyed[t].second);
-          const double along = vertical_line ? (r.y0 + r.y1) * 0.5 : (r.x0 + r.x1) * 0.5;
-          line.emplace_back(along, keyed[t].second);
-        }
+        for (std::size_t t = s; t < e; ++t) line.emplace_back(along[keyed[t].id], keyed[t].id);
         std::sort(line.begin(), line.end());
         for (std::size_t t = 0; t + 1 < line.size(); ++t) {
           const std::size_t a = line[t].second, b = line[t + 1].second;
@@ -175,7 +191,7 @@ void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector
       }
       s = e;
     }
-    std::sort(found.begin(), found.end());
+    detail::radix_sort(found);
     all.insert(all.end(), found.begin(), found.end());
     kinds.insert(kinds.end(), found.size(), static_cast<std::int8_t>(kind));
   }
