@@ -40,3 +40,13 @@ __all__ = [
     "normalize_style_key",
     "sanitize_style",
 ]
+
+# Agent editing layer: editor state, snapshot, canvas_ops and placement.
+from spatialobs.canvas import ops  # noqa: E402
+from spatialobs.canvas.editor import Camera, Editor  # noqa: E402
+from spatialobs.canvas.ops import Executor, Report, parse_ops  # noqa: E402
+from spatialobs.canvas.place import PlacementError, place  # noqa: E402
+from spatialobs.canvas.snapshot import snapshot, snapshot_json  # noqa: E402
+
+__all__ += ["ops", "Editor", "Camera", "Executor", "Report", "parse_ops", "place", "PlacementError",
+            "snapshot", "snapshot_json"]

@@ -1,0 +1,873 @@
+"""Agent operations on a canvas: ``canvas_ops`` blocks parsed from a reply and applied.
+
+An agent edits the canvas by writing fenced ``canvas_ops`` blocks in its reply::
+
+    ```canvas_ops
+    {"ops": [
+      {"op": "create_artboard", "id": "home", "name": "Home", "w": 800, "h": 600},
+      {"op": "parse_html", "target": "home", "html": "<h1>Welcome</h1>"},
+      {"op": "update_styles", "id": "LATEST_CREATED_ARTBOARD", "styles": {"background-color": "#fafafa"}}
+    ]}
+    ```
+
+:func:`parse_ops` reads every such block tolerantly; :class:`Executor` applies the
+ops through the canvas's one write path (:meth:`Canvas.add`, :meth:`Canvas.update`,
+:meth:`Canvas.remove`), so an agent's edit and a person's edit of the same change
+produce identical records.
+
+Ops (each a JSON object with ``"op"``; field spellings in brackets are accepted too)
+-----------------------------------------------------------------------------------
+``create_artboard``
+    ``id`` / ``ref`` (alias of the new artboard), ``name``, ``x``, ``y``, ``w``
+    [``width``], ``h`` [``height``] (default 1440 × 900, placed 100 to the right of
+    the page's content), ``background`` [``backgroundColor``, ``fill``], ``style``,
+    ``page``, ``html`` (laid out inside it, as ``parse_html``). Creates a ``frame``.
+``parse_html``
+    ``target`` [``parent``, ``artboard``, ``into``, ``id``] (default: the default
+    artboard), ``html``, ``mode`` (``"append"``, the default, stacks below the
+    target's children; ``"replace"`` removes them first), ``x``, ``y`` (corner of
+    the first top-level element). See :mod:`spatialobs.canvas.html` for the tag mapping.
+``update_styles``
+    ``id`` or ``ids``, ``styles`` [``style``, ``css``]: a mapping or a CSS declaration
+    string; merged into the style (a null removes that key).
+``set_text``
+    ``id`` or ``ids``, ``text``. Sets an artboard's (frame's) ``name``, any other
+    node's ``text``.
+``update_node``
+    ``id`` or ``ids``, ``changes`` [``fields``, ``set``] or the fields inline: any
+    node field except ``id`` (``width``/``height`` read as ``w``/``h``; ``x``, ``y``
+    are action coordinates of the upper-left corner; ``parent`` moves it). Null
+    values are dropped.
+``move_node``
+    ``id`` or ``ids``, ``x``, ``y`` (upper-left corner of the moved nodes' box) or
+    ``dx``, ``dy``, and/or ``parent`` (page position and rotation kept).
+``delete_node``
+    ``id`` or ``ids``; removes descendants and attached bindings.
+``place``
+    ``ids``, ``into`` [``destination``, ``target``, ``to``] (node id or box
+    ``{x, y, w, h}``), ``inset`` (8), ``at`` [``positions``] (id -> ``[x, y]``),
+    ``reparent`` (true). See :func:`spatialobs.canvas.place.place`.
+
+Names: a new node is named by ``id`` or ``ref`` (or an HTML ``id``); the name is a
+temporary alias for later ops of the same executor and the stored id is a fresh
+``shape:…`` id (see :attr:`Report.aliases`). The placeholder
+``LATEST_CREATED_ARTBOARD`` (also ``latest_created_artboard``,
+``{{LATEST_CREATED_ARTBOARD}}``, ``$LATEST_CREATED_ARTBOARD``, ``${…}``, ``<…>``)
+names the default artboard: the last one created, else the last one touched, else
+the last one the agent worked on, else the selected one, else the first on the
+page. Aliases shadow existing ids; anything else must be an exact existing id.
+
+Coordinates in ops are action coordinates: page coordinates minus ``origin``,
+the frame of the observation's ``actionBounds``.
+
+Each op is atomic: one that fails changes nothing and is reported with its index
+and reason; later ops still run, and those that name an alias of a failed op
+fail with a reason saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
+from spatialobs.canvas.editor import ARTBOARD_TYPES, Editor
+from spatialobs.canvas.model import Canvas
+
+__all__ = ["parse_ops", "ParseError", "Executor", "Report", "OpError", "OP_NAMES", "is_placeholder",
+           "set_page_position", "apply_reply"]
+
+OP_NAMES = ("create_artboard", "parse_html", "update_styles", "set_text", "update_node", "move_node",
+            "delete_node", "place")
+#: Container types that parse_html may fill.
+HTML_TARGET_TYPES = frozenset({"frame", "artboard", "container"})
+#: Size of a new artboard when the op gives none (*ours*).
+DEFAULT_ARTBOARD = (1440.0, 900.0)
+#: Gap between the page's content and a new artboard placed automatically (*ours*).
+ARTBOARD_GAP = 100.0
+
+_FENCE_OPEN = re.compile(r"^[ \t>]*(`{3,}|~{3,})[ \t]*([^\n]*?)[ \t]*$")
+_OPS_TAG = re.compile(r"(?<![a-z0-9])canvas[\s_\-]*ops(?![a-z0-9])", re.I)
+_PLACEHOLDER = "LATEST_CREATED_ARTBOARD"
+
+
+# ---------------------------------------------------------------------- parsing
+@dataclass(frozen=True)
+class ParseError:
+    """A problem in one ``canvas_ops`` block.
+
+    Attributes
+    ----------
+    block : int
+        Position of the block in the reply (0 for the first).
+    line : int
+        Line of the reply (1-based) where the problem is.
+    message : str
+    """
+
+    block: int
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"canvas_ops block {self.block} (line {self.line}): {self.message}"
+
+
+def _blocks(text: str) -> List[Tuple[int, int, str, bool]]:
+    """(block number, first content line (1-based), content, terminated) of each canvas_ops fence."""
+    lines = text.splitlines()
+    out: List[Tuple[int, int, str, bool]] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE_OPEN.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        fence, info = m.group(1), m.group(2)
+        close = re.compile(r"^[ \t>]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$")
+        j = i + 1
+        while j < len(lines) and not close.match(lines[j]):
+            j += 1
+        if _OPS_TAG.search(info) and "`" not in info:
+            out.append((len(out), i + 2, "\n".join(lines[i + 1:j]), j < len(lines)))
+        i = j + 1
+    return out
+
+
+def parse_ops(text: str) -> Tuple[List[Dict[str, Any]], List[ParseError]]:
+    """Every op of every fenced ``canvas_ops`` block of a model reply.
+
+    A block holds a JSON object with an ``ops`` array, a bare array of ops, or one
+    op object. Fences of three or more backticks or tildes are recognised, with
+    the tag written ``canvas_ops``, ``canvas-ops``, ``Canvas_Ops``, ``canvas ops``
+    or next to a language tag (``json canvas_ops``). Entries that are not objects
+    are dropped; a block that is not valid JSON is skipped; both are reported with
+    their position while the other blocks still count. An unterminated last block
+    (a cut-off reply) is read to the end.
+
+    Parameters
+    ----------
+    text : str
+        The reply.
+
+    Returns
+    -------
+    ops : list of dict
+        In reply order.
+    errors : list of ParseError
+
+    Examples
+    --------
+    >>> reply = '''Here you go.
+    ... ```canvas_ops
+    ... {"ops": [{"op": "set_text", "id": "shape:a", "text": "Hi"}, 3]}
+    ... ```
+    ... ```canvas_ops
+    ... [{"op": "delete_node", "id": "shape:b"},
+    ... ```'''
+    >>> ops, errors = parse_ops(reply)
+    >>> [o["op"] for o in ops]
+    ['set_text']
+    >>> for e in errors:
+    ...     print(e)
+    canvas_ops block 0 (line 3): entry 1 is not an object (int); dropped
+    canvas_ops block 1 (line 6): invalid JSON: Expecting value (line 1, column 41 of the block); block skipped
+    """
+    if not isinstance(text, str):
+        raise InvalidInputError(f"parse_ops: the reply must be a string, got {type(text).__name__}")
+    ops: List[Dict[str, Any]] = []
+    errors: List[ParseError] = []
+    for k, line, body, terminated in _blocks(text):
+        try:
+            data = json.loads(body) if body.strip() else None
+        except json.JSONDecodeError as exc:
+            where = line + exc.lineno - 1
+            note = "" if terminated else " (the block is not closed)"
+            errors.append(ParseError(k, where, f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno} "
+                                               f"of the block){note}; block skipped"))
+            continue
+        except RecursionError:
+            errors.append(ParseError(k, line, "invalid JSON: nested too deeply; block skipped"))
+            continue
+        if data is None:
+            errors.append(ParseError(k, line, "empty block; skipped"))
+            continue
+        if isinstance(data, Mapping):
+            if "ops" in data:
+                entries = data["ops"]
+                if not isinstance(entries, list):
+                    errors.append(ParseError(k, line, f"'ops' must be an array, got {type(entries).__name__}; block skipped"))
+                    continue
+            elif "op" in data:
+                entries = [data]
+            else:
+                errors.append(ParseError(k, line, "an object without an 'ops' array; block skipped"))
+                continue
+        elif isinstance(data, list):
+            entries = data
+        else:
+            errors.append(ParseError(k, line, f"expected an object with 'ops' or an array, got {type(data).__name__}; block skipped"))
+            continue
+        for e, entry in enumerate(entries):
+            if isinstance(entry, Mapping):
+                ops.append(dict(entry))
+            else:
+                errors.append(ParseError(k, line, f"entry {e} is not an object ({type(entry).__name__}); dropped"))
+    return ops, errors
+
+
+def is_placeholder(ref: Any) -> bool:
+    """Whether ``ref`` is a spelling of the placeholder LATEST_CREATED_ARTBOARD.
+
+    Examples
+    --------
+    >>> [is_placeholder(s) for s in ("LATEST_CREATED_ARTBOARD", "{{latest_created_artboard}}",
+    ...                              "$LATEST_CREATED_ARTBOARD", "latest-created-artboard", "artboard")]
+    [True, True, True, True, False]
+    """
+    if not isinstance(ref, str) or len(ref) > 64:
+        return False
+    core = re.sub(r"[\s{}$<>\[\]()'\"`]", "", ref).replace("-", "_").upper()
+    return core == _PLACEHOLDER
+
+
+def _op_name(raw: Any) -> Optional[str]:
+    if not isinstance(raw, str):
+        return None
+    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", raw.strip())
+    return re.sub(r"[\s\-]+", "_", s).lower()
+
+
+# ---------------------------------------------------------------------- geometry helpers
+def _transform(canvas: Canvas, item: str) -> Tuple[float, float, float]:
+    """Page position of the local origin and page rotation of a node (0, 0, 0 for a page)."""
+    if item not in canvas.nodes:
+        return 0.0, 0.0, 0.0
+    d = canvas.geometry()
+    r = d.row[item]
+    return float(d.px[r]), float(d.py[r]), float(d.rotation[r])
+
+
+def _to_local(canvas: Canvas, parent: str, x: float, y: float) -> Tuple[float, float]:
+    """A page point in the coordinates of ``parent`` (a node or a page)."""
+    px, py, rot = _transform(canvas, parent)
+    dx, dy = x - px, y - py
+    if rot == 0.0:
+        return dx, dy
+    c, s = math.cos(rot), math.sin(rot)
+    return c * dx + s * dy, -s * dx + c * dy
+
+
+def set_page_position(canvas: Canvas, node_id: str, x: float, y: float, *, parent: Optional[str] = None) -> None:
+    """Move a node so that the upper-left corner of its page bounds is at page ``(x, y)``.
+
+    With ``parent`` the node is also moved under that node or page, keeping its
+    page rotation. The write is one :meth:`Canvas.update`, as a person's drag.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas, Node
+    >>> c = Canvas()
+    >>> _ = c.add(Node("f", "frame", "page:page", "a1", 100, 100, 300, 300))
+    >>> _ = c.add(Node("a", "geo", "page:page", "a2", 0, 0, 10, 10))
+    >>> set_page_position(c, "a", 150, 120, parent="f")
+    >>> c.node("a").x, c.node("a").y, c.page_bounds("a")[:2]
+    (50.0, 20.0, (150.0, 120.0))
+    """
+    node = canvas.node(node_id)
+    ox, oy, rot = _transform(canvas, node_id)
+    b = canvas.page_bounds(node_id)
+    offx, offy = ox - b[0], oy - b[1]  # local origin relative to the box corner; kept by a translation
+    changes: Dict[str, Any] = {}
+    target_parent = node.parent if parent is None else parent
+    lx, ly = _to_local(canvas, target_parent, x + offx, y + offy)
+    if target_parent != node.parent:
+        changes["parent"] = target_parent
+        new_rot = rot - _transform(canvas, target_parent)[2]
+        if new_rot != node.rotation:
+            changes["rotation"] = new_rot
+    if lx != node.x:
+        changes["x"] = lx
+    if ly != node.y:
+        changes["y"] = ly
+    if changes:
+        canvas.update(node_id, **changes)
+
+
+# ---------------------------------------------------------------------- executor
+@dataclass(frozen=True)
+class OpError:
+    """Why one op failed: its position in the list, its name and the reason.
+
+    ``index`` is None for a problem found while parsing the reply.
+    """
+
+    index: Optional[int]
+    op: Optional[str]
+    reason: str
+
+    def __str__(self) -> str:
+        if self.index is None:
+            return self.reason
+        return f"op {self.index} ({self.op}): {self.reason}"
+
+
+@dataclass
+class Report:
+    """Outcome of :meth:`Executor.apply`.
+
+    Attributes
+    ----------
+    applied : list of int
+        Indices of the ops that were applied.
+    errors : list of OpError
+        One per failed op (and per parse problem when a reply was given).
+    created : list of str
+        Ids of the nodes created, in creation order.
+    aliases : dict
+        Alias -> id of every node named in the ops so far.
+    """
+
+    applied: List[int] = field(default_factory=list)
+    errors: List[OpError] = field(default_factory=list)
+    created: List[str] = field(default_factory=list)
+    aliases: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing failed."""
+        return not self.errors
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain JSON values, for telling the agent what happened."""
+        return {"applied": list(self.applied), "errors": [str(e) for e in self.errors],
+                "created": list(self.created), "aliases": dict(self.aliases)}
+
+
+class _OpFailed(SpatialObsError):
+    pass
+
+
+def _num(op: Mapping[str, Any], keys: Sequence[str], name: str, default: Any = None) -> Any:
+    for k in keys:
+        v = op.get(k)
+        if v is None:
+            continue
+        if isinstance(v, bool):
+            raise InvalidInputError(f"field {name!r} must be a number, got {v!r}")
+        if isinstance(v, str):
+            m = re.fullmatch(r"\s*(-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(px)?\s*", v)
+            if not m:
+                raise InvalidInputError(f"field {name!r} must be a number, got {v!r}")
+            v = m.group(1)
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"field {name!r} must be a number, got {v!r}") from None
+        if not math.isfinite(f):
+            raise InvalidInputError(f"field {name!r} must be finite, got {v!r}")
+        return f
+    return default
+
+
+def _first(op: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    for k in keys:
+        if op.get(k) is not None:
+            return op[k]
+    return None
+
+
+_FIELD_ALIASES = {"width": "w", "height": "h", "styles": "style", "content": "text", "label": "text",
+                  "title": "name", "isLocked": "locked", "is_locked": "locked", "isHidden": "hidden",
+                  "parentId": "parent", "parent_id": "parent"}
+
+
+class Executor:
+    """Applies agent ops to a canvas, resolving aliases across calls.
+
+    Parameters
+    ----------
+    canvas : Canvas
+    origin : (x, y)
+        Action coordinates are page coordinates minus ``origin`` (default (0, 0);
+        agent kits set it to the viewport's corner when a chat starts).
+    editor : Editor, optional
+        Editor state to update (working artboards); default ``Editor(canvas)``.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas
+    >>> c = Canvas()
+    >>> ex = Executor(c)
+    >>> report = ex.apply([
+    ...     {"op": "create_artboard", "id": "home", "name": "Home", "x": 0, "y": 0, "w": 400, "h": 300},
+    ...     {"op": "parse_html", "html": "<h1 id='title'>Hello</h1>"},
+    ...     {"op": "set_text", "id": "title", "text": "Hello, canvas"},
+    ...     {"op": "delete_node", "id": "nothing-here"},
+    ... ])
+    >>> report.applied, report.created
+    ([0, 1, 2], ['shape:home', 'shape:title'])
+    >>> c.node("shape:title").text, c.node("shape:title").parent
+    ('Hello, canvas', 'shape:home')
+    >>> print(report.errors[0])
+    op 3 (delete_node): no node or alias 'nothing-here'
+    """
+
+    def __init__(self, canvas: Canvas, origin: Sequence[float] = (0, 0), *, editor: Optional[Editor] = None) -> None:
+        if not isinstance(canvas, Canvas):
+            raise InvalidInputError(f"Executor needs a Canvas, got {type(canvas).__name__}")
+        try:
+            ox, oy = (float(v) for v in origin)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"Executor: origin must be two numbers, got {origin!r}") from None
+        if not (math.isfinite(ox) and math.isfinite(oy)):
+            raise InvalidInputError(f"Executor: origin must be finite, got {origin!r}")
+        self.canvas = canvas
+        self.origin = (ox, oy)
+        self.editor = editor if editor is not None else Editor(canvas)
+        self.aliases: Dict[str, str] = {}
+        self._failed: Dict[str, int] = {}
+        self._later: Dict[str, int] = {}
+        self._created_boards: List[str] = []
+        self._touched: List[str] = []
+        # per-op scratch, committed when the op succeeds
+        self._pending: Dict[str, str] = {}
+        self._new: List[str] = []
+        self._new_boards: List[str] = []
+        self._touch: List[str] = []
+        self._handlers: Dict[str, Callable[[Mapping[str, Any]], None]] = {
+            "create_artboard": self._create_artboard, "parse_html": self._parse_html,
+            "update_styles": self._update_styles, "set_text": self._set_text, "update_node": self._update_node,
+            "move_node": self._move_node, "delete_node": self._delete_node, "place": self._place,
+        }
+
+    # ------------------------------------------------------------------ public
+    def apply(self, ops: Union[str, Iterable[Any]]) -> Report:
+        """Apply ops in order; each is atomic (see the module docstring).
+
+        Parameters
+        ----------
+        ops : list of dict, or str
+            Ops as :func:`parse_ops` returns them, or a whole reply (parsed first;
+            its parse errors are reported with index None).
+
+        Returns
+        -------
+        Report
+        """
+        report = Report()
+        if isinstance(ops, str):
+            ops, perrs = parse_ops(ops)
+            report.errors.extend(OpError(None, None, str(e)) for e in perrs)
+        if isinstance(ops, Mapping) or not isinstance(ops, Iterable):
+            raise InvalidInputError(f"apply: ops must be a list of op objects or a reply string, got {type(ops).__name__}")
+        ops = list(ops)
+        self._later = {}
+        for i, op in enumerate(ops):
+            if isinstance(op, Mapping):
+                for a in self._defined_aliases(op):
+                    self._later.setdefault(a, i)
+        for i, op in enumerate(ops):
+            name = _op_name(op.get("op", op.get("action", op.get("type")))) if isinstance(op, Mapping) else None
+            if not isinstance(op, Mapping):
+                report.errors.append(OpError(i, None, f"an op must be an object, got {type(op).__name__}"))
+                continue
+            if name not in self._handlers:
+                raw = op.get("op", op.get("action", op.get("type")))
+                why = "has no 'op' field" if raw is None else f"unknown op {raw!r}"
+                report.errors.append(OpError(i, name, f"{why} (known: {', '.join(OP_NAMES)})"))
+                self._fail_aliases(op, i)
+                continue
+            self._pending, self._new, self._new_boards, self._touch = {}, [], [], []
+            try:
+                with self.canvas.batch():
+                    self._handlers[name](op)
+            except SpatialObsError as exc:
+                report.errors.append(OpError(i, name, str(exc)))
+                self._fail_aliases(op, i)
+                continue
+            for a, nid in self._pending.items():
+                self.aliases[a] = nid
+                self._failed.pop(a, None)
+            report.created.extend(self._new)
+            for b in self._new_boards:
+                self._created_boards.append(b)
+                self.editor.add_working_artboard(b)
+            for t in self._touch:
+                if t in self._touched:
+                    self._touched.remove(t)
+                self._touched.append(t)
+            report.applied.append(i)
+        report.aliases = dict(self.aliases)
+        return report
+
+    def resolve(self, ref: Any, field_name: str = "id") -> str:
+        """The node id an op's reference names (alias, placeholder or exact id).
+
+        Raises
+        ------
+        OutOfRangeError
+            Nothing by that name, an alias of a failed op, an alias used before the
+            op that creates it, or a node that no longer exists.
+        """
+        if not isinstance(ref, str) or not ref.strip():
+            raise InvalidInputError(f"field {field_name!r} must be a node id or alias, got {ref!r}")
+        if is_placeholder(ref):
+            board = self.default_artboard()
+            if board is None:
+                raise OutOfRangeError(f"{ref!r}: no artboard has been created and the page has none")
+            return board
+        key = ref.strip()
+        for table in (self._pending, self.aliases):
+            if key in table:
+                nid = table[key]
+                if nid not in self.canvas.nodes:
+                    raise OutOfRangeError(f"alias {key!r} names node {nid!r}, which no longer exists")
+                return nid
+        if key in self.canvas.nodes:
+            return key
+        if key in self._failed:
+            raise OutOfRangeError(f"alias {key!r} was not created: op {self._failed[key]} failed")
+        if key in self._later:
+            raise OutOfRangeError(f"alias {key!r} is used before op {self._later[key]} creates it")
+        raise OutOfRangeError(f"no node or alias {key!r}")
+
+    def default_artboard(self) -> Optional[str]:
+        """The artboard an op without a target works on, or None.
+
+        The last artboard created by this executor, else the last one an op
+        touched, else the last one the agent worked on (editor state), else a
+        selected artboard (or the artboard of a selected node), else the first
+        artboard of the current page.
+        """
+        nodes = self.canvas.nodes
+        for seq in (self._new_boards, self._created_boards, self._touched, self.editor.working_artboards()):
+            for b in reversed(seq):
+                if b in nodes:
+                    return b
+        for s in self.canvas.selected():
+            board = self._artboard_of(s)
+            if board is not None:
+                return board
+        boards = self.editor.artboards()
+        return boards[0] if boards else None
+
+    # ------------------------------------------------------------------ helpers
+    def _artboard_of(self, node_id: str) -> Optional[str]:
+        nodes = self.canvas.nodes
+        if node_id in nodes and nodes[node_id].type in ARTBOARD_TYPES:
+            return node_id
+        for a in self.canvas.ancestors(node_id) if node_id in nodes else ():
+            if nodes[a].type in ARTBOARD_TYPES:
+                return a
+        return None
+
+    def _touches(self, node_id: str) -> None:
+        b = self._artboard_of(node_id)
+        if b is not None:
+            self._touch.append(b)
+
+    @staticmethod
+    def _defined_aliases(op: Mapping[str, Any]) -> List[str]:
+        name = _op_name(op.get("op", op.get("action", op.get("type"))))
+        out: List[str] = []
+        if name == "create_artboard":
+            for k in ("id", "ref"):
+                if isinstance(op.get(k), str) and op[k].strip() and not is_placeholder(op[k]):
+                    out.append(op[k].strip())
+        if name in ("create_artboard", "parse_html") and isinstance(op.get("html"), str) and len(op["html"]) < 200_000:
+            out.extend(m.group(2) for m in re.finditer(r"""\b(id|data-ref)\s*=\s*["']([^"']+)["']""", op["html"]))
+        return out
+
+    def _fail_aliases(self, op: Mapping[str, Any], i: int) -> None:
+        for a in self._defined_aliases(op):
+            if a not in self.aliases:
+                self._failed[a] = i
+
+    def _ids(self, op: Mapping[str, Any], keys: Sequence[str] = ("ids", "id", "target", "node", "nodeId", "node_id")) -> List[str]:
+        raw = _first(op, keys)
+        if raw is None:
+            raise InvalidInputError("missing field 'id' (or 'ids')")
+        refs = raw if isinstance(raw, list) else [raw]
+        if not refs:
+            raise InvalidInputError("field 'ids' is empty")
+        return list(dict.fromkeys(self.resolve(r, "ids" if isinstance(raw, list) else "id") for r in refs))
+
+    def _unlocked(self, node_id: str) -> None:
+        if self.canvas.node(node_id).locked:
+            raise InvalidInputError(f"node {node_id!r} is locked")
+
+    def _new_id(self, hint: Optional[str]) -> str:
+        slug = re.sub(r"[^A-Za-z0-9_\-]+", "-", str(hint or "node")).strip("-")[:40] or "node"
+        base = "shape:" + slug
+        nid, k = base, 2
+        while nid in self.canvas or nid in self._pending.values():
+            nid, k = f"{base}-{k}", k + 1
+        return nid
+
+    def _add(self, fields: Dict[str, Any], alias: Optional[str]) -> str:
+        nid = self._new_id(alias or fields.get("name") or fields.get("type"))
+        self.canvas.add({"id": nid, **fields})
+        if alias:
+            self._pending.setdefault(alias, nid)
+        self._new.append(nid)
+        return nid
+
+    def _page_point(self, op: Mapping[str, Any]) -> Tuple[Optional[float], Optional[float]]:
+        x = _num(op, ("x", "left"), "x")
+        y = _num(op, ("y", "top"), "y")
+        return (None if x is None else x + self.origin[0], None if y is None else y + self.origin[1])
+
+    # ------------------------------------------------------------------ ops
+    def _create_artboard(self, op: Mapping[str, Any]) -> None:
+        alias = _first(op, ("id", "ref"))
+        if alias is not None and (not isinstance(alias, str) or not alias.strip()):
+            raise InvalidInputError(f"field 'id' must be a non-empty string, got {alias!r}")
+        alias = alias.strip() if isinstance(alias, str) and not is_placeholder(alias) else None
+        page = op.get("page")
+        if page is not None and page not in self.canvas.pages:
+            raise OutOfRangeError(f"no page {page!r}")
+        page = page or self.canvas._resolve_page(None)
+        w = _num(op, ("w", "width"), "w", DEFAULT_ARTBOARD[0])
+        h = _num(op, ("h", "height"), "h", DEFAULT_ARTBOARD[1])
+        x, y = self._page_point(op)
+        if x is None or y is None:
+            ext = self.canvas.page_extent(page)
+            if x is None:
+                x = self.origin[0] if ext is None else ext[2] + ARTBOARD_GAP
+            if y is None:
+                y = self.origin[1] if ext is None else ext[1]
+        style = op.get("style") or op.get("styles") or {}
+        if not isinstance(style, Mapping):
+            raise InvalidInputError(f"field 'style' must be an object, got {type(style).__name__}")
+        style = dict(style)
+        bg = _first(op, ("background", "backgroundColor", "background_color", "fill"))
+        if bg is not None:
+            style["backgroundColor"] = bg
+        name = _first(op, ("name", "title"))
+        fields = {"type": "frame", "parent": page, "x": x, "y": y, "w": w, "h": h,
+                  "name": name if name is not None else (alias or "Artboard"), "style": style}
+        nid = self._add(fields, alias)
+        self._new_boards.append(nid)
+        if op.get("html") is not None:
+            self._fill_html(nid, op["html"], op.get("mode", "append"), (None, None))
+
+    def _parse_html(self, op: Mapping[str, Any]) -> None:
+        ref = _first(op, ("target", "parent", "artboard", "artboardId", "artboard_id", "into", "id"))
+        if ref is None:
+            target = self.default_artboard()
+            if target is None:
+                raise OutOfRangeError("no target: the op names none and the page has no artboard "
+                                      "(create one with create_artboard or give 'target')")
+        else:
+            target = self.resolve(ref, "target")
+        if "html" not in op or not isinstance(op["html"], str):
+            raise InvalidInputError(f"field 'html' must be a string, got {type(op.get('html')).__name__}")
+        self._fill_html(target, op["html"], op.get("mode", "append"), self._page_point(op))
+
+    def _fill_html(self, target: str, html: str, mode: Any, at: Tuple[Optional[float], Optional[float]]) -> None:
+        from spatialobs.canvas.html import layout_fragment
+
+        if not isinstance(html, str):
+            raise InvalidInputError(f"field 'html' must be a string, got {type(html).__name__}")
+        node = self.canvas.node(target)
+        if node.type not in HTML_TARGET_TYPES:
+            raise InvalidInputError(f"target {target!r} is a {node.type!r} node; parse_html needs an artboard, "
+                                    f"frame or container")
+        self._unlocked(target)
+        if mode not in ("append", "replace"):
+            raise InvalidInputError(f"field 'mode' must be 'append' or 'replace', got {mode!r}")
+        if mode == "replace":
+            for k in self.canvas.children(target):
+                self.canvas.remove(k)
+        recs = layout_fragment(html, node.w if node.w > 0 else None)
+        if at[0] is not None or at[1] is not None:
+            px, py, _ = _transform(self.canvas, target)
+            bx, by = _to_local(self.canvas, target, at[0] if at[0] is not None else px,
+                               at[1] if at[1] is not None else py)
+        else:
+            bx, by = 0.0, 0.0
+            kids = self.canvas.children(target)
+            if kids:
+                bottom = max(self.canvas.page_bounds(k)[3] for k in kids)
+                px, py, _ = _transform(self.canvas, target)
+                by = max(0.0, _to_local(self.canvas, target, px, bottom)[1])
+        ids: List[str] = []
+        for r in recs:
+            parent = target if r["parent"] is None else ids[r["parent"]]
+            x, y = (r["x"] + bx, r["y"] + by) if r["parent"] is None else (r["x"], r["y"])
+            fields = {"type": r["kind"], "parent": parent, "x": x, "y": y, "w": r["w"], "h": r["h"],
+                      "text": r["text"], "name": r["name"], "style": r["style"], "props": r["props"]}
+            alias = r["alias"] if r["alias"] and r["alias"] not in self._pending else None
+            ids.append(self._add(fields, alias))
+        self._touches(target)
+
+    def _style_arg(self, op: Mapping[str, Any]) -> Dict[str, Any]:
+        raw = _first(op, ("styles", "style", "css"))
+        if isinstance(raw, str):
+            from spatialobs.canvas.html import _parse_css
+
+            raw = _parse_css(raw)
+        if not isinstance(raw, Mapping):
+            raise InvalidInputError(f"field 'styles' must be an object or a CSS string, got {type(raw).__name__}")
+        if not raw:
+            raise InvalidInputError("field 'styles' is empty")
+        return dict(raw)
+
+    def _update_styles(self, op: Mapping[str, Any]) -> None:
+        style = self._style_arg(op)
+        for nid in self._ids(op):
+            self._unlocked(nid)
+            self.canvas.update(nid, style=style)
+            self._touches(nid)
+
+    def _set_text(self, op: Mapping[str, Any]) -> None:
+        text = _first(op, ("text", "content", "value"))
+        if text is None:
+            raise InvalidInputError("missing field 'text'")
+        if isinstance(text, (int, float)) and not isinstance(text, bool):
+            text = str(text)
+        if not isinstance(text, str):
+            raise InvalidInputError(f"field 'text' must be a string, got {type(text).__name__}")
+        for nid in self._ids(op):
+            self._unlocked(nid)
+            key = "name" if self.canvas.node(nid).type in ARTBOARD_TYPES else "text"
+            self.canvas.update(nid, **{key: text})
+            self._touches(nid)
+
+    def _update_node(self, op: Mapping[str, Any]) -> None:
+        raw = _first(op, ("changes", "fields", "set", "updates"))
+        if raw is None:
+            raw = {k: v for k, v in op.items() if k not in ("op", "action", "type", "id", "ids", "target", "node",
+                                                            "nodeId", "node_id", "ref")}
+            if "type" in op and _op_name(op.get("op")) == "update_node":
+                raw["type"] = op["type"]
+        if not isinstance(raw, Mapping):
+            raise InvalidInputError(f"field 'changes' must be an object, got {type(raw).__name__}")
+        changes: Dict[str, Any] = {}
+        for k, v in raw.items():
+            if v is None:
+                continue  # nulls are dropped
+            changes[_FIELD_ALIASES.get(k, k)] = v
+        if "id" in changes:
+            raise InvalidInputError("the id of a node cannot change")
+        if not changes:
+            raise InvalidInputError("no changes given")
+        if isinstance(changes.get("style"), str):
+            from spatialobs.canvas.html import _parse_css
+
+            changes["style"] = _parse_css(changes["style"])
+        x = _num(changes, ("x",), "x")
+        y = _num(changes, ("y",), "y")
+        parent = changes.pop("parent", None)
+        changes.pop("x", None)
+        changes.pop("y", None)
+        for nid in self._ids(op):
+            if self.canvas.node(nid).locked and changes.get("locked") not in (False, "false", 0):
+                raise InvalidInputError(f"node {nid!r} is locked")
+            if changes:
+                self.canvas.update(nid, **changes)
+            if x is not None or y is not None or parent is not None:
+                self._move_to(nid, x, y, parent)
+            self._touches(nid)
+
+    def _resolve_parent(self, ref: Any) -> str:
+        if isinstance(ref, str) and ref in self.canvas.pages:
+            return ref
+        return self.resolve(ref, "parent")
+
+    def _move_to(self, nid: str, x: Optional[float], y: Optional[float], parent: Any) -> None:
+        b = self.canvas.page_bounds(nid)
+        tx = b[0] if x is None else x + self.origin[0]
+        ty = b[1] if y is None else y + self.origin[1]
+        p = None if parent is None else self._resolve_parent(parent)
+        set_page_position(self.canvas, nid, tx, ty, parent=p)
+
+    def _move_node(self, op: Mapping[str, Any]) -> None:
+        ids = self._ids(op)
+        x, y = _num(op, ("x",), "x"), _num(op, ("y",), "y")
+        dx, dy = _num(op, ("dx",), "dx"), _num(op, ("dy",), "dy")
+        parent = _first(op, ("parent", "parentId", "parent_id", "into"))
+        if x is None and y is None and dx is None and dy is None and parent is None:
+            raise InvalidInputError("move_node needs x/y, dx/dy or parent")
+        for nid in ids:
+            self._unlocked(nid)
+        # the moved nodes keep their arrangement: the corner of their common box goes to (x, y)
+        boxes = [self.canvas.page_bounds(n) for n in ids]
+        gx, gy = min(b[0] for b in boxes), min(b[1] for b in boxes)
+        sx = (0.0 if x is None else x + self.origin[0] - gx) + (dx or 0.0)
+        sy = (0.0 if y is None else y + self.origin[1] - gy) + (dy or 0.0)
+        p = None if parent is None else self._resolve_parent(parent)
+        top = [n for n in ids if not any(a in ids for a in self.canvas.ancestors(n))]
+        for nid, b in zip(ids, boxes):
+            if nid in top:
+                set_page_position(self.canvas, nid, b[0] + sx, b[1] + sy, parent=p)
+                self._touches(nid)
+
+    def _delete_node(self, op: Mapping[str, Any]) -> None:
+        for nid in self._ids(op):
+            if nid not in self.canvas.nodes:
+                continue  # removed with an ancestor named earlier in the same op
+            self._unlocked(nid)
+            board = self._artboard_of(nid)
+            self.canvas.remove(nid)
+            if board is not None and board != nid and board in self.canvas.nodes:
+                self._touch.append(board)
+
+    def _place(self, op: Mapping[str, Any]) -> None:
+        from spatialobs.canvas.place import DEFAULT_INSET, place
+
+        ids = self._ids(op, ("ids", "id", "nodes"))
+        dest = _first(op, ("into", "destination", "target", "to", "frame"))
+        if dest is None:
+            raise InvalidInputError("missing field 'into' (a node id or a box {x, y, w, h})")
+        if isinstance(dest, str):
+            dest = self.resolve(dest, "into")
+        inset = _num(op, ("inset",), "inset", DEFAULT_INSET)
+        raw_at = _first(op, ("at", "positions"))
+        at: Dict[str, Tuple[float, float]] = {}
+        if raw_at is not None:
+            if isinstance(raw_at, Mapping):
+                items = [(self.resolve(k, "at"), v) for k, v in raw_at.items()]
+            elif isinstance(raw_at, list):
+                if len(raw_at) != len(ids):
+                    raise InvalidInputError(f"field 'at' has {len(raw_at)} positions for {len(ids)} ids")
+                items = list(zip(ids, raw_at))
+            else:
+                raise InvalidInputError("field 'at' must map ids to [x, y] or list one [x, y] per id")
+            for nid, v in items:
+                if isinstance(v, Mapping):
+                    v = (v.get("x"), v.get("y"))
+                if not isinstance(v, (list, tuple)) or len(v) != 2:
+                    raise InvalidInputError(f"position of {nid!r} must be [x, y], got {v!r}")
+                at[nid] = (_num({"x": v[0]}, ("x",), "at.x"), _num({"y": v[1]}, ("y",), "at.y"))
+                if None in at[nid]:
+                    raise InvalidInputError(f"position of {nid!r} must be two numbers, got {v!r}")
+        elif len(ids) == 1 and (op.get("x") is not None or op.get("y") is not None):
+            b = self.canvas.page_bounds(ids[0])
+            x = _num(op, ("x",), "x", b[0] - self.origin[0])
+            y = _num(op, ("y",), "y", b[1] - self.origin[1])
+            at[ids[0]] = (x, y)
+        reparent = op.get("reparent", True)
+        if not isinstance(reparent, bool):
+            raise InvalidInputError(f"field 'reparent' must be true or false, got {reparent!r}")
+        place(self.canvas, ids, dest, inset=inset, at=at or None, origin=self.origin, reparent=reparent)
+        for nid in ids:
+            self._touches(nid)
+
+
+def apply_reply(canvas: Canvas, reply: str, origin: Sequence[float] = (0, 0)) -> Report:
+    """Parse a model reply and apply its ops with a new :class:`Executor`.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas
+    >>> c = Canvas()
+    >>> r = apply_reply(c, '```canvas_ops\\n[{"op": "create_artboard", "name": "A", "w": 100, "h": 80}]\\n```')
+    >>> r.created, c.node(r.created[0]).name
+    (['shape:A'], 'A')
+    """
+    return Executor(canvas, origin).apply(reply)
