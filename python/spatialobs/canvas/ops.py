@@ -608,8 +608,8 @@ class Executor:
             nid, k = f"{base}-{k}", k + 1
         return nid
 
-    def _add(self, fields: Dict[str, Any], alias: Optional[str]) -> str:
-        nid = self._new_id(alias or fields.get("name") or fields.get("type"))
+    def _add(self, fields: Dict[str, Any], alias: Optional[str], hint: Optional[str] = None) -> str:
+        nid = self._new_id(alias or hint or fields.get("name") or fields.get("type"))
         self.canvas.add({"id": nid, **fields})
         if alias:
             self._pending.setdefault(alias, nid)
@@ -702,7 +702,7 @@ class Executor:
             fields = {"type": r["kind"], "parent": parent, "x": x, "y": y, "w": r["w"], "h": r["h"],
                       "text": r["text"], "name": r["name"], "style": r["style"], "props": r["props"]}
             alias = r["alias"] if r["alias"] and r["alias"] not in self._pending else None
-            ids.append(self._add(fields, alias))
+            ids.append(self._add(fields, alias, r["tag"].lstrip("#")))
         self._touches(target)
 
     def _style_arg(self, op: Mapping[str, Any]) -> Dict[str, Any]:
