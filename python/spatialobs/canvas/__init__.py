@@ -50,3 +50,11 @@ from spatialobs.canvas.snapshot import snapshot, snapshot_json  # noqa: E402
 
 __all__ += ["ops", "Editor", "Camera", "Executor", "Report", "parse_ops", "place", "PlacementError",
             "snapshot", "snapshot_json"]
+
+# observation, baseline context, evaluation and scenarios (DESIGN §4, §6)
+from spatialobs.canvas.observe import GUIDE, Observation, observe  # noqa: E402
+from spatialobs.canvas.baseline import baseline_context  # noqa: E402
+from spatialobs.canvas.evaluate import Outcome, Relation, Task, evaluate  # noqa: E402
+from spatialobs.canvas import scenarios  # noqa: E402
+
+__all__ += ["observe", "Observation", "GUIDE", "baseline_context", "evaluate", "Outcome", "Task", "Relation", "scenarios"]

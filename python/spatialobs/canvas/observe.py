@@ -1,0 +1,770 @@
+"""The structured observation of one canvas page (CanvasObs, DESIGN §4).
+
+:func:`observe` turns a page into what an agent needs at prompt time: the identity
+and state of each object, its visibility against the viewport (``occluded``
+replacing ``visible``/``partial`` when a higher opaque object hides it), its native
+structure (parent, group, frame), native relations (``parent``, ``bound``) kept
+apart from inferred ones (``inside``, ``overlaps``, ``near``, ``aligned``,
+``occludes``, ``touches``, reading order), and offscreen bounds in the coordinate
+frame of the agent's actions.
+
+Every relation is computed by the geometry core over the whole page (one kernel
+call each, pairs as ``(2, k)`` arrays); Python only filters and ranks those
+arrays with numpy and builds records for the objects that are kept.
+
+Conventions (*ours* where DESIGN leaves a choice):
+
+* Geometry uses frame-clipped bounds (what is drawn); an object its frames clip
+  away entirely gets the flag ``clipped`` and, when its page bounds are in view,
+  the label ``occluded`` with its frame as ``occludedBy``.
+* Groups and connectors (``arrow``, ``line``) paint no area of their own: they
+  never occlude and take no part in ``inside``/``overlaps``/``near``/``aligned``;
+  connectors relate through ``bound`` and ``touches``.
+* ``inside`` names the tightest visual container that is not a native ancestor;
+  identical boxes are ``overlaps``, not ``inside``; ``overlaps`` excludes
+  containment and native ancestry.
+* ``touches``: an arrow terminal without a binding whose end point lies within
+  ``touch_tol`` of a shape's edge.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from itertools import repeat
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from spatialobs import geometry as G
+from spatialobs._errors import InvalidInputError, OutOfRangeError
+from spatialobs.canvas.model import Canvas
+from spatialobs.canvas.records import Viewport
+from spatialobs.canvas.shapes import arrow_terminals
+
+__all__ = ["observe", "Observation", "GUIDE", "CONNECTOR_TYPES", "RELATION_TYPES", "resolve_viewport"]
+
+#: Node types that connect other nodes; they relate through ``bound`` and ``touches``.
+CONNECTOR_TYPES = frozenset({"arrow", "line"})
+#: Relation types in output order within one object's relations: native first.
+RELATION_TYPES = ("parent", "bound", "touches", "inside", "occludes", "overlaps", "near", "aligned")
+_NATIVE = frozenset({"parent", "bound"})
+_TEXT_MAX = 80
+#: "left+right" etc. for each bit mask of ALIGN_KINDS codes on one axis.
+_KIND_NAMES = {m: "+".join(k for b, k in enumerate(G.ALIGN_KINDS) if m >> b & 1) for m in range(1, 64)}
+
+GUIDE = (
+    "How to read this observation. Coordinates are action coordinates: page minus origin, "
+    "rounded; use them as they are in actions (x right, y down). "
+    "viewport: the visible area {x,y,w,h}. "
+    "objects: one record per object, most relevant first. layer: paint order (higher is drawn "
+    "on top). flags: selected, context (named by the user), locked (cannot be edited), hidden, "
+    "clipped (cut away by its frame). visibility: visible (inside the viewport), partial (crosses "
+    "its edge), occluded (in view but covered by the opaque object occludedBy), offscreen_near, "
+    "offscreen_far. parent/group/frame: native structure ids. readingOrder: rank in view, rows "
+    "top to bottom, left to right. actionBounds {x,y,w,h}: upper-left corner and size, given for "
+    "offscreen objects. "
+    "relations: native:true are stored in the document: parent (from is a member of frame/group "
+    "to) and bound (connector from is attached at terminal to to). native:false are inferred "
+    "from geometry only and may be accidental: inside (from lies within to but is not its "
+    "member), overlaps, near (gap), aligned (kind: shared edge or center), occludes (from covers "
+    "to), touches (connector end lies on to's edge with no binding). Trust native over inferred. "
+    "omitted: how many objects and relations were left out."
+)
+
+Num = Union[int, float]
+
+
+# --------------------------------------------------------------------------- inputs
+def resolve_viewport(canvas: Canvas, viewport: Any, page: str) -> Viewport:
+    """The viewport to observe: the argument, else the saved camera, else the page's extent.
+
+    ``viewport`` may be a :class:`Viewport`, a mapping with ``x, y, w, h`` or a
+    sequence ``(x, y, w, h)``.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas
+    >>> resolve_viewport(Canvas(), (0, 0, 800, 600), "page:page")
+    Viewport(x=0.0, y=0.0, w=800.0, h=600.0)
+    """
+    if viewport is None:
+        vp = canvas.cameras.get(page)
+        if vp is None:
+            ext = canvas.page_extent(page)
+            return Viewport.from_box(ext) if ext is not None else Viewport(0.0, 0.0, 0.0, 0.0)
+        viewport = vp
+    try:
+        if isinstance(viewport, Viewport):
+            vals = (viewport.x, viewport.y, viewport.w, viewport.h)
+        elif isinstance(viewport, Mapping):
+            vals = (viewport["x"], viewport["y"], viewport["w"], viewport["h"])
+        elif isinstance(viewport, (str, bytes)):
+            raise TypeError
+        else:
+            vals = tuple(viewport)
+        x, y, w, h = (float(v) for v in vals)
+    except (KeyError, TypeError, ValueError):
+        raise InvalidInputError(f"viewport must be a Viewport, {{x, y, w, h}} or (x, y, w, h), got {viewport!r}") from None
+    if not all(math.isfinite(v) for v in (x, y, w, h)) or w < 0 or h < 0:
+        raise InvalidInputError(f"viewport ({x}, {y}, {w}, {h}) must be finite with w, h >= 0")
+    return Viewport(x, y, w, h)
+
+
+def _resolve_page(canvas: Canvas, page: Optional[str]) -> str:
+    if page is None:
+        if canvas.current_page in canvas.pages:
+            return canvas.current_page  # type: ignore[return-value]
+        ids = canvas.page_ids()
+        if not ids:
+            raise OutOfRangeError("the canvas has no page")
+        return ids[0]
+    if page not in canvas.pages:
+        raise OutOfRangeError(f"no page with id {page!r}")
+    return page
+
+
+def _origin(origin: Any) -> Tuple[float, float]:
+    try:
+        ox, oy = (float(v) for v in origin)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"origin must be two numbers (x, y), got {origin!r}") from None
+    if not (math.isfinite(ox) and math.isfinite(oy)):
+        raise InvalidInputError(f"origin must be finite, got ({ox}, {oy})")
+    return ox, oy
+
+
+def _limit(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InvalidInputError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _positive(value: Any, name: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(v) or v < 0:
+        raise InvalidInputError(f"{name} must be finite and >= 0, got {value!r}")
+    return v
+
+
+def _id_rows(ids: Any, row_of: Mapping[str, int], page_pos: np.ndarray, name: str, page: str) -> np.ndarray:
+    if isinstance(ids, str):
+        ids = (ids,)
+    try:
+        ids = list(ids)
+    except TypeError:
+        raise InvalidInputError(f"{name} must be a sequence of node ids, got {ids!r}") from None
+    out = []
+    for i in ids:
+        r = row_of.get(i) if isinstance(i, str) else None
+        p = -1 if r is None else int(page_pos[r])
+        if p < 0:
+            raise InvalidInputError(f"{name} id {i!r} is not a node on page {page!r}")
+        out.append(p)
+    return np.asarray(out, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- page arrays
+@dataclass
+class _Page:
+    """One page in paint order, with integer structure columns (row = paint position)."""
+
+    ids: List[str]
+    types: np.ndarray
+    bounds: np.ndarray
+    boxes: np.ndarray       # frame-clipped bounds; page bounds where clipped away
+    gone: np.ndarray        # clipped away entirely
+    opacity: np.ndarray
+    hidden: np.ndarray
+    locked: np.ndarray
+    rotation: np.ndarray
+    parent: np.ndarray      # row of the parent node, -1 on the page
+    frame: np.ndarray
+    group: np.ndarray
+    size: np.ndarray        # subtree size (rows a..a+size-1 are a and its descendants)
+    px: np.ndarray
+    py: np.ndarray
+    canvas_rows: np.ndarray
+    page_pos: np.ndarray    # canvas row -> page row (-1 on other pages)
+
+
+def _page_arrays(canvas: Canvas, page: Optional[str]) -> _Page:
+    cols = canvas.columns(page)
+    d = canvas.geometry()
+    k = d.page_ids.index(cols.page)
+    rows = d.paint[d.page_start[k]:d.page_start[k + 1]]
+    n = len(rows)
+    if n != len(cols):  # pragma: no cover - the two views come from one derivation
+        raise OutOfRangeError(f"page {cols.page!r}: columns and geometry disagree")
+    pos = np.full(len(d.ids) + 1, -1, dtype=np.int64)  # slot -1 maps "no node" to -1
+    pos[rows] = np.arange(n, dtype=np.int64)
+    parent = pos[d.parent[rows]]
+    frame = pos[d.frame[rows]]
+    group = pos[d.group[rows]]
+    gone = np.isnan(cols.visible[:, 0])
+    boxes = np.ascontiguousarray(np.where(gone[:, None], cols.bounds, cols.visible))
+    # subtree sizes, deepest level first; paint order is a preorder walk so subtrees are contiguous
+    size = np.ones(n, dtype=np.int64)
+    depth = cols.depth
+    if n and depth.max() > 0:
+        by = np.argsort(-depth, kind="stable")
+        cuts = np.flatnonzero(np.diff(depth[by])) + 1
+        for lvl in np.split(by, cuts):
+            p = parent[lvl]
+            if p[0] < 0:
+                break
+            size += np.bincount(p, weights=size[lvl], minlength=n).astype(np.int64)
+    return _Page(cols.ids, d.types[rows], cols.bounds, boxes, gone, cols.opacity, cols.hidden, cols.locked,
+                 cols.rotation, parent, frame, group, size, d.px[rows], d.py[rows], rows, pos[:-1])
+
+
+def _is_ancestor(pg: _Page, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether row ``a`` is a native ancestor of row ``b`` (elementwise)."""
+    return (a < b) & (b < a + pg.size[a])
+
+
+def _related(pg: _Page, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return _is_ancestor(pg, a, b) | _is_ancestor(pg, b, a)
+
+
+# --------------------------------------------------------------------------- connectors
+def _xy(p: Any) -> Optional[Tuple[float, float]]:
+    try:
+        if type(p) is dict or isinstance(p, Mapping):
+            if p.get("type", "point") != "point":
+                return None
+            x, y = float(p["x"]), float(p["y"])
+        else:
+            x, y = float(p[0]), float(p[1])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    return (x, y) if math.isfinite(x) and math.isfinite(y) else None
+
+
+def _terminal_points(node: Any) -> Tuple[Optional[Tuple[float, float]], Optional[Tuple[float, float]]]:
+    """Local start and end points of a connector, when its record holds them.
+
+    tldraw arrows keep ``start``/``end`` points; Excalidraw-style connectors a
+    ``points`` list whose first and last entries are the terminals.
+    """
+    props = node.props
+    pts = props.get("points")
+    if type(pts) is list and len(pts) >= 2:
+        return _xy(pts[0]), _xy(pts[-1])
+    return _xy(props.get("start")), _xy(props.get("end"))
+
+
+def _arrow_ends(canvas: Canvas, pg: _Page, bound: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, terminal codes (0 start, 1 end) and page x, y of arrow terminals that have no binding."""
+    conn = np.flatnonzero((pg.types == "arrow") & ~(bound[:, 0] & bound[:, 1]))
+    nodes = canvas.nodes
+    ids = pg.ids
+    ends_r: List[int] = []
+    ends_t: List[int] = []
+    ends_xy: List[Tuple[float, float]] = []
+    for r, bs, be in zip(conn.tolist(), bound[conn, 0].tolist(), bound[conn, 1].tolist()):
+        s, e = _terminal_points(nodes[ids[r]])
+        if s is not None and not bs:
+            ends_r.append(r)
+            ends_t.append(0)
+            ends_xy.append(s)
+        if e is not None and not be:
+            ends_r.append(r)
+            ends_t.append(1)
+            ends_xy.append(e)
+    er = np.asarray(ends_r, dtype=np.int64)
+    lxy = np.asarray(ends_xy, dtype=np.float64).reshape(-1, 2)
+    rot = pg.rotation[er]
+    c, s_ = np.cos(rot), np.sin(rot)
+    c[rot == 0] = 1.0
+    s_[rot == 0] = 0.0
+    x = pg.px[er] + c * lxy[:, 0] - s_ * lxy[:, 1]
+    y = pg.py[er] + s_ * lxy[:, 0] + c * lxy[:, 1]
+    return er, np.asarray(ends_t, dtype=np.int64), x, y
+
+
+# --------------------------------------------------------------------------- observation
+def _round(v: Any) -> np.ndarray:
+    """Round half up, as JavaScript's Math.round (agent kits round this way)."""
+    return np.floor(np.asarray(v, dtype=np.float64) + 0.5)
+
+
+def _abbrev(text: Optional[str]) -> Optional[str]:
+    if not text:
+        return None
+    t = " ".join(str(text).split())
+    if not t:
+        return None
+    return t if len(t) <= _TEXT_MAX else t[: _TEXT_MAX - 1] + "…"
+
+
+def _plain(v: Any) -> bool:
+    return isinstance(v, (str, int, float)) and not isinstance(v, bool) and (not isinstance(v, float) or math.isfinite(v))
+
+
+@dataclass
+class Observation:
+    """A structured observation of one canvas page (see :func:`observe`).
+
+    Attributes
+    ----------
+    page : str
+    viewport : Viewport
+        In page coordinates.
+    origin : (float, float)
+        The action frame: action coordinates = page coordinates − origin, rounded.
+    objects : list of dict
+        Object records, most relevant first (keys as in :meth:`to_dict`).
+    relations : list of dict
+    omitted : dict
+        ``{"objects": int, "relations": int}`` left out by the limits.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas, Node
+    >>> c = Canvas()
+    >>> _ = c.add(Node("a", "geo", "page:page", "a1", 10.4, 0, 10, 10))
+    >>> obs = observe(c, (0, 0, 100, 100), include_bounds=True)
+    >>> obs.objects[0]["actionBounds"]
+    {'x': 10, 'y': 0, 'w': 10, 'h': 10}
+    >>> obs.move_delta("a", 50, 0)  # page translation that puts a's corner at action x=50
+    (39.6, 0.0)
+    """
+
+    page: str
+    viewport: Viewport
+    origin: Tuple[float, float]
+    objects: List[Dict[str, Any]]
+    relations: List[Dict[str, Any]]
+    omitted: Dict[str, int]
+    _bounds: Dict[str, Tuple[float, float, float, float]] = field(default_factory=dict, repr=False)
+
+    GUIDE = GUIDE
+
+    def __len__(self) -> int:
+        return len(self.objects)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The observation as plain JSON-ready data (DESIGN §10 schema; keys camelCase)."""
+        ox, oy = self.origin
+        v = self.viewport
+        x0, y0 = _round([v.x - ox, v.y - oy]).astype(int).tolist()
+        w, h = _round([v.w, v.h]).astype(int).tolist()
+        return {"viewport": {"x": x0, "y": y0, "w": w, "h": h}, "objects": self.objects,
+                "relations": self.relations, "omitted": dict(self.omitted)}
+
+    def to_json(self) -> str:
+        """Compact deterministic JSON: the same input gives the same string.
+
+        Examples
+        --------
+        >>> from spatialobs.canvas import Canvas
+        >>> observe(Canvas(), (0, 0, 10, 10)).to_json()
+        '{"viewport":{"x":0,"y":0,"w":10,"h":10},"objects":[],"relations":[],"omitted":{"objects":0,"relations":0}}'
+        """
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+    def ids(self) -> List[str]:
+        """Ids of the objects in the observation, in its order."""
+        return [o["id"] for o in self.objects]
+
+    def record(self, node_id: str) -> Dict[str, Any]:
+        """The record of one object; :class:`~spatialobs.OutOfRangeError` when it was omitted."""
+        for o in self.objects:
+            if o["id"] == node_id:
+                return o
+        raise OutOfRangeError(f"object {node_id!r} is not in the observation")
+
+    # -- action frame
+    def to_page(self, x: Num, y: Num) -> Tuple[float, float]:
+        """Page coordinates of an action-frame point (the inverse of :meth:`to_action`)."""
+        return (float(x) + self.origin[0], float(y) + self.origin[1])
+
+    def to_action(self, x: Num, y: Num) -> Tuple[int, int]:
+        """Action coordinates (rounded) of a page point."""
+        a = _round([float(x) - self.origin[0], float(y) - self.origin[1]]).astype(int).tolist()
+        return (a[0], a[1])
+
+    def residual(self, node_id: str) -> Tuple[float, float]:
+        """What rounding dropped from an object's upper-left corner: exact − reported action x, y."""
+        x0, y0 = self._exact(node_id)
+        ax, ay = self.to_action(x0, y0)
+        return (x0 - self.origin[0] - ax, y0 - self.origin[1] - ay)
+
+    def move_delta(self, node_id: str, x: Num, y: Num) -> Tuple[float, float]:
+        """Page translation that puts an object's upper-left corner exactly at action ``(x, y)``.
+
+        Uses the kept rounding residual, so a move computed from the rounded
+        numbers lands where the agent meant rather than off by the residual.
+        """
+        x0, y0 = self._exact(node_id)
+        tx, ty = self.to_page(x, y)
+        return (round(tx - x0, 9), round(ty - y0, 9))
+
+    def _exact(self, node_id: str) -> Tuple[float, float]:
+        try:
+            b = self._bounds[node_id]
+        except KeyError:
+            raise OutOfRangeError(f"object {node_id!r} is not in the observation") from None
+        return (b[0], b[1])
+
+
+def observe(
+    canvas: Canvas,
+    viewport: Any = None,
+    *,
+    page: Optional[str] = None,
+    selected: Optional[Iterable[str]] = None,
+    context: Iterable[str] = (),
+    max_objects: int = 180,
+    max_relations: int = 700,
+    origin: Sequence[float] = (0, 0),
+    include_bounds: bool = False,
+    near_factor: float = 0.75,
+    near_gap: float = 32.0,
+    align_tol: float = 1.0,
+    row_tol: float = 10.0,
+    touch_tol: float = 4.0,
+    min_opacity: float = 0.9,
+) -> Observation:
+    """Build the structured observation of one page of ``canvas``.
+
+    Parameters
+    ----------
+    canvas : Canvas
+    viewport : Viewport, {x, y, w, h} or (x, y, w, h), optional
+        Page units. None: the camera saved for the page, else the page's extent.
+    page : str, optional
+        Default: the canvas's current page.
+    selected : iterable of str, optional
+        None: the selection saved in the document.
+    context : iterable of str
+        Objects the request is about (flag ``context``; kept first).
+    max_objects : int, default 180
+        Soft limit: selected, context and partial objects are always kept;
+        then the rest of the viewport, objects connected to kept ones (bindings,
+        touching connectors, containers; two hops) and offscreen objects by
+        distance fill up to this many.
+    max_relations : int, default 700
+        Hard limit; native relations first, then inferred, each ranked by the
+        priority of the objects they join. Only relations between kept objects
+        are reported.
+    origin : (x, y), default (0, 0)
+        The action frame: action coordinates = page − origin, rounded.
+    include_bounds : bool, default False
+        Give ``actionBounds`` on every record, not only offscreen ones.
+    near_factor : float, default 0.75
+        Offscreen-near threshold (see :func:`spatialobs.geometry.visibility`).
+    near_gap : float, default 32
+        Largest gap for ``near`` (*ours*), 4 nearest per object.
+    align_tol : float, default 1
+        Tolerance for ``aligned``.
+    row_tol : float, default 10
+        Row tolerance of the reading order.
+    touch_tol : float, default 4
+        Distance from a shape's edge within which an unbound connector end ``touches`` it.
+    min_opacity : float, default 0.9
+        Least opacity of an occluder.
+
+    Returns
+    -------
+    Observation
+
+    Raises
+    ------
+    InvalidInputError
+        A bad viewport, origin or limit, or a selected/context id not on the page.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas, Node
+    >>> c = Canvas()
+    >>> _ = c.add(Node("f", "frame", "page:page", "a1", 0, 0, 200, 200, name="Box"))
+    >>> _ = c.add(Node("a", "geo", "f", "a1", 10, 10, 50, 50, text="in"))
+    >>> _ = c.add(Node("b", "geo", "page:page", "a2", 100, 100, 50, 50, text="over"))
+    >>> _ = c.add(Node("z", "geo", "page:page", "a3", 600, 35, 50, 50, text="far"))
+    >>> obs = observe(c, (0, 0, 400, 300))
+    >>> [(o["id"], o["visibility"]) for o in obs.objects]
+    [('a', 'visible'), ('f', 'visible'), ('b', 'visible'), ('z', 'offscreen_near')]
+    >>> [(r["type"], r["from"], r["to"], r["native"]) for r in obs.relations]
+    [('parent', 'a', 'f', True), ('inside', 'b', 'f', False)]
+    >>> obs.record("z")["actionBounds"]
+    {'x': 600, 'y': 35, 'w': 50, 'h': 50}
+    """
+    if not isinstance(canvas, Canvas):
+        raise InvalidInputError(f"canvas must be a Canvas, got {type(canvas).__name__}")
+    max_objects = _limit(max_objects, "max_objects")
+    max_relations = _limit(max_relations, "max_relations")
+    ox, oy = _origin(origin)
+    near_gap = _positive(near_gap, "near_gap")
+    align_tol = _positive(align_tol, "align_tol")
+    row_tol = _positive(row_tol, "row_tol")
+    touch_tol = _positive(touch_tol, "touch_tol")
+    pid = _resolve_page(canvas, page)
+    vp = resolve_viewport(canvas, viewport, pid)
+    pg = _page_arrays(canvas, pid)
+    n = len(pg.ids)
+    d = canvas.geometry()
+    row_of = d.row
+    sel = _id_rows(canvas.selected(pid) if selected is None else selected, row_of, pg.page_pos, "selected", pid)
+    ctx = _id_rows(context, row_of, pg.page_pos, "context", pid)
+
+    vbox = vp.as_box()
+    types = pg.types
+    is_conn = np.zeros(n, bool)
+    for t in CONNECTOR_TYPES:
+        is_conn |= types == t
+    is_group = types == "group"
+    solid = ~(is_conn | is_group)
+
+    # visibility and occlusion (kernels over the whole page)
+    labels, gaps = G.visibility(pg.boxes, vbox, near_factor)
+    labels = labels.astype(np.int64)
+    no_occ = pg.hidden | ~solid | pg.gone
+    occ = G.occluders(pg.boxes, np.arange(n, dtype=np.int64), pg.opacity, no_occ, vbox, min_opacity)
+    in_view = (labels == G.VISIBLE) | (labels == G.PARTIAL)
+    raw_partial = labels == G.PARTIAL
+    occ = np.where(pg.gone & in_view, pg.frame, occ)
+    labels = np.where(in_view & (occ >= 0), G.OCCLUDED, labels)
+
+    # native relations
+    nat_child = np.flatnonzero(pg.parent >= 0)
+    blist = list(canvas.bindings.values())
+    pos = np.append(pg.page_pos, -1)  # index -1 (unknown id) maps to -1
+    bf = pos[np.fromiter(map(row_of.get, [b.from_id for b in blist], repeat(-1)), np.int64, len(blist))]
+    bt = pos[np.fromiter(map(row_of.get, [b.to_id for b in blist], repeat(-1)), np.int64, len(blist))]
+    bterm = np.fromiter((b.terminal == "end" for b in blist), np.int64, len(blist))
+    ok = (bf >= 0) & (bt >= 0)
+    bf, bt, bterm = bf[ok], bt[ok], bterm[ok]
+    o = np.lexsort((bterm, bt, bf))
+    bf, bt, bterm = bf[o], bt[o], bterm[o]
+    bound_end = np.zeros((n, 2), bool)
+    bound_end[bf, bterm] = True
+
+    # inferred relations over the solid objects
+    sub = np.flatnonzero(solid)
+    sb = np.ascontiguousarray(pg.boxes[sub])
+    ns = len(sub)
+    area = (sb[:, 2] - sb[:, 0]) * (sb[:, 3] - sb[:, 1])
+    cp = G.containment_pairs(sb)
+    strict = np.any(sb[cp[0]] != sb[cp[1]], axis=1)
+    co, ci, ca = sub[cp[0][strict]], sub[cp[1][strict]], area[cp[0][strict]]
+    keep = ~_related(pg, co, ci)
+    co, ci, ca = co[keep], ci[keep], ca[keep]
+    # tightest container per inner: smallest area, then the higher layer
+    o = np.lexsort((-co, ca, ci))
+    co, ci = co[o], ci[o]
+    first = np.r_[True, ci[1:] != ci[:-1]] if len(ci) else np.zeros(0, bool)
+    in_from, in_to = ci[first], co[first]
+
+    # one overlap join serves overlaps and touches: unbound arrow ends enter as
+    # small squares of half-size touch_tol after the solid boxes
+    er, et, ex, ey = _arrow_ends(canvas, pg, bound_end)
+    ends = np.stack([ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol], axis=1)
+    op, _ = G.overlap_pairs(np.ascontiguousarray(np.concatenate([sb, ends])))
+    ss = op[1] < ns
+    oa, ob = sub[op[0][ss]], sub[op[1][ss]]
+    A, B = pg.boxes[oa], pg.boxes[ob]
+    a_in_b = np.all(A[:, :2] >= B[:, :2], axis=1) & np.all(A[:, 2:] <= B[:, 2:], axis=1)
+    b_in_a = np.all(B[:, :2] >= A[:, :2], axis=1) & np.all(B[:, 2:] <= A[:, 2:], axis=1)
+    identical = a_in_b & b_in_a
+    keep = (identical | ~(a_in_b | b_in_a)) & ~_related(pg, oa, ob)
+    ov_a, ov_b = oa[keep], ob[keep]
+    te = (op[0] < ns) & (op[1] >= ns)
+    ts, k = sub[op[0][te]], op[1][te] - ns
+    tb = pg.boxes[ts]
+    depth_in = np.minimum.reduce([ex[k] - tb[:, 0], tb[:, 2] - ex[k], ey[k] - tb[:, 1], tb[:, 3] - ey[k]])
+    on_edge = (depth_in <= touch_tol) & (ts != er[k])
+    tc, ts, tterm = er[k][on_edge], ts[on_edge], et[k][on_edge]
+    o = np.lexsort((ts, tterm, tc))
+    tc, ts, tterm = tc[o], ts[o], tterm[o]
+
+    pp, pgap = G.proximity_pairs(sb, near_gap, 4)
+    na, nb = sub[pp[0]], sub[pp[1]]
+    keep = ~_related(pg, na, nb)
+    near_a, near_b, near_g = na[keep], nb[keep], pgap[keep]
+
+    # aligned: siblings only (a layout relation inside one container), one
+    # relation per pair and axis whose kind lists the shared lines (bit mask)
+    ap, akind = G.alignment_pairs(sb, align_tol)
+    la, lb = sub[ap[0]], sub[ap[1]]
+    keep = pg.parent[la] == pg.parent[lb]
+    la, lb, lk = la[keep], lb[keep], akind[keep].astype(np.int64)
+    key = (la * n + lb) * 2 + lk // 3
+    uniq = np.unique(key)
+    mask = np.zeros(len(uniq), dtype=np.int64)
+    for kind in range(len(G.ALIGN_KINDS)):
+        at = np.searchsorted(uniq, key[lk == kind])  # a pair appears once per kind
+        mask[at] |= 1 << kind
+    al_a, al_b, al_k = uniq // 2 // n, uniq // 2 % n, mask
+
+    occluded_rows = np.flatnonzero((occ >= 0) & ~pg.gone)
+    oc_from, oc_to = occ[occluded_rows], occluded_rows
+
+    # reading order among solid objects in view
+    reading = np.full(n, -1, dtype=np.int64)
+    view_solid = np.flatnonzero(in_view & solid)
+    if len(view_solid):
+        reading[view_solid] = G.reading_order(np.ascontiguousarray(pg.boxes[view_solid]), row_tol)
+
+    # ---------------------------------------------------------------- priority
+    rank = np.full(n, -1, dtype=np.int64)
+    order: List[np.ndarray] = []
+    taken = np.zeros(n, bool)
+
+    def ordered_unique(rows: np.ndarray) -> np.ndarray:
+        _, first_at = np.unique(rows, return_index=True)
+        return rows[np.sort(first_at)]
+
+    group1 = np.concatenate([ordered_unique(sel), ordered_unique(ctx), np.flatnonzero(raw_partial)])
+    g1 = ordered_unique(group1)
+    g1 = g1[~taken[g1]]
+    taken[g1] = True
+    order.append(g1)
+    budget = max_objects - len(g1)
+
+    g2 = np.flatnonzero(in_view & ~taken)
+    g2_key = np.where(reading[g2] >= 0, reading[g2], n + g2)
+    g2 = g2[np.argsort(g2_key, kind="stable")][:max(budget, 0)]
+    taken[g2] = True
+    order.append(g2)
+    budget -= len(g2)
+
+    # connections: bindings, touching connectors, native containers
+    ea = np.concatenate([bf, tc, nat_child])
+    eb = np.concatenate([bt, ts, pg.parent[nat_child]])
+    for _hop in range(2):
+        if budget <= 0 or not len(ea):
+            break
+        cand = np.concatenate([eb[taken[ea]], ea[taken[eb] & (ea != pg.parent[eb])]])
+        cand = np.unique(cand[~taken[cand]])
+        if not len(cand):
+            break
+        cand = cand[np.lexsort((cand, gaps[cand]))][:budget]
+        taken[cand] = True
+        order.append(cand)
+        budget -= len(cand)
+
+    if budget > 0:
+        rest = np.flatnonzero(~taken & ~in_view)
+        rest = rest[np.lexsort((rest, gaps[rest]))][:budget]
+        taken[rest] = True
+        order.append(rest)
+
+    kept = np.concatenate(order) if order else np.zeros(0, np.int64)
+    rank[kept] = np.arange(len(kept))
+
+    # ---------------------------------------------------------------- relations
+    t_code = {t: i for i, t in enumerate(RELATION_TYPES)}
+    parts = [
+        ("parent", nat_child, pg.parent[nat_child], None),
+        ("bound", bf, bt, bterm),
+        ("touches", tc, ts, tterm),
+        ("inside", in_from, in_to, None),
+        ("occludes", oc_from, oc_to, None),
+        ("overlaps", ov_a, ov_b, None),
+        ("near", near_a, near_b, near_g),
+        ("aligned", al_a, al_b, al_k),
+    ]
+    total = sum(len(p[1]) for p in parts)
+    R_t, R_a, R_b, R_x, R_i = [], [], [], [], []
+    for name, a, b, extra in parts:
+        m = (rank[a] >= 0) & (rank[b] >= 0) if len(a) else np.zeros(0, bool)
+        a, b = a[m], b[m]
+        R_t.append(np.full(len(a), t_code[name], dtype=np.int64))
+        R_a.append(a)
+        R_b.append(b)
+        R_x.append(np.zeros(len(a)) if extra is None else np.asarray(extra, dtype=np.float64)[m])
+        R_i.append(np.arange(len(a), dtype=np.int64))
+    rt, ra, rb, rx, ri = (np.concatenate(v) for v in (R_t, R_a, R_b, R_x, R_i))
+    native = rt <= t_code["bound"]
+    lo = np.minimum(rank[ra], rank[rb])
+    hi = np.maximum(rank[ra], rank[rb])
+    sel_rel = np.lexsort((ri, hi, rt, lo, ~native))[:max_relations]
+
+    # ---------------------------------------------------------------- records
+    nodes = canvas.nodes
+    ids = pg.ids
+    bnds = pg.bounds
+    ax = _round(bnds[kept, 0] - ox).astype(np.int64).tolist()
+    ay = _round(bnds[kept, 1] - oy).astype(np.int64).tolist()
+    aw = _round(bnds[kept, 2] - bnds[kept, 0]).astype(np.int64).tolist()
+    ah = _round(bnds[kept, 3] - bnds[kept, 1]).astype(np.int64).tolist()
+    deg = np.round(np.degrees(pg.rotation[kept]), 1).tolist()
+    sel_set = set(sel.tolist())
+    ctx_set = set(ctx.tolist())
+    objects: List[Dict[str, Any]] = []
+    exact: Dict[str, Tuple[float, float, float, float]] = {}
+    kl = kept.tolist()
+    lab = labels[kept].tolist()
+    occl = occ[kept].tolist()
+    rd = reading[kept].tolist()
+    lk = pg.locked[kept].tolist()
+    hd = pg.hidden[kept].tolist()
+    gn = pg.gone[kept].tolist()
+    opac = pg.opacity[kept].tolist()
+    par = pg.parent[kept].tolist()
+    grp = pg.group[kept].tolist()
+    frm = pg.frame[kept].tolist()
+    for j, r in enumerate(kl):
+        nid = ids[r]
+        nd = nodes[nid]
+        rec: Dict[str, Any] = {"id": nid, "type": nd.type}
+        txt = _abbrev(nd.text)
+        if txt is not None:
+            rec["text"] = txt
+        name = _abbrev(nd.name)
+        if name is not None:
+            rec["name"] = name
+        st: Dict[str, Any] = {}
+        for key in ("color", "fill"):
+            v = nd.style.get(key)
+            if _plain(v):
+                st[key] = v
+        if opac[j] < 1.0:
+            st["opacity"] = round(opac[j], 2)
+        if st:
+            rec["style"] = st
+        if deg[j] != 0.0:
+            rec["rotation"] = deg[j]
+        rec["layer"] = r
+        flags = [f for f, on in (("selected", r in sel_set), ("context", r in ctx_set), ("locked", lk[j]),
+                                 ("hidden", hd[j]), ("clipped", gn[j])) if on]
+        if flags:
+            rec["flags"] = flags
+        rec["visibility"] = G.LABEL_NAMES[lab[j]]
+        if par[j] >= 0:
+            rec["parent"] = ids[par[j]]
+        if grp[j] >= 0:
+            rec["group"] = ids[grp[j]]
+        if frm[j] >= 0:
+            rec["frame"] = ids[frm[j]]
+        if occl[j] >= 0 and lab[j] == G.OCCLUDED:
+            rec["occludedBy"] = ids[occl[j]]
+        if rd[j] >= 0:
+            rec["readingOrder"] = rd[j]
+        if include_bounds or lab[j] >= G.OFFSCREEN_NEAR:
+            rec["actionBounds"] = {"x": ax[j], "y": ay[j], "w": aw[j], "h": ah[j]}
+        objects.append(rec)
+        b = bnds[r]
+        exact[nid] = (float(b[0]), float(b[1]), float(b[2]), float(b[3]))
+
+    relations: List[Dict[str, Any]] = []
+    terms = ("start", "end")
+    for t, a, b, x in zip(rt[sel_rel].tolist(), ra[sel_rel].tolist(), rb[sel_rel].tolist(), rx[sel_rel].tolist()):
+        name = RELATION_TYPES[t]
+        rel: Dict[str, Any] = {"type": name, "from": ids[a], "to": ids[b], "native": name in _NATIVE}
+        if name in ("bound", "touches"):
+            rel["terminal"] = terms[int(x)]
+        elif name == "near":
+            rel["gap"] = int(_round(x))
+        elif name == "aligned":
+            rel["kind"] = _KIND_NAMES[int(x)]
+        relations.append(rel)
+
+    omitted = {"objects": n - len(kept), "relations": total - len(relations)}
+    return Observation(pid, vp, (ox, oy), objects, relations, omitted, exact)
