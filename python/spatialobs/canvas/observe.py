@@ -640,7 +640,7 @@ def observe(
     for _hop in range(2):
         if budget <= 0 or not len(ea):
             break
-        cand = np.concatenate([eb[taken[ea]], ea[taken[eb] & (ea != pg.parent[eb])]])
+        cand = np.concatenate([eb[taken[ea]], ea[taken[eb] & (pg.parent[ea] != eb)]])
         cand = np.unique(cand[~taken[cand]])
         if not len(cand):
             break
