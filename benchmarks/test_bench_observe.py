@@ -1,0 +1,97 @@
+"""observe + to_json on real canvases and synthetic pages, next to the pure-Python observation.
+
+Targets (issue 4): under 20 ms at 10^4 shapes and under 200 ms at 10^5 on one core; the
+observation of a 180-object workspace well under the paper's 75 kB. The document's derived
+geometry is computed before timing (it is cached per write); each benchmark checks its result
+against the pure-Python oracle where that is affordable, and records the observation's size
+in bytes in ``extra_info``.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from conftest import sizes
+from spatialobs.canvas import load, observe
+from spatialobs.canvas.observe import resolve_viewport
+from spatialobs.canvas.scenarios import synthetic_workspace
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.reference.observe_oracle import observe_naive  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "canvases"
+REAL = sorted(SHARED.glob("*")) if SHARED.is_dir() else []
+#: The oracle is O(n^2) in Python; run it only on pages up to this many nodes.
+NAIVE_MAX = 1200
+VIEW = (0.0, 0.0, 2800.0, 1800.0)
+
+
+@lru_cache(maxsize=None)
+def real(path: Path):
+    c = load(path)
+    c.geometry()
+    vp = resolve_viewport(c, None, c.current_page)
+    return c, (vp.x, vp.y, vp.w, vp.h)
+
+
+@lru_cache(maxsize=None)
+def synth(n: int):
+    c = synthetic_workspace(n, seed=7)
+    c.geometry()
+    return c
+
+
+def run_fast(c, vp):
+    obs = observe(c, vp)
+    return obs, obs.to_json()
+
+
+def check(benchmark, c, vp, obs, text):
+    n = len(c.paint_order())
+    assert len(obs.objects) + obs.omitted["objects"] == n
+    assert len(obs.objects) == min(n, 180) or any(o["visibility"] == "partial" or "flags" in o for o in obs.objects)
+    assert len(obs.relations) <= 700
+    benchmark.extra_info["objects"] = len(obs.objects)
+    benchmark.extra_info["bytes"] = len(text.encode("utf-8"))
+    if n <= NAIVE_MAX:
+        assert obs.to_dict() == observe_naive(c, vp)
+
+
+@pytest.mark.skipif(not REAL, reason="../shared/data/canvases is absent")
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name.split("__")[1][:24])
+@pytest.mark.benchmark(group="observe-real")
+def test_observe_real(benchmark, path):
+    c, vp = real(path)
+    obs, text = benchmark(run_fast, c, vp)
+    check(benchmark, c, vp, obs, text)
+
+
+@pytest.mark.skipif(not REAL, reason="../shared/data/canvases is absent")
+@pytest.mark.parametrize("path", [p for p in REAL if p.stat().st_size < 400_000], ids=lambda p: p.name.split("__")[1][:24])
+@pytest.mark.benchmark(group="observe-real-python")
+def test_observe_real_python(benchmark, path):
+    c, vp = real(path)
+    got = benchmark.pedantic(observe_naive, args=(c, vp), rounds=1, iterations=1)
+    assert got == observe(c, vp).to_dict()
+
+
+@pytest.mark.parametrize("n", sizes(1_000, 10_000, 100_000))
+@pytest.mark.benchmark(group="observe-synthetic")
+def test_observe_synthetic(benchmark, n):
+    c = synth(n)
+    obs, text = benchmark(run_fast, c, VIEW)
+    check(benchmark, c, VIEW, obs, text)
+    if n == 1_000:
+        assert len(obs.objects) == 180 and len(text.encode()) < 75_000
+
+
+@pytest.mark.parametrize("n", sizes(1_000))
+@pytest.mark.benchmark(group="observe-synthetic")
+def test_observe_synthetic_python(benchmark, n):
+    c = synth(n)
+    got = benchmark.pedantic(observe_naive, args=(c, VIEW), rounds=1, iterations=1)
+    assert got == observe(c, VIEW).to_dict()
