@@ -57,20 +57,22 @@ def _overlap_areas(px: np.ndarray, py: np.ndarray, w: float, h: float, obs: np.n
     return np.clip(ix, 0, None) * np.clip(iy, 0, None)
 
 
-def _nearest_free(w: float, h: float, want: Tuple[float, float], inner: Box, obs: np.ndarray,
-                  index: Optional[BoxIndex], tol: float) -> Optional[Tuple[float, float]]:
-    """Upper-left corner nearest to ``want`` where a w×h box fits in ``inner`` overlapping no obstacle."""
-    L, T, R, B = inner
-    hi_x, hi_y = R - w, B - h
-    wx = min(max(want[0], L), hi_x)
-    wy = min(max(want[1], T), hi_y)
-    if len(obs):
-        xs = np.concatenate(([wx, L, hi_x], obs[:, 2], obs[:, 0] - w))
-        ys = np.concatenate(([wy, T, hi_y], obs[:, 3], obs[:, 1] - h))
-    else:
-        xs, ys = np.array([wx]), np.array([wy])
-    xs = np.unique(xs[(xs >= L) & (xs <= hi_x)])
-    ys = np.unique(ys[(ys >= T) & (ys <= hi_y)])
+def _grid_nearest(w: float, h: float, want: Tuple[float, float], dom: Box, obs: np.ndarray,
+                  tol: float) -> Optional[Tuple[float, float]]:
+    """Nearest corner to ``want`` in the corner domain ``dom`` where a w×h box overlaps no obstacle.
+
+    The free part of ``dom`` is bounded by ``dom``'s edges and the obstacles' edges
+    shifted by the box size, so its point nearest to ``want`` has each coordinate on
+    one of those lines or equal to the wish (clamped): all such points are tried,
+    nearest first.
+    """
+    x0, y0, x1, y1 = dom
+    wx = min(max(want[0], x0), x1)
+    wy = min(max(want[1], y0), y1)
+    xs = np.concatenate(([wx, x0, x1], obs[:, 2], obs[:, 0] - w))
+    ys = np.concatenate(([wy, y0, y1], obs[:, 3], obs[:, 1] - h))
+    xs = np.unique(xs[(xs >= x0) & (xs <= x1)])
+    ys = np.unique(ys[(ys >= y0) & (ys <= y1)])
     gx, gy = np.meshgrid(xs, ys, indexing="xy")
     gx, gy = gx.ravel(), gy.ravel()
     d = (gx - want[0]) ** 2 + (gy - want[1]) ** 2
@@ -79,19 +81,55 @@ def _nearest_free(w: float, h: float, want: Tuple[float, float], inner: Box, obs
     for s in range(0, len(gx), _CHUNK):
         cx, cy = gx[s:s + _CHUNK], gy[s:s + _CHUNK]
         if len(obs):
+            ok = (_overlap_areas(cx, cy, w, h, obs) <= tol).all(axis=1)
+            hit = np.flatnonzero(ok)
+            if not len(hit):
+                continue
+            k = int(hit[0])
+        else:
+            k = 0
+        return float(cx[k]), float(cy[k])
+    return None
+
+
+def _nearest_free(w: float, h: float, want: Tuple[float, float], inner: Box, obs: np.ndarray,
+                  index: Optional[BoxIndex], tol: float) -> Optional[Tuple[float, float]]:
+    """Upper-left corner nearest to ``want`` where a w×h box fits in ``inner`` overlapping no obstacle.
+
+    Searched in growing windows around the wish clamped into ``inner`` (``c``): a
+    point found at ``p`` is the nearest overall once every point nearer to the wish
+    lies in the window. Because ``c`` is the projection of the wish onto the
+    (convex) corner domain, ``|q - wish|² >= |q - c|² + |c - wish|²`` for every
+    corner ``q``; so any ``q`` nearer than ``p`` has ``|q - c|² < |p - wish|² -
+    |c - wish|²``, and the window of half-size ``r`` holds all of them when that
+    bound is at most ``r²``. Only obstacles cutting the window matter inside it.
+    """
+    L, T, R, B = inner
+    hi_x, hi_y = R - w, B - h
+    cx = min(max(want[0], L), hi_x)
+    cy = min(max(want[1], T), hi_y)
+    base = (cx - want[0]) ** 2 + (cy - want[1]) ** 2
+    span = max(hi_x - L, hi_y - T)
+    r = max(w, h, 16.0)
+    while True:
+        full = r >= span
+        if full:
+            dom, sub = (L, T, hi_x, hi_y), obs
+        else:
+            dom = (max(L, cx - r), max(T, cy - r), min(hi_x, cx + r), min(hi_y, cy + r))
+            win = (dom[0], dom[1], dom[2] + w, dom[3] + h)
             if index is not None:
-                near = index.query((float(cx.min()), float(cy.min()), float(cx.max()) + w, float(cy.max()) + h))
-                sub = obs[near]
+                sub = obs[index.query(win)]
+            elif len(obs):
+                sub = obs[(obs[:, 0] <= win[2]) & (obs[:, 2] >= win[0]) & (obs[:, 1] <= win[3]) & (obs[:, 3] >= win[1])]
             else:
                 sub = obs
-            ok = (_overlap_areas(cx, cy, w, h, sub) <= tol).all(axis=1) if len(sub) else np.ones(len(cx), bool)
-        else:
-            ok = np.ones(len(cx), bool)
-        hit = np.flatnonzero(ok)
-        if len(hit):
-            k = int(hit[0])
-            return float(cx[k]), float(cy[k])
-    return None
+        p = _grid_nearest(w, h, want, dom, sub.reshape(-1, 4), tol)
+        if full:
+            return p
+        if p is not None and (p[0] - want[0]) ** 2 + (p[1] - want[1]) ** 2 - base <= r * r:
+            return p
+        r *= 4.0
 
 
 def _greedy(sizes: np.ndarray, wants: np.ndarray, inner: Box, obstacles: np.ndarray, order: Sequence[int],
