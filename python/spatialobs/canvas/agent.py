@@ -24,7 +24,13 @@ __all__ = ["Choice", "choose", "apply_choice"]
 
 @dataclass(frozen=True)
 class Choice:
-    """Objects to move (``targets``) into ``destination`` (a node id, None when unknown)."""
+    """Objects to move (``targets``) into ``destination`` (a node id, None when unknown).
+
+    Examples
+    --------
+    >>> Choice(("shape:a",), "shape:slot").targets
+    ('shape:a',)
+    """
 
     targets: Tuple[str, ...]
     destination: Optional[str]

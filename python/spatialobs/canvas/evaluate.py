@@ -75,6 +75,11 @@ class Task:
     relations : tuple of Relation
         Native relations that must hold after the edit.
     inset : float
+
+    Examples
+    --------
+    >>> Task(("a", "b"), ("a",), "slot").inset
+    8.0
     """
 
     candidates: Tuple[str, ...]
@@ -89,6 +94,11 @@ class Outcome(NamedTuple):
 
     ``details`` holds ``moved`` (candidates whose page position changed),
     ``deleted_candidates``, ``placement_problems`` and ``violations``.
+
+    Examples
+    --------
+    >>> Outcome(True, False, False, {})[:3]
+    (True, False, False)
     """
 
     correct_target: bool

@@ -349,7 +349,14 @@ class Observation:
         return len(self.objects)
 
     def to_dict(self) -> Dict[str, Any]:
-        """The observation as plain JSON-ready data (DESIGN §10 schema; keys camelCase)."""
+        """The observation as plain JSON-ready data (DESIGN §10 schema; keys camelCase).
+
+        Examples
+        --------
+        >>> from spatialobs.canvas import Canvas
+        >>> observe(Canvas(), (0.4, 0, 10, 10)).to_dict()["viewport"]
+        {'x': 0, 'y': 0, 'w': 10, 'h': 10}
+        """
         ox, oy = self.origin
         v = self.viewport
         x0, y0 = _round([v.x - ox, v.y - oy]).astype(int).tolist()

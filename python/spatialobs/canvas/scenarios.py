@@ -64,6 +64,11 @@ class Scenario:
     config : int
     origin : (float, float)
         The action frame (the viewport's upper-left corner, as agent kits set it).
+
+    Examples
+    --------
+    >>> remote_team_handoff(0).origin
+    (-20.0, -20.0)
     """
 
     canvas: Canvas
