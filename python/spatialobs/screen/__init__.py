@@ -57,3 +57,33 @@ __all__ = [
     "rrf_fuse",
     "CorruptIndexError",
 ]
+
+# Exploration (DESIGN §8): state graph, selectors, the exploration loop, simulated apps.
+from spatialobs.screen import sim  # noqa: E402
+from spatialobs.screen.actions import Action, candidate_actions, signature  # noqa: E402
+from spatialobs.screen.explore import Episode, Step, explore, explore_workers  # noqa: E402
+from spatialobs.screen.graph import ScreenGraph, Transition, dispersion, normalized_entropy  # noqa: E402
+from spatialobs.screen.select import PUCT, Greedy, heuristic_prior, uniform_prior  # noqa: E402
+from spatialobs.screen.store import GraphStore, MemoryStore, SQLiteStore  # noqa: E402
+
+__all__ += [
+    "Action",
+    "candidate_actions",
+    "signature",
+    "ScreenGraph",
+    "Transition",
+    "dispersion",
+    "normalized_entropy",
+    "PUCT",
+    "Greedy",
+    "uniform_prior",
+    "heuristic_prior",
+    "explore",
+    "explore_workers",
+    "Episode",
+    "Step",
+    "GraphStore",
+    "MemoryStore",
+    "SQLiteStore",
+    "sim",
+]

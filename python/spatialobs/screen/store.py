@@ -1,0 +1,413 @@
+"""Where a :class:`~spatialobs.screen.ScreenGraph` keeps its log: the store interface and two stores.
+
+A graph is an append-only log of three record kinds, each numbered by a sequence
+that grows by one per record:
+
+* **observations**: every unique screen the state index learned, with its atoms,
+  its text, its metadata and the (canonical) state it was assigned;
+* **transitions**: one executed action ``(source, signature, target)`` with the
+  novelty flags, the reward and the ambiguities judged when it was recorded;
+* **captures**: actions whose resulting screen belonged to another application
+  (logged, never folded into the graph).
+
+Every process holding a graph replays the log into its own state index and counts;
+a writer appends one step (at most one observation and one transition or capture)
+inside one exclusive transaction, after catching up with the log. A process killed
+mid-step therefore loses its own uncommitted step and nothing else.
+
+:class:`GraphStore` is the interface (a networked store implements the same nine
+methods); :class:`MemoryStore` keeps the log in lists for one process;
+:class:`SQLiteStore` is the embedded default for one file shared by several
+processes on one machine (WAL journal, ``BEGIN IMMEDIATE`` write transactions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from abc import ABC, abstractmethod
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+
+from spatialobs._errors import InvalidInputError, SpatialObsError
+
+__all__ = [
+    "ObservationRow",
+    "TransitionRow",
+    "CaptureRow",
+    "GraphStore",
+    "MemoryStore",
+    "SQLiteStore",
+    "StoreError",
+    "open_store",
+]
+
+SCHEMA_VERSION = 1
+
+
+class StoreError(SpatialObsError):
+    """A store cannot be opened, is of another schema version, or a write failed."""
+
+
+@dataclass(frozen=True)
+class ObservationRow:
+    """One unique observation: atoms as raw little-endian uint64 bytes, text, metadata key, state."""
+
+    seq: int
+    state: int
+    meta: Tuple[Optional[str], Optional[str], Optional[str]]
+    control: bytes
+    text_atoms: bytes
+    text: str
+
+
+@dataclass(frozen=True)
+class TransitionRow:
+    """One recorded in-app transition ``(source, signature, target)`` and how it was judged."""
+
+    seq: int
+    worker: str
+    episode: int
+    step: int
+    source: int
+    signature: str
+    target: int
+    state_novel: bool
+    edge_novel: bool
+    reward: float
+    u_source: float
+    u_target: float
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class CaptureRow:
+    """An action from ``source`` whose screen belonged to application ``app`` (screen as generic JSON)."""
+
+    seq: int
+    worker: str
+    episode: int
+    step: int
+    source: int
+    signature: str
+    app: str
+    screen: str
+
+
+class GraphStore(ABC):
+    """The log a :class:`~spatialobs.screen.ScreenGraph` replays and appends to.
+
+    Appends happen only inside :meth:`write`, which must be exclusive across every
+    process sharing the store and atomic (all of its appends or none). Reads return
+    committed records with ``seq`` greater than ``after``, in ``seq`` order.
+    """
+
+    @abstractmethod
+    def write(self) -> Any:
+        """Context manager: one exclusive, atomic write transaction."""
+
+    @abstractmethod
+    def observations(self, after: int = 0) -> List[ObservationRow]: ...
+
+    @abstractmethod
+    def transitions(self, after: int = 0) -> List[TransitionRow]: ...
+
+    @abstractmethod
+    def captures(self, after: int = 0) -> List[CaptureRow]: ...
+
+    @abstractmethod
+    def add_observation(self, row: ObservationRow) -> int:
+        """Append (``row.seq`` is ignored) and return the new seq."""
+
+    @abstractmethod
+    def add_transition(self, row: TransitionRow) -> int: ...
+
+    @abstractmethod
+    def add_capture(self, row: CaptureRow) -> int: ...
+
+    @abstractmethod
+    def config(self) -> Dict[str, Any]:
+        """The graph parameters stored with the log ({} for a new store)."""
+
+    @abstractmethod
+    def set_config(self, config: Dict[str, Any]) -> None:
+        """Store the graph parameters (inside :meth:`write`)."""
+
+    def close(self) -> None:
+        """Release the store's resources."""
+
+    def __enter__(self) -> "GraphStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class MemoryStore(GraphStore):
+    """The log in Python lists: one process, any number of threads.
+
+    Examples
+    --------
+    >>> st = MemoryStore()
+    >>> with st.write():
+    ...     st.add_capture(CaptureRow(0, "w", 0, 0, 3, "click|button|help|1,1", "browser", "{}"))
+    1
+    >>> [r.app for r in st.captures()]
+    ['browser']
+    """
+
+    def __init__(self) -> None:
+        self._obs: List[ObservationRow] = []
+        self._tr: List[TransitionRow] = []
+        self._cap: List[CaptureRow] = []
+        self._config: Dict[str, Any] = {}
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._lock:
+            marks = (len(self._obs), len(self._tr), len(self._cap), dict(self._config))
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                del self._obs[marks[0]:], self._tr[marks[1]:], self._cap[marks[2]:]
+                self._config = marks[3]
+                raise
+            finally:
+                self._depth -= 1
+
+    def _check_writing(self) -> None:
+        if not self._depth:
+            raise StoreError("appends must happen inside store.write()")
+
+    def observations(self, after: int = 0) -> List[ObservationRow]:
+        with self._lock:
+            return self._obs[max(after, 0):]
+
+    def transitions(self, after: int = 0) -> List[TransitionRow]:
+        with self._lock:
+            return self._tr[max(after, 0):]
+
+    def captures(self, after: int = 0) -> List[CaptureRow]:
+        with self._lock:
+            return self._cap[max(after, 0):]
+
+    def add_observation(self, row: ObservationRow) -> int:
+        self._check_writing()
+        seq = len(self._obs) + 1
+        self._obs.append(_replace_seq(row, seq))
+        return seq
+
+    def add_transition(self, row: TransitionRow) -> int:
+        self._check_writing()
+        seq = len(self._tr) + 1
+        self._tr.append(_replace_seq(row, seq))
+        return seq
+
+    def add_capture(self, row: CaptureRow) -> int:
+        self._check_writing()
+        seq = len(self._cap) + 1
+        self._cap.append(_replace_seq(row, seq))
+        return seq
+
+    def config(self) -> Dict[str, Any]:
+        with self._lock:
+            return dict(self._config)
+
+    def set_config(self, config: Dict[str, Any]) -> None:
+        self._check_writing()
+        self._config = dict(config)
+
+
+def _replace_seq(row: Any, seq: int) -> Any:
+    from dataclasses import replace
+
+    return replace(row, seq=seq)
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS config (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS observations (
+    seq INTEGER PRIMARY KEY, state INTEGER NOT NULL,
+    display_mode TEXT, text_size TEXT, app TEXT,
+    control BLOB NOT NULL, text_atoms BLOB NOT NULL, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS transitions (
+    seq INTEGER PRIMARY KEY, worker TEXT NOT NULL, episode INTEGER NOT NULL, step INTEGER NOT NULL,
+    source INTEGER NOT NULL, signature TEXT NOT NULL, target INTEGER NOT NULL,
+    state_novel INTEGER NOT NULL, edge_novel INTEGER NOT NULL, reward REAL NOT NULL,
+    u_source REAL NOT NULL, u_target REAL NOT NULL, label TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS captures (
+    seq INTEGER PRIMARY KEY, worker TEXT NOT NULL, episode INTEGER NOT NULL, step INTEGER NOT NULL,
+    source INTEGER NOT NULL, signature TEXT NOT NULL, app TEXT NOT NULL, screen TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS transitions_edge ON transitions (source, signature, target);
+"""
+
+
+class SQLiteStore(GraphStore):
+    """The log in one SQLite file, shared safely by several processes on one machine.
+
+    Writes run in ``BEGIN IMMEDIATE`` transactions (one writer at a time, others wait
+    up to ``timeout`` seconds); the WAL journal lets readers proceed meanwhile. A
+    process killed inside a transaction leaves no trace of it: SQLite rolls the
+    journal back when the file is next opened. Open one store per process (a
+    connection is not shared across processes); threads of one process share it
+    under a lock.
+
+    Parameters
+    ----------
+    path : str or Path
+        The database file (created when absent).
+    timeout : float, default 60
+        Seconds to wait for another writer.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with SQLiteStore(os.path.join(d, "g.sqlite")) as st:
+    ...         with st.write():
+    ...             st.set_config({"app": "notepad"})
+    ...         st.config()
+    {'app': 'notepad'}
+    """
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], timeout: float = 60.0) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidInputError(f"store path must be a str or path, got {type(path).__name__}")
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise InvalidInputError(f"store path {str(self.path)!r} is a directory")
+        try:
+            self._con = sqlite3.connect(str(self.path), timeout=float(timeout), isolation_level=None,
+                                        check_same_thread=False)
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot open graph store {str(self.path)!r}: {e}") from None
+        self._lock = threading.RLock()
+        self._depth = 0
+        try:
+            self._con.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a committed step survives a killed process (not a power
+            # loss); a commit then costs no fsync, which keeps one step cheap.
+            self._con.execute("PRAGMA synchronous=NORMAL")
+            with self.write():
+                for stmt in _SCHEMA.strip().split(";"):
+                    if stmt.strip():
+                        self._con.execute(stmt)
+                row = self._con.execute("SELECT value FROM config WHERE key='schema'").fetchone()
+                if row is None:
+                    self._con.execute("INSERT INTO config VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+                elif row[0] != str(SCHEMA_VERSION):
+                    raise StoreError(f"graph store {str(self.path)!r} has schema {row[0]}, expected {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as e:
+            self._con.close()
+            raise StoreError(f"{str(self.path)!r} is not a graph store: {e}") from None
+        except BaseException:
+            self._con.close()
+            raise
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth:  # nested: part of the enclosing transaction
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            try:
+                self._con.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as e:
+                raise StoreError(f"cannot start a write on {str(self.path)!r}: {e}") from None
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self._depth = 0
+                self._con.execute("ROLLBACK")
+                raise
+            self._depth = 0
+            try:
+                self._con.execute("COMMIT")
+            except sqlite3.Error as e:
+                self._con.execute("ROLLBACK")
+                raise StoreError(f"commit to {str(self.path)!r} failed: {e}") from None
+
+    def _check_writing(self) -> None:
+        if not self._depth:
+            raise StoreError("appends must happen inside store.write()")
+
+    def _rows(self, sql: str, after: int) -> List[Tuple[Any, ...]]:
+        with self._lock:
+            return self._con.execute(sql, (int(after),)).fetchall()
+
+    def observations(self, after: int = 0) -> List[ObservationRow]:
+        rows = self._rows("SELECT seq, state, display_mode, text_size, app, control, text_atoms, text "
+                          "FROM observations WHERE seq > ? ORDER BY seq", after)
+        return [ObservationRow(r[0], r[1], (r[2], r[3], r[4]), bytes(r[5]), bytes(r[6]), r[7]) for r in rows]
+
+    def transitions(self, after: int = 0) -> List[TransitionRow]:
+        rows = self._rows("SELECT seq, worker, episode, step, source, signature, target, state_novel, edge_novel, "
+                          "reward, u_source, u_target, label FROM transitions WHERE seq > ? ORDER BY seq", after)
+        return [TransitionRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), bool(r[8]), r[9], r[10], r[11],
+                              r[12]) for r in rows]
+
+    def captures(self, after: int = 0) -> List[CaptureRow]:
+        rows = self._rows("SELECT seq, worker, episode, step, source, signature, app, screen FROM captures "
+                          "WHERE seq > ? ORDER BY seq", after)
+        return [CaptureRow(*r) for r in rows]
+
+    def add_observation(self, row: ObservationRow) -> int:
+        self._check_writing()
+        cur = self._con.execute(
+            "INSERT INTO observations (state, display_mode, text_size, app, control, text_atoms, text) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (row.state, row.meta[0], row.meta[1], row.meta[2], row.control, row.text_atoms, row.text))
+        return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def add_transition(self, row: TransitionRow) -> int:
+        self._check_writing()
+        cur = self._con.execute(
+            "INSERT INTO transitions (worker, episode, step, source, signature, target, state_novel, edge_novel, "
+            "reward, u_source, u_target, label) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (row.worker, row.episode, row.step, row.source, row.signature, row.target, int(row.state_novel),
+             int(row.edge_novel), float(row.reward), float(row.u_source), float(row.u_target), row.label))
+        return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def add_capture(self, row: CaptureRow) -> int:
+        self._check_writing()
+        cur = self._con.execute(
+            "INSERT INTO captures (worker, episode, step, source, signature, app, screen) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (row.worker, row.episode, row.step, row.source, row.signature, row.app, row.screen))
+        return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def config(self) -> Dict[str, Any]:
+        with self._lock:
+            rows = self._con.execute("SELECT key, value FROM config WHERE key != 'schema' ORDER BY key").fetchall()
+        return {k: json.loads(v) for k, v in rows}
+
+    def set_config(self, config: Dict[str, Any]) -> None:
+        self._check_writing()
+        for k, v in config.items():
+            self._con.execute("INSERT OR REPLACE INTO config VALUES (?, ?)", (str(k), json.dumps(v)))
+
+    def close(self) -> None:
+        with self._lock:
+            self._con.close()
+
+
+def open_store(store: Union[None, str, "os.PathLike[str]", GraphStore]) -> GraphStore:
+    """A store from ``None`` (a new :class:`MemoryStore`), a path (:class:`SQLiteStore`) or a store."""
+    if store is None:
+        return MemoryStore()
+    if isinstance(store, GraphStore):
+        return store
+    if isinstance(store, (str, os.PathLike)):
+        return SQLiteStore(store)
+    raise InvalidInputError(f"store must be None, a path or a GraphStore, got {type(store).__name__}")
