@@ -26,7 +26,7 @@ def run(*args: str, stdin: str = "", cwd=None) -> subprocess.CompletedProcess:
 def test_help_lists_the_commands():
     out = run("--help")
     assert out.returncode == 0
-    for cmd in ("demo", "dedup"):
+    for cmd in ("demo", "dedup", "observe", "render", "apply", "handoff"):
         assert cmd in out.stdout
 
 
@@ -86,3 +86,106 @@ def test_missing_path_is_one_line_and_exit_2(tmp_path):
 def test_debug_shows_the_traceback(tmp_path):
     out = run("--debug", "dedup", str(tmp_path / "nope.json"))
     assert out.returncode != 0 and "Traceback" in out.stderr
+
+
+CANVASES = shared_files("canvases")
+THREE_FRAMES = "kitschpatrol__tldraw-cli__2024-01-test-sketch-three-frames.tldr"
+
+
+@pytest.mark.parametrize("path", CANVASES, ids=[p.name[:40] for p in CANVASES])
+def test_observe_every_real_canvas(path):
+    out = run("observe", str(path))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert set(doc) == {"viewport", "objects", "relations", "omitted"}
+    assert doc["objects"] and all(o["visibility"] in
+                                  {"visible", "partial", "occluded", "offscreen_near", "offscreen_far"}
+                                  for o in doc["objects"])
+
+
+def test_observe_options_and_text_format(shared_data):
+    path = shared_data / "canvases" / THREE_FRAMES
+    out = run("observe", str(path), "--viewport", "0,0,500,400", "--origin", "100,50", "--all-bounds",
+              "--max-objects", "3", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["viewport"] == {"x": -100, "y": -50, "w": 500, "h": 400}
+    assert all("actionBounds" in o for o in doc["objects"])
+    text = run("observe", str(path), "--format", "text")
+    assert text.returncode == 0 and text.stdout.startswith("viewport (action coordinates): x=158 y=-4 w=1512 h=892")
+    assert "native relations (3):" in text.stdout and "Frame 2" in text.stdout
+    base = run("observe", str(path), "--baseline")
+    assert base.returncode == 0 and set(json.loads(base.stdout)) == {"shapes", "selectedIds", "peripheralClusters"}
+
+
+def test_render_svg_has_one_element_per_object(shared_data, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from spatialobs.canvas import load
+
+    path = shared_data / "canvases" / "1797127235__argus__architecture.tldr"
+    svg = tmp_path / "argus.svg"
+    out = run("render", str(path), "--out", str(svg))
+    assert out.returncode == 0, out.stderr
+    root = ET.parse(svg).getroot()  # well-formed XML
+    objs = [e for e in root.iter("{http://www.w3.org/2000/svg}rect") if "obj" in e.get("class", "").split()]
+    canvas = load(path)
+    assert sorted(e.get("data-id") for e in objs) == sorted(canvas.columns().ids)
+    assert {e.get("data-visibility") for e in objs} <= {"visible", "partial", "occluded", "offscreen_near",
+                                                         "offscreen_far", "omitted"}
+    bad = run("render", str(path), "--out", str(tmp_path / "x.gif"))
+    assert bad.returncode == 2 and bad.stderr.strip() == "spatialobs: error: picture file must end in .svg or .png, got 'x.gif'"
+
+
+REPLY = """Here is the new page.
+
+```canvas_ops
+{"ops": [
+  {"op": "create_artboard", "id": "home", "name": "Home", "w": 800, "h": 600},
+  {"op": "parse_html", "target": "home", "html": "<h1>Welcome</h1><p>Plan the handoff.</p>"},
+  {"op": "set_text", "id": "shape:5x4JDQjhXIjNiFhRNGS4I", "text": "Edited by the agent"}
+]}
+```
+
+```canvas_ops
+{"ops": [oops]}
+```
+"""
+
+
+def test_apply_writes_tldraw_and_reports_failures(shared_data, tmp_path):
+    from spatialobs.canvas import load
+
+    src = shared_data / "canvases" / THREE_FRAMES
+    reply = tmp_path / "reply.md"
+    reply.write_text(REPLY)
+    out_file = tmp_path / "out.tldr"
+    out = run("apply", str(src), str(reply), "--out", str(out_file))
+    assert out.returncode == 1  # one block could not be parsed
+    assert "ops: 3 parsed, 3 applied, 0 failed; 1 block(s) could not be parsed" in out.stdout
+    assert "canvas_ops block 1" in out.stderr
+    before, after = load(src), load(out_file)
+    assert after.source_format == "tldraw"
+    assert after.nodes["shape:5x4JDQjhXIjNiFhRNGS4I"].text == "Edited by the agent"
+    assert len(after.nodes) == len(before.nodes) + 3  # artboard, heading, paragraph
+    for nid in before.nodes:
+        if nid != "shape:5x4JDQjhXIjNiFhRNGS4I":
+            assert after.page_bounds(nid) == before.page_bounds(nid)
+
+
+def test_handoff_table():
+    out = run("handoff")
+    assert out.returncode == 0, out.stderr
+    assert "observation: correct target 10/10, correct placement 10/10, full success 10/10" in out.stdout
+    assert "baseline: correct target 0/10" in out.stdout
+
+
+@pytest.mark.parametrize("cmd", ["observe", "render", "apply"])
+def test_canvas_commands_reject_bad_files(cmd, tmp_path):
+    bad = tmp_path / "broken.tldr"
+    bad.write_text('{"records": [')
+    extra = {"observe": [], "render": ["--out", str(tmp_path / "a.svg")],
+             "apply": [str(bad), "--out", str(tmp_path / "o.json")]}[cmd]
+    out = run(cmd, str(bad), *extra)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("spatialobs: error:") and "Traceback" not in out.stderr

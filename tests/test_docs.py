@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["spatialobs.geometry", "spatialobs.synth"]
+MODULES = ["spatialobs.geometry", "spatialobs.synth", "spatialobs.render"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -87,6 +87,158 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- canvas commands ----------------------------------------------------------------
+
+
+def _floats(text: str, n: int, name: str) -> Tuple[float, ...]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise CommandError(f"{name} must be {n} comma-separated numbers, got {text!r}") from None
+    if len(values) != n:
+        raise CommandError(f"{name} must be {n} comma-separated numbers, got {text!r}")
+    return values
+
+
+def _load_canvas(path: str) -> Any:
+    from spatialobs.canvas import load
+
+    p = Path(path)
+    if not p.is_file():
+        raise CommandError(f"no such file: {path}")
+    return load(p)
+
+
+def _observation(args: argparse.Namespace, canvas: Any) -> Any:
+    from spatialobs.canvas import observe
+
+    return observe(
+        canvas,
+        _floats(args.viewport, 4, "--viewport") if args.viewport else None,
+        page=args.page,
+        selected=[s for s in args.select.split(",") if s] if args.select is not None else None,
+        origin=_floats(args.origin, 2, "--origin") if args.origin else (0, 0),
+        max_objects=args.max_objects,
+        max_relations=args.max_relations,
+        include_bounds=args.all_bounds,
+    )
+
+
+def _text_table(obs: Any) -> str:
+    d = obs.to_dict()
+    v = d["viewport"]
+    lines = [f"viewport (action coordinates): x={v['x']} y={v['y']} w={v['w']} h={v['h']}",
+             f"{len(d['objects'])} objects, {len(d['relations'])} relations; omitted: "
+             f"{d['omitted']['objects']} objects, {d['omitted']['relations']} relations", ""]
+    rows = [("id", "type", "visibility", "layer", "bounds", "flags", "text")]
+    for o in d["objects"]:
+        b = o.get("actionBounds")
+        rows.append((o["id"], o["type"], o["visibility"], str(o["layer"]),
+                     f"{b['x']},{b['y']} {b['w']}x{b['h']}" if b else "", ",".join(o.get("flags", ())),
+                     (o.get("text") or o.get("name") or "")[:40]))
+    widths = [min(max(len(r[i]) for r in rows), 40) for i in range(len(rows[0]))]
+    for r in rows:
+        lines.append("  ".join(c[:w].ljust(w) for c, w in zip(r, widths)).rstrip())
+    lines.append("")
+    native = [r for r in d["relations"] if r["native"]]
+    inferred = [r for r in d["relations"] if not r["native"]]
+    for title, rels in (("native relations", native), ("inferred relations", inferred)):
+        lines.append(f"{title} ({len(rels)}):")
+        for r in rels:
+            extra = r.get("terminal") or r.get("kind") or ""
+            lines.append(f"  {r['type']:<9} {r['from']} -> {r['to']}" + (f"  ({extra})" if extra else ""))
+    return "\n".join(lines)
+
+
+def _observe(args: argparse.Namespace) -> int:
+    canvas = _load_canvas(args.file)
+    if args.baseline:
+        from spatialobs.canvas import baseline_context
+        from spatialobs.canvas.baseline import context_json
+
+        ctx = baseline_context(
+            canvas,
+            _floats(args.viewport, 4, "--viewport") if args.viewport else None,
+            page=args.page,
+            selected=[s for s in args.select.split(",") if s] if args.select is not None else None,
+            origin=_floats(args.origin, 2, "--origin") if args.origin else (0, 0),
+        )
+        print(context_json(ctx) if args.format == "json" else json.dumps(ctx, indent=2, ensure_ascii=False))
+        return 0
+    obs = _observation(args, canvas)
+    print(obs.to_json() if args.format == "json" else _text_table(obs))
+    return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    from spatialobs.render import write_picture
+
+    canvas = _load_canvas(args.file)
+    obs = _observation(args, canvas)
+    out = write_picture(canvas, obs, args.out, width=args.width, title=Path(args.file).name)
+    print(f"wrote {out} ({len(obs.objects)} objects, {len(obs.relations)} relations)")
+    return 0
+
+
+def _apply(args: argparse.Namespace) -> int:
+    from spatialobs.canvas import Executor, parse_ops
+
+    canvas = _load_canvas(args.file)
+    reply_path = Path(args.reply)
+    if args.reply != "-" and not reply_path.is_file():
+        raise CommandError(f"no such file: {args.reply}")
+    reply = sys.stdin.read() if args.reply == "-" else reply_path.read_text(encoding="utf-8")
+    ops, parse_errors = parse_ops(reply)
+    out = Path(args.out)
+    fmt = canvas.source_format or "native"
+    suffix = out.suffix.lower()
+    if suffix == ".tldr" or (suffix == ".json" and fmt == "tldraw" and not args.native):
+        writer = canvas.to_tldraw
+    elif suffix == ".json":
+        writer = None
+    else:
+        raise CommandError(f"--out must end in .tldr (tldraw) or .json (tldraw for tldraw input, else native), got {out.name!r}")
+    report = Executor(canvas, origin=_floats(args.origin, 2, "--origin") if args.origin else (0, 0)).apply(ops)
+    for e in parse_errors:
+        print(f"parse error: {e}", file=sys.stderr)
+    for e in report.errors:
+        print(f"op failed: {e}", file=sys.stderr)
+    print(f"ops: {len(ops)} parsed, {len(report.applied)} applied, {len(report.errors)} failed; "
+          f"{len(parse_errors)} block(s) could not be parsed")
+    if report.created:
+        print("created: " + ", ".join(report.created))
+    doc = writer() if writer is not None else None
+    text = json.dumps(doc, ensure_ascii=False) if doc is not None else canvas.to_json()
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)
+    print(f"wrote {out}")
+    return 0 if report.ok and not parse_errors else 1
+
+
+def _handoff(args: argparse.Namespace) -> int:
+    from spatialobs.canvas.agent import run_handoff
+
+    print("Remote Team Handoff, reference agent (correct target / correct placement / full success)")
+    print(f"{'config':>6}  {'family':<10}  {'observation':<17}  {'baseline':<17}")
+    totals = {"observation": [0, 0, 0], "baseline": [0, 0, 0]}
+    for k in range(10):
+        cells = []
+        family = ""
+        for ctx in ("observation", "baseline"):
+            run = run_handoff(k, ctx)
+            family = run.family
+            o = run.outcome
+            flags = (o.correct_target, o.correct_placement, o.full_success)
+            for i, f in enumerate(flags):
+                totals[ctx][i] += bool(f)
+            cells.append(" / ".join("yes" if f else "no" for f in flags))
+        print(f"{k:>6}  {family:<10}  {cells[0]:<17}  {cells[1]}")
+    for ctx, t in totals.items():
+        print(f"{ctx}: correct target {t[0]}/10, correct placement {t[1]}/10, full success {t[2]}/10")
+    return 0
+
+
 # ---- dedup --------------------------------------------------------------------------
 
 
@@ -161,6 +313,39 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--n", type=int, default=100_000, help="number of boxes (default 100000)")
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(func=_demo)
+
+    def view_options(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("file", metavar="FILE", help=".tldr, .excalidraw or native JSON canvas")
+        sp.add_argument("--viewport", metavar="X,Y,W,H", help="page units (default: the saved camera, else the page)")
+        sp.add_argument("--page", help="page id (default: the current page)")
+        sp.add_argument("--select", metavar="ID,...", help="selected ids (default: the saved selection)")
+        sp.add_argument("--origin", metavar="X,Y", help="action-frame origin in page units (default 0,0)")
+        sp.add_argument("--max-objects", type=int, default=180, help="soft object limit (default 180)")
+        sp.add_argument("--max-relations", type=int, default=700, help="hard relation limit (default 700)")
+        sp.add_argument("--all-bounds", action="store_true", help="actionBounds on every object, not only offscreen")
+
+    ob = sub.add_parser("observe", help="print the structured observation of a canvas")
+    view_options(ob)
+    ob.add_argument("--format", choices=("json", "text"), default="json", help="json (default) or a table for people")
+    ob.add_argument("--baseline", action="store_true", help="print the agent-kit baseline context instead")
+    ob.set_defaults(func=_observe)
+
+    rd = sub.add_parser("render", help="draw the observation as SVG (or PNG with the png extra)")
+    view_options(rd)
+    rd.add_argument("--out", required=True, metavar="PICTURE", help="output .svg or .png")
+    rd.add_argument("--width", type=int, default=1200, help="picture width in pixels")
+    rd.set_defaults(func=_render)
+
+    ap = sub.add_parser("apply", help="apply the canvas_ops blocks of a model reply to a canvas")
+    ap.add_argument("file", metavar="FILE", help="the canvas")
+    ap.add_argument("reply", metavar="REPLY", help="a text file with the model reply, or - for stdin")
+    ap.add_argument("--out", required=True, metavar="FILE", help="where to write the result (.tldr or .json)")
+    ap.add_argument("--origin", metavar="X,Y", help="action-frame origin in page units (default 0,0)")
+    ap.add_argument("--native", action="store_true", help="write the package's native JSON even for tldraw input")
+    ap.set_defaults(func=_apply)
+
+    ho = sub.add_parser("handoff", help="run the ten Remote Team Handoff configurations with the reference agent")
+    ho.set_defaults(func=_handoff)
 
     dd = sub.add_parser("dedup", help="merge near-duplicate screens into states")
     dd.add_argument("paths", nargs="+", metavar="PATH",

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.model import Canvas
 
-__all__ = ["Choice", "choose", "apply_choice"]
+__all__ = ["Choice", "choose", "apply_choice", "HandoffRun", "run_handoff"]
 
 
 @dataclass(frozen=True)
@@ -152,3 +152,56 @@ def apply_choice(canvas: Canvas, choice: Choice, inset: float = 8.0) -> List[str
             else:
                 canvas.update(nid, parent=canvas.page_of(dest), x=float(gx), y=float(gy))
     return [p[0] for p in plan]
+
+
+@dataclass(frozen=True)
+class HandoffRun:
+    """One Remote Team Handoff configuration run by the reference agent on one context.
+
+    Attributes
+    ----------
+    config : int
+    family : str
+    context : {"observation", "baseline"}
+    choice : Choice
+    outcome : Outcome
+        :func:`~spatialobs.canvas.evaluate.evaluate` of the edit the choice made.
+    context_bytes : int
+        Size of the context the agent read (UTF-8 bytes).
+    """
+
+    config: int
+    family: str
+    context: str
+    choice: Choice
+    outcome: Any
+    context_bytes: int
+
+
+def run_handoff(config: int, context: str = "observation") -> HandoffRun:
+    """Run the reference agent on one configuration, reading the observation or the baseline.
+
+    The agent sees only the context JSON and the prompt; its choice is applied to a copy
+    of the scenario's canvas through the write path and scored with ``evaluate``.
+
+    Examples
+    --------
+    >>> run_handoff(8).outcome.full_success, run_handoff(8, "baseline").outcome.correct_target
+    (True, False)
+    """
+    from spatialobs.canvas.baseline import baseline_context, context_json
+    from spatialobs.canvas.evaluate import evaluate
+    from spatialobs.canvas.observe import observe
+    from spatialobs.canvas.scenarios import remote_team_handoff
+
+    if context not in ("observation", "baseline"):
+        raise InvalidInputError(f"context must be 'observation' or 'baseline', got {context!r}")
+    s = remote_team_handoff(config)
+    if context == "observation":
+        text = observe(s.canvas, s.viewport, origin=s.origin).to_json()
+    else:
+        text = context_json(baseline_context(s.canvas, s.viewport, origin=s.origin))
+    choice = choose(text, s.prompt)
+    after = s.canvas.copy()
+    apply_choice(after, choice)
+    return HandoffRun(config, s.family, context, choice, evaluate(s.canvas, after, s.task), len(text.encode()))
