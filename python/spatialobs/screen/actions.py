@@ -115,7 +115,7 @@ def signature(action: Action, screen: Screen, grid: int = 30) -> str:
     >>> ok = Element((200, 500, 300, 540), "Button", " OK ", clickable=True)
     >>> s = Screen([ok], 600, 600)
     >>> signature(Action("click", ok), s)
-    'click|button|ok|12,25'
+    'click|button|ok|12,26'
     >>> signature(Action("key", value="escape"), s)
     'key|||escape'
     """

@@ -56,7 +56,8 @@ class Step:
     ``source`` and ``target`` are graph states (``target`` is where the agent is
     after the step: after a capture, the state it recovered to); ``capture`` names
     the other application reached, if any; ``prior`` and ``score`` are the chosen
-    action's prior probability and selector score.
+    action's prior probability and selector score; ``digest`` identifies the
+    source screen exactly (a hash of its atom sets), across graphs.
     """
 
     t: int
@@ -74,6 +75,7 @@ class Step:
     score: float
     width: float
     height: float
+    digest: str = ""
     screen: Optional[Screen] = None
 
 
@@ -208,6 +210,7 @@ def explore(
     screen = env.reset(start) if start is not None else env.reset()
     _check_screen(screen, "reset()")
     s = graph.observe(screen)
+    digest = _digest(graph.last_features)
     ep = Episode(app=app or "", start=start, goal=goal, selector=sel.name, start_state=s)
     for t in range(steps):
         acts = list(get_actions(screen))
@@ -230,14 +233,26 @@ def explore(
             nxt = recover()
             _check_screen(nxt, "recover()")
             target = graph.observe(nxt)
+        next_digest = _digest(graph.last_features)
         ep.steps.append(Step(t, s, sigs[i], acts[i], target, tr.state_novel, tr.edge_novel, tr.reward, tr.u_source,
                              tr.u_target, tr.capture, float(p[i]), float(scores[i]), screen.width, screen.height,
-                             screen if keep_screens else None))
-        screen, s = nxt, target
+                             digest, screen if keep_screens else None))
+        screen, s, digest = nxt, target, next_digest
     ep.metrics = episode_metrics(ep.start_state, ep.steps, graph.u0)
     if own_graph:
         graph.close()
     return ep
+
+
+def _digest(f: Any) -> str:
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=8)
+    h.update(f.control_atoms.astype("<u8").tobytes())
+    h.update(b"|")
+    h.update(f.text_atoms.astype("<u8").tobytes())
+    h.update(repr(f.meta.key()).encode())
+    return h.hexdigest()
 
 
 def _check_screen(x: Any, where: str) -> None:

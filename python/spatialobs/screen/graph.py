@@ -269,6 +269,8 @@ class ScreenGraph:
         self.worker = worker
         self.index = index
         self._lock = threading.RLock()
+        #: Features of the last screen mapped to a state (reused by the exploration loop).
+        self.last_features: Optional[Features] = None
         try:
             with self.store.write():
                 cfg = self.store.config()
@@ -372,6 +374,7 @@ class ScreenGraph:
     def _observe_locked(self, screen: Screen) -> Tuple[int, bool]:
         """Map a screen to a canonical state, appending a new observation; (state, new_state)."""
         f = self.index.featurize(screen)
+        self.last_features = f
         m = self.index.add_features(f)
         if m.exact:
             return self._canon[m.state], False

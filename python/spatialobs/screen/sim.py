@@ -174,7 +174,8 @@ class SimApp:
         """
         if not isinstance(action, Action):
             raise InvalidInputError(f"step expects an Action, got {type(action).__name__}")
-        self._render_now()
+        # self._ui already renders the current state: every path that changes it
+        # (reset, step, recover) ends with a render.
         landed, self._pending = self._pending, []
         for fn in landed:
             fn()
