@@ -157,12 +157,13 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
                     rels["overlaps"].append((a, b, None))
     sb = [box[r] for r in S]
     pp, pg = GO.proximity_pairs(sb, near_gap, 4)
-    rels["near"] = [(S[a], S[b], g) for (a, b), g in zip(pp, pg) if not related(S[a], S[b])]
+    rels["near"] = [(S[a], S[b], g) for (a, b), g in zip(pp, pg)
+                    if not related(S[a], S[b]) and (in_view[S[a]] or in_view[S[b]])]
     ap, ak = GO.alignment_pairs(sb, align_tol)
     masks: Dict[Tuple[int, int, int], int] = {}
     for (a, b), k in zip(ap, ak):
         a, b = S[a], S[b]
-        if parent[a] == parent[b]:
+        if parent[a] == parent[b] and (in_view[a] or in_view[b]):
             masks[(a, b, k // 3)] = masks.get((a, b, k // 3), 0) | (1 << k)
     rels["aligned"] = [(a, b, "+".join(KINDS[k] for k in range(6) if m >> k & 1)) for (a, b, _), m in sorted(masks.items())]
     reading = [-1] * n

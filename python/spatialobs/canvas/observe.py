@@ -68,7 +68,8 @@ GUIDE = (
     "relations: native:true are stored in the document: parent (from is a member of frame/group "
     "to) and bound (connector from is attached at terminal to to). native:false are inferred "
     "from geometry only and may be accidental: inside (from lies within to but is not its "
-    "member), overlaps, near (gap), aligned (kind: shared edge or center), occludes (from covers "
+    "member), overlaps, near (gap) and aligned (kind: shared edge or center; both only when one "
+    "end is in view), occludes (from covers "
     "to), touches (connector end lies on to's edge with no binding). Trust native over inferred. "
     "omitted: how many objects and relations were left out."
 )
@@ -592,14 +593,16 @@ def observe(
 
     pp, pgap = G.proximity_pairs(sb, near_gap, 4)
     na, nb = sub[pp[0]], sub[pp[1]]
-    keep = ~_related(pg, na, nb)
+    # near and aligned describe the layout the agent sees: at least one of the
+    # two objects is in view (offscreen objects carry their bounds instead)
+    keep = ~_related(pg, na, nb) & (in_view[na] | in_view[nb])
     near_a, near_b, near_g = na[keep], nb[keep], pgap[keep]
 
     # aligned: siblings only (a layout relation inside one container), one
     # relation per pair and axis whose kind lists the shared lines (bit mask)
     ap, akind = G.alignment_pairs(sb, align_tol)
     la, lb = sub[ap[0]], sub[ap[1]]
-    keep = pg.parent[la] == pg.parent[lb]
+    keep = (pg.parent[la] == pg.parent[lb]) & (in_view[la] | in_view[lb])
     la, lb, lk = la[keep], lb[keep], akind[keep].astype(np.int64)
     key = (la * n + lb) * 2 + lk // 3
     uniq = np.unique(key)
