@@ -189,3 +189,28 @@ def test_canvas_commands_reject_bad_files(cmd, tmp_path):
     out = run(cmd, str(bad), *extra)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("spatialobs: error:") and "Traceback" not in out.stderr
+
+
+def test_explore_prints_metrics_and_writes_the_curve(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    curve = tmp_path / "curve.svg"
+    out = run("explore", "--app", "notepad", "--starts", "4", "--steps", "30", "--compare", "--curve", str(curve))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("selector"))
+    rows = {line.split()[0]: [float(v) for v in line.split()[1:]] for line in lines[header + 1: header + 3]}
+    assert set(rows) == {"puct", "greedy"}
+    assert rows["puct"][2] > rows["greedy"][2]  # state AUC: PUCT explores more than Greedy
+    root = ET.parse(curve).getroot()
+    assert len([e for e in root.iter("{http://www.w3.org/2000/svg}polyline")]) == 2
+    bad = run("explore", "--app", "notepad", "--steps", "0")
+    assert bad.returncode == 2 and bad.stderr.strip() == "spatialobs: error: --steps and --starts must be at least 1"
+
+
+def test_studies_small_scale_writes_the_report(tmp_path):
+    report = tmp_path / "exploration.md"
+    out = run("studies", "--out", str(report), "--scale", "small")
+    assert out.returncode == 0, out.stderr
+    text = report.read_text()
+    assert "PUCT" in text and "Greedy" in text and "1.000" in text

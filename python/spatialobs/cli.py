@@ -301,6 +301,56 @@ def _dedup(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+# ---- exploration -----------------------------------------------------------------------
+
+
+def _explore(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from spatialobs.screen import explore, sim
+
+    if args.steps < 1 or args.starts < 1:
+        raise CommandError("--steps and --starts must be at least 1")
+    selectors = [args.selector] if not args.compare else ["puct", "greedy"]
+    app = sim.make_app(args.app, seed=args.seed)
+    starts = app.starts(args.starts)
+    curves: dict = {}
+    print(f"exploring {args.app} (seed {args.seed}): {args.starts} start(s) x {args.steps} actions, prior {args.prior}")
+    keys = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy", "net_du")
+    print(f"{'selector':<8}  " + "  ".join(f"{k:>{max(12, len(k))}}" for k in keys))
+    for name in selectors:
+        metrics, curve = [], np.zeros(args.steps)
+        for start in starts:
+            ep = explore(sim.make_app(args.app, seed=args.seed), steps=args.steps, selector=name,
+                         prior=args.prior, start=start)
+            metrics.append([float(ep.metrics[k]) for k in keys])
+            found = np.cumsum([s.state_novel for s in ep.steps])
+            curve[: len(found)] += found
+            curve[len(found):] += found[-1] if len(found) else 0
+        mean = np.mean(metrics, axis=0)
+        curves[name.upper() if name == "puct" else name.capitalize()] = (curve / len(starts)).tolist()
+        print(f"{name:<8}  " + "  ".join(f"{v:>{max(12, len(k))}.3f}" for k, v in zip(keys, mean)))
+    if args.curve:
+        from spatialobs.render import line_chart_svg
+
+        out = Path(args.curve)
+        if out.suffix.lower() != ".svg":
+            raise CommandError(f"--curve must end in .svg, got {out.name!r}")
+        out.write_text(line_chart_svg(curves, title=f"{args.app}: new states discovered (mean over starts)",
+                                      ylabel="new states"), encoding="utf-8")
+        print(f"wrote {out}")
+    return 0
+
+
+def _studies(args: argparse.Namespace) -> int:
+    from spatialobs.screen.studies import write_report
+
+    res = write_report(args.out, scale=args.scale, seed=args.seed)
+    secs = sum(res.get("seconds", {}).values())
+    print(f"wrote {args.out} (scale {args.scale}, {secs:.1f} s)")
+    return 0
+
+
 # ---- the parser -----------------------------------------------------------------------
 
 
@@ -346,6 +396,23 @@ def _parser() -> argparse.ArgumentParser:
 
     ho = sub.add_parser("handoff", help="run the ten Remote Team Handoff configurations with the reference agent")
     ho.set_defaults(func=_handoff)
+
+    ex = sub.add_parser("explore", help="explore a simulated application and print the metrics")
+    ex.add_argument("--app", required=True, choices=("notepad", "explorer", "calc"))
+    ex.add_argument("--steps", type=int, default=50, help="actions per episode (default 50)")
+    ex.add_argument("--starts", type=int, default=1, help="episodes from replayable starts (default 1)")
+    ex.add_argument("--selector", choices=("puct", "greedy"), default="puct")
+    ex.add_argument("--compare", action="store_true", help="run both PUCT and Greedy on the same starts")
+    ex.add_argument("--prior", choices=("heuristic", "uniform"), default="heuristic")
+    ex.add_argument("--seed", type=int, default=0)
+    ex.add_argument("--curve", metavar="SVG", help="write the discovery curve (new states per step) as SVG")
+    ex.set_defaults(func=_explore)
+
+    st = sub.add_parser("studies", help="run the exploration studies and write the results document")
+    st.add_argument("--out", default="docs/results/exploration.md", help="Markdown file to write")
+    st.add_argument("--scale", choices=("small", "full"), default="full")
+    st.add_argument("--seed", type=int, default=0)
+    st.set_defaults(func=_studies)
 
     dd = sub.add_parser("dedup", help="merge near-duplicate screens into states")
     dd.add_argument("paths", nargs="+", metavar="PATH",

@@ -20,7 +20,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from spatialobs._errors import InvalidInputError
 
-__all__ = ["COLORS", "Scene", "scene", "render_svg", "render_png", "write_picture"]
+__all__ = ["COLORS", "Scene", "scene", "render_svg", "render_png", "write_picture", "line_chart_svg"]
 
 #: Fill color per visibility label (and for objects the observation omitted).
 COLORS: Dict[str, str] = {
@@ -298,3 +298,56 @@ def write_picture(canvas: Any, observation: Any, path: Union[str, Path], *, widt
     return path
 
 
+
+
+_SERIES_COLORS = ("#2e6fd8", "#d8572e", "#2e9d5b", "#8a55c8", "#c0392b", "#7f8c8d")
+
+
+def line_chart_svg(series: Dict[str, List[float]], *, title: str = "", xlabel: str = "step",
+                   ylabel: str = "", width: int = 640, height: int = 360) -> str:
+    """A small SVG line chart (no extra package), e.g. an exploration's discovery curve.
+
+    Parameters
+    ----------
+    series : dict of name -> list of float
+        One line per entry, x = 1, 2, ... (the step number).
+
+    Examples
+    --------
+    >>> svg = line_chart_svg({"PUCT": [1, 2, 2, 3], "Greedy": [1, 1, 1, 1]}, title="new states")
+    >>> svg.count("<polyline")
+    2
+    """
+    if not series or not any(len(v) for v in series.values()):
+        raise InvalidInputError("line_chart_svg needs at least one non-empty series")
+    left, right, top, bottom = 56, 16, 36, 44
+    n = max(len(v) for v in series.values())
+    ymax = max(max(v) for v in series.values() if len(v)) or 1.0
+    pw, ph = width - left - right, height - top - bottom
+
+    def xy(i: int, v: float) -> str:
+        x = left + (i / max(n - 1, 1)) * pw
+        y = top + ph - (v / ymax) * ph
+        return f"{x:.1f},{y:.1f}"
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+           f'<text x="{left}" y="20" font-weight="bold">{escape(title)}</text>',
+           f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>',
+           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="#333"/>',
+           f'<text x="{left + pw / 2:.0f}" y="{height - 10}" text-anchor="middle">{escape(xlabel)}</text>',
+           f'<text x="14" y="{top + ph / 2:.0f}" transform="rotate(-90 14 {top + ph / 2:.0f})" '
+           f'text-anchor="middle">{escape(ylabel)}</text>',
+           f'<text x="{left - 6}" y="{top + 4}" text-anchor="end">{_fmt(ymax)}</text>',
+           f'<text x="{left - 6}" y="{top + ph + 4}" text-anchor="end">0</text>',
+           f'<text x="{left + pw}" y="{top + ph + 16}" text-anchor="end">{n}</text>']
+    for k, (name, values) in enumerate(series.items()):
+        color = _SERIES_COLORS[k % len(_SERIES_COLORS)]
+        pts = " ".join(xy(i, float(v)) for i, v in enumerate(values))
+        out.append(f'<polyline class="series" data-name={quoteattr(name)} points="{pts}" fill="none" '
+                   f'stroke="{color}" stroke-width="2"/>')
+        out.append(f'<rect x="{left + 12}" y="{top + 8 + 18 * k}" width="12" height="3" fill="{color}"/>'
+                   f'<text x="{left + 30}" y="{top + 13 + 18 * k}">{escape(name)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
