@@ -30,11 +30,31 @@ def test_help_lists_the_commands():
         assert cmd in out.stdout
 
 
-def test_demo_runs_and_reports_every_kernel():
-    out = run("demo", "--n", "2000")
+def test_demo_tours_every_job_and_writes_its_pictures(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    out_dir = tmp_path / "pictures"
+    out = run("demo", "--n", "2000", "--out", str(out_dir), cwd=tmp_path)  # no real data beside tmp_path
     assert out.returncode == 0, out.stderr
     for kernel in ("visibility", "occluders", "overlap_pairs", "containment_pairs", "reading_order"):
         assert kernel in out.stdout
+    for section in ("1. Geometry core", "2. Canvas observation", "3. Agent editing", "4. Screen identity",
+                    "5. Exploration"):
+        assert section in out.stdout
+    assert "full success 10/10 reading the observation, correct target 0/10 reading the baseline" in out.stdout
+    assert "ops: 3 parsed, 3 applied, 0 failed" in out.stdout
+    assert "no real data folder found" in out.stdout
+    for name in ("handoff-observation.svg", "handoff-after-ops.svg", "exploration-curve.svg"):
+        ET.parse(out_dir / name)  # well-formed
+
+
+def test_demo_includes_real_files_when_given(shared_data, tmp_path):
+    out = run("demo", "--n", "1000", "--out", str(tmp_path), "--data", str(shared_data))
+    assert out.returncode == 0, out.stderr
+    assert "6. Real files" in out.stdout and "real screens (Rico, DroidBot) -> 9 states" in out.stdout
+    for f in shared_files("canvases"):
+        assert f.name[:40] in out.stdout
+    assert (tmp_path / "real-canvas.svg").is_file()
 
 
 def test_dedup_real_screens_builds_and_extends_an_index(shared_data, tmp_path):

@@ -51,17 +51,54 @@ class _Progress:
 
 # ---- demo ---------------------------------------------------------------------------
 
+DEMO_REPLY = """I'll set up a review board next to the report and file the supported finding.
+
+```canvas_ops
+{"ops": [
+  {"op": "create_artboard", "id": "review", "name": "Review", "x": 1900, "y": 0, "w": 640, "h": 420},
+  {"op": "parse_html", "target": "review",
+   "html": "<section style='padding: 24px; background-color: #f6f8fa'><h2>Open questions</h2><ul><li>Who owns follow-ups?</li><li>Where do decisions live?</li></ul></section>"},
+  {"op": "place", "ids": ["shape:finding1"], "into": "shape:claim"}
+]}
+```
+"""
+
+
+def _section(title: str) -> None:
+    print(f"\n== {title} " + "=" * max(0, 66 - len(title)))
+
+
+def _find_data(arg: Optional[str]) -> Optional[Path]:
+    if arg:
+        p = Path(arg)
+        if not p.is_dir():
+            raise CommandError(f"--data: no such folder: {arg}")
+        return p
+    for cand in (Path("../shared/data"), Path("shared/data")):
+        if (cand / "canvases").is_dir() or (cand / "screens").is_dir():
+            return cand
+    return None
+
 
 def _demo(args: argparse.Namespace) -> int:
     import numpy as np
 
     from spatialobs import geometry as g
+    from spatialobs.canvas import Executor, observe, parse_ops
+    from spatialobs.canvas.agent import run_handoff
+    from spatialobs.canvas.scenarios import remote_team_handoff
+    from spatialobs.render import line_chart_svg, write_picture
+    from spatialobs.screen import StateIndex, explore, sim
+    from spatialobs.screen.synth import make_corpus
     from spatialobs.synth import canvas_boxes
 
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    print(f"spatialobs demo: pictures go to {out}/")
+
+    _section(f"1. Geometry core on a generated canvas of {args.n:,} boxes")
     d = canvas_boxes(args.n, seed=args.seed)
-    print(f"spatialobs demo: a generated canvas of {args.n:,} boxes (seed {args.seed})")
-    vx0, vy0, vx1, vy1 = d.viewport
-    print(f"viewport: x={vx0:g} y={vy0:g} w={vx1 - vx0:g} h={vy1 - vy0:g}")
     (labels, _), t_vis = _timed(lambda: g.visibility(d.boxes, d.viewport))
     occ, t_occ = _timed(lambda: g.occluders(d.boxes, d.order, d.opacity, d.hidden, d.viewport))
     (overlaps, _), t_ov = _timed(lambda: g.overlap_pairs(d.boxes))
@@ -84,6 +121,95 @@ def _demo(args: argparse.Namespace) -> int:
     width = max(len(r[0]) for r in rows)
     for name, ms, what in rows:
         print(f"  {name:<{width}}  {ms:8.1f} ms  {what}")
+
+    _section("2. Canvas observation: the Remote Team Handoff workspace")
+    s = remote_team_handoff(8)
+    obs, t_obs = _timed(lambda: observe(s.canvas, s.viewport, origin=s.origin))
+    by_label: dict = {}
+    for o in obs.objects:
+        by_label[o["visibility"]] = by_label.get(o["visibility"], 0) + 1
+    native = sum(1 for r in obs.relations if r["native"])
+    print(f"observe: {len(obs.objects)} objects, {len(obs.relations)} relations ({native} native), "
+          f"{len(obs.to_json().encode()):,} bytes of JSON, {t_obs:.1f} ms")
+    print("  " + ", ".join(f"{k} {v}" for k, v in sorted(by_label.items())))
+    print(f"  prompt: {s.prompt}")
+    for r in obs.relations:
+        if r["type"] in ("bound", "touches") and "finding" in r["to"]:
+            print(f"  {r['type']:<7} {r['from']} -> {r['to']}  native={r['native']}")
+    write_picture(s.canvas, obs, out / "handoff-observation.svg", title="Remote Team Handoff: the observation")
+    print(f"  picture: {out / 'handoff-observation.svg'}")
+    ok_obs = sum(run_handoff(k).outcome.full_success for k in range(10))
+    ok_base = sum(run_handoff(k, "baseline").outcome.correct_target for k in range(10))
+    print(f"reference agent, all ten configurations: full success {ok_obs}/10 reading the observation, "
+          f"correct target {ok_base}/10 reading the baseline context")
+
+    _section("3. Agent editing: a model reply with canvas_ops blocks, through the write path")
+    canvas = s.canvas.copy()
+    ops, errors = parse_ops(DEMO_REPLY)
+    report = Executor(canvas, origin=s.origin).apply(ops)
+    print(f"ops: {len(ops)} parsed, {len(report.applied)} applied, {len(report.errors)} failed; "
+          f"created {len(report.created)} nodes: {', '.join(report.created[:6])}")
+    for e in list(errors) + list(report.errors):
+        print(f"  problem: {e}")
+    after = observe(canvas, s.viewport, origin=s.origin)
+    claim = [r for r in after.relations if r["type"] == "parent" and r["from"] == "shape:finding1"]
+    print(f"  finding1 now: parent {claim[0]['to'] if claim else canvas.nodes['shape:finding1'].parent}, "
+          f"bounds {[round(v) for v in canvas.page_bounds('shape:finding1')]}")
+    write_picture(canvas, observe(canvas, (-20, -20, 2600, 940)), out / "handoff-after-ops.svg",
+                  title="After the agent's ops")
+    print(f"  picture: {out / 'handoff-after-ops.svg'}")
+
+    _section("4. Screen identity: merging near-duplicate screens into states")
+    corpus = make_corpus(seed=args.seed, apps=4, templates_per_app=25, variants=5)
+    index = StateIndex(mask_volatile=True)
+    _, t_dd = _timed(lambda: [index.add(scr) for scr in corpus.screens])
+    print(f"{len(corpus.screens)} generated screens of {len(set(corpus.labels))} true states -> "
+          f"{len(index)} unique observations, {index.num_states} states ({t_dd / len(corpus.screens):.2f} ms per screen)")
+
+    _section("5. Exploration: PUCT vs Greedy on a simulated Notepad")
+    app = sim.make_app("notepad", seed=args.seed)
+    starts = app.starts(10)
+    curves = {}
+    for name in ("puct", "greedy"):
+        eps = [explore(sim.make_app("notepad", seed=args.seed), steps=50, selector=name, start=st) for st in starts]
+        auc = np.mean([e.metrics["state_auc"] for e in eps])
+        states = np.mean([e.metrics["new_states"] for e in eps])
+        curves["PUCT" if name == "puct" else "Greedy"] = np.mean(
+            [np.cumsum([st.state_novel for st in e.steps]) for e in eps], axis=0).tolist()
+        print(f"  {name:<6}  new states {states:.2f}  state AUC {auc:.1f}  (mean of {len(eps)} starts x 50 actions)")
+    (out / "exploration-curve.svg").write_text(
+        line_chart_svg(curves, title="Notepad: new states discovered", ylabel="new states"), encoding="utf-8")
+    print(f"  picture: {out / 'exploration-curve.svg'}")
+
+    data = _find_data(args.data)
+    if data is not None:
+        _section(f"6. Real files from {data}")
+        from spatialobs.canvas import load
+        from spatialobs.screen import load_screen
+
+        for f in sorted((data / "canvases").glob("*")) if (data / "canvases").is_dir() else []:
+            try:
+                c, t_load = _timed(lambda: load(f))
+                o, t_o = _timed(lambda: observe(c))
+            except (SpatialObsError, ValueError, OSError) as exc:
+                print(f"  {f.name}: skipped ({exc})")
+                continue
+            print(f"  {f.name[:58]:<58} {len(c.nodes):>5} nodes  load {t_load:6.1f} ms  observe {t_o:5.1f} ms  "
+                  f"{len(o.objects):>3} obj {len(o.relations):>3} rel {len(o.to_json().encode()) / 1000:5.1f} kB")
+        screens = sorted((data / "screens").glob("*.json")) if (data / "screens").is_dir() else []
+        if screens:
+            ix = StateIndex()
+            for f in screens:
+                ix.add(load_screen(f))
+            print(f"  {len(screens)} real screens (Rico, DroidBot) -> {ix.num_states} states")
+        first = sorted((data / "canvases").glob("*.tldr"))[:1] if (data / "canvases").is_dir() else []
+        for f in first:
+            c = load(f)
+            write_picture(c, observe(c), out / "real-canvas.svg", title=f.name)
+            print(f"  picture: {out / 'real-canvas.svg'}")
+    else:
+        print("\n(no real data folder found; pass --data DIR with canvases/ and screens/ to include real files)")
+    print(f"\ndone in {time.perf_counter() - started:.1f} s; pictures in {out}/")
     return 0
 
 
@@ -359,9 +485,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = sub.add_parser("demo", help="run the geometry core on a generated canvas")
-    demo.add_argument("--n", type=int, default=100_000, help="number of boxes (default 100000)")
+    demo = sub.add_parser("demo", help="a tour of every job on generated data (and real files when found)")
+    demo.add_argument("--n", type=int, default=100_000, help="boxes in the generated canvas (default 100000)")
     demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--out", default="spatialobs-demo", help="folder for the pictures (default spatialobs-demo)")
+    demo.add_argument("--data", metavar="DIR", help="real data folder with canvases/ and screens/ "
+                      "(default: ../shared/data or shared/data when present)")
     demo.set_defaults(func=_demo)
 
     def view_options(sp: argparse.ArgumentParser) -> None:
