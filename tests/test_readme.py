@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+# ```python fences, or ~~~python fences for examples whose strings hold ``` themselves
+BLOCKS = [m.group(2) for m in re.finditer(r"(```|~~~)python\n(.*?)\1", README.read_text(encoding="utf-8"), flags=re.S)]
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
