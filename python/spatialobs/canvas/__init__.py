@@ -22,7 +22,7 @@ from spatialobs.canvas.model import Canvas, PageColumns
 from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.sanitize import normalize_style_key, sanitize_style
 from spatialobs.canvas.tldraw import from_tldraw, to_tldraw
-from spatialobs.canvas.excalidraw import from_excalidraw
+from spatialobs.canvas.excalidraw import from_excalidraw, to_excalidraw
 
 __all__ = [
     "Canvas",
@@ -37,6 +37,7 @@ __all__ = [
     "from_tldraw",
     "to_tldraw",
     "from_excalidraw",
+    "to_excalidraw",
     "normalize_style_key",
     "sanitize_style",
 ]

@@ -693,6 +693,12 @@ class Canvas:
 
         return to_tldraw(self)
 
+    def to_excalidraw(self, *, page: Optional[str] = None, updated: Optional[int] = None) -> Dict[str, Any]:
+        """The document as an Excalidraw scene (see :func:`spatialobs.canvas.excalidraw.to_excalidraw`)."""
+        from spatialobs.canvas.excalidraw import to_excalidraw
+
+        return to_excalidraw(self, page=page, updated=updated)
+
 
 def build_canvas(
     pages: Sequence[Page],
