@@ -346,6 +346,7 @@ _TL_ALIGN = {"start": "left", "middle": "center", "end": "right", "start-legacy"
              "middle-legacy": "center", "end-legacy": "right"}
 
 Tf = Tuple[float, float, float]
+_DROP = object()  # a derived field value meaning: remove the field
 
 
 def _hash31(text: str) -> int:
@@ -460,8 +461,14 @@ def _geometry(node: Node, etype: str, tf: Tf) -> Dict[str, Any]:
     c, s = math.cos(a), math.sin(a)
     # Excalidraw rotates about the box center; (x, y) is where the local origin sits unrotated
     cx, cy = ox + c * mx - s * my, oy + s * mx + c * my
-    out.update({"x": cx - mx, "y": cy - my, "width": x1 - x0, "height": y1 - y0, "angle": a % _TWO_PI})
+    out.update({"x": cx - mx, "y": cy - my, "width": x1 - x0, "height": y1 - y0, "angle": _wrap(a)})
     return out
+
+
+def _wrap(a: float) -> float:
+    """An angle in ``[0, 2π)``, as Excalidraw keeps it."""
+    a = a % _TWO_PI
+    return 0.0 if a >= _TWO_PI else a
 
 
 def _style_fields(node: Node) -> Dict[str, Any]:
@@ -627,8 +634,17 @@ class _Exporter:
             terms = st.by_arrow.get(node.id, {})
             d["startBinding"] = _binding_field(terms.get("start"))
             d["endBinding"] = _binding_field(terms.get("end"))
-        key = "boundElementIds" if "boundElementIds" in node.props and "boundElements" not in node.props else "boundElements"
-        d[key] = _bound_list(node, st, self.org, self.text_id(node.id, st), key)
+        tid = self.text_id(node.id, st)
+        if "boundElementIds" in node.props and "boundElements" not in node.props:
+            if tid is None:
+                d["boundElementIds"] = _bound_list(node, st, self.org, None, "boundElementIds")
+            else:  # the old form has no bound text: move to boundElements (Excalidraw reads the old one first)
+                ids = _bound_list(node, st, self.org, None, "boundElementIds") or []
+                d["boundElements"] = [{"id": i, "type": "arrow"} for i in ids if isinstance(i, str)] + [
+                    {"id": tid, "type": "text"}]
+                d["boundElementIds"] = _DROP
+        else:
+            d["boundElements"] = _bound_list(node, st, self.org, tid, "boundElements")
         return d
 
     def element(self, nid: str) -> Dict[str, Any]:
@@ -657,6 +673,9 @@ class _Exporter:
                 patch.update({k: cur[k] for k in ("x", "y", "width", "height", "angle", "points") if k in cur})
             if "type" in patch:
                 self._complete(el, cur["type"], node)
+            for k in [k for k, v in patch.items() if v is _DROP]:
+                el.pop(k, None)
+                del patch[k]
             el.update(copy.deepcopy(patch))
             self.changed.add(nid)
             return el
@@ -666,10 +685,12 @@ class _Exporter:
         for k, v in node.props.items():
             if k in _KNOWN_FIELDS:
                 el[k] = copy.deepcopy(v)
-        el.update(copy.deepcopy(cur))
+        el.update(copy.deepcopy({k: v for k, v in cur.items() if v is not _DROP}))
         if cur["type"] == "text" and el["width"] == 0 and el["height"] == 0 and node.text:
             el["width"], el["height"] = _estimate_text(node.text, _num(el.get("fontSize"), 20.0) or 20.0,
                                                        _num(el.get("lineHeight"), _LINE_HEIGHT) or _LINE_HEIGHT)
+        if node.type == "note" and el["backgroundColor"] == "transparent":
+            el["backgroundColor"] = "#ffec99"  # a sticky note: Excalidraw's light yellow
         el.setdefault("boundElements", None)
         if not isinstance(el.get("version"), int) or isinstance(el.get("version"), bool):
             el["version"] = 1
@@ -691,9 +712,6 @@ class _Exporter:
             el.setdefault(k, v)
         if etype in ("rectangle", "diamond", "ellipse") and el.get("roundness") is None and node.type in ("geo", "note"):
             el["roundness"] = {"type": 3}
-        if etype == "note" or node.type == "note":
-            if el.get("backgroundColor") in (None, "transparent"):
-                el["backgroundColor"] = "#ffec99"
         if etype == "text":
             for k, v in (("fontSize", 20), ("fontFamily", 1), ("text", ""), ("textAlign", "left"),
                          ("verticalAlign", "top"), ("containerId", None), ("originalText", ""), ("autoResize", True),
@@ -895,7 +913,7 @@ class _Exporter:
             if is_mapping(e) and e.get("id") in self.changed and e.get("id") in self.raw_by_id \
                     and e is not self.raw_by_id[e["id"]]:
                 v = e.get("version")
-                e["version"] = (v if isinstance(v, int) and not isinstance(v, bool) else 0) + 1
+                e["version"] = (v if isinstance(v, int) and not isinstance(v, bool) else 1) + 1  # Excalidraw reads none as 1
                 e["versionNonce"] = _hash31(f"{e['id']}:{e['version']}")
                 if self.updated is not None:
                     e["updated"] = self.updated
