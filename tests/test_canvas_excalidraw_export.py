@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import doctest
 import json
 import math
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from spatialobs import InvalidInputError
 from spatialobs.canvas import Binding, Canvas, Node, Page, detect_format, load, to_excalidraw
+from spatialobs.canvas import excalidraw as excalidraw_module
 from spatialobs.canvas.excalidraw import TYPE_MAP
 from tests.conftest import shared_files
 
@@ -459,3 +461,18 @@ def test_native_form_keeps_enough_to_write_excalidraw_again():
     for nid in c.nodes:
         assert _close(r.page_bounds(nid), c.page_bounds(nid)), nid
     assert r.node("A").text == "A" and {b.to_id for b in r.bindings.values()} == {"D"}
+
+
+def test_docstring_examples():
+    result = doctest.testmod(excalidraw_module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_binding_to_a_group_is_not_written():
+    c = Canvas()
+    c.add(Node("g", "group", "page:page", "a1"))
+    c.add(Node("a", "geo", "g", None, 0, 0, 10, 10))
+    c.add(Node("arr", "arrow", "page:page", None, 50, 0, 10, 0, props={"points": [[0, 0], [10, 0]]}))
+    c.add(Binding("b", "arrow", "arr", "g", "end"))
+    els = _elements(c.to_excalidraw())
+    assert els["arr"]["endBinding"] is None and "g" not in els

@@ -631,7 +631,8 @@ class _Exporter:
         if etype == "text":
             d["text"] = d["originalText"] = node.text or ""
         if etype in ("arrow", "line"):
-            terms = st.by_arrow.get(node.id, {})
+            terms = {t: b for t, b in st.by_arrow.get(node.id, {}).items()  # a group has no element to bind to
+                     if b.to_id in st.nodes and _element_type(st.nodes[b.to_id]) is not None}
             d["startBinding"] = _binding_field(terms.get("start"))
             d["endBinding"] = _binding_field(terms.get("end"))
         tid = self.text_id(node.id, st)
@@ -1059,7 +1060,7 @@ def to_excalidraw(canvas: Canvas, *, page: Optional[str] = None, updated: Option
     >>> _ = c.add(Node("a", "geo", "page:page", "a1", 0, 0, 10, 20, rotation=math.pi / 2))
     >>> el = to_excalidraw(c)["elements"][0]
     >>> el["type"], [round(el[k], 9) for k in ("x", "y", "width", "height", "angle")]
-    ('rectangle', [-15.0, 5.0, 10.0, 20.0, 1.570796327])
+    ('rectangle', [-15.0, -5.0, 10.0, 20.0, 1.570796327])
     >>> [round(v, 9) for v in from_excalidraw(to_excalidraw(c)).page_bounds("a")] == [
     ...     round(v, 9) for v in c.page_bounds("a")]
     True
