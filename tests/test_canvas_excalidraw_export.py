@@ -476,3 +476,23 @@ def test_binding_to_a_group_is_not_written():
     c.add(Binding("b", "arrow", "arr", "g", "end"))
     els = _elements(c.to_excalidraw())
     assert els["arr"]["endBinding"] is None and "g" not in els
+
+
+def test_export_never_modifies_the_source_scene():
+    doc = {"type": "excalidraw", "elements": [
+        {"id": "a", "type": "rectangle", "x": 0, "y": 0, "width": 10, "height": 10, "index": "a0", "version": 2},
+        {"id": "d", "type": "rectangle", "x": 0, "y": 0, "width": 1, "height": 1, "index": "a1", "isDeleted": True},
+        {"id": "b", "type": "ellipse", "x": 20, "y": 0, "width": 10, "height": 10, "index": "a2", "version": 5}]}
+    given = copy.deepcopy(doc)
+    c = load(doc)
+    c.update("a", index=c.index_between("page:page", "b", None), x=3)  # a to the front, moved
+    out = c.to_excalidraw()
+    assert doc == given
+    _check_scene(out)  # keys ascend again, the deleted element's included
+    els = _elements(out)
+    assert [e["id"] for e in out["elements"] if not e.get("isDeleted")] == ["b", "a"]
+    assert els["a"]["version"] == 3 and els["a"]["x"] == 3
+    c.remove("b")
+    out = c.to_excalidraw()
+    assert doc == given and _elements(out)["b"]["isDeleted"] and _elements(out)["b"]["version"] == 6
+    assert c.to_excalidraw() == out and doc == given

@@ -23,7 +23,7 @@ import hashlib
 import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.sanitize import is_mapping
@@ -591,6 +591,8 @@ class _Exporter:
         self.changed: set = set()
         self.new_text_id: Dict[str, str] = {}
         self._pos: Optional[Dict[str, int]] = None
+        self._raw_objs = {id(e) for e in self.raw}  # source objects are never modified in place
+        self._src_ids = {e["id"] for e in self.raw if is_mapping(e) and isinstance(e.get("id"), str)}
 
     # ---------------------------------------------------------------- per element
     def text_id(self, nid: str, st: _State) -> Optional[str]:
@@ -911,8 +913,7 @@ class _Exporter:
                 out.extend(slots.get(j, []))
         self._reindex(out)
         for e in out:
-            if is_mapping(e) and e.get("id") in self.changed and e.get("id") in self.raw_by_id \
-                    and e is not self.raw_by_id[e["id"]]:
+            if is_mapping(e) and e.get("id") in self.changed and e["id"] in self._src_ids and id(e) not in self._raw_objs:
                 v = e.get("version")
                 e["version"] = (v if isinstance(v, int) and not isinstance(v, bool) else 1) + 1  # Excalidraw reads none as 1
                 e["versionNonce"] = _hash31(f"{e['id']}:{e['version']}")
@@ -976,7 +977,7 @@ class _Exporter:
                     k = key_after(lo)
                 e = out[rows[t]]
                 if e.get("index") != k:
-                    if e is self.raw_by_id.get(e.get("id")) or not isinstance(e.get("id"), str):
+                    if id(e) in self._raw_objs:
                         e = out[rows[t]] = dict(e)
                     e["index"] = k
                     if isinstance(e.get("id"), str):
