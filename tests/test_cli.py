@@ -234,3 +234,24 @@ def test_studies_small_scale_writes_the_report(tmp_path):
     assert out.returncode == 0, out.stderr
     text = report.read_text()
     assert "PUCT" in text and "Greedy" in text and "1.000" in text
+
+
+def test_apply_keeps_excalidraw_as_excalidraw(shared_data, tmp_path):
+    from spatialobs.canvas import detect_format, load
+
+    src = shared_data / "canvases" / "DJCordhose__mlops-drift__architecture.excalidraw"
+    before = load(src)
+    target = next(nid for nid, nd in before.nodes.items() if nd.type == "rectangle")
+    reply = tmp_path / "reply.md"
+    reply.write_text('```canvas_ops\n[{"op": "move_node", "id": "%s", "dx": 40, "dy": 0}]\n```\n' % target)
+    for out_name in ("out.excalidraw", "out.json"):
+        out_file = tmp_path / out_name
+        out = run("apply", str(src), str(reply), "--out", str(out_file))
+        assert out.returncode == 0, out.stderr
+        after = load(out_file)
+        assert detect_format(json.loads(out_file.read_text())) == "excalidraw"
+        b0, b1 = before.page_bounds(target), after.page_bounds(target)
+        assert b1[0] == pytest.approx(b0[0] + 40) and b1[1] == pytest.approx(b0[1])
+        assert len(after.nodes) == len(before.nodes)
+    native = run("apply", str(src), str(reply), "--out", str(tmp_path / "n.json"), "--native")
+    assert native.returncode == 0 and detect_format(json.loads((tmp_path / "n.json").read_text())) == "native"

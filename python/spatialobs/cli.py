@@ -318,12 +318,13 @@ def _apply(args: argparse.Namespace) -> int:
     out = Path(args.out)
     fmt = canvas.source_format or "native"
     suffix = out.suffix.lower()
-    if suffix == ".tldr" or (suffix == ".json" and fmt == "tldraw" and not args.native):
-        writer = canvas.to_tldraw
-    elif suffix == ".json":
-        writer = None
+    if suffix == ".json":  # the input's own format, unless --native
+        fmt = "native" if args.native else fmt
+    elif suffix in (".tldr", ".excalidraw"):
+        fmt = suffix[1:].replace("tldr", "tldraw")
     else:
-        raise CommandError(f"--out must end in .tldr (tldraw) or .json (tldraw for tldraw input, else native), got {out.name!r}")
+        raise CommandError(f"--out must end in .tldr, .excalidraw or .json (the input's format), got {out.name!r}")
+    writer = {"tldraw": canvas.to_tldraw, "excalidraw": canvas.to_excalidraw}.get(fmt)
     report = Executor(canvas, origin=_floats(args.origin, 2, "--origin") if args.origin else (0, 0)).apply(ops)
     for e in parse_errors:
         print(f"parse error: {e}", file=sys.stderr)
@@ -518,7 +519,8 @@ def _parser() -> argparse.ArgumentParser:
     ap = sub.add_parser("apply", help="apply the canvas_ops blocks of a model reply to a canvas")
     ap.add_argument("file", metavar="FILE", help="the canvas")
     ap.add_argument("reply", metavar="REPLY", help="a text file with the model reply, or - for stdin")
-    ap.add_argument("--out", required=True, metavar="FILE", help="where to write the result (.tldr or .json)")
+    ap.add_argument("--out", required=True, metavar="FILE",
+                    help="where to write the result: .tldr, .excalidraw, or .json in the input's format")
     ap.add_argument("--origin", metavar="X,Y", help="action-frame origin in page units (default 0,0)")
     ap.add_argument("--native", action="store_true", help="write the package's native JSON even for tldraw input")
     ap.set_defaults(func=_apply)
