@@ -496,3 +496,10 @@ def test_export_never_modifies_the_source_scene():
     out = c.to_excalidraw()
     assert doc == given and _elements(out)["b"]["isDeleted"] and _elements(out)["b"]["version"] == 6
     assert c.to_excalidraw() == out and doc == given
+
+
+@pytest.mark.parametrize("path", shared_files("canvases", "*.excalidraw"), ids=lambda p: p.name[:30])
+def test_native_json_keeps_the_scene_for_a_verbatim_export(path):
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    c = Canvas.from_json(load(path).to_json())
+    assert c.to_excalidraw()["elements"] == raw["elements"]

@@ -27,6 +27,8 @@ def canvas_to_dict(canvas: Any) -> Dict[str, Any]:
         source = {"format": src.format}
         if src.format == "tldraw":
             source.update({"form": src.form, "top": src.top, "records": src.records})
+        elif src.format == "excalidraw":
+            source.update({"top": src.top, "elements": src.elements})
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -95,9 +97,12 @@ def canvas_from_json(data: Union[str, bytes, Mapping[str, Any]]) -> Any:
             del key
             c._source = from_tldraw(raw)._source
         elif isinstance(src, Mapping) and src.get("format") == "excalidraw":
-            from spatialobs.canvas.excalidraw import _ExcalidrawSource
+            from spatialobs.canvas.excalidraw import ExcalidrawSource, from_excalidraw
 
-            c._source = _ExcalidrawSource()
+            if "elements" in src:  # the scene as imported: unchanged elements are written back verbatim
+                c._source = from_excalidraw({**src.get("top", {}), "elements": src["elements"]})._source
+            else:
+                c._source = ExcalidrawSource()
         for p in doc["pages"]:
             c._put("page", p["id"], Page(p["id"], p["name"], p["index"], dict(p.get("meta") or {})))
         for n in doc["nodes"]:
