@@ -27,3 +27,19 @@ def test_readme_example(code):
 
 def test_readme_has_examples():
     assert BLOCKS
+
+
+CONSOLE = re.findall(r"```console\n\$ (spatialobs [^\n]+)\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+
+
+@pytest.mark.parametrize(("command", "shown"), CONSOLE, ids=[f"console{i}" for i in range(len(CONSOLE))])
+def test_readme_console_output_is_real(command, shown, shared_data):
+    import shlex
+    import subprocess
+    import sys
+
+    args = shlex.split(command)[1:]
+    out = subprocess.run([sys.executable, "-m", "spatialobs", *args], capture_output=True, text=True,
+                         cwd=README.parent, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == shown
