@@ -33,6 +33,11 @@ class Element:
     editable, clickable : bool
     id : str or None
         The source's own id for the element, when it has one.
+
+    Examples
+    --------
+    >>> Element((0, 0, 100, 40), "button", "OK", clickable=True).role
+    'button'
     """
 
     bounds: Box
@@ -91,6 +96,14 @@ class Screen:
 
     ``source`` says where it came from (a file name or format) and is not part of
     the screen's identity.
+
+    Examples
+    --------
+    >>> s = Screen([Element((0, 0, 100, 40), "button", "OK", clickable=True)], 360, 640)
+    >>> s.bounds_array().tolist()
+    [[0.0, 0.0, 100.0, 40.0]]
+    >>> s.to_dict()["elements"][0]
+    {'bounds': [0.0, 0.0, 100.0, 40.0], 'role': 'button', 'text': 'OK', 'clickable': True}
     """
 
     elements: Sequence[Element]

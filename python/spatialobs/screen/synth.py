@@ -111,6 +111,12 @@ def make_corpus(
         Screens shuffled into one arrival order; ``labels[i]`` is the state of
         ``screens[i]``. The first element of every template holds a clock, so masking
         volatile text matters.
+
+    Examples
+    --------
+    >>> c = make_corpus(seed=1, apps=2, templates_per_app=3, variants=2)
+    >>> len(c.screens), c.num_states
+    (12, 6)
     """
     if min(apps, templates_per_app, variants) < 1 or elements[0] < 2 or elements[1] < elements[0]:
         raise InvalidInputError("apps, templates_per_app and variants must be >= 1 and elements a (min >= 2, max) range")
@@ -141,6 +147,11 @@ def pair_metrics(predicted: Sequence[int], truth: Sequence[int]) -> Dict[str, fl
 
     A pair of screens is positive when both carry the same label; predicted
     positive when both map to the same state.
+
+    Examples
+    --------
+    >>> pair_metrics([0, 0, 1], [0, 0, 0])["recall"]  # 1 of the 3 true pairs found
+    0.3333333333333333
     """
     if len(predicted) != len(truth):
         raise InvalidInputError(f"predicted and truth differ in length ({len(predicted)} vs {len(truth)})")
