@@ -255,3 +255,27 @@ def test_apply_keeps_excalidraw_as_excalidraw(shared_data, tmp_path):
         assert len(after.nodes) == len(before.nodes)
     native = run("apply", str(src), str(reply), "--out", str(tmp_path / "n.json"), "--native")
     assert native.returncode == 0 and detect_format(json.loads((tmp_path / "n.json").read_text())) == "native"
+
+
+@pytest.mark.parametrize("path", CANVASES, ids=[p.name[:40] for p in CANVASES])
+def test_damaged_real_files_give_one_line_errors(path, tmp_path, capsys):
+    """Truncated and corrupted copies of every real canvas: a result or one clear line, never a crash."""
+    from spatialobs.cli import main
+
+    data = path.read_bytes()
+    variants = {
+        "half": data[: len(data) // 2],
+        "empty": b"",
+        "not-json": b"\x00\xff garbage",
+        "no-records": b'{"records": 5}',
+        "numbers-as-text": data.replace(b'"x":', b'"x":"left",', 3) if b'"x":' in data else data[:10],
+        "null-elements": b'{"type": "excalidraw", "elements": [null, 3, "a"]}',
+    }
+    for name, blob in variants.items():
+        bad = tmp_path / f"{name}{path.suffix}"
+        bad.write_bytes(blob)
+        code = main(["observe", str(bad)])
+        err = capsys.readouterr().err
+        assert code in (0, 2), (name, err)
+        if code == 2:
+            assert err.count("\n") == 1 and err.startswith("spatialobs: error:"), (name, err)

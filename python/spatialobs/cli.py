@@ -569,6 +569,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("spatialobs: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug, not bad input: still one line, and say how to see more
+        if args.debug:
+            raise
+        print(f"spatialobs: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+              file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover
