@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union)
 
@@ -35,12 +36,16 @@ class PageColumns:
     """Columnar view of one page in paint order, for the observation layer.
 
     Row ``k`` describes ``ids[k]``; rows are sorted by paint order (``order[k] == k``),
-    so a higher row is painted above a lower one.
+    so a higher row is painted above a lower one. The numpy columns are built
+    eagerly; the lists of names (``ids``, ``types``, ``parent``, ``frame``,
+    ``group``) are built on first access, so code that works with the integer
+    columns never pays for them.
 
     Attributes
     ----------
     page : str
-    ids, types : list of str
+    rows : (n,) int64
+        Row of each entry in :meth:`Canvas.geometry` (canvas order).
     bounds : (n, 4) float64
         Page bounds ``[x0, y0, x1, y1]``.
     visible : (n, 4) float64
@@ -57,6 +62,12 @@ class PageColumns:
         Page rotation in radians.
     depth : (n,) int64
         0 for nodes directly on the page.
+    type_array : (n,) str
+        Node types as a numpy string array.
+    parent_row, frame_row, group_row : (n,) int64
+        Row (in these columns) of the parent node, nearest frame and nearest group
+        ancestor; -1 for none.
+    ids, types : list of str
     parent, frame, group : list of (str or None)
         Parent node (None on the page), nearest frame and group ancestors.
 
@@ -69,8 +80,7 @@ class PageColumns:
     """
 
     page: str
-    ids: List[str]
-    types: List[str]
+    rows: np.ndarray
     bounds: np.ndarray
     visible: np.ndarray
     clipped: np.ndarray
@@ -80,19 +90,53 @@ class PageColumns:
     locked: np.ndarray
     rotation: np.ndarray
     depth: np.ndarray
-    parent: List[Optional[str]]
-    frame: List[Optional[str]]
-    group: List[Optional[str]]
+    type_array: np.ndarray
+    parent_row: np.ndarray
+    frame_row: np.ndarray
+    group_row: np.ndarray
+    page_pos: np.ndarray = field(repr=False)  # canvas row -> row here (-1 on other pages)
+    _names: List[str] = field(repr=False, compare=False)  # canvas-order ids of the derivation
+    _row_of: Mapping[str, int] = field(repr=False, compare=False)
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.rows)
+
+    @cached_property
+    def ids(self) -> List[str]:
+        names = self._names
+        return [names[r] for r in self.rows.tolist()]
+
+    @cached_property
+    def types(self) -> List[str]:
+        return self.type_array.tolist()
+
+    def _named(self, col: np.ndarray) -> List[Optional[str]]:
+        ids = self.ids
+        return [None if v < 0 else ids[v] for v in col.tolist()]
+
+    @cached_property
+    def parent(self) -> List[Optional[str]]:
+        return self._named(self.parent_row)
+
+    @cached_property
+    def frame(self) -> List[Optional[str]]:
+        return self._named(self.frame_row)
+
+    @cached_property
+    def group(self) -> List[Optional[str]]:
+        return self._named(self.group_row)
+
+    def id_of(self, k: int) -> str:
+        """Id of the node in row ``k`` (without building :attr:`ids`)."""
+        return self._names[int(self.rows[k])]
 
     def position(self, node_id: str) -> int:
         """Row of ``node_id`` in these columns (raises :class:`~spatialobs.OutOfRangeError`)."""
-        try:
-            return self.ids.index(node_id)
-        except ValueError:
-            raise OutOfRangeError(f"node {node_id!r} is not on page {self.page!r}") from None
+        r = self._row_of.get(node_id) if isinstance(node_id, str) else None
+        k = -1 if r is None else int(self.page_pos[r])
+        if k < 0:
+            raise OutOfRangeError(f"node {node_id!r} is not on page {self.page!r}")
+        return k
 
 
 class Canvas:
@@ -341,21 +385,18 @@ class Canvas:
         pid, rows = self._page_rows(page)
         d = self._derived
         assert d is not None
-        ids = d.ids
-        rl = rows.tolist()
-
-        def names(col: np.ndarray) -> List[Optional[str]]:
-            return [None if v < 0 else ids[v] for v in col[rows].tolist()]
-
+        n = len(rows)
+        pos = np.full(len(d.ids) + 1, -1, dtype=np.int64)  # slot -1 maps "no node" to -1
+        pos[rows] = np.arange(n, dtype=np.int64)
         bounds = d.bounds[rows]
         visible = d.visible[rows]
         clipped = ~np.all(bounds == visible, axis=1)
         return PageColumns(
-            page=pid, ids=[ids[r] for r in rl], types=d.types[rows].tolist(),
-            bounds=np.ascontiguousarray(bounds), visible=np.ascontiguousarray(visible), clipped=clipped,
-            order=np.arange(len(rl), dtype=np.int64), opacity=d.opacity[rows], hidden=d.hidden[rows],
-            locked=d.locked[rows], rotation=d.rotation[rows], depth=d.depth[rows],
-            parent=names(d.parent), frame=names(d.frame), group=names(d.group),
+            page=pid, rows=rows, bounds=bounds, visible=visible, clipped=clipped,
+            order=np.arange(n, dtype=np.int64), opacity=d.opacity[rows], hidden=d.hidden[rows],
+            locked=d.locked[rows], rotation=d.rotation[rows], depth=d.depth[rows], type_array=d.types[rows],
+            parent_row=pos[d.parent[rows]], frame_row=pos[d.frame[rows]], group_row=pos[d.group[rows]],
+            page_pos=pos[:-1], _names=d.ids, _row_of=d.row,
         )
 
     def page_extent(self, page: Optional[str] = None) -> Optional[Box]:

@@ -174,7 +174,7 @@ def _id_rows(ids: Any, row_of: Mapping[str, int], page_pos: np.ndarray, name: st
 class _Page:
     """One page in paint order, with integer structure columns (row = paint position)."""
 
-    ids: List[str]
+    ids: Sequence[str]
     types: np.ndarray
     bounds: np.ndarray
     boxes: np.ndarray       # frame-clipped bounds; page bounds where clipped away
@@ -193,19 +193,28 @@ class _Page:
     page_pos: np.ndarray    # canvas row -> page row (-1 on other pages)
 
 
+class _RowIds:
+    """``ids[r]`` for page rows, read from the derivation without building the whole list."""
+
+    __slots__ = ("_names", "_rows")
+
+    def __init__(self, names: List[str], rows: np.ndarray) -> None:
+        self._names = names
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, r: int) -> str:
+        return self._names[self._rows[r]]
+
+
 def _page_arrays(canvas: Canvas, page: Optional[str]) -> _Page:
     cols = canvas.columns(page)
     d = canvas.geometry()
-    k = d.page_ids.index(cols.page)
-    rows = d.paint[d.page_start[k]:d.page_start[k + 1]]
+    rows = cols.rows
     n = len(rows)
-    if n != len(cols):  # pragma: no cover - the two views come from one derivation
-        raise OutOfRangeError(f"page {cols.page!r}: columns and geometry disagree")
-    pos = np.full(len(d.ids) + 1, -1, dtype=np.int64)  # slot -1 maps "no node" to -1
-    pos[rows] = np.arange(n, dtype=np.int64)
-    parent = pos[d.parent[rows]]
-    frame = pos[d.frame[rows]]
-    group = pos[d.group[rows]]
+    parent, frame, group = cols.parent_row, cols.frame_row, cols.group_row
     gone = np.isnan(cols.visible[:, 0])
     boxes = np.ascontiguousarray(np.where(gone[:, None], cols.bounds, cols.visible))
     # subtree sizes, deepest level first; paint order is a preorder walk so subtrees are contiguous
@@ -219,8 +228,8 @@ def _page_arrays(canvas: Canvas, page: Optional[str]) -> _Page:
             if p[0] < 0:
                 break
             size += np.bincount(p, weights=size[lvl], minlength=n).astype(np.int64)
-    return _Page(cols.ids, d.types[rows], cols.bounds, boxes, gone, cols.opacity, cols.hidden, cols.locked,
-                 cols.rotation, parent, frame, group, size, d.px[rows], d.py[rows], rows, pos[:-1])
+    return _Page(_RowIds(d.ids, rows), cols.type_array, cols.bounds, boxes, gone, cols.opacity, cols.hidden, cols.locked,
+                 cols.rotation, parent, frame, group, size, d.px[rows], d.py[rows], rows, cols.page_pos)
 
 
 def _is_ancestor(pg: _Page, a: np.ndarray, b: np.ndarray) -> np.ndarray:
