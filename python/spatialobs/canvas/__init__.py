@@ -46,7 +46,8 @@ __all__ = [
 from spatialobs.canvas import ops  # noqa: E402
 from spatialobs.canvas.editor import Camera, Editor  # noqa: E402
 from spatialobs.canvas.ops import Executor, Report, parse_ops  # noqa: E402
-from spatialobs.canvas.place import PlacementError, place  # noqa: E402
+from spatialobs.canvas import place  # noqa: E402  (the module; place.place moves objects)
+from spatialobs.canvas.place import PlacementError  # noqa: E402
 from spatialobs.canvas.snapshot import snapshot, snapshot_json  # noqa: E402
 
 __all__ += ["ops", "Editor", "Camera", "Executor", "Report", "parse_ops", "place", "PlacementError",

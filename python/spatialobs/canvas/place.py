@@ -10,15 +10,16 @@ found, :class:`PlacementError` says why and the canvas is left unchanged.
 
 The search is greedy: objects are placed one after another, each at the free
 position nearest to its wish given the obstacles so far. For one object the
-nearest free position is exact: the free region is bounded by lines at the
-obstacles' edges (shifted by the object's size) and the destination's edges, so
-the nearest free point has each coordinate either on such a line or equal to the
-wish; all those points are tried in order of distance (in chunks, with a
-:class:`~spatialobs.geometry.BoxIndex` to fetch the obstacles near a chunk).
-Several objects are a packing problem: if the given order fails, the search is
-repeated largest first, then largest first packed from the upper-left corner;
-only then is the placement reported infeasible (it may still exist for very
-tight packings).
+nearest free position is exact: the free corners are bounded by the obstacles'
+edges (shifted by the object's size) and the destination's edges, so the nearest
+one has its x on such an edge or equal to the wish; those vertical lines are
+swept outwards from the wish, the free y nearest to the wish is exact on each,
+and the sweep stops when a line is farther than the best found (obstacles come
+from a :class:`~spatialobs.geometry.BoxIndex`). Several objects are a packing
+problem: if the given order fails, the search is repeated largest first, then
+largest first packed from the upper-left corner; only then is the placement
+reported infeasible (it may still exist for very tight packings). The last pass
+always succeeds when the objects fit side by side in one row (or one column).
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ DEFAULT_INSET = 8.0
 MAX_OVERLAP = 1.0
 #: Types whose box is not a solid area; they never block a position (*ours*).
 CONNECTOR_TYPES = frozenset({"arrow", "line"})
-_CHUNK = 4096
 
 Box = Tuple[float, float, float, float]
 
@@ -50,97 +50,94 @@ class PlacementError(SpatialObsError, ValueError):
     """The objects cannot be placed; the message says which one and why."""
 
 
-def _overlap_areas(px: np.ndarray, py: np.ndarray, w: float, h: float, obs: np.ndarray) -> np.ndarray:
-    """(c, m) intersection areas of boxes at (px, py) of size w×h with obstacle boxes."""
-    ix = np.minimum(px[:, None] + w, obs[None, :, 2]) - np.maximum(px[:, None], obs[None, :, 0])
-    iy = np.minimum(py[:, None] + h, obs[None, :, 3]) - np.maximum(py[:, None], obs[None, :, 1])
-    return np.clip(ix, 0, None) * np.clip(iy, 0, None)
-
-
-def _grid_nearest(w: float, h: float, want: Tuple[float, float], dom: Box, obs: np.ndarray,
-                  tol: float) -> Optional[Tuple[float, float]]:
-    """Nearest corner to ``want`` in the corner domain ``dom`` where a w×h box overlaps no obstacle.
-
-    The free part of ``dom`` is bounded by ``dom``'s edges and the obstacles' edges
-    shifted by the box size, so its point nearest to ``want`` has each coordinate on
-    one of those lines or equal to the wish (clamped): all such points are tried,
-    nearest first.
-    """
-    x0, y0, x1, y1 = dom
-    wx = min(max(want[0], x0), x1)
-    wy = min(max(want[1], y0), y1)
-    xs = np.concatenate(([wx, x0, x1], obs[:, 2], obs[:, 0] - w))
-    ys = np.concatenate(([wy, y0, y1], obs[:, 3], obs[:, 1] - h))
-    xs = np.unique(xs[(xs >= x0) & (xs <= x1)])
-    ys = np.unique(ys[(ys >= y0) & (ys <= y1)])
-    gx, gy = np.meshgrid(xs, ys, indexing="xy")
-    gx, gy = gx.ravel(), gy.ravel()
-    d = (gx - want[0]) ** 2 + (gy - want[1]) ** 2
-    order = np.lexsort((gx, gy, d))  # nearest first; ties: upper, then left
-    gx, gy = gx[order], gy[order]
-    for s in range(0, len(gx), _CHUNK):
-        cx, cy = gx[s:s + _CHUNK], gy[s:s + _CHUNK]
-        if len(obs):
-            ok = (_overlap_areas(cx, cy, w, h, obs) <= tol).all(axis=1)
-            hit = np.flatnonzero(ok)
-            if not len(hit):
-                continue
-            k = int(hit[0])
-        else:
-            k = 0
-        return float(cx[k]), float(cy[k])
-    return None
+def _nearest_on_line(lo: float, hi: float, t: float, a: np.ndarray, b: np.ndarray) -> Optional[float]:
+    """Point of [lo, hi] nearest to ``t`` outside every open interval (a_i, b_i); None if none."""
+    t = min(max(t, lo), hi)
+    if not len(a):
+        return t
+    order = np.argsort(a, kind="stable")
+    a, b = a[order].tolist(), b[order].tolist()
+    start, end = a[0], b[0]
+    for k in range(1, len(a) + 1):
+        if k < len(a) and a[k] < end:  # overlapping open intervals merge; touching ones leave a free point
+            end = max(end, b[k])
+            continue
+        if start < t < end:
+            cands = [v for v in (start, end) if lo <= v <= hi]
+            return min(cands, key=lambda v: (abs(v - t), v)) if cands else None
+        if k < len(a):
+            start, end = a[k], b[k]
+    return t
 
 
 def _nearest_free(w: float, h: float, want: Tuple[float, float], inner: Box, obs: np.ndarray,
-                  index: Optional[BoxIndex], tol: float) -> Optional[Tuple[float, float]]:
+                  index: Optional[BoxIndex]) -> Optional[Tuple[float, float]]:
     """Upper-left corner nearest to ``want`` where a w×h box fits in ``inner`` overlapping no obstacle.
 
-    Searched in growing windows around the wish clamped into ``inner`` (``c``): a
-    point found at ``p`` is the nearest overall once every point nearer to the wish
-    lies in the window. Because ``c`` is the projection of the wish onto the
-    (convex) corner domain, ``|q - wish|² >= |q - c|² + |c - wish|²`` for every
-    corner ``q``; so any ``q`` nearer than ``p`` has ``|q - c|² < |p - wish|² -
-    |c - wish|²``, and the window of half-size ``r`` holds all of them when that
-    bound is at most ``r²``. Only obstacles cutting the window matter inside it.
+    The free corners are bounded by the room's edges and the obstacles' edges
+    shifted by the box size, so the nearest one has its x either on such an edge
+    or equal to the wish (clamped). Those vertical lines are swept outwards from
+    the wish; on each, the free y nearest to the wish is exact (the complement of
+    the open intervals the obstacles forbid). The sweep stops once a line's own
+    distance exceeds the best found, and only obstacles within the best distance
+    are fetched from the index.
     """
     L, T, R, B = inner
     hi_x, hi_y = R - w, B - h
-    cx = min(max(want[0], L), hi_x)
-    cy = min(max(want[1], T), hi_y)
-    base = (cx - want[0]) ** 2 + (cy - want[1]) ** 2
-    span = max(hi_x - L, hi_y - T)
-    r = max(w, h, 16.0)
-    while True:
-        full = r >= span
-        if full:
-            dom, sub = (L, T, hi_x, hi_y), obs
+    wx = min(max(want[0], L), hi_x)
+    # a line from an obstacle's edge can only hold the optimum beside that obstacle, so its
+    # distance from the wish is at least the gap in x plus the gap to the obstacle's y span
+    if len(obs):
+        xs = np.concatenate(([wx, L, hi_x], obs[:, 2], obs[:, 0] - w))
+        gy = np.maximum(0.0, np.maximum((obs[:, 1] - h) - want[1], want[1] - obs[:, 3]))
+        gys = np.concatenate(([0.0, 0.0, 0.0], gy, gy))
+    else:
+        xs, gys = np.array([wx]), np.array([0.0])
+    keep = (xs >= L) & (xs <= hi_x)
+    xs, gys = xs[keep], gys[keep]
+    dx2s = (xs - want[0]) ** 2
+    lbs = dx2s + gys ** 2
+    order = np.lexsort((xs, lbs))
+    best: Optional[Tuple[float, float]] = None
+    bd = math.inf
+    seen = set()
+    for x, dx2, lb in zip(xs[order].tolist(), dx2s[order].tolist(), lbs[order].tolist()):
+        if lb >= bd:
+            break
+        if x in seen:
+            continue
+        seen.add(x)
+        reach = math.sqrt(bd - dx2) if best is not None else math.inf
+        ylo, yhi = max(T, want[1] - reach), min(hi_y, want[1] + reach)
+        if ylo > yhi:
+            continue
+        if not len(obs) or h <= 0 or w <= 0:
+            sub = obs[:0]
+        elif index is not None:
+            sub = obs[index.query((x, ylo, x + w, yhi + h))]
         else:
-            dom = (max(L, cx - r), max(T, cy - r), min(hi_x, cx + r), min(hi_y, cy + r))
-            win = (dom[0], dom[1], dom[2] + w, dom[3] + h)
-            if index is not None:
-                sub = obs[index.query(win)]
-            elif len(obs):
-                sub = obs[(obs[:, 0] <= win[2]) & (obs[:, 2] >= win[0]) & (obs[:, 1] <= win[3]) & (obs[:, 3] >= win[1])]
-            else:
-                sub = obs
-        p = _grid_nearest(w, h, want, dom, sub.reshape(-1, 4), tol)
-        if full:
-            return p
-        if p is not None and (p[0] - want[0]) ** 2 + (p[1] - want[1]) ** 2 - base <= r * r:
-            return p
-        r *= 4.0
+            sub = obs
+        if len(sub):
+            ix = np.minimum(x + w, sub[:, 2]) - np.maximum(x, sub[:, 0])
+            sub = sub[(ix > 0) & (sub[:, 3] > sub[:, 1])]
+        y = _nearest_on_line(ylo, yhi, want[1], sub[:, 1] - h, sub[:, 3])
+        if y is None:
+            continue
+        d = dx2 + (y - want[1]) ** 2
+        if d < bd:
+            best, bd = (x, y), d
+    return best
 
 
-def _greedy(sizes: np.ndarray, wants: np.ndarray, inner: Box, obstacles: np.ndarray, order: Sequence[int],
-            tol: float) -> Tuple[Optional[np.ndarray], int]:
+def _greedy(sizes: np.ndarray, wants: np.ndarray, inner: Box, obstacles: np.ndarray,
+            order: Sequence[int]) -> Tuple[Optional[np.ndarray], int]:
     n = len(sizes)
     out = np.zeros((n, 2))
     obs = obstacles
     for k in order:
         w, h = float(sizes[k, 0]), float(sizes[k, 1])
         index = BoxIndex(obs) if len(obs) > 64 else None
-        p = _nearest_free(w, h, (float(wants[k, 0]), float(wants[k, 1])), inner, obs, index, tol)
+        p = _nearest_free(w, h, (float(wants[k, 0]), float(wants[k, 1])), inner, obs, index)
         if p is None:
             return None, k
         out[k] = p
@@ -167,16 +164,15 @@ def solve_placement(
     inner : (x0, y0, x1, y1)
         The region every box must lie in (closed: touching the edge is inside).
     obstacles : (m, 4) array
-        Boxes a placed box may overlap by at most half of :data:`MAX_OVERLAP`
-        (the other half is left for rounding when the move is written).
+        Boxes a placed box must not overlap (touching is fine).
     names : list of str, optional
         Names for error messages.
 
     Returns
     -------
     (n, 2) float64
-        The chosen corners; placed boxes overlap each other and the obstacles by
-        at most ``MAX_OVERLAP / 2``.
+        The chosen corners; placed boxes overlap neither each other nor the
+        obstacles (no positive area, up to rounding, far below :data:`MAX_OVERLAP`).
 
     Raises
     ------
@@ -221,7 +217,7 @@ def solve_placement(
     corner = np.tile([L, T], (n, 1))
     failed = -1
     for order, wishes in ((list(range(n)), wt), (big_first, wt), (big_first, corner)):
-        out, failed = _greedy(sz, wishes, (L, T, R, B), obs, order, tol)
+        out, failed = _greedy(sz, wishes, (L, T, R, B), obs, order)
         if out is not None:
             return out
     raise PlacementError(

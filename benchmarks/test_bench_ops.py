@@ -1,0 +1,153 @@
+"""Agent-op benchmarks: a realistic reply parsed and applied, and placement of many objects.
+
+Baselines in the same group: plain ``json.loads`` of the reply's blocks (the floor for
+parsing), and a pure-Python shelf packer for placement (rows left to right, no wish
+honoured). Every result is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from conftest import sizes
+
+from spatialobs.canvas import Canvas, Executor, Node, parse_ops
+from spatialobs.canvas.place import place
+from spatialobs.geometry import overlap_pairs
+
+_SECTIONS = "".join(
+    f"<section id='s{k}' style='display:flex; gap: 16px; padding: 24px'>"
+    f"<div style='width: 240px'><h2>Feature {k}</h2><p style='color:#555'>Text of feature {k} in two short lines.</p></div>"
+    f"<img src='f{k}.png' width='200' height='120' alt='Figure {k}'><ul><li>one</li><li>two</li><li>three</li></ul>"
+    f"</section>" for k in range(12))
+REPLY = "\n".join([
+    "Here is the landing page.",
+    "```canvas_ops",
+    json.dumps({"ops": [
+        {"op": "create_artboard", "id": "landing", "name": "Landing", "x": 0, "y": 0, "w": 1440, "h": 4000},
+        {"op": "parse_html", "target": "landing", "html": "<header style='display:flex; padding:16px'><span>Acme</span>"
+                                                          "<nav style='display:flex; gap:12px'><a>Docs</a><a>Blog</a></nav></header>"
+                                                          + _SECTIONS},
+    ]}),
+    "```",
+    "And some polish:",
+    "```canvas_ops",
+    json.dumps([{"op": "update_styles", "id": f"s{k}", "styles": {"background-color": "#fafafa", "border-radius": "8"}}
+                for k in range(12)] + [{"op": "set_text", "id": "LATEST_CREATED_ARTBOARD", "text": "Landing v2"}]),
+    "```",
+])
+
+
+def base_canvas() -> Canvas:
+    c = Canvas()
+    for k in range(200):
+        c.add(Node(f"shape:n{k}", "geo", "page:page", None, 2000 + 30 * (k % 20), 30 * (k // 20), 20, 20))
+    return c
+
+
+@pytest.mark.benchmark(group="ops-reply")
+def test_reply_json_baseline(benchmark):
+    def run():
+        return [json.loads(m) for m in re.findall(r"```canvas_ops\n(.*?)\n```", REPLY, re.S)]
+
+    blocks = benchmark(run)
+    assert len(blocks) == 2 and len(blocks[0]["ops"]) + len(blocks[1]) == 15
+
+
+@pytest.mark.benchmark(group="ops-reply")
+def test_reply_parse_and_apply(benchmark):
+    base = base_canvas()
+
+    def run():
+        c = base.copy()
+        ops, errors = parse_ops(REPLY)
+        return c, errors, Executor(c).apply(ops)
+
+    c, errors, report = benchmark(run)
+    assert errors == [] and report.ok, report.errors
+    assert len(report.applied) == 15
+    assert c.node("shape:landing").name == "Landing v2"
+    assert len(c.descendants("shape:landing")) == len(report.created) - 1 > 12 * 9
+    assert c.node("shape:s11").style["borderRadius"] == 8
+
+
+def place_scene(n: int, seed: int = 3):
+    """A square frame with n/2 occupants and n loose objects (seeded)."""
+    rng = np.random.default_rng(seed)
+    ws, hs = rng.integers(10, 60, n).astype(float), rng.integers(10, 60, n).astype(float)
+    side = float(np.sqrt(3.0 * (ws * hs).sum() * 1.5)) + 16
+    c = Canvas()
+    c.add(Node("F", "frame", "page:page", "a1", 0, 0, side, side))
+    for k in range(n // 2):
+        c.add(Node(f"o{k}", "geo", "F", None, float(rng.uniform(0, side - 40)), float(rng.uniform(0, side - 40)), 30, 30))
+    for k in range(n):
+        c.add(Node(f"m{k}", "geo", "page:page", None, side + 50 + float(rng.uniform(0, 1000)),
+                   float(rng.uniform(0, 1000)), float(ws[k]), float(hs[k])))
+    return c, [f"m{k}" for k in range(n)], [f"o{k}" for k in range(n // 2)]
+
+
+def check_placed(c: Canvas, ids, occupants) -> None:
+    fb = c.page_bounds("F")
+    boxes = np.array([c.page_bounds(i) for i in ids])
+    assert (boxes[:, 0] >= fb[0] + 8 - 1e-9).all() and (boxes[:, 2] <= fb[2] - 8 + 1e-9).all()
+    assert (boxes[:, 1] >= fb[1] + 8 - 1e-9).all() and (boxes[:, 3] <= fb[3] - 8 + 1e-9).all()
+    occ = np.array([c.page_bounds(o) for o in occupants]).reshape(-1, 4)
+    pairs, areas = overlap_pairs(np.vstack([boxes, occ]))
+    among = pairs[0] < len(ids)  # pairs with at least one placed object (i < j)
+    assert (areas[among] <= 1.0).all()
+
+
+def shelf_pack(c: Canvas, ids, occupants) -> None:
+    """Pure-Python baseline: rows left to right, each box pushed right past any collision."""
+    fb = c.page_bounds("F")
+    L, T, R, B = fb[0] + 8, fb[1] + 8, fb[2] - 8, fb[3] - 8
+    taken = [c.page_bounds(o) for o in occupants]
+    x, y, row_h = L, T, 0.0
+    with c.batch():
+        for i in ids:
+            b = c.page_bounds(i)
+            w, h = b[2] - b[0], b[3] - b[1]
+            while True:
+                if x + w > R:
+                    x, y, row_h = L, y + row_h, 0.0
+                if y + h > B:
+                    raise AssertionError("shelf packing ran out of room")
+                hit = next((t for t in taken if min(x + w, t[2]) - max(x, t[0]) > 0 and min(y + h, t[3]) - max(y, t[1]) > 0), None)
+                if hit is None:
+                    break
+                x = hit[2]
+            taken.append((x, y, x + w, y + h))
+            c.update(i, parent="F", x=x - fb[0], y=y - fb[1])
+            x += w
+            row_h = max(row_h, h)
+
+
+@pytest.mark.parametrize("n", sizes(10, 100, 1000))
+@pytest.mark.benchmark(group="place")
+def test_place(benchmark, n):
+    c0, ids, occ = place_scene(n)
+
+    def run():
+        c = c0.copy()
+        place(c, ids, "F")
+        return c
+
+    c = benchmark(run)
+    check_placed(c, ids, occ)
+
+
+@pytest.mark.parametrize("n", sizes(10, 100, 1000))
+@pytest.mark.benchmark(group="place")
+def test_place_shelf_baseline(benchmark, n):
+    c0, ids, occ = place_scene(n)
+
+    def run():
+        c = c0.copy()
+        shelf_pack(c, ids, occ)
+        return c
+
+    c = benchmark(run)
+    check_placed(c, ids, occ)
