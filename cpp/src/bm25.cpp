@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace spatialobs {
 
@@ -16,6 +18,12 @@ std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
   if (doc_len_.size() >= 0xffffffffULL) throw std::invalid_argument("a BM25 index holds fewer than 2^32 documents");
   if (n > 0xffffffffULL) throw std::invalid_argument("a BM25 document holds fewer than 2^32 atoms");
   const auto id = static_cast<std::uint32_t>(doc_len_.size());
+  const auto len = static_cast<std::uint32_t>(n);
+  auto cls = len_class_.find(len);
+  if (cls == len_class_.end()) {
+    cls = len_class_.emplace(len, static_cast<std::uint32_t>(class_len_.size())).first;
+    class_len_.push_back(len);
+  }
   std::vector<std::uint64_t> sorted(atoms, atoms + n);
   std::sort(sorted.begin(), sorted.end());
   for (std::size_t i = 0; i < sorted.size();) {
@@ -24,7 +32,8 @@ std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
     postings_[sorted[i]].push_back(Posting{id, static_cast<std::uint32_t>(j - i)});
     i = j;
   }
-  doc_len_.push_back(static_cast<std::uint32_t>(n));
+  doc_len_.push_back(len);
+  doc_class_.push_back(cls->second);
   total_len_ += n;
   return id;
 }
@@ -46,6 +55,22 @@ void Bm25Index::give_back(std::unique_ptr<Scratch> s) const {
   pool_.push_back(std::move(s));
 }
 
+namespace detail {
+
+// Documents scored per block: 4096 sums (32 KiB) stay in L1 while every
+// query term's postings for the block are added.
+constexpr std::size_t kBm25Block = 4096;
+
+// x ranks before y: higher score, ties to the lower id (a function object,
+// so that the standard algorithms inline it).
+struct Bm25Better {
+  bool operator()(const std::pair<double, std::uint32_t>& x, const std::pair<double, std::uint32_t>& y) const {
+    return x.first > y.first || (x.first == y.first && x.second < y.second);
+  }
+};
+
+}  // namespace detail
+
 void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, std::vector<std::int64_t>& ids,
                       std::vector<double>& scores) const {
   ids.clear();
@@ -55,49 +80,144 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
   std::vector<std::uint64_t> terms(query, query + n);
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+  std::vector<const std::vector<Posting>*> lists;
+  lists.reserve(terms.size());
+  for (std::uint64_t t : terms) {
+    auto it = postings_.find(t);
+    if (it != postings_.end()) lists.push_back(&it->second);
+  }
+  if (lists.empty()) return;
 
   const double N = static_cast<double>(num_docs);
   const double avgdl = static_cast<double>(total_len_) / N;
+  const std::size_t num_classes = class_len_.size();
   std::unique_ptr<Scratch> scratch = borrow();
-  std::vector<double>& acc = scratch->acc;
-  std::vector<std::uint32_t>& touched = scratch->touched;
-  if (acc.size() < num_docs) acc.resize(num_docs, 0.0);
-  touched.clear();
-  for (std::uint64_t t : terms) {
-    auto it = postings_.find(t);
-    if (it == postings_.end()) continue;
-    const std::vector<Posting>& plist = it->second;
-    const double df = static_cast<double>(plist.size());
-    const double idf = std::log(1.0 + (N - df + 0.5) / (df + 0.5));
-    for (const Posting& p : plist) {
-      const double tf = static_cast<double>(p.tf);
-      const double dl = static_cast<double>(doc_len_[p.doc]);
-      // Every contribution is > 0 (idf > 0, tf >= 1), so 0 marks an untouched document.
-      if (acc[p.doc] == 0.0) touched.push_back(p.doc);
-      acc[p.doc] += idf * tf / (tf + k1_ * (1.0 - b_ + b_ * dl / avgdl));
+  Scratch& sc = *scratch;
+
+  // Per term: idf, and for a term with more postings than length classes a
+  // table of its tf = 1 contribution per class (offset into sc.table).
+  std::vector<double> idf(lists.size());
+  std::vector<std::size_t> table_of(lists.size(), SIZE_MAX);
+  sc.table.clear();
+  bool have_norm = false;
+  for (std::size_t j = 0; j < lists.size(); ++j) {
+    const double df = static_cast<double>(lists[j]->size());
+    idf[j] = std::log(1.0 + (N - df + 0.5) / (df + 0.5));
+    if (lists[j]->size() <= num_classes) continue;
+    if (!have_norm) {
+      sc.norm.resize(num_classes);
+      for (std::size_t c = 0; c < num_classes; ++c) {
+        const double dl = static_cast<double>(class_len_[c]);
+        sc.norm[c] = k1_ * (1.0 - b_ + b_ * dl / avgdl);
+      }
+      have_norm = true;
+    }
+    table_of[j] = sc.table.size();
+    for (std::size_t c = 0; c < num_classes; ++c) sc.table.push_back(idf[j] * 1.0 / (1.0 + sc.norm[c]));
+  }
+
+  const std::size_t block = std::min(detail::kBm25Block, num_docs);
+  if (sc.acc.size() < block) sc.acc.resize(block, 0.0);
+  // One spare slot: the branch-free append writes before it knows whether to count.
+  if (sc.touched.size() < block + 1) sc.touched.resize(block + 1);
+  sc.cursor.assign(lists.size(), 0);
+  const detail::Bm25Better better;
+  auto& best = sc.best;
+  best.clear();
+  // Documents not better than bar cannot be among the k best.
+  std::pair<double, std::uint32_t> bar{0.0, 0};
+  bool have_bar = false;
+  const std::size_t cut = k > SIZE_MAX / 2 ? SIZE_MAX : 2 * k;
+  double* acc = sc.acc.data();
+  std::uint32_t* touched = sc.touched.data();
+  const std::uint32_t* doc_class = doc_class_.data();
+  const std::uint32_t* doc_len = doc_len_.data();
+  const double* norm = sc.norm.data();
+
+  for (std::size_t lo = 0; lo < num_docs; lo += block) {
+    const auto hi = static_cast<std::uint32_t>(std::min(lo + block, num_docs));
+    const auto base = static_cast<std::uint32_t>(lo);
+    std::size_t nt = 0;
+    for (std::size_t j = 0; j < lists.size(); ++j) {
+      const Posting* p = lists[j]->data();
+      const std::size_t e = lists[j]->size();
+      std::size_t i = sc.cursor[j];
+      const double w = idf[j];
+      // Every contribution is > 0 (idf > 0, tf >= 1), so a zero sum marks a
+      // document not yet touched in this block; the append is branch-free.
+      if (table_of[j] != SIZE_MAX) {
+        const double* tab = sc.table.data() + table_of[j];
+        for (; i < e && p[i].doc < hi; ++i) {
+          const std::uint32_t d = p[i].doc - base;
+          const std::uint32_t c = doc_class[p[i].doc];
+          double v;
+          if (p[i].tf == 1) {
+            v = tab[c];
+          } else {
+            const double tf = static_cast<double>(p[i].tf);
+            v = w * tf / (tf + norm[c]);
+          }
+          const double a = acc[d];
+          touched[nt] = d;
+          nt += a == 0.0;
+          acc[d] = a + v;
+        }
+      } else {
+        for (; i < e && p[i].doc < hi; ++i) {
+          const std::uint32_t d = p[i].doc - base;
+          const double tf = static_cast<double>(p[i].tf);
+          const double dl = static_cast<double>(doc_len[p[i].doc]);
+          const double v = w * tf / (tf + k1_ * (1.0 - b_ + b_ * dl / avgdl));
+          const double a = acc[d];
+          touched[nt] = d;
+          nt += a == 0.0;
+          acc[d] = a + v;
+        }
+      }
+      sc.cursor[j] = i;
+    }
+    // Candidates at least as good as the k-th best seen so far go to a
+    // buffer; when it holds 2k, it is cut back to its k best, which raises
+    // the bar. Amortized O(1) per touched document.
+    for (std::size_t i = 0; i < nt; ++i) {
+      const std::uint32_t d = touched[i];
+      const std::pair<double, std::uint32_t> cand{acc[d], base + d};
+      acc[d] = 0.0;
+      if (have_bar && (cand.first < bar.first || !better(cand, bar))) continue;
+      best.push_back(cand);
+      if (best.size() == cut) {
+        std::nth_element(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(k - 1), best.end(),
+                         better);
+        best.resize(k);
+        bar = best[k - 1];
+        have_bar = true;
+      }
     }
   }
-  auto better = [&acc](std::uint32_t x, std::uint32_t y) { return acc[x] > acc[y] || (acc[x] == acc[y] && x < y); };
-  const std::size_t m = std::min(k, touched.size());
-  if (m < touched.size()) {
-    std::nth_element(touched.begin(), touched.begin() + static_cast<std::ptrdiff_t>(m), touched.end(), better);
+  const std::size_t m = std::min(k, best.size());
+  if (m < best.size()) {
+    std::nth_element(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(m), best.end(), better);
   }
-  std::sort(touched.begin(), touched.begin() + static_cast<std::ptrdiff_t>(m), better);
+  std::sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(m), better);
   ids.reserve(m);
   scores.reserve(m);
   for (std::size_t i = 0; i < m; ++i) {
-    ids.push_back(touched[i]);
-    scores.push_back(acc[touched[i]]);
+    ids.push_back(best[i].second);
+    scores.push_back(best[i].first);
   }
-  for (std::uint32_t d : touched) acc[d] = 0.0;
   give_back(std::move(scratch));
 }
 
 std::size_t Bm25Index::memory_bytes() const {
-  std::size_t bytes = doc_len_.capacity() * sizeof(std::uint32_t);
+  std::size_t bytes = (doc_len_.capacity() + doc_class_.capacity() + class_len_.capacity()) * sizeof(std::uint32_t) +
+                      len_class_.size() * (sizeof(std::pair<std::uint32_t, std::uint32_t>) + 2 * sizeof(void*));
   for (const auto& kv : postings_) bytes += sizeof(kv) + 2 * sizeof(void*) + kv.second.capacity() * sizeof(Posting);
   std::lock_guard<std::mutex> lock(pool_mu_);
-  for (const auto& sc : pool_) bytes += sc->acc.capacity() * sizeof(double) + sc->touched.capacity() * sizeof(std::uint32_t);
+  for (const auto& sc : pool_) {
+    bytes += (sc->acc.capacity() + sc->norm.capacity() + sc->table.capacity()) * sizeof(double) +
+             sc->touched.capacity() * sizeof(std::uint32_t) + sc->cursor.capacity() * sizeof(std::size_t) +
+             sc->best.capacity() * sizeof(std::pair<double, std::uint32_t>);
+  }
   return bytes + postings_.bucket_count() * sizeof(void*);
 }
 
