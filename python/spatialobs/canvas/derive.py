@@ -357,13 +357,17 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     local[:, 2] = num[:, 2]
     local[:, 3] = num[:, 3]
     is_point = np.isin(types, list(POINT_TYPES)) if n else np.zeros(0, bool)
-    for i in np.nonzero(is_point)[0].tolist():
-        nd = nodes[i]
-        hit = local_cache.get(nd.id)
-        if hit is None or hit[0] is not nd:
-            hit = (nd, local_box(nd.type, nd.props, nd.w, nd.h))
-            local_cache[nd.id] = hit
-        local[i] = hit[1]
+    point_rows = np.flatnonzero(is_point)
+    if len(point_rows):
+        pboxes = []
+        for i in point_rows.tolist():
+            nd = nodes[i]
+            hit = local_cache.get(nd.id)
+            if hit is None or hit[0] is not nd:
+                hit = (nd, local_box(nd.type, nd.props, nd.w, nd.h))
+                local_cache[nd.id] = hit
+            pboxes.append(hit[1])
+        local[point_rows] = pboxes
     is_group = types == "group"
     is_frame = types == "frame"
 

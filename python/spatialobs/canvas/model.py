@@ -14,7 +14,7 @@ from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsErr
 from spatialobs.canvas.derive import Derived, Raw, derive, extract, patch
 from spatialobs.canvas.fractional import key_after, key_between
 from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
-from spatialobs.canvas.sanitize import sanitize_binding_fields, sanitize_node_fields
+from spatialobs.canvas.sanitize import CleanFields, sanitize_binding_fields, sanitize_node_fields
 
 __all__ = ["Canvas", "PageColumns", "Box"]
 
@@ -763,7 +763,12 @@ def build_canvas(
         c._pages[p.id] = p
     nodes: Dict[str, Dict[str, Any]] = {}
     for raw in node_fields:
-        f = dict(raw) if sanitized else sanitize_node_fields(raw, strict=False, diagnostics=diagnostics)
+        if type(raw) is CleanFields:
+            f = raw  # checked by the importer; owned by this call
+        elif sanitized:
+            f = dict(raw)
+        else:
+            f = sanitize_node_fields(raw, strict=False, diagnostics=diagnostics)
         nid = f["id"]
         if nid in nodes or nid in c._pages:
             diagnostics.append(Diagnostic("duplicate_id", nid, "id appears twice; the first record is kept"))
@@ -801,21 +806,27 @@ def build_canvas(
             state[k] = 2
     siblings_max: Dict[str, str] = {}
     for nid, f in nodes.items():
-        if f.get("index") is None:
+        idx = f.get("index")
+        if idx is None:
             diagnostics.append(Diagnostic("missing_field", nid, "no index; placed on top of its siblings"))
-    for nid, f in nodes.items():
-        if f.get("index") is not None:
+        else:
             p = f["parent"]
-            if p not in siblings_max or f["index"] > siblings_max[p]:
-                siblings_max[p] = f["index"]
+            top = siblings_max.get(p)
+            if top is None or idx > top:
+                siblings_max[p] = idx
+    c_nodes = c._nodes
+    children = c._children
     for nid, f in nodes.items():
         if f.get("index") is None:
             k = key_after(siblings_max.get(f["parent"]))
             siblings_max[f["parent"]] = k
             f["index"] = k
         node = _make_node(f)
-        c._nodes[nid] = node
-        c._children.setdefault(node.parent, {})[nid] = None
+        c_nodes[nid] = node
+        kids = children.get(node.parent)
+        if kids is None:
+            kids = children[node.parent] = {}
+        kids[nid] = None
     for raw in binding_fields:
         try:
             bf = sanitize_binding_fields(raw, strict=False, diagnostics=diagnostics)

@@ -31,6 +31,7 @@ def is_mapping(value: Any) -> bool:
     return type(value) is dict or isinstance(value, _abc.Mapping)
 
 __all__ = [
+    "CleanFields",
     "normalize_style_key",
     "sanitize_style",
     "coerce_number",
@@ -44,6 +45,19 @@ NODE_FIELDS = (
     "id", "type", "parent", "index", "x", "y", "w", "h", "rotation",
     "text", "name", "style", "opacity", "locked", "hidden", "props",
 )
+
+class CleanFields(dict):
+    """Node fields an importer has already checked value by value exactly as
+    :func:`sanitize_node_fields` would have accepted them, in :data:`NODE_FIELDS`
+    order; the assembler takes them as they are instead of sanitizing them again.
+
+    An importer produces one only when every value passed the sanitizer's rules
+    unchanged (the same output, no diagnostic); anything else goes through the
+    sanitizer.
+    """
+
+    __slots__ = ()
+
 
 _SPLIT = re.compile(r"[-_\s]+")
 _NUMERIC = re.compile(r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$")
@@ -76,6 +90,8 @@ def normalize_style_key(key: str) -> str:
 
 def _numeric_value(value: str) -> Any:
     """A numeric string as int (integral literal) or float; other strings unchanged."""
+    if value[:1].isalpha():  # a letter is neither space, sign, dot nor digit: not numeric
+        return value
     if _NUMERIC.match(value):
         s = value.strip()
         if re.fullmatch(r"[-+]?\d+", s):

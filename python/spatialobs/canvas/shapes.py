@@ -227,9 +227,9 @@ def local_box(node_type: str, props: Mapping[str, Any], w: float = 0.0, h: float
             e = e or s
             return arc_box(s, e, bend)  # type: ignore[arg-type]
         if is_mapping(pts) and pts:
-            box = _bbox(*zip(*_points_of_mapping(pts))) if _points_of_mapping(pts) else None
-            if box is not None:
-                return box
+            xy = _points_of_mapping(pts)
+            if xy:
+                return _bbox(*zip(*xy))  # type: ignore[return-value]
         handles = props.get("handles")
         if is_mapping(handles) and handles:
             xy = _points_of_mapping(handles)
@@ -275,6 +275,22 @@ def _char_width(ch: str) -> float:
     return 0.55
 
 
+class _Widths(dict):
+    """Character → :func:`_char_width`, filled on first use of each character."""
+
+    def __missing__(self, ch: str) -> float:
+        w = self[ch] = _char_width(ch)
+        return w
+
+
+_WIDTHS = _Widths()
+
+
+def _line_width(line: str) -> float:
+    # the same terms summed in the same order as a per-character loop, so the same float
+    return sum(map(_WIDTHS.__getitem__, line))
+
+
 def estimate_text_size(
     text: str,
     size: str = "m",
@@ -301,12 +317,13 @@ def estimate_text_size(
     """
     fs = FONT_SIZES.get(size, 24.0)
     hard = (text or "").split("\n")
-    est_w = max(sum(_char_width(c) for c in line) for line in hard) * fs * scale
+    em = [_line_width(line) for line in hard]
+    est_w = max(em) * fs * scale
     lines = len(hard)
     if width is not None and not auto_size and width > 0:
         lines = 0
-        for line in hard:
-            lw = sum(_char_width(c) for c in line) * fs
+        for line_em in em:
+            lw = line_em * fs
             lines += max(1, math.ceil(lw / width - 1e-9))
     h = lines * fs * LINE_HEIGHT * scale
     if width is None or not width > 0:

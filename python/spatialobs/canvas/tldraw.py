@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.sanitize import is_mapping
+from spatialobs.canvas.sanitize import CleanFields, is_mapping, sanitize_style
 from spatialobs.canvas.model import Canvas, build_canvas
 from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.richtext import plain_to_richtext, richtext_to_plain
@@ -91,6 +91,11 @@ def _prop_num(props: Mapping[str, Any], key: str, default: float, rid: str, diag
     v = props.get(key)
     if v is None:
         return default
+    tv = type(v)
+    if tv is float or tv is int:  # what _num does for these, without its checks
+        f = float(v)
+        if math.isfinite(f):
+            return f
     f, ok = _num(v, default)
     if not ok:
         diags.append(Diagnostic("invalid_geometry", rid, f"props.{key} is not a finite number ({v!r}); {default} used"))
@@ -106,7 +111,20 @@ def _plain_text(props: Mapping[str, Any]) -> Optional[str]:
 
 
 def shape_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Dict[str, Any]:
-    """Node fields (unsanitized) of one tldraw shape record."""
+    """Node fields of one tldraw shape record, for :func:`~spatialobs.canvas.sanitize.sanitize_node_fields`."""
+    return dict(_shape_node(rec, diags)[0])
+
+
+_Box = Tuple[float, float, float, float]
+
+
+def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[str, Any], Optional[_Box]]:
+    """Node fields of one shape record and, for point-based types, its local box.
+
+    The fields come back as :class:`~spatialobs.canvas.sanitize.CleanFields` when
+    every value is already what the sanitizer would make of it (the usual case
+    for a file tldraw wrote); otherwise as a plain dict for the sanitizer.
+    """
     rid = rec["id"]
     props = rec.get("props")
     if not is_mapping(props):
@@ -119,6 +137,7 @@ def shape_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Dict[str, A
         t = "unknown"
     text = _plain_text(props)
     scale = _prop_num(props, "scale", 1.0, rid, diags) or 1.0
+    box: Optional[_Box] = None
     if t == "geo":
         w = _prop_num(props, "w", 0.0, rid, diags)
         h = _prop_num(props, "h", 0.0, rid, diags) + _prop_num(props, "growY", 0.0, rid, diags)
@@ -131,7 +150,8 @@ def shape_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Dict[str, A
         w, h = estimate_text_size(text or "", str(props.get("size", "m")), scale,
                                   sw_f if ok and sw is not None else None, bool(props.get("autoSize", True)))
     elif t in POINT_TYPES:
-        x0, y0, x1, y1 = local_box(t, props)
+        box = local_box(t, props)
+        x0, y0, x1, y1 = box
         w, h = x1 - x0, y1 - y0
     elif t == "group":
         w = h = 0.0
@@ -142,13 +162,43 @@ def shape_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Dict[str, A
         h = _prop_num(props, "h", 0.0, rid, diags)
     style = {k: props[k] for k in STYLE_KEYS if k in props}
     name = props.get("name") if t == "frame" else None
+    if not isinstance(name, str):
+        name = None
+    parent = rec.get("parentId")
+    index = rec.get("index")
+    x = rec.get("x", 0.0)
+    y = rec.get("y", 0.0)
+    rot = rec.get("rotation", 0.0)
+    opacity = rec.get("opacity", 1.0)
+    locked = rec.get("isLocked", False)
+    props = dict(props)
+    # The sanitizer's result without running it, when each value already passes its
+    # rules unchanged; any doubt leaves the record to the sanitizer.
+    if (rid and type(parent) is str and parent and type(index) is str and index
+            and _plain_num(x) and _plain_num(y) and _plain_num(rot) and _plain_num(w) and _plain_num(h)
+            and w >= 0 and h >= 0 and _plain_num(opacity) and 0 <= opacity <= 1 and type(locked) is bool
+            and (text is None or type(text) is str) and (name is None or type(name) is str)):
+        for v in style.values():
+            if not (type(v) is str and v[:1].isalpha()):
+                style = sanitize_style(style, record=rid)
+                break
+        return CleanFields(
+            id=rid, type=t, parent=parent, index=index, x=float(x), y=float(y), w=float(w), h=float(h),
+            rotation=float(rot), text=text, name=name or None, style=style, opacity=float(opacity),
+            locked=locked, hidden=False, props=props), box
     return {
-        "id": rid, "type": t, "parent": rec.get("parentId"), "index": rec.get("index"),
-        "x": rec.get("x", 0.0), "y": rec.get("y", 0.0), "w": w, "h": h,
-        "rotation": rec.get("rotation", 0.0), "text": text, "name": name if isinstance(name, str) else None,
-        "style": style, "opacity": rec.get("opacity", 1.0), "locked": rec.get("isLocked", False),
-        "hidden": False, "props": dict(props),
-    }
+        "id": rid, "type": t, "parent": parent, "index": index,
+        "x": x, "y": y, "w": w, "h": h,
+        "rotation": rot, "text": text, "name": name,
+        "style": style, "opacity": opacity, "locked": locked,
+        "hidden": False, "props": props,
+    }, box
+
+
+def _plain_num(v: Any) -> bool:
+    """A float or int the sanitizer keeps as ``float(v)`` (finite, not a bool)."""
+    tv = type(v)
+    return (tv is float and math.isfinite(v)) or (tv is int and -(2 ** 53) <= v <= 2 ** 53)
 
 
 def _binding_record_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Optional[Dict[str, Any]]:
@@ -262,6 +312,7 @@ def from_tldraw(doc: Mapping[str, Any]) -> Canvas:
     screen = DEFAULT_SCREEN
     current: Optional[str] = None
     templates: Dict[str, Dict[str, Any]] = {}
+    boxes: List[Tuple[Dict[str, Any], _Box]] = []
     for k, rec in enumerate(records):
         if not is_mapping(rec) or not isinstance(rec.get("id"), str) or not isinstance(rec.get("typeName"), str):
             rid = rec.get("id", f"#{k}") if is_mapping(rec) else f"#{k}"
@@ -270,7 +321,10 @@ def from_tldraw(doc: Mapping[str, Any]) -> Canvas:
         tn = rec["typeName"]
         rid = rec["id"]
         if tn == "shape":
-            node_fields.append(shape_fields(rec, diags))
+            f, box = _shape_node(rec, diags)
+            node_fields.append(f)
+            if box is not None and type(f) is CleanFields:
+                boxes.append((f, box))
             templates.setdefault(str(rec.get("type")), rec)  # type: ignore[arg-type]
             if rec.get("type") == "arrow":
                 binding_fields.extend(_props_binding_fields(rec))
@@ -307,6 +361,13 @@ def from_tldraw(doc: Mapping[str, Any]) -> Canvas:
             if isinstance(pid, str) and isinstance(sel, list):
                 selection[pid] = tuple(s for s in sel if isinstance(s, str))
     canvas = build_canvas(pages, node_fields, binding_fields, diags)
+    # the local boxes of point-based shapes were computed above; the first
+    # derivation reuses them where the node is the one made from those fields
+    nodes = canvas._nodes
+    for f, box in boxes:
+        nd = nodes.get(f["id"])
+        if nd is not None and nd.props is f["props"] and nd.w == box[2] - box[0] and nd.h == box[3] - box[1]:
+            canvas._local_cache[nd.id] = (nd, box)
     for pid, (x, y, z) in cameras.items():
         if pid in canvas._pages:
             canvas.cameras[pid] = Viewport(-x, -y, screen[0] / z, screen[1] / z)
