@@ -347,7 +347,7 @@ def _handoff(args: argparse.Namespace) -> int:
     from spatialobs.canvas.agent import run_handoff
 
     print("Remote Team Handoff, reference agent (correct target / correct placement / full success)")
-    print(f"{'config':>6}  {'family':<10}  {'observation':<17}  {'baseline':<17}")
+    print(f"{'config':>6}  {'family':<10}  {'observation':<17}  baseline")
     totals = {"observation": [0, 0, 0], "baseline": [0, 0, 0]}
     for k in range(10):
         cells = []
@@ -561,6 +561,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(list(argv) if argv is not None else None)
     try:
         return int(args.func(args))
+    except BrokenPipeError:  # output piped into head or less that closed early: not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (SpatialObsError, ValueError, OSError) as exc:
         if args.debug:
             raise
