@@ -8,10 +8,10 @@ at a time), so the Python-level loop runs over the tree depth, not the node coun
 from __future__ import annotations
 
 import math
-from itertools import chain
+from itertools import chain, compress, repeat
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from spatialobs._errors import SpatialObsError
 from spatialobs.canvas.records import Binding, Node, Page
 from spatialobs.canvas.shapes import POINT_TYPES, STRAIGHT_BEND, STROKE_SIZES, arc_box, arrow_terminals, local_box
 
-__all__ = ["Derived", "Raw", "derive", "extract", "patch"]
+__all__ = ["Derived", "Raw", "derive", "extract", "patch", "splice"]
 
 _MAX_KEY_DEPTH = 64
 
@@ -123,14 +123,13 @@ def _group_boxes(local: np.ndarray, is_group: np.ndarray, parent: np.ndarray, le
     local[empty] = 0.0
 
 
-def _paint_order(ids: List[str], index: List[str], parent: np.ndarray, page: np.ndarray,
-                 depth: np.ndarray, levels: List[np.ndarray], nodes: Sequence[Node]) -> np.ndarray:
+def _paint_order(raw: "Raw", parent: np.ndarray, page: np.ndarray, levels: List[np.ndarray]) -> np.ndarray:
+    ids = raw.ids
     n = len(ids)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     pk = np.where(parent >= 0, parent, -1 - page)
-    ida = np.array(ids)
-    idx = np.array(index)
+    ida, idx = raw.sort_keys()
     s = np.lexsort((ida, idx, pk))
     pks = pk[s]
     start = np.r_[True, pks[1:] != pks[:-1]]
@@ -282,6 +281,35 @@ class Raw:
     index: List[str]
     num: np.ndarray  # (n, 8): x, y, w, h, rotation, opacity, hidden, locked
     same_tree: bool = False  # parents, indices and types as in the previous derivation
+    id_array: Optional[np.ndarray] = None     # ids and indices as numpy strings, for sorting;
+    index_array: Optional[np.ndarray] = None  # built on first use and carried across edits
+
+    def sort_keys(self) -> Tuple[np.ndarray, np.ndarray]:
+        """``(id_array, index_array)``, built now if no edit carried them over."""
+        if self.id_array is None:
+            self.id_array = np.array(self.ids) if self.ids else np.zeros(0, dtype="<U1")
+        if self.index_array is None:
+            self.index_array = np.array(self.index) if self.index else np.zeros(0, dtype="<U1")
+        return self.id_array, self.index_array
+
+
+def _put_str(arr: Optional[np.ndarray], rows: List[int], values: List[str]) -> Optional[np.ndarray]:
+    """A copy of a numpy string column with some rows set, widened when a value is longer."""
+    if arr is None:
+        return None
+    need = max(map(len, values), default=0)
+    width = arr.dtype.itemsize // 4
+    out = arr.astype(f"<U{need}") if need > width else arr.copy()
+    out[rows] = values
+    return out
+
+
+def _cat_str(arr: Optional[np.ndarray], values: List[str]) -> Optional[np.ndarray]:
+    if arr is None:
+        return None
+    if not values:
+        return arr
+    return np.concatenate([arr, np.array(values)])
 
 
 def extract(nodes: Sequence[Node]) -> Raw:
@@ -296,6 +324,81 @@ def extract(nodes: Sequence[Node]) -> Raw:
     index = [nd.index for nd in nodes]
     num = np.fromiter(chain.from_iterable(map(_get_num, nodes)), np.float64, 8 * n).reshape(n, 8)
     return Raw(nodes, ids, row, parents, parent, types, index, num)
+
+
+def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str, Node],
+           children: Mapping[str, Mapping[str, None]]) -> Raw:
+    """``raw`` after rows were removed and appended, without reading the other nodes again.
+
+    ``gone`` are ids of ``raw`` removed since, ``added`` the nodes added since in
+    canvas (dict) order, which appends them; ``changed`` nodes of ``raw`` updated in
+    place; ``children`` the canvas's parent → children index, which re-links
+    children of an appended node. The result equals :func:`extract` of the
+    canvas's nodes (rows in the same order).
+    """
+    ids: List[str]
+    n0 = len(raw.ids)
+    if gone:
+        keep = np.ones(n0, dtype=bool)
+        keep[[raw.row[i] for i in gone]] = False
+        ids = list(compress(raw.ids, keep))
+        nodes = list(compress(raw.nodes, keep))
+        parents = list(compress(raw.parents, keep))
+        index = list(compress(raw.index, keep))
+        newpos = np.cumsum(keep) - 1
+        p = raw.parent[keep]
+        linked = p >= 0
+        linked[linked] = keep[p[linked]]
+        parent = np.where(linked, newpos[np.where(linked, p, 0)], -1)
+        types = raw.types[keep]
+        num = raw.num[keep]
+        id_array = raw.id_array[keep] if raw.id_array is not None else None
+        index_array = raw.index_array[keep] if raw.index_array is not None else None
+        row = dict(zip(ids, range(len(ids))))
+    else:
+        ids, nodes, parents, index = list(raw.ids), list(raw.nodes), list(raw.parents), list(raw.index)
+        parent, types, num = raw.parent, raw.types, raw.num
+        id_array, index_array = raw.id_array, raw.index_array
+        row = dict(raw.row)
+    if added:
+        m = len(ids)
+        k = len(added)
+        new_ids = [nd.id for nd in added]
+        new_index = [nd.index for nd in added]
+        new_parents = [nd.parent for nd in added]
+        ids.extend(new_ids)
+        nodes.extend(added)
+        parents.extend(new_parents)
+        index.extend(new_index)
+        row.update(zip(new_ids, range(m, m + k)))
+        parent = np.concatenate([parent, np.fromiter(map(row.get, new_parents, repeat(-1)), np.int64, k)])
+        types = np.concatenate([types, np.array([nd.type for nd in added])])
+        num = np.concatenate([num, np.fromiter(chain.from_iterable(map(_get_num, added)), np.float64, 8 * k).reshape(k, 8)])
+        id_array = _cat_str(id_array, new_ids)
+        index_array = _cat_str(index_array, new_index)
+        for nid in new_ids:  # children that were waiting for this parent (undo of a removal)
+            kids = children.get(nid)
+            if kids:
+                parent[[row[c] for c in kids]] = row[nid]
+    if changed:
+        if parent is raw.parent:
+            parent, num = parent.copy(), num.copy()
+        rows = [row[nid] for nid in changed]
+        vals = list(changed.values())
+        need = max(len(nd.type) for nd in vals)
+        if types.dtype.itemsize // 4 < need:
+            types = types.astype(f"<U{need}")
+        elif types is raw.types:
+            types = types.copy()
+        for r, nd in zip(rows, vals):
+            nodes[r] = nd
+            parents[r] = nd.parent
+            index[r] = nd.index
+            parent[r] = row.get(nd.parent, -1)
+            types[r] = nd.type
+            num[r] = _get_num(nd)
+        index_array = _put_str(index_array, rows, [nd.index for nd in vals])
+    return Raw(nodes, ids, row, parents, parent, types, index, num, False, id_array, index_array)
 
 
 def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
@@ -324,7 +427,10 @@ def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
         types[r] = nd.type
         index[r] = nd.index
         num[r] = _get_num(nd)
-    return Raw(nodes, raw.ids, raw.row, parents, parent, types, index, num, same)
+    index_array = raw.index_array
+    if not same:
+        index_array = _put_str(index_array, [raw.row[nid] for nid in changed], [nd.index for nd in changed.values()])
+    return Raw(nodes, raw.ids, raw.row, parents, parent, types, index, num, same, raw.id_array, index_array)
 
 
 def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[str, Binding],
@@ -436,7 +542,7 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     if reuse:
         d.paint, d.order, d.page_start = prev.paint, prev.order, prev.page_start  # type: ignore[union-attr]
         return d
-    paint = _paint_order(ids, raw.index, parent, page, depth, levels, nodes)
+    paint = _paint_order(raw, parent, page, levels)
     order = np.empty(n, dtype=np.int64)
     order[paint] = np.arange(n)
     d.paint = paint

@@ -6,12 +6,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union)
+from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union)
 
 import numpy as np
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
-from spatialobs.canvas.derive import Derived, Raw, derive, extract, patch
+from spatialobs.canvas.derive import Derived, Raw, derive, extract, patch, splice
 from spatialobs.canvas.fractional import key_after, key_between
 from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.sanitize import CleanFields, sanitize_binding_fields, sanitize_node_fields
@@ -186,6 +186,8 @@ class Canvas:
         self._raw: Optional[Raw] = None          # input columns of the last derivation
         self._prev: Optional[Derived] = None     # the last derivation, for reuse after edits
         self._dirty: Optional[Dict[str, None]] = {}  # nodes updated since then; None: rebuild
+        self._added: Dict[str, None] = {}        # nodes added since then (in canvas order)
+        self._gone: Set[str] = set()             # rows of the last derivation removed since
         self._local_cache: Dict[str, Any] = {}
         self._log: Optional[List[Tuple[str, str, Any]]] = None
         self._depth = 0
@@ -291,13 +293,25 @@ class Canvas:
         if self._derived is None:
             raw = None
             if self._raw is not None and self._dirty is not None:
-                raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty}) if self._dirty else self._raw
+                if self._added or self._gone:
+                    nodes = self._nodes
+                    raw = splice(self._raw, self._gone, [nodes[k] for k in self._added],
+                                 {k: nodes[k] for k in self._dirty if k not in self._added}, self._children)
+                    # rows must stay in canvas order: a cheap check against the dict itself
+                    if len(raw.ids) != len(nodes) or raw.ids != list(nodes):  # pragma: no cover - defensive
+                        raw = None
+                elif self._dirty:
+                    raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty})
+                else:
+                    raw = self._raw
             if raw is None:
                 raw = extract(self._nodes.values())
             prev, self._prev = self._prev, None
             self._derived = derive(raw.nodes, self._pages, self._bindings, self._local_cache, raw, prev)
             self._raw = raw
             self._dirty = {}
+            self._added = {}
+            self._gone = set()
         return self._derived
 
     def geometry(self) -> Derived:
@@ -436,11 +450,19 @@ class Canvas:
         if self._derived is not None:
             self._prev = self._derived
         self._derived = None
-        if kind == "node":
-            if old is not None and value is not None and self._dirty is not None:
-                self._dirty[item_id] = None  # same row: patch the cached columns
-            else:
-                self._dirty = None  # rows added or removed: extract again
+        if kind == "node" and self._dirty is not None and self._raw is not None:
+            # keep track of how the rows of the last derivation change: an update keeps
+            # its row (patched), an add appends one (dict order), a removal drops one
+            if old is not None and value is not None:
+                self._dirty[item_id] = None
+            elif value is not None:
+                self._added[item_id] = None
+            elif old is not None:
+                self._dirty.pop(item_id, None)
+                if item_id in self._added:
+                    del self._added[item_id]
+                else:
+                    self._gone.add(item_id)
 
     @contextmanager
     def batch(self) -> Iterator["Canvas"]:
@@ -707,6 +729,7 @@ class Canvas:
         c._children = {k: dict(v) for k, v in self._children.items()}
         c._source = self._source
         c._raw, c._dirty, c._prev = None, None, None
+        c._added, c._gone = {}, set()
         c.cameras = dict(self.cameras)
         c.selection = dict(self.selection)
         c.current_page = self.current_page
