@@ -283,6 +283,9 @@ class Raw:
     same_tree: bool = False  # parents, indices and types as in the previous derivation
     id_array: Optional[np.ndarray] = None     # ids and indices as numpy strings, for sorting;
     index_array: Optional[np.ndarray] = None  # built on first use and carried across edits
+    # rows of the previous derivation that remain, when whole subtrees were removed and
+    # nothing else changed the tree: the remaining nodes keep their depth and paint order
+    kept: Optional[np.ndarray] = None
 
     def sort_keys(self) -> Tuple[np.ndarray, np.ndarray]:
         """``(id_array, index_array)``, built now if no edit carried them over."""
@@ -354,7 +357,15 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
         num = raw.num[keep]
         id_array = raw.id_array[keep] if raw.id_array is not None else None
         index_array = raw.index_array[keep] if raw.index_array is not None else None
-        row = dict(zip(ids, range(len(ids))))
+        # the row map: drop the removed ids, renumber the rows after the first removal
+        first = int(np.argmin(keep))
+        if first > len(ids) // 2:
+            row = dict(raw.row)
+            for i in gone:
+                del row[i]
+        else:
+            row = dict(zip(ids[:first], range(first)))
+        row.update(zip(ids[first:], range(first, len(ids))))
     else:
         ids, nodes, parents, index = list(raw.ids), list(raw.nodes), list(raw.parents), list(raw.index)
         parent, types, num = raw.parent, raw.types, raw.num
@@ -398,7 +409,13 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
             types[r] = nd.type
             num[r] = _get_num(nd)
         index_array = _put_str(index_array, rows, [nd.index for nd in vals])
-    return Raw(nodes, ids, row, parents, parent, types, index, num, False, id_array, index_array)
+    kept = None
+    if gone and not added and np.array_equal(linked, p >= 0):
+        old_nodes = raw.nodes
+        if all(old_nodes[raw.row[nid]].parent == nd.parent and old_nodes[raw.row[nid]].index == nd.index
+               and old_nodes[raw.row[nid]].type == nd.type for nid, nd in changed.items()):
+            kept = keep
+    return Raw(nodes, ids, row, parents, parent, types, index, num, False, id_array, index_array, kept)
 
 
 def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
@@ -449,9 +466,15 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     page_ids = [p.id for p in sorted(pages.values(), key=lambda p: (p.index, p.id))]
     page_rank = {pid: k for k, pid in enumerate(page_ids)}
     reuse = prev is not None and raw.same_tree and prev.page_ids == page_ids and len(prev.ids) == n
+    kept = raw.kept
+    if kept is not None and not (prev is not None and prev.page_ids == page_ids and len(prev.ids) == len(kept)):
+        kept = None
     if reuse:
         depth = prev.depth  # type: ignore[union-attr]
         levels = prev.levels  # type: ignore[union-attr]
+    elif kept is not None:
+        depth = prev.depth[kept]  # type: ignore[union-attr]
+        levels = _levels(depth) if n else []
     else:
         depth = _depths(parent, ids)
         levels = _levels(depth) if n else []
@@ -489,6 +512,8 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     group = np.full(n, -1, dtype=np.int64)
     if reuse:
         page = prev.page  # type: ignore[union-attr]
+    elif kept is not None:
+        page = prev.page[kept]  # type: ignore[union-attr]
     elif n:
         roots = levels[0]
         page[roots] = [page_rank.get(parents[i], 0) for i in roots.tolist()]
@@ -502,7 +527,7 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         px[lvl] = px[p] + c * x[lvl] - s * y[lvl]
         py[lvl] = py[p] + s * x[lvl] + c * y[lvl]
         prot[lvl] = prot[p] + rot_l[lvl]
-        if not reuse:
+        if not reuse and kept is None:
             page[lvl] = page[p]
         opacity[lvl] *= opacity[p]
         hidden[lvl] |= hidden[p]
@@ -542,7 +567,12 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     if reuse:
         d.paint, d.order, d.page_start = prev.paint, prev.order, prev.page_start  # type: ignore[union-attr]
         return d
-    paint = _paint_order(raw, parent, page, levels)
+    if kept is not None:
+        # removing whole subtrees leaves the relative order of every other node as it was
+        old_paint = prev.paint  # type: ignore[union-attr]
+        paint = (np.cumsum(kept) - 1)[old_paint[kept[old_paint]]]
+    else:
+        paint = _paint_order(raw, parent, page, levels)
     order = np.empty(n, dtype=np.int64)
     order[paint] = np.arange(n)
     d.paint = paint
