@@ -296,6 +296,16 @@ class Raw:
         return self.id_array, self.index_array
 
 
+_COUNTING: List[int] = []
+
+
+def _counting(n: int) -> List[int]:
+    """``[0, 1, ..., n-1]`` or longer, kept between calls: row maps reuse the int objects."""
+    if len(_COUNTING) < n:
+        _COUNTING.extend(range(len(_COUNTING), max(n, 2 * len(_COUNTING))))
+    return _COUNTING
+
+
 def _put_str(arr: Optional[np.ndarray], rows: List[int], values: List[str]) -> Optional[np.ndarray]:
     """A copy of a numpy string column with some rows set, widened when a value is longer."""
     if arr is None:
@@ -343,11 +353,17 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
     n0 = len(raw.ids)
     if gone:
         keep = np.ones(n0, dtype=bool)
-        keep[[raw.row[i] for i in gone]] = False
-        ids = list(compress(raw.ids, keep))
-        nodes = list(compress(raw.nodes, keep))
-        parents = list(compress(raw.parents, keep))
-        index = list(compress(raw.index, keep))
+        dead = sorted((raw.row[i] for i in gone), reverse=True)
+        keep[dead] = False
+        if len(dead) <= 32:  # a few removals: copy and delete (memmove) beats filtering
+            ids, nodes, parents, index = list(raw.ids), list(raw.nodes), list(raw.parents), list(raw.index)
+            for r in dead:
+                del ids[r], nodes[r], parents[r], index[r]
+        else:
+            ids = list(compress(raw.ids, keep))
+            nodes = list(compress(raw.nodes, keep))
+            parents = list(compress(raw.parents, keep))
+            index = list(compress(raw.index, keep))
         newpos = np.cumsum(keep) - 1
         p = raw.parent[keep]
         linked = p >= 0
@@ -358,14 +374,12 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
         id_array = raw.id_array[keep] if raw.id_array is not None else None
         index_array = raw.index_array[keep] if raw.index_array is not None else None
         # the row map: drop the removed ids, renumber the rows after the first removal
-        first = int(np.argmin(keep))
-        if first > len(ids) // 2:
-            row = dict(raw.row)
-            for i in gone:
-                del row[i]
-        else:
-            row = dict(zip(ids[:first], range(first)))
-        row.update(zip(ids[first:], range(first, len(ids))))
+        # (updating existing keys of a copy is cheaper than building a new dict)
+        first = dead[-1]
+        row = dict(raw.row)
+        for i in gone:
+            del row[i]
+        row.update(zip(ids[first:], _counting(len(ids))[first:len(ids)]))
     else:
         ids, nodes, parents, index = list(raw.ids), list(raw.nodes), list(raw.parents), list(raw.index)
         parent, types, num = raw.parent, raw.types, raw.num
