@@ -211,8 +211,11 @@ class StateIndex:
         retrieved ones: the exact reference that retrieval recall is measured
         against, and the brute-force baseline.
     hnsw_m, ef_construction, ef_search : int
-        HNSW parameters (``ef_search`` defaults to ``top_k``); the raw faiss objects
-        are reachable with :meth:`hnsw`.
+        HNSW parameters (defaults 16, 40 and ``top_k``); the raw faiss objects are
+        reachable with :meth:`hnsw`. M = 16 rather than 32 keeps the synthetic
+        quality report unchanged (retrieval recall and decision agreement 1.0)
+        and makes an HNSW search and add about a third cheaper. A saved index
+        keeps the parameters it was built with.
 
     Thread safety: :meth:`query`, :meth:`save` and the accessors may run in many
     threads at once; :meth:`add` is serialized and excludes them while it runs.
@@ -238,7 +241,7 @@ class StateIndex:
         *,
         mask_volatile: bool = False,
         candidates: str = "hybrid",
-        hnsw_m: int = 32,
+        hnsw_m: int = 16,
         ef_construction: int = 40,
         ef_search: Optional[int] = None,
     ) -> None:
