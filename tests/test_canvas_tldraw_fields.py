@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from spatialobs.canvas import tldraw as T
@@ -101,3 +102,26 @@ def test_checked_fields_equal_the_sanitized_record(records):
     assert [str(d) for d in got.diagnostics] == [str(d) for d in want.diagnostics]
     for nid in want.nodes:
         assert got.page_bounds(nid) == want.page_bounds(nid)
+
+
+coordinate = st.one_of(st.floats(-1e6, 1e6), st.integers(-100, 100), st.sampled_from([0.0, -0.0, 0, 1e308, -1e308]),
+                       st.floats(allow_nan=True, allow_infinity=True))
+point = st.fixed_dictionaries({"x": coordinate, "y": coordinate, "z": st.just(0.5)})
+segment = st.fixed_dictionaries({"type": st.just("free"), "points": st.lists(point, max_size=8)})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(segment, min_size=1, max_size=3), st.one_of(st.none(), st.floats(0.1, 4), st.just("2")),
+       st.floats(0, 9), st.floats(0, 9))
+def test_freehand_box_equals_the_numpy_reading(segments, scale, w, h):
+    from types import MappingProxyType
+
+    from spatialobs.canvas.shapes import local_box
+
+    props = {"segments": segments} if scale is None else {"segments": segments, "scale": scale}
+    # a segment that is a mapping but not a dict sends local_box down its numpy reading, and adds no point
+    with np.errstate(over="ignore", invalid="ignore"):  # 1e308 * scale overflows to inf in both readings
+        reference = local_box("draw", {**props, "segments": segments + [MappingProxyType({})]}, w, h)
+        got = local_box("draw", props, w, h)
+    assert [(v, math.copysign(1, v)) for v in got] == [(v, math.copysign(1, v)) for v in reference] or \
+        (any(map(math.isnan, got)) and repr(got) == repr(reference))

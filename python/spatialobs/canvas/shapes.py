@@ -190,6 +190,65 @@ def _points_of_mapping(m: Mapping[str, Any]) -> List[Tuple[float, float]]:
     return out
 
 
+def _scale(props: Mapping[str, Any]) -> float:
+    scale = props.get("scale", 1) or 1
+    try:
+        return float(scale)
+    except (TypeError, ValueError):
+        return 1.0
+
+
+def _points_extent(segments: List[Any]) -> Optional[Box]:
+    """Extent of the finite points of freehand segments given as ``{"x", "y"}`` lists.
+
+    The plain-Python twin of the numpy reading in :func:`local_box` for the common
+    case; None whenever a segment needs that reading (an encoded path, a point that
+    is not a dict of two plain numbers, a negative zero whose min/max tie-break
+    numpy may decide differently). ``x0 > x1`` when no point is finite.
+    """
+    inf = math.inf
+    x0 = y0 = inf
+    x1 = y1 = -inf
+    isfinite = math.isfinite
+    for seg in segments:
+        if type(seg) is not dict:
+            if is_mapping(seg):
+                return None
+            continue
+        if isinstance(seg.get("path"), str):
+            return None
+        pts = seg.get("points")
+        if not isinstance(pts, list):
+            continue
+        for q in pts:
+            if type(q) is not dict:
+                return None
+            x = q.get("x")
+            y = q.get("y")
+            tx, ty = type(x), type(y)
+            if tx is int and -(2 ** 53) <= x <= 2 ** 53:
+                x = float(x)
+            elif tx is not float:
+                return None
+            if ty is int and -(2 ** 53) <= y <= 2 ** 53:
+                y = float(y)
+            elif ty is not float:
+                return None
+            if not (isfinite(x) and isfinite(y)):
+                continue
+            if (x == 0.0 and math.copysign(1.0, x) < 0) or (y == 0.0 and math.copysign(1.0, y) < 0):
+                return None
+            if x < x0:
+                x0 = x
+            if x > x1:
+                x1 = x
+            if y < y0:
+                y0 = y
+            if y > y1:
+                y1 = y
+    return (x0, y0, x1, y1)
+
+
 def local_box(node_type: str, props: Mapping[str, Any], w: float = 0.0, h: float = 0.0) -> Box:
     """Local bounding box of a node's geometry.
 
@@ -237,6 +296,12 @@ def local_box(node_type: str, props: Mapping[str, Any], w: float = 0.0, h: float
                 return _bbox([p[0] for p in xy], [p[1] for p in xy])  # type: ignore[return-value]
         segments = props.get("segments")
         if isinstance(segments, list) and segments:
+            ext = _points_extent(segments)
+            if ext is not None:
+                if ext[0] > ext[2]:  # no finite point
+                    return (0.0, 0.0, float(w), float(h))
+                scale = _scale(props)
+                return (ext[0] * scale, ext[1] * scale, ext[2] * scale, ext[3] * scale)
             arrays = []
             for seg in segments:
                 if not is_mapping(seg):
@@ -255,11 +320,7 @@ def local_box(node_type: str, props: Mapping[str, Any], w: float = 0.0, h: float
             if arrays:
                 allp = np.concatenate(arrays)
                 if len(allp):
-                    scale = props.get("scale", 1) or 1
-                    try:
-                        scale = float(scale)
-                    except (TypeError, ValueError):
-                        scale = 1.0
+                    scale = _scale(props)
                     lo = allp.min(axis=0) * scale
                     hi = allp.max(axis=0) * scale
                     return (float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1]))
