@@ -186,6 +186,7 @@ class Canvas:
         self._raw: Optional[Raw] = None          # input columns of the last derivation
         self._prev: Optional[Derived] = None     # the last derivation, for reuse after edits
         self._dirty: Optional[Dict[str, None]] = {}  # nodes updated since then; None: rebuild
+        self._orders: Optional[Dict[str, List[str]]] = None  # item orders before a batch's first removal
         self._added: Dict[str, None] = {}        # nodes added since then (in canvas order)
         self._gone: Set[str] = set()             # rows of the last derivation removed since
         self._local_cache: Dict[str, Any] = {}
@@ -436,6 +437,9 @@ class Canvas:
         old = store.get(item_id)
         if self._log is not None:
             self._log.append((kind, item_id, old))
+            if value is None and old is not None and self._orders is not None and kind not in self._orders:
+                # a rollback re-adds removed items at the end: remember the order once per batch
+                self._orders[kind] = list(store)
         if kind == "node":
             if old is not None:
                 sib = self._children.get(old.parent)
@@ -487,6 +491,7 @@ class Canvas:
         outer = self._log is not None
         if not outer:
             self._log = []
+            self._orders = {}
         self._depth += 1
         mark = len(self._log)  # type: ignore[arg-type]
         saved = (dict(self.cameras), dict(self.selection), self.current_page)
@@ -499,6 +504,8 @@ class Canvas:
             for kind, item_id, old in reversed(log[mark:]):
                 self._put(kind, item_id, old)
             del log[mark:]
+            if not outer and self._orders:
+                self._restore_orders(self._orders)
             self.cameras, self.selection, self.current_page = dict(saved[0]), dict(saved[1]), saved[2]
             self._log = log if outer else None
             raise
@@ -506,8 +513,23 @@ class Canvas:
             self._depth -= 1
             if not outer:
                 self._log = None
+                self._orders = None
 
     transaction = batch
+
+    def _restore_orders(self, orders: Dict[str, List[str]]) -> None:
+        """Put rolled-back items back in their original order (so to_json gives the same bytes)."""
+        for kind, keys in orders.items():
+            store: Dict[str, Any] = {"node": self._nodes, "binding": self._bindings, "page": self._pages}[kind]
+            if list(store) == keys:
+                continue
+            items = dict(store)
+            store.clear()
+            store.update((k, items.pop(k)) for k in keys if k in items)
+            store.update(items)
+            if kind == "node":  # cached rows follow the node order: derive afresh
+                self._derived, self._raw, self._dirty, self._prev = None, None, None, None
+                self._added, self._gone = {}, set()
 
     def _check_parent(self, node_id: str, parent: str) -> None:
         if parent in self._pages:
