@@ -118,6 +118,10 @@ def shape_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Dict[str, A
 _Box = Tuple[float, float, float, float]
 
 
+#: Key under a shape record's ``meta`` that carries what tldraw's schema cannot hold.
+META_KEY = "spatialobs"
+
+
 def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[str, Any], Optional[_Box]]:
     """Node fields of one shape record and, for point-based types, its local box.
 
@@ -162,6 +166,18 @@ def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[s
         h = _prop_num(props, "h", 0.0, rid, diags)
     style = {k: props[k] for k in STYLE_KEYS if k in props}
     name = props.get("name") if t == "frame" else None
+    meta = rec.get("meta")
+    kept = meta.get(META_KEY) if is_mapping(meta) else None
+    if is_mapping(kept):  # written by node_to_record: what tldraw's schema could not hold
+        if isinstance(kept.get("type"), str) and kept["type"]:
+            t = kept["type"]
+        if is_mapping(kept.get("style")):
+            style.update(kept["style"])
+        if isinstance(kept.get("unset"), list):
+            for k in kept["unset"]:
+                style.pop(k, None) if isinstance(k, str) else None
+        if isinstance(kept.get("name"), str):
+            name = kept["name"]
     if not isinstance(name, str):
         name = None
     parent = rec.get("parentId")
@@ -531,6 +547,28 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
                 props[term].setdefault("isExact", False)
             elif is_mapping(cur) and cur.get("type") == "binding":
                 props[term] = {"type": "point", "x": 0.0, "y": 0.0}
+    # What tldraw's schema cannot hold (our node type when it maps onto another tldraw
+    # type, style keys tldraw has no prop for, a name on a non-frame) rides in the
+    # record's meta, which tldraw keeps untouched; the importer restores it.
+    keep: Dict[str, Any] = {}
+    if node.type != tl_type:
+        keep["type"] = node.type
+    extra_style = {k: v for k, v in node.style.items() if props.get(k) != v}
+    if extra_style:
+        keep["style"] = extra_style
+    unset = sorted(k for k in STYLE_KEYS if k in props and k not in node.style)  # template defaults
+    if unset:
+        keep["unset"] = unset
+    if node.name and tl_type != "frame":
+        keep["name"] = node.name
+    meta = rec.get("meta")
+    if keep or (is_mapping(meta) and META_KEY in meta):
+        meta = dict(meta) if is_mapping(meta) else {}
+        if keep:
+            meta[META_KEY] = keep
+        else:
+            meta.pop(META_KEY, None)
+        rec["meta"] = meta
     rec["props"] = props
     return rec
 

@@ -1,4 +1,5 @@
-"""A rolled-back batch leaves the document exactly as it was, byte for byte."""
+"""Nothing is lost: a rolled-back batch leaves the document byte for byte as it was, and a tldraw
+export keeps what tldraw's schema cannot hold."""
 
 from __future__ import annotations
 
@@ -58,3 +59,29 @@ def test_failed_removal_on_a_real_file_keeps_bytes_and_export(path):
             c.update("missing-node", x=1.0)
     assert c.to_json() == before
     assert c.to_tldraw() == export
+
+
+def test_tldraw_export_keeps_types_styles_and_names_tldraw_cannot_hold(shared_data):
+    """HTML-made containers and images, CSS styles and names survive export -> import via meta."""
+    from spatialobs.canvas import Executor
+
+    c = load(shared_data / "canvases" / "1797127235__argus__architecture.tldr")
+    report = Executor(c).apply([
+        {"op": "create_artboard", "id": "home", "name": "Home", "x": 3000, "y": 0, "w": 640, "h": 400},
+        {"op": "parse_html", "target": "home",
+         "html": "<section style='padding: 16px; background-color: #fafafa'><h1>Hi</h1><img src='a.png'></section>"},
+        {"op": "update_node", "id": "shape:server", "name": "Server box"},
+    ])
+    assert report.ok, report.errors
+    again = load(c.to_tldraw())
+    for nid in report.created + ["shape:server"]:
+        a, b = c.nodes[nid], again.nodes[nid]
+        assert (b.type, b.style, b.name, b.text) == (a.type, a.style, a.name, a.text), nid
+        if a.type == "text":  # tldraw sizes text itself: only the corner is fixed
+            assert again.page_bounds(nid)[:2] == pytest.approx(c.page_bounds(nid)[:2])
+        else:
+            assert again.page_bounds(nid) == pytest.approx(c.page_bounds(nid))
+    assert {c.nodes[n].type for n in report.created} >= {"container", "image"}
+    # untouched records carry no extra meta
+    untouched = next(r for r in c.to_tldraw()["records"] if r.get("id") == "shape:pi")
+    assert "spatialobs" not in untouched.get("meta", {})
