@@ -63,8 +63,8 @@ def check(benchmark, c, vp, obs, text):
 
 @pytest.mark.skipif(not REAL, reason="../shared/data/canvases is absent")
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name.split("__")[1][:24])
-@pytest.mark.benchmark(group="observe-real")
 def test_observe_real(benchmark, path):
+    benchmark.group = f"observe-real {path.name.split('__')[1][:24]}"  # with the pure-Python one
     c, vp = real(path)
     obs, text = benchmark(run_fast, c, vp)
     check(benchmark, c, vp, obs, text)
@@ -72,16 +72,16 @@ def test_observe_real(benchmark, path):
 
 @pytest.mark.skipif(not REAL, reason="../shared/data/canvases is absent")
 @pytest.mark.parametrize("path", [p for p in REAL if p.stat().st_size < 400_000], ids=lambda p: p.name.split("__")[1][:24])
-@pytest.mark.benchmark(group="observe-real-python")
 def test_observe_real_python(benchmark, path):
+    benchmark.group = f"observe-real {path.name.split('__')[1][:24]}"
     c, vp = real(path)
     got = benchmark.pedantic(observe_naive, args=(c, vp), rounds=1, iterations=1)
     assert got == observe(c, vp).to_dict()
 
 
 @pytest.mark.parametrize("n", sizes(1_000, 10_000, 100_000))
-@pytest.mark.benchmark(group="observe-synthetic")
 def test_observe_synthetic(benchmark, n):
+    benchmark.group = f"observe-synthetic n={n}"
     c = synth(n)
     obs, text = benchmark(run_fast, c, VIEW)
     check(benchmark, c, VIEW, obs, text)
@@ -90,8 +90,8 @@ def test_observe_synthetic(benchmark, n):
 
 
 @pytest.mark.parametrize("n", sizes(1_000))
-@pytest.mark.benchmark(group="observe-synthetic")
 def test_observe_synthetic_python(benchmark, n):
+    benchmark.group = f"observe-synthetic n={n}"
     c = synth(n)
     got = benchmark.pedantic(observe_naive, args=(c, VIEW), rounds=1, iterations=1)
     assert got == observe(c, VIEW).to_dict()
