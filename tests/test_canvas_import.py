@@ -333,6 +333,21 @@ def test_non_finite_geometry_is_repaired_with_a_diagnostic():
     assert {d.code for d in c.diagnostics} >= {"invalid_geometry", "negative_size"}
 
 
+def test_shapes_whose_props_are_not_an_object_export_after_edits():
+    # such props are ignored on import; export must neither copy them into a new
+    # shape of the same type nor choke on them when the shape itself changed
+    c = load(_doc(_shape("shape:a", props=None), _shape("shape:b", props=["junk"])))
+    c.add(Node("shape:new", "geo", "page:p", None, 5, 6, 70, 80, text="fresh"))  # type: ignore[arg-type]
+    c.update("shape:b", x=5.0)
+    out = c.to_tldraw()
+    by_id = {r["id"]: r for r in out["records"]}
+    assert by_id["shape:new"]["props"]["w"] == 70
+    assert by_id["shape:b"]["x"] == 5.0 and isinstance(by_id["shape:b"]["props"], dict)
+    back = load(out)
+    assert back.node("shape:new").text == "fresh" and back.page_bounds("shape:new") == (5.0, 6.0, 75.0, 86.0)
+    assert back.node("shape:b").x == 5.0
+
+
 def test_excalidraw_bad_elements():
     c = load({"type": "excalidraw", "elements": [
         {"id": "a", "type": "rectangle", "x": "1", "y": 2, "width": 3, "height": 4, "frameId": "nope"},

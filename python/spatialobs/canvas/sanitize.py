@@ -20,14 +20,20 @@ import math
 import re
 from collections import abc as _abc
 from functools import lru_cache
-from typing import Any, Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.records import Diagnostic
 
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard
 
-def is_mapping(value: Any) -> bool:
-    """``isinstance(value, Mapping)``, with the common ``dict`` case decided without the ABC machinery."""
+
+def is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, with the common ``dict`` case decided without the ABC machinery.
+
+    Used on decoded JSON, whose object keys are strings.
+    """
     return type(value) is dict or isinstance(value, _abc.Mapping)
 
 __all__ = [

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.sanitize import CleanFields, is_mapping, sanitize_style
@@ -55,7 +55,7 @@ class TldrawSource:
     props_bindings: bool = False
     rich_text: bool = True
     screen: Tuple[float, float] = DEFAULT_SCREEN
-    templates: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    templates: Dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def is_tldraw(doc: Any) -> bool:
@@ -219,7 +219,8 @@ def _plain_num(v: Any) -> bool:
 
 def _binding_record_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Optional[Dict[str, Any]]:
     rid = rec["id"]
-    props = rec.get("props") if is_mapping(rec.get("props")) else {}
+    raw_props = rec.get("props")
+    props: Mapping[str, Any] = raw_props if is_mapping(raw_props) else {}
     if not isinstance(rec.get("fromId"), str) or not isinstance(rec.get("toId"), str):
         diags.append(Diagnostic("invalid_record", rid, "binding without fromId/toId; dropped"))
         return None
@@ -231,7 +232,7 @@ def _binding_record_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> O
 
 def _props_binding_fields(rec: Mapping[str, Any]) -> List[Dict[str, Any]]:
     props = rec.get("props")
-    out = []
+    out: List[Dict[str, Any]] = []
     if not is_mapping(props):
         return out
     for term in ("start", "end"):
@@ -327,7 +328,7 @@ def from_tldraw(doc: Mapping[str, Any]) -> Canvas:
     selection: Dict[str, Tuple[str, ...]] = {}
     screen = DEFAULT_SCREEN
     current: Optional[str] = None
-    templates: Dict[str, Dict[str, Any]] = {}
+    templates: Dict[str, Mapping[str, Any]] = {}
     boxes: List[Tuple[Dict[str, Any], _Box]] = []
     for k, rec in enumerate(records):
         if not is_mapping(rec) or not isinstance(rec.get("id"), str) or not isinstance(rec.get("typeName"), str):
@@ -341,7 +342,7 @@ def from_tldraw(doc: Mapping[str, Any]) -> Canvas:
             node_fields.append(f)
             if box is not None and type(f) is CleanFields:
                 boxes.append((f, box))
-            templates.setdefault(str(rec.get("type")), rec)  # type: ignore[arg-type]
+            templates.setdefault(str(rec.get("type")), rec)
             if rec.get("type") == "arrow":
                 binding_fields.extend(_props_binding_fields(rec))
         elif tn == "binding":
@@ -471,13 +472,18 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
     """
     orig = src.origin_nodes.get(node.id) if src is not None else None
     tl_type, geo_kind = _tl_type(node, src)
+    template_keys: Optional[Set[str]]
     if base is not None and base.get("type") == tl_type:
         rec = dict(base)
-        props = dict(base.get("props") or {})
+        # props that are not an object were ignored on import; they are rewritten
+        base_props = base.get("props")
+        props = dict(base_props) if is_mapping(base_props) else {}
         template_keys = None
     else:
         tmpl = src.templates.get(tl_type) if src is not None else None
-        tprops = copy.deepcopy(tmpl.get("props")) if tmpl is not None else copy.deepcopy(_DEFAULT_PROPS.get(tl_type, {}))
+        tmpl_props = tmpl.get("props") if tmpl is not None else None
+        tprops: Dict[str, Any] = copy.deepcopy(
+            dict(tmpl_props) if is_mapping(tmpl_props) else _DEFAULT_PROPS.get(tl_type, {}))
         rec = {"meta": {}}
         props = tprops
         template_keys = set(tprops)
