@@ -40,7 +40,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action, candidate_actions
@@ -50,6 +50,16 @@ __all__ = ["APPS", "SimApp", "Start", "Notepad", "Explorer", "Calc", "make_app"]
 
 W, H = 1280.0, 800.0
 Box = Tuple[float, float, float, float]
+
+
+class _Handler(Protocol):
+    """What a click or menu pick runs: no arguments, result ignored.
+
+    A protocol, not ``Callable[[], object]``, so that ``lambda n=name: ...`` (a loop
+    variable bound as a default) is accepted and still checked.
+    """
+
+    def __call__(self) -> object: ...
 
 
 @dataclass(frozen=True)
@@ -69,21 +79,21 @@ class _UI:
 
     def __init__(self) -> None:
         self.elements: List[Element] = []
-        self.handlers: Dict[Tuple[str, str], Callable[..., None]] = {}
+        self.handlers: Dict[Tuple[str, str], Callable[..., object]] = {}
 
     def add(self, id: str, role: str, box: Box, text: Optional[str] = None, *,
-            click: Optional[Callable[[], None]] = None, type: Optional[Callable[[str], None]] = None,
+            click: Optional[_Handler] = None, type: Optional[Callable[[str], object]] = None,
             enabled: bool = True) -> None:
         clickable = click is not None and enabled
         editable = type is not None and enabled
         self.elements.append(Element(box, role, text or None, editable, clickable, id))
-        if clickable:
-            self.handlers[(id, "click")] = click  # type: ignore[assignment]
-        if editable:
-            self.handlers[(id, "type")] = type  # type: ignore[assignment]
+        if clickable and click is not None:
+            self.handlers[(id, "click")] = click
+        if editable and type is not None:
+            self.handlers[(id, "type")] = type
 
 
-MenuSpec = List[Tuple[str, Optional[Callable[[], None]], bool]]  # (label, handler, enabled)
+MenuSpec = List[Tuple[str, Optional[_Handler], bool]]  # (label, handler, enabled)
 
 
 class SimApp:
@@ -137,7 +147,7 @@ class SimApp:
             raise InvalidInputError(f"start must be a Start, an int or None, got {type(start).__name__}")
         self.s: Dict[str, Any] = self._initial()
         self.s["clipboard"] = self.variant["clipboard"]
-        self._pending: List[Callable[[], None]] = []
+        self._pending: List[_Handler] = []
         self._foreign: Optional[Tuple[str, str]] = None
         key = start.index if start is not None else -1
         self._rng = random.Random(f"{self.name}:{self.seed}:{key}")
@@ -291,7 +301,7 @@ class SimApp:
         else:
             h()
 
-    def _later(self, fn: Callable[[], None]) -> None:
+    def _later(self, fn: _Handler) -> None:
         """Run an asynchronous update now or after the next observation (the race)."""
         if self._replaying or self.race == "early":
             fn()
@@ -319,7 +329,7 @@ class SimApp:
 
     # -- helpers for subclasses --------------------------------------------------
 
-    def _title_bar(self, ui: _UI, title: str, on_close: Callable[[], None]) -> None:
+    def _title_bar(self, ui: _UI, title: str, on_close: _Handler) -> None:
         ui.add("title", "TitleBar", (0, 0, W, 32), title)
         # Minimizing shows the desktop (another application); maximizing toggles.
         ui.add("title.min", "Button", (1136, 0, 1184, 32), "Minimize", click=lambda: self._open_foreign("desktop", "Desktop"))
@@ -354,7 +364,7 @@ class SimApp:
     def _toggle_menu(self, name: str) -> None:
         self.s["menu"] = None if self.s.get("menu") == name else name
 
-    def _menu_pick(self, fn: Optional[Callable[[], None]]) -> None:
+    def _menu_pick(self, fn: Optional[_Handler]) -> None:
         self.s["menu"] = None
         if fn is not None:
             fn()
@@ -620,7 +630,7 @@ class Notepad(SimApp):
         super()._key(key)
 
     # dialogs
-    def _buttons(self, ui: _UI, id: str, x: float, y: float, specs: Sequence[Tuple[str, Callable[[], None]]],
+    def _buttons(self, ui: _UI, id: str, x: float, y: float, specs: Sequence[Tuple[str, _Handler]],
                  w: float = 100) -> None:
         for j, (label, fn) in enumerate(specs):
             key = re.sub(r"[^a-z]", "", label.lower())
@@ -931,7 +941,7 @@ class Explorer(SimApp):
         ui.add("search", "Edit", (910, 40, 1270, 72), s["search"] or f"Search {here}",
                type=None if modal else self._type_search)
         # command bar
-        cmds: List[Tuple[str, str, Optional[Callable[[], None]]]] = [
+        cmds: List[Tuple[str, str, Optional[_Handler]]] = [
             ("cmd.new", "New", lambda: self._toggle_menu("New")),
             ("cmd.cut", "Cut", None), ("cmd.copy", "Copy", None), ("cmd.paste", "Paste", None),
             ("cmd.rename", "Rename", (lambda: s.__setitem__("dialog", "rename")) if s["selected"] else None),
@@ -1003,7 +1013,8 @@ class Explorer(SimApp):
             ui.add(f"status.view.{j}", "Button", (1200 + 36 * j, 772, 1232 + 36 * j, 796), v,
                    click=lambda v=v: s.__setitem__("view", v), enabled=not modal)
         # drop-down menus of the command bar
-        menus = {"New": [("Folder", self._new_folder), ("Text Document", self._new_folder)],
+        menus: Dict[str, List[Tuple[str, _Handler]]] = {
+                 "New": [("Folder", self._new_folder), ("Text Document", self._new_folder)],
                  "Sort": [(k, lambda k=k: s.__setitem__("sort", k)) for k in ("Name", "Type", "Name (descending)")],
                  "View": [(v + (" (on)" if s["view"] == v else ""), lambda v=v: s.__setitem__("view", v))
                           for v in self.VIEWS]
@@ -1012,9 +1023,9 @@ class Explorer(SimApp):
         m = s["menu"]
         if m in menus and not modal:
             xs = {"New": 8, "Sort": 520, "View": 590}[m]
-            items = menus[m]
-            ui.add(f"popup.{m.lower()}", "Menu", (xs, 112, xs + 240, 120 + 28 * len(items)), m)
-            for j, (label, fn) in enumerate(items):
+            picks = menus[m]
+            ui.add(f"popup.{m.lower()}", "Menu", (xs, 112, xs + 240, 120 + 28 * len(picks)), m)
+            for j, (label, fn) in enumerate(picks):
                 ui.add(f"popup.{m.lower()}.{j}", "MenuItem", (xs + 4, 116 + 28 * j, xs + 236, 142 + 28 * j), label,
                        click=(lambda fn=fn: self._menu_pick(fn)))
         if s["dialog"] == "message":
@@ -1208,8 +1219,8 @@ class Calc(SimApp):
                       lambda: s.__setitem__("gridlines", not s["gridlines"]), True)],
             "Insert": [("Function...", lambda: s.__setitem__("dialog", "function"), True),
                        ("Sheet", self._add_sheet, len(s["order"]) < 3)],
-            "Format": [("Cells...", lambda: (s.__setitem__("dialog", "format"),
-                                            s.__setitem__("pending_fmt", sheet["fmt"].get(sel, "General"))), True)],
+            "Format": [("Cells...", lambda: s.update(dialog="format", pending_fmt=sheet["fmt"].get(sel, "General")),
+                        True)],
             "Data": [("Sort Ascending", lambda: self._sort(False), True), ("Sort Descending", lambda: self._sort(True), True),
                      ("AutoFilter" + (" (on)" if s["filter"] else ""), lambda: s.__setitem__("filter", not s["filter"]),
                       True)],
@@ -1244,7 +1255,7 @@ class Calc(SimApp):
         for j, name in enumerate(s["order"]):
             ui.add(f"tab.{name}", "TabItem", (10 + 110 * j, ty, 115 + 110 * j, ty + 26),
                    name + (" (active)" if name == s["active"] else ""),
-                   click=(lambda n=name: (s.__setitem__("active", n), s.__setitem__("sel", "A1"))), enabled=not modal)
+                   click=(lambda n=name: s.update(active=n, sel="A1")), enabled=not modal)
         ui.add("tab.add", "Button", (10 + 110 * len(s["order"]), ty, 40 + 110 * len(s["order"]), ty + 26), "New sheet",
                click=self._add_sheet, enabled=not modal and len(s["order"]) < 3)
         nums = [float(v) for k, v in sheet["shown"].items() if k == sel and _isnum(v)]
