@@ -434,6 +434,24 @@ def test_entries_the_importer_skipped_are_kept_in_place():
     assert {k: v for k, v in out.items() if k != "elements"} == {k: v for k, v in doc.items() if k != "elements"}
 
 
+def test_elements_with_unhashable_ids_are_kept_in_place():
+    doc = {"type": "excalidraw", "version": 2, "appState": {}, "elements": [
+        {"id": "a", "type": "rectangle", "x": 0, "y": 0, "width": 10, "height": 10},
+        {"id": ["x"], "type": "rectangle", "x": 1, "y": 1, "width": 1, "height": 1},
+        {"id": {"y": 1}, "type": "ellipse", "x": 2, "y": 2, "width": 1, "height": 1},
+        {"id": "b", "type": "ellipse", "x": 50, "y": 0, "width": 10, "height": 10}]}
+    c = load(copy.deepcopy(doc))
+    assert c.to_excalidraw() == doc
+    c.update("a", x=5)
+    c.remove("b")
+    c.add(Node("n", "geo", "page:page", None, 100, 0, 10, 10))
+    out = c.to_excalidraw()
+    els = out["elements"]
+    assert [e["id"] for e in els] == ["a", "n", ["x"], {"y": 1}, "b"]
+    assert els[2:4] == doc["elements"][1:3]
+    assert els[0]["x"] == 5 and els[4]["isDeleted"] is True
+
+
 def test_camera_and_selection_changes_reach_app_state():
     doc = {"type": "excalidraw", "elements": [{"id": "a", "type": "rectangle", "x": 0, "y": 0, "width": 1,
                                                "height": 1}],

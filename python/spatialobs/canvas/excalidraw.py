@@ -253,7 +253,8 @@ def from_excalidraw(doc: Mapping[str, Any]) -> Canvas:
         if not bf["to_id"]:
             bf["to_id"] = "?"
     canvas = build_canvas(pages, node_fields, binding_fields, diags)
-    app = doc.get("appState") if is_mapping(doc.get("appState")) else {}
+    raw_app = doc.get("appState")
+    app: Mapping[str, Any] = raw_app if is_mapping(raw_app) else {}
     if isinstance(app.get("scrollX"), (int, float)) and isinstance(app.get("scrollY"), (int, float)):
         z = app.get("zoom", 1)
         z = z.get("value", 1) if is_mapping(z) else z
@@ -390,9 +391,9 @@ class _State:
         """Page position of a node's local origin and its page rotation."""
         if nid in self.tf:
             return self.tf[nid]
-        chain = []
+        chain: List[str] = []
         p: Optional[str] = nid
-        while p in self.nodes and p not in self.tf and p not in chain:
+        while p is not None and p in self.nodes and p not in self.tf and p not in chain:
             chain.append(p)
             p = self.nodes[p].parent
         px, py, pa = self.tf.get(p, (0.0, 0.0, 0.0)) if p is not None else (0.0, 0.0, 0.0)
@@ -572,7 +573,7 @@ class _Exporter:
         self.raw: List[Any] = list(src.elements) if src is not None else []
         self.cur = _State(canvas._nodes, canvas._bindings)
         self.org = _State(src.origin_nodes if src else {}, src.origin_bindings if src else {})
-        self.raw_by_id: Dict[str, Dict[str, Any]] = {}
+        self.raw_by_id: Dict[str, Mapping[str, Any]] = {}
         for e in self.raw:
             if is_mapping(e) and isinstance(e.get("id"), str) and e["id"] not in self.raw_by_id and not e.get("isDeleted"):
                 self.raw_by_id[e["id"]] = e
@@ -584,8 +585,8 @@ class _Exporter:
                 self.texts.setdefault(cid, []).append(eid)
         self.used_ids = {e["id"] for e in self.raw if is_mapping(e) and isinstance(e.get("id"), str)}
         self.used_ids.update(canvas._nodes)
-        stamps = [e.get("updated") for e in self.raw_by_id.values() if isinstance(e.get("updated"), int)
-                  and not isinstance(e.get("updated"), bool)]
+        stamps: List[int] = [e["updated"] for e in self.raw_by_id.values() if isinstance(e.get("updated"), int)
+                             and not isinstance(e.get("updated"), bool)]
         self.updated = updated
         self.new_stamp = updated if updated is not None else (max(stamps) if stamps else 1)
         self.changed: set = set()
@@ -650,7 +651,7 @@ class _Exporter:
             d["boundElements"] = _bound_list(node, st, self.org, tid, "boundElements")
         return d
 
-    def element(self, nid: str) -> Dict[str, Any]:
+    def element(self, nid: str) -> Mapping[str, Any]:
         node = self.canvas._nodes[nid]
         orig = self.org.nodes.get(nid)
         raw = self.raw_by_id.get(nid)
@@ -748,7 +749,7 @@ class _Exporter:
         g = _geometry(node, _element_type(node) or "rectangle", st.page_tf(node.id))
         return (g["x"] + g["width"] / 2, g["y"] + g["height"] / 2, g["width"], g["height"], g["angle"])
 
-    def bound_text(self, cid: str, tid: str, first: bool) -> Optional[Dict[str, Any]]:
+    def bound_text(self, cid: str, tid: str, first: bool) -> Optional[Mapping[str, Any]]:
         """The bound text element ``tid`` of container ``cid`` (a tombstone when the text is gone).
 
         The first bound text carries the container's whole text; a second one (which
@@ -832,7 +833,7 @@ class _Exporter:
         self.used_ids.add(cand)
         return cand
 
-    def tombstone(self, raw: Dict[str, Any]) -> Dict[str, Any]:
+    def tombstone(self, raw: Mapping[str, Any]) -> Dict[str, Any]:
         """A removed element as Excalidraw keeps it: ``isDeleted`` with a new version."""
         el = dict(raw)
         el["isDeleted"] = True
@@ -843,7 +844,7 @@ class _Exporter:
     def run(self) -> List[Any]:
         nodes = self.canvas._nodes
         paint = [i for i in self.canvas.paint_order(self.page) if _element_type(nodes[i]) is not None]
-        built: Dict[str, List[Dict[str, Any]]] = {}  # node id -> its element, then its texts
+        built: Dict[str, List[Mapping[str, Any]]] = {}  # node id -> its element, then its texts
         for nid in paint:
             els = [self.element(nid)]
             tids = list(self.texts.get(nid, []))
@@ -862,7 +863,8 @@ class _Exporter:
         # the source's other entries: live elements of removed nodes become tombstones, the rest stay verbatim
         leftovers: Dict[int, Any] = {}
         for k, e in enumerate(self.raw):
-            live = is_mapping(e) and self.raw_by_id.get(e.get("id")) is e
+            # ids that are not strings (even unhashable ones) were ignored on import
+            live = is_mapping(e) and isinstance(e.get("id"), str) and self.raw_by_id.get(e["id"]) is e
             if not (live and e["id"] in placed):
                 leftovers[k] = self.tombstone(e) if live else e
         kept = [i for i in paint if i in self.org.nodes and i in self.raw_by_id]
@@ -871,9 +873,9 @@ class _Exporter:
         if self.raw and kept == orig_paint:
             # no source element moved in the paint order: the source's order, each new element
             # right after the element that precedes it in the canvas paint order
-            after: Dict[Optional[str], List[Dict[str, Any]]] = {}
+            after: Dict[Optional[str], List[Mapping[str, Any]]] = {}
             prev: Optional[str] = None
-            by_id: Dict[str, Dict[str, Any]] = {}
+            by_id: Dict[str, Mapping[str, Any]] = {}
             for nid in paint:
                 els = built[nid]
                 mine = [e for e in els if e["id"] in self.raw_by_id]
@@ -913,7 +915,8 @@ class _Exporter:
                 out.extend(slots.get(j, []))
         self._reindex(out)
         for e in out:
-            if is_mapping(e) and e.get("id") in self.changed and e["id"] in self._src_ids and id(e) not in self._raw_objs:
+            # a dict built above, not a source object (whose id may not even be hashable)
+            if isinstance(e, dict) and id(e) not in self._raw_objs and e.get("id") in self.changed and e["id"] in self._src_ids:
                 v = e.get("version")
                 e["version"] = (v if isinstance(v, int) and not isinstance(v, bool) else 1) + 1  # Excalidraw reads none as 1
                 e["versionNonce"] = _hash31(f"{e['id']}:{e['version']}")
@@ -924,7 +927,7 @@ class _Exporter:
     def _raw_pos(self, eid: str) -> int:
         if self._pos is None:
             self._pos = {e["id"]: k for k, e in enumerate(self.raw)
-                         if is_mapping(e) and self.raw_by_id.get(e.get("id")) is e}
+                         if is_mapping(e) and isinstance(e.get("id"), str) and self.raw_by_id.get(e["id"]) is e}
         return self._pos.get(eid, -1)
 
     def _origin_paint(self) -> List[str]:
