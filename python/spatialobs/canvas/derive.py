@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from itertools import chain, compress, repeat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -51,7 +51,7 @@ class Derived:
     order: np.ndarray        # (n,) global paint rank
     paint: np.ndarray        # rows in global paint order (pages in page order)
     page_start: np.ndarray   # paint[page_start[k]:page_start[k+1]] are page k's rows
-    levels: Optional[List[np.ndarray]] = None  # rows per depth
+    levels: List[np.ndarray] = field(default_factory=list)  # rows per depth (set by derive)
 
 
 def _levels(depth: np.ndarray) -> List[np.ndarray]:
@@ -255,9 +255,9 @@ def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, 
                 scale = float(nd.props.get("scale", 1) or 1)
             except (TypeError, ValueError):
                 scale = 1.0
-            for term, other in (("start", "end"), ("end", "start")):
+            for term, opp in (("start", "end"), ("end", "start")):
                 if term in targets and nd.props.get("arrowhead" + term.title(), "none") != "none":
-                    (qx, qy), (ox2, oy2) = ends[term], ends[other]
+                    (qx, qy), (ox2, oy2) = ends[term], ends[opp]
                     L = math.hypot(qx - ox2, qy - oy2)
                     off = (10.0 + size) * scale
                     if L > off:
@@ -325,7 +325,7 @@ def _cat_str(arr: Optional[np.ndarray], values: List[str]) -> Optional[np.ndarra
     return np.concatenate([arr, np.array(values)])
 
 
-def extract(nodes: Sequence[Node]) -> Raw:
+def extract(nodes: Iterable[Node]) -> Raw:
     """Extract the input columns of every node (one Python pass per field group)."""
     nodes = list(nodes)
     n = len(nodes)

@@ -433,7 +433,8 @@ class Canvas:
     # ------------------------------------------------------------------ write path
     def _put(self, kind: str, item_id: str, value: Any) -> None:
         """Set or delete (value None) one item, keeping the child index and undo log."""
-        store: Dict[str, Any] = {"node": self._nodes, "binding": self._bindings, "page": self._pages}[kind]
+        stores: Dict[str, Dict[str, Any]] = {"node": self._nodes, "binding": self._bindings, "page": self._pages}
+        store = stores[kind]
         old = store.get(item_id)
         if self._log is not None:
             self._log.append((kind, item_id, old))
@@ -520,7 +521,8 @@ class Canvas:
     def _restore_orders(self, orders: Dict[str, List[str]]) -> None:
         """Put rolled-back items back in their original order (so to_json gives the same bytes)."""
         for kind, keys in orders.items():
-            store: Dict[str, Any] = {"node": self._nodes, "binding": self._bindings, "page": self._pages}[kind]
+            stores: Dict[str, Dict[str, Any]] = {"node": self._nodes, "binding": self._bindings, "page": self._pages}
+            store = stores[kind]
             if list(store) == keys:
                 continue
             items = dict(store)
@@ -801,12 +803,13 @@ def build_canvas(
     page; bindings to missing nodes are dropped. Each repair is a diagnostic.
     """
     c = Canvas(default_page=False)
-    for p in pages:
-        if p.id in c._pages:
-            diagnostics.append(Diagnostic("duplicate_id", p.id, "page id appears twice; the first is kept"))
+    for pg in pages:
+        if pg.id in c._pages:
+            diagnostics.append(Diagnostic("duplicate_id", pg.id, "page id appears twice; the first is kept"))
             continue
-        c._pages[p.id] = p
+        c._pages[pg.id] = pg
     nodes: Dict[str, Dict[str, Any]] = {}
+    f: Dict[str, Any]
     for raw in node_fields:
         if type(raw) is CleanFields:
             f = raw  # checked by the importer; owned by this call
