@@ -53,6 +53,16 @@ def occluders(
     min_opacity: float,
     mode: Literal["union"],
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+@overload
+def occluders(
+    boxes: npt.NDArray[np.float64],
+    order: npt.NDArray[np.int64],
+    opacity: npt.NDArray[np.float64],
+    hidden: npt.NDArray[np.bool_],
+    viewport: _BoxArg,
+    min_opacity: float = 0.9,
+    mode: str = "bounds",
+) -> npt.NDArray[np.int64] | tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 def overlap_pairs(boxes: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 def containment_pairs(boxes: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]: ...
 def proximity_pairs(

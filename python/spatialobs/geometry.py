@@ -93,7 +93,7 @@ def _as_box(box: Any, name: str) -> Tuple[float, float, float, float]:
         raise InvalidInputError(f"{name} must be four numbers [x0, y0, x1, y1], got {box!r}") from None
     if len(values) != 4:
         raise InvalidInputError(f"{name} must be four numbers [x0, y0, x1, y1], got {len(values)} values")
-    return values  # type: ignore[return-value]
+    return values
 
 
 def _as_column(values: Any, n: int, dtype: type, name: str, default: Any) -> np.ndarray:

@@ -473,13 +473,11 @@ def _measure(el: Element, avail: Optional[float], inherited: Dict[str, Any], in_
             nums = [float(t) for t in re.findall(r"-?\d+\.?\d*", vb)[:4]]
             if len(nums) == 4 and nums[2] > 0 and nums[3] > 0:
                 ratio = nums[3] / nums[2]
-        if w is None and h is None:
-            w = 100.0
         if w is None:
-            w = h / ratio if ratio else h  # type: ignore[operator]
+            w = 100.0 if h is None else (h / ratio if ratio else h)
         if h is None:
             h = w * ratio if ratio else w
-        box.w, box.h = clamp_w(float(w)), max(float(h), 0.0)  # type: ignore[arg-type]
+        box.w, box.h = clamp_w(float(w)), max(float(h), 0.0)
         return box
     # container
     display = str(css.get("display", "")).lower()
