@@ -24,7 +24,7 @@ import os
 import struct
 import tempfile
 from fractions import Fraction
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple, Union
 
 import numpy as np
 
@@ -100,9 +100,12 @@ def save(index: Any, path: Any) -> None:
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
-            for chunk in [_PREFIX.pack(MAGIC, FORMAT_VERSION, len(head)), head] + [
-                memoryview(np.ascontiguousarray(a)).cast("B") for _, a in arrays
-            ]:
+            chunks: List[Union[bytes, memoryview]] = [_PREFIX.pack(MAGIC, FORMAT_VERSION, len(head)), head]
+            chunks += [
+                # numpy's stubs give ndarray __buffer__ only on Python >= 3.12
+                memoryview(np.ascontiguousarray(a)).cast("B") for _, a in arrays  # type: ignore[arg-type]
+            ]
+            for chunk in chunks:
                 digest.update(chunk)
                 f.write(chunk)
             f.write(digest.digest())

@@ -277,7 +277,7 @@ class ScreenGraph:
                 for k, v in explicit.items():
                     if k in cfg and cfg[k] is not None and cfg[k] != v:
                         raise InvalidInputError(f"the store was created with {k}={cfg[k]!r}, not {v!r}")
-                merged = {"kappa": KAPPA, "u0": U0, "lambdas": [1.0, 1.0, 1.0], "app": None}
+                merged: Dict[str, Any] = {"kappa": KAPPA, "u0": U0, "lambdas": [1.0, 1.0, 1.0], "app": None}
                 merged.update({k: v for k, v in cfg.items() if v is not None})
                 merged.update(explicit)
                 if merged != cfg:

@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 Prior = Callable[[Screen, Sequence[Action], str], Sequence[float]]
+# prior weights as the selectors take them: a list or prior_weights' array
+_Weights = Union[Sequence[float], npt.NDArray[np.float64]]
 
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -138,7 +140,7 @@ def resolve_prior(prior: Union[str, Prior]) -> Prior:
     return prior
 
 
-def _argmax(scores: Sequence[float], prior: Sequence[float]) -> int:
+def _argmax(scores: Sequence[float], prior: _Weights) -> int:
     best = 0
     for i in range(1, len(scores)):
         if scores[i] > scores[best] or (scores[i] == scores[best] and prior[i] > prior[best]):
@@ -146,7 +148,7 @@ def _argmax(scores: Sequence[float], prior: Sequence[float]) -> int:
     return best
 
 
-def puct_scores(q: Sequence[float], n: Sequence[int], prior: Sequence[float], total: float, c_p: float = 1.0) -> List[float]:
+def puct_scores(q: Sequence[float], n: Sequence[int], prior: _Weights, total: float, c_p: float = 1.0) -> List[float]:
     """``Q + c_p · P · √total / (1 + N)`` per action.
 
     Examples
@@ -163,10 +165,10 @@ class Selector:
 
     name = "selector"
 
-    def scores(self, graph: Any, state: int, signatures: Sequence[str], prior: Sequence[float]) -> List[float]:
+    def scores(self, graph: Any, state: int, signatures: Sequence[str], prior: _Weights) -> List[float]:
         raise NotImplementedError
 
-    def select(self, graph: Any, state: int, signatures: Sequence[str], prior: Sequence[float]) -> int:
+    def select(self, graph: Any, state: int, signatures: Sequence[str], prior: _Weights) -> int:
         """Index of the chosen action: the best score; ties to the higher prior, then the earlier action."""
         if len(signatures) == 0:
             raise InvalidInputError("no candidate actions to select from")
@@ -199,7 +201,7 @@ class PUCT(Selector):
             raise InvalidInputError(f"c_p must be a finite number >= 0, got {c_p!r}")
         self.c_p = float(c_p)
 
-    def scores(self, graph: Any, state: int, signatures: Sequence[str], prior: Sequence[float]) -> List[float]:
+    def scores(self, graph: Any, state: int, signatures: Sequence[str], prior: _Weights) -> List[float]:
         tries = graph.tries(state)
         total = float(sum(tries.values()))
         q = [graph.q(state, s) for s in signatures]
@@ -221,7 +223,7 @@ class Greedy(Selector):
 
     name = "greedy"
 
-    def scores(self, graph: Any, state: int, signatures: Sequence[str], prior: Sequence[float]) -> List[float]:
+    def scores(self, graph: Any, state: int, signatures: Sequence[str], prior: _Weights) -> List[float]:
         return [float(p) for p in prior]
 
     def __repr__(self) -> str:

@@ -104,7 +104,9 @@ def rrf_fuse(lists: Sequence[npt.NDArray[np.int64]], k: int = 60) -> Tuple[npt.N
     first[0] = True
     np.not_equal(sids[1:], sids[:-1], out=first[1:])
     uniq = sids[first]
-    fused = np.bincount(np.cumsum(first) - 1, weights=contrib[order], minlength=len(uniq))
+    # numpy's stub types bincount as intp even with float weights
+    fused: npt.NDArray[np.float64] = np.bincount(  # type: ignore[assignment]
+        np.cumsum(first) - 1, weights=contrib[order], minlength=len(uniq))
     # uniq is ascending, so a stable sort on the score puts ties in id order.
     order = np.argsort(-fused, kind="stable")
     return uniq[order], fused[order]
@@ -542,5 +544,5 @@ def _meta_key(meta: Union[ScreenMeta, MetaKey]) -> MetaKey:
     if isinstance(meta, ScreenMeta):
         return meta.key()
     if isinstance(meta, tuple) and len(meta) == 3:
-        return meta  # type: ignore[return-value]
+        return meta
     raise InvalidInputError(f"meta must be a ScreenMeta or a 3-tuple, got {meta!r}")
