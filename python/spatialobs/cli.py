@@ -328,8 +328,8 @@ def _apply(args: argparse.Namespace) -> int:
     report = Executor(canvas, origin=_floats(args.origin, 2, "--origin") if args.origin else (0, 0)).apply(ops)
     for e in parse_errors:
         print(f"parse error: {e}", file=sys.stderr)
-    for e in report.errors:
-        print(f"op failed: {e}", file=sys.stderr)
+    for err in report.errors:
+        print(f"op failed: {err}", file=sys.stderr)
     print(f"ops: {len(ops)} parsed, {len(report.applied)} applied, {len(report.errors)} failed; "
           f"{len(parse_errors)} block(s) could not be parsed")
     if report.created:

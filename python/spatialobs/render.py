@@ -248,16 +248,16 @@ def render_png(canvas: Any, observation: Any, *, width: int = 1200) -> Any:
                     outline=_hex("#111111" if o["selected"] else color, 255), width=3 if o["selected"] else 1)
     for r in s.relations:
         a, b = px(*r["a"]), px(*r["b"])
-        color = _hex(RELATION_COLORS.get(r["type"], "#555555"), 200)
+        rgba = _hex(RELATION_COLORS.get(r["type"], "#555555"), 200)
         if r["native"]:
-            d.line([a, b], fill=color, width=1)
+            d.line([a, b], fill=rgba, width=1)
         else:  # dashes
             length = math.hypot(b[0] - a[0], b[1] - a[1])
             steps = max(1, int(length // 9))
             for t in range(0, steps, 2):
                 t0, t1 = t / steps, min(1.0, (t + 1) / steps)
                 d.line([(a[0] + (b[0] - a[0]) * t0, a[1] + (b[1] - a[1]) * t0),
-                        (a[0] + (b[0] - a[0]) * t1, a[1] + (b[1] - a[1]) * t1)], fill=color, width=1)
+                        (a[0] + (b[0] - a[0]) * t1, a[1] + (b[1] - a[1]) * t1)], fill=rgba, width=1)
     va, vb = px(*s.viewport[:2]), px(*s.viewport[2:])
     d.rectangle([va, vb], outline=(0, 0, 0, 255), width=2)
     x = 8

@@ -99,7 +99,8 @@ def baseline_context(
         text = nd.text if nd.text else nd.name
         if text:
             rec["text"] = text
-        rec.update(_box(*b[r].tolist(), ox, oy))
+        x0, y0, x1, y1 = b[r].tolist()
+        rec.update(_box(x0, y0, x1, y1, ox, oy))
         shapes.append(rec)
     pad = CLUSTER_PADDING
     clusters: List[List[float]] = []

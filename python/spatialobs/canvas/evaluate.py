@@ -172,6 +172,7 @@ def evaluate(before: Canvas, after: Canvas, task: Task) -> Outcome:
             for f in _STATE_FIELDS:
                 if getattr(n0, f) != getattr(n1, f):
                     placement_problems.append(f"{i}: {f} changed")
+        dest: Optional[Tuple[float, ...]]
         if isinstance(task.destination, str):
             if task.destination not in after.nodes:
                 placement_problems.append(f"destination {task.destination} was deleted")
@@ -206,8 +207,8 @@ def evaluate(before: Canvas, after: Canvas, task: Task) -> Outcome:
     for i in before.nodes.keys() - after.nodes.keys():
         violations.append(f"{i} was deleted")
     for i, n0 in before.nodes.items():
-        n1 = after.nodes.get(i)
-        if n1 is not None and n1 != n0 and i not in targets and i not in followers:
+        now = after.nodes.get(i)
+        if now is not None and now != n0 and i not in targets and i not in followers:
             violations.append(f"{i} was updated")
     if dict(before.bindings) != dict(after.bindings):
         diff = sorted(k for k in before.bindings.keys() | after.bindings.keys()

@@ -548,7 +548,7 @@ def _bound_list(node: Node, st: _State, origin: _State, text_id: Optional[str], 
     if text_id is not None and text_id not in listed and not old_style:
         out.append({"id": text_id, "type": "text"})
     if not out and not isinstance(base, list):
-        return base  # type: ignore[return-value]
+        return base
     return out
 
 

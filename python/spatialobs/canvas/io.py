@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Mapping, Union
+from types import ModuleType
+from typing import Any, Mapping, Optional, Union
 
 from spatialobs._errors import InvalidInputError, SpatialObsError
 
+_orjson: Optional[ModuleType]
 try:  # optional fast JSON
     import orjson as _orjson
 except ImportError:  # pragma: no cover - exercised when orjson is absent

@@ -370,7 +370,7 @@ class Canvas:
     def _resolve_page(self, page: Optional[str]) -> str:
         if page is None:
             if self.current_page in self._pages:
-                return self.current_page  # type: ignore[return-value]
+                return self.current_page
             ids = self.page_ids()
             if not ids:
                 raise OutOfRangeError("the canvas has no page")

@@ -174,7 +174,7 @@ def _id_rows(ids: Any, row_of: Mapping[str, int], page_pos: np.ndarray, name: st
 class _Page:
     """One page in paint order, with integer structure columns (row = paint position)."""
 
-    ids: Sequence[str]
+    ids: _RowIds  # id of each row
     types: np.ndarray
     bounds: np.ndarray
     boxes: np.ndarray       # frame-clipped bounds; page bounds where clipped away
@@ -736,9 +736,9 @@ def observe(
         txt = _abbrev(nd.text)
         if txt is not None:
             rec["text"] = txt
-        name = _abbrev(nd.name)
-        if name is not None:
-            rec["name"] = name
+        short_name = _abbrev(nd.name)
+        if short_name is not None:
+            rec["name"] = short_name
         st: Dict[str, Any] = {}
         for key in ("color", "fill"):
             v = nd.style.get(key)

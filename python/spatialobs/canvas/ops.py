@@ -751,7 +751,7 @@ class Executor:
         for k, v in raw.items():
             if v is None:
                 continue  # nulls are dropped
-            changes[_FIELD_ALIASES.get(k, k)] = v
+            changes[_FIELD_ALIASES[k] if k in _FIELD_ALIASES else k] = v
         if "id" in changes:
             raise InvalidInputError("the id of a node cannot change")
         if not changes:

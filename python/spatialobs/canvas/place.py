@@ -237,8 +237,8 @@ def _target_box(canvas: Canvas, dest: Any, origin: Tuple[float, float]) -> Tuple
     if isinstance(dest, Mapping):
         try:
             x, y = float(dest["x"]), float(dest["y"])
-            w = float(dest.get("w", dest.get("width")))  # type: ignore[arg-type]
-            h = float(dest.get("h", dest.get("height")))  # type: ignore[arg-type]
+            w = float(dest.get("w", dest.get("width")))
+            h = float(dest.get("h", dest.get("height")))
         except (KeyError, TypeError, ValueError):
             raise InvalidInputError(f"place: a destination box needs numbers x, y, w, h, got {dict(dest)!r}") from None
         box = (x + origin[0], y + origin[1], x + origin[0] + w, y + origin[1] + h)

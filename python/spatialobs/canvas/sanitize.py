@@ -380,7 +380,7 @@ def sanitize_binding_fields(
     try:
         if is_mapping(anchor):
             anchor = (anchor.get("x", 0.5), anchor.get("y", 0.5))
-        ax, ay = anchor  # type: ignore[misc]
+        ax, ay = anchor
         out["anchor"] = (coerce_number(ax, "anchor.x", rec), coerce_number(ay, "anchor.y", rec))
     except (TypeError, ValueError) as exc:
         if strict:

@@ -44,7 +44,7 @@ class Corpus:
 
 
 def _layout(rng: random.Random, n: int) -> List[Tuple[Tuple[float, float, float, float], str]]:
-    out = []
+    out: List[Tuple[Tuple[float, float, float, float], str]] = []
     for _ in range(n):
         w = rng.uniform(60, 600)
         h = rng.uniform(40, 200)
@@ -73,7 +73,8 @@ def _variant(rng: random.Random, layout: List[Any], texts: List[Optional[str]], 
         texts[0] = f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
     elif kind < 0.6:  # one text edited
         i = rng.randrange(len(texts))
-        texts[i] = rng.choice(_WORDS) if texts[i] is None else texts[i] + " " + rng.choice(_WORDS)
+        t = texts[i]
+        texts[i] = rng.choice(_WORDS) if t is None else t + " " + rng.choice(_WORDS)
     elif kind < 0.7:  # one element removed
         i = rng.randrange(1, len(boxes))
         del boxes[i], roles[i], texts[i]
