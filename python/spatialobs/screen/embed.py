@@ -10,15 +10,10 @@ imported when one is created.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
-
-try:  # Protocol is in typing from 3.8
-    from typing import Protocol, runtime_checkable
-except ImportError:  # pragma: no cover
-    from typing_extensions import Protocol, runtime_checkable  # type: ignore
 
 from spatialobs import _core
 from spatialobs._errors import InvalidInputError
