@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
@@ -11,8 +12,8 @@ from typing import Any, Mapping, Optional, Union
 from spatialobs._errors import InvalidInputError, SpatialObsError
 
 _orjson: Optional[ModuleType]
-try:  # optional fast JSON
-    import orjson as _orjson
+try:  # optional fast JSON (imported by name: the same types whether or not it is installed)
+    _orjson = importlib.import_module("orjson")
 except ImportError:  # pragma: no cover - exercised when orjson is absent
     _orjson = None
 
