@@ -114,16 +114,7 @@ def resolve_viewport(canvas: Canvas, viewport: Any, page: str) -> Viewport:
 
 
 def _resolve_page(canvas: Canvas, page: Optional[str]) -> str:
-    if page is None:
-        if canvas.current_page in canvas.pages:
-            return canvas.current_page  # type: ignore[return-value]
-        ids = canvas.page_ids()
-        if not ids:
-            raise OutOfRangeError("the canvas has no page")
-        return ids[0]
-    if page not in canvas.pages:
-        raise OutOfRangeError(f"no page with id {page!r}")
-    return page
+    return canvas._resolve_page(page)  # the canvas's own rule: current page, else the first
 
 
 def _origin(origin: Any) -> Tuple[float, float]:
