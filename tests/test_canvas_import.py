@@ -12,6 +12,7 @@ import pytest
 from conftest import shared_files
 from spatialobs import InvalidInputError
 from spatialobs.canvas import Canvas, Node, Viewport, load
+from tests.reference.canvas_oracle import corners_box
 
 CANVASES = shared_files("canvases")
 TLDR = shared_files("canvases", "*.tldr")
@@ -29,13 +30,6 @@ STROKE = {"s": 2.0, "m": 3.5, "l": 5.0, "xl": 10.0}
 # Unbound arcs: tldraw's bounds come from sampled arc vertices.
 ARC_TOL = 0.5
 
-
-def corners_box(ox, oy, rot, x0, y0, x1, y1):
-    xs, ys = [], []
-    for cx, cy in ((x0, y0), (x1, y0), (x1, y1), (x0, y1)):
-        xs.append(ox + cx * math.cos(rot) - cy * math.sin(rot))
-        ys.append(oy + cx * math.sin(rot) + cy * math.cos(rot))
-    return (min(xs), min(ys), max(xs), max(ys))
 
 
 def raw(shared_data, name):

@@ -12,17 +12,10 @@ from hypothesis import given, settings, strategies as st
 from spatialobs import InvalidInputError, OutOfRangeError, SpatialObsError
 from spatialobs.canvas import Binding, Canvas, Node, Page, Viewport, normalize_style_key, sanitize_style
 from spatialobs.canvas.fractional import is_valid_key, key_between, key_sequence
+from tests.reference.canvas_oracle import corners_box
 
 P = "page:page"
 
-
-def corners_box(ox, oy, rot, x0, y0, x1, y1):
-    """Independent oracle: rotate the four corners about the origin, then translate."""
-    xs, ys = [], []
-    for cx, cy in ((x0, y0), (x1, y0), (x1, y1), (x0, y1)):
-        xs.append(ox + cx * math.cos(rot) - cy * math.sin(rot))
-        ys.append(oy + cx * math.sin(rot) + cy * math.cos(rot))
-    return (min(xs), min(ys), max(xs), max(ys))
 
 
 # ---------------------------------------------------------------- sanitizer and write path
