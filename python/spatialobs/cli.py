@@ -235,15 +235,26 @@ def _load_canvas(path: str) -> Any:
     return load(p)
 
 
+def _origin(args: argparse.Namespace) -> Tuple[float, ...]:
+    return _floats(args.origin, 2, "--origin") if args.origin else (0.0, 0.0)
+
+
+def _view(args: argparse.Namespace) -> dict:
+    """The view options that observe and baseline_context share, parsed from the command line."""
+    return {
+        "viewport": _floats(args.viewport, 4, "--viewport") if args.viewport else None,
+        "page": args.page,
+        "selected": [s for s in args.select.split(",") if s] if args.select is not None else None,
+        "origin": _origin(args),
+    }
+
+
 def _observation(args: argparse.Namespace, canvas: Any) -> Any:
     from spatialobs.canvas import observe
 
     return observe(
         canvas,
-        _floats(args.viewport, 4, "--viewport") if args.viewport else None,
-        page=args.page,
-        selected=[s for s in args.select.split(",") if s] if args.select is not None else None,
-        origin=_floats(args.origin, 2, "--origin") if args.origin else (0, 0),
+        **_view(args),
         max_objects=args.max_objects,
         max_relations=args.max_relations,
         include_bounds=args.all_bounds,
@@ -282,13 +293,7 @@ def _observe(args: argparse.Namespace) -> int:
         from spatialobs.canvas import baseline_context
         from spatialobs.canvas.baseline import context_json
 
-        ctx = baseline_context(
-            canvas,
-            _floats(args.viewport, 4, "--viewport") if args.viewport else None,
-            page=args.page,
-            selected=[s for s in args.select.split(",") if s] if args.select is not None else None,
-            origin=_floats(args.origin, 2, "--origin") if args.origin else (0, 0),
-        )
+        ctx = baseline_context(canvas, **_view(args))
         print(context_json(ctx) if args.format == "json" else json.dumps(ctx, indent=2, ensure_ascii=False))
         return 0
     obs = _observation(args, canvas)
@@ -325,7 +330,7 @@ def _apply(args: argparse.Namespace) -> int:
     else:
         raise CommandError(f"--out must end in .tldr, .excalidraw or .json (the input's format), got {out.name!r}")
     writer = {"tldraw": canvas.to_tldraw, "excalidraw": canvas.to_excalidraw}.get(fmt)
-    report = Executor(canvas, origin=_floats(args.origin, 2, "--origin") if args.origin else (0, 0)).apply(ops)
+    report = Executor(canvas, origin=_origin(args)).apply(ops)
     for e in parse_errors:
         print(f"parse error: {e}", file=sys.stderr)
     for err in report.errors:
