@@ -88,7 +88,7 @@ def _demo(args: argparse.Namespace) -> int:
     from spatialobs.canvas.agent import run_handoff
     from spatialobs.canvas.scenarios import remote_team_handoff
     from spatialobs.render import line_chart_svg, write_picture
-    from spatialobs.screen import StateIndex, explore, sim
+    from spatialobs.screen import StateIndex
     from spatialobs.screen.synth import make_corpus
     from spatialobs.synth import canvas_boxes
 
@@ -167,15 +167,11 @@ def _demo(args: argparse.Namespace) -> int:
           f"{len(index)} unique observations, {index.num_states} states ({t_dd / len(corpus.screens):.2f} ms per screen)")
 
     _section("5. Exploration: PUCT vs Greedy on a simulated Notepad")
-    app = sim.make_app("notepad", seed=args.seed)
-    starts = app.starts(10)
     curves = {}
     for name in ("puct", "greedy"):
-        eps = [explore(sim.make_app("notepad", seed=args.seed), steps=50, selector=name, start=st) for st in starts]
+        eps, curves["PUCT" if name == "puct" else "Greedy"] = _episodes("notepad", args.seed, name, "heuristic", 10, 50)
         auc = np.mean([e.metrics["state_auc"] for e in eps])
         states = np.mean([e.metrics["new_states"] for e in eps])
-        curves["PUCT" if name == "puct" else "Greedy"] = np.mean(
-            [np.cumsum([st.state_novel for st in e.steps]) for e in eps], axis=0).tolist()
         print(f"  {name:<6}  new states {states:.2f}  state AUC {auc:.1f}  (mean of {len(eps)} starts x 50 actions)")
     (out / "exploration-curve.svg").write_text(
         line_chart_svg(curves, title="Notepad: new states discovered", ylabel="new states"), encoding="utf-8")
@@ -436,31 +432,37 @@ def _dedup(args: argparse.Namespace) -> int:
 # ---- exploration -----------------------------------------------------------------------
 
 
-def _explore(args: argparse.Namespace) -> int:
+def _episodes(app: str, seed: int, selector: str, prior: str, starts: int, steps: int) -> Tuple[List[Any], List[float]]:
+    """Episodes from the app's first ``starts`` replayable starts, and the mean discovery curve
+    (cumulative new states per step; an episode that ended early keeps its last value)."""
     import numpy as np
 
     from spatialobs.screen import explore, sim
 
+    eps, curve = [], np.zeros(steps)
+    for start in sim.make_app(app, seed=seed).starts(starts):
+        ep = explore(sim.make_app(app, seed=seed), steps=steps, selector=selector, prior=prior, start=start)
+        eps.append(ep)
+        found = np.cumsum([s.state_novel for s in ep.steps])
+        curve[: len(found)] += found
+        curve[len(found):] += found[-1] if len(found) else 0
+    return eps, (curve / len(eps)).tolist()
+
+
+def _explore(args: argparse.Namespace) -> int:
+    import numpy as np
+
     if args.steps < 1 or args.starts < 1:
         raise CommandError("--steps and --starts must be at least 1")
     selectors = [args.selector] if not args.compare else ["puct", "greedy"]
-    app = sim.make_app(args.app, seed=args.seed)
-    starts = app.starts(args.starts)
     curves: dict = {}
     print(f"exploring {args.app} (seed {args.seed}): {args.starts} start(s) x {args.steps} actions, prior {args.prior}")
     keys = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy", "net_du")
     print(f"{'selector':<8}  " + "  ".join(f"{k:>{max(12, len(k))}}" for k in keys))
     for name in selectors:
-        metrics, curve = [], np.zeros(args.steps)
-        for start in starts:
-            ep = explore(sim.make_app(args.app, seed=args.seed), steps=args.steps, selector=name,
-                         prior=args.prior, start=start)
-            metrics.append([float(ep.metrics[k]) for k in keys])
-            found = np.cumsum([s.state_novel for s in ep.steps])
-            curve[: len(found)] += found
-            curve[len(found):] += found[-1] if len(found) else 0
-        mean = np.mean(metrics, axis=0)
-        curves[name.upper() if name == "puct" else name.capitalize()] = (curve / len(starts)).tolist()
+        eps, curves[name.upper() if name == "puct" else name.capitalize()] = _episodes(
+            args.app, args.seed, name, args.prior, args.starts, args.steps)
+        mean = np.mean([[float(ep.metrics[k]) for k in keys] for ep in eps], axis=0)
         print(f"{name:<8}  " + "  ".join(f"{v:>{max(12, len(k))}.3f}" for k, v in zip(keys, mean)))
     if args.curve:
         from spatialobs.render import line_chart_svg
