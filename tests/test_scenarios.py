@@ -9,7 +9,7 @@ import pytest
 
 from spatialobs import InvalidInputError
 from spatialobs.canvas import baseline_context, evaluate, observe
-from spatialobs.canvas.agent import Choice, apply_choice, choose
+from spatialobs.canvas.agent import Choice, apply_choice, choose, run_handoff
 from spatialobs.canvas.baseline import context_json
 from spatialobs.canvas.scenarios import FAMILIES, remote_team_handoff, synthetic_workspace
 
@@ -22,27 +22,20 @@ def contexts(s):
     return obs, base
 
 
-def run(s, context):
-    choice = choose(context, s.prompt)
-    after = s.canvas.copy()
-    apply_choice(after, choice)
-    return choice, evaluate(s.canvas, after, s.task)
-
-
 @pytest.mark.parametrize("config", CONFIGS)
 def test_agent_on_observation_succeeds(config):
     s = remote_team_handoff(config)
-    obs, _ = contexts(s)
-    choice, out = run(s, obs)
+    r = run_handoff(config)
+    choice, out = r.choice, r.outcome
+    assert r.family == s.family and r.context == "observation"
     assert set(choice.targets) == set(s.task.targets)
     assert out.correct_target and out.correct_placement and out.full_success, out.details
 
 
 @pytest.mark.parametrize("config", CONFIGS)
 def test_agent_on_baseline_fails(config):
-    s = remote_team_handoff(config)
-    _, base = contexts(s)
-    choice, out = run(s, base)
+    r = run_handoff(config, "baseline")
+    choice, out = r.choice, r.outcome
     assert not out.correct_target and not out.full_success
     assert choice.targets == ()  # it finds no evidence to act on and does not guess
 
@@ -111,10 +104,8 @@ def test_decisive_evidence_per_family():
 def test_results_table():
     rows = []
     for k in CONFIGS:
-        s = remote_team_handoff(k)
-        obs, base = contexts(s)
-        o, b = run(s, obs)[1], run(s, base)[1]
-        rows.append((k, s.family, o.correct_target, o.full_success, b.correct_target, b.full_success))
+        o, b = run_handoff(k).outcome, run_handoff(k, "baseline").outcome
+        rows.append((k, FAMILIES[k], o.correct_target, o.full_success, b.correct_target, b.full_success))
     assert sum(r[2] for r in rows) == 10 and sum(r[3] for r in rows) == 10
     assert sum(r[4] for r in rows) == 0 and sum(r[5] for r in rows) == 0
 
