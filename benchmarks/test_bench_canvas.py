@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from spatialobs.canvas import Canvas, Node, load
-from spatialobs.canvas.model import build_canvas
-from spatialobs.canvas.records import Page
+from spatialobs.canvas.document.model import build_canvas
+from spatialobs.canvas.document.records import Page
 
 #: ../shared/data beside the checkout, as in tests/conftest.py.
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "canvases"

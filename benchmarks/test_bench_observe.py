@@ -18,7 +18,7 @@ import pytest
 from conftest import sizes
 from spatialobs.canvas import load, observe
 from spatialobs.canvas.observe import resolve_viewport
-from spatialobs.canvas.scenarios import synthetic_workspace
+from spatialobs.canvas.scenarios.handoff import synthetic_workspace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.reference.observe_oracle import observe_naive  # noqa: E402

@@ -15,7 +15,7 @@ import pytest
 from conftest import sizes
 
 from spatialobs.canvas import Canvas, Executor, Node, parse_ops
-from spatialobs.canvas.place import place
+from spatialobs.canvas.editing.place import place
 from spatialobs.geometry import overlap_pairs
 
 _SECTIONS = "".join(

@@ -8,7 +8,7 @@ from spatialobs import InvalidInputError
 from spatialobs.canvas import Canvas, Node, baseline_context, load
 from spatialobs.canvas.baseline import context_json
 from spatialobs.canvas.observe import resolve_viewport
-from spatialobs.canvas.scenarios import remote_team_handoff, synthetic_workspace
+from spatialobs.canvas.scenarios.handoff import remote_team_handoff, synthetic_workspace
 from tests.conftest import shared_files
 from tests.reference.observe_oracle import baseline_naive
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from spatialobs import InvalidInputError
 from spatialobs.canvas import Binding, Canvas, Node, Page, detect_format, load, to_excalidraw
-from spatialobs.canvas.excalidraw import TYPE_MAP
+from spatialobs.canvas.formats.excalidraw import TYPE_MAP
 from tests.conftest import shared_files
 
 EXCALIDRAW = shared_files("canvases", "*.excalidraw")

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from spatialobs import InvalidInputError, OutOfRangeError, SpatialObsError
 from spatialobs.canvas import Binding, Canvas, Node, Page, Viewport, normalize_style_key, sanitize_style
-from spatialobs.canvas.fractional import is_valid_key, key_between, key_sequence
+from spatialobs.canvas.document.fractional import is_valid_key, key_between, key_sequence
 from tests.reference.canvas_oracle import corners_box
 
 P = "page:page"

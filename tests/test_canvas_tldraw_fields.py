@@ -7,9 +7,9 @@ import math
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from spatialobs.canvas import tldraw as T
-from spatialobs.canvas.model import build_canvas
-from spatialobs.canvas.records import Page
+from spatialobs.canvas.formats import tldraw as T
+from spatialobs.canvas.document.model import build_canvas
+from spatialobs.canvas.document.records import Page
 
 PAGE = "page:p"
 
@@ -116,7 +116,7 @@ segment = st.fixed_dictionaries({"type": st.just("free"), "points": st.lists(poi
 def test_freehand_box_equals_the_numpy_reading(segments, scale, w, h):
     from types import MappingProxyType
 
-    from spatialobs.canvas.shapes import local_box
+    from spatialobs.canvas.document.shapes import local_box
 
     props = {"segments": segments} if scale is None else {"segments": segments, "scale": scale}
     # a segment that is a mapping but not a dict sends local_box down its numpy reading, and adds no point

@@ -15,7 +15,7 @@ import pytest
 import spatialobs
 
 #: Modules with no examples by design: internals, and the command line (tested in test_cli.py).
-NO_EXAMPLES = {"spatialobs", "spatialobs._core", "spatialobs._errors", "spatialobs.canvas.derive",
+NO_EXAMPLES = {"spatialobs", "spatialobs._core", "spatialobs._errors", "spatialobs.canvas.document.derive",
                "spatialobs.screen._persist", "spatialobs.cli"}
 MODULES = sorted(
     m.name for m in pkgutil.walk_packages(spatialobs.__path__, "spatialobs.") if m.name != "spatialobs.__main__"

@@ -6,7 +6,7 @@ import pytest
 
 from spatialobs import InvalidInputError
 from spatialobs.canvas import Canvas, Node, Outcome, Relation, Task, evaluate
-from spatialobs.canvas.records import Binding
+from spatialobs.canvas.document.records import Binding
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from spatialobs import InvalidInputError
 from spatialobs.canvas import Canvas, Editor, Executor, Node
-from spatialobs.canvas.html import MAX_HTML_CHARS, layout_fragment, parse_fragment
+from spatialobs.canvas.editing.html import MAX_HTML_CHARS, layout_fragment, parse_fragment
 
 
 def board(w=600, h=400):

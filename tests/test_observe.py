@@ -11,8 +11,8 @@ import pytest
 from spatialobs import InvalidInputError, OutOfRangeError, SpatialObsError
 from spatialobs.canvas import GUIDE, Canvas, Node, Observation, Viewport, load, observe
 from spatialobs.canvas.observe import resolve_viewport
-from spatialobs.canvas.records import Binding
-from spatialobs.canvas.scenarios import remote_team_handoff, synthetic_workspace
+from spatialobs.canvas.document.records import Binding
+from spatialobs.canvas.scenarios.handoff import remote_team_handoff, synthetic_workspace
 from tests.conftest import shared_files
 from tests.reference.observe_oracle import observe_naive
 

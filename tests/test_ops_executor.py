@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spatialobs import InvalidInputError
 from spatialobs.canvas import Canvas, Editor, Executor, Node, Report, parse_ops
-from spatialobs.canvas.ops import OP_NAMES, OpError, apply_reply
+from spatialobs.canvas.editing.ops import OP_NAMES, OpError, apply_reply
 
 
 def base():

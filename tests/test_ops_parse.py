@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from spatialobs import InvalidInputError
-from spatialobs.canvas.ops import ParseError, is_placeholder, parse_ops
+from spatialobs.canvas.editing.ops import ParseError, is_placeholder, parse_ops
 
 
 def fence(body, tag="canvas_ops", ticks="```"):

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spatialobs import InvalidInputError, OutOfRangeError, SpatialObsError
 from spatialobs.canvas import Canvas, Executor, Node, PlacementError
-from spatialobs.canvas.place import place, solve_placement
+from spatialobs.canvas.editing.place import place, solve_placement
 from tests.reference.place_oracle import nearest_free_lattice, overlap_area, placement_violations
 
 def scene(frame, occupants, objects, rotations=()):
@@ -42,7 +42,7 @@ def scenes(draw):
 
 def check_evaluate(before, after, ids, frame_id):
     """Correct placement as the evaluator (DESIGN §6) judges it."""
-    from spatialobs.canvas.evaluate import Task, evaluate  # noqa: PLC0415
+    from spatialobs.canvas.scenarios.evaluate import Task, evaluate  # noqa: PLC0415
 
     # the evaluator counts an object as moved when its page position changed; one that was
     # already at a free spot inside may stay put

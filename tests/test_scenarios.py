@@ -9,9 +9,9 @@ import pytest
 
 from spatialobs import InvalidInputError
 from spatialobs.canvas import baseline_context, evaluate, observe
-from spatialobs.canvas.agent import Choice, apply_choice, choose, run_handoff
+from spatialobs.canvas.scenarios.agent import Choice, apply_choice, choose, run_handoff
 from spatialobs.canvas.baseline import context_json
-from spatialobs.canvas.scenarios import FAMILIES, remote_team_handoff, synthetic_workspace
+from spatialobs.canvas.scenarios.handoff import FAMILIES, remote_team_handoff, synthetic_workspace
 
 CONFIGS = range(10)
 

@@ -85,8 +85,8 @@ def _demo(args: argparse.Namespace) -> int:
 
     from spatialobs import geometry as g
     from spatialobs.canvas import Executor, observe, parse_ops
-    from spatialobs.canvas.agent import run_handoff
-    from spatialobs.canvas.scenarios import remote_team_handoff
+    from spatialobs.canvas.scenarios.agent import run_handoff
+    from spatialobs.canvas.scenarios.handoff import remote_team_handoff
     from spatialobs.render import line_chart_svg, write_picture
     from spatialobs.screen import StateIndex
     from spatialobs.screen.synth import make_corpus
@@ -345,7 +345,7 @@ def _apply(args: argparse.Namespace) -> int:
 
 
 def _handoff(args: argparse.Namespace) -> int:
-    from spatialobs.canvas.agent import run_handoff
+    from spatialobs.canvas.scenarios.agent import run_handoff
 
     print("Remote Team Handoff, reference agent (correct target / correct placement / full success)")
     print(f"{'config':>6}  {'family':<10}  {'observation':<17}  baseline")

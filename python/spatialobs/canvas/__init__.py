@@ -17,12 +17,12 @@ Examples
 
 from __future__ import annotations
 
-from spatialobs.canvas.io import detect_format, load
-from spatialobs.canvas.model import Canvas, PageColumns
-from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
-from spatialobs.canvas.sanitize import normalize_style_key, sanitize_style
-from spatialobs.canvas.tldraw import from_tldraw, to_tldraw
-from spatialobs.canvas.excalidraw import from_excalidraw, to_excalidraw
+from spatialobs.canvas.formats.io import detect_format, load
+from spatialobs.canvas.document.model import Canvas, PageColumns
+from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
+from spatialobs.canvas.document.sanitize import normalize_style_key, sanitize_style
+from spatialobs.canvas.formats.tldraw import from_tldraw, to_tldraw
+from spatialobs.canvas.formats.excalidraw import from_excalidraw, to_excalidraw
 
 __all__ = [
     "Canvas",
@@ -43,12 +43,12 @@ __all__ = [
 ]
 
 # Agent editing layer: editor state, snapshot, canvas_ops and placement.
-from spatialobs.canvas import ops  # noqa: E402
-from spatialobs.canvas.editor import Camera, Editor  # noqa: E402
-from spatialobs.canvas.ops import Executor, Report, parse_ops  # noqa: E402
-from spatialobs.canvas import place  # noqa: E402  (the module; place.place moves objects)
-from spatialobs.canvas.place import PlacementError  # noqa: E402
-from spatialobs.canvas.snapshot import snapshot, snapshot_json  # noqa: E402
+from spatialobs.canvas.editing import ops  # noqa: E402
+from spatialobs.canvas.editing.editor import Camera, Editor  # noqa: E402
+from spatialobs.canvas.editing.ops import Executor, Report, parse_ops  # noqa: E402
+from spatialobs.canvas.editing import place  # noqa: E402  (the module; place.place moves objects)
+from spatialobs.canvas.editing.place import PlacementError  # noqa: E402
+from spatialobs.canvas.editing.snapshot import snapshot, snapshot_json  # noqa: E402
 
 __all__ += ["ops", "Editor", "Camera", "Executor", "Report", "parse_ops", "place", "PlacementError",
             "snapshot", "snapshot_json"]
@@ -56,7 +56,15 @@ __all__ += ["ops", "Editor", "Camera", "Executor", "Report", "parse_ops", "place
 # observation, baseline context, evaluation and scenarios (DESIGN §4, §6)
 from spatialobs.canvas.observe import GUIDE, Observation, observe  # noqa: E402
 from spatialobs.canvas.baseline import baseline_context  # noqa: E402
-from spatialobs.canvas.evaluate import Outcome, Relation, Task, evaluate  # noqa: E402
+from spatialobs.canvas.scenarios.evaluate import Outcome, Relation, Task, evaluate  # noqa: E402
 from spatialobs.canvas import scenarios  # noqa: E402
 
 __all__ += ["observe", "Observation", "GUIDE", "baseline_context", "evaluate", "Outcome", "Task", "Relation", "scenarios"]
+
+# The modules named in the public contract keep their import paths (``import
+# spatialobs.canvas.ops``) although they live in the subpackages above.
+import sys as _sys  # noqa: E402
+
+for _name, _module in (("ops", ops), ("place", place)):
+    _sys.modules.setdefault(f"{__name__}.{_name}", _module)
+del _sys, _name, _module

@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 import numpy as np
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.model import Canvas
+from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.observe import _origin, _page_arrays, _resolve_page, _round, resolve_viewport
 
 __all__ = ["baseline_context", "context_json", "CLUSTER_PADDING"]

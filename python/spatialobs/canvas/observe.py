@@ -39,9 +39,9 @@ import numpy as np
 
 from spatialobs import geometry as G
 from spatialobs._errors import InvalidInputError, OutOfRangeError
-from spatialobs.canvas.model import Canvas
-from spatialobs.canvas.records import Viewport
-from spatialobs.canvas.shapes import arrow_terminals
+from spatialobs.canvas.document.model import Canvas
+from spatialobs.canvas.document.records import Viewport
+from spatialobs.canvas.document.shapes import arrow_terminals
 
 __all__ = ["observe", "Observation", "GUIDE", "CONNECTOR_TYPES", "RELATION_TYPES", "resolve_viewport"]
 

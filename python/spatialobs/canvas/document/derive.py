@@ -16,8 +16,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 import numpy as np
 
 from spatialobs._errors import SpatialObsError
-from spatialobs.canvas.records import Binding, Node, Page
-from spatialobs.canvas.shapes import POINT_TYPES, STRAIGHT_BEND, STROKE_SIZES, arc_box, arrow_terminals, local_box
+from spatialobs.canvas.document.records import Binding, Node, Page
+from spatialobs.canvas.document.shapes import POINT_TYPES, STRAIGHT_BEND, STROKE_SIZES, arc_box, arrow_terminals, local_box
 
 __all__ = ["Derived", "Raw", "derive", "extract", "patch", "splice"]
 

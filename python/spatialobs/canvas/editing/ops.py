@@ -26,7 +26,7 @@ Ops (each a JSON object with ``"op"``; field spellings in brackets are accepted 
     ``target`` [``parent``, ``artboard``, ``into``, ``id``] (default: the default
     artboard), ``html``, ``mode`` (``"append"``, the default, stacks below the
     target's children; ``"replace"`` removes them first), ``x``, ``y`` (corner of
-    the first top-level element). See :mod:`spatialobs.canvas.html` for the tag mapping.
+    the first top-level element). See :mod:`spatialobs.canvas.editing.html` for the tag mapping.
 ``update_styles``
     ``id`` or ``ids``, ``styles`` [``style``, ``css``]: a mapping or a CSS declaration
     string; merged into the style (a null removes that key).
@@ -74,8 +74,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
-from spatialobs.canvas.editor import ARTBOARD_TYPES, Editor
-from spatialobs.canvas.model import Canvas
+from spatialobs.canvas.editing.editor import ARTBOARD_TYPES, Editor
+from spatialobs.canvas.document.model import Canvas
 
 __all__ = ["parse_ops", "ParseError", "Executor", "Report", "OpError", "OP_NAMES", "is_placeholder",
            "set_page_position", "apply_reply"]
@@ -669,7 +669,7 @@ class Executor:
         self._fill_html(target, op["html"], op.get("mode", "append"), self._page_point(op))
 
     def _fill_html(self, target: str, html: str, mode: Any, at: Tuple[Optional[float], Optional[float]]) -> None:
-        from spatialobs.canvas.html import layout_fragment
+        from spatialobs.canvas.editing.html import layout_fragment
 
         if not isinstance(html, str):
             raise InvalidInputError(f"field 'html' must be a string, got {type(html).__name__}")
@@ -708,7 +708,7 @@ class Executor:
     def _style_arg(self, op: Mapping[str, Any]) -> Dict[str, Any]:
         raw = _first(op, ("styles", "style", "css"))
         if isinstance(raw, str):
-            from spatialobs.canvas.html import _parse_css
+            from spatialobs.canvas.editing.html import _parse_css
 
             raw = _parse_css(raw)
         if not isinstance(raw, Mapping):
@@ -757,7 +757,7 @@ class Executor:
         if not changes:
             raise InvalidInputError("no changes given")
         if isinstance(changes.get("style"), str):
-            from spatialobs.canvas.html import _parse_css
+            from spatialobs.canvas.editing.html import _parse_css
 
             changes["style"] = _parse_css(changes["style"])
         x = _num(changes, ("x",), "x")
@@ -818,7 +818,7 @@ class Executor:
                 self._touch.append(board)
 
     def _place(self, op: Mapping[str, Any]) -> None:
-        from spatialobs.canvas.place import DEFAULT_INSET, place
+        from spatialobs.canvas.editing.place import DEFAULT_INSET, place
 
         ids = self._ids(op, ("ids", "id", "nodes"))
         dest = _first(op, ("into", "destination", "target", "to", "frame"))

@@ -22,7 +22,7 @@ import numpy as np
 
 from spatialobs import geometry as G
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.model import Canvas
+from spatialobs.canvas.document.model import Canvas
 
 __all__ = ["Relation", "Task", "Outcome", "evaluate", "MOVE_EPS", "OVERLAP_TOL", "INSET"]
 

@@ -45,9 +45,9 @@ def detect_format(doc: Any) -> str:
     >>> detect_format({"type": "excalidraw", "elements": []})
     'excalidraw'
     """
-    from spatialobs.canvas.excalidraw import is_excalidraw
-    from spatialobs.canvas.native import is_native
-    from spatialobs.canvas.tldraw import is_tldraw
+    from spatialobs.canvas.formats.excalidraw import is_excalidraw
+    from spatialobs.canvas.formats.native import is_native
+    from spatialobs.canvas.formats.tldraw import is_tldraw
 
     if is_native(doc):
         return "native"
@@ -111,14 +111,14 @@ def load(source: Source) -> Any:
     fmt = detect_format(doc)
     try:
         if fmt == "native":
-            from spatialobs.canvas.native import canvas_from_json
+            from spatialobs.canvas.formats.native import canvas_from_json
 
             return canvas_from_json(doc)
         if fmt == "tldraw":
-            from spatialobs.canvas.tldraw import from_tldraw
+            from spatialobs.canvas.formats.tldraw import from_tldraw
 
             return from_tldraw(doc)
-        from spatialobs.canvas.excalidraw import from_excalidraw
+        from spatialobs.canvas.formats.excalidraw import from_excalidraw
 
         return from_excalidraw(doc)
     except SpatialObsError as exc:

@@ -65,7 +65,7 @@ from html.parser import HTMLParser
 from typing import Any, Dict, List, Optional, Tuple
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.sanitize import normalize_style_key, sanitize_style
+from spatialobs.canvas.document.sanitize import normalize_style_key, sanitize_style
 
 __all__ = ["Element", "parse_fragment", "layout_fragment", "TEXT_TAGS", "CONTAINER_TAGS", "IMAGE_TAGS",
            "IGNORED_TAGS", "TRANSPARENT_TAGS", "MAX_HTML_CHARS"]

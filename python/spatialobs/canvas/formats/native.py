@@ -6,7 +6,7 @@ import json
 from typing import Any, Dict, Mapping, Union
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
+from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
 
 __all__ = ["FORMAT", "VERSION", "canvas_to_dict", "canvas_to_json", "canvas_from_json", "is_native"]
 
@@ -66,8 +66,8 @@ def canvas_from_json(data: Union[str, bytes, Mapping[str, Any]]) -> Any:
     InvalidInputError
         Not JSON, not the native format, an unsupported version or a malformed record.
     """
-    from spatialobs.canvas.model import Canvas, _make_node
-    from spatialobs.canvas.sanitize import sanitize_binding_fields, sanitize_node_fields
+    from spatialobs.canvas.document.model import Canvas, _make_node
+    from spatialobs.canvas.document.sanitize import sanitize_binding_fields, sanitize_node_fields
 
     if isinstance(data, (str, bytes, bytearray)):
         try:
@@ -84,7 +84,7 @@ def canvas_from_json(data: Union[str, bytes, Mapping[str, Any]]) -> Any:
     try:
         src = doc.get("source")
         if isinstance(src, Mapping) and src.get("format") == "tldraw":
-            from spatialobs.canvas.tldraw import from_tldraw
+            from spatialobs.canvas.formats.tldraw import from_tldraw
 
             key = {"file": "records", "store": "store", "snapshot": "document"}[src["form"]]
             raw: Dict[str, Any] = dict(src["top"])
@@ -97,7 +97,7 @@ def canvas_from_json(data: Union[str, bytes, Mapping[str, Any]]) -> Any:
             del key
             c._source = from_tldraw(raw)._source
         elif isinstance(src, Mapping) and src.get("format") == "excalidraw":
-            from spatialobs.canvas.excalidraw import ExcalidrawSource, from_excalidraw
+            from spatialobs.canvas.formats.excalidraw import ExcalidrawSource, from_excalidraw
 
             if "elements" in src:  # the scene as imported: unchanged elements are written back verbatim
                 c._source = from_excalidraw({**src.get("top", {}), "elements": src["elements"]})._source

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError
-from spatialobs.canvas.model import Canvas
-from spatialobs.canvas.records import Viewport
+from spatialobs.canvas.document.model import Canvas
+from spatialobs.canvas.document.records import Viewport
 
 __all__ = ["Editor", "Camera", "MIN_ZOOM", "MAX_ZOOM", "ARTBOARD_TYPES", "AGENT_STATUSES"]
 

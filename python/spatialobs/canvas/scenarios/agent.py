@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.model import Canvas
+from spatialobs.canvas.document.model import Canvas
 
 __all__ = ["Choice", "choose", "apply_choice", "HandoffRun", "run_handoff"]
 
@@ -45,7 +45,7 @@ def choose(context: str, prompt: str) -> Choice:
 
     Examples
     --------
-    >>> from spatialobs.canvas.scenarios import remote_team_handoff
+    >>> from spatialobs.canvas.scenarios.handoff import remote_team_handoff
     >>> from spatialobs.canvas.observe import observe
     >>> s = remote_team_handoff(5)
     >>> choose(observe(s.canvas, s.viewport, origin=s.origin).to_json(), s.prompt)
@@ -107,8 +107,8 @@ def apply_choice(canvas: Canvas, choice: Choice, inset: float = 8.0) -> List[str
 
     Examples
     --------
-    >>> from spatialobs.canvas.scenarios import remote_team_handoff
-    >>> from spatialobs.canvas.evaluate import evaluate
+    >>> from spatialobs.canvas.scenarios.handoff import remote_team_handoff
+    >>> from spatialobs.canvas.scenarios.evaluate import evaluate
     >>> s = remote_team_handoff(0)
     >>> after = s.canvas.copy()
     >>> apply_choice(after, Choice(s.task.targets, "shape:key"))
@@ -190,9 +190,9 @@ def run_handoff(config: int, context: str = "observation") -> HandoffRun:
     (True, False)
     """
     from spatialobs.canvas.baseline import baseline_context, context_json
-    from spatialobs.canvas.evaluate import evaluate
+    from spatialobs.canvas.scenarios.evaluate import evaluate
     from spatialobs.canvas.observe import observe
-    from spatialobs.canvas.scenarios import remote_team_handoff
+    from spatialobs.canvas.scenarios.handoff import remote_team_handoff
 
     if context not in ("observation", "baseline"):
         raise InvalidInputError(f"context must be 'observation' or 'baseline', got {context!r}")

@@ -11,10 +11,10 @@ from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set,
 import numpy as np
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
-from spatialobs.canvas.derive import Derived, Raw, derive, extract, patch, splice
-from spatialobs.canvas.fractional import key_after, key_between
-from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
-from spatialobs.canvas.sanitize import CleanFields, sanitize_binding_fields, sanitize_node_fields
+from spatialobs.canvas.document.derive import Derived, Raw, derive, extract, patch, splice
+from spatialobs.canvas.document.fractional import key_after, key_between
+from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
+from spatialobs.canvas.document.sanitize import CleanFields, sanitize_binding_fields, sanitize_node_fields
 
 __all__ = ["Canvas", "PageColumns", "Box"]
 
@@ -143,7 +143,7 @@ class Canvas:
     """A canvas document: pages, typed nodes, bindings, cameras and selection.
 
     Every change goes through :meth:`add`, :meth:`update` and :meth:`remove`, which
-    run the one sanitizer (:mod:`spatialobs.canvas.sanitize`) and keep the tree valid
+    run the one sanitizer (:mod:`spatialobs.canvas.document.sanitize`) and keep the tree valid
     (parents exist, no cycles, bindings attach to existing nodes). Derived geometry
     (page transforms, bounds, frame clipping, paint order) is computed in bulk on
     first use and cached until the next write. :meth:`batch` groups writes into one
@@ -630,7 +630,7 @@ class Canvas:
                 merged = dict(old.style)
                 for k, v in (ch["style"] or {}).items():
                     merged[k] = v
-                from spatialobs.canvas.sanitize import normalize_style_key
+                from spatialobs.canvas.document.sanitize import normalize_style_key
                 norm: Dict[str, Any] = {}
                 for k, v in merged.items():
                     norm[normalize_style_key(k)] = v
@@ -764,26 +764,26 @@ class Canvas:
     # ------------------------------------------------------------------ serialization
     def to_json(self) -> str:
         """The native JSON form (deterministic; :meth:`from_json` restores an equal canvas)."""
-        from spatialobs.canvas.native import canvas_to_json
+        from spatialobs.canvas.formats.native import canvas_to_json
 
         return canvas_to_json(self)
 
     @classmethod
     def from_json(cls, data: Union[str, bytes, Mapping[str, Any]]) -> "Canvas":
         """Read the native JSON form written by :meth:`to_json`."""
-        from spatialobs.canvas.native import canvas_from_json
+        from spatialobs.canvas.formats.native import canvas_from_json
 
         return canvas_from_json(data)
 
     def to_tldraw(self) -> Dict[str, Any]:
         """The document as a tldraw file / snapshot (see :func:`spatialobs.canvas.tldraw.to_tldraw`)."""
-        from spatialobs.canvas.tldraw import to_tldraw
+        from spatialobs.canvas.formats.tldraw import to_tldraw
 
         return to_tldraw(self)
 
     def to_excalidraw(self, *, page: Optional[str] = None, updated: Optional[int] = None) -> Dict[str, Any]:
         """The document as an Excalidraw scene (see :func:`spatialobs.canvas.excalidraw.to_excalidraw`)."""
-        from spatialobs.canvas.excalidraw import to_excalidraw
+        from spatialobs.canvas.formats.excalidraw import to_excalidraw
 
         return to_excalidraw(self, page=page, updated=updated)
 

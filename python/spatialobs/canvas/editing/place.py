@@ -31,7 +31,7 @@ import numpy as np
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
 from spatialobs.geometry import BoxIndex
-from spatialobs.canvas.model import Canvas
+from spatialobs.canvas.document.model import Canvas
 
 __all__ = ["PlacementError", "solve_placement", "place", "DEFAULT_INSET", "MAX_OVERLAP",
            "CONNECTOR_TYPES"]
@@ -338,7 +338,7 @@ def place(
     >>> c.node("b").parent
     'f'
     """
-    from spatialobs.canvas.ops import set_page_position
+    from spatialobs.canvas.editing.ops import set_page_position
 
     if isinstance(ids, str) or not isinstance(ids, Sequence) or not ids:
         raise InvalidInputError(f"place: ids must be a non-empty list of node ids, got {ids!r}")

@@ -22,7 +22,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from spatialobs.canvas.sanitize import is_mapping
+from spatialobs.canvas.document.sanitize import is_mapping
 
 __all__ = [
     "POINT_TYPES",

@@ -30,9 +30,9 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.evaluate import Relation, Task
-from spatialobs.canvas.model import Canvas, build_canvas
-from spatialobs.canvas.records import Page, Viewport
+from spatialobs.canvas.scenarios.evaluate import Relation, Task
+from spatialobs.canvas.document.model import Canvas, build_canvas
+from spatialobs.canvas.document.records import Page, Viewport
 
 __all__ = ["Scenario", "remote_team_handoff", "FAMILIES", "synthetic_workspace"]
 

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.sanitize import is_mapping
-from spatialobs.canvas.fractional import is_valid_key, key_after, key_between, key_sequence
-from spatialobs.canvas.model import Canvas, build_canvas
-from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
-from spatialobs.canvas.shapes import arrow_terminals, local_box
+from spatialobs.canvas.document.sanitize import is_mapping
+from spatialobs.canvas.document.fractional import is_valid_key, key_after, key_between, key_sequence
+from spatialobs.canvas.document.model import Canvas, build_canvas
+from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
+from spatialobs.canvas.document.shapes import arrow_terminals, local_box
 
 __all__ = ["from_excalidraw", "to_excalidraw", "is_excalidraw", "ExcalidrawSource", "LINEAR_TYPES",
            "ELEMENT_TYPES", "TYPE_MAP"]

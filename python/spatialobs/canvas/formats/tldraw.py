@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.sanitize import CleanFields, is_mapping, sanitize_style
-from spatialobs.canvas.model import Canvas, build_canvas
-from spatialobs.canvas.records import Binding, Diagnostic, Node, Page, Viewport
-from spatialobs.canvas.richtext import plain_to_richtext, richtext_to_plain
-from spatialobs.canvas.shapes import POINT_TYPES, estimate_text_size, local_box
+from spatialobs.canvas.document.sanitize import CleanFields, is_mapping, sanitize_style
+from spatialobs.canvas.document.model import Canvas, build_canvas
+from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
+from spatialobs.canvas.document.richtext import plain_to_richtext, richtext_to_plain
+from spatialobs.canvas.document.shapes import POINT_TYPES, estimate_text_size, local_box
 
 __all__ = ["from_tldraw", "to_tldraw", "is_tldraw", "KNOWN_TYPES", "STYLE_KEYS", "DEFAULT_SCREEN"]
 
@@ -525,7 +525,7 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
             props["start"] = {"x": pts[0][0], "y": pts[0][1]} if "x" in (props.get("start") or {"x": 0}) else props["start"]
             props["end"] = {"x": pts[-1][0], "y": pts[-1][1]} if "x" in (props.get("end") or {"x": 0}) else props["end"]
         elif pts and tl_type == "line" and is_mapping(props.get("points")):
-            from spatialobs.canvas.fractional import key_sequence
+            from spatialobs.canvas.document.fractional import key_sequence
 
             keys = key_sequence(len(pts))
             props["points"] = {k: {"id": k, "index": k, "x": x, "y": y} for k, (x, y) in zip(keys, pts)}

@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.records import Diagnostic
+from spatialobs.canvas.document.records import Diagnostic
 
 if TYPE_CHECKING:
     from typing_extensions import TypeGuard
