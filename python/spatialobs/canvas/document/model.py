@@ -192,6 +192,9 @@ class Canvas:
         self._local_cache: Dict[str, Any] = {}
         self._log: Optional[List[Tuple[str, str, Any]]] = None
         self._depth = 0
+        #: Who the writes are made by ("person" unless inside :meth:`by`); read by change journals.
+        self.write_origin = "person"
+        self._journal: Optional[List[Tuple[str, str, Any, str]]] = None  # (kind, id, old value, origin); see canvas.changes
         self._source: Any = None
         self.cameras: Dict[str, Viewport] = {}
         self.selection: Dict[str, Tuple[str, ...]] = {}
@@ -436,6 +439,8 @@ class Canvas:
         stores: Dict[str, Dict[str, Any]] = {"node": self._nodes, "binding": self._bindings, "page": self._pages}
         store = stores[kind]
         old = store.get(item_id)
+        if self._journal is not None:
+            self._journal.append((kind, item_id, old, self.write_origin))
         if self._log is not None:
             self._log.append((kind, item_id, old))
             if value is None and old is not None and self._orders is not None and kind not in self._orders:
@@ -495,6 +500,8 @@ class Canvas:
             self._orders = {}
         self._depth += 1
         mark = len(self._log)  # type: ignore[arg-type]
+        journal = self._journal
+        jmark = None if journal is None else len(journal)
         saved = (dict(self.cameras), dict(self.selection), self.current_page)
         try:
             yield self
@@ -505,6 +512,8 @@ class Canvas:
             for kind, item_id, old in reversed(log[mark:]):
                 self._put(kind, item_id, old)
             del log[mark:]
+            if journal is not None and journal is self._journal and jmark is not None:
+                del journal[jmark:]  # a rolled-back write was never made: nobody changed anything
             if not outer and self._orders:
                 self._restore_orders(self._orders)
             self.cameras, self.selection, self.current_page = dict(saved[0]), dict(saved[1]), saved[2]
@@ -517,6 +526,31 @@ class Canvas:
                 self._orders = None
 
     transaction = batch
+
+    @contextmanager
+    def by(self, origin: str) -> Iterator["Canvas"]:
+        """Attribute the writes made inside the block to ``origin`` (``"person"`` or ``"agent"``).
+
+        Writes outside any such block are a person's. The agent executor applies its ops
+        inside ``by("agent")``; :func:`spatialobs.canvas.observe` with ``since=`` reports
+        who made each change.
+
+        Examples
+        --------
+        >>> c = Canvas()
+        >>> with c.by("agent"):
+        ...     c.write_origin
+        'agent'
+        >>> c.write_origin
+        'person'
+        """
+        if origin not in ("person", "agent"):
+            raise InvalidInputError(f"origin must be 'person' or 'agent', got {origin!r}")
+        saved, self.write_origin = self.write_origin, origin
+        try:
+            yield self
+        finally:
+            self.write_origin = saved
 
     def _restore_orders(self, orders: Dict[str, List[str]]) -> None:
         """Put rolled-back items back in their original order (so to_json gives the same bytes)."""

@@ -483,7 +483,7 @@ class Executor:
                 continue
             self._pending, self._new, self._new_boards, self._touch = {}, [], [], []
             try:
-                with self.canvas.batch():
+                with self.canvas.by("agent"), self.canvas.batch():
                     self._handlers[name](op)
             except SpatialObsError as exc:
                 report.errors.append(OpError(i, name, str(exc)))
