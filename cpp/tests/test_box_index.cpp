@@ -1,0 +1,79 @@
+// BoxIndex (box_index.hpp) against brute force: queries, containing queries
+// and the self-join, on lattice boxes full of duplicates, touching and
+// zero-area boxes; empty input; every node size; invalid arguments.
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "check.hpp"
+#include "spatialobs/box_index.hpp"
+
+using namespace spatialobs;
+
+namespace {
+
+void compare_with_brute_force(const std::vector<double>& boxes, std::size_t node_size, std::mt19937_64& rng) {
+  const std::size_t n = boxes.size() / 4;
+  const BoxIndex ix(boxes.data(), n, node_size);
+  CHECK(ix.size() == n);
+  std::vector<double> queries = spatialobs_test::lattice_boxes(rng, 20);
+  for (std::size_t q = 0; q < 20; ++q) {
+    const Rect r = rect_at(queries.data(), q);
+    std::vector<std::int64_t> expect;
+    for (std::size_t i = 0; i < n; ++i)
+      if (intersects(rect_at(boxes.data(), i), r)) expect.push_back(static_cast<std::int64_t>(i));
+    CHECK(ix.query(r) == expect);
+    std::vector<std::int64_t> containing, want;
+    ix.search_containing(r, [&](std::size_t i) { containing.push_back(static_cast<std::int64_t>(i)); });
+    std::sort(containing.begin(), containing.end());
+    for (std::size_t i = 0; i < n; ++i)
+      if (contains(rect_at(boxes.data(), i), r)) want.push_back(static_cast<std::int64_t>(i));
+    CHECK(containing == want);
+  }
+  // Self-join: every unordered intersecting pair exactly once.
+  const std::vector<std::int64_t> rows = ix.query_pairs();
+  const std::size_t k = rows.size() / 2;
+  std::vector<std::pair<std::int64_t, std::int64_t>> got, want;
+  for (std::size_t t = 0; t < k; ++t) got.emplace_back(rows[t], rows[k + t]);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j)
+      if (intersects(rect_at(boxes.data(), i), rect_at(boxes.data(), j)))
+        want.emplace_back(static_cast<std::int64_t>(i), static_cast<std::int64_t>(j));
+  CHECK(got == want);
+}
+
+}  // namespace
+
+int main() {
+  std::mt19937_64 rng(7);
+  // Empty and single-box indexes.
+  const BoxIndex empty(nullptr, 0);
+  CHECK(empty.size() == 0 && empty.query(Rect{0, 0, 1, 1}).empty() && empty.query_pairs().empty());
+  const double one[4] = {0, 0, 0, 0};
+  const BoxIndex single(one, 1);
+  CHECK(single.query(Rect{0, 0, 0, 0}) == std::vector<std::int64_t>{0});
+  CHECK(single.query_pairs().empty());
+  // All duplicates: every pair intersects.
+  std::vector<double> dup;
+  for (int i = 0; i < 40; ++i) dup.insert(dup.end(), {3, 3, 3, 3});
+  CHECK(BoxIndex(dup.data(), 40).query_pairs().size() == 2 * (40 * 39 / 2));
+  for (std::size_t node_size : {std::size_t{2}, std::size_t{3}, std::size_t{16}, std::size_t{64}}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{17}, std::size_t{300}}) {
+      compare_with_brute_force(spatialobs_test::lattice_boxes(rng, n), node_size, rng);
+    }
+  }
+  // Invalid arguments: node sizes out of range, NaN and inverted boxes.
+  CHECK_THROWS(std::invalid_argument, BoxIndex(one, 1, 1));
+  CHECK_THROWS(std::invalid_argument, BoxIndex(one, 1, 65));
+  const double nan_box[4] = {0, spatialobs_test::kNaN, 1, 1};
+  CHECK_THROWS(std::invalid_argument, BoxIndex(nan_box, 1));
+  const double inverted[4] = {1, 0, 0, 1};
+  CHECK_THROWS(std::invalid_argument, BoxIndex(inverted, 1));
+  // Boxes spanning the whole double range still index (the Hilbert keys clamp).
+  const double big = std::numeric_limits<double>::max();
+  const double extreme[12] = {-big, -big, big, big, big, big, big, big, 0, 0, 1, 1};
+  const BoxIndex wide(extreme, 3);
+  CHECK(wide.query(Rect{0, 0, 1, 1}) == (std::vector<std::int64_t>{0, 2}));
+  CHECK(wide.query_pairs().size() == 4);
+  return spatialobs_test::finish("test_box_index");
+}

@@ -1,0 +1,98 @@
+// Pairwise relations and reading order (relations.hpp) against brute force:
+// overlap, containment and proximity pairs; alignment and reading-order
+// invariants; empty input, duplicates, zero-area boxes, NaN rejection.
+#include <algorithm>
+#include <set>
+
+#include "check.hpp"
+#include "spatialobs/relations.hpp"
+
+using namespace spatialobs;
+
+namespace {
+
+using Pairs = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+Pairs rows_to_pairs(const std::vector<std::int64_t>& rows) {
+  Pairs out;
+  const std::size_t k = rows.size() / 2;
+  for (std::size_t t = 0; t < k; ++t) out.emplace_back(rows[t], rows[k + t]);
+  return out;
+}
+
+void check_against_brute_force(const std::vector<double>& b) {
+  const std::size_t n = b.size() / 4;
+  std::vector<std::int64_t> rows;
+  std::vector<double> values;
+  overlap_pairs(b.data(), n, rows, values);
+  Pairs want;
+  std::vector<double> want_areas;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j)
+      if (overlaps_area(rect_at(b.data(), i), rect_at(b.data(), j))) {
+        want.emplace_back(i, j);
+        want_areas.push_back(overlap_area(rect_at(b.data(), i), rect_at(b.data(), j)));
+      }
+  CHECK(rows_to_pairs(rows) == want && values == want_areas);
+
+  want.clear();
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      if (i != j && contains(rect_at(b.data(), i), rect_at(b.data(), j))) want.emplace_back(i, j);
+  CHECK(rows_to_pairs(containment_pairs(b.data(), n)) == want);
+
+  // Proximity with k large enough to keep every neighbour: all non-overlapping pairs within the gap.
+  proximity_pairs(b.data(), n, 2.0, n + 1, rows, values);
+  want.clear();
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const Rect ri = rect_at(b.data(), i), rj = rect_at(b.data(), j);
+      if (!overlaps_area(ri, rj) && gap(ri, rj) <= 2.0) want.emplace_back(i, j);
+    }
+  CHECK(rows_to_pairs(rows) == want);
+
+  // Alignment pairs are within tolerance on their kind's key, sorted, i < j.
+  std::vector<std::int8_t> kinds;
+  alignment_pairs(b.data(), n, 0.0, rows, kinds);
+  const Pairs al = rows_to_pairs(rows);
+  CHECK(al.size() == kinds.size());
+  for (std::size_t t = 0; t < al.size(); ++t) {
+    const Rect ri = rect_at(b.data(), al[t].first), rj = rect_at(b.data(), al[t].second);
+    const double key[6][2] = {{ri.x0, rj.x0}, {(ri.x0 + ri.x1) * 0.5, (rj.x0 + rj.x1) * 0.5}, {ri.x1, rj.x1},
+                              {ri.y0, rj.y0}, {(ri.y0 + ri.y1) * 0.5, (rj.y0 + rj.y1) * 0.5}, {ri.y1, rj.y1}};
+    CHECK(kinds[t] >= 0 && kinds[t] < 6 && key[kinds[t]][0] == key[kinds[t]][1]);
+    CHECK(al[t].first < al[t].second);
+  }
+
+  // Reading order is a permutation of 0..n-1.
+  std::vector<std::int64_t> rank = reading_order(b.data(), n, 1.0);
+  std::sort(rank.begin(), rank.end());
+  for (std::size_t i = 0; i < n; ++i) CHECK(rank[i] == static_cast<std::int64_t>(i));
+}
+
+}  // namespace
+
+int main() {
+  std::mt19937_64 rng(5);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{33}, std::size_t{250}})
+    check_against_brute_force(spatialobs_test::lattice_boxes(rng, n));
+  // Duplicates contain each other, overlap with their full area, and are adjacent in reading order.
+  const double dup[12] = {1, 1, 4, 4, 1, 1, 4, 4, 2, 2, 2, 2};
+  check_against_brute_force(std::vector<double>(dup, dup + 12));
+  CHECK(rows_to_pairs(containment_pairs(dup, 3)) == (Pairs{{0, 1}, {0, 2}, {1, 0}, {1, 2}}));
+  // Bad input: NaN boxes, negative or NaN tolerances.
+  const double nan_box[4] = {0, 0, 1, spatialobs_test::kNaN};
+  std::vector<std::int64_t> rows;
+  std::vector<double> values;
+  std::vector<std::int8_t> kinds;
+  CHECK_THROWS(std::invalid_argument, overlap_pairs(nan_box, 1, rows, values));
+  CHECK_THROWS(std::invalid_argument, containment_pairs(nan_box, 1));
+  CHECK_THROWS(std::invalid_argument, proximity_pairs(nan_box, 1, 1.0, 3, rows, values));
+  CHECK_THROWS(std::invalid_argument, proximity_pairs(dup, 3, -1.0, 3, rows, values));
+  CHECK_THROWS(std::invalid_argument, proximity_pairs(dup, 3, spatialobs_test::kNaN, 3, rows, values));
+  CHECK_THROWS(std::invalid_argument, alignment_pairs(nan_box, 1, 0.0, rows, kinds));
+  CHECK_THROWS(std::invalid_argument, alignment_pairs(dup, 3, spatialobs_test::kInf, rows, kinds));
+  CHECK_THROWS(std::invalid_argument, reading_order(nan_box, 1, 1.0));
+  CHECK_THROWS(std::invalid_argument, reading_order(dup, 3, -0.5));
+  return spatialobs_test::finish("test_relations");
+}
