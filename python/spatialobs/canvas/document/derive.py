@@ -16,6 +16,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 import numpy as np
 
 from spatialobs._errors import SpatialObsError
+from spatialobs.canvas.document.arrows import resolve_bound
 from spatialobs.canvas.document.records import Binding, Node, Page
 from spatialobs.canvas.document.shapes import POINT_TYPES, STRAIGHT_BEND, STROKE_SIZES, arc_box, arrow_terminals, local_box
 
@@ -194,78 +195,7 @@ def _clip_segment_to_box(px: float, py: float, qx: float, qy: float, box: Tuple[
 
 def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, Binding]) -> List[int]:
     """Recompute the local boxes of tldraw arrows whose terminals are bound; return their rows."""
-    by_arrow: Dict[int, Dict[str, Binding]] = {}
-    for b in bindings.values():
-        r = d.row.get(b.from_id)
-        if r is None or b.to_id not in d.row:
-            continue
-        nd = nodes[r]
-        if nd.type != "arrow" or not isinstance(nd.props.get("start", None), Mapping):
-            continue
-        by_arrow.setdefault(r, {})[b.terminal] = b
-    changed: List[int] = []
-    for r, terms in by_arrow.items():
-        nd = nodes[r]
-        s, e, bend = arrow_terminals(nd.props)
-        pts: Dict[str, Optional[Tuple[float, float]]] = {"start": s, "end": e}
-        c, sn = math.cos(d.rotation[r]), math.sin(d.rotation[r])
-        ox, oy = d.px[r], d.py[r]
-        anchors: Dict[str, Tuple[float, float]] = {}
-        targets: Dict[str, int] = {}
-        for term, b in terms.items():
-            t = d.row[b.to_id]
-            lb = d.local[t]
-            ax, ay = b.anchor if b.precise else (0.5, 0.5)
-            lx = lb[0] + ax * (lb[2] - lb[0])
-            ly = lb[1] + ay * (lb[3] - lb[1])
-            ct, st = math.cos(d.rotation[t]), math.sin(d.rotation[t])
-            gx = d.px[t] + ct * lx - st * ly
-            gy = d.py[t] + st * lx + ct * ly
-            # into the arrow's local frame
-            rx, ry = gx - ox, gy - oy
-            anchors[term] = (c * rx + sn * ry, -sn * rx + c * ry)
-            targets[term] = t
-        for term in ("start", "end"):
-            if term in anchors:
-                pts[term] = anchors[term]
-        a = pts["start"] or pts["end"] or (0.0, 0.0)
-        b_ = pts["end"] or pts["start"] or (0.0, 0.0)
-        if abs(bend) < STRAIGHT_BEND:
-            # a straight arrow stops where it meets a bound target's box
-            ends = {"start": a, "end": b_}
-            for term, t in targets.items():
-                other = ends["end" if term == "start" else "start"]
-                q = ends[term]
-                ct, st = math.cos(d.rotation[t]), math.sin(d.rotation[t])
-
-                def to_t(p: Tuple[float, float]) -> Tuple[float, float]:
-                    gx = ox + c * p[0] - sn * p[1] - d.px[t]
-                    gy = oy + sn * p[0] + c * p[1] - d.py[t]
-                    return (ct * gx + st * gy, -st * gx + ct * gy)
-
-                P, Q = to_t(other), to_t(q)
-                lb = d.local[t]
-                hx, hy = _clip_segment_to_box(P[0], P[1], Q[0], Q[1], (lb[0], lb[1], lb[2], lb[3]))
-                gx = d.px[t] + ct * hx - st * hy - ox
-                gy = d.py[t] + st * hx + ct * hy - oy
-                ends[term] = (c * gx + sn * gy, -sn * gx + c * gy)
-            # an arrowhead on a bound terminal stops short of the target
-            size = STROKE_SIZES.get(str(nd.props.get("size", "m")), 3.5)
-            try:
-                scale = float(nd.props.get("scale", 1) or 1)
-            except (TypeError, ValueError):
-                scale = 1.0
-            for term, opp in (("start", "end"), ("end", "start")):
-                if term in targets and nd.props.get("arrowhead" + term.title(), "none") != "none":
-                    (qx, qy), (ox2, oy2) = ends[term], ends[opp]
-                    L = math.hypot(qx - ox2, qy - oy2)
-                    off = (10.0 + size) * scale
-                    if L > off:
-                        ends[term] = (qx + (ox2 - qx) * off / L, qy + (oy2 - qy) * off / L)
-            a, b_ = ends["start"], ends["end"]
-        d.local[r] = arc_box(a, b_, bend)
-        changed.append(r)
-    return changed
+    return resolve_bound(d, nodes, bindings)
 
 
 @dataclass

@@ -230,6 +230,12 @@ def _binding_record_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> O
             "precise": props.get("isPrecise", False), "props": extra}
 
 
+def _precise_default(t: Mapping[str, Any]) -> bool:
+    """tldraw's migration for terminals older than ``isPrecise``: precise unless anchored at the centre."""
+    a = t.get("normalizedAnchor")
+    return not (is_mapping(a) and a.get("x") == 0.5 and a.get("y") == 0.5)
+
+
 def _props_binding_fields(rec: Mapping[str, Any]) -> List[Dict[str, Any]]:
     props = rec.get("props")
     out: List[Dict[str, Any]] = []
@@ -242,7 +248,7 @@ def _props_binding_fields(rec: Mapping[str, Any]) -> List[Dict[str, Any]]:
             out.append({"id": f"binding:{rec['id']}:{term}", "type": "arrow", "from_id": rec["id"],
                         "to_id": t.get("boundShapeId"), "terminal": term,
                         "anchor": t.get("normalizedAnchor", {"x": 0.5, "y": 0.5}),
-                        "precise": t.get("isPrecise", False), "props": extra})
+                        "precise": t.get("isPrecise", _precise_default(t)), "props": extra})
     return out
 
 

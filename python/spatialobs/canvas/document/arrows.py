@@ -1,0 +1,1207 @@
+"""tldraw arrows resolved as tldraw 5.4.2 resolves them.
+
+An arrow's stored ``start``/``end`` points are only where its *handles* sit; what
+tldraw draws, and what its page bounds cover, follows from the arrow's bindings:
+
+* a bound terminal's handle is the target's geometry-bounds point at the binding's
+  ``normalizedAnchor`` (kept 0.001 off the edges), or the bounds' centre for an
+  imprecise binding; both ends bound to one shape (or to nested shapes) force the
+  anchor;
+* a non-exact bound terminal then moves to where the body meets the target's
+  *outline*: the polygon tldraw's geometry samples (ellipses, ovals, clouds and
+  hearts as polylines, 20 units a vertex), hit by the straight segment from the
+  other handle or by the body's circle for an arc (``bend``);
+* an arrowhead on a bound terminal stops ``10 + arrow stroke / 2 + target stroke / 2``
+  (times the arrow's ``scale``) short, with tldraw's rules for arrows that come out
+  too short;
+* the page bounds are those of the body's vertices (an arc is sampled, not exact)
+  and, for a labelled arrow, of the label rectangle.
+
+Everything here is plain floats on tuples: it runs inside every derivation of a
+canvas, once per bound arrow.
+
+Elbow arrows (``kind: "elbow"``) are drawn as straight arrows here (tldraw routes
+them around their targets); frame masks that clip a bound target are not applied.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from spatialobs.canvas.document.sanitize import is_mapping
+from spatialobs.canvas.document.shapes import STROKE_SIZES
+
+__all__ = [
+    "Outline",
+    "Terminal",
+    "ArrowGeometry",
+    "target_outline",
+    "resolve_arrow",
+    "intersect_segment_segment",
+    "intersect_segment_polyline",
+    "intersect_circle_polyline",
+    "nearest_on_polyline",
+    "arc_vertices",
+]
+
+Pt = Tuple[float, float]
+Box = Tuple[float, float, float, float]
+#: A rigid page transform: origin x, y and the cosine and sine of the rotation.
+Xf = Tuple[float, float, float, float]
+
+_PI = math.pi
+_PI2 = 2 * math.pi
+_MIN_ARROW_BEND = 8.0
+_ANCHOR_EPS = 1e-3
+_MIN_ARROW_LENGTH = 10.0
+_BOUND_ARROW_OFFSET = 10.0
+_LABEL_TO_ARROW_PADDING = 20.0
+_ARROW_LABEL_PADDING = 4.25
+_ARROW_LABEL_FONT = {"s": 1.125, "m": 1.25, "l": 1.5, "xl": 1.75}
+_THEME_FONT_SIZE = 16.0
+_LINE_HEIGHT = 1.35
+_TEXT_ARROW_PADDING = 10.0  # tldraw's text util widens its outline for arrows without a head
+
+
+# --------------------------------------------------------------------------- kernel
+def _fmod(a: float, b: float) -> float:
+    """JavaScript's ``%`` (the sign follows the dividend)."""
+    return math.fmod(a, b)
+
+
+def _canon(a: float) -> float:
+    a = _fmod(a, _PI2)
+    if a < 0:
+        a += _PI2
+    return a + 0.0
+
+
+def _cw_dist(a0: float, a1: float) -> float:
+    a0 = _canon(a0)
+    a1 = _canon(a1)
+    if a0 > a1:
+        a1 += _PI2
+    return a1 - a0
+
+
+def _ccw_dist(a0: float, a1: float) -> float:
+    return _PI2 - _cw_dist(a0, a1)
+
+
+def _short_dist(a0: float, a1: float) -> float:
+    da = _fmod(a1 - a0, _PI2)
+    return _fmod(2 * da, _PI2) - da
+
+
+def _angle(a: Pt, b: Pt) -> float:
+    return math.atan2(b[1] - a[1], b[0] - a[0])
+
+
+def _dist(a: Pt, b: Pt) -> float:
+    return math.hypot(a[0] - b[0], a[1] - b[1])
+
+
+def _dist2(a: Pt, b: Pt) -> float:
+    dx, dy = a[0] - b[0], a[1] - b[1]
+    return dx * dx + dy * dy
+
+
+def _equals(a: Pt, b: Pt) -> bool:
+    return abs(a[0] - b[0]) < 1e-4 and abs(a[1] - b[1]) < 1e-4
+
+
+def _uni(x: float, y: float) -> Pt:
+    n = math.hypot(x, y)
+    return (x / n, y / n) if n else (x, y)
+
+
+def _on_circle(c: Pt, r: float, a: float) -> Pt:
+    return (c[0] + math.cos(a) * r, c[1] + math.sin(a) * r)
+
+
+def intersect_segment_segment(a1: Pt, a2: Pt, b1: Pt, b2: Pt, precision: float = 1e-10) -> Optional[Pt]:
+    """Point where segments ``a1a2`` and ``b1b2`` cross, as tldraw finds it, or None.
+
+    Parallel, coincident and degenerate pairs give None; the ends count within
+    ``precision`` (in the segments' parameters).
+
+    Examples
+    --------
+    >>> intersect_segment_segment((0, 0), (2, 2), (0, 2), (2, 0))
+    (1.0, 1.0)
+    >>> intersect_segment_segment((0, 0), (1, 0), (0, 1), (1, 1)) is None
+    True
+    """
+    abx, aby = a1[0] - b1[0], a1[1] - b1[1]
+    bvx, bvy = b2[0] - b1[0], b2[1] - b1[1]
+    avx, avy = a2[0] - a1[0], a2[1] - a1[1]
+    ua_t = bvx * aby - bvy * abx
+    ub_t = avx * aby - avy * abx
+    u_b = bvy * avx - bvx * avy
+    if abs(ua_t) <= precision or abs(ub_t) <= precision or abs(u_b) <= precision:
+        return None
+    ua = ua_t / u_b
+    ub = ub_t / u_b
+    if -precision <= ua <= 1 + precision and -precision <= ub <= 1 + precision:
+        return (a1[0] + ua * avx, a1[1] + ua * avy)
+    return None
+
+
+def intersect_segment_polyline(a: Pt, b: Pt, pts: Sequence[Pt], closed: bool) -> List[Pt]:
+    """Crossings of segment ``ab`` with a polyline (``closed``: also its last → first edge).
+
+    Examples
+    --------
+    >>> intersect_segment_polyline((-1, 1), (3, 1), [(0, 0), (2, 0), (2, 2), (0, 2)], True)
+    [(2.0, 1.0), (0.0, 1.0)]
+    """
+    out: List[Pt] = []
+    n = len(pts)
+    stop = n if closed else n - 1
+    for i in range(stop):
+        p = intersect_segment_segment(a, b, pts[i], pts[(i + 1) % n])
+        if p is not None:
+            out.append(p)
+    return out
+
+
+def _segment_circle(a1: Pt, a2: Pt, c: Pt, r: float) -> List[Pt]:
+    dx, dy = a2[0] - a1[0], a2[1] - a1[1]
+    ocx, ocy = a1[0] - c[0], a1[1] - c[1]
+    a = dx * dx + dy * dy
+    b = 2 * (dx * ocx + dy * ocy)
+    cc = ocx * ocx + ocy * ocy - r * r
+    det = b * b - 4 * a * cc
+    if det <= 0:
+        return []
+    e = math.sqrt(det)
+    u1 = (-b + e) / (2 * a)
+    u2 = (-b - e) / (2 * a)
+    out = []
+    if 0 <= u1 <= 1:
+        out.append((a1[0] + dx * u1, a1[1] + dy * u1))
+    if 0 <= u2 <= 1:
+        out.append((a1[0] + dx * u2, a1[1] + dy * u2))
+    return out
+
+
+def intersect_circle_polyline(c: Pt, r: float, pts: Sequence[Pt], closed: bool) -> List[Pt]:
+    """Crossings of the circle ``(c, r)`` with a polyline; tangent touches do not count.
+
+    Examples
+    --------
+    >>> intersect_circle_polyline((0, 0), 1, [(-2, 0), (2, 0)], False)
+    [(1.0, 0.0), (-1.0, 0.0)]
+    """
+    out: List[Pt] = []
+    n = len(pts)
+    stop = n if closed else n - 1
+    for i in range(stop):
+        out.extend(_segment_circle(pts[i], pts[(i + 1) % n], c, r))
+    return out
+
+
+def nearest_on_polyline(p: Pt, pts: Sequence[Pt], closed: bool) -> Pt:
+    """Nearest point to ``p`` on a polyline (first one found on a tie).
+
+    Examples
+    --------
+    >>> nearest_on_polyline((1, 5), [(0, 0), (2, 0), (2, 2), (0, 2)], True)
+    (1.0, 2.0)
+    """
+    bx, by = pts[0]
+    best = _dist2(p, pts[0])
+    n = len(pts)
+    stop = n if closed else n - 1
+    for i in range(stop):
+        sx, sy = pts[i]
+        ex, ey = pts[(i + 1) % n]
+        dx, dy = ex - sx, ey - sy
+        l2 = dx * dx + dy * dy
+        if l2 == 0:
+            nx, ny = sx, sy
+        else:
+            t = ((p[0] - sx) * dx + (p[1] - sy) * dy) / l2
+            if t <= 0:
+                nx, ny = sx, sy
+            elif t >= 1:
+                nx, ny = ex, ey
+            else:
+                nx, ny = sx + dx * t, sy + dy * t
+        d = (p[0] - nx) ** 2 + (p[1] - ny) ** 2
+        if d < best:
+            bx, by, best = nx, ny, d
+    return (float(bx), float(by))
+
+
+def _count_for_length(length: float) -> int:
+    return max(8, math.ceil(length / 20))
+
+
+def _arc_measure(a: float, b: float, sweep: int, large: int) -> float:
+    m = _fmod(2 * _fmod(b - a, _PI2), _PI2) - _fmod(b - a, _PI2)
+    if not large:
+        return m
+    return (_PI2 - abs(m)) * (1 if sweep else -1)
+
+
+def arc_vertices(center: Pt, start: Pt, end: Pt, sweep: int, large: int) -> List[Pt]:
+    """The vertices tldraw samples along an arc (one per 20 units of length, at least 8 spans).
+
+    Examples
+    --------
+    >>> v = arc_vertices((0, 0), (10, 0), (-10, 0), 1, 1)
+    >>> len(v), v[0], [round(c, 9) for c in v[-1]]
+    (9, (10.0, 0.0), [-10.0, 0.0])
+    """
+    a0 = _angle(center, start)
+    a1 = _angle(center, end)
+    r = _dist(center, start)
+    m = _arc_measure(a0, a1, sweep, large)
+    n = _count_for_length(abs(m * r))
+    return [_on_circle(center, r, a0 + (i / n) * m) for i in range(n + 1)]
+
+
+def _bbox(pts: Sequence[Pt]) -> Box:
+    xs = [p[0] for p in pts]
+    ys = [p[1] for p in pts]
+    return (min(xs), min(ys), max(xs), max(ys))
+
+
+# --------------------------------------------------------------------------- outlines
+@dataclass(frozen=True)
+class Outline:
+    """What an arrow sees of a target shape, in the target's local frame.
+
+    Attributes
+    ----------
+    points : list of (x, y)
+        The outline tldraw intersects arrows with (its geometry's vertices, labels
+        and internal strokes left out).
+    closed : bool
+        Whether the last point joins the first.
+    bounds : (x0, y0, x1, y1)
+        The geometry's bounds, which normalized anchors refer to.
+    stroke : float
+        Half the target's stroke width (0 for shapes without a ``size``), which a
+        bound arrowhead also keeps clear of.
+    """
+
+    points: List[Pt]
+    closed: bool
+    bounds: Box
+    stroke: float
+
+
+class _Path:
+    """Just enough of tldraw's PathBuilder to sample one sub-path's vertices."""
+
+    def __init__(self, x: float, y: float) -> None:
+        self.pts: List[Pt] = [(x, y)]
+        self.start = (x, y)
+        self.last = (x, y)
+
+    def line(self, x: float, y: float) -> "_Path":
+        self.pts.append((x, y))
+        self.last = (x, y)
+        return self
+
+    def cubic(self, c1: Pt, c2: Pt, x: float, y: float, res: int = 10) -> "_Path":
+        ax, ay = self.last
+        for i in range(res + 1):
+            t = i / res
+            u = 1 - t
+            self.pts.append((u * u * u * ax + 3 * (u * u) * t * c1[0] + 3 * u * (t * t) * c2[0] + t * t * t * x,
+                             u * u * u * ay + 3 * (u * u) * t * c1[1] + 3 * u * (t * t) * c2[1] + t * t * t * y))
+        self.last = (x, y)
+        return self
+
+    def arc(self, rx: float, ry: float, large: bool, sweep: bool, x2: float, y2: float) -> "_Path":
+        # SVG arc to at most four cubic pieces, as PathBuilder.arcTo (no axis rotation)
+        x1, y1 = self.last
+        if x1 == x2 and y1 == y2:
+            return self
+        if rx == 0 or ry == 0:
+            return self.line(x2, y2)
+        rx1, ry1 = abs(rx), abs(ry)
+        x1p, y1p = (x1 - x2) / 2, (y1 - y2) / 2
+        lam = (x1p * x1p) / (rx1 * rx1) + (y1p * y1p) / (ry1 * ry1)
+        if lam > 1:
+            s = math.sqrt(lam)
+            rx1 *= s
+            ry1 *= s
+        sign = 1 if large != sweep else -1
+        term = rx1 * rx1 * ry1 * ry1 - rx1 * rx1 * y1p * y1p - ry1 * ry1 * x1p * x1p
+        num = rx1 * rx1 * y1p * y1p + ry1 * ry1 * x1p * x1p
+        rad = term / num
+        coef = sign * math.sqrt(rad if rad > 0 else 0.0)
+        cxp = coef * ((rx1 * y1p) / ry1)
+        cyp = coef * (-(ry1 * x1p) / rx1)
+        cx = cxp + (x1 + x2) / 2
+        cy = cyp + (y1 + y2) / 2
+        t0 = math.atan2((y1p - cyp) / ry1, (x1p - cxp) / rx1)
+        t1 = math.atan2((-y1p - cyp) / ry1, (-x1p - cxp) / rx1)
+        if not sweep and t1 > t0:
+            t1 -= _PI2
+        elif sweep and t1 < t0:
+            t1 += _PI2
+        sw = t1 - t0
+        nseg = min(4, math.ceil(abs(sw) / (_PI / 2)))
+        res = math.ceil(_count_for_length(max(rx1, ry1) * abs(sw)) / nseg)
+        step = sw / nseg
+        for i in range(nseg):
+            a = t0 + i * step
+            b = t0 + (i + 1) * step
+            k = (4 / 3) * math.tan((b - a) / 4)
+            sx, sy = cx + rx1 * math.cos(a), cy + ry1 * math.sin(a)  # ~ the previous end
+            ex, ey = cx + rx1 * math.cos(b), cy + ry1 * math.sin(b)
+            d1 = (-rx1 * math.sin(a), ry1 * math.cos(a))
+            d2 = (-rx1 * math.sin(b), ry1 * math.cos(b))
+            self.cubic((sx + k * d1[0], sy + k * d1[1]), (ex - k * d2[0], ey - k * d2[1]), ex, ey, res)
+        return self
+
+    def close(self) -> List[Pt]:
+        if not (abs(self.last[0] - self.start[0]) <= 1e-6 and abs(self.last[1] - self.start[1]) <= 1e-6):
+            self.pts.append(self.start)
+        return self.pts
+
+
+def _lines(pts: Sequence[Pt]) -> List[Pt]:
+    p = _Path(*pts[0])
+    for q in pts[1:]:
+        p.line(*q)
+    return p.close()
+
+
+def _polygon_vertices(w: float, h: float, sides: int) -> List[Pt]:
+    cx, cy = w / 2, h / 2
+    pts = []
+    for i in range(sides):
+        t = -_PI / 2 + i * (_PI2 / sides)
+        pts.append((cx + cx * math.cos(t), cy + cy * math.sin(t)))
+    x0, y0, x1, y1 = _bbox(pts)
+    bw, bh = x1 - x0, y1 - y0
+    if w - bw != 0 or h - bh != 0:
+        pts = [((x - x0) / bw * w, (y - y0) / bh * h) for x, y in pts]
+    return pts
+
+
+def _star(w: float, h: float) -> List[Pt]:
+    sides = 5
+    step = _PI2 / sides / 2
+    right = (sides // 4) * 2
+    left = sides * 2 - right
+    bottom = (sides // 2) * 2
+    max_x = (math.cos(-_PI / 2 + right * step) * w) / 2
+    min_x = (math.cos(-_PI / 2 + left * step) * w) / 2
+    min_y = (math.sin(-_PI / 2) * h) / 2
+    max_y = (math.sin(-_PI / 2 + bottom * step) * h) / 2
+    diff_x = w - abs(max_x - min_x)
+    diff_y = h - abs(max_y - min_y)
+    off_x = w / 2 + min_x - (w / 2 - max_x)
+    off_y = h / 2 + min_y - (h / 2 - max_y)
+    cx, cy = (w - off_x) / 2, (h - off_y) / 2
+    ox, oy = (w + diff_x) / 2, (h + diff_y) / 2
+    ix, iy = ox / 2, oy / 2
+    return [(cx + (ix if i % 2 else ox) * math.cos(-_PI / 2 + i * step),
+             cy + (iy if i % 2 else oy) * math.sin(-_PI / 2 + i * step)) for i in range(sides * 2)]
+
+
+def _rng(seed: str) -> Callable[[], float]:
+    """tldraw's seeded xorshift (32-bit integer arithmetic as JavaScript does it)."""
+    s = [0, 0, 0, 0]
+
+    def i32(v: int) -> int:
+        v &= 0xFFFFFFFF
+        return v - 0x100000000 if v & 0x80000000 else v
+
+    def nxt() -> float:
+        x, y, z, w = s
+        t = i32(x ^ i32(x << 11))
+        nw = i32(w ^ (((w & 0xFFFFFFFF) >> 19) ^ t ^ ((t & 0xFFFFFFFF) >> 8)))
+        s[0], s[1], s[2], s[3] = y, z, w, nw
+        return (nw / 0x100000000) * 2
+
+    for k in range(len(seed) + 64):
+        s[0] = i32(s[0] ^ (ord(seed[k]) if k < len(seed) else 0))
+        nxt()
+    return nxt
+
+
+def _oval_perimeter(h: float, w: float) -> float:
+    if h > w:
+        return (_PI * (w / 2) + (h - w)) * 2
+    return (_PI * (h / 2) + (w - h)) * 2
+
+
+def _pill_points(width: float, height: float, n: int) -> List[Pt]:
+    radius = min(width, height) / 2
+    long_side = max(width, height) - radius * 2
+    spacing = (_PI * (radius * 2) + 2 * long_side) / n
+    if width > height:
+        sections: List[Tuple[str, Pt, Any]] = [
+            ("s", (radius, 0.0), (1.0, 0.0)), ("a", (width - radius, radius), -_PI / 2),
+            ("s", (width - radius, height), (-1.0, 0.0)), ("a", (radius, radius), _PI / 2)]
+    else:
+        sections = [
+            ("s", (width, radius), (0.0, 1.0)), ("a", (radius, height - radius), 0.0),
+            ("s", (0.0, height - radius), (0.0, -1.0)), ("a", (radius, radius), _PI)]
+    off = 0.0
+    out: List[Pt] = []
+    for _ in range(n):
+        kind, p0, arg = sections[0]
+        if kind == "s":
+            out.append((p0[0] + arg[0] * off, p0[1] + arg[1] * off))
+        else:
+            out.append(_on_circle(p0, radius, arg + off / radius))
+        off += spacing
+        seg = long_side if kind == "s" else _PI * radius
+        while off > seg:
+            off -= seg
+            sections.append(sections.pop(0))
+            seg = long_side if sections[0][0] == "s" else _PI * radius
+    return out
+
+
+def _circle_center(a: Pt, b: Pt, c: Pt) -> Optional[Pt]:
+    u = -2 * (a[0] * (b[1] - c[1]) - a[1] * (b[0] - c[0]) + b[0] * c[1] - c[0] * b[1])
+    a2, b2, c2 = a[0] * a[0] + a[1] * a[1], b[0] * b[0] + b[1] * b[1], c[0] * c[0] + c[1] * c[1]
+    try:
+        x = (a2 * (c[1] - b[1]) + b2 * (a[1] - c[1]) + c2 * (b[1] - a[1])) / u
+        y = (a2 * (b[0] - c[0]) + b2 * (c[0] - a[0]) + c2 * (a[0] - b[0])) / u
+    except ZeroDivisionError:
+        return None
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return None
+    return (x, y)
+
+
+_BUMP = {"s": 50.0, "m": 70.0, "l": 100.0, "xl": 130.0}
+
+
+def _cloud(w: float, h: float, seed: str, size: str, scale: float) -> List[Pt]:
+    rnd = _rng(seed)
+    per = _oval_perimeter(w, h)
+    nb = max(math.ceil(per / _BUMP.get(size, 70.0)), 6, math.ceil(per / min(w, h)))
+    prot = (per / nb) * 0.2
+    iw, ih = max(w - prot * 2, 1.0), max(h - prot * 2, 1.0)
+    between = _oval_perimeter(iw, ih) / nb
+    px, py = (w - iw) / 2, (h - ih) / 2
+    bumps = [(x + px, y + py) for x, y in _pill_points(iw, ih, nb)]
+    mwx = 0.0 if w < 20 else prot * 0.3
+    mwy = 0.0 if h < 20 else prot * 0.3
+    wig = list(bumps)
+    for i in range(nb // 2):
+        wig[i] = (wig[i][0] + rnd() * mwx * scale, wig[i][1] + rnd() * mwy * scale)
+        j = nb - i - 1
+        wig[j] = (wig[j][0] + rnd() * mwx * scale, wig[j][1] + rnd() * mwy * scale)
+    path: Optional[_Path] = None
+    for i in range(len(wig)):
+        j = 0 if i == len(wig) - 1 else i + 1
+        lw, rw, lp, rp = wig[i], wig[j], bumps[i], bumps[j]
+        d_orig = _dist(lp, rp)
+        rel = _dist(lw, rw) / d_orig
+        final = (max(px, py) + between - d_orig) * rel
+        ux, uy = _uni(rp[0] - lp[0], rp[1] - lp[1])
+        ax = lp[0] + (rp[0] - lp[0]) * 0.5 + uy * final
+        ay = lp[1] + (rp[1] - lp[1]) * 0.5 - ux * final
+        ax = min(max(ax, 0.0), w)
+        ay = min(max(ay, 0.0), h)
+        c = _circle_center(lw, rw, (ax, ay))
+        r = _dist(c if c is not None else ((lw[0] + rw[0]) / 2, (lw[1] + rw[1]) / 2), lw)
+        if path is None:
+            path = _Path(*lw)
+        path.arc(r, r, False, True, rw[0], rw[1])
+    assert path is not None
+    return path.close()
+
+
+def _geo_points(geo: str, w: float, h: float, props: Mapping[str, Any], node_id: str) -> List[Pt]:
+    cx, cy = w / 2, h / 2
+    if geo == "ellipse":
+        return _Path(0, cy).arc(cx, cy, False, True, w, cy).arc(cx, cy, False, True, 0, cy).close()
+    if geo == "triangle":
+        return _lines([(cx, 0), (w, h), (0, h)])
+    if geo == "diamond":
+        return _lines([(cx, 0), (w, cy), (cx, h), (0, cy)])
+    if geo == "star":
+        return _lines(_star(w, h))
+    if geo in ("pentagon", "hexagon", "octagon"):
+        return _lines(_polygon_vertices(w, h, {"pentagon": 5, "hexagon": 6, "octagon": 8}[geo]))
+    off = min(w * 0.38, h * 0.38)
+    if geo == "rhombus":
+        return _lines([(off, 0), (w, 0), (w - off, h), (0, h)])
+    if geo == "rhombus-2":
+        return _lines([(0, 0), (w - off, 0), (w, h), (off, h)])
+    if geo == "trapezoid":
+        return _lines([(off, 0), (w - off, 0), (w, h), (0, h)])
+    if geo == "oval":
+        if h > w:
+            r = w / 2
+            return _Path(0, r).arc(r, r, False, True, w, r).line(w, h - r).arc(r, r, False, True, 0, h - r).close()
+        r = h / 2
+        return _Path(r, h).arc(r, r, False, True, r, 0).line(w - r, 0).arc(r, r, False, True, w - r, h).close()
+    if geo in ("arrow-left", "arrow-right"):
+        ox, oy = min(w, h) * 0.38, h * 0.16
+        if geo == "arrow-left":
+            return _lines([(ox, 0), (ox, oy), (w, oy), (w, h - oy), (ox, h - oy), (ox, h), (0, h / 2)])
+        return _lines([(0, oy), (w - ox, oy), (w - ox, 0), (w, h / 2), (w - ox, h), (w - ox, h - oy), (0, h - oy)])
+    if geo in ("arrow-up", "arrow-down"):
+        ox, oy = w * 0.16, min(w, h) * 0.38
+        if geo == "arrow-up":
+            return _lines([(w / 2, 0), (w, oy), (w - ox, oy), (w - ox, h), (ox, h), (ox, oy), (0, oy)])
+        return _lines([(ox, 0), (w - ox, 0), (w - ox, h - oy), (w, h - oy), (w / 2, h), (0, h - oy), (ox, h - oy)])
+    if geo == "cloud":
+        return _cloud(w, h, node_id, str(props.get("size", "m")), _num(props.get("scale"), 1.0))
+    if geo == "heart":
+        o, k = w / 4, h / 4
+        p = _Path(cx, h)
+        p.cubic((o * 1.5, k * 3), (0, k * 2.5), 0, k * 1.2)
+        p.cubic((0, -k * 0.32), (o * 1.85, -k * 0.32), cx, k * 0.9)
+        p.cubic((o * 2.15, -k * 0.32), (w, -k * 0.32), w, k * 1.2)
+        p.cubic((w, k * 2.5), (o * 2.5, k * 3), cx, h)
+        return p.close()
+    # rectangle, x-box, check-box and unknown kinds: the box (their inner strokes are internal)
+    return _lines([(0, 0), (w, 0), (w, h), (0, h)])
+
+
+def _num(v: Any, default: float) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return default
+    return f if math.isfinite(f) else default
+
+
+def _line_points(props: Mapping[str, Any]) -> List[Pt]:
+    pts = props.get("points")
+    items: List[Tuple[str, Pt]] = []
+    if is_mapping(pts):
+        for k, v in pts.items():
+            if is_mapping(v):
+                items.append((str(v.get("index", k)), (_num(v.get("x"), 0.0), _num(v.get("y"), 0.0))))
+        items.sort(key=lambda kv: kv[0])
+    elif isinstance(pts, list):
+        for i, v in enumerate(pts):
+            if is_mapping(v):
+                items.append(("", (_num(v.get("x"), 0.0), _num(v.get("y"), 0.0))))
+            elif isinstance(v, (list, tuple)) and len(v) >= 2:
+                items.append(("", (_num(v[0], 0.0), _num(v[1], 0.0))))
+    return [p for _, p in items]
+
+
+def _spline(pts: List[Pt]) -> List[Pt]:
+    p = _Path(*pts[0])
+    n = len(pts)
+    for i in range(n - 1):
+        p0 = pts[0] if i == 0 else pts[i - 1]
+        p1, p2 = pts[i], pts[i + 1]
+        p3 = p2 if i == n - 2 else pts[i + 2]
+        c1 = p0 if i == 0 else (p1[0] + (p2[0] - p0[0]) / 6 * 1.25, p1[1] + (p2[1] - p0[1]) / 6 * 1.25)
+        c2 = p2 if i == n - 2 else (p2[0] - (p3[0] - p1[0]) / 6 * 1.25, p2[1] - (p3[1] - p1[1]) / 6 * 1.25)
+        p.cubic(c1, c2, p2[0], p2[1])
+    return p.pts
+
+
+def target_outline(node_type: str, props: Mapping[str, Any], w: float, h: float,
+                   node_id: str = "", arrowhead: bool = True) -> Outline:
+    """The outline a bound arrow meets on a target shape, in the target's local frame.
+
+    Parameters
+    ----------
+    node_type : str
+        The target's type (``geo``, ``note``, ``text``, ``frame``, ``line``, ...).
+    props : mapping
+        The target's tldraw props (``geo``, ``size``, ``flipX``, line ``points``...).
+    w, h : float
+        The target's size (for ``geo`` its ``h`` includes ``growY``).
+    node_id : str
+        The target's id (seeds a cloud's bumps, as in tldraw).
+    arrowhead : bool
+        Whether the arrow terminal has a head; text widens its outline for
+        terminals without one.
+
+    Examples
+    --------
+    >>> o = target_outline("geo", {"geo": "diamond"}, 100, 50)
+    >>> o.points[:4], o.closed, o.bounds
+    ([(50.0, 0), (100, 25.0), (50.0, 50), (0, 25.0)], True, (0, 0, 100, 50))
+    >>> len(target_outline("geo", {"geo": "ellipse"}, 200, 100).points) > 16
+    True
+    """
+    half = (STROKE_SIZES.get(str(props.get("size")), 0.0) / 2) if "size" in props else 0.0
+    if node_type == "geo":
+        gw, gh = max(1.0, w), max(1.0, h)
+        pts = _geo_points(str(props.get("geo", "rectangle")), gw, gh, props, node_id)
+        fx, fy = bool(props.get("flipX")), bool(props.get("flipY"))
+        if fx or fy:
+            pts = [(gw - x if fx else x, gh - y if fy else y) for x, y in pts]
+        return Outline(pts, True, _bbox(pts), half)
+    if node_type == "text" and not arrowhead:
+        pad = _TEXT_ARROW_PADDING * _num(props.get("scale"), 1.0)
+        pts = [(-pad, 0.0), (w + pad, 0.0), (w + pad, h), (-pad, h)]
+        return Outline(pts, True, (-pad, 0.0, w + pad, h), half)
+    if node_type == "line":
+        lp = _line_points(props)
+        if len(lp) >= 2:
+            pts = _spline(lp) if props.get("spline") == "cubic" else lp
+            return Outline(pts, False, _bbox(pts), half)
+    pts = [(0.0, 0.0), (w, 0.0), (w, h), (0.0, h)]
+    return Outline(pts, True, (0.0, 0.0, w, h), half)
+
+
+# --------------------------------------------------------------------------- resolution
+@dataclass
+class Terminal:
+    """A bound arrow terminal: the target's outline and page transform, and the binding.
+
+    Attributes
+    ----------
+    outline : Outline
+        With ``arrowhead`` as the terminal has one (see :func:`target_outline`).
+    xf : (x, y, cos, sin)
+        The target's page transform.
+    anchor : (float, float)
+        The binding's normalized anchor.
+    precise, exact : bool
+        The binding's ``isPrecise`` and ``isExact``.
+    target : str
+        The target's id (an arrow bound twice to one shape is a special case).
+    page_box : (x0, y0, x1, y1) or None
+        The target's page bounds (for nested targets); None when not needed.
+    """
+
+    outline: Outline
+    xf: Xf
+    anchor: Pt
+    precise: bool
+    exact: bool
+    target: str
+    page_box: Optional[Box] = None
+    hit: bool = False
+
+
+@dataclass(frozen=True)
+class ArrowGeometry:
+    """An arrow as tldraw draws it, in the arrow's local frame.
+
+    Attributes
+    ----------
+    kind : str
+        ``straight`` or ``arc`` (the body tldraw draws).
+    start, end : (x, y)
+        The body's end points (tldraw's ``arrow.start.point`` / ``end.point``).
+    start_handle, end_handle : (x, y)
+        Where the handles sit (a bound handle is its anchor on the target).
+    bounds : (x0, y0, x1, y1)
+        The geometry's local bounds: the body's vertices and the label rectangle.
+    valid : bool
+        tldraw's ``isValid`` (a zero-length body is not).
+    """
+
+    kind: str
+    start: Pt
+    end: Pt
+    start_handle: Pt
+    end_handle: Pt
+    bounds: Box
+    valid: bool = True
+    center: Optional[Pt] = None
+    sweep: int = 0
+    large: int = 0
+
+
+def _to_page(xf: Xf, p: Pt) -> Pt:
+    ox, oy, c, s = xf
+    return (ox + c * p[0] - s * p[1], oy + s * p[0] + c * p[1])
+
+
+def _from_page(xf: Xf, p: Pt) -> Pt:
+    ox, oy, c, s = xf
+    dx, dy = p[0] - ox, p[1] - oy
+    return (c * dx + s * dy, -s * dx + c * dy)
+
+
+def _handle(t: Terminal, arrow_xf: Xf, force: bool) -> Pt:
+    x0, y0, x1, y1 = t.outline.bounds
+    if t.precise or force:
+        ax = min(max(t.anchor[0], _ANCHOR_EPS), 1 - _ANCHOR_EPS)
+        ay = min(max(t.anchor[1], _ANCHOR_EPS), 1 - _ANCHOR_EPS)
+    else:
+        ax = ay = 0.5
+    local = (x0 + ax * (x1 - x0), y0 + ay * (y1 - y0))
+    return _from_page(arrow_xf, _to_page(t.xf, local))
+
+
+def _contains(a: Box, b: Box) -> bool:
+    return a[0] <= b[0] and a[1] <= b[1] and a[2] >= b[2] and a[3] >= b[3]
+
+
+def _relationship(s: Optional[Terminal], e: Optional[Terminal]) -> str:
+    if s is None or e is None:
+        return "safe"
+    if s.target == e.target:
+        return "double-bound"
+    if s.page_box is not None and e.page_box is not None:
+        if _contains(s.page_box, e.page_box):
+            return "start-contains-end"
+        if _contains(e.page_box, s.page_box):
+            return "end-contains-start"
+    return "safe"
+
+
+def _hit_straight(point: Pt, opposite: Pt, arrow_xf: Xf, t: Optional[Terminal]) -> Pt:
+    """Where the segment from ``opposite`` to ``point`` first meets the target's outline."""
+    if t is None or t.exact:
+        return point
+    a = _from_page(t.xf, _to_page(arrow_xf, opposite))
+    b = _from_page(t.xf, _to_page(arrow_xf, point))
+    o = t.outline
+    hits = intersect_segment_polyline(a, b, o.points, o.closed)
+    if hits:
+        q = min(hits, key=lambda p: _dist2(p, a))
+    else:
+        q = nearest_on_polyline(b, o.points, o.closed)
+        if not _dist2(q, b) < 1:
+            return point
+    t.hit = True
+    return _from_page(arrow_xf, _to_page(t.xf, q))
+
+
+def _stroke_offset(arrow_sw: float, t: Terminal) -> float:
+    return arrow_sw / 2 + t.outline.stroke
+
+
+def _straight(a0: Pt, b0: Pt, s: Optional[Terminal], e: Optional[Terminal], arrow_xf: Xf,
+              heads: Tuple[bool, bool], sw: float, scale: float, rel: str) -> Tuple[Pt, Pt, bool]:
+    if _equals(a0, b0):
+        return a0, b0, False
+    uab = _uni(b0[0] - a0[0], b0[1] - a0[1])
+    b = _hit_straight(b0, a0, arrow_xf, e)
+    a = _hit_straight(a0, b0, arrow_xf, s)
+    offset_a = offset_b = 0.0
+    min_len = _MIN_ARROW_LENGTH * scale
+    self_hit = s is not None and e is not None and s.target == e.target
+    if rel == "safe" and s is not None and e is not None and not self_hit and not s.exact and not e.exact:
+        if e.hit and not s.hit:
+            if s.outline.closed:
+                a = (b[0] + uab[0] * min_len, b[1] + uab[1] * min_len)
+        elif not e.hit:
+            if e.outline.closed:
+                b = (a[0] - uab[0] * min_len, a[1] - uab[1] * min_len)
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    u = _uni(dx, dy)
+    flip = not _equals(u, uab)
+    if not self_hit:
+        if rel != "start-contains-end" and s is not None and heads[0] and not s.exact:
+            so = _stroke_offset(sw, s)
+            offset_a = (_BOUND_ARROW_OFFSET + so) * scale
+            min_len += so * scale
+        if rel != "end-contains-start" and e is not None and heads[1] and not e.exact:
+            so = _stroke_offset(sw, e)
+            offset_b = (_BOUND_ARROW_OFFSET + so) * scale
+            min_len += so * scale
+    f = -1.0 if flip else 1.0
+    ta = (a[0] + u[0] * offset_a * f, a[1] + u[1] * offset_a * f)
+    tb = (b[0] - u[0] * offset_b * f, b[1] - u[1] * offset_b * f)
+    if _dist2(ta, tb) < min_len * min_len:
+        if offset_a != 0 and offset_b != 0:
+            offset_a *= -1.5
+            offset_b *= -1.5
+        elif offset_a != 0:
+            offset_a *= -1
+        elif offset_b != 0:
+            offset_b *= -1
+    a = (a[0] + u[0] * offset_a * f, a[1] + u[1] * offset_a * f)
+    b = (b[0] - u[0] * offset_b * f, b[1] - u[1] * offset_b * f)
+    if flip and s is not None and e is not None:
+        b = (a[0] - u[0] * _MIN_ARROW_LENGTH * scale, a[1] - u[1] * _MIN_ARROW_LENGTH * scale)
+    return a, b, _dist(a, b) > 0
+
+
+def _arc_info(a: Pt, b: Pt, c: Pt) -> Tuple[Pt, float, float, float, int, int]:
+    """Centre, radius, size, length, large-arc and sweep flags of the arc a → c → b."""
+    center = _circle_center(a, b, c) or ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+    radius = _dist(center, a)
+    sweep = 1 if ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1])) < 0 else 0
+    ab = _dist(a, b)
+    bc = _dist(b, c)
+    ca = _dist(c, a)
+    try:
+        cosv = (bc * bc + ca * ca - ab * ab) / (2 * bc * ca)
+        theta = math.acos(cosv) * 2 if -1 <= cosv <= 1 else math.nan
+    except ZeroDivisionError:
+        theta = math.nan
+    large = 1 if _PI > theta else 0
+    size = (_PI2 - theta) * (1 if sweep else -1)
+    return center, radius, size, size * radius, large, sweep
+
+
+def _arc_hit(t: Terminal, arrow_xf: Xf, ta: Pt, tb: Pt, center: Pt, radius: float,
+             dist_fn: Callable[[float, float], float], frac: float, from_start: bool) -> Optional[Pt]:
+    inv = t.xf
+    sl = _from_page(inv, _to_page(arrow_xf, ta))
+    cl = _from_page(inv, _to_page(arrow_xf, center))
+    el = _from_page(inv, _to_page(arrow_xf, tb))
+    o = t.outline
+    hits = intersect_circle_polyline(cl, radius, o.points, o.closed)
+    point: Optional[Pt] = None
+    if hits:
+        a_s = _angle(cl, sl)
+        d_ab = dist_fn(a_s, _angle(cl, el))
+        hits = [p for p in hits if dist_fn(a_s, _angle(cl, p)) <= d_ab]
+        if hits:
+            target = d_ab * frac
+            if o.closed:
+                key = lambda p: abs(dist_fn(a_s, _angle(cl, p)) - target)  # noqa: E731
+            else:
+                key = lambda p: dist_fn(a_s, _angle(cl, p))  # noqa: E731
+            point = min(hits, key=key)
+    if point is None:
+        probe = sl if from_start else el
+        if o.closed:
+            q = nearest_on_polyline(probe, o.points, o.closed)
+            if _dist2(q, probe) < 1:
+                point = q
+        else:
+            point = probe
+    if point is None:
+        return None
+    t.hit = True
+    return _from_page(arrow_xf, _to_page(t.xf, point))
+
+
+def _arc(a0: Pt, b0: Pt, bend: float, s: Optional[Terminal], e: Optional[Terminal], arrow_xf: Xf,
+         heads: Tuple[bool, bool], sw: float, scale: float,
+         rel_fn: Callable[[], str]) -> Optional[ArrowGeometry]:
+    med = ((a0[0] + b0[0]) / 2, (a0[1] + b0[1]) / 2)
+    u = _uni(b0[0] - a0[0], b0[1] - a0[1])
+    middle = (med[0] + u[1] * -bend, med[1] - u[0] * -bend)
+    if _equals(a0, b0):
+        return None
+    cw = bend < 0
+    dist_fn = _cw_dist if cw else _ccw_dist
+    center, radius, hsize, hlen, _, _ = _arc_info(a0, b0, middle)
+    h_aca = _angle(center, a0)
+    h_acb = _angle(center, b0)
+    h_dab = dist_fn(h_aca, h_acb)
+    if hlen == 0 or hsize == 0 or not (abs(hlen) < 2 ** 53 - 1) or not (abs(hsize) < 2 ** 53 - 1):
+        return None
+    ta, tb, tc = a0, b0, middle
+    offset_a = offset_b = 0.0
+    min_len = _MIN_ARROW_LENGTH * scale
+    if s is not None and not s.exact:
+        p = _arc_hit(s, arrow_xf, ta, tb, center, radius, dist_fn, 0.25, True)
+        if p is not None:
+            ta = p
+            if heads[0]:
+                so = _stroke_offset(sw, s)
+                offset_a = (_BOUND_ARROW_OFFSET + so) * scale
+                min_len += so * scale
+    if e is not None and not e.exact:
+        p = _arc_hit(e, arrow_xf, ta, tb, center, radius, dist_fn, 0.75, False)
+        if p is not None:
+            tb = p
+            if heads[1]:
+                so = _stroke_offset(sw, e)
+                offset_b = (_BOUND_ARROW_OFFSET + so) * scale
+                min_len += so * scale
+    aca = _angle(center, ta)
+    acb = _angle(center, tb)
+    dab = dist_fn(aca, acb)
+    lab = dab * radius
+    sgn = 1.0 if cw else -1.0
+
+    def moved(base: float, off: float, sign: float) -> Pt:
+        return _on_circle(center, radius, base + dab * ((off / lab) * sign))
+
+    pa = moved(aca, offset_a, sgn) if offset_a != 0 else ta
+    pb = moved(acb, offset_b, -sgn) if offset_b != 0 else tb
+    if _dist2(pa, pb) < min_len * min_len:
+        if offset_a != 0 and offset_b != 0:
+            offset_a *= -1.5
+            offset_b *= -1.5
+        elif offset_a != 0:
+            offset_a *= -2
+        elif offset_b != 0:
+            offset_b *= -2
+        offset_a = max(offset_a, 0.1 - dist_fn(h_aca, aca) * radius)
+        offset_b = max(offset_b, 0.1 - dist_fn(acb, h_acb) * radius)
+    if offset_a != 0:
+        ta = moved(aca, offset_a, sgn)
+    if offset_b != 0:
+        tb = moved(acb, offset_b, -sgn)
+    if s is not None and e is not None and not s.exact and not e.exact:
+        aca = _angle(center, ta)
+        acb = _angle(center, tb)
+        dab = dist_fn(aca, acb)
+        lab = dab * radius
+        rel = rel_fn()
+        if rel == "double-bound" and lab < 30:
+            ta, tb, tc = a0, b0, middle
+        elif rel == "safe":
+            if not s.hit:
+                ta = a0
+            if not e.hit or dist_fn(h_aca, aca) > dist_fn(h_aca, acb):
+                tb = _on_circle(center, radius, aca + dab * (min(0.9, (_MIN_ARROW_LENGTH * scale) / lab) * sgn))
+    # the middle handle half-way along the body; a body longer than the handle arc flips
+    aca = _angle(center, ta)
+    acb = _angle(center, tb)
+    d = _cw_dist(aca, acb)
+    if not cw:
+        d = _PI2 - d
+    tc = _on_circle(center, radius, aca + d * (0.5 * sgn))
+    if d > h_dab:
+        tc = (2 * center[0] - tc[0], 2 * center[1] - tc[1])
+        ta, tb = tb, ta
+    if _equals(ta, tb):
+        ta, tb = (tc[0] + 1, tc[1] + 1), (tc[0] - 1, tc[1] - 1)
+    bc, _, _, blen, blarge, bsweep = _arc_info(ta, tb, tc)
+    valid = blen != 0 and math.isfinite(bc[0]) and math.isfinite(bc[1])
+    return ArrowGeometry("arc", ta, tb, a0, b0, (0.0, 0.0, 0.0, 0.0), valid, center, bsweep, blarge)
+
+
+def _label_size(text: str, size: str, scale: float, body: Box) -> Pt:
+    from spatialobs.canvas.document.shapes import estimate_text_size
+
+    fs = _THEME_FONT_SIZE * _ARROW_LABEL_FONT.get(size, 1.25) * scale
+    unit = fs / 24.0  # estimate_text_size works in size "m" (24 px) ems
+    w, h = estimate_text_size(text, "m", unit, None, True)
+    bw, bh = body[2] - body[0], body[3] - body[1]
+    width = w
+    squish = False
+    if bw > bh:
+        width = max(min(w, 64.0), min(bw - 64.0, w))
+        squish = True
+    elif w > 16 * fs:
+        width = 16 * fs
+        squish = True
+    if squish and width < w:
+        _, h = estimate_text_size(text, "m", unit, width / unit, False)
+        width = min(width, w)
+    pad = _ARROW_LABEL_PADDING * 2 * scale
+    return (width + pad, h + pad)
+
+
+def _interp(pts: Sequence[Pt], t: float) -> Pt:
+    if t <= 0:
+        return pts[0]
+    lens = [_dist(pts[i], pts[i + 1]) for i in range(len(pts) - 1)]
+    goal = t * sum(lens)
+    run = 0.0
+    for i, d in enumerate(lens):
+        if run + d >= goal:
+            if d == 0:
+                return pts[i]
+            k = (goal - run) / d
+            return (pts[i][0] + (pts[i + 1][0] - pts[i][0]) * k, pts[i][1] + (pts[i + 1][1] - pts[i][1]) * k)
+        run += d
+    return pts[-1]
+
+
+def _uninterp(pts: Sequence[Pt], p: Pt) -> float:
+    best = math.inf
+    at = 0.0
+    run = 0.0
+    for i in range(len(pts) - 1):
+        q = nearest_on_polyline(p, pts[i:i + 2], False)
+        d = _dist(q, p)
+        if d < best:
+            best = d
+            at = run + _dist(pts[i], q)
+        run += _dist(pts[i], pts[i + 1])
+    return at / run if run else 0.0
+
+
+def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str, Any], scale: float,
+               bound: Tuple[bool, bool], heads: Tuple[bool, bool]) -> Box:
+    size = str(props.get("size", "m"))
+    lw, lh = _label_size(text, size, scale, _bbox(body))
+    sw = 2.0 * {"s": 1.0, "m": 1.75, "l": 2.5, "xl": 5.0}.get(size, 1.75)
+    pad = (_LABEL_TO_ARROW_PADDING + (sw - 2.0) * 2 + (20 if sw >= 10.0 else 0)) * scale
+    length = sum(_dist(body[i], body[i + 1]) for i in range(len(body) - 1))
+    rel = pad / length if length else 0.0
+
+    def constrained(center: Pt, end_pt: Pt) -> Optional[Pt]:
+        x0, y0 = center[0] - lw / 2, center[1] - lh / 2
+        box = [(x0, y0), (x0 + lw, y0), (x0 + lw, y0 + lh), (x0, y0 + lh)]
+        hits: List[Pt] = []
+        for i in range(4):
+            for j in range(len(body) - 1):
+                p = intersect_segment_segment(box[i], box[(i + 1) % 4], body[j], body[j + 1])
+                if p is not None and p not in hits:
+                    hits.append(p)
+        far = None
+        fd = -math.inf
+        for p in hits:
+            d = _dist2(end_pt, p)
+            if d > fd:
+                far, fd = p, d
+        return far
+
+    sc = constrained(_interp(body, rel), start)
+    ec = constrained(_interp(body, 1 - rel), end)
+    r0 = _uninterp(body, sc) if sc is not None else 0.5
+    r1 = _uninterp(body, ec) if ec is not None else 0.5
+    if r0 > r1:
+        r0 = r1 = 0.5
+    pos = _num(props.get("labelPosition"), 0.5)
+    lo = r0 if (heads[0] or bound[0]) else 0.0
+    hi = r1 if (heads[1] or bound[1]) else 1.0
+    pos = max(lo, min(hi, pos))
+    c = _interp(body, pos)
+    return (c[0] - lw / 2, c[1] - lh / 2, c[0] + lw / 2, c[1] + lh / 2)
+
+
+def resolve_arrow(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Terminal], end: Optional[Terminal],
+                  label: Optional[str] = None) -> ArrowGeometry:
+    """Resolve a tldraw arrow against its bound targets, as tldraw's ``getArrowInfo`` does.
+
+    Parameters
+    ----------
+    props : mapping
+        The arrow's tldraw props (``start``/``end`` points for unbound terminals,
+        ``bend``, ``kind``, ``arrowheadStart``/``arrowheadEnd``, ``size``, ``scale``,
+        ``labelPosition``).
+    arrow_xf : (x, y, cos, sin)
+        The arrow's page transform.
+    start, end : Terminal or None
+        The bound terminals (None for a free terminal).
+    label : str, optional
+        The label's plain text; a non-empty label adds its rectangle to the bounds.
+
+    Returns
+    -------
+    ArrowGeometry
+
+    Examples
+    --------
+    >>> box = Terminal(target_outline("geo", {"geo": "rectangle", "size": "m"}, 100, 100),
+    ...                (200.0, 0.0, 1.0, 0.0), (0.5, 0.5), False, False, "shape:box")
+    >>> g = resolve_arrow({"start": {"x": 0, "y": 50}, "end": {"x": 0, "y": 0}}, (0.0, 0.0, 1.0, 0.0), None, box)
+    >>> g.end, g.end_handle
+    ((186.5, 50.0), (250.0, 50.0))
+    """
+    scale = _num(props.get("scale"), 1.0) or 1.0
+    bend = _num(props.get("bend"), 0.0)
+    size = str(props.get("size", "m"))
+    sw = STROKE_SIZES.get(size, 3.5)
+    heads = (props.get("arrowheadStart", "none") != "none", props.get("arrowheadEnd", "arrow") != "none")
+    rel = _relationship(start, end)
+    a0 = _handle(start, arrow_xf, rel in ("double-bound", "start-contains-end")) if start else _point(props.get("start"))
+    b0 = _handle(end, arrow_xf, rel in ("double-bound", "end-contains-start")) if end else _point(props.get("end"))
+    geo: Optional[ArrowGeometry] = None
+    arc_kind = props.get("kind", "arc") == "arc"
+    if arc_kind and not abs(bend) < _MIN_ARROW_BEND * scale and not abs(bend) > abs(bend * 10 * scale):
+        geo = _arc(a0, b0, bend, start, end, arrow_xf, heads, sw, scale, lambda: rel)
+        if start is not None:
+            start.hit = False
+        if end is not None:
+            end.hit = False
+    if geo is None:
+        a, b, valid = _straight(a0, b0, start, end, arrow_xf, heads, sw, scale, rel)
+        body = [a, b]
+        geo = ArrowGeometry("straight", a, b, a0, b0, (0.0, 0.0, 0.0, 0.0), valid)
+    else:
+        assert geo.center is not None
+        body = arc_vertices(geo.center, geo.start, geo.end, geo.sweep, geo.large) if not _equals(geo.start, geo.end) else [geo.start, geo.end]
+    box = _bbox(body)
+    if label and label.strip() and geo.valid:
+        lb = _label_box(body, geo.start, geo.end, label, props, scale, (start is not None, end is not None), heads)
+        box = (min(box[0], lb[0]), min(box[1], lb[1]), max(box[2], lb[2]), max(box[3], lb[3]))
+    return ArrowGeometry(geo.kind, geo.start, geo.end, geo.start_handle, geo.end_handle, box, geo.valid,
+                         geo.center, geo.sweep, geo.large)
+
+
+def _point(p: Any) -> Pt:
+    if is_mapping(p):
+        return (_num(p.get("x"), 0.0), _num(p.get("y"), 0.0))
+    return (0.0, 0.0)
+
+
+# --------------------------------------------------------------------------- canvas glue
+_OUTLINES: Dict[Tuple[str, bool], Tuple[Any, Outline]] = {}
+_OUTLINES_MAX = 4096
+
+
+def _outline_of(node: Any, arrowhead: bool) -> Outline:
+    """A node's outline, cached while the node object is unchanged."""
+    key = (node.id, arrowhead or node.type != "text")
+    hit = _OUTLINES.get(key)
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    o = target_outline(node.type, node.props, float(node.w), float(node.h), node.id, arrowhead)
+    if len(_OUTLINES) >= _OUTLINES_MAX:
+        _OUTLINES.clear()
+    _OUTLINES[key] = (node, o)
+    return o
+
+
+def _xf(d: Any, r: int) -> Xf:
+    rot = float(d.rotation[r])
+    if rot == 0.0:
+        return (float(d.px[r]), float(d.py[r]), 1.0, 0.0)
+    return (float(d.px[r]), float(d.py[r]), math.cos(rot), math.sin(rot))
+
+
+def _page_box(o: Outline, xf: Xf) -> Box:
+    if xf[3] == 0.0 and xf[2] == 1.0:
+        x0, y0, x1, y1 = o.bounds
+        return (x0 + xf[0], y0 + xf[1], x1 + xf[0], y1 + xf[1])
+    return _bbox([_to_page(xf, p) for p in o.points])
+
+
+def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any]) -> List[int]:
+    """Set the local boxes of bound tldraw arrows in a derivation; return their rows.
+
+    ``d`` is a :class:`~spatialobs.canvas.document.derive.Derived` whose local boxes
+    and page transforms are filled in; ``nodes`` its rows' nodes; ``bindings`` the
+    canvas's :class:`~spatialobs.canvas.document.records.Binding` records.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas
+    >>> from spatialobs.canvas.document.records import Binding, Node
+    >>> c = Canvas()
+    >>> box = c.add(Node("shape:box", "geo", "page:page", "a1", 200, 0, 100, 100, props={"geo": "rectangle"}))
+    >>> arr = c.add(Node("shape:arr", "arrow", "page:page", "a2", 0, 0,
+    ...                  props={"start": {"x": 0, "y": 50}, "end": {"x": 9, "y": 9}}))
+    >>> b = c.add(Binding("b", "arrow", "shape:arr", "shape:box", "end"))
+    >>> [round(float(v), 2) for v in c.page_bounds("shape:arr")]
+    [0.0, 50.0, 188.25, 50.0]
+    """
+    by_arrow: Dict[int, Dict[str, Any]] = {}
+    row = d.row
+    for b in bindings.values():
+        r = row.get(b.from_id)
+        if r is None or b.to_id not in row:
+            continue
+        if nodes[r].type != "arrow":
+            continue
+        by_arrow.setdefault(r, {})[b.terminal] = b
+    changed: List[int] = []
+    for r, terms in by_arrow.items():
+        nd = nodes[r]
+        props = nd.props
+        axf = _xf(d, r)
+        ends: Dict[str, Optional[Terminal]] = {"start": None, "end": None}
+        heads = {"start": props.get("arrowheadStart", "none") != "none",
+                 "end": props.get("arrowheadEnd", "arrow") != "none"}
+        for term, b in terms.items():
+            if term not in ends:
+                continue
+            t = row[b.to_id]
+            tn = nodes[t]
+            o = _outline_of(tn, heads[term])
+            ends[term] = Terminal(o, _xf(d, t), (float(b.anchor[0]), float(b.anchor[1])), bool(b.precise),
+                                  bool(b.props.get("isExact", False)), tn.id)
+        s, e = ends["start"], ends["end"]
+        if s is not None and e is not None and s.target != e.target:
+            s.page_box = _page_box(_outline_of(nodes[row[s.target]], True), s.xf)
+            e.page_box = _page_box(_outline_of(nodes[row[e.target]], True), e.xf)
+        g = resolve_arrow(props, axf, s, e, nd.text)
+        d.local[r] = g.bounds
+        changed.append(r)
+    return changed
