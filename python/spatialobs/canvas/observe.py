@@ -343,6 +343,10 @@ class Observation:
     relations: List[Dict[str, Any]]
     omitted: Dict[str, int]
     _bounds: Dict[str, Tuple[float, float, float, float]] = field(default_factory=dict, repr=False)
+    #: Names this observation for a later ``observe(..., since=token)`` (see :mod:`spatialobs.canvas.changes`).
+    token: Optional[str] = None
+    #: What changed since the ``since`` token (None when no ``since`` was given).
+    changes: Optional[Dict[str, Any]] = None
 
     GUIDE = GUIDE
 
@@ -362,8 +366,12 @@ class Observation:
         v = self.viewport
         x0, y0 = _round([v.x - ox, v.y - oy]).astype(int).tolist()
         w, h = _round([v.w, v.h]).astype(int).tolist()
-        return {"viewport": {"x": x0, "y": y0, "w": w, "h": h}, "objects": self.objects,
-                "relations": self.relations, "omitted": dict(self.omitted)}
+        out = {"viewport": {"x": x0, "y": y0, "w": w, "h": h}, "objects": self.objects,
+               "relations": self.relations, "omitted": dict(self.omitted)}
+        if self.changes is not None:  # only with since=: the plain observation keeps its bytes
+            out["changes"] = self.changes
+            out["token"] = self.token
+        return out
 
     def to_json(self) -> str:
         """Compact deterministic JSON: the same input gives the same string.
@@ -438,6 +446,8 @@ def observe(
     row_tol: float = 10.0,
     touch_tol: float = 4.0,
     min_opacity: float = 0.9,
+    since: Optional[str] = None,
+    max_changes: int = 100,
 ) -> Observation:
     """Build the structured observation of one page of ``canvas``.
 
@@ -477,6 +487,11 @@ def observe(
         Distance from a shape's edge within which an unbound connector end ``touches`` it.
     min_opacity : float, default 0.9
         Least opacity of an occluder.
+    since : str, optional
+        The ``token`` of an earlier observation of this canvas: add ``changes``,
+        what was changed since then and by whom (person or agent), most relevant
+        first, at most ``max_changes`` records (see :mod:`spatialobs.canvas.changes`).
+    max_changes : int, default 100
 
     Returns
     -------
@@ -777,4 +792,10 @@ def observe(
         relations.append(rel)
 
     omitted = {"objects": n - len(kept), "relations": total - len(relations)}
-    return Observation(pid, vp, (ox, oy), objects, relations, omitted, exact)
+    from spatialobs.canvas import changes as _changes
+
+    diff = None
+    if since is not None:
+        diff = _changes.changes_since(canvas, since, ranks={o["id"]: i for i, o in enumerate(objects)},
+                                      max_changes=max_changes, origin=(ox, oy))
+    return Observation(pid, vp, (ox, oy), objects, relations, omitted, exact, _changes.issue_token(canvas), diff)
