@@ -44,6 +44,9 @@ __all__ = [
     "intersect_circle_polyline",
     "nearest_on_polyline",
     "arc_vertices",
+    "resolve_bound",
+    "arrow_geometry",
+    "page_terminals",
 ]
 
 Pt = Tuple[float, float]
@@ -592,6 +595,24 @@ def _line_points(props: Mapping[str, Any]) -> List[Pt]:
     return [p for _, p in items]
 
 
+def _draw_points(props: Mapping[str, Any]) -> List[Pt]:
+    """A freehand stroke's input points (tldraw smooths them a little more for its outline)."""
+    from spatialobs.canvas.document.shapes import decode_b64_points
+
+    sx, sy = _num(props.get("scaleX"), 1.0), _num(props.get("scaleY"), 1.0)
+    out: List[Pt] = []
+    segs = props.get("segments")
+    for seg in segs if isinstance(segs, list) else []:
+        if not is_mapping(seg):
+            continue
+        if isinstance(seg.get("path"), str):
+            out.extend((float(x) * sx, float(y) * sy) for x, y, _ in decode_b64_points(seg["path"]).tolist())
+        elif isinstance(seg.get("points"), list):
+            out.extend((_num(q.get("x"), 0.0) * sx, _num(q.get("y"), 0.0) * sy)
+                       for q in seg["points"] if is_mapping(q))
+    return out
+
+
 def _spline(pts: List[Pt]) -> List[Pt]:
     p = _Path(*pts[0])
     n = len(pts)
@@ -642,7 +663,12 @@ def target_outline(node_type: str, props: Mapping[str, Any], w: float, h: float,
     if node_type == "text" and not arrowhead:
         pad = _TEXT_ARROW_PADDING * _num(props.get("scale"), 1.0)
         pts = [(-pad, 0.0), (w + pad, 0.0), (w + pad, h), (-pad, h)]
-        return Outline(pts, True, (-pad, 0.0, w + pad, h), half)
+        return Outline(pts, True, (0.0, 0.0, w, h), half)  # anchors still refer to the text's own box
+    if node_type in ("draw", "highlight"):
+        dp = _draw_points(props)
+        if len(dp) >= 2:
+            closed = bool(props.get("isClosed")) and len(dp) > 2
+            return Outline(dp, closed, _bbox(dp), half)
     if node_type == "line":
         lp = _line_points(props)
         if len(lp) >= 2:
@@ -1153,12 +1179,41 @@ def _page_box(o: Outline, xf: Xf) -> Box:
     return _bbox([_to_page(xf, p) for p in o.points])
 
 
+def _terminals(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any]) -> Tuple[Optional[Terminal], Optional[Terminal]]:
+    props = nodes[r].props
+    row = d.row
+    ends: Dict[str, Optional[Terminal]] = {"start": None, "end": None}
+    heads = {"start": props.get("arrowheadStart", "none") != "none",
+             "end": props.get("arrowheadEnd", "arrow") != "none"}
+    for term, b in terms.items():
+        if term not in ends:
+            continue
+        tn = nodes[row[b.to_id]]
+        ends[term] = Terminal(_outline_of(tn, heads[term]), _xf(d, row[b.to_id]),
+                              (float(b.anchor[0]), float(b.anchor[1])), bool(b.precise),
+                              bool(b.props.get("isExact", False)), tn.id)
+    s, e = ends["start"], ends["end"]
+    if s is not None and e is not None and s.target != e.target:
+        s.page_box = _page_box(_outline_of(nodes[row[s.target]], True), s.xf)
+        e.page_box = _page_box(_outline_of(nodes[row[e.target]], True), e.xf)
+    return s, e
+
+
+def _needs_resolving(nd: Any) -> bool:
+    """An unbound arrow whose geometry is more than its stored points: an arc or a label."""
+    if nd.text and str(nd.text).strip():
+        return True
+    return abs(_num(nd.props.get("bend"), 0.0)) >= _MIN_ARROW_BEND * (_num(nd.props.get("scale"), 1.0) or 1.0)
+
+
 def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any]) -> List[int]:
-    """Set the local boxes of bound tldraw arrows in a derivation; return their rows.
+    """Set the local boxes of tldraw arrows in a derivation; return the rows set.
 
     ``d`` is a :class:`~spatialobs.canvas.document.derive.Derived` whose local boxes
     and page transforms are filled in; ``nodes`` its rows' nodes; ``bindings`` the
-    canvas's :class:`~spatialobs.canvas.document.records.Binding` records.
+    canvas's :class:`~spatialobs.canvas.document.records.Binding` records. Bound
+    arrows, and unbound ones that are arcs or carry a label, are resolved; the
+    others keep the box of their stored points.
 
     Examples
     --------
@@ -1181,27 +1236,66 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any]) -> 
         if nodes[r].type != "arrow":
             continue
         by_arrow.setdefault(r, {})[b.terminal] = b
+    for r in (d.types == "arrow").nonzero()[0].tolist():
+        if r not in by_arrow and _needs_resolving(nodes[r]):
+            by_arrow[r] = {}
     changed: List[int] = []
     for r, terms in by_arrow.items():
         nd = nodes[r]
-        props = nd.props
-        axf = _xf(d, r)
-        ends: Dict[str, Optional[Terminal]] = {"start": None, "end": None}
-        heads = {"start": props.get("arrowheadStart", "none") != "none",
-                 "end": props.get("arrowheadEnd", "arrow") != "none"}
-        for term, b in terms.items():
-            if term not in ends:
-                continue
-            t = row[b.to_id]
-            tn = nodes[t]
-            o = _outline_of(tn, heads[term])
-            ends[term] = Terminal(o, _xf(d, t), (float(b.anchor[0]), float(b.anchor[1])), bool(b.precise),
-                                  bool(b.props.get("isExact", False)), tn.id)
-        s, e = ends["start"], ends["end"]
-        if s is not None and e is not None and s.target != e.target:
-            s.page_box = _page_box(_outline_of(nodes[row[s.target]], True), s.xf)
-            e.page_box = _page_box(_outline_of(nodes[row[e.target]], True), e.xf)
-        g = resolve_arrow(props, axf, s, e, nd.text)
-        d.local[r] = g.bounds
+        s, e = _terminals(d, nodes, r, terms)
+        d.local[r] = resolve_arrow(nd.props, _xf(d, r), s, e, nd.text).bounds
         changed.append(r)
     return changed
+
+
+def arrow_geometry(canvas: Any, arrow_id: str) -> ArrowGeometry:
+    """How tldraw draws one arrow of a canvas (in the arrow's local frame).
+
+    Raises
+    ------
+    OutOfRangeError
+        No node ``arrow_id``.
+    InvalidInputError
+        The node is not an arrow.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas
+    >>> from spatialobs.canvas.document.records import Node
+    >>> c = Canvas()
+    >>> a = c.add(Node("shape:a", "arrow", "page:page", "a1", 10, 10,
+    ...                props={"start": {"x": 0, "y": 0}, "end": {"x": 100, "y": 0}}))
+    >>> arrow_geometry(c, "shape:a").end
+    (100.0, 0.0)
+    """
+    from spatialobs._errors import InvalidInputError, OutOfRangeError
+
+    d = canvas.geometry()
+    r = d.row.get(arrow_id)
+    if r is None:
+        raise OutOfRangeError(f"no node with id {arrow_id!r}")
+    nodes = [canvas.nodes[i] for i in d.ids]
+    nd = nodes[r]
+    if nd.type != "arrow":
+        raise InvalidInputError(f"record {arrow_id!r}: a {nd.type!r} node is not an arrow")
+    terms = {b.terminal: b for b in canvas.bindings.values() if b.from_id == arrow_id and b.to_id in d.row}
+    s, e = _terminals(d, nodes, r, terms)
+    return resolve_arrow(nd.props, _xf(d, r), s, e, nd.text)
+
+
+def page_terminals(canvas: Any, arrow_id: str) -> Tuple[Pt, Pt]:
+    """Page positions of an arrow's drawn ends (tldraw's ``arrow.start/end.pagePoint``).
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas
+    >>> from spatialobs.canvas.document.records import Node
+    >>> c = Canvas()
+    >>> a = c.add(Node("shape:a", "arrow", "page:page", "a1", 10, 10,
+    ...                props={"start": {"x": 0, "y": 0}, "end": {"x": 100, "y": 0}}))
+    >>> page_terminals(c, "shape:a")
+    ((10.0, 10.0), (110.0, 10.0))
+    """
+    g = arrow_geometry(canvas, arrow_id)
+    xf = _xf(canvas.geometry(), canvas.geometry().row[arrow_id])
+    return _to_page(xf, g.start), _to_page(xf, g.end)

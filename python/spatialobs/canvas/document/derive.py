@@ -194,7 +194,7 @@ def _clip_segment_to_box(px: float, py: float, qx: float, qy: float, box: Tuple[
 
 
 def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, Binding]) -> List[int]:
-    """Recompute the local boxes of tldraw arrows whose terminals are bound; return their rows."""
+    """Recompute the local boxes of tldraw arrows as tldraw resolves them; return their rows."""
     return resolve_bound(d, nodes, bindings)
 
 
@@ -483,7 +483,7 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     d = Derived(ids, row, types, parent, page, page_ids, depth, local, px, py, prot,
                 np.zeros((n, 4)), np.zeros((n, 4)), frame, group, opacity, hidden, locked,
                 np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(len(page_ids) + 1, dtype=np.int64))
-    if bindings:
+    if bindings or (n and (types == "arrow").any()):  # unbound arcs and labelled arrows too
         changed = _resolve_arrows(d, nodes, bindings)
         if changed and (group[changed] >= 0).any():
             _group_boxes(local, is_group, parent, levels, x, y, rot_l)
