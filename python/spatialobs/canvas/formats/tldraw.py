@@ -7,8 +7,8 @@ changed and new ones. Both schema forms are read (``storeVersion`` /
 bindings as binding records or in the older in-props form.
 
 Geometry follows tldraw: geo ``h + growY``; note ``200·scale`` square plus
-``growY``; text height estimated from font size and line count (see
-:func:`~spatialobs.canvas.shapes.estimate_text_size`); line, draw and arrow
+``growY``; text measured as tldraw measures it (see
+:func:`~spatialobs.canvas.document.textmeasure.text_shape_size`); line, draw and arrow
 geometry from their points; groups as the union of their children; rotation
 about the local origin composed through parents.
 """
@@ -25,7 +25,9 @@ from spatialobs.canvas.document.sanitize import CleanFields, is_mapping, sanitiz
 from spatialobs.canvas.document.model import Canvas, build_canvas
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.document.richtext import plain_to_richtext, richtext_to_plain
-from spatialobs.canvas.document.shapes import POINT_TYPES, estimate_text_size, local_box
+from spatialobs.canvas.document.shapes import POINT_TYPES, local_box
+from spatialobs.canvas.document.textmeasure import text_shape_size
+from spatialobs.canvas.formats import tldraw_schema as tschema
 
 __all__ = ["from_tldraw", "to_tldraw", "is_tldraw", "KNOWN_TYPES", "STYLE_KEYS", "DEFAULT_SCREEN"]
 
@@ -151,8 +153,8 @@ def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[s
     elif t == "text":
         sw = props.get("w")
         sw_f, ok = _num(sw, 0.0)
-        w, h = estimate_text_size(text or "", str(props.get("size", "m")), scale,
-                                  sw_f if ok and sw is not None else None, bool(props.get("autoSize", True)))
+        w, h = text_shape_size(text or "", str(props.get("font", "draw")), str(props.get("size", "m")), scale,
+                               sw_f if ok and sw is not None else None, props.get("autoSize", True) is not False)
     elif t in POINT_TYPES:
         box = local_box(t, props)
         x0, y0, x1, y1 = box
@@ -466,16 +468,55 @@ def _points_list(node: Node) -> List[Tuple[float, float]]:
     return out
 
 
+def _schema_versions(src: Optional[TldrawSource]) -> tschema.SchemaVersions:
+    """The schema versions of the document a canvas was loaded from (tldraw 5.x defaults otherwise)."""
+    if src is None:
+        return tschema.SchemaVersions.of(_DEFAULT_SCHEMA)
+    top = src.top.get("document") if src.form == "snapshot" else src.top
+    schema = top.get("schema") if is_mapping(top) else None
+    return tschema.SchemaVersions.of(schema)
+
+
+def _tl_style(node: Node, tl_type: str, versions: tschema.SchemaVersions) -> Dict[str, Any]:
+    """The node's style mapped onto the style props of its tldraw type (the raw style rides in meta).
+
+    A tldraw-native node whose value cannot be mapped is refused; the CSS of a node
+    that is not a tldraw shape (HTML-made, another format's type) keeps an unmappable
+    value in meta only.
+    """
+    native = node.type == tl_type and "tag" not in node.props
+    out: Dict[str, Any] = {}
+    for k, v in node.style.items():
+        try:
+            mapped, _ = tschema.map_style({k: v}, tl_type)
+        except tschema.UnmappableValueError as exc:
+            if native:
+                raise tschema.InvalidRecordError(
+                    [tschema.Problem(node.id, tl_type, f"props.{k}", f"cannot be written: {exc}")]) from None
+            continue
+        for mk, mv in mapped.items():
+            if mk != k and mk in node.style:
+                continue  # an explicit key wins over one implied by another key
+            if mk in tschema.TYPE_STYLES.get(tl_type, ()):
+                out[mk] = mv
+    return out
+
+
 def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[TldrawSource],
-                   canvas: Canvas) -> Dict[str, Any]:
+                   canvas: Canvas, versions: Optional[tschema.SchemaVersions] = None) -> Dict[str, Any]:
     """A valid tldraw shape record for a changed or new node.
 
     A changed node starts from its original record (unknown fields and ``meta``
     kept) and only the fields that differ from the imported node are rewritten.
     A new node starts from the props of a shape of the same type in the document
     (so that it follows the document's schema version), else tldraw 5.x defaults;
-    only props known to that template are kept.
+    only props known to that template are kept. Without a template, tldraw's
+    defaults in the form the document's schema version stores are used (see
+    :func:`~spatialobs.canvas.formats.tldraw_schema.default_props`). Styles are
+    mapped onto tldraw's values (the raw style is kept in ``meta``), and the
+    ``hidden`` flag, which tldraw has no field for, is kept in ``meta`` too.
     """
+    versions = versions if versions is not None else _schema_versions(src)
     orig = src.origin_nodes.get(node.id) if src is not None else None
     tl_type, geo_kind = _tl_type(node, src)
     template_keys: Optional[Set[str]]
@@ -488,8 +529,8 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
     else:
         tmpl = src.templates.get(tl_type) if src is not None else None
         tmpl_props = tmpl.get("props") if tmpl is not None else None
-        tprops: Dict[str, Any] = copy.deepcopy(
-            dict(tmpl_props) if is_mapping(tmpl_props) else _DEFAULT_PROPS.get(tl_type, {}))
+        tprops: Dict[str, Any] = copy.deepcopy(dict(tmpl_props)) if is_mapping(tmpl_props) else (
+            tschema.default_props(tl_type, versions) if tl_type in _DEFAULT_PROPS else {})
         rec = {"meta": {}}
         props = tprops
         template_keys = set(tprops)
@@ -543,10 +584,11 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
     if changed("name") and tl_type == "frame":
         props["name"] = node.name or ""
     if changed("style"):
-        for k in STYLE_KEYS:
-            if k in node.style and (template_keys is None or k in template_keys or k in props):
-                if orig is None or orig.style.get(k) != node.style[k]:
-                    props[k] = node.style[k]
+        tl_style = _tl_style(node, tl_type, versions)
+        old_style = _tl_style(orig, tl_type, versions) if orig is not None else {}
+        for k, v in tl_style.items():
+            if k in props and (orig is None or old_style.get(k) != v):
+                props[k] = v
     if src is not None and src.props_bindings and tl_type == "arrow":
         for term in ("start", "end"):
             b = next((b for b in canvas._bindings.values() if b.from_id == node.id and b.terminal == term), None)
@@ -573,6 +615,8 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
         keep["unset"] = unset
     if node.name and tl_type != "frame":
         keep["name"] = node.name
+    if node.hidden:
+        keep["hidden"] = True
     meta = rec.get("meta")
     if keep or (is_mapping(meta) and META_KEY in meta):
         meta = dict(meta) if is_mapping(meta) else {}
@@ -585,17 +629,30 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
     return rec
 
 
+_ARROW_BINDING_PROPS = ("terminal", "normalizedAnchor", "isExact", "isPrecise", "snap")
+
+
 def _binding_to_record(b: Binding, base: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """A tldraw binding record; extras tldraw's arrow binding has no prop for ride in ``meta``."""
     rec = dict(base) if base is not None else {"meta": {}}
-    props = dict(rec.get("props") or {})
+    base_props = rec.get("props")
+    props = dict(base_props) if is_mapping(base_props) else {}
     props.update(b.props)
     props.update({"terminal": b.terminal, "normalizedAnchor": {"x": b.anchor[0], "y": b.anchor[1]},
                   "isPrecise": b.precise})
-    props.setdefault("isExact", False)
-    props.setdefault("snap", "none")
+    if not isinstance(props.get("isExact"), bool):
+        props["isExact"] = False
+    if props.get("snap") not in tschema.SNAPS:
+        props["snap"] = "none"
+    meta = rec.get("meta")
+    meta = dict(meta) if is_mapping(meta) else {}
+    if b.type == "arrow":
+        extra = {k: v for k, v in props.items() if k not in _ARROW_BINDING_PROPS}
+        props = {k: v for k, v in props.items() if k in _ARROW_BINDING_PROPS}
+        if extra:
+            meta[META_KEY] = {"props": extra}
     rec.update({"id": b.id, "typeName": "binding", "type": b.type, "fromId": b.from_id, "toId": b.to_id,
-                "props": props})
-    rec.setdefault("meta", {})
+                "props": props, "meta": meta})
     return rec
 
 
@@ -619,6 +676,18 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
     ones are left out; new ones are appended. Any other canvas is written as a
     tldraw 5.x ``.tldr`` file.
 
+    Every record written anew is in the form the document's schema version stores
+    and passes tldraw's validators (see :mod:`~spatialobs.canvas.formats.tldraw_schema`):
+    style values outside tldraw's enumerations are mapped to the nearest valid one
+    (the raw value is kept in the record's ``meta``).
+
+    Raises
+    ------
+    InvalidRecordError
+        When a record cannot be made valid (an unmappable style value on a tldraw
+        shape, an id without the ``shape:`` prefix, ...); it names every record and
+        field. Nothing is written in that case.
+
     Examples
     --------
     >>> c = Canvas()
@@ -628,7 +697,9 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
     ['document', 'page', 'shape']
     """
     src = canvas._source if isinstance(canvas._source, TldrawSource) else None
+    versions = _schema_versions(src)
     out: List[Any] = []
+    written: List[Any] = []  # records rewritten or new: checked against the schema before returning
     seen_nodes: set = set()
     seen_bindings: set = set()
     seen_pages: set = set()
@@ -651,13 +722,21 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
             same = src.origin_nodes.get(rid) == node  # type: ignore[union-attr]
             if same and src.props_bindings and node.type == "arrow":  # type: ignore[union-attr]
                 same = _arrow_bindings(canvas._bindings, rid) == _arrow_bindings(prev_bindings, rid)
-            out.append(raw if same else node_to_record(node, raw, src, canvas))
+            if same:
+                out.append(raw)
+            else:
+                out.append(node_to_record(node, raw, src, canvas, versions))
+                written.append(out[-1])
         elif tn == "binding":
             b = canvas._bindings.get(rid)
             if b is None or rid in seen_bindings:
                 continue
             seen_bindings.add(rid)
-            out.append(raw if prev_bindings.get(rid) == b else _binding_to_record(b, raw))
+            if prev_bindings.get(rid) == b:
+                out.append(raw)
+            else:
+                out.append(_binding_to_record(b, raw))
+                written.append(out[-1])
         elif tn == "page":
             p = canvas._pages.get(rid)
             if p is None or rid in seen_pages:
@@ -695,11 +774,16 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
             out.append(_page_record(p, None))
     for nid in (i for pid in canvas.page_ids() for i in canvas.paint_order(pid)):
         if nid not in seen_nodes:
-            out.append(node_to_record(canvas._nodes[nid], None, src, canvas))
+            out.append(node_to_record(canvas._nodes[nid], None, src, canvas, versions))
+            written.append(out[-1])
     if src is None or not src.props_bindings:
         for b in canvas._bindings.values():
             if b.id not in seen_bindings:
                 out.append(_binding_to_record(b, None))
+                written.append(out[-1])
+    # nothing tldraw would refuse leaves here: records read from the file pass through
+    # as they were; every record written anew is checked at the document's schema version
+    tschema.check_records(written, versions)
     if src is None:
         return {"tldrawFileFormatVersion": 1, "schema": copy.deepcopy(_DEFAULT_SCHEMA), "records": out}
     if src.form == "file":
