@@ -427,6 +427,8 @@ class Executor:
             raise InvalidInputError(f"Executor: origin must be finite, got {origin!r}")
         self.canvas = canvas
         self.origin = (ox, oy)
+        #: Who the writes are attributed to (see :meth:`Canvas.by`): the agent, unless a client relays a person's edit.
+        self.by = "agent"
         self.editor = editor if editor is not None else Editor(canvas)
         self.aliases: Dict[str, str] = {}
         self._failed: Dict[str, int] = {}
@@ -483,7 +485,7 @@ class Executor:
                 continue
             self._pending, self._new, self._new_boards, self._touch = {}, [], [], []
             try:
-                with self.canvas.by("agent"), self.canvas.batch():
+                with self.canvas.by(self.by), self.canvas.batch():
                     self._handlers[name](op)
             except SpatialObsError as exc:
                 report.errors.append(OpError(i, name, str(exc)))
