@@ -1,0 +1,437 @@
+"""Text measured as tldraw 5.x measures it, from a table of font metrics.
+
+tldraw sizes text by laying out HTML in the browser (``editor.textMeasure``) with
+its own fonts. This module does the same layout with the fonts' advance widths
+and kerning pairs, read from ``tldraw_fonts.json`` (generated from tldraw's woff2
+files by ``tools/fontmetrics/make_tldraw_metrics.py``; no font is loaded here):
+
+* font size ``16 × FONT_SIZES[size]`` for text shapes, ``16 × LABEL_FONT_SIZES[size]``
+  for geo and note labels; line height ``round(font size × 1.35)`` pixels; scale
+  applied after layout;
+* paragraphs (lines of the plain text) each start a line; an empty one is one line
+  high; ``white-space: pre-wrap`` with ``overflow-wrap: break-word``: a line breaks
+  after a run of spaces (the spaces hang past the edge), after a hyphen between
+  letters or digits and beside CJK ideographs; a word that does not fit moves to the
+  next line, and one longer than the line is broken between characters;
+* characters missing from tldraw's fonts take the width of the fonts Chromium falls
+  back to on Debian (Liberation Sans, DejaVu Sans, Noto Color Emoji); characters no
+  installed font has (CJK where no CJK font is installed, as for tldraw's reference
+  output) are drawn as the primary font's ``.notdef`` box; combining marks and
+  format characters take no width.
+
+Widths are exact for the IBM Plex fonts up to kerning of pairs outside Latin;
+the draw font (Shantell Sans) cycles glyph alternates whose widths differ by about
+1 %, so its lines are within about 1 % of the browser's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import functools
+import itertools
+import operator
+import os
+import unicodedata
+from typing import Dict, List, Optional, Tuple
+
+from spatialobs._errors import InvalidInputError
+
+__all__ = [
+    "BASE_FONT_SIZE",
+    "FONT_SIZES",
+    "LABEL_FONT_SIZES",
+    "LINE_HEIGHT",
+    "LABEL_PADDING",
+    "line_height_px",
+    "text_width",
+    "layout_lines",
+    "measure_html",
+    "text_shape_size",
+    "geo_label_size",
+    "geo_grow_y",
+    "note_label",
+]
+
+#: tldraw's theme font size; style sizes are multiples of it.
+BASE_FONT_SIZE = 16.0
+#: Font size of a text shape per size style, as a multiple of :data:`BASE_FONT_SIZE`.
+FONT_SIZES = {"s": 1.125, "m": 1.5, "l": 2.25, "xl": 2.75}
+#: Font size of a geo or note label per size style, as a multiple of :data:`BASE_FONT_SIZE`.
+LABEL_FONT_SIZES = {"s": 1.125, "m": 1.375, "l": 1.625, "xl": 2.0}
+#: Line height as a multiple of the font size (rounded to whole pixels by tldraw).
+LINE_HEIGHT = 1.35
+#: Padding around a geo or note label on each side.
+LABEL_PADDING = 16.0
+#: Smallest width of a geo label's text box per size style.
+GEO_LABEL_MIN_WIDTHS = {"s": 12.0, "m": 14.0, "l": 16.0, "xl": 20.0}
+#: tldraw's stroke width per size style (a geo label may widen by this).
+_STROKE = {"s": 2.0, "m": 3.5, "l": 5.0, "xl": 10.0}
+#: Note size before scale.
+NOTE_SIZE = 200.0
+#: tldraw's smallest text shape width.
+_TEXT_MIN_WIDTH = 16.0
+_FONT_KEYS = ("draw", "sans", "serif", "mono")
+# Chromium lays text out in 1/64 pixel units
+_LAYOUT_UNIT = 64.0
+
+
+class _Font:
+    """Advance (em) per character and kerning (em) per 2-character string."""
+
+    __slots__ = ("adv", "kern")
+
+    def __init__(self, entry: dict, fallback: Dict[str, float]) -> None:
+        upm = float(entry["upm"])
+        adv = _Advances(fallback, entry.get("notdef", 0.6 * upm) / upm)
+        for first, widths in entry["adv"]:
+            for i, w in enumerate(widths):
+                adv[chr(first + i)] = w / upm
+        kern: Dict[str, float] = {}
+        k = entry.get("kern") or {}
+        for lchars, row in zip(k.get("left", []), k.get("m", [])):
+            for j in range(0, len(row), 2):
+                rchars, v = k["right"][row[j]], row[j + 1] / upm
+                for a in lchars:
+                    for b in rchars:
+                        kern[a + b] = v
+        self.adv = adv
+        self.kern = kern
+
+
+class _Advances(Dict[str, float]):
+    """A font's advances; a character it lacks takes the fallback fonts' width, or
+    none for a combining mark or format character, or else the ``.notdef`` box's."""
+
+    def __init__(self, fallback: Dict[str, float], notdef: float) -> None:
+        super().__init__()
+        self.fallback = fallback
+        self.notdef = notdef
+
+    def __missing__(self, ch: str) -> float:
+        w = self.fallback.get(ch)
+        if w is None:
+            if ch in "\n\r" or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+                w = 0.0
+            else:
+                w = self.notdef
+        self[ch] = w
+        return w
+
+
+_FONTS: Dict[str, _Font] = {}
+_TABLE: Optional[dict] = None
+_FALLBACK: Dict[str, float] = {}
+
+
+def _font(font: str) -> _Font:
+    f = _FONTS.get(font)
+    if f is None:
+        global _TABLE
+        if font not in _FONT_KEYS:
+            font = "draw"  # tldraw's default for an unknown font name
+            if font in _FONTS:
+                return _FONTS[font]
+        if _TABLE is None:
+            path = os.path.join(os.path.dirname(__file__), "tldraw_fonts.json")
+            with open(path, encoding="utf-8") as fh:
+                _TABLE = json.load(fh)
+            fb = _TABLE.get("fallback") or {"upm": 1000, "adv": []}
+            for first, widths in fb["adv"]:
+                for i, w in enumerate(widths):
+                    _FALLBACK[chr(first + i)] = w / fb["upm"]
+        f = _FONTS[font] = _Font(_TABLE["fonts"][font], _FALLBACK)
+    return f
+
+
+def line_height_px(font_size: float) -> float:
+    """One line's height in pixels for a font size: ``round(font size × 1.35)``.
+
+    Examples
+    --------
+    >>> line_height_px(24.0), line_height_px(36.0)
+    (32.0, 49.0)
+    """
+    return float(math.floor(font_size * LINE_HEIGHT + 0.5))
+
+
+def _char_advances(f: _Font, text: str) -> List[float]:
+    # each character's advance with the kerning to its right neighbour folded in
+    adv = list(map(f.adv.__getitem__, text))
+    if f.kern and len(text) > 1:
+        kg = f.kern.get
+        for i, pair in enumerate(map(operator.add, text, text[1:])):
+            k = kg(pair)
+            if k:
+                adv[i] += k
+    return adv
+
+
+def _line_em(f: _Font, text: str) -> float:
+    # the same sum as _char_advances without the list: advances, then kerning
+    w = sum(map(f.adv.__getitem__, text))
+    if f.kern and len(text) > 1:
+        w += sum(map(f.kern.get, map(operator.add, text, text[1:]), itertools.repeat(0.0)))
+    return w
+
+
+def text_width(text: str, font: str = "draw", font_size: float = 24.0) -> float:
+    """Width in pixels of one line of text, unwrapped.
+
+    Parameters
+    ----------
+    text : str
+        One line (a newline counts as nothing).
+    font : str
+        tldraw's font style: ``draw``, ``sans``, ``serif`` or ``mono``.
+    font_size : float
+        Pixels per em.
+
+    Examples
+    --------
+    >>> round(text_width("Hello", "mono", 20.0), 3)
+    60.0
+    """
+    return _line_em(_font(font), text) * font_size
+
+
+def _is_space(ch: str) -> bool:
+    return ch == " " or ch == "\t" or ch == "\u3000"
+
+
+def _is_cjk(ch: str) -> bool:
+    o = ord(ch)
+    return 0x2E80 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x3FFFF
+
+
+def _break_before(text: str, i: int) -> bool:
+    """Whether a line may break before ``text[i]`` (0 < i < len(text))."""
+    a, b = text[i - 1], text[i]
+    if _is_space(b):
+        return False
+    if _is_space(a):
+        return True
+    if a == "-" and i >= 2 and text[i - 2].isalnum() and b.isalnum():
+        return True
+    if _is_cjk(a) or _is_cjk(b):
+        return True
+    return False
+
+
+def _ceil_unit(x: float) -> float:
+    return math.ceil(x * _LAYOUT_UNIT - 1e-6) / _LAYOUT_UNIT
+
+
+def layout_lines(
+    text: str, font: str = "draw", font_size: float = 24.0, max_width: Optional[float] = None,
+    break_words: bool = True,
+) -> List[Tuple[str, float]]:
+    """Lines of text as the browser lays them out, with their widths in pixels.
+
+    Parameters
+    ----------
+    text : str
+        Plain text; each ``\\n`` starts a new line.
+    font, font_size
+        As for :func:`text_width`.
+    max_width : float or None
+        Line width to wrap at (None: no wrapping).
+    break_words : bool
+        ``overflow-wrap: break-word``: a word longer than the line is broken between
+        characters (False leaves it overflowing).
+
+    Returns
+    -------
+    list of (str, float)
+        Each line's text and its width; trailing spaces hang past the edge and are
+        not counted in the width.
+
+    Examples
+    --------
+    >>> [line for line, _ in layout_lines("aaa bbb", "mono", 10.0, 40.0)]
+    ['aaa ', 'bbb']
+    >>> [line for line, _ in layout_lines("abcdefgh", "mono", 10.0, 30.0)]
+    ['abcde', 'fgh']
+    """
+    if max_width is not None and not math.isfinite(max_width):
+        raise InvalidInputError(f"max_width must be finite, got {max_width!r}")
+    f = _font(font)
+    out: List[Tuple[str, float]] = []
+    for para in text.split("\n"):
+        adv = _char_advances(f, para)
+        n = len(para)
+        pre = [0.0] * (n + 1)
+        acc = 0.0
+        for i, a in enumerate(adv):
+            acc += a * font_size
+            pre[i + 1] = acc
+        if max_width is None or n == 0:
+            out.append((para, _visible(para, pre, 0, n)))
+            continue
+        limit = max_width + 1.0 / _LAYOUT_UNIT
+        # segments end at break opportunities
+        cuts = [i for i in range(1, n) if _break_before(para, i)] + [n]
+        start = 0  # start of the current line
+        seg_start = 0
+        for cut in cuts:
+            end_vis = cut
+            while end_vis > seg_start and _is_space(para[end_vis - 1]):
+                end_vis -= 1
+            if start < seg_start and pre[end_vis] - pre[start] > limit:
+                out.append((para[start:seg_start], _visible(para, pre, start, seg_start)))
+                start = seg_start
+            if pre[end_vis] - pre[start] > limit and break_words:
+                # a word longer than the line: break it between characters
+                j = start
+                while pre[end_vis] - pre[start] > limit:
+                    j = start + 1
+                    while j < end_vis and pre[j + 1] - pre[start] <= limit:
+                        j += 1
+                    out.append((para[start:j], pre[j] - pre[start]))
+                    start = j
+            seg_start = cut
+        out.append((para[start:n], _visible(para, pre, start, n)))
+    return out
+
+
+def _visible(para: str, pre: List[float], a: int, b: int) -> float:
+    while b > a and _is_space(para[b - 1]):
+        b -= 1
+    return pre[b] - pre[a]
+
+
+def measure_html(
+    text: str, font: str = "draw", font_size: float = 24.0, max_width: Optional[float] = None,
+    min_width: Optional[float] = None, break_words: bool = True,
+) -> Tuple[float, float, float]:
+    """The box ``editor.textMeasure.measureHtml`` gives for plain text.
+
+    The measuring element is ``width: max-content`` bounded by ``max-width`` and
+    ``min-width``; its height is the number of laid-out lines × line height.
+
+    Returns
+    -------
+    (w, h, scroll_w) : tuple of float
+        Element width and height, and the widest line (which exceeds ``w`` when a
+        word overflows with ``break_words`` false).
+
+    Examples
+    --------
+    >>> measure_html("ab\\ncd", "mono", 10.0)
+    (12.0, 28.0, 12.0)
+    """
+    paras = text.split("\n")
+    f = _font(font)
+    widths = [_line_em(f, p) * font_size for p in paras]
+    natural = _ceil_unit(max(widths, default=0.0))
+    w = natural if max_width is None else min(natural, max_width)
+    if min_width is not None:
+        w = max(w, min_width)
+    if max_width is None or natural <= max_width:
+        return (w, len(paras) * line_height_px(font_size), w)  # nothing wraps
+    lines = layout_lines(text, font, font_size, max_width, break_words)
+    widest = _ceil_unit(max((lw for _, lw in lines), default=0.0))
+    return (w, len(lines) * line_height_px(font_size), max(w, widest))
+
+
+def text_shape_size(
+    text: str, font: str = "draw", size: str = "m", scale: float = 1.0,
+    w: Optional[float] = None, auto_size: bool = True,
+) -> Tuple[float, float]:
+    """Page size of a tldraw text shape (``TextShapeUtil.getGeometry``).
+
+    Auto-size text is its natural width plus one pixel (at least 16); fixed-width
+    text wraps at ``max(16, floor(w))`` and is that wide; the height is the line
+    count × line height (at least the font size); both are then scaled.
+
+    Examples
+    --------
+    >>> text_shape_size("", "draw", "m")
+    (16.0, 32.0)
+    >>> text_shape_size("ab", "mono", "s", 2.0)  # 2 × 0.6 em × 18 px, rounded up to 1/64, + 1; × 2
+    (45.21875, 48.0)
+    """
+    return _text_shape_size(text, font, size, float(scale), None if auto_size or w is None else float(w))
+
+
+@functools.lru_cache(maxsize=4096)  # documents repeat their labels; measuring is pure
+def _text_shape_size(text: str, font: str, size: str, scale: float, w: Optional[float]) -> Tuple[float, float]:
+    fs = BASE_FONT_SIZE * FONT_SIZES.get(size, FONT_SIZES["m"])
+    fixed = None if w is None else max(_TEXT_MIN_WIDTH, math.floor(w))
+    tw, th, _ = measure_html(text, font, fs, fixed)
+    width = fixed if fixed is not None else max(_TEXT_MIN_WIDTH, tw + 1.0)
+    return (width * scale, max(fs, th) * scale)
+
+
+def geo_label_size(text: str, font: str = "draw", size: str = "m", w: float = 100.0, scale: float = 1.0) -> Tuple[float, float]:
+    """Unscaled size of a geo shape's label box, padding included (``measureUnscaledLabelSize``).
+
+    Examples
+    --------
+    >>> geo_label_size("ab", "mono", "s", 100.0)
+    (53.609375, 56.0)
+    """
+    fs = BASE_FONT_SIZE * LABEL_FONT_SIZES.get(size, LABEL_FONT_SIZES["m"])
+    min_w = GEO_LABEL_MIN_WIDTHS.get(size, 14.0)
+    max_w = max(0.0, math.ceil(min_w + _STROKE.get(size, 3.5)), math.ceil(w / (scale or 1.0) - LABEL_PADDING * 2))
+    tw, th, _ = measure_html(text, font, fs, max_w, min_w)
+    return (tw + LABEL_PADDING * 2, th + LABEL_PADDING * 2)
+
+
+def geo_grow_y(
+    text: str, font: str = "draw", size: str = "m", w: float = 100.0, h: float = 100.0,
+    grow_y: float = 0.0, scale: float = 1.0,
+) -> Tuple[float, float]:
+    """``(w, growY)`` tldraw gives a geo shape after its label, font or size changed.
+
+    The label grows the shape downwards when it is taller than ``h``, a growth no
+    longer needed is dropped, and a label wider than the shape widens it
+    (``GeoShapeUtil.onBeforeUpdate``). Values are in page units (scaled).
+
+    Examples
+    --------
+    >>> geo_grow_y("a\\nb\\nc\\nd", "mono", "m", 100.0, 50.0)  # 4 lines × 30 px + 2 × 16 padding − 50
+    (100.0, 102.0)
+    >>> geo_grow_y("", "mono", "m", 100.0, 50.0, 30.0)
+    (100.0, 0.0)
+    """
+    s = scale or 1.0
+    if not text:
+        return (w, 0.0)
+    lw, lh = geo_label_size(text, font, size, w, s)
+    uh, ug = h / s, grow_y / s
+    if lh > uh:
+        ug = lh - uh
+    elif ug > 0:
+        ug = 0.0
+    return (max(w / s, lw) * s, ug * s)
+
+
+def note_label(text: str, font: str = "draw", size: str = "m") -> Tuple[float, float]:
+    """``(growY, fontSizeAdjustment)`` of a note (unscaled, as tldraw stores them).
+
+    The font shrinks a pixel at a time until the longest word fits the note's
+    width (down to 14 px, where words may break); the note grows by what the label
+    is taller than the note.
+
+    Examples
+    --------
+    >>> note_label("short")
+    (0.0, 1.0)
+    """
+    fs0 = BASE_FONT_SIZE * LABEL_FONT_SIZES.get(size, LABEL_FONT_SIZES["m"])
+    if not text:
+        return (0.0, 1.0)
+    max_w = NOTE_SIZE - LABEL_PADDING * 2 - 1
+    fs = fs0
+    lh = NOTE_SIZE
+    for it in range(51):
+        fs = min(fs0, fs0 - it)
+        if fs <= 14:
+            lh = measure_html(text, font, fs, max_w)[1] + LABEL_PADDING * 2
+            break
+        w, h, sw = measure_html(text, font, fs, max_w, break_words=False)
+        lh = h + LABEL_PADDING * 2
+        if round(sw) == round(w):
+            break
+    return (max(0.0, lh - NOTE_SIZE), 1.0 if fs == fs0 else fs / fs0)
