@@ -180,6 +180,7 @@ def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[s
                 style.pop(k, None) if isinstance(k, str) else None
         if isinstance(kept.get("name"), str):
             name = kept["name"]
+    hidden = is_mapping(kept) and kept.get("hidden") is True  # tldraw has no such field
     if not isinstance(name, str):
         name = None
     parent = rec.get("parentId")
@@ -203,13 +204,13 @@ def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[s
         return CleanFields(
             id=rid, type=t, parent=parent, index=index, x=float(x), y=float(y), w=float(w), h=float(h),
             rotation=float(rot), text=text, name=name or None, style=style, opacity=float(opacity),
-            locked=locked, hidden=False, props=props), box
+            locked=locked, hidden=hidden, props=props), box
     return {
         "id": rid, "type": t, "parent": parent, "index": index,
         "x": x, "y": y, "w": w, "h": h,
         "rotation": rot, "text": text, "name": name,
         "style": style, "opacity": opacity, "locked": locked,
-        "hidden": False, "props": props,
+        "hidden": hidden, "props": props,
     }, box
 
 
