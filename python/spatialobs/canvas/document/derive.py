@@ -19,6 +19,7 @@ from spatialobs._errors import SpatialObsError
 from spatialobs.canvas.document.arrows import resolve_bound
 from spatialobs.canvas.document.records import Binding, Node, Page
 from spatialobs.canvas.document.shapes import POINT_TYPES, STRAIGHT_BEND, STROKE_SIZES, arc_box, arrow_terminals, local_box
+from spatialobs.canvas.document.shapes import rotated_points_box
 
 __all__ = ["Derived", "Raw", "derive", "extract", "patch", "splice"]
 
@@ -97,8 +98,26 @@ def _aabb(local: np.ndarray, ox: np.ndarray, oy: np.ndarray, rot: np.ndarray) ->
     return out
 
 
+def _tight_boxes(box: np.ndarray, rows: np.ndarray, nodes: Sequence[Node], is_point: np.ndarray, local: np.ndarray,
+                 ox: np.ndarray, oy: np.ndarray, rot: np.ndarray) -> np.ndarray:
+    """``_aabb`` boxes of ``rows``, with each rotated point list's box replaced by the box of its rotated points.
+
+    Only where the local box is still the points' own box (a bound arrow whose ends were
+    resolved to its targets keeps the rotated box of its resolved local box).
+    """
+    for k in np.flatnonzero(is_point[rows] & (rot != 0.0)).tolist():
+        nd = nodes[rows[k]]
+        if tuple(local[k].tolist()) != local_box(nd.type, nd.props, nd.w, nd.h):
+            continue
+        tight = rotated_points_box(nd.type, nd.props, float(rot[k]), float(ox[k]), float(oy[k]))
+        if tight is not None:
+            box[k] = tight
+    return box
+
+
 def _group_boxes(local: np.ndarray, is_group: np.ndarray, parent: np.ndarray, levels: List[np.ndarray],
-                 x: np.ndarray, y: np.ndarray, rot: np.ndarray) -> None:
+                 x: np.ndarray, y: np.ndarray, rot: np.ndarray, nodes: Sequence[Node] = (),
+                 is_point: Optional[np.ndarray] = None) -> None:
     """Fill the local boxes of groups, bottom-up: the union of children in group space."""
     gi = np.nonzero(is_group)[0]
     if not len(gi):
@@ -116,6 +135,8 @@ def _group_boxes(local: np.ndarray, is_group: np.ndarray, parent: np.ndarray, le
         if not ok.all():  # an empty group child contributes nothing
             r, p, child = r[ok], p[ok], child[ok]
         box = _aabb(child, x[r], y[r], rot[r])
+        if is_point is not None:
+            box = _tight_boxes(box, r, nodes, is_point, child, x[r], y[r], rot[r])
         np.minimum.at(local[:, 0], p, box[:, 0])
         np.minimum.at(local[:, 1], p, box[:, 1])
         np.maximum.at(local[:, 2], p, box[:, 2])
@@ -479,15 +500,15 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         frame[lvl] = np.where(is_frame[p], p, frame[p])
         group[lvl] = np.where(is_group[p], p, group[p])
 
-    _group_boxes(local, is_group, parent, levels, x, y, rot_l)
+    _group_boxes(local, is_group, parent, levels, x, y, rot_l, nodes, is_point)
     d = Derived(ids, row, types, parent, page, page_ids, depth, local, px, py, prot,
                 np.zeros((n, 4)), np.zeros((n, 4)), frame, group, opacity, hidden, locked,
                 np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(len(page_ids) + 1, dtype=np.int64))
     if bindings or (n and (types == "arrow").any()):  # unbound arcs and labelled arrows too
         changed = _resolve_arrows(d, nodes, bindings)
         if changed and (group[changed] >= 0).any():
-            _group_boxes(local, is_group, parent, levels, x, y, rot_l)
-    d.bounds = _aabb(local, px, py, prot) if n else np.zeros((0, 4))
+            _group_boxes(local, is_group, parent, levels, x, y, rot_l, nodes, is_point)
+    d.bounds = _tight_boxes(_aabb(local, px, py, prot), np.arange(n), nodes, is_point, local, px, py, prot) if n else np.zeros((0, 4))
 
     # visible bounds: intersect with every ancestor frame, propagated level by level
     clip = np.empty((n, 4))

@@ -22,6 +22,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from spatialobs.canvas.document.freehand import freehand_box
 from spatialobs.canvas.document.sanitize import is_mapping
 
 __all__ = [
@@ -273,6 +274,9 @@ def local_box(node_type: str, props: Mapping[str, Any], w: float = 0.0, h: float
     (0.0, 0.0, 3.0, 4.0)
     """
     if node_type in POINT_TYPES:
+        fbox = freehand_box(node_type, props)  # tldraw draw / highlight / line geometry
+        if fbox is not None:
+            return fbox
         pts = props.get("points")
         if isinstance(pts, list) and pts:
             xy = [p for p in (_finite_xy(q) for q in pts) if p is not None]

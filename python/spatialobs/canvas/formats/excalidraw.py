@@ -728,7 +728,9 @@ class _Exporter:
                 el.setdefault(k, v)
             if etype == "arrow":
                 el.setdefault("elbowed", False)
-                if el.get("roundness") is None:
+                pts = node.props.get("points")
+                # round is Excalidraw's default, but a node's own corner points stay corners (its bounds assume so)
+                if el.get("roundness") is None and not (isinstance(pts, list) and len(pts) > 2):
                     el["roundness"] = {"type": 2}
             else:
                 el.setdefault("polygon", False)
