@@ -26,6 +26,7 @@ from spatialobs.screen.features import (
     normalize_text,
 )
 from spatialobs.screen.importers import detect_format, from_droidbot, from_generic, from_rico, load_screen
+from spatialobs.screen.limits import DEFAULT_LIMITS, ScreenLimits
 from spatialobs.screen.model import Element, Screen, ScreenMeta
 from spatialobs.screen.state_index import Hit, Match, StateIndex, rrf_fuse
 
@@ -38,6 +39,8 @@ __all__ = [
     "from_rico",
     "from_droidbot",
     "from_generic",
+    "ScreenLimits",
+    "DEFAULT_LIMITS",
     "Features",
     "featurize",
     "normalize_text",

@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from spatialobs import _core
 from spatialobs._errors import InvalidInputError
+from spatialobs.screen.limits import echo
 from spatialobs.screen.model import Screen, ScreenMeta
 
 __all__ = [
@@ -102,10 +103,21 @@ def atom_hash(kind: str, col: int, row: int, value: str) -> int:
     return int(_core.atom_hash(kind, int(col), int(row), _utf8_safe(value)))
 
 
+#: Strings up to this long are normalized through a cache; longer ones (rare)
+#: directly, so the cache holds at most 2^16 short strings.
+_CACHED_CHARS = 256
+
+
 @lru_cache(maxsize=1 << 16)
+def _normalized_cached(text: str, mask: bool) -> str:
+    return _utf8_safe(normalize_text(text, mask=mask))
+
+
 def _normalized(text: str, mask: bool) -> str:
     # Roles and texts repeat across the screens of an app: normalizing each
     # distinct string once takes a third of featurize off the add path.
+    if len(text) <= _CACHED_CHARS:
+        return _normalized_cached(text, mask)
     return _utf8_safe(normalize_text(text, mask=mask))
 
 
@@ -186,7 +198,9 @@ def featurize(screen: Screen, grid: int = 30, *, mask_volatile: bool = False) ->
     if not isinstance(screen, Screen):
         raise InvalidInputError(f"featurize expects a Screen, got {type(screen).__name__}")
     if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)):
-        raise InvalidInputError(f"grid must be an integer, got {grid!r}")
+        raise InvalidInputError(f"grid must be an integer, got {echo(grid)}")
+    if not 1 <= grid <= 65535:  # checked here too: a huge int would not reach _core as an int32
+        raise InvalidInputError(f"grid must be between 1 and 65535, got {echo(grid)}")
     mask = bool(mask_volatile)
     elements = screen.elements
     roles = [_normalized(e.role, False) for e in elements]

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from spatialobs._errors import InvalidInputError
+from spatialobs.screen.limits import echo
 
 __all__ = ["Element", "ScreenMeta", "Screen"]
 
@@ -50,17 +51,17 @@ class Element:
     def __post_init__(self) -> None:
         b = self.bounds
         try:
+            if len(b) != 4:
+                raise ValueError
             values = tuple(float(v) for v in b)
-        except (TypeError, ValueError):
-            raise InvalidInputError(f"element bounds must be four numbers [x0, y0, x1, y1], got {b!r}") from None
-        if len(values) != 4:
-            raise InvalidInputError(f"element bounds must be four numbers [x0, y0, x1, y1], got {b!r}")
+        except (TypeError, ValueError, OverflowError):
+            raise InvalidInputError(f"element bounds must be four numbers [x0, y0, x1, y1], got {echo(b)}") from None
         if not all(math.isfinite(v) for v in values):
-            raise InvalidInputError(f"element bounds must be finite, got {b!r}")
+            raise InvalidInputError(f"element bounds must be finite, got {echo(b)}")
         if values[2] < values[0] or values[3] < values[1]:
-            raise InvalidInputError(f"element bounds need x1 >= x0 and y1 >= y0, got {b!r}")
+            raise InvalidInputError(f"element bounds need x1 >= x0 and y1 >= y0, got {echo(b)}")
         if not isinstance(self.role, str):
-            raise InvalidInputError(f"element role must be a string, got {self.role!r}")
+            raise InvalidInputError(f"element role must be a string, got {echo(self.role)}")
         if self.text is not None and not isinstance(self.text, str):
             raise InvalidInputError(f"element text must be a string or None, got {type(self.text).__name__}")
         object.__setattr__(self, "bounds", values)
@@ -72,7 +73,8 @@ class ScreenMeta:
 
     ``display_mode`` (for example ``"portrait"``, ``"dark"``), ``text_size``
     (a text-size bin) and ``app`` (package or process name). ``None`` means unknown
-    and only matches ``None``.
+    and only matches ``None``. A number is kept as its decimal string; any other
+    type is rejected.
     """
 
     display_mode: Optional[str] = None
@@ -83,7 +85,15 @@ class ScreenMeta:
         for name in ("display_mode", "text_size", "app"):
             v = getattr(self, name)
             if v is not None and not isinstance(v, str):
-                object.__setattr__(self, name, str(v))
+                text = None
+                if isinstance(v, (int, float)):
+                    try:
+                        text = str(v)
+                    except ValueError:  # an integer with more digits than str() converts
+                        pass
+                if text is None:
+                    raise InvalidInputError(f"screen meta {name} must be a string, got {echo(v)}")
+                object.__setattr__(self, name, text)
 
     def key(self) -> Tuple[Optional[str], Optional[str], Optional[str]]:
         """The tuple that eligibility compares."""
@@ -116,11 +126,15 @@ class Screen:
         for name in ("width", "height"):
             v = getattr(self, name)
             try:
+                if isinstance(v, bool):
+                    raise TypeError
                 f = float(v)
             except (TypeError, ValueError):
-                raise InvalidInputError(f"screen {name} must be a number, got {v!r}") from None
+                raise InvalidInputError(f"screen {name} must be a number, got {echo(v)}") from None
+            except OverflowError:
+                f = math.inf
             if not (math.isfinite(f) and f > 0):
-                raise InvalidInputError(f"screen {name} must be finite and > 0, got {v!r}")
+                raise InvalidInputError(f"screen {name} must be finite and > 0, got {echo(v)}")
             setattr(self, name, f)
         self.elements = list(self.elements)
         for i, e in enumerate(self.elements):

@@ -35,6 +35,7 @@ from spatialobs import _core
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.screen.embed import HashedNgramEmbedder
 from spatialobs.screen.features import Features, as_threshold, featurize
+from spatialobs.screen.limits import echo
 from spatialobs.screen.model import Screen, ScreenMeta
 
 __all__ = ["Match", "Hit", "StateIndex", "rrf_fuse"]
@@ -248,14 +249,17 @@ class StateIndex:
         ef_search: Optional[int] = None,
     ) -> None:
         self._tau = as_threshold(tau)
-        for name, v, lo in (("top_k", top_k, 1), ("rrf_k", rrf_k, 0), ("grid", grid, 1), ("hnsw_m", hnsw_m, 2),
-                            ("ef_construction", ef_construction, 1)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-                raise InvalidInputError(f"{name} must be an integer >= {lo}, got {v!r}")
+        # Upper bounds: what the kernels and faiss take (an int32 or the grid's 16 bits).
+        for name, v, lo, hi in (("top_k", top_k, 1, 2**31 - 1), ("rrf_k", rrf_k, 0, 2**31 - 1),
+                                ("grid", grid, 1, 65535), ("hnsw_m", hnsw_m, 2, 2**16),
+                                ("ef_construction", ef_construction, 1, 2**31 - 1)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
+                raise InvalidInputError(f"{name} must be an integer >= {lo} and <= {hi}, got {echo(v)}")
         if candidates not in ("hybrid", "exhaustive"):
-            raise InvalidInputError(f"candidates must be 'hybrid' or 'exhaustive', got {candidates!r}")
-        if ef_search is not None and (isinstance(ef_search, bool) or not isinstance(ef_search, int) or ef_search < 1):
-            raise InvalidInputError(f"ef_search must be a positive integer, got {ef_search!r}")
+            raise InvalidInputError(f"candidates must be 'hybrid' or 'exhaustive', got {echo(candidates)}")
+        if ef_search is not None and (isinstance(ef_search, bool) or not isinstance(ef_search, int)
+                                      or not 1 <= ef_search <= 2**31 - 1):
+            raise InvalidInputError(f"ef_search must be an integer from 1 to 2^31 - 1, got {echo(ef_search)}")
         self.top_k = int(top_k)
         self.rrf_k = int(rrf_k)
         self.grid = int(grid)
@@ -347,8 +351,8 @@ class StateIndex:
 
     @ef_search.setter
     def ef_search(self, value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidInputError(f"ef_search must be a positive integer, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**31 - 1:
+            raise InvalidInputError(f"ef_search must be an integer from 1 to 2^31 - 1, got {echo(value)}")
         with self._lock.write():
             self._ef_search = value
             for p in self._parts:
@@ -464,7 +468,7 @@ class StateIndex:
         observation.
         """
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-            raise InvalidInputError(f"k must be a non-negative integer, got {k!r}")
+            raise InvalidInputError(f"k must be a non-negative integer, got {echo(k)}")
         f = screen if isinstance(screen, Features) else self.featurize(screen)
         key = _meta_key(f.meta)
         c, t = f.control_atoms, f.text_atoms
