@@ -32,6 +32,8 @@ __all__ = [
     "local_box",
     "arrow_terminals",
     "arc_box",
+    "curve_box",
+    "rotated_points_box",
     "decode_b64_points",
     "encode_b64_points",
     "estimate_text_size",
@@ -167,6 +169,88 @@ def arc_box(a: Tuple[float, float], b: Tuple[float, float], bend: float) -> Box:
     return (min(xs), min(ys), max(xs), max(ys))
 
 
+def curve_box(points: Sequence[Sequence[float]]) -> Box:
+    """Bounding box of the smooth curve Excalidraw draws through ``points``.
+
+    A rounded Excalidraw line or arrow is the Catmull-Rom spline rough.js draws
+    (``curve`` with tightness 0): between points ``p[i]`` and ``p[i+1]`` a cubic
+    Bézier with control points ``p[i] + (p[i+1] - p[i-1]) / 6`` and
+    ``p[i+1] - (p[i+2] - p[i]) / 6``, the end points repeated at both ends. The box
+    holds the segment ends and the interior extrema (roots of the derivative), so it
+    can be larger than the points' box where the curve overshoots a bend. This is
+    the curve without rough.js' hand-drawn jitter (Excalidraw with roughness 0).
+
+    Examples
+    --------
+    >>> curve_box([(0, 0), (10, 0)])
+    (0.0, 0.0, 10.0, 0.0)
+    >>> [round(v, 6) for v in curve_box([(0, 0), (10, 10), (10, 20)])]  # overshoots x = 10
+    [0.0, 0.0, 10.740741, 20.0]
+    """
+    p = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    if len(p) < 3:
+        return _bbox(p[:, 0].tolist(), p[:, 1].tolist()) or (0.0, 0.0, 0.0, 0.0)
+    q = np.concatenate([p[:1], p, p[-1:]])
+    p0, p3 = q[1:-2], q[2:-1]
+    p1 = p0 + (q[2:-1] - q[:-3]) / 6.0
+    p2 = p3 - (q[3:] - q[1:-2]) / 6.0
+    # B'(t) / 3 = a t^2 + b t + c per axis
+    a = -p0 + 3.0 * p1 - 3.0 * p2 + p3
+    b = 2.0 * (p0 - 2.0 * p1 + p2)
+    c = p1 - p0
+    lo = np.minimum(p0, p3).min(axis=0)
+    hi = np.maximum(p0, p3).max(axis=0)
+    disc = np.sqrt(np.maximum(b * b - 4.0 * a * c, 0.0))
+    linear = np.abs(a) < 1e-12
+    with np.errstate(divide="ignore", invalid="ignore"):
+        roots = [np.where(linear, -c / b, (-b + disc) / (2.0 * a)),
+                 np.where(linear, np.nan, (-b - disc) / (2.0 * a))]
+    real = b * b - 4.0 * a * c >= 0.0
+    for t in roots:
+        ok = real & (t > 0.0) & (t < 1.0)
+        t = np.where(ok, t, 0.0)
+        u = 1.0 - t
+        v = u ** 3 * p0 + 3.0 * u * u * t * p1 + 3.0 * u * t * t * p2 + t ** 3 * p3
+        for k in (0, 1):
+            if ok[:, k].any():
+                lo[k] = min(lo[k], float(v[ok[:, k], k].min()))
+                hi[k] = max(hi[k], float(v[ok[:, k], k].max()))
+    return (float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1]))
+
+
+def _excalidraw_round(node_type: str, props: Mapping[str, Any]) -> bool:
+    # Excalidraw draws a line or arrow with a roundness (or the legacy strokeSharpness "round") as a curve
+    if node_type not in ("line", "arrow"):
+        return False
+    return bool(props.get("roundness")) or props.get("strokeSharpness") == "round"
+
+
+def rotated_points_box(node_type: str, props: Mapping[str, Any], rotation: float, ox: float, oy: float) -> Optional[Box]:
+    """Box of a node's point list rotated about the local origin and moved to ``(ox, oy)``.
+
+    The box of the rotated points (of the rotated curve for a rounded Excalidraw line
+    or arrow), which is tighter than the rotated box of the points; what Excalidraw
+    reports for a rotated line, arrow or freedraw stroke. None when ``props`` hold no
+    list of points.
+
+    Examples
+    --------
+    >>> [round(v, 9) for v in rotated_points_box("line", {"points": [[0, 0], [10, 10]]}, -math.pi / 4, 0, 0)]
+    [0.0, 0.0, 14.142135624, 0.0]
+    """
+    pts = props.get("points")
+    if node_type not in POINT_TYPES or not isinstance(pts, list):
+        return None
+    xy = [p for p in (_finite_xy(q) for q in pts) if p is not None]
+    if not xy:
+        return None
+    c, s = math.cos(rotation), math.sin(rotation)
+    moved = [(ox + c * x - s * y, oy + s * x + c * y) for x, y in xy]
+    if len(moved) > 2 and _excalidraw_round(node_type, props):
+        return curve_box(moved)
+    return _bbox([p[0] for p in moved], [p[1] for p in moved])
+
+
 def arrow_terminals(props: Mapping[str, Any]) -> Tuple[Optional[Tuple[float, float]], Optional[Tuple[float, float]], float]:
     """Local start and end points of a tldraw arrow (``None`` for an in-props bound terminal) and its bend."""
     start = props.get("start")
@@ -282,7 +366,7 @@ def local_box(node_type: str, props: Mapping[str, Any], w: float = 0.0, h: float
             xy = [p for p in (_finite_xy(q) for q in pts) if p is not None]
             box = _bbox([p[0] for p in xy], [p[1] for p in xy])
             if box is not None:
-                return box
+                return curve_box(xy) if len(xy) > 2 and _excalidraw_round(node_type, props) else box
         if node_type == "arrow" and ("start" in props or "end" in props):
             s, e, bend = arrow_terminals(props)
             if s is None and e is None:
