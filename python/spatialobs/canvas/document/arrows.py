@@ -1028,16 +1028,23 @@ def _interp(pts: Sequence[Pt], t: float) -> Pt:
 
 
 def _uninterp(pts: Sequence[Pt], p: Pt) -> float:
+    """How far along a polyline (0..1) its nearest point to ``p`` lies."""
     best = math.inf
     at = 0.0
     run = 0.0
+    px, py = p
     for i in range(len(pts) - 1):
-        q = nearest_on_polyline(p, pts[i:i + 2], False)
-        d = _dist(q, p)
+        (sx, sy), (ex, ey) = pts[i], pts[i + 1]
+        dx, dy = ex - sx, ey - sy
+        l2 = dx * dx + dy * dy
+        t = 0.0 if l2 == 0 else min(1.0, max(0.0, ((px - sx) * dx + (py - sy) * dy) / l2))
+        nx, ny = sx + dx * t, sy + dy * t
+        d = math.hypot(px - nx, py - ny)
+        seg = math.sqrt(l2)
         if d < best:
             best = d
-            at = run + _dist(pts[i], q)
-        run += _dist(pts[i], pts[i + 1])
+            at = run + seg * t
+        run += seg
     return at / run if run else 0.0
 
 
@@ -1054,8 +1061,12 @@ def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str
         x0, y0 = center[0] - lw / 2, center[1] - lh / 2
         box = [(x0, y0), (x0 + lw, y0), (x0 + lw, y0 + lh), (x0, y0 + lh)]
         hits: List[Pt] = []
-        for i in range(4):
-            for j in range(len(body) - 1):
+        x1, y1 = x0 + lw, y0 + lh
+        for j in range(len(body) - 1):
+            (px, py), (qx, qy) = body[j], body[j + 1]
+            if max(px, qx) < x0 or min(px, qx) > x1 or max(py, qy) < y0 or min(py, qy) > y1:
+                continue  # cannot cross the box's edges
+            for i in range(4):
                 p = intersect_segment_segment(box[i], box[(i + 1) % 4], body[j], body[j + 1])
                 if p is not None and p not in hits:
                     hits.append(p)
@@ -1242,10 +1253,34 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any]) -> 
     changed: List[int] = []
     for r, terms in by_arrow.items():
         nd = nodes[r]
-        s, e = _terminals(d, nodes, r, terms)
-        d.local[r] = resolve_arrow(nd.props, _xf(d, r), s, e, nd.text).bounds
+        axf = _xf(d, r)
+        # what the result depends on: the arrow, its bindings, their targets and all transforms
+        key: List[Any] = [nd, axf]
+        for term in ("start", "end"):
+            b = terms.get(term)
+            if b is not None:
+                t = row[b.to_id]
+                key += [b, nodes[t], _xf(d, t)]
+        hit = _RESOLVED.get(nd.id)
+        if hit is not None and _same_key(hit[0], key):
+            d.local[r] = hit[1]
+        else:
+            s, e = _terminals(d, nodes, r, terms)
+            box = resolve_arrow(nd.props, axf, s, e, nd.text).bounds
+            if len(_RESOLVED) >= _OUTLINES_MAX:
+                _RESOLVED.clear()
+            _RESOLVED[nd.id] = (key, box)
+            d.local[r] = box
         changed.append(r)
     return changed
+
+
+_RESOLVED: Dict[str, Tuple[List[Any], Box]] = {}
+
+
+def _same_key(a: List[Any], b: List[Any]) -> bool:
+    # records by identity (they are immutable and replaced on every change), transforms by value
+    return len(a) == len(b) and all(x is y or (type(x) is tuple and x == y) for x, y in zip(a, b))
 
 
 def arrow_geometry(canvas: Any, arrow_id: str) -> ArrowGeometry:
