@@ -560,6 +560,11 @@ def _parser() -> argparse.ArgumentParser:
     dd.add_argument("--grid", type=int, default=30, help="atom grid cells per side (default 30)")
     dd.add_argument("--mask-volatile", action="store_true", help="mask digits, times and counters before hashing")
     dd.set_defaults(func=_dedup)
+
+    from spatialobs.serve.command import configure as _serve  # imports its optional dependencies only when run
+
+    _serve(sub.add_parser("serve", help="serve the canvas and screen tools to agents: MCP over stdio, or HTTP "
+                                        "(JSON API and MCP) with --http"))
     return p
 
 

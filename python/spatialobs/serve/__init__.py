@@ -1,0 +1,28 @@
+"""A service for agent loops: the canvas and screen tools behind MCP and a JSON HTTP API.
+
+:class:`Service` holds the open documents and screen indexes and runs every
+tool (open, observe, apply, undo, render, save, the scenarios and evaluator,
+the screen index and selector); it is plain Python over the public API, with
+no transport in it. :mod:`spatialobs.serve.mcp_server` exposes it through the
+official MCP SDK (stdio, streamable HTTP) and :mod:`spatialobs.serve.http_api`
+as JSON routes served by uvicorn; both need the optional extra::
+
+    pip install "spatialobs[serve]"
+
+and ``spatialobs serve [--root DIR] [--http HOST:PORT] [--token T]`` runs them.
+
+Examples
+--------
+>>> from spatialobs.serve import Service
+>>> svc = Service(".")
+>>> doc = svc.call("scenario_open", {"config": 0})["document"]
+>>> obs = svc.call("observe", {"document": doc})
+>>> len(obs["observation"]["objects"]) > 0, obs["token"] is not None
+(True, True)
+"""
+
+from __future__ import annotations
+
+from spatialobs.serve.service import TOOLS, Limits, Service, ServiceError, ToolSpec, reference_reply
+
+__all__ = ["Service", "ServiceError", "Limits", "ToolSpec", "TOOLS", "reference_reply"]

@@ -1,0 +1,55 @@
+"""``spatialobs serve``: the command-line entry of the service.
+
+Examples
+--------
+>>> import argparse
+>>> p = argparse.ArgumentParser()
+>>> configure(p)
+>>> a = p.parse_args(["--http", "127.0.0.1:0"])
+>>> a.root, a.http, a.token
+('.', '127.0.0.1:0', None)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+__all__ = ["configure", "run"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``serve`` to ``parser`` and make :func:`run` its action."""
+    parser.add_argument("--root", default=".", metavar="DIR",
+                        help="the only folder the tools may read and write (default: the current one)")
+    parser.add_argument("--http", metavar="HOST:PORT",
+                        help="serve HTTP instead of stdio: JSON API at /v1, MCP (streamable HTTP) at /mcp; "
+                             "HOST defaults to 127.0.0.1, PORT 0 picks a free port")
+    parser.add_argument("--token", help="bearer token every HTTP request must carry (default: $SPATIALOBS_TOKEN)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until the client closes stdin (stdio) or the process is interrupted (HTTP)."""
+    from spatialobs.serve.service import Service
+
+    try:
+        import mcp  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        print(f'spatialobs: error: serve needs the optional extra: pip install "spatialobs[serve]" ({exc.name} is '
+              "missing)", file=sys.stderr)
+        return 2
+    service = Service(args.root)
+    token = args.token if args.token is not None else (os.environ.get("SPATIALOBS_TOKEN") or None)
+    if args.http is None:
+        from spatialobs.serve.mcp_server import run_stdio
+
+        run_stdio(service)
+        return 0
+    from spatialobs.serve.http_api import parse_hostport, run_http
+
+    host, port = parse_hostport(args.http)
+    run_http(service, host, port, token=token)
+    return 0

@@ -1,0 +1,912 @@
+"""The tools of the service, independent of any transport.
+
+A :class:`Service` owns the documents opened through it (a name, a
+:class:`~spatialobs.canvas.Canvas`, the file it came from, its action frame
+and default viewport, an undo stack) and the named screen indexes. Every tool
+is one method taking plain JSON arguments and returning plain JSON values;
+:meth:`Service.call` validates the arguments against the tool's schema, runs
+the tool and turns every failure into a :class:`ServiceError` with a code and
+a one-line message. The MCP server and the HTTP API both go through
+:meth:`Service.call`, so the two transports behave alike.
+
+Safety: file paths are confined to the root folder (``..`` is refused, symlinks
+are resolved before the check); requests, documents, replies and op lists
+have size limits (:class:`Limits`); a failing tool leaves every document as it
+was (ops are atomic, undo and reload are one transaction, saves write a
+temporary file, fsync it and rename it into place).
+
+Concurrency: the tools of one document run one at a time (a lock per
+document); different documents and screen indexes proceed independently, so
+a slow render of one document does not hold up another. Transports call
+:meth:`Service.call` from worker threads.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import math
+import os
+import re
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from spatialobs._errors import SpatialObsError
+
+__all__ = ["Service", "ServiceError", "Limits", "ToolSpec", "TOOLS", "reference_reply", "ERROR_STATUS"]
+
+log = logging.getLogger("spatialobs.serve")
+
+#: HTTP status of each error code.
+ERROR_STATUS = {"bad_request": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404, "conflict": 409,
+                "too_large": 413, "internal": 500}
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+_FORMATS = ("tldraw", "excalidraw", "native")
+_SUFFIX = {"tldraw": ".tldr", "excalidraw": ".excalidraw", "native": ".json"}
+
+
+class ServiceError(SpatialObsError):
+    """A tool call that failed: ``code`` (a key of :data:`ERROR_STATUS`) and a one-line message.
+
+    Examples
+    --------
+    >>> e = ServiceError("not_found", "no document 'x'")
+    >>> e.to_dict()
+    {'code': 'not_found', 'message': "no document 'x'"}
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code if code in ERROR_STATUS else "internal"
+        self.message = " ".join(str(message).split())[:2000] or code
+        super().__init__(self.message)
+
+    @property
+    def status(self) -> int:
+        """The HTTP status for this error."""
+        return ERROR_STATUS[self.code]
+
+    def to_dict(self) -> Dict[str, str]:
+        """``{"code", "message"}``."""
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask for.
+
+    Attributes
+    ----------
+    max_request_bytes : int
+        Largest request body (HTTP) or JSON-encoded tool arguments (MCP).
+    max_file_bytes : int
+        Largest document file opened from the root folder.
+    max_ops : int
+        Most ops in one apply (after parsing a reply).
+    max_documents : int
+        Most documents open at once.
+    max_indexes : int
+        Most screen indexes at once.
+    undo_depth : int
+        Applies that can be undone per document.
+
+    Examples
+    --------
+    >>> Limits().max_ops
+    1000
+    """
+
+    max_request_bytes: int = 16 * 1024 * 1024
+    max_file_bytes: int = 256 * 1024 * 1024
+    max_ops: int = 1000
+    max_documents: int = 256
+    max_indexes: int = 64
+    undo_depth: int = 16
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its name, what it does (for the model), its JSON input schema and family."""
+
+    name: str
+    description: str
+    schema: Dict[str, Any]
+    family: str
+    method: str
+
+
+def _schema(props: Dict[str, Any], required: Sequence[str] = ()) -> Dict[str, Any]:
+    return {"type": "object", "properties": props, "required": list(required), "additionalProperties": False}
+
+
+_DOC = {"type": "string", "description": "name of an open document (from open_document or scenario_open)"}
+_IDX = {"type": "string", "description": "name of a screen index (created on first use)"}
+_VIEW = {"type": ["object", "array"], "description": "viewport in page units: {x, y, w, h} or [x, y, w, h]; "
+                                                      "default: the document's (a scenario's, else its saved camera)"}
+_ORIGIN = {"type": "array", "description": "action frame [x, y]: action coordinates = page - origin; "
+                                           "default: the document's"}
+_SCREEN = {"type": ["object", "array"], "description": "a screen: generic element JSON {width, height, elements: "
+                                                      "[{bounds, role, text?, editable?, clickable?}]}, a Rico view "
+                                                      "hierarchy or a DroidBot state"}
+
+TOOLS: Tuple[ToolSpec, ...] = (
+    ToolSpec("open_document", "Open a canvas document (tldraw .tldr, Excalidraw or native JSON; format detected) from a "
+             "path under the server's root folder, or inline JSON; returns its name for the other tools.",
+             _schema({"path": {"type": "string"}, "document": {"type": ["object", "string"]},
+                      "name": {"type": "string", "description": "name to give it (default: from the path, or doc-N)"},
+                      "origin": _ORIGIN, "viewport": _VIEW}), "canvas", "open_document"),
+    ToolSpec("list_documents", "List the open documents.", _schema({}), "canvas", "list_documents"),
+    ToolSpec("observe", "The structured observation of a document page: objects with visibility, structure and "
+             "state, native and inferred relations, offscreen bounds in action coordinates. Returns a token; pass it "
+             "back as since to get what changed (and who changed it: person or agent) since that observation.",
+             _schema({"document": _DOC, "viewport": _VIEW, "page": {"type": "string"},
+                      "selected": {"type": "array"}, "context": {"type": "array"},
+                      "max_objects": {"type": "integer"}, "max_relations": {"type": "integer"},
+                      "max_changes": {"type": "integer"}, "origin": _ORIGIN, "include_bounds": {"type": "boolean"},
+                      "since": {"type": "string", "description": "token of an earlier observation, or 'last'"},
+                      "form": {"type": "string", "enum": ["json", "text"]},
+                      "baseline": {"type": "boolean", "description": "also the baseline context (shapes in the "
+                                                                    "request bounds and peripheral clusters)"},
+                      "guide": {"type": "boolean", "description": "also the guide to reading the observation"}},
+                     ["document"]), "canvas", "observe"),
+    ToolSpec("snapshot", "The agent snapshot of a document: artboards, node count, selection with subtrees, tool.",
+             _schema({"document": _DOC, "page": {"type": "string"}, "origin": _ORIGIN}, ["document"]),
+             "canvas", "snapshot"),
+    ToolSpec("apply", "Apply operations: a model reply with fenced canvas_ops blocks, or a list of ops "
+             "(create_artboard, parse_html, update_styles, set_text, update_node, move_node, delete_node, place). "
+             "Each op is atomic; returns the applied op indices, the errors and the created ids.",
+             _schema({"document": _DOC, "reply": {"type": "string"}, "ops": {"type": "array"}, "origin": _ORIGIN,
+                      "by": {"type": "string", "enum": ["agent", "person"],
+                             "description": "who makes the edit (default agent)"}}, ["document"]),
+             "canvas", "apply"),
+    ToolSpec("undo", "Undo the last apply on a document (its writes only).", _schema({"document": _DOC}, ["document"]),
+             "canvas", "undo"),
+    ToolSpec("render", "Draw the observation of a document: SVG text, or a PNG image.",
+             _schema({"document": _DOC, "format": {"type": "string", "enum": ["svg", "png"]},
+                      "width": {"type": "integer"}, "viewport": _VIEW, "page": {"type": "string"}},
+                     ["document"]), "canvas", "render"),
+    ToolSpec("save", "Save a document (tldraw, excalidraw or native) atomically to a path under the root folder "
+             "(default: the file it was opened from).",
+             _schema({"document": _DOC, "path": {"type": "string"},
+                      "format": {"type": "string", "enum": list(_FORMATS)}}, ["document"]), "canvas", "save"),
+    ToolSpec("reload", "Re-read a document's file and apply the differences as the person's edits (so the next "
+             "observe with since reports them).", _schema({"document": _DOC}, ["document"]), "canvas", "reload"),
+    ToolSpec("close", "Close a document (unsaved changes are dropped).", _schema({"document": _DOC}, ["document"]),
+             "canvas", "close"),
+    ToolSpec("list_scenarios", "The ten Remote Team Handoff configurations: family and prompt.", _schema({}),
+             "scenarios", "list_scenarios"),
+    ToolSpec("scenario_open", "Open Remote Team Handoff configuration 0..9 as a document; returns its name, prompt, "
+             "viewport and action origin.", _schema({"config": {"type": "integer"}, "name": {"type": "string"}},
+                                                    ["config"]), "scenarios", "scenario_open"),
+    ToolSpec("evaluate", "Score a document against a Remote Team Handoff configuration's task: correct target, "
+             "correct placement, full task success.",
+             _schema({"document": _DOC, "config": {"type": "integer"}}, ["document", "config"]), "scenarios",
+             "evaluate"),
+    ToolSpec("reference_reply", "The reply of the rule-based reference agent for a scenario document (a canvas_ops "
+             "block), computed from the document's observation and the prompt.",
+             _schema({"document": _DOC, "config": {"type": "integer"}}, ["document", "config"]), "scenarios",
+             "reference_reply"),
+    ToolSpec("screen_add", "Add a screen to a named state index; returns the state it maps to, whether it is new "
+             "and the match score. With from_state and action, also records that transition in the index's graph.",
+             _schema({"index": _IDX, "screen": _SCREEN, "meta": {"type": "object"},
+                      "from_state": {"type": "integer"}, "action": {"type": "string"}}, ["index", "screen"]),
+             "screen", "screen_add"),
+    ToolSpec("screen_query", "The k best matching indexed observations for a screen, without adding it.",
+             _schema({"index": _IDX, "screen": _SCREEN, "meta": {"type": "object"}, "k": {"type": "integer"}},
+                     ["index", "screen"]), "screen", "screen_query"),
+    ToolSpec("screen_stats", "Statistics of a screen index and its state graph.", _schema({"index": _IDX}, ["index"]),
+             "screen", "screen_stats"),
+    ToolSpec("screen_choose", "Choose the next action on a screen with the one-step PUCT selector over the index's "
+             "shared state graph. actions: [{op: click|type|key, element?: index, value?}] (default: every "
+             "clickable and editable element).",
+             _schema({"index": _IDX, "screen": _SCREEN, "meta": {"type": "object"}, "actions": {"type": "array"},
+                      "goal": {"type": "string"}, "prior": {"type": "string", "enum": ["uniform", "heuristic"]},
+                      "c_p": {"type": "number"}}, ["index", "screen"]), "screen", "screen_choose"),
+    ToolSpec("screen_save", "Save a screen index's state index to a file under the root folder (atomic).",
+             _schema({"index": _IDX, "path": {"type": "string"}}, ["index", "path"]), "screen", "screen_save"),
+    ToolSpec("screen_load", "Load a saved state index file (from screen_save) as a named index.",
+             _schema({"index": _IDX, "path": {"type": "string"}}, ["index", "path"]), "screen", "screen_load"),
+    ToolSpec("list_indexes", "List the screen indexes.", _schema({}), "screen", "list_indexes"),
+)
+_BY_NAME = {t.name: t for t in TOOLS}
+
+
+def reference_reply(observation_json: str, prompt: str) -> str:
+    """The reference agent's reply for a Remote Team Handoff prompt, as a ``canvas_ops`` block.
+
+    The agent (:func:`spatialobs.canvas.scenarios.agent.choose`) reads only the
+    observation JSON and the prompt; its choice becomes one ``place`` op. A
+    choice it cannot make gives an empty op list.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import observe, scenarios
+    >>> s = scenarios.remote_team_handoff(3)
+    >>> print(reference_reply(observe(s.canvas, s.viewport, origin=s.origin).to_json(), s.prompt))
+    ```canvas_ops
+    {"ops": [{"op": "place", "ids": ["shape:chart0"], "into": "shape:chartslot"}]}
+    ```
+    """
+    from spatialobs.canvas.scenarios.agent import choose
+
+    ch = choose(observation_json, prompt)
+    ops = [] if not ch.targets or ch.destination is None else [
+        {"op": "place", "ids": list(ch.targets), "into": ch.destination}]
+    return "```canvas_ops\n" + json.dumps({"ops": ops}) + "\n```"
+
+
+def _plain(v: Any) -> Any:
+    """JSON values for results (tuples, sets and numpy scalars become lists and numbers)."""
+    if isinstance(v, (str, bool)) or v is None:
+        return v
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, Mapping):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        items = sorted(v, key=repr) if isinstance(v, (set, frozenset)) else v
+        return [_plain(x) for x in items]
+    if hasattr(v, "item"):  # numpy scalar
+        return _plain(v.item())
+    if hasattr(v, "tolist"):
+        return _plain(v.tolist())
+    return str(v)
+
+
+_JSON_TYPES: Dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, Mapping),
+    "array": lambda v: isinstance(v, list),
+    "null": lambda v: v is None,
+}
+
+
+def check_args(spec: ToolSpec, args: Any) -> Dict[str, Any]:
+    """The arguments of a call checked against the tool's schema (top-level names, types, enums).
+
+    Examples
+    --------
+    >>> check_args(_BY_NAME["undo"], {"document": "a"})
+    {'document': 'a'}
+    >>> check_args(_BY_NAME["undo"], {"document": 3})
+    Traceback (most recent call last):
+    ...
+    spatialobs.serve.service.ServiceError: undo: argument 'document' must be string, got int
+    """
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        raise ServiceError("bad_request", f"{spec.name}: arguments must be an object, got {type(args).__name__}")
+    props = spec.schema["properties"]
+    unknown = sorted(set(args) - set(props))
+    if unknown:
+        raise ServiceError("bad_request", f"{spec.name}: unknown argument(s) {unknown}; known: {sorted(props)}")
+    for name in spec.schema["required"]:
+        if args.get(name) is None:
+            raise ServiceError("bad_request", f"{spec.name}: missing argument {name!r}")
+    out: Dict[str, Any] = {}
+    for name, v in args.items():
+        if v is None:
+            continue
+        p = props[name]
+        types = p.get("type")
+        types = [types] if isinstance(types, str) else list(types or [])
+        if types and not any(_JSON_TYPES[t](v) for t in types):
+            raise ServiceError("bad_request", f"{spec.name}: argument {name!r} must be {' or '.join(types)}, "
+                                              f"got {type(v).__name__}")
+        if "enum" in p and v not in p["enum"]:
+            raise ServiceError("bad_request", f"{spec.name}: argument {name!r} must be one of {p['enum']}, got {v!r}")
+        out[name] = v
+    return out
+
+
+@dataclass
+class _Doc:
+    name: str
+    canvas: Any
+    path: Optional[Path]
+    format: str
+    origin: Tuple[float, float] = (0.0, 0.0)
+    viewport: Any = None
+    config: Optional[int] = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    executor: Any = None
+    undo: List[Tuple[Any, str]] = field(default_factory=list)  # (canvas copy, token) before each apply
+    last_token: Optional[str] = None
+
+
+@dataclass
+class _Index:
+    name: str
+    graph: Any = None    # ScreenGraph (in memory) over ``index``
+    index: Any = None    # StateIndex (the graph's, or one loaded from a file)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Service:
+    """The open documents and screen indexes of one server, and the tools over them.
+
+    Parameters
+    ----------
+    root : path
+        The folder every path is confined to (default: the current folder).
+    limits : Limits, optional
+
+    Examples
+    --------
+    >>> svc = Service(".")
+    >>> d = svc.call("open_document", {"document": {"type": "excalidraw", "elements": [
+    ...     {"id": "a", "type": "rectangle", "x": 0, "y": 0, "width": 50, "height": 20}]}, "name": "demo"})
+    >>> d["document"], d["nodes"]
+    ('demo', 1)
+    >>> r = svc.call("apply", {"document": "demo", "ops": [{"op": "move_node", "id": "a", "x": 100, "y": 0}]})
+    >>> r["applied"], r["errors"]
+    ([0], [])
+    >>> svc.call("undo", {"document": "demo"})["undone"]
+    True
+    >>> svc.call("close", {"document": "nope"})
+    Traceback (most recent call last):
+    ...
+    spatialobs.serve.service.ServiceError: no open document 'nope'
+    """
+
+    def __init__(self, root: Union[str, "os.PathLike[str]"] = ".", *, limits: Optional[Limits] = None) -> None:
+        r = Path(root)
+        if not r.is_dir():
+            raise ServiceError("bad_request", f"root folder {os.fspath(root)!r} is not a directory")
+        self.root = r.resolve()
+        self.limits = limits or Limits()
+        self._docs: Dict[str, _Doc] = {}
+        self._indexes: Dict[str, _Index] = {}
+        self._lock = threading.Lock()
+        self._serial = 0
+
+    # ------------------------------------------------------------------ dispatch
+    @property
+    def tools(self) -> Tuple[ToolSpec, ...]:
+        """Every tool, in listing order."""
+        return TOOLS
+
+    def call(self, tool: str, args: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """Run one tool; a failure is a :class:`ServiceError` (never another exception).
+
+        Examples
+        --------
+        >>> Service(".").call("list_documents")
+        {'documents': []}
+        """
+        spec = _BY_NAME.get(tool) if isinstance(tool, str) else None
+        if spec is None:
+            raise ServiceError("not_found", f"no tool {tool!r}; tools: {', '.join(_BY_NAME)}")
+        clean = check_args(spec, args)
+        try:
+            result: Dict[str, Any] = getattr(self, "_t_" + spec.method)(**clean)
+            return result
+        except ServiceError:
+            raise
+        except SpatialObsError as exc:
+            code = "not_found" if isinstance(exc, (IndexError, KeyError, LookupError)) else "bad_request"
+            raise ServiceError(code, f"{tool}: {exc}") from None
+        except RecursionError:
+            raise ServiceError("bad_request", f"{tool}: input nested too deeply") from None
+        except MemoryError:
+            raise ServiceError("too_large", f"{tool}: out of memory") from None
+        except Exception as exc:  # a bug: logged with its traceback, reported in one line
+            log.exception("tool %s failed", tool)
+            raise ServiceError("internal", f"{tool}: internal error ({type(exc).__name__}: {exc})") from None
+
+    # ------------------------------------------------------------------ helpers
+    def resolve_path(self, path: str, *, must_exist: bool = True) -> Path:
+        """``path`` (relative to the root, or absolute inside it) with symlinks resolved.
+
+        Raises ``forbidden`` for ``..`` parts or a path that leaves the root once
+        resolved, ``not_found`` for a missing file when ``must_exist``.
+
+        Examples
+        --------
+        >>> Service(".").resolve_path("../etc/passwd")
+        Traceback (most recent call last):
+        ...
+        spatialobs.serve.service.ServiceError: path '../etc/passwd' may not contain '..'
+        """
+        if not isinstance(path, str) or not path.strip() or "\x00" in path:
+            raise ServiceError("bad_request", f"path must be a non-empty string, got {path!r}")
+        p = Path(path)
+        if ".." in p.parts:
+            raise ServiceError("forbidden", f"path {path!r} may not contain '..'")
+        full = (p if p.is_absolute() else self.root / p).resolve()
+        if full != self.root and self.root not in full.parents:
+            raise ServiceError("forbidden", f"path {path!r} is outside the server's root folder")
+        if must_exist and not full.is_file():
+            raise ServiceError("not_found", f"no file {path!r} under the root folder")
+        return full
+
+    def _doc(self, name: Any) -> _Doc:
+        d = self._docs.get(name) if isinstance(name, str) else None
+        if d is None:
+            raise ServiceError("not_found", f"no open document {name!r}")
+        return d
+
+    def _register(self, doc: _Doc, requested: Optional[str]) -> _Doc:
+        with self._lock:
+            if len(self._docs) >= self.limits.max_documents:
+                raise ServiceError("too_large", f"{len(self._docs)} documents are open (the limit); close one first")
+            if requested is not None:
+                if not _NAME.match(requested):
+                    raise ServiceError("bad_request", f"document name {requested!r} must be 1-64 letters, digits, "
+                                                      "'_', '-' or '.'")
+                if requested in self._docs:
+                    raise ServiceError("conflict", f"a document named {requested!r} is already open")
+                doc.name = requested
+            else:
+                base = re.sub(r"[^A-Za-z0-9_.\-]", "-", doc.name)[:48].strip("-.") or "doc"
+                name, k = base, 2
+                while name in self._docs:
+                    name, k = f"{base}-{k}", k + 1
+                doc.name = name
+            self._docs[doc.name] = doc
+        return doc
+
+    def _origin(self, doc: _Doc, origin: Any) -> Tuple[float, float]:
+        if origin is None:
+            return doc.origin
+        if (not isinstance(origin, list) or len(origin) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in origin)):
+            raise ServiceError("bad_request", f"origin must be [x, y] (two finite numbers), got {origin!r}")
+        return (float(origin[0]), float(origin[1]))
+
+    @staticmethod
+    def _info(d: _Doc) -> Dict[str, Any]:
+        c = d.canvas
+        rel = None
+        return {"document": d.name, "format": d.format, "path": rel if d.path is None else str(d.path),
+                "nodes": len(c.nodes), "bindings": len(c.bindings), "pages": len(c.pages),
+                "origin": list(d.origin), "undo": len(d.undo)}
+
+    def _rel(self, p: Path) -> str:
+        return p.relative_to(self.root).as_posix()
+
+    # ------------------------------------------------------------------ canvas tools
+    def _t_open_document(self, path: Optional[str] = None, document: Any = None, name: Optional[str] = None,
+                         origin: Any = None, viewport: Any = None) -> Dict[str, Any]:
+        from spatialobs.canvas import load
+        from spatialobs.canvas.observe import resolve_viewport
+
+        if (path is None) == (document is None):
+            raise ServiceError("bad_request", "open_document: give either path or document")
+        if path is not None:
+            full = self.resolve_path(path)
+            size = full.stat().st_size
+            if size > self.limits.max_file_bytes:
+                raise ServiceError("too_large", f"file {path!r} has {size} bytes; the limit is {self.limits.max_file_bytes}")
+            canvas = load(full)
+            doc = _Doc(full.stem, canvas, full, canvas.source_format or "native")
+        else:
+            if isinstance(document, str) and len(document) > self.limits.max_request_bytes:
+                raise ServiceError("too_large", "open_document: the inline document is too large")
+            canvas = load(document)
+            doc = _Doc("doc", canvas, None, canvas.source_format or "native")
+        doc.origin = self._origin(doc, origin)
+        if viewport is not None:
+            doc.viewport = resolve_viewport(canvas, viewport, canvas._resolve_page(None))
+        self._register(doc, name)
+        out = self._info(doc)
+        out["path"] = None if doc.path is None else self._rel(doc.path)
+        out["diagnostics"] = [str(dg.message) if not hasattr(dg, "record") else f"{dg.record}: {dg.message}"
+                              for dg in canvas.diagnostics[:20]]
+        return out
+
+    def _t_list_documents(self) -> Dict[str, Any]:
+        with self._lock:
+            docs = list(self._docs.values())
+        out = []
+        for d in docs:
+            info = self._info(d)
+            info["path"] = None if d.path is None else self._rel(d.path)
+            out.append(info)
+        return {"documents": out}
+
+    def _t_observe(self, document: str, viewport: Any = None, page: Optional[str] = None, selected: Any = None,
+                   context: Any = None, max_objects: int = 180, max_relations: int = 700, max_changes: int = 100,
+                   origin: Any = None, include_bounds: bool = False, since: Optional[str] = None, form: str = "json",
+                   baseline: bool = False, guide: bool = False) -> Dict[str, Any]:
+        from spatialobs.canvas import GUIDE, observe
+        from spatialobs.canvas.baseline import baseline_context
+
+        d = self._doc(document)
+        with d.lock:
+            ox, oy = self._origin(d, origin)
+            vp = viewport if viewport is not None else (d.viewport if page is None else None)
+            if since == "last":
+                if d.last_token is None:
+                    raise ServiceError("bad_request", "observe: since='last' but the document was never observed")
+                since = d.last_token
+            obs = observe(d.canvas, vp, page=page, selected=selected, context=context or (),
+                          max_objects=max_objects, max_relations=max_relations, origin=(ox, oy),
+                          include_bounds=include_bounds, since=since, max_changes=max_changes)
+            d.last_token = obs.token
+            out: Dict[str, Any] = {"document": d.name, "page": obs.page, "token": obs.token,
+                                   "observation": obs.to_json() if form == "text" else obs.to_dict()}
+            if baseline:
+                out["baseline"] = _plain(baseline_context(d.canvas, vp, page=page, selected=selected, origin=(ox, oy)))
+        if guide:
+            out["guide"] = GUIDE
+        return out
+
+    def _t_snapshot(self, document: str, page: Optional[str] = None, origin: Any = None) -> Dict[str, Any]:
+        from spatialobs.canvas import snapshot
+
+        d = self._doc(document)
+        with d.lock:
+            return {"document": d.name, "snapshot": _plain(snapshot(d.canvas, page=page, origin=self._origin(d, origin)))}
+
+    def _t_apply(self, document: str, reply: Optional[str] = None, ops: Optional[List[Any]] = None,
+                 origin: Any = None, by: str = "agent") -> Dict[str, Any]:
+        from spatialobs.canvas import Executor, parse_ops
+        from spatialobs.canvas.changes import issue_token
+        from spatialobs.canvas.editing.ops import OpError
+
+        if (reply is None) == (ops is None):
+            raise ServiceError("bad_request", "apply: give either reply or ops")
+        parse_errors: List[str] = []
+        if reply is not None:
+            if len(reply) > self.limits.max_request_bytes:
+                raise ServiceError("too_large", "apply: the reply is too large")
+            parsed, perrs = parse_ops(reply)
+            parse_errors = [str(e) for e in perrs]
+            ops = parsed
+        assert ops is not None
+        if len(ops) > self.limits.max_ops:
+            raise ServiceError("too_large", f"apply: {len(ops)} ops; the limit is {self.limits.max_ops} per call")
+        d = self._doc(document)
+        with d.lock:
+            frame = self._origin(d, origin)
+            if d.executor is None or d.executor.origin != frame:
+                d.executor = Executor(d.canvas, frame)
+            before = d.canvas.copy()
+            token = issue_token(d.canvas)
+            d.executor.by = by
+            with d.canvas.batch():  # an unexpected failure undoes the whole call
+                report = d.executor.apply(ops)
+            if report.applied:
+                d.undo.append((before, token))
+                del d.undo[:-self.limits.undo_depth]
+            out = _plain(report.to_dict())
+            out["errors"] = parse_errors + [str(e) for e in report.errors if isinstance(e, OpError)]
+            out["document"] = d.name
+            out["undo"] = len(d.undo)
+            return out
+
+    def _t_undo(self, document: str) -> Dict[str, Any]:
+        from spatialobs.canvas.changes import sync, touched_since
+
+        d = self._doc(document)
+        with d.lock:
+            if not d.undo:
+                return {"document": d.name, "undone": False, "written": 0, "undo": 0}
+            before, token = d.undo[-1]
+            try:
+                touched = touched_since(d.canvas, token)
+            except SpatialObsError:
+                touched = (set(before.nodes) | set(d.canvas.nodes), set(before.bindings) | set(d.canvas.bindings))
+            with d.canvas.by("agent"):
+                written = sync(d.canvas, before, only=touched)
+            d.undo.pop()
+            d.executor = None  # its aliases may name undone nodes
+            return {"document": d.name, "undone": True, "written": written, "undo": len(d.undo)}
+
+    def _t_render(self, document: str, format: str = "svg", width: int = 1200, viewport: Any = None,
+                  page: Optional[str] = None) -> Dict[str, Any]:
+        from spatialobs.canvas import observe
+        from spatialobs.render import render_png, render_svg
+
+        if width < 100 or width > 8000:
+            raise ServiceError("bad_request", f"render: width must be 100..8000 pixels, got {width}")
+        d = self._doc(document)
+        with d.lock:
+            vp = viewport if viewport is not None else (d.viewport if page is None else None)
+            obs = observe(d.canvas, vp, page=page, origin=d.origin)
+            if format == "svg":
+                return {"document": d.name, "format": "svg", "mimeType": "image/svg+xml",
+                        "svg": render_svg(d.canvas, obs, width=width, title=d.name)}
+            img = render_png(d.canvas, obs, width=width)
+        import io
+
+        buf = io.BytesIO()
+        img.convert("RGB").save(buf, format="PNG")
+        return {"document": d.name, "format": "png", "mimeType": "image/png",
+                "data": base64.b64encode(buf.getvalue()).decode("ascii")}
+
+    def _t_save(self, document: str, path: Optional[str] = None, format: Optional[str] = None) -> Dict[str, Any]:
+        d = self._doc(document)
+        with d.lock:
+            if path is None:
+                if d.path is None:
+                    raise ServiceError("bad_request", f"save: document {d.name!r} was opened inline; give a path")
+                full = self.resolve_path(self._rel(d.path), must_exist=False)
+            else:
+                full = self.resolve_path(path, must_exist=False)
+            fmt = format or (d.format if d.format in _FORMATS else "native")
+            if not full.parent.is_dir():
+                raise ServiceError("not_found", f"save: folder {self._rel(full.parent)!r} does not exist")
+            if full.is_dir():
+                raise ServiceError("bad_request", f"save: {self._rel(full)!r} is a folder")
+            if fmt == "tldraw":
+                data = json.dumps(d.canvas.to_tldraw(), ensure_ascii=False)
+            elif fmt == "excalidraw":
+                data = json.dumps(d.canvas.to_excalidraw(), ensure_ascii=False)
+            else:
+                data = d.canvas.to_json()
+            raw = data.encode("utf-8")
+            _atomic_write(full, raw)
+            if path is None or d.path is None:
+                d.path = full
+            return {"document": d.name, "path": self._rel(full), "format": fmt, "bytes": len(raw)}
+
+    def _t_reload(self, document: str) -> Dict[str, Any]:
+        from spatialobs.canvas import load
+        from spatialobs.canvas.changes import sync
+
+        d = self._doc(document)
+        with d.lock:
+            if d.path is None:
+                raise ServiceError("bad_request", f"reload: document {d.name!r} has no file")
+            full = self.resolve_path(self._rel(d.path))
+            fresh = load(full)
+            with d.canvas.by("person"):
+                written = sync(d.canvas, fresh)
+            d.undo.clear()
+            return {"document": d.name, "written": written}
+
+    def _t_close(self, document: str) -> Dict[str, Any]:
+        d = self._doc(document)
+        with d.lock, self._lock:
+            self._docs.pop(d.name, None)
+        return {"document": d.name, "closed": True}
+
+    # ------------------------------------------------------------------ scenarios
+    @staticmethod
+    def _scenario(config: int) -> Any:
+        from spatialobs.canvas.scenarios import remote_team_handoff
+
+        if not 0 <= config <= 9:
+            raise ServiceError("bad_request", f"config must be 0..9, got {config}")
+        return remote_team_handoff(config)
+
+    def _t_list_scenarios(self) -> Dict[str, Any]:
+        from spatialobs.canvas.scenarios.handoff import FAMILIES, PROMPTS
+
+        return {"scenarios": [{"config": k, "family": f, "prompt": PROMPTS[f]} for k, f in enumerate(FAMILIES)]}
+
+    def _t_scenario_open(self, config: int, name: Optional[str] = None) -> Dict[str, Any]:
+        s = self._scenario(config)
+        doc = _Doc(f"handoff-{config}", s.canvas, None, "native", (float(s.origin[0]), float(s.origin[1])),
+                   s.viewport, config)
+        self._register(doc, name)
+        v = s.viewport
+        return {"document": doc.name, "config": config, "family": s.family, "prompt": s.prompt,
+                "viewport": {"x": v.x, "y": v.y, "w": v.w, "h": v.h}, "origin": list(doc.origin)}
+
+    def _t_evaluate(self, document: str, config: int) -> Dict[str, Any]:
+        from spatialobs.canvas import evaluate
+
+        s = self._scenario(config)
+        d = self._doc(document)
+        with d.lock:
+            out = evaluate(s.canvas, d.canvas, s.task)
+        return {"document": d.name, "config": config, "correct_target": out.correct_target,
+                "correct_placement": out.correct_placement, "full_success": out.full_success,
+                "details": _plain(out.details)}
+
+    def _t_reference_reply(self, document: str, config: int) -> Dict[str, Any]:
+        from spatialobs.canvas import observe
+
+        s = self._scenario(config)
+        d = self._doc(document)
+        with d.lock:
+            obs = observe(d.canvas, d.viewport if d.viewport is not None else s.viewport, origin=d.origin)
+        return {"document": d.name, "config": config, "prompt": s.prompt, "reply": reference_reply(obs.to_json(), s.prompt)}
+
+    # ------------------------------------------------------------------ screens
+    def _index(self, name: Any, create: bool = True) -> _Index:
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ServiceError("bad_request", f"index name {name!r} must be 1-64 letters, digits, '_', '-' or '.'")
+        with self._lock:
+            ix = self._indexes.get(name)
+            if ix is None:
+                if not create:
+                    raise ServiceError("not_found", f"no screen index {name!r}")
+                if len(self._indexes) >= self.limits.max_indexes:
+                    raise ServiceError("too_large", f"{len(self._indexes)} screen indexes exist (the limit)")
+                from spatialobs.screen import ScreenGraph
+
+                g = ScreenGraph()
+                ix = self._indexes[name] = _Index(name, g, g.index)
+            return ix
+
+    @staticmethod
+    def _screen(screen: Any, meta: Optional[Mapping[str, Any]]) -> Any:
+        from spatialobs.screen import load_screen
+
+        return load_screen(screen, meta=meta)
+
+    def _t_screen_add(self, index: str, screen: Any, meta: Optional[Mapping[str, Any]] = None,
+                      from_state: Optional[int] = None, action: Optional[str] = None) -> Dict[str, Any]:
+        if (from_state is None) != (action is None):
+            raise ServiceError("bad_request", "screen_add: give from_state and action together (a transition)")
+        scr = self._screen(screen, meta)
+        ix = self._index(index)
+        with ix.lock:
+            if ix.graph is None:
+                if from_state is not None:
+                    raise ServiceError("bad_request", f"index {index!r} was loaded from a file and has no graph")
+                m = ix.index.add(scr)
+                return {"index": index, "state": m.state, "new_state": m.new_state, "exact": m.exact,
+                        "score": m.score}
+            g = ix.graph
+            hits = g.index.query(scr, k=1)
+            before = g.num_states
+            out: Dict[str, Any] = {"index": index}
+            if from_state is not None:
+                t = g.record(from_state, action, scr)
+                out.update(state=t.target, new_state=t.state_novel,
+                           transition={"from": t.source, "action": t.signature, "to": t.target,
+                                       "edge_novel": t.edge_novel, "reward": t.reward, "capture": t.capture})
+            else:
+                out["state"] = g.observe(scr)
+                out["new_state"] = g.num_states > before
+            out["score"] = 1.0 if hits and hits[0].score >= 1.0 else (hits[0].score if hits else 0.0)
+            return out
+
+    def _t_screen_query(self, index: str, screen: Any, meta: Optional[Mapping[str, Any]] = None,
+                        k: int = 10) -> Dict[str, Any]:
+        scr = self._screen(screen, meta)
+        ix = self._index(index, create=False)
+        with ix.lock:
+            hits = ix.index.query(scr, k=k)
+        canon = getattr(ix.graph, "_canon", None) if ix.graph is not None else None
+        return {"index": index, "hits": [{"state": canon.get(h.state, h.state) if canon else h.state,
+                                          "observation": h.observation, "score": h.score, "merge": h.above_tau}
+                                         for h in hits]}
+
+    def _t_screen_stats(self, index: str) -> Dict[str, Any]:
+        ix = self._index(index, create=False)
+        with ix.lock:
+            out = {"index": index, "screens": ix.index.num_screens, "observations": len(ix.index),
+                   "states": ix.index.num_states}
+            if ix.graph is not None:
+                g = ix.graph
+                out.update(states=g.num_states, edges=g.num_edges, transitions=g.num_transitions)
+        return out
+
+    def _t_screen_choose(self, index: str, screen: Any, meta: Optional[Mapping[str, Any]] = None,
+                         actions: Optional[List[Any]] = None, goal: str = "", prior: str = "uniform",
+                         c_p: float = 1.0) -> Dict[str, Any]:
+        from spatialobs.screen import PUCT
+        from spatialobs.screen.actions import Action, candidate_actions, signature
+        from spatialobs.screen.select import prior_weights
+
+        scr = self._screen(screen, meta)
+        if actions is None:
+            acts = candidate_actions(scr)
+        else:
+            if len(actions) > self.limits.max_ops:
+                raise ServiceError("too_large", f"screen_choose: {len(actions)} actions; the limit is {self.limits.max_ops}")
+            acts = []
+            for i, a in enumerate(actions):
+                if not isinstance(a, Mapping):
+                    raise ServiceError("bad_request", f"screen_choose: action {i} must be an object")
+                el = a.get("element")
+                target = None
+                if el is not None:
+                    if isinstance(el, bool) or not isinstance(el, int) or not 0 <= el < len(scr.elements):
+                        raise ServiceError("bad_request", f"screen_choose: action {i}: element must be an index "
+                                                          f"0..{len(scr.elements) - 1}, got {el!r}")
+                    target = scr.elements[el]
+                acts.append(Action(str(a.get("op")), target, a.get("value"), el))
+        if not acts:
+            raise ServiceError("bad_request", "screen_choose: the screen has no executable actions")
+        ix = self._index(index)
+        with ix.lock:
+            if ix.graph is None:
+                raise ServiceError("bad_request", f"index {index!r} was loaded from a file and has no graph")
+            g = ix.graph
+            state = g.observe(scr)
+            sigs = [signature(a, scr) for a in acts]
+            w = prior_weights(prior, scr, acts, goal)
+            sel = PUCT(c_p)
+            scores = sel.scores(g, state, sigs, w)
+            k = sel.select(g, state, sigs, w)
+        return {"index": index, "state": state, "choice": k, "signature": sigs[k], "label": acts[k].label,
+                "scores": [float(s) for s in scores]}
+
+    def _t_screen_save(self, index: str, path: str) -> Dict[str, Any]:
+        full = self.resolve_path(path, must_exist=False)
+        if not full.parent.is_dir():
+            raise ServiceError("not_found", f"screen_save: folder {self._rel(full.parent)!r} does not exist")
+        ix = self._index(index, create=False)
+        with ix.lock:
+            ix.index.save(full)
+        return {"index": index, "path": self._rel(full), "observations": len(ix.index)}
+
+    def _t_screen_load(self, index: str, path: str) -> Dict[str, Any]:
+        from spatialobs.screen import StateIndex
+
+        full = self.resolve_path(path)
+        loaded = StateIndex.load(full)
+        if not isinstance(index, str) or not _NAME.match(index):
+            raise ServiceError("bad_request", f"index name {index!r} must be 1-64 letters, digits, '_', '-' or '.'")
+        with self._lock:
+            if index not in self._indexes and len(self._indexes) >= self.limits.max_indexes:
+                raise ServiceError("too_large", f"{len(self._indexes)} screen indexes exist (the limit)")
+            self._indexes[index] = _Index(index, None, loaded)
+        return {"index": index, "observations": len(loaded), "states": loaded.num_states}
+
+    def _t_list_indexes(self) -> Dict[str, Any]:
+        with self._lock:
+            items = list(self._indexes.values())
+        return {"indexes": [{"index": i.name, "observations": len(i.index), "graph": i.graph is not None}
+                            for i in items]}
+
+    # ------------------------------------------------------------------ resources
+    def resources(self) -> List[Dict[str, str]]:
+        """Resources to list: the observation guide and each open document (its native JSON).
+
+        Examples
+        --------
+        >>> [r["uri"] for r in Service(".").resources()]
+        ['spatialobs://guide']
+        """
+        out = [{"uri": "spatialobs://guide", "name": "guide", "mimeType": "text/plain",
+                "description": "How to read an observation"}]
+        with self._lock:
+            names = sorted(self._docs)
+        out += [{"uri": f"spatialobs://documents/{n}", "name": n, "mimeType": "application/json",
+                 "description": f"open document {n} (native JSON)"} for n in names]
+        return out
+
+    def read_resource(self, uri: str) -> Tuple[str, str]:
+        """``(text, mime type)`` of a resource listed by :meth:`resources`."""
+        from spatialobs.canvas import GUIDE
+
+        if uri == "spatialobs://guide":
+            return GUIDE, "text/plain"
+        prefix = "spatialobs://documents/"
+        if isinstance(uri, str) and uri.startswith(prefix):
+            d = self._doc(uri[len(prefix):])
+            with d.lock:
+                return d.canvas.to_json(), "application/json"
+        raise ServiceError("not_found", f"no resource {uri!r}")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: temporary file in the folder, fsync, rename, fsync folder."""
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(path.parent, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
