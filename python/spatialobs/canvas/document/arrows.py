@@ -47,6 +47,7 @@ __all__ = [
     "resolve_bound",
     "arrow_geometry",
     "page_terminals",
+    "unbind_patch",
 ]
 
 Pt = Tuple[float, float]
@@ -1334,3 +1335,54 @@ def page_terminals(canvas: Any, arrow_id: str) -> Tuple[Pt, Pt]:
     g = arrow_geometry(canvas, arrow_id)
     xf = _xf(canvas.geometry(), canvas.geometry().row[arrow_id])
     return _to_page(xf, g.start), _to_page(xf, g.end)
+
+
+def unbind_patch(canvas: Any, arrow_id: str, terminals: Sequence[str]) -> Dict[str, Any]:
+    """The props tldraw writes into an arrow whose ``terminals`` lose their target.
+
+    When a bound shape is deleted, tldraw leaves each terminal bound to it as a free
+    point where the arrow was drawn (in the arrow's local frame) and, for an arc,
+    re-fits ``bend`` so the body keeps its curve. Computed before the target goes.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas
+    >>> from spatialobs.canvas.document.records import Binding, Node
+    >>> c = Canvas()
+    >>> box = c.add(Node("shape:box", "geo", "page:page", "a1", 200, 0, 100, 100, props={"geo": "rectangle"}))
+    >>> arr = c.add(Node("shape:arr", "arrow", "page:page", "a2", 0, 0,
+    ...                  props={"start": {"x": 0, "y": 50}, "end": {"x": 9, "y": 9}}))
+    >>> b = c.add(Binding("b", "arrow", "shape:arr", "shape:box", "end"))
+    >>> unbind_patch(c, "shape:arr", ["end"])
+    {'end': {'x': 188.25, 'y': 50.0}}
+    """
+    g = arrow_geometry(canvas, arrow_id)
+    props = canvas.nodes[arrow_id].props
+    patch: Dict[str, Any] = {}
+    for term in terminals:
+        p = g.start if term == "start" else g.end
+        if not (math.isfinite(p[0]) and math.isfinite(p[1])):
+            continue
+        cur = props.get(term)
+        val: Dict[str, Any] = {"x": p[0], "y": p[1]}
+        if is_mapping(cur) and "type" in cur:  # the older in-props form keeps its tag
+            val = {"type": "point", **val}
+        patch[term] = val
+    if g.kind == "arc" and g.center is not None and patch:
+        bend = _num(props.get("bend"), 0.0)
+        ns = g.start if "start" in patch else g.start_handle
+        ne = g.end if "end" in patch else g.end_handle
+        mid = ((ns[0] + ne[0]) / 2, (ns[1] + ne[1]) / 2)
+        dx, dy = ns[0] - ne[0], ns[1] - ne[1]
+        if abs(dx * dx + dy * dy) > 1e-6:
+            radius = _dist(g.center, g.start_handle)
+            ux, uy = _uni(dy, -dx)
+            sgn = (bend > 0) - (bend < 0)
+            target = (mid[0] + ux * radius * 2 * sgn, mid[1] + uy * radius * 2 * sgn)
+            hits = _segment_circle(g.center, target, g.center, radius)
+            if hits and math.isfinite(radius):
+                q = min(hits, key=lambda h: _dist2(h, target))
+                nb = _dist(mid, q) * sgn
+                if abs(nb - bend) > 1e-6:
+                    patch["bend"] = nb
+    return patch

@@ -755,10 +755,22 @@ class Canvas:
                 self._put("node", nid, None)
             removed = doomed + removed
             if item_id in self._pages:
+            # as tldraw does, an arrow that loses its target keeps its end where it was drawn
+            freed: Dict[str, List[str]] = {}
+            for b in self._bindings.values():
+                if b.to_id in gone and b.from_id not in gone and self._nodes[b.from_id].type == "arrow":
+                    freed.setdefault(b.from_id, []).append(b.terminal)
+            if freed:
+                from spatialobs.canvas.document.arrows import unbind_patch
+                patches = {aid: unbind_patch(self, aid, terms) for aid, terms in freed.items()}
                 self._put("page", item_id, None)
                 self.cameras.pop(item_id, None)
                 self.selection.pop(item_id, None)
                 if self.current_page == item_id:
+            if freed:
+                for aid, patch in patches.items():
+                    if patch:
+                        self.update(aid, props=patch)
                     ids = self.page_ids()
                     self.current_page = ids[0] if ids else None
                 removed.append(item_id)
