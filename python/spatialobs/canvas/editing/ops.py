@@ -43,10 +43,48 @@ Ops (each a JSON object with ``"op"``; field spellings in brackets are accepted 
     ``dx``, ``dy``, and/or ``parent`` (page position and rotation kept).
 ``delete_node``
     ``id`` or ``ids``; removes descendants and attached bindings.
+``create_shape``
+    ``id`` / ``ref`` (alias), ``shape`` [``kind``, ``shapeType``; or ``type`` when
+    the op is named by ``op``]: ``geo`` (default), ``text``, ``note``, ``frame``, or a
+    geo kind (``rectangle``, ``ellipse``, ...); ``geo`` (the geo kind), ``x``, ``y``
+    (upper-left corner, action coordinates; default the origin), ``w``, ``h``
+    (default 100 × 100, a note 200 × 200, a frame 320 × 180, a text its measured
+    size; a width makes a text wrap at it), ``text`` [``label``], ``name`` (a frame's),
+    ``style`` [``styles``] and style keys inline (``color``, ``fill``, ``size`` ...),
+    ``parent`` [``into``] (a node or page), ``hidden``, ``locked``, ``opacity``.
+``create_arrow``
+    ``id`` / ``ref`` (alias), ``from`` [``start``, ``source``] and ``to`` [``end``]:
+    each a node (the arrow is bound to it) or a point ``[x, y]`` / ``{x, y}`` in
+    action coordinates; ``from_anchor`` / ``to_anchor`` [``fromAnchor``, ``toAnchor``,
+    ``anchor``]: normalized point in the target's box (default its center);
+    ``precise`` (or ``from_precise`` / ``to_precise``; default: true when an anchor
+    other than the center is given), ``bend``, ``arrowheadStart``, ``arrowheadEnd``
+    [``arrowheads``: ``{start, end}``], ``text`` [``label``], ``style``.
+``bind``
+    ``id`` [``arrow``] (an arrow), ``terminal`` (``start`` / ``end``, default
+    ``end``), ``to`` [``target``, ``shape``] (the shape), ``anchor``, ``precise``.
+    Replaces the terminal's binding, if any.
+``unbind``
+    ``id`` [``arrow``], ``terminal`` (``start``, ``end`` or ``both``, the default).
+    The terminal stays where it was, unbound.
 ``place``
     ``ids``, ``into`` [``destination``, ``target``, ``to``] (node id or box
     ``{x, y, w, h}``), ``inset`` (8), ``at`` [``positions``] (id -> ``[x, y]``),
     ``reparent`` (true). See :func:`spatialobs.canvas.place.place`.
+
+Styles: on tldraw shapes (geo, text, note, arrow, line, draw, highlight, frame) of
+a canvas that is written as tldraw, style values are mapped onto tldraw's at op
+time (a CSS color to the nearest palette color, a pixel size to the nearest size
+step, a font family to one of tldraw's four fonts, fill, dash and alignment
+spellings; see :mod:`spatialobs.canvas.formats.tldraw_schema`), so the document,
+the observation and the written file say the same; every mapped value is named in
+:attr:`Report.mapped`, and a value with no nearest valid one fails the op. CSS
+styles of HTML-made nodes and artboards are kept as given.
+
+Hidden: ``update_node`` / ``create_shape`` with ``hidden`` (or ``visible: false``)
+hide a node. tldraw has no such field: the flag is written to the record's
+``meta.spatialobs.hidden`` and read back from there (a tldraw app can honour it
+with ``getShapeVisibility={s => s.meta.spatialobs?.hidden ? 'hidden' : 'inherit'}``).
 
 Names: a new node is named by ``id`` or ``ref`` (or an HTML ``id``); the name is a
 temporary alias for later ops of the same executor and the stored id is a fresh
@@ -76,12 +114,14 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
 from spatialobs.canvas.editing.editor import ARTBOARD_TYPES, Editor
 from spatialobs.canvas.document.model import Canvas
+from spatialobs.canvas.document.records import Binding
+from spatialobs.canvas.formats import tldraw_schema as tschema
 
-__all__ = ["parse_ops", "ParseError", "Executor", "Report", "OpError", "OP_NAMES", "is_placeholder",
+__all__ = ["parse_ops", "ParseError", "Executor", "Report", "OpError", "OpNote", "OP_NAMES", "is_placeholder",
            "set_page_position", "apply_reply"]
 
 OP_NAMES = ("create_artboard", "parse_html", "update_styles", "set_text", "update_node", "move_node",
-            "delete_node", "place")
+            "delete_node", "place", "create_shape", "create_arrow", "bind", "unbind")
 #: Container types that parse_html may fill.
 HTML_TARGET_TYPES = frozenset({"frame", "artboard", "container"})
 #: Size of a new artboard when the op gives none (*ours*).
@@ -315,6 +355,18 @@ class OpError:
         return f"op {self.index} ({self.op}): {self.reason}"
 
 
+@dataclass(frozen=True)
+class OpNote:
+    """A value an op gave that was mapped onto the canvas's schema: op position, name, note."""
+
+    index: int
+    op: Optional[str]
+    note: str
+
+    def __str__(self) -> str:
+        return f"op {self.index} ({self.op}): {self.note}"
+
+
 @dataclass
 class Report:
     """Outcome of :meth:`Executor.apply`.
@@ -329,12 +381,16 @@ class Report:
         Ids of the nodes created, in creation order.
     aliases : dict
         Alias -> id of every node named in the ops so far.
+    mapped : list of OpNote
+        Every value of an applied op that was mapped onto tldraw's values
+        (``shape:a: color '#ff0000' → 'red'``).
     """
 
     applied: List[int] = field(default_factory=list)
     errors: List[OpError] = field(default_factory=list)
     created: List[str] = field(default_factory=list)
     aliases: Dict[str, str] = field(default_factory=dict)
+    mapped: List[OpNote] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -344,7 +400,8 @@ class Report:
     def to_dict(self) -> Dict[str, Any]:
         """Plain JSON values, for telling the agent what happened."""
         return {"applied": list(self.applied), "errors": [str(e) for e in self.errors],
-                "created": list(self.created), "aliases": dict(self.aliases)}
+                "created": list(self.created), "aliases": dict(self.aliases),
+                "mapped": [str(m) for m in self.mapped]}
 
 
 class _OpFailed(SpatialObsError):
@@ -382,7 +439,43 @@ def _first(op: Mapping[str, Any], keys: Sequence[str]) -> Any:
 
 _FIELD_ALIASES = {"width": "w", "height": "h", "styles": "style", "content": "text", "label": "text",
                   "title": "name", "isLocked": "locked", "is_locked": "locked", "isHidden": "hidden",
-                  "parentId": "parent", "parent_id": "parent"}
+                  "is_hidden": "hidden", "parentId": "parent", "parent_id": "parent"}
+#: Shape types create_shape makes (a geo kind names a geo shape of that kind).
+SHAPE_TYPES = ("geo", "text", "note", "frame")
+_SHAPE_WORDS = {"sticky": "note", "sticky-note": "note", "label": "text", "artboard": "frame", "box": "geo",
+                "shape": "geo"}
+#: Default size of a created shape per type (*ours* for the frame; tldraw's for geo and note).
+DEFAULT_SIZES = {"geo": (100.0, 100.0), "note": (200.0, 200.0), "frame": (320.0, 180.0)}
+_INLINE_STYLES = ("color", "labelColor", "fill", "dash", "size", "font", "align", "verticalAlign", "textAlign",
+                  "fontSize", "fontFamily", "strokeColor", "backgroundColor")
+_BOOL_WORDS = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
+
+
+def _bool(op: Mapping[str, Any], key: str, default: Optional[bool] = None) -> Optional[bool]:
+    v = op.get(key)
+    if v is None:
+        return default
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in _BOOL_WORDS:
+        return _BOOL_WORDS[v.strip().lower()]
+    if isinstance(v, (int, float)) and v in (0, 1):
+        return bool(v)
+    raise InvalidInputError(f"field {key!r} must be true or false, got {v!r}")
+
+
+def _anchor(raw: Any, name: str) -> Optional[Tuple[float, float]]:
+    if raw is None:
+        return None
+    if isinstance(raw, Mapping):
+        raw = (raw.get("x"), raw.get("y"))
+    if not isinstance(raw, (list, tuple)) or len(raw) != 2:
+        raise InvalidInputError(f"field {name!r} must be a normalized point [x, y] or {{x, y}}, got {raw!r}")
+    ax = _num({"v": raw[0]}, ("v",), name)
+    ay = _num({"v": raw[1]}, ("v",), name)
+    if ax is None or ay is None:
+        raise InvalidInputError(f"field {name!r} must be two numbers, got {raw!r}")
+    return ax, ay
 
 
 class Executor:
@@ -444,7 +537,10 @@ class Executor:
             "create_artboard": self._create_artboard, "parse_html": self._parse_html,
             "update_styles": self._update_styles, "set_text": self._set_text, "update_node": self._update_node,
             "move_node": self._move_node, "delete_node": self._delete_node, "place": self._place,
+            "create_shape": self._create_shape, "create_arrow": self._create_arrow, "bind": self._bind,
+            "unbind": self._unbind,
         }
+        self._notes: List[str] = []
 
     # ------------------------------------------------------------------ public
     def apply(self, ops: Union[str, Iterable[Any]]) -> Report:
@@ -483,7 +579,7 @@ class Executor:
                 report.errors.append(OpError(i, name, f"{why} (known: {', '.join(OP_NAMES)})"))
                 self._fail_aliases(op, i)
                 continue
-            self._pending, self._new, self._new_boards, self._touch = {}, [], [], []
+            self._pending, self._new, self._new_boards, self._touch, self._notes = {}, [], [], [], []
             try:
                 with self.canvas.by(self.by), self.canvas.batch():
                     self._handlers[name](op)
@@ -495,6 +591,7 @@ class Executor:
                 self.aliases[a] = nid
                 self._failed.pop(a, None)
             report.created.extend(self._new)
+            report.mapped.extend(OpNote(i, name, n) for n in self._notes)
             for b in self._new_boards:
                 self._created_boards.append(b)
                 self.editor.add_working_artboard(b)
@@ -576,7 +673,7 @@ class Executor:
     def _defined_aliases(op: Mapping[str, Any]) -> List[str]:
         name = _op_name(op.get("op", op.get("action", op.get("type"))))
         out: List[str] = []
-        if name == "create_artboard":
+        if name in ("create_artboard", "create_shape", "create_arrow"):
             for k in ("id", "ref"):
                 if isinstance(op.get(k), str) and op[k].strip() and not is_placeholder(op[k]):
                     out.append(op[k].strip())
@@ -719,11 +816,43 @@ class Executor:
             raise InvalidInputError("field 'styles' is empty")
         return dict(raw)
 
+    def _maps_tldraw(self) -> bool:
+        from spatialobs.canvas.formats.tldraw import TldrawSource
+
+        src = self.canvas._source
+        return src is None or isinstance(src, TldrawSource)
+
+    def _tl_style(self, node_type: str, style: Mapping[str, Any], who: str,
+                  props_of: Optional[Mapping[str, Any]] = None) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """(style, props) of a style an op gives a node of ``node_type``, mapped onto tldraw's values.
+
+        Style props tldraw keeps outside the style (geo kind, arrowheads, arrow kind,
+        spline) come back as props. Nodes that are not tldraw shapes keep the style as given.
+        """
+        from spatialobs.canvas.document.sanitize import normalize_style_key
+
+        if (node_type not in tschema.TYPE_STYLES or not self._maps_tldraw()
+                or (props_of is not None and "tag" in props_of)):
+            return dict(style), {}
+        norm = {normalize_style_key(k) if isinstance(k, str) else k: v for k, v in style.items()}
+        mapped, notes = tschema.map_style(norm, node_type)
+        self._notes.extend(f"{who}: {n.note}" for n in notes)
+        props = {k: mapped.pop(k) for k in ("geo", "arrowheadStart", "arrowheadEnd", "kind", "spline") if k in mapped}
+        return mapped, props
+
+    def _restyle(self, nid: str, style: Mapping[str, Any]) -> None:
+        node = self.canvas.node(nid)
+        st, props = self._tl_style(node.type, style, nid, node.props)
+        if props:
+            self.canvas.update(nid, style=st, props=props)
+        else:
+            self.canvas.update(nid, style=st)
+
     def _update_styles(self, op: Mapping[str, Any]) -> None:
         style = self._style_arg(op)
         for nid in self._ids(op):
             self._unlocked(nid)
-            self.canvas.update(nid, style=style)
+            self._restyle(nid, style)
             self._touches(nid)
 
     def _set_text(self, op: Mapping[str, Any]) -> None:
@@ -762,6 +891,15 @@ class Executor:
             from spatialobs.canvas.editing.html import _parse_css
 
             changes["style"] = _parse_css(changes["style"])
+        if "visible" in changes:
+            vis = _bool(changes, "visible")
+            changes.pop("visible")
+            changes.setdefault("hidden", not vis)
+        if "hidden" in changes:
+            changes["hidden"] = _bool(changes, "hidden")
+        style = changes.pop("style", None)
+        if style is not None and not isinstance(style, Mapping):
+            raise InvalidInputError(f"field 'style' must be an object or a CSS string, got {type(style).__name__}")
         x = _num(changes, ("x",), "x")
         y = _num(changes, ("y",), "y")
         parent = changes.pop("parent", None)
@@ -772,6 +910,8 @@ class Executor:
                 raise InvalidInputError(f"node {nid!r} is locked")
             if changes:
                 self.canvas.update(nid, **changes)
+            if style:
+                self._restyle(nid, style)
             if x is not None or y is not None or parent is not None:
                 self._move_to(nid, x, y, parent)
             self._touches(nid)
@@ -859,6 +999,254 @@ class Executor:
         place(self.canvas, ids, dest, inset=inset, at=at or None, origin=self.origin, reparent=reparent)
         for nid in ids:
             self._touches(nid)
+
+
+    # ------------------------------------------------------------------ shapes and arrows
+    def _alias(self, op: Mapping[str, Any]) -> Optional[str]:
+        alias = _first(op, ("id", "ref"))
+        if alias is not None and (not isinstance(alias, str) or not alias.strip()):
+            raise InvalidInputError(f"field 'id' must be a non-empty string, got {alias!r}")
+        return alias.strip() if isinstance(alias, str) else None
+
+    def _page_of(self, ref: str) -> str:
+        if ref in self.canvas.pages:
+            return ref
+        return self.canvas.page_of(ref)
+
+    def _op_style(self, op: Mapping[str, Any]) -> Dict[str, Any]:
+        raw = _first(op, ("style", "styles"))
+        if isinstance(raw, str):
+            from spatialobs.canvas.editing.html import _parse_css
+
+            raw = _parse_css(raw)
+        if raw is not None and not isinstance(raw, Mapping):
+            raise InvalidInputError(f"field 'style' must be an object or a CSS string, got {type(raw).__name__}")
+        style = dict(raw or {})
+        for k in _INLINE_STYLES:
+            if op.get(k) is not None:
+                style.setdefault(k, op[k])
+        return style
+
+    def _create_shape(self, op: Mapping[str, Any]) -> None:
+        from spatialobs.canvas.document.shapes import estimate_text_size
+
+        alias = self._alias(op)
+        raw_kind = _first(op, ("shape", "shapeType", "shape_type", "kind"))
+        if raw_kind is None and ("op" in op or "action" in op):
+            raw_kind = op.get("type")
+        kind = "geo" if raw_kind is None else raw_kind
+        if not isinstance(kind, str):
+            raise InvalidInputError(f"field 'shape' must be a string, got {kind!r}")
+        k = re.sub(r"[\s_]+", "-", kind.strip().lower())
+        geo_raw = op.get("geo")
+        if k in _SHAPE_WORDS:
+            k = _SHAPE_WORDS[k]
+        if k not in SHAPE_TYPES:
+            try:
+                tschema.map_geo(kind)
+            except tschema.UnmappableValueError:
+                raise InvalidInputError(f"cannot create a shape of type {kind!r}: give one of "
+                                        f"{', '.join(SHAPE_TYPES)} or a geo kind") from None
+            geo_raw, k = kind if geo_raw is None else geo_raw, "geo"
+        parent_ref = _first(op, ("parent", "into", "frame", "parentId", "parent_id"))
+        parent = self.canvas._resolve_page(None) if parent_ref is None else self._resolve_parent(parent_ref)
+        if parent in self.canvas.nodes:
+            self._unlocked(parent)
+        text = _first(op, ("text", "label", "content"))
+        if isinstance(text, (int, float)) and not isinstance(text, bool):
+            text = str(text)
+        if text is not None and not isinstance(text, str):
+            raise InvalidInputError(f"field 'text' must be a string, got {type(text).__name__}")
+        style, props = self._tl_style(k, self._op_style(op), alias or k)
+        if k == "geo":
+            m = tschema.map_geo("rectangle" if geo_raw is None else geo_raw)
+            if m.note:
+                self._notes.append(f"{alias or k}: {m.note}")
+            props["geo"] = m.to
+        w = _num(op, ("w", "width"), "w")
+        h = _num(op, ("h", "height"), "h")
+        for name, v in (("w", w), ("h", h)):
+            if v is not None and v <= 0:
+                raise InvalidInputError(f"field {name!r} must be > 0, got {v!r}")
+        if k == "text":
+            size = str(style.get("size", "m"))
+            tw, th = estimate_text_size(text or "", size, 1.0, w, w is None)
+            props["autoSize"] = w is None
+            w, h = tw, (th if h is None else h)
+        elif k == "note":
+            side = w if w is not None else (h if h is not None else DEFAULT_SIZES["note"][0])
+            props["scale"] = side / 200.0
+            w = h = side
+        else:
+            dw, dh = DEFAULT_SIZES[k]
+            w = dw if w is None else w
+            h = dh if h is None else h
+        x, y = self._page_point(op)
+        px = self.origin[0] if x is None else x
+        py = self.origin[1] if y is None else y
+        lx, ly = _to_local(self.canvas, parent, px, py)
+        fields: Dict[str, Any] = {"type": k, "parent": parent, "x": lx, "y": ly, "w": w, "h": h,
+                                  "style": style, "props": props}
+        if k == "frame":
+            name = _first(op, ("name", "title"))
+            fields["name"] = name if name is not None else (text or alias or "Frame")
+        else:
+            fields["text"] = text
+        for key in ("hidden", "locked"):
+            b = _bool(op, key)
+            if b is not None:
+                fields[key] = b
+        if op.get("visible") is not None:
+            fields["hidden"] = not _bool(op, "visible")
+        opacity = _num(op, ("opacity",), "opacity")
+        if opacity is not None:
+            fields["opacity"] = opacity
+        nid = self._add(fields, alias, k)
+        self._touches(nid)
+
+    def _terminal(self, ref: Any, name: str) -> Tuple[Optional[str], Optional[Tuple[float, float]]]:
+        """A terminal given as a node reference (bound) or a point in action coordinates."""
+        if isinstance(ref, str):
+            nid = self.resolve(ref, name)
+            if self.canvas.node(nid).type == "arrow":
+                raise InvalidInputError(f"field {name!r}: {nid!r} is an arrow; arrows bind to shapes, not to arrows")
+            return nid, None
+        if isinstance(ref, Mapping):
+            ref = (ref.get("x"), ref.get("y"))
+        if isinstance(ref, (list, tuple)) and len(ref) == 2:
+            x = _num({"v": ref[0]}, ("v",), name)
+            y = _num({"v": ref[1]}, ("v",), name)
+            if x is not None and y is not None:
+                return None, (x + self.origin[0], y + self.origin[1])
+        raise InvalidInputError(f"field {name!r} must be a node id or alias, or a point [x, y], got {ref!r}")
+
+    def _anchor_page_point(self, target: str, anchor: Tuple[float, float], precise: bool) -> Tuple[float, float]:
+        """Page point of a binding's anchor in its target (the center unless precise), as tldraw aims it."""
+        d = self.canvas.geometry()
+        r = d.row[target]
+        lb = d.local[r]
+        ax, ay = anchor if precise else (0.5, 0.5)
+        lx = float(lb[0] + ax * (lb[2] - lb[0]))
+        ly = float(lb[1] + ay * (lb[3] - lb[1]))
+        c, sn = math.cos(d.rotation[r]), math.sin(d.rotation[r])
+        return float(d.px[r]) + c * lx - sn * ly, float(d.py[r]) + sn * lx + c * ly
+
+    def _new_binding_id(self, arrow: str, terminal: str) -> str:
+        base = "binding:" + arrow.split(":", 1)[-1][:40] + "-" + terminal
+        bid, k = base, 2
+        while bid in self.canvas.bindings:
+            bid, k = f"{base}-{k}", k + 1
+        return bid
+
+    def _arrow_local(self, arrow: str, point: Tuple[float, float]) -> Dict[str, float]:
+        ox, oy, rot = _transform(self.canvas, arrow)
+        dx, dy = point[0] - ox, point[1] - oy
+        c, sn = math.cos(rot), math.sin(rot)
+        return {"x": c * dx + sn * dy, "y": -sn * dx + c * dy}
+
+    def _create_arrow(self, op: Mapping[str, Any]) -> None:
+        alias = self._alias(op)
+        ends: Dict[str, Tuple[Optional[str], Optional[Tuple[float, float]]]] = {}
+        for term, keys in (("start", ("from", "start", "source", "fromId", "from_id")),
+                           ("end", ("to", "end", "toId", "to_id", "target"))):
+            ref = _first(op, keys)
+            if ref is None:
+                raise InvalidInputError(f"missing field {keys[0]!r} (a node or a point [x, y]) for the arrow's {term}")
+            ends[term] = self._terminal(ref, keys[0])
+        heads = op.get("arrowheads")
+        if heads is not None and not isinstance(heads, Mapping):
+            raise InvalidInputError(f"field 'arrowheads' must be {{start, end}}, got {heads!r}")
+        anchors: Dict[str, Tuple[float, float]] = {}
+        precise: Dict[str, bool] = {}
+        common = _bool(op, "precise")
+        for term, names in (("start", ("from_anchor", "fromAnchor", "start_anchor", "startAnchor")),
+                            ("end", ("to_anchor", "toAnchor", "end_anchor", "endAnchor", "anchor"))):
+            a = _anchor(_first(op, names), names[0])
+            anchors[term] = a if a is not None else (0.5, 0.5)
+            own = _bool(op, ("from_precise" if term == "start" else "to_precise"))
+            precise[term] = own if own is not None else common if common is not None else (
+                a is not None and a != (0.5, 0.5))
+        pts: Dict[str, Tuple[float, float]] = {}
+        for term, (nid, pt) in ends.items():
+            pts[term] = pt if pt is not None else self._anchor_page_point(nid, anchors[term], precise[term])  # type: ignore[arg-type]
+        bound = [nid for nid, _ in ends.values() if nid is not None]
+        page = self._page_of(bound[0]) if bound else self.canvas._resolve_page(None)
+        if len(bound) == 2 and self._page_of(bound[1]) != page:
+            raise InvalidInputError(f"{bound[0]!r} and {bound[1]!r} are on different pages")
+        style, props = self._tl_style("arrow", self._op_style(op), alias or "arrow")
+        for key, hk in (("arrowheadStart", "start"), ("arrowheadEnd", "end")):
+            v = op.get(key, op.get(f"{hk}_arrowhead", heads.get(hk) if heads else None))
+            if v is not None or key in op:
+                m = tschema.map_arrowhead(v, key)
+                if m.note:
+                    self._notes.append(f"{alias or 'arrow'}: {m.note}")
+                props[key] = m.to
+        bend = _num(op, ("bend",), "bend", 0.0)
+        (sx, sy), (ex, ey) = pts["start"], pts["end"]
+        lx, ly = _to_local(self.canvas, page, sx, sy)
+        props.update({"start": {"x": 0.0, "y": 0.0}, "end": {"x": ex - sx, "y": ey - sy}, "bend": bend})
+        props.setdefault("kind", "arc")
+        text = _first(op, ("text", "label"))
+        if text is not None and not isinstance(text, str):
+            raise InvalidInputError(f"field 'text' must be a string, got {type(text).__name__}")
+        fields = {"type": "arrow", "parent": page, "x": lx, "y": ly, "w": abs(ex - sx), "h": abs(ey - sy),
+                  "text": text, "style": style, "props": props}
+        nid = self._add(fields, alias, "arrow")
+        for term, (target, _) in ends.items():
+            if target is not None:
+                self.canvas.add(Binding(self._new_binding_id(nid, term), "arrow", nid, target, term, anchors[term],
+                                        precise[term], {"isExact": False, "snap": "none"}))
+
+    def _arrow_ref(self, op: Mapping[str, Any]) -> str:
+        ref = _first(op, ("arrow", "id", "ids", "arrowId", "arrow_id"))
+        if ref is None:
+            raise InvalidInputError("missing field 'id' (the arrow)")
+        nid = self.resolve(ref, "id")
+        if self.canvas.node(nid).type != "arrow":
+            raise InvalidInputError(f"{nid!r} is a {self.canvas.node(nid).type!r} node, not an arrow")
+        self._unlocked(nid)
+        return nid
+
+    def _bind(self, op: Mapping[str, Any]) -> None:
+        arrow = self._arrow_ref(op)
+        term = op.get("terminal", "end")
+        if term not in ("start", "end"):
+            raise InvalidInputError(f"field 'terminal' must be 'start' or 'end', got {term!r}")
+        ref = _first(op, ("to", "target", "shape", "toId", "to_id"))
+        if ref is None:
+            raise InvalidInputError("missing field 'to' (the shape to bind to)")
+        target, _ = self._terminal(ref if isinstance(ref, str) else str(ref), "to")
+        assert target is not None
+        if target == arrow:
+            raise InvalidInputError(f"an arrow cannot be bound to itself ({arrow!r})")
+        a = _anchor(op.get("anchor"), "anchor")
+        anchor = a if a is not None else (0.5, 0.5)
+        prec = _bool(op, "precise")
+        precise = prec if prec is not None else (a is not None and a != (0.5, 0.5))
+        for b in list(self.canvas.bindings.values()):
+            if b.from_id == arrow and b.terminal == term:
+                self.canvas.remove(b.id)
+        point = self._arrow_local(arrow, self._anchor_page_point(target, anchor, precise))
+        self.canvas.update(arrow, props={term: point})
+        self.canvas.add(Binding(self._new_binding_id(arrow, term), "arrow", arrow, target, term, anchor, precise,
+                                {"isExact": False, "snap": "none"}))
+        self._touches(arrow)
+
+    def _unbind(self, op: Mapping[str, Any]) -> None:
+        arrow = self._arrow_ref(op)
+        term = op.get("terminal", "both")
+        if term not in ("start", "end", "both"):
+            raise InvalidInputError(f"field 'terminal' must be 'start', 'end' or 'both', got {term!r}")
+        found = [b for b in self.canvas.bindings.values()
+                 if b.from_id == arrow and (term == "both" or b.terminal == term)]
+        if not found:
+            raise InvalidInputError(f"arrow {arrow!r} has no binding at {'either end' if term == 'both' else 'its ' + term}")
+        points = {b.terminal: self._arrow_local(arrow, self._anchor_page_point(b.to_id, b.anchor, b.precise))
+                  for b in found}
+        for b in found:
+            self.canvas.remove(b.id)
+        self.canvas.update(arrow, props=points)
+        self._touches(arrow)
 
 
 def apply_reply(canvas: Canvas, reply: str, origin: Sequence[float] = (0, 0)) -> Report:
