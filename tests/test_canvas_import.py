@@ -27,8 +27,8 @@ TEXT_MAX_TOL = 1.0
 # Freehand strokes: tldraw smooths them (points move inwards) and draws a tiny stroke as
 # a dot of the stroke's width, so tldraw's box lies within ours grown by two stroke widths.
 STROKE = {"s": 2.0, "m": 3.5, "l": 5.0, "xl": 10.0}
-# Unbound arcs: tldraw's bounds come from sampled arc vertices.
-ARC_TOL = 0.5
+# Arcs: tldraw's bounds come from sampled arc vertices, which we sample the same way.
+ARC_TOL = 1e-6
 
 
 
@@ -120,8 +120,9 @@ def _exact_kind(c, s):
         return False
     if s["type"] == "group":  # a union inherits its members' estimates
         return all(c.node(k).type not in ("text", "draw", "highlight", "arrow") for k in c.descendants(s["id"]))
-    if s["type"] == "arrow" and any(b.from_id == s["id"] for b in c.bindings.values()):
-        return False
+    if s["type"] == "arrow":  # exact unless a target's size (text, freehand) or a label's is estimated
+        targets = [c.node(b.to_id).type for b in c.bindings.values() if b.from_id == s["id"]]
+        return not any(t in ("text", "draw", "highlight") for t in targets) and not s.get("text")
     if s["type"] == "geo" and s["pageRotation"] % (2 * math.pi) != 0 and c.node(s["id"]).props.get("geo") != "rectangle":
         return False  # rotated non-rectangular outlines: we bound the rotated box
     return True
