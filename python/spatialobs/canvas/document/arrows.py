@@ -1211,8 +1211,16 @@ def _terminals(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any]) -
     return s, e
 
 
+def _keeps_points(nd: Any) -> bool:
+    """An arrow stored as a list of points (Excalidraw's form): its file holds the route
+    its editor drew, bound or not, and its label sits beside the line, not in its box."""
+    return isinstance(nd.props.get("points"), list) and not isinstance(nd.props.get("start"), Mapping)
+
+
 def _needs_resolving(nd: Any) -> bool:
     """An unbound arrow whose geometry is more than its stored points: an arc or a label."""
+    if _keeps_points(nd):
+        return False
     if nd.text and str(nd.text).strip():
         return True
     return abs(_num(nd.props.get("bend"), 0.0)) >= _MIN_ARROW_BEND * (_num(nd.props.get("scale"), 1.0) or 1.0)
@@ -1245,7 +1253,7 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any]) -> 
         r = row.get(b.from_id)
         if r is None or b.to_id not in row:
             continue
-        if nodes[r].type != "arrow":
+        if nodes[r].type != "arrow" or _keeps_points(nodes[r]):
             continue
         by_arrow.setdefault(r, {})[b.terminal] = b
     for r in (d.types == "arrow").nonzero()[0].tolist():
