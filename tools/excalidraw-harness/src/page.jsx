@@ -116,8 +116,12 @@ const box = (b) => (b && b.every(Number.isFinite) ? b.map((v) => v) : null)
 //                hand-drawn jitter, which depends on the element's seed.
 function elementBounds(el, sceneMap) {
 	const out = { bounds: box(getCommonBounds([el], sceneMap)) }
+	// Copies, because Excalidraw caches bounds per element object and version, whatever
+	// elements map they were computed with (and shapes per object, seeded, so a copy
+	// draws the same rough.js stroke).
 	if (isLinearElement(el) || el.type === 'freedraw') {
-		out.shapeBounds = box(getCommonBounds([el], new Map([[el.id, el]])))
+		const alone = { ...el }
+		out.shapeBounds = box(getCommonBounds([alone], new Map([[el.id, alone]])))
 	}
 	if (isLinearElement(el)) {
 		const smooth = { ...el, roughness: 0 }
@@ -148,7 +152,7 @@ async function run(text, opts = {}) {
 		return result
 	}
 	const rawElements = raw && Array.isArray(raw.elements) ? raw.elements : []
-	result.input = {
+	result.scene = {
 		type: raw && raw.type,
 		version: raw && raw.version,
 		source: raw && raw.source,
