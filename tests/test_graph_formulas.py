@@ -189,28 +189,28 @@ def _graph_with(tries):
     return g, a
 
 
-def test_puct_selects_by_score_and_breaks_ties():
+def test_paper_puct_selects_by_score_and_breaks_ties():
     g, a = _graph_with({"x": 3, "y": 1})
     # x: Q = 1/3 (edge-novel once), N=3; y: Q = 1, N=1; total 4
-    sc = PUCT().scores(g, a, ["x", "y", "z"], [0.5, 0.3, 0.2])
+    sc = PUCT.paper().scores(g, a, ["x", "y", "z"], [0.5, 0.3, 0.2])
     assert sc == pytest.approx([1 / 3 + 0.5 * 2 / 4, 1.0 + 0.3 * 2 / 2, 0.2 * 2])
-    assert PUCT().select(g, a, ["x", "y", "z"], [0.5, 0.3, 0.2]) == 1
+    assert PUCT.paper().select(g, a, ["x", "y", "z"], [0.5, 0.3, 0.2]) == 1
     # c_p = 0: pure Q
-    assert PUCT(0.0).select(g, a, ["x", "y", "z"], [0.5, 0.3, 0.2]) == 1
+    assert PUCT.paper(0.0).select(g, a, ["x", "y", "z"], [0.5, 0.3, 0.2]) == 1
     # nothing tried: every score is 0 -> the higher prior, then the earlier action
     g2, b = _graph_with({})
-    assert PUCT().select(g2, b, ["p", "q", "r"], [0.2, 0.5, 0.3]) == 1
-    assert PUCT().select(g2, b, ["p", "q", "r"], [0.4, 0.2, 0.4]) == 0
+    assert PUCT.paper().select(g2, b, ["p", "q", "r"], [0.2, 0.5, 0.3]) == 1
+    assert PUCT.paper().select(g2, b, ["p", "q", "r"], [0.4, 0.2, 0.4]) == 0
     assert Greedy().select(None, 0, ["p", "q", "r"], [0.3, 0.4, 0.3]) == 1
     assert Greedy().select(None, 0, ["p", "q", "r"], [0.4, 0.2, 0.4]) == 0
 
 
-def test_puct_exact_tie_goes_to_higher_prior():
+def test_paper_puct_exact_tie_goes_to_higher_prior():
     g, a = _graph_with({"x": 1})  # Q(x) = 1, N(x) = 1, total 1
     # x: 1 + 0.2 * 1/2 = 1.1; y: 0 + 1.1 * 1 -> tie at 1.1 when P(y) = 1.1 (unnormalized on purpose)
-    sc = PUCT().scores(g, a, ["x", "y"], [0.2, 1.1])
+    sc = PUCT.paper().scores(g, a, ["x", "y"], [0.2, 1.1])
     assert sc[0] == sc[1]
-    assert PUCT().select(g, a, ["x", "y"], [0.2, 1.1]) == 1
+    assert PUCT.paper().select(g, a, ["x", "y"], [0.2, 1.1]) == 1
 
 
 def test_selector_bad_input():

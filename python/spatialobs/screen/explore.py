@@ -40,7 +40,7 @@ from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action, candidate_actions, signature
 from spatialobs.screen.graph import ScreenGraph
 from spatialobs.screen.model import Screen
-from spatialobs.screen.select import PUCT, Greedy, Prior, Selector, prior_weights, resolve_prior
+from spatialobs.screen.select import SELECTORS, Prior, Selector, make_selector, prior_weights, resolve_prior
 
 __all__ = ["Step", "Episode", "explore", "episode_metrics", "explore_workers", "METRICS"]
 
@@ -136,16 +136,6 @@ def episode_metrics(start_state: int, steps: Sequence[Step], u0: float = 0.5) ->
     }
 
 
-def _selector(selector: Union[None, str, Selector]) -> Selector:
-    if selector is None or selector == "puct":
-        return PUCT()
-    if selector == "greedy":
-        return Greedy()
-    if isinstance(selector, Selector):
-        return selector
-    raise InvalidInputError(f"selector must be 'puct', 'greedy' or a Selector, got {selector!r}")
-
-
 def explore(
     env: Any,
     steps: int = 50,
@@ -167,9 +157,12 @@ def explore(
         See the module docstring; e.g. ``sim.make_app("notepad")``.
     steps : int, default 50
         The action budget.
-    selector : "puct", "greedy" or Selector, default PUCT()
-    prior : "uniform", "heuristic" or callable, default "heuristic"
-        ``callable(screen, actions, goal) -> weights``.
+    selector : str or Selector, default PUCT()
+        ``"puct"`` (``PUCT()``), ``"puct-paper"`` (``PUCT.paper()``, the paper-exact
+        setting), ``"greedy"``, ``"random"`` (``Random(seed=episode)``) or a selector.
+    prior : "uniform", "heuristic", "learned:FILE" or callable, default "heuristic"
+        ``callable(screen, actions, goal) -> weights``; ``"learned:FILE"`` loads a
+        prior saved by ``spatialobs train-prior``.
     graph : ScreenGraph, optional
         Default: a new in-memory graph for ``env.app``.
     goal : str, optional
@@ -177,7 +170,7 @@ def explore(
     start : optional
         Passed to ``env.reset``.
     episode : int
-        The episode number written into the log.
+        The episode number written into the log (and the seed of ``"random"``).
     grid : int, default 30
         Lattice of the action signatures' positions.
     keep_screens : bool
@@ -195,7 +188,7 @@ def explore(
     for attr in ("reset", "step"):
         if not callable(getattr(env, attr, None)):
             raise InvalidInputError(f"env must have a {attr}() method (see spatialobs.screen.explore)")
-    sel = _selector(selector)
+    sel = make_selector(selector, seed=episode)
     resolve_prior(prior)
     goal = goal if goal is not None else str(getattr(env, "goal", "") or "")
     app = getattr(env, "app", None)
@@ -303,8 +296,9 @@ def explore_workers(
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InvalidInputError(f"workers must be a positive integer, got {workers!r}")
-    if selector not in ("puct", "greedy"):
-        raise InvalidInputError(f"selector must be 'puct' or 'greedy' for workers, got {selector!r}")
+    if selector not in SELECTORS:
+        raise InvalidInputError(f"selector must be one of {', '.join(map(repr, SELECTORS))} for workers, "
+                                f"got {selector!r}")
     # Create the store and its configuration once, before the workers race to.
     ScreenGraph(path, app=app).close()
     jobs = [(str(path), app, seed, options, f"w{i}", list(range(i, starts, workers)), steps, selector, prior)

@@ -1,0 +1,175 @@
+"""PUCT's first-play urgency, reward normalization and tie-breaking, and the Random selector, by hand."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spatialobs import InvalidInputError
+from spatialobs.screen import Element, Screen, ScreenMeta, explore, sim
+from spatialobs.screen.graph import ScreenGraph
+from spatialobs.screen.select import PUCT, PUCT_SETTINGS, SELECTORS, Greedy, Random, make_selector
+
+
+def scr(title: str) -> Screen:
+    return Screen([Element((0, 0, 400, 30), "TitleBar", title), Element((10, 40, 90, 70), "Button", "OK", clickable=True)],
+                  400, 300, ScreenMeta(app="demo"))
+
+
+def graph_with(tries, lambdas=None):
+    """State A with {signature: n self-loop tries}: the first try of each pays λ_edge, the rest 0."""
+    g = ScreenGraph(app="demo", lambdas=lambdas)
+    a = g.observe(scr("A"))
+    for sig, n in tries.items():
+        for _ in range(n):
+            g.record(a, sig, scr("A"))
+    return g, a
+
+
+def test_default_is_the_documented_setting():
+    p = PUCT()
+    assert (p.fpu, p.normalize, p.ties) == (1.0, True, "hash") == tuple(PUCT_SETTINGS["default"].values())
+    q = PUCT.paper()
+    assert (q.fpu, q.normalize, q.ties) == (0.0, False, "prior") and q.name == "puct-paper"
+    assert PUCT.named("default").name == "puct"
+
+
+def test_first_play_urgency_hand_values():
+    g, a = graph_with({"x": 3, "y": 1})
+    # x: rewards 1, 0, 0 -> Q 1/3, N 3; y: reward 1 -> Q 1, N 1; z untried; total N = 4, sqrt 2; Σλ = 3
+    prior = [0.5, 0.3, 0.2]
+    # paper: Q(z) = 0
+    assert PUCT.paper().scores(g, a, ["x", "y", "z"], prior) == pytest.approx([1 / 3 + 0.25, 1 + 0.3, 0.4])
+    assert PUCT.paper().select(g, a, ["x", "y", "z"], prior) == 1
+    # default: Q̂ = Q / 3, Q̂(z) = fpu 1
+    assert PUCT().scores(g, a, ["x", "y", "z"], prior) == pytest.approx([1 / 9 + 0.25, 1 / 3 + 0.3, 1 + 0.4])
+    assert PUCT().select(g, a, ["x", "y", "z"], prior) == 2
+    # fpu = parent mean: (1 + 1) / 4 tries = 0.5 raw, 1/6 normalized
+    raw = PUCT(fpu="parent", normalize=False, ties="prior")
+    assert raw.scores(g, a, ["x", "y", "z"], prior) == pytest.approx([1 / 3 + 0.25, 1 + 0.3, 0.5 + 0.4])
+    norm = PUCT(fpu="parent")
+    assert norm.scores(g, a, ["x", "y", "z"], prior) == pytest.approx([1 / 9 + 0.25, 1 / 3 + 0.3, 1 / 6 + 0.4])
+    assert norm.select(g, a, ["x", "y", "z"], prior) == 1
+    # a constant fpu, and c_p scaling only the exploration term
+    assert PUCT(2.0, fpu=0.25).scores(g, a, ["z"], [0.2]) == pytest.approx([0.25 + 2 * 0.2 * 2])
+
+
+def test_parent_fpu_is_zero_before_any_try():
+    g, a = graph_with({})
+    assert PUCT(fpu="parent").scores(g, a, ["p", "q"], [0.5, 0.5]) == [0.0, 0.0]
+
+
+def test_normalization_divides_by_the_sum_of_the_lambdas():
+    g, a = graph_with({"x": 1}, lambdas=(1.0, 2.0, 0.0))  # a self-loop pays λ_edge = 2
+    assert g.q(a, "x") == 2.0
+    assert PUCT(fpu=0.0).scores(g, a, ["x"], [1.0]) == pytest.approx([2 / 3 + 0.5])
+    assert PUCT(fpu=0.0, normalize=False).scores(g, a, ["x"], [1.0]) == pytest.approx([2 + 0.5])
+    g0, b = graph_with({"x": 1}, lambdas=(0.0, 0.0, 0.0))  # Σλ = 0: no division
+    assert PUCT(fpu=0.0).scores(g0, b, ["x"], [1.0]) == pytest.approx([0.5])
+
+
+def test_hash_ties_follow_the_stable_hash():
+    g, a = graph_with({})
+    sigs = ["click|button|ok|1,1", "click|button|cancel|2,1", "key|||escape", "type|edit||3,3|x"]
+
+    def h(sig):  # the documented key: (state, tries so far, signature)
+        return hashlib.blake2b(f"{a}\x000\x00{sig}".encode(), digest_size=8).digest()
+
+    assert PUCT().select(g, a, sigs, [0.25] * 4) == min(range(4), key=lambda i: h(sigs[i]))
+    # ties to prior: the earlier action among equal priors
+    assert PUCT(ties="prior").select(g, a, sigs, [0.25] * 4) == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text("abcdef", min_size=1, max_size=4), min_size=1, max_size=8, unique=True), st.randoms())
+def test_hash_ties_do_not_depend_on_candidate_order(sigs, rnd):
+    g, a = graph_with({})
+    prior = [1.0 / len(sigs)] * len(sigs)
+    chosen = sigs[PUCT().select(g, a, sigs, prior)]
+    shuffled = list(sigs)
+    rnd.shuffle(shuffled)
+    assert shuffled[PUCT().select(g, a, shuffled, prior)] == chosen
+
+
+def test_untried_first_tries_every_action_once_before_repeating():
+    # one state, four self-loop actions: with fpu 1 every action is tried before any repeats
+    class Still:
+        app = "still"
+
+        def reset(self, start=None):
+            return self.screen()
+
+        def screen(self):
+            return Screen([Element((0, 0, 99, 20), "Text", "still")] +
+                          [Element((10 * i, 30, 10 * i + 9, 40), "Button", f"b{i}", clickable=True) for i in range(4)],
+                          100, 100, ScreenMeta(app="still"))
+
+        def step(self, action):
+            return self.screen()
+
+    ep = explore(Still(), steps=8, selector=PUCT(), prior="uniform")
+    first = [s.action.target.text for s in ep.steps[:4]]
+    assert sorted(first) == ["b0", "b1", "b2", "b3"]
+    paper = explore(Still(), steps=8, selector=PUCT.paper(), prior="uniform")
+    # paper-exact: the paid self-loop b0 keeps winning over untried actions (Q 0) at first
+    assert [s.action.target.text for s in paper.steps[:2]] == ["b0", "b0"]
+
+
+def test_random_is_uniform_seeded_and_ignores_the_prior():
+    r = Random(seed=7)
+    picks = Counter(r.select(None, 0, ["a", "b", "c"], [1.0, 0.0, 0.0]) for _ in range(3000))
+    assert set(picks) == {0, 1, 2} and all(900 <= v <= 1100 for v in picks.values())
+    a, b = Random(3), Random(3)
+    assert [a.select(None, 0, list("abcd"), [0.25] * 4) for _ in range(20)] == \
+           [b.select(None, 0, list("abcd"), [0.25] * 4) for _ in range(20)]
+
+
+def test_random_in_explore_is_reproducible_and_beats_greedy_on_calc():
+    app = sim.make_app("calc")
+    e1 = explore(app, 30, "random", start=app.starts(3)[2], episode=2)
+    e2 = explore(app, 30, "random", start=app.starts(3)[2], episode=2)
+    assert [s.signature for s in e1.steps] == [s.signature for s in e2.steps]
+    assert e1.selector == "random"
+    g = explore(app, 30, "greedy", start=app.starts(3)[2])
+    assert e1.metrics["new_states"] > g.metrics["new_states"]
+
+
+def test_default_puct_beats_paper_exact_and_greedy_on_calc():
+    app = sim.make_app("calc")
+    auc = {name: sum(explore(app, 40, name, start=s, episode=s.index).metrics["state_auc"] for s in app.starts(4))
+           for name in ("puct", "puct-paper", "greedy")}
+    assert auc["puct"] > 2 * auc["greedy"] and auc["puct"] > auc["puct-paper"]
+
+
+def test_make_selector_names_and_bad_input():
+    assert SELECTORS == ("puct", "puct-paper", "greedy", "random")
+    assert isinstance(make_selector(None), PUCT) and isinstance(make_selector("greedy"), Greedy)
+    assert make_selector("random", seed=5).seed == 5
+    sel = Greedy()
+    assert make_selector(sel) is sel
+    with pytest.raises(InvalidInputError, match="'best'"):
+        make_selector("best")
+    with pytest.raises(InvalidInputError, match="'best'"):
+        explore(sim.make_app("notepad"), 1, "best")
+    with pytest.raises(InvalidInputError, match="fpu"):
+        PUCT(fpu="mean")
+    with pytest.raises(InvalidInputError, match="fpu"):
+        PUCT(fpu=float("nan"))
+    with pytest.raises(InvalidInputError, match="fpu"):
+        PUCT(fpu=True)
+    with pytest.raises(InvalidInputError, match="normalize"):
+        PUCT(normalize=1)
+    with pytest.raises(InvalidInputError, match="ties"):
+        PUCT(ties="first")
+    with pytest.raises(InvalidInputError, match="setting"):
+        PUCT.named("fast")
+    with pytest.raises(InvalidInputError, match="seed"):
+        Random(seed=1.5)
+    with pytest.raises(InvalidInputError, match="no candidate"):
+        Random().select(None, 0, [], [])
+    with pytest.raises(InvalidInputError, match="no candidate"):
+        PUCT().select(None, 0, [], [])
