@@ -15,6 +15,11 @@ from spatialobs.canvas.document.derive import Derived, Raw, derive, extract, pat
 from spatialobs.canvas.document.fractional import key_after, key_between
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.document.sanitize import CleanFields, sanitize_binding_fields, sanitize_node_fields
+from spatialobs.canvas.document.textmeasure import refit_text_geometry
+
+#: Node types whose size follows their text after an edit, and the fields that can change it.
+_MEASURED_TYPES = frozenset({"text", "geo", "note"})
+_MEASURED_FIELDS = frozenset({"text", "style", "props", "w", "h"})
 
 __all__ = ["Canvas", "PageColumns", "Box"]
 
@@ -687,6 +692,9 @@ class Canvas:
                     clean["index"] = self._next_index(clean["parent"])
             new = old.to_dict()
             new.update(clean)
+            if old.type in _MEASURED_TYPES and _MEASURED_FIELDS.intersection(clean):
+                # tldraw re-measures text and labels on every edit; so does the write path
+                refit_text_geometry(old.to_dict(), new)
             node = _make_node(new)
             if node != old:
                 self._put("node", item_id, node)
@@ -747,14 +755,6 @@ class Canvas:
             else:
                 raise OutOfRangeError(f"no node, binding or page with id {item_id!r}")
             gone = set(doomed)
-            for bid, b in list(self._bindings.items()):
-                if b.from_id in gone or b.to_id in gone:
-                    self._put("binding", bid, None)
-                    removed.append(bid)
-            for nid in doomed:
-                self._put("node", nid, None)
-            removed = doomed + removed
-            if item_id in self._pages:
             # as tldraw does, an arrow that loses its target keeps its end where it was drawn
             freed: Dict[str, List[str]] = {}
             for b in self._bindings.values():
@@ -763,14 +763,22 @@ class Canvas:
             if freed:
                 from spatialobs.canvas.document.arrows import unbind_patch
                 patches = {aid: unbind_patch(self, aid, terms) for aid, terms in freed.items()}
-                self._put("page", item_id, None)
-                self.cameras.pop(item_id, None)
-                self.selection.pop(item_id, None)
-                if self.current_page == item_id:
+            for bid, b in list(self._bindings.items()):
+                if b.from_id in gone or b.to_id in gone:
+                    self._put("binding", bid, None)
+                    removed.append(bid)
             if freed:
                 for aid, patch in patches.items():
                     if patch:
                         self.update(aid, props=patch)
+            for nid in doomed:
+                self._put("node", nid, None)
+            removed = doomed + removed
+            if item_id in self._pages:
+                self._put("page", item_id, None)
+                self.cameras.pop(item_id, None)
+                self.selection.pop(item_id, None)
+                if self.current_page == item_id:
                     ids = self.page_ids()
                     self.current_page = ids[0] if ids else None
                 removed.append(item_id)

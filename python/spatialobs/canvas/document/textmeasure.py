@@ -33,7 +33,7 @@ import itertools
 import operator
 import os
 import unicodedata
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from spatialobs._errors import InvalidInputError
 
@@ -51,6 +51,7 @@ __all__ = [
     "geo_label_size",
     "geo_grow_y",
     "note_label",
+    "refit_text_geometry",
 ]
 
 #: tldraw's theme font size; style sizes are multiples of it.
@@ -435,3 +436,101 @@ def note_label(text: str, font: str = "draw", size: str = "m") -> Tuple[float, f
         if round(sw) == round(w):
             break
     return (max(0.0, lh - NOTE_SIZE), 1.0 if fs == fs0 else fs / fs0)
+
+
+def _style_of(node: Mapping[str, Any], key: str, default: str) -> str:
+    style = node.get("style") or {}
+    props = node.get("props") or {}
+    v = style.get(key, props.get(key, default))
+    return v if isinstance(v, str) else default
+
+
+def _num_prop(props: Mapping[str, Any], key: str, default: float) -> float:
+    v = props.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return default
+    return float(v)
+
+
+def refit_text_geometry(old: Mapping[str, Any], new: Dict[str, Any]) -> None:
+    """Re-measure a tldraw text, geo or note node after an edit, as tldraw's
+    ``onBeforeUpdate`` does; ``new`` (node fields as a dict) is changed in place.
+
+    * text (``props`` has ``autoSize`` or ``richText``): size re-measured whenever the
+      text, font, size, scale or width changed; an auto-size text whose width changed
+      moves so that its alignment point stays put (``textAlign`` middle / end), and
+      one whose height changed on a style change stays centred vertically;
+    * geo (``props`` has ``growY``): when the label, font or size changed, ``growY``
+      follows the label (a label taller than ``h`` grows the shape, a growth no longer
+      needed is dropped) and a wider label widens it; a first label expands it;
+    * note: ``growY`` and ``fontSizeAdjustment`` follow the label.
+
+    Nodes of other kinds or from other formats are left alone.
+
+    Examples
+    --------
+    >>> old = {"type": "text", "x": 0.0, "y": 0.0, "w": 16.0, "h": 32.0, "rotation": 0.0, "text": "",
+    ...        "style": {"font": "mono", "size": "m"}, "props": {"autoSize": True, "scale": 1}}
+    >>> new = dict(old, text="abcd")
+    >>> refit_text_geometry(old, new)
+    >>> new["w"], new["h"]  # 4 × 0.6 em × 24 px, rounded up to 1/64, + 1
+    (58.609375, 32.0)
+    """
+    t = new.get("type")
+    props = new.get("props")
+    if not isinstance(props, Mapping):
+        return
+    props = new["props"] = dict(props)  # never the old node's mapping
+    text = new.get("text") or ""
+    old_props = old.get("props") or {}
+    font, size = _style_of(new, "font", "draw"), _style_of(new, "size", "m")
+    text_changed = text != (old.get("text") or "")
+    style_changed = font != _style_of(old, "font", "draw") or size != _style_of(old, "size", "m")
+    if t == "text" and ("autoSize" in props or "richText" in props):
+        scale = _num_prop(props, "scale", 1.0) or 1.0
+        auto = props.get("autoSize", True) is not False
+        align = _style_of(new, "textAlign", _style_of(new, "align", "start"))
+        if not (text_changed or style_changed or new.get("w") != old.get("w") or props != old_props
+                or align != _style_of(old, "textAlign", _style_of(old, "align", "start"))):
+            return
+        wrap = None if auto else float(new.get("w") or 0.0) / scale
+        w, h = text_shape_size(text, font, size, scale, wrap, auto)
+        if auto:
+            dw, dh = w - float(old.get("w") or 0.0), h - float(old.get("h") or 0.0)
+            dx = dw / 2 if align.startswith("middle") else dw if align.startswith("end") else 0.0
+            dy = 0.0 if text_changed else dh / 2
+            if dx or dy:
+                r = float(new.get("rotation") or 0.0)
+                c, s = math.cos(r), math.sin(r)
+                new["x"] = float(new["x"]) - (dx * c - dy * s)
+                new["y"] = float(new["y"]) - (dx * s + dy * c)
+            props["w"] = w
+        new["w"], new["h"] = w, h
+    elif t == "geo" and "growY" in props and (text_changed or style_changed):
+        scale = _num_prop(props, "scale", 1.0) or 1.0
+        grow = _num_prop(old_props, "growY", 0.0)
+        w = float(new.get("w") or 0.0)
+        h = max(float(new.get("h") or 0.0) - grow, 0.0)  # the shape's own height, without growth
+        if not text:
+            props["growY"] = 0.0
+            new["h"] = h
+            return
+        if not (old.get("text") or ""):
+            lw, lh = geo_label_size(text, font, size, w, scale)
+            uw, uh = max(w / scale, lw), max(h / scale, lh)
+            floor = (LABEL_PADDING + 1) * 3
+            if w / scale < floor and h / scale < floor:
+                uw = uh = max(uw, uh, floor)
+            props["growY"] = 0.0
+            new["w"], new["h"] = uw * scale, uh * scale
+            return
+        w2, g2 = geo_grow_y(text, font, size, w, h, grow, scale)
+        props["growY"] = g2
+        new["w"], new["h"] = w2, h + g2
+    elif t == "note" and (text_changed or style_changed):
+        scale = _num_prop(props, "scale", 1.0) or 1.0
+        g, adj = note_label(text, font, size)
+        props["growY"] = g
+        if "fontSizeAdjustment" in props:
+            props["fontSizeAdjustment"] = adj
+        new["h"] = (NOTE_SIZE + g) * scale

@@ -566,7 +566,8 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
             s = props["scale"] or 1.0
             props["growY"] = max(node.h / s - 200.0, 0.0)
         elif tl_type == "text":
-            props["w"] = node.w / scale
+            # tldraw stores an auto-size text's measured width after scale, a fixed one's before
+            props["w"] = node.w if props.get("autoSize", True) is not False else node.w / scale
     if tl_type in ("arrow", "line") and template_keys is not None:
         pts = _points_list(node)
         if pts and tl_type == "arrow":
