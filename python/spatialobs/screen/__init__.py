@@ -66,7 +66,8 @@ from spatialobs.screen import sim  # noqa: E402
 from spatialobs.screen.actions import Action, candidate_actions, signature  # noqa: E402
 from spatialobs.screen.explore import Episode, Step, explore, explore_workers  # noqa: E402
 from spatialobs.screen.graph import ScreenGraph, Transition, dispersion, normalized_entropy  # noqa: E402
-from spatialobs.screen.select import PUCT, Greedy, heuristic_prior, uniform_prior  # noqa: E402
+from spatialobs.screen.prior import LearnedPrior, train_prior  # noqa: E402
+from spatialobs.screen.select import PUCT, Greedy, Random, heuristic_prior, uniform_prior  # noqa: E402
 from spatialobs.screen.store import GraphStore, MemoryStore, SQLiteStore  # noqa: E402
 
 __all__ += [
@@ -79,6 +80,9 @@ __all__ += [
     "normalized_entropy",
     "PUCT",
     "Greedy",
+    "Random",
+    "LearnedPrior",
+    "train_prior",
     "uniform_prior",
     "heuristic_prior",
     "explore",
