@@ -1,0 +1,117 @@
+"""Running `spatialobs serve` for the service tests: a real server process on a free loopback port.
+
+The helpers here start the command exactly as a user would, wait for the line
+that names the bound port, and always stop the process (terminate, then kill).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import pytest
+
+pytest.importorskip("mcp")
+pytest.importorskip("uvicorn")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def serve_command(root: Path, *extra: str) -> List[str]:
+    return [sys.executable, "-m", "spatialobs", "serve", "--root", str(root), *extra]
+
+
+@contextlib.contextmanager
+def http_server(root: Path, token: Optional[str] = None, timeout: float = 60.0) -> Iterator[str]:
+    """Run ``spatialobs serve --http 127.0.0.1:0`` in ``root``; yield its base URL; always stop it."""
+    args = serve_command(root, "--http", "127.0.0.1:0") + (["--token", token] if token else [])
+    env = dict(os.environ)
+    env.pop("SPATIALOBS_TOKEN", None)
+    proc = subprocess.Popen(args, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    lines: List[str] = []
+    ready = threading.Event()
+    url: List[str] = []
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if "listening on http://" in line and not url:
+                url.append(line.split("listening on ", 1)[1].split()[0])
+                ready.set()
+        ready.set()
+
+    t = threading.Thread(target=drain, daemon=True)
+    t.start()
+    try:
+        if not ready.wait(timeout) or not url:
+            raise RuntimeError("the server did not start: " + "".join(lines)[-2000:])
+        yield url[0]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a hung server
+            proc.kill()
+            proc.wait(timeout=10)
+        t.join(timeout=5)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def request(base: str, method: str, path: str, body: Any = None, token: Optional[str] = None,
+            raw: Optional[bytes] = None, headers: Optional[Dict[str, str]] = None) -> Tuple[int, Dict[str, Any]]:
+    """One HTTP request with urllib; ``(status, parsed JSON body)``."""
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    req = urllib.request.Request(base + path, data=data, method=method)
+    req.add_header("Content-Type", "application/json")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_server_starts_on_a_free_loopback_port_and_stops(tmp_path):
+    with http_server(tmp_path) as base:
+        assert base.startswith("http://127.0.0.1:")
+        status, body = request(base, "GET", "/v1/health")
+        assert status == 200 and body["ok"] and body["result"]["status"] == "ok"
+        status, body = request(base, "GET", "/v1/tools")
+        names = {t["name"] for t in body["result"]["tools"]}
+        assert {"open_document", "observe", "apply", "undo", "render", "save", "close", "evaluate",
+                "screen_add", "screen_choose"} <= names
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(base + "/v1/health", timeout=5)
+
+
+def test_token_is_required_except_for_health(tmp_path):
+    with http_server(tmp_path, token="s3cret") as base:
+        assert request(base, "GET", "/v1/health")[0] == 200
+        status, body = request(base, "GET", "/v1/documents")
+        assert status == 401 and body == {"ok": False, "error": {"code": "unauthorized",
+                                                                  "message": "missing or wrong bearer token"}}
+        assert request(base, "GET", "/v1/documents", token="wrong")[0] == 401
+        assert request(base, "GET", "/v1/documents", token="s3cret") == (200, {"ok": True, "result": {"documents": []}})
+        # the MCP endpoint is behind the same token
+        status, _ = request(base, "POST", "/mcp", body={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert status == 401
+
+
+def test_stdio_server_ends_when_the_client_closes_stdin(tmp_path):
+    out = subprocess.run(serve_command(tmp_path), cwd=REPO, input="", capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ""
