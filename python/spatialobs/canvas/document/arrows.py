@@ -1364,6 +1364,8 @@ def unbind_patch(canvas: Any, arrow_id: str, terminals: Sequence[str]) -> Dict[s
     >>> unbind_patch(c, "shape:arr", ["end"])
     {'end': {'x': 188.25, 'y': 50.0}}
     """
+    if _keeps_points(canvas.nodes[arrow_id]):
+        return {}  # Excalidraw keeps the stored points of an arrow whose target goes
     g = arrow_geometry(canvas, arrow_id)
     props = canvas.nodes[arrow_id].props
     patch: Dict[str, Any] = {}
