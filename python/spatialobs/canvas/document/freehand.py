@@ -635,6 +635,18 @@ def _extent(p: np.ndarray) -> Box:
     return (float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1]))
 
 
+def _dot_box(r: float) -> Box:
+    """Box of tldraw's circle of radius ``r`` about the origin as its page bounds see it.
+
+    Page bounds come from the circle's vertices, ``max(8, ceil(2πr / 20))`` points
+    from angle 0, so an odd count leaves the box short of the circle on one side.
+    """
+    n = max(8, math.ceil(2 * math.pi * r / 20))
+    xs = [math.cos(i / n * 2 * math.pi) * r for i in range(n)]
+    ys = [math.sin(i / n * 2 * math.pi) * r for i in range(n)]
+    return (min(xs), min(ys), max(xs), max(ys))
+
+
 def _is_single_point(seg: Any) -> bool:
     # tldraw's b64Vecs.isSinglePoint on the stored (or migrated) path
     if not is_mapping(seg):
@@ -649,7 +661,7 @@ def _draw_box(props: Mapping[str, Any], segments: List[Any]) -> Optional[Box]:
     scale = _prop_float(props, "scale", 1.0)
     sw = (DRAW_STROKE_WIDTHS.get(str(props.get("size", "m")), 3.5) + 1) * scale
     xs, ys = _segment_lists(segments, _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0))
-    dot = (-sw, -sw, sw, sw)
+    dot = _dot_box(sw)
     if len(segments) == 1:
         if not xs:
             return dot
@@ -670,7 +682,7 @@ def _highlight_box(props: Mapping[str, Any], segments: List[Any]) -> Optional[Bo
     scale = _prop_float(props, "scale", 1.0)
     sw = HIGHLIGHT_STROKE_WIDTHS.get(str(props.get("size", "m")), HIGHLIGHT_STROKE_WIDTHS["m"]) * scale
     if len(segments) == 1 and _is_single_point(segments[0]):
-        return (-sw / 2, -sw / 2, sw / 2, sw / 2)
+        return _dot_box(sw / 2)
     pts = segment_points(segments, _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0))
     tail = segments[-1] if segments else None
     complete = bool(props.get("isComplete")) or (is_mapping(tail) and tail.get("type") == "straight")
@@ -742,15 +754,11 @@ def _line_box(props: Mapping[str, Any]) -> Optional[Box]:
             keys.add(index)
         else:
             if len(keys) == len(xs) and all(map(math.isfinite, xs)) and all(map(math.isfinite, ys)):
-                if len(xs) < 2:  # a path with no segment has no vertices: tldraw's empty box
-                    return (0.0, 0.0, 0.0, 0.0)
                 return (float(min(xs)), float(min(ys)), float(max(xs)), float(max(ys)))
     line = _line_points(pts)
     if line is None:
         return None
-    if len(line) < 2:
-        return (0.0, 0.0, 0.0, 0.0)
-    if props.get("spline") == "cubic":
+    if props.get("spline") == "cubic" and len(line) > 1:
         return _cubic_box(line)
     return _extent(line)
 
