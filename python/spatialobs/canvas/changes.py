@@ -46,7 +46,7 @@ __all__ = ["TOKEN_LIMIT", "NODE_KINDS", "BINDING_KINDS", "issue_token", "changes
            "diff_values", "sync"]
 
 #: Tokens kept per canvas; the journal reaches back to the oldest of them.
-TOKEN_LIMIT = 16
+TOKEN_LIMIT = 64
 #: Change kinds of a node and the fields each compares, in report order.
 NODE_KINDS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("moved", ("x", "y")),
@@ -363,12 +363,16 @@ def sync(canvas: Canvas, target: Canvas, *, only: Optional[Tuple[Iterable[str], 
             if nid in canvas.nodes:  # may have gone with an ancestor
                 canvas.remove(nid)
                 written += 1
-        # missing nodes, parents before children (target's paint order is a preorder walk)
+        # missing nodes in the target's order (so both serialize alike), a parent before its children
         missing = {i for i in node_ids if i in tn and i not in canvas.nodes}
-        if missing:
-            order = [i for p in target.page_ids() for i in target.paint_order(p) if i in missing]
-            for nid in order:
-                canvas.add(tn[nid])
+        for nid in [i for i in tn if i in missing]:
+            chain = []
+            while nid in missing:
+                chain.append(nid)
+                missing.discard(nid)
+                nid = tn[nid].parent
+            for k in reversed(chain):
+                canvas.add(tn[k])
                 written += 1
         for nid in sorted(node_ids):
             cur_n, want = canvas.nodes.get(nid), tn.get(nid)
