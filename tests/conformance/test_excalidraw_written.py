@@ -181,8 +181,3 @@ def test_edits_arrive_in_excalidraw(written, name):
         if nid in els:
             assert bounds_error(c.page_bounds(nid), els[nid]["bounds"]) < 1e-6, nid
 
-
-def test_normalized_fields_are_documented():
-    # the list in the module docstring and the rules in _normalized name the same fields
-    for field in NORMALIZED:
-        assert field in _normalized.__code__.co_consts or field in ("version", "versionNonce", "updated")
