@@ -156,16 +156,18 @@ def line_height_px(font_size: float) -> float:
     return float(math.floor(font_size * LINE_HEIGHT + 0.5))
 
 
-def _char_advances(f: _Font, text: str) -> List[float]:
-    # each character's advance with the kerning to its right neighbour folded in
+def _char_advances(f: _Font, text: str) -> Tuple[List[float], List[float]]:
+    # each character's advance with the kerning to its right neighbour folded in, and that kerning
     adv = list(map(f.adv.__getitem__, text))
+    kern = [0.0] * len(text)
     if f.kern and len(text) > 1:
         kg = f.kern.get
         for i, pair in enumerate(map(operator.add, text, text[1:])):
             k = kg(pair)
             if k:
                 adv[i] += k
-    return adv
+                kern[i] = k
+    return adv, kern
 
 
 def _line_em(f: _Font, text: str) -> float:
@@ -259,15 +261,26 @@ def layout_lines(
     f = _font(font)
     out: List[Tuple[str, float]] = []
     for para in text.split("\n"):
-        adv = _char_advances(f, para)
+        adv, _ = _char_advances(f, para)
         n = len(para)
         pre = [0.0] * (n + 1)
         acc = 0.0
         for i, a in enumerate(adv):
             acc += a * font_size
             pre[i + 1] = acc
+
+        def span(a: int, b: int) -> float:
+            # width of para[a:b] with the kerning to the character after it: measured
+            # against the browser, a line keeps the kerning of its last glyph
+            return pre[b] - pre[a]
+
+        def visible(a: int, b: int) -> float:
+            while b > a and _is_space(para[b - 1]):
+                b -= 1
+            return span(a, b)
+
         if max_width is None or n == 0:
-            out.append((para, _visible(para, pre, 0, n)))
+            out.append((para, visible(0, n)))
             continue
         limit = max_width + 1.0 / _LAYOUT_UNIT
         # segments end at break opportunities
@@ -278,27 +291,20 @@ def layout_lines(
             end_vis = cut
             while end_vis > seg_start and _is_space(para[end_vis - 1]):
                 end_vis -= 1
-            if start < seg_start and pre[end_vis] - pre[start] > limit:
-                out.append((para[start:seg_start], _visible(para, pre, start, seg_start)))
+            if start < seg_start and span(start, end_vis) > limit:
+                out.append((para[start:seg_start], visible(start, seg_start)))
                 start = seg_start
-            if pre[end_vis] - pre[start] > limit and break_words:
+            if break_words:
                 # a word longer than the line: break it between characters
-                j = start
-                while pre[end_vis] - pre[start] > limit:
+                while end_vis - start > 1 and span(start, end_vis) > limit:
                     j = start + 1
-                    while j < end_vis and pre[j + 1] - pre[start] <= limit:
+                    while j < end_vis and span(start, j + 1) <= limit:
                         j += 1
-                    out.append((para[start:j], pre[j] - pre[start]))
+                    out.append((para[start:j], span(start, j)))
                     start = j
             seg_start = cut
-        out.append((para[start:n], _visible(para, pre, start, n)))
+        out.append((para[start:n], visible(start, n)))
     return out
-
-
-def _visible(para: str, pre: List[float], a: int, b: int) -> float:
-    while b > a and _is_space(para[b - 1]):
-        b -= 1
-    return pre[b] - pre[a]
 
 
 def measure_html(
