@@ -7,7 +7,6 @@ at a time), so the Python-level loop runs over the tree depth, not the node coun
 
 from __future__ import annotations
 
-import math
 from itertools import chain, compress, repeat
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -18,7 +17,7 @@ import numpy as np
 from spatialobs._errors import SpatialObsError
 from spatialobs.canvas.document.arrows import resolve_bound
 from spatialobs.canvas.document.records import Binding, Node, Page
-from spatialobs.canvas.document.shapes import POINT_TYPES, STRAIGHT_BEND, STROKE_SIZES, arc_box, arrow_terminals, local_box
+from spatialobs.canvas.document.shapes import POINT_TYPES, local_box
 from spatialobs.canvas.document.shapes import rotated_points_box
 
 __all__ = ["Derived", "Raw", "derive", "extract", "patch", "splice"]
@@ -190,28 +189,6 @@ def _paint_order_walk(ids: List[str], rank: np.ndarray, parent: np.ndarray, page
             ch.sort(key=lambda j: int(rank[j]))
             stack.extend(reversed(ch))
     return np.asarray(out, dtype=np.int64)
-
-
-def _clip_segment_to_box(px: float, py: float, qx: float, qy: float, box: Tuple[float, float, float, float]) -> Tuple[float, float]:
-    """Point where the segment P→Q first enters ``box`` (Q itself if P is inside or it misses)."""
-    x0, y0, x1, y1 = box
-    if x0 <= px <= x1 and y0 <= py <= y1:
-        return qx, qy
-    dx, dy = qx - px, qy - py
-    t0, t1 = 0.0, 1.0
-    for p, q in ((-dx, px - x0), (dx, x1 - px), (-dy, py - y0), (dy, y1 - py)):
-        if p == 0:
-            if q < 0:
-                return qx, qy
-            continue
-        t = q / p
-        if p < 0:
-            t0 = max(t0, t)
-        else:
-            t1 = min(t1, t)
-    if t0 > t1:
-        return qx, qy
-    return px + t0 * dx, py + t0 * dy
 
 
 def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, Binding]) -> List[int]:
