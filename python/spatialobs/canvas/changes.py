@@ -64,7 +64,7 @@ _SALT = secrets.token_hex(3)  # tokens of another process never match
 _SERIALS = itertools.count(1)
 
 
-class _Journal(list):  # type: ignore[type-arg]
+class _Journal(List[Tuple[str, str, Any, str]]):
     """The canvas's write journal: entries ``(kind, id, old value, origin)`` from ``offset`` on."""
 
     def __init__(self) -> None:
@@ -263,7 +263,7 @@ def changes_since(
     rank = ranks or {}
     far = len(rank) + len(chains) + 1
     for (kind, item), (vals, whos) in chains.items():
-        now = nodes.get(item) if kind == "node" else binds.get(item)
+        now: Any = nodes.get(item) if kind == "node" else binds.get(item)
         seq = vals + [now]
         rec: Dict[str, Any]
         if kind == "node":
@@ -295,7 +295,7 @@ def changes_since(
                 if seq[i] != seq[i + 1]:
                     who_b = whos[i]
                     break
-            ref_b = now if now is not None else seq[0]
+            ref_b: Binding = now if now is not None else seq[0]
             rec = {"id": item, "type": "binding", "kinds": {bk: who_b}, "from": ref_b.from_id, "to": ref_b.to_id,
                    "terminal": ref_b.terminal}
         kinds = rec["kinds"]

@@ -366,8 +366,8 @@ class Observation:
         v = self.viewport
         x0, y0 = _round([v.x - ox, v.y - oy]).astype(int).tolist()
         w, h = _round([v.w, v.h]).astype(int).tolist()
-        out = {"viewport": {"x": x0, "y": y0, "w": w, "h": h}, "objects": self.objects,
-               "relations": self.relations, "omitted": dict(self.omitted)}
+        out: Dict[str, Any] = {"viewport": {"x": x0, "y": y0, "w": w, "h": h}, "objects": self.objects,
+                               "relations": self.relations, "omitted": dict(self.omitted)}
         if self.changes is not None:  # only with since=: the plain observation keeps its bytes
             out["changes"] = self.changes
             out["token"] = self.token
