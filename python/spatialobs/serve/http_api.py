@@ -32,9 +32,7 @@ the service's ``max_request_bytes`` are refused with 413.
 
 Examples
 --------
->>> from spatialobs.serve import Service
->>> app = build_app(Service("."))
->>> sorted({r.path for r in app.routes if r.path.startswith("/v1/scenarios")})
+>>> sorted({path for _, path, _ in ROUTES if path.startswith("/v1/scenarios")})
 ['/v1/scenarios', '/v1/scenarios/{config}/evaluate', '/v1/scenarios/{config}/open', '/v1/scenarios/{config}/reply']
 """
 
