@@ -837,7 +837,8 @@ class Executor:
         norm = {normalize_style_key(k) if isinstance(k, str) else k: v for k, v in style.items()}
         mapped, notes = tschema.map_style(norm, node_type)
         self._notes.extend(f"{who}: {n.note}" for n in notes)
-        props = {k: mapped.pop(k) for k in ("geo", "arrowheadStart", "arrowheadEnd", "kind", "spline") if k in mapped}
+        keys: Tuple[str, ...] = ("geo", "arrowheadStart", "arrowheadEnd", "kind", "spline")
+        props: Dict[str, Any] = {k: mapped.pop(k) for k in keys if k in mapped}
         return mapped, props
 
     def _restyle(self, nid: str, style: Mapping[str, Any]) -> None:

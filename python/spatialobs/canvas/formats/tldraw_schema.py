@@ -912,7 +912,8 @@ def _migrate_shape_up(rec: Dict[str, Any], versions: SchemaVersions) -> None:
     if root < 1:
         rec["isLocked"] = False
     if root < 2:
-        props = rec.get("props") if isinstance(rec.get("props"), dict) else {}
+        raw_props = rec.get("props")
+        props: Dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
         try:
             rec["opacity"] = float(props.pop("opacity", "1"))
         except (TypeError, ValueError):
@@ -942,7 +943,7 @@ def _is_link_url(v: Any) -> bool:
     if v == "":
         return True
     m = re.match(r"^\s*([A-Za-z][A-Za-z0-9+.\-]*):", v)
-    return bool(m) and m.group(1).lower() in ("http", "https", "mailto")
+    return m is not None and m.group(1).lower() in ("http", "https", "mailto")
 
 
 def _desc(v: Any) -> str:
