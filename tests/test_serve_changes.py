@@ -10,7 +10,8 @@ from tests.reference.changes_oracle import naive_changes
 
 from spatialobs import SpatialObsError
 from spatialobs.canvas import Binding, Canvas, Executor, Node, observe
-from spatialobs.canvas.changes import TOKEN_LIMIT, issue_token, sync
+from spatialobs.canvas import changes
+from spatialobs.canvas.changes import issue_token, sync
 from spatialobs.canvas.scenarios import synthetic_workspace
 
 
@@ -129,7 +130,8 @@ def test_no_change_reports_nothing_and_keeps_the_bytes():
     assert '"changes"' in b.to_json() and b.to_dict()["token"] == b.token == a.token
 
 
-def test_bad_and_expired_tokens():
+def test_bad_and_expired_tokens(monkeypatch):
+    monkeypatch.setattr(changes, "JOURNAL_LIMIT", 10)
     c = synthetic_workspace(20)
     other = synthetic_workspace(20)
     t = observe(c).token
@@ -138,9 +140,12 @@ def test_bad_and_expired_tokens():
             observe(c, since=bad)
     with pytest.raises(SpatialObsError, match="another document"):
         observe(other, since=t)
-    for _ in range(TOKEN_LIMIT):
-        c.update("f0", x=c.nodes["f0"].x + 1)
+    for _ in range(10):  # many observations keep the token; many writes expire it
         issue_token(c)
+    assert observe(c, since=t).changes["changes"] == []
+    for _ in range(11):
+        c.update("f0", x=c.nodes["f0"].x + 1)
+    issue_token(c)
     with pytest.raises(SpatialObsError, match="expired"):
         observe(c, since=t)
 

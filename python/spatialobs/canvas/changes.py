@@ -13,8 +13,8 @@ rolled-back writes leave no entry). The value of an item at the token is the
 old value of its first entry after the token; its value now is the stored one.
 A change kind is reported when that aspect differs between the two, and it is
 attributed to the origin of the last write that changed the aspect. The
-journal keeps entries back to the oldest of the last :data:`TOKEN_LIMIT`
-tokens of the canvas; an older token is refused with a clear error.
+journal keeps the last :data:`JOURNAL_LIMIT` writes; a token older than that
+is refused with a clear error.
 
 Change kinds of a node (the fields compared)
 --------------------------------------------
@@ -42,11 +42,11 @@ from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Binding, Node
 
-__all__ = ["TOKEN_LIMIT", "NODE_KINDS", "BINDING_KINDS", "issue_token", "changes_since", "touched_since",
+__all__ = ["JOURNAL_LIMIT", "NODE_KINDS", "BINDING_KINDS", "issue_token", "changes_since", "touched_since",
            "diff_values", "sync"]
 
-#: Tokens kept per canvas; the journal reaches back to the oldest of them.
-TOKEN_LIMIT = 64
+#: Writes the journal of one canvas keeps; a token older than that has expired.
+JOURNAL_LIMIT = 100_000
 #: Change kinds of a node and the fields each compares, in report order.
 NODE_KINDS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("moved", ("x", "y")),
@@ -71,7 +71,6 @@ class _Journal(List[Tuple[str, str, Any, str]]):
         super().__init__()
         self.serial = next(_SERIALS)
         self.offset = 0
-        self.tokens: List[int] = []
 
 
 def _journal(canvas: Canvas) -> _Journal:
@@ -96,15 +95,11 @@ def issue_token(canvas: Canvas) -> str:
     if not isinstance(canvas, Canvas):
         raise InvalidInputError(f"canvas must be a Canvas, got {type(canvas).__name__}")
     j = _journal(canvas)
-    pos = j.offset + len(j)
-    if not j.tokens or j.tokens[-1] != pos:
-        j.tokens.append(pos)
-    del j.tokens[:-TOKEN_LIMIT]
-    cut = j.tokens[0] - j.offset
+    cut = len(j) - JOURNAL_LIMIT
     if cut > 0 and canvas._log is None:  # inside a batch a rollback still needs the positions
         del j[:cut]
         j.offset += cut
-    return f"{_SALT}-{j.serial}-{pos}"
+    return f"{_SALT}-{j.serial}-{j.offset + len(j)}"
 
 
 def _position(canvas: Canvas, token: Any) -> int:
@@ -117,9 +112,11 @@ def _position(canvas: Canvas, token: Any) -> int:
     if parts[0] != _SALT or not isinstance(j, _Journal) or int(parts[1]) != j.serial:
         raise InvalidInputError(f"since token {token!r} was issued for another document (or another process)")
     pos = int(parts[2])
-    if pos not in j.tokens:
-        raise OutOfRangeError(f"since token {token!r} has expired (a document keeps its last {TOKEN_LIMIT} tokens); "
-                              "observe without since to start again")
+    if pos > j.offset + len(j):
+        raise InvalidInputError(f"since token {token!r} is not a token of this document")
+    if pos < j.offset:
+        raise OutOfRangeError(f"since token {token!r} has expired (a document remembers its last {JOURNAL_LIMIT} "
+                              "writes); observe without since to start again")
     return pos
 
 

@@ -583,6 +583,8 @@ class Service:
             out["errors"] = parse_errors + [str(e) for e in report.errors if isinstance(e, OpError)]
             out["document"] = d.name
             out["undo"] = len(d.undo)
+            # names the state after this apply: applies to one document are ordered by it
+            out["token"] = issue_token(d.canvas)
             return out
 
     def _t_undo(self, document: str) -> Dict[str, Any]:
