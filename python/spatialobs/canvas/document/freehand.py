@@ -43,6 +43,8 @@ __all__ = [
     "stroke_points",
     "stroke_outline",
     "freehand_box",
+    "freehand_vertices",
+    "rotated_freehand_box",
 ]
 
 Box = Tuple[float, float, float, float]
@@ -635,15 +637,20 @@ def _extent(p: np.ndarray) -> Box:
     return (float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1]))
 
 
+def _dot_vertices(r: float) -> Tuple[List[float], List[float]]:
+    # tldraw's Circle2d vertices: max(8, ceil(2πr / 20)) points from angle 0
+    n = max(8, math.ceil(2 * math.pi * r / 20))
+    return ([math.cos(i / n * 2 * math.pi) * r for i in range(n)],
+            [math.sin(i / n * 2 * math.pi) * r for i in range(n)])
+
+
 def _dot_box(r: float) -> Box:
     """Box of tldraw's circle of radius ``r`` about the origin as its page bounds see it.
 
-    Page bounds come from the circle's vertices, ``max(8, ceil(2πr / 20))`` points
-    from angle 0, so an odd count leaves the box short of the circle on one side.
+    Page bounds come from the circle's vertices, so an odd vertex count leaves the
+    box short of the circle on one side.
     """
-    n = max(8, math.ceil(2 * math.pi * r / 20))
-    xs = [math.cos(i / n * 2 * math.pi) * r for i in range(n)]
-    ys = [math.sin(i / n * 2 * math.pi) * r for i in range(n)]
+    xs, ys = _dot_vertices(r)
     return (min(xs), min(ys), max(xs), max(ys))
 
 
@@ -678,18 +685,21 @@ def _draw_box(props: Mapping[str, Any], segments: List[Any]) -> Optional[Box]:
     return dot if count == 1 else (x0, y0, x1, y1)
 
 
-def _highlight_box(props: Mapping[str, Any], segments: List[Any]) -> Optional[Box]:
+def _highlight_outline(props: Mapping[str, Any], segments: List[Any]) -> Optional[np.ndarray]:
     scale = _prop_float(props, "scale", 1.0)
     sw = HIGHLIGHT_STROKE_WIDTHS.get(str(props.get("size", "m")), HIGHLIGHT_STROKE_WIDTHS["m"]) * scale
     if len(segments) == 1 and _is_single_point(segments[0]):
-        return _dot_box(sw / 2)
+        return np.column_stack(_dot_vertices(sw / 2))
     pts = segment_points(segments, _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0))
     tail = segments[-1] if segments else None
     complete = bool(props.get("isComplete")) or (is_mapping(tail) and tail.get("type") == "straight")
     outline = stroke_outline(pts, 1 + sw, streamline=0.5, smoothing=0.5, last=complete)
-    if len(outline) < 3:
-        return None
-    return _extent(outline)
+    return outline if len(outline) >= 3 else None  # tldraw's polygon needs three points
+
+
+def _highlight_box(props: Mapping[str, Any], segments: List[Any]) -> Optional[Box]:
+    outline = _highlight_outline(props, segments)
+    return None if outline is None else _extent(outline)
 
 
 def _line_points(points: Mapping[str, Any]) -> Optional[np.ndarray]:
@@ -712,6 +722,11 @@ def _line_points(points: Mapping[str, Any]) -> Optional[np.ndarray]:
 
 def _cubic_box(p: np.ndarray) -> Box:
     """Bounds of tldraw's cubic spline through ``p``, from its ten-step samples of each piece."""
+    return _extent(_cubic_vertices(p))
+
+
+def _cubic_vertices(p: np.ndarray) -> np.ndarray:
+    """tldraw's vertices of the cubic spline through ``p`` (at least two points): eleven per piece."""
     n = len(p)
     k = 1.25
     i = np.arange(n - 1)
@@ -727,7 +742,7 @@ def _cubic_box(p: np.ndarray) -> Box:
     s = 1 - t
     v = (s * s * s * p1[:, None] + 3 * (s * s) * t * cp1[:, None] + 3 * s * (t * t) * cp2[:, None]
          + t * t * t * p2[:, None])
-    return _extent(np.concatenate([v.reshape(-1, 2), p[-1:]]))
+    return np.concatenate([v.reshape(-1, 2), p[-1:]])
 
 
 def _line_box(props: Mapping[str, Any]) -> Optional[Box]:
@@ -761,6 +776,83 @@ def _line_box(props: Mapping[str, Any]) -> Optional[Box]:
     if props.get("spline") == "cubic" and len(line) > 1:
         return _cubic_box(line)
     return _extent(line)
+
+
+def _draw_vertices(props: Mapping[str, Any], segments: List[Any]) -> Optional[Tuple[List[float], List[float]]]:
+    # the same decisions as _draw_box, keeping the points
+    scale = _prop_float(props, "scale", 1.0)
+    sw = (DRAW_STROKE_WIDTHS.get(str(props.get("size", "m")), 3.5) + 1) * scale
+    xs, ys = _segment_lists(segments, _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0))
+    if len(segments) == 1 and (not xs or (max(xs) - min(xs) < sw * 2 and max(ys) - min(ys) < sw * 2)):
+        return _dot_vertices(sw)
+    if not xs:
+        return None
+    is_pen = bool(props.get("isPen"))
+    streamline = 0.62 if is_pen else min(max(0.64 + (sw - 9) / 7 * 0.1, 0.64), 0.74)
+    st = _streamline(xs, ys, sw, streamline, bool(props.get("isComplete")) or is_pen)
+    return _dot_vertices(sw) if len(st.x) == 1 else (st.x, st.y)
+
+
+def freehand_vertices(node_type: str, props: Mapping[str, Any]) -> Optional[np.ndarray]:
+    """The local vertices tldraw bounds a ``draw``, ``highlight`` or ``line`` shape by.
+
+    The smoothed stroke points of a draw shape, the outline of a highlight, the
+    points of a line (sampled, ten steps a piece, for a cubic spline), or the
+    vertices of the circle a dot is drawn as; None where :func:`freehand_box` is
+    None. A rotated shape's page bounds are the box of these vertices rotated,
+    which is tighter than the rotated box.
+
+    Examples
+    --------
+    >>> freehand_vertices("line", {"points": {"a": {"index": "a1", "x": 0, "y": 0},
+    ...                                       "b": {"index": "a2", "x": 9, "y": 3}}}).tolist()
+    [[0.0, 0.0], [9.0, 3.0]]
+    """
+    if node_type == "line":
+        pts = props.get("points")
+        if not is_mapping(pts):
+            pts = props.get("handles")
+        if not is_mapping(pts) or not pts:
+            return None
+        line = _line_points(pts)
+        if line is None or props.get("spline") != "cubic" or len(line) < 2:
+            return line
+        return _cubic_vertices(line)
+    if node_type not in ("draw", "highlight"):
+        return None
+    segments = props.get("segments")
+    if not isinstance(segments, list) or not segments:
+        return None
+    if node_type == "draw":
+        got = _draw_vertices(props, segments)
+        v = None if got is None else np.column_stack(got)
+    else:
+        v = _highlight_outline(props, segments)
+    if v is None or len(v) == 0 or not np.isfinite(v).all():
+        return None
+    return v
+
+
+def rotated_freehand_box(node_type: str, props: Mapping[str, Any], rotation: float, ox: float, oy: float
+                         ) -> Optional[Box]:
+    """Page box of a freehand shape rotated about its origin and moved to ``(ox, oy)``.
+
+    The box of :func:`freehand_vertices` rotated, as tldraw computes page bounds;
+    None where there are no such vertices.
+
+    Examples
+    --------
+    >>> line = {"points": {"a": {"index": "a1", "x": 0, "y": 0}, "b": {"index": "a2", "x": 10, "y": 10}}}
+    >>> [round(v, 9) for v in rotated_freehand_box("line", line, -math.pi / 4, 5, 0)]
+    [5.0, 0.0, 19.142135624, 0.0]
+    """
+    v = freehand_vertices(node_type, props)
+    if v is None:
+        return None
+    c, s = math.cos(rotation), math.sin(rotation)
+    x = ox + c * v[:, 0] - s * v[:, 1]
+    y = oy + s * v[:, 0] + c * v[:, 1]
+    return (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
 
 
 def freehand_box(node_type: str, props: Mapping[str, Any]) -> Optional[Box]:

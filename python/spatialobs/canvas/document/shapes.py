@@ -22,7 +22,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from spatialobs.canvas.document.freehand import freehand_box
+from spatialobs.canvas.document.freehand import freehand_box, rotated_freehand_box
 from spatialobs.canvas.document.sanitize import is_mapping
 
 __all__ = [
@@ -239,6 +239,8 @@ def rotated_points_box(node_type: str, props: Mapping[str, Any], rotation: float
     [0.0, 0.0, 14.142135624, 0.0]
     """
     pts = props.get("points")
+    if node_type in POINT_TYPES and not isinstance(pts, list):  # tldraw draw / highlight / line geometry
+        return rotated_freehand_box(node_type, props, rotation, ox, oy)
     if node_type not in POINT_TYPES or not isinstance(pts, list):
         return None
     xy = [p for p in (_finite_xy(q) for q in pts) if p is not None]
