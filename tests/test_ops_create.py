@@ -61,7 +61,7 @@ def test_create_shape_kinds_position_size_and_aliases():
         {"op": "create_shape", "id": "e", "shape": "ellipse", "x": 10, "y": 20, "w": 120, "h": 80, "text": "E",
          "color": "#ff0000"},
         {"op": "create_shape", "id": "n", "type": "note", "x": 0, "y": 200, "text": "N"},
-        {"op": "create_shape", "id": "t", "shape": "text", "x": 0, "y": 500, "text": "T", "fontSize": 44},
+        {"op": "create_shape", "id": "t", "shape": "text", "x": 0, "y": 500, "text": "T", "size": 44},
         {"op": "create_shape", "id": "f", "shape": "frame", "x": 500, "y": 0, "w": 300, "h": 200, "name": "F"},
         {"op": "create_shape", "id": "in", "parent": "f", "x": 520, "y": 20, "hidden": True},
         {"op": "move_node", "id": "e", "dx": 5},

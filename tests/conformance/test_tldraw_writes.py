@@ -111,7 +111,9 @@ def test_edited_file_opens_in_tldraw(path: Path, written: Dict[str, Tuple[Any, D
     report, doc, res = written[path.name]
     assert report.ok, [str(e) for e in report.errors]
     notes = " | ".join(str(m) for m in report.mapped)
-    assert "color '#ff0000' → 'red'" in notes and "font 'Arial' → 'sans'" in notes and "size 20 → 's'" in notes
+    assert "oval: color '#ff8800' → 'orange'" in notes
+    if any(n.type == "geo" for n in load(path).nodes.values()):
+        assert "color '#ff0000' → 'red'" in notes and "font 'Arial' → 'sans'" in notes and "size 20 → 's'" in notes
     assert th.refusal(res) is None, th.refusal(res)
     assert res["warnings"] == []
     assert th.console_errors(res) == []

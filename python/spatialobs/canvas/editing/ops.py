@@ -448,6 +448,7 @@ _SHAPE_WORDS = {"sticky": "note", "sticky-note": "note", "label": "text", "artbo
 DEFAULT_SIZES = {"geo": (100.0, 100.0), "note": (200.0, 200.0), "frame": (320.0, 180.0)}
 _INLINE_STYLES = ("color", "labelColor", "fill", "dash", "size", "font", "align", "verticalAlign", "textAlign",
                   "fontSize", "fontFamily", "strokeColor", "backgroundColor")
+_TL_STYLE_KEYS = frozenset(k for keys in tschema.TYPE_STYLES.values() for k in keys) | {"align", "textAlign"}
 _BOOL_WORDS = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
 
 
@@ -835,7 +836,11 @@ class Executor:
                 or (props_of is not None and "tag" in props_of)):
             return dict(style), {}
         norm = {normalize_style_key(k) if isinstance(k, str) else k: v for k, v in style.items()}
-        mapped, notes = tschema.map_style(norm, node_type)
+        # tldraw's own style keys are mapped here; CSS spellings (fontSize, backgroundColor ...)
+        # stay in the style as given, and the exporter maps them onto the record's props
+        own = {k: v for k, v in norm.items() if k in _TL_STYLE_KEYS and not (v is None or v == "")}
+        mapped, notes = tschema.map_style(own, node_type)
+        mapped = {**{k: v for k, v in norm.items() if k not in own}, **mapped}
         self._notes.extend(f"{who}: {n.note}" for n in notes)
         keys: Tuple[str, ...] = ("geo", "arrowheadStart", "arrowheadEnd", "kind", "spline")
         props: Dict[str, Any] = {k: mapped.pop(k) for k in keys if k in mapped}

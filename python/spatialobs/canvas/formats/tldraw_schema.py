@@ -445,7 +445,7 @@ def map_fill(value: Any, key: str = "fill") -> List[Mapped]:
         except UnmappableValueError:
             pass
         else:
-            return [_note(key, value, "solid"), Mapped("color", value, c.to, f"color {value!r} → {c.to!r} (from {key})")]
+            return [_note(key, value, "solid"), Mapped("color", value, c.to, f"color → {c.to!r} (from {key} {value!r})")]
     raise UnmappableValueError(f"{key} {value!r} is not a fill: give {', '.join(FILLS)} or a color")
 
 
