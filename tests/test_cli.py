@@ -219,13 +219,33 @@ def test_explore_prints_metrics_and_writes_the_curve(tmp_path):
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("selector"))
-    rows = {line.split()[0]: [float(v) for v in line.split()[1:]] for line in lines[header + 1: header + 3]}
-    assert set(rows) == {"puct", "greedy"}
+    rows = {line.split()[0]: [float(v) for v in line.split()[1:]] for line in lines[header + 1: header + 5]}
+    assert set(rows) == {"puct", "puct-paper", "greedy", "random"}
     assert rows["puct"][2] > rows["greedy"][2]  # state AUC: PUCT explores more than Greedy
     root = ET.parse(curve).getroot()
-    assert len([e for e in root.iter("{http://www.w3.org/2000/svg}polyline")]) == 2
+    assert len([e for e in root.iter("{http://www.w3.org/2000/svg}polyline")]) == 4
     bad = run("explore", "--app", "notepad", "--steps", "0")
     assert bad.returncode == 2 and bad.stderr.strip() == "spatialobs: error: --steps and --starts must be at least 1"
+
+
+def test_traces_train_prior_and_learned_prior(tmp_path):
+    traces, model = tmp_path / "t.jsonl", tmp_path / "prior.json"
+    out = run("explore", "--app", "calc", "--starts", "2", "--steps", "20", "--selector", "random",
+              "--traces", str(traces))
+    assert out.returncode == 0, out.stderr
+    assert "wrote 40 steps" in out.stdout
+    out = run("train-prior", str(traces), "--out", str(model))
+    assert out.returncode == 0, out.stderr
+    assert "trained on 40 steps" in out.stdout and model.exists()
+    out = run("explore", "--app", "calc", "--starts", "1", "--steps", "5", "--prior", f"learned:{model}")
+    assert out.returncode == 0, out.stderr
+    (tmp_path / "bad.json").write_text("{}")
+    for args in (("explore", "--app", "calc", "--prior", f"learned:{tmp_path / 'bad.json'}"),
+                 ("explore", "--app", "calc", "--prior", "best"),
+                 ("train-prior", str(tmp_path / "bad.json"), "--out", str(tmp_path / "o.json")),
+                 ("train-prior", str(tmp_path / "missing"), "--out", str(tmp_path / "o.json"))):
+        bad = run(*args)
+        assert bad.returncode == 2 and bad.stderr.startswith("spatialobs: error:"), (args, bad.stderr)
 
 
 def test_studies_small_scale_writes_the_report(tmp_path):

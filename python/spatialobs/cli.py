@@ -441,7 +441,8 @@ def _episodes(app: str, seed: int, selector: str, prior: str, starts: int, steps
 
     eps, curve = [], np.zeros(steps)
     for start in sim.make_app(app, seed=seed).starts(starts):
-        ep = explore(sim.make_app(app, seed=seed), steps=steps, selector=selector, prior=prior, start=start)
+        ep = explore(sim.make_app(app, seed=seed), steps=steps, selector=selector, prior=prior, start=start,
+                     episode=start.index)
         eps.append(ep)
         found = np.cumsum([s.state_novel for s in ep.steps])
         curve[: len(found)] += found
@@ -452,18 +453,28 @@ def _episodes(app: str, seed: int, selector: str, prior: str, starts: int, steps
 def _explore(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from spatialobs.screen.select import SELECTORS, resolve_prior
+
     if args.steps < 1 or args.starts < 1:
         raise CommandError("--steps and --starts must be at least 1")
-    selectors = [args.selector] if not args.compare else ["puct", "greedy"]
+    resolve_prior(args.prior)
+    selectors = [args.selector] if not args.compare else list(SELECTORS)
     curves: dict = {}
+    all_eps: List[Any] = []
     print(f"exploring {args.app} (seed {args.seed}): {args.starts} start(s) x {args.steps} actions, prior {args.prior}")
     keys = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy", "net_du")
-    print(f"{'selector':<8}  " + "  ".join(f"{k:>{max(12, len(k))}}" for k in keys))
+    print(f"{'selector':<10}  " + "  ".join(f"{k:>{max(12, len(k))}}" for k in keys))
     for name in selectors:
-        eps, curves[name.upper() if name == "puct" else name.capitalize()] = _episodes(
-            args.app, args.seed, name, args.prior, args.starts, args.steps)
+        label = {"puct": "PUCT", "puct-paper": "PUCT (paper)"}.get(name, name.capitalize())
+        eps, curves[label] = _episodes(args.app, args.seed, name, args.prior, args.starts, args.steps)
+        all_eps += eps
         mean = np.mean([[float(ep.metrics[k]) for k in keys] for ep in eps], axis=0)
-        print(f"{name:<8}  " + "  ".join(f"{v:>{max(12, len(k))}.3f}" for k, v in zip(keys, mean)))
+        print(f"{name:<10}  " + "  ".join(f"{v:>{max(12, len(k))}.3f}" for k, v in zip(keys, mean)))
+    if args.traces:
+        from spatialobs.screen.prior import save_traces
+
+        n = save_traces(all_eps, args.traces)
+        print(f"wrote {n} steps to {args.traces}")
     if args.curve:
         from spatialobs.render import line_chart_svg
 
@@ -473,6 +484,25 @@ def _explore(args: argparse.Namespace) -> int:
         out.write_text(line_chart_svg(curves, title=f"{args.app}: new states discovered (mean over starts)",
                                       ylabel="new states"), encoding="utf-8")
         print(f"wrote {out}")
+    return 0
+
+
+def _train_prior(args: argparse.Namespace) -> int:
+    from spatialobs.screen.prior import load_traces, train_prior
+
+    records: List[Any] = []
+    for path in args.traces:
+        if not Path(path).is_file():
+            raise CommandError(f"no traces file {path!r}")
+        records += load_traces(path)
+    if not records:
+        raise CommandError("the traces hold no steps")
+    model = train_prior(records, l2=args.l2, target=args.target)
+    model.save(args.out)
+    meta = model.meta or {}
+    print(f"trained on {meta.get('steps', 0):,} steps ({', '.join(meta.get('apps', []))}; "
+          f"{meta.get('positive', 0):,} positive for '{args.target}'), {len(model.weights)} features")
+    print(f"wrote {args.out}; use it with --prior learned:{args.out}")
     return 0
 
 
@@ -539,12 +569,23 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--app", required=True, choices=("notepad", "explorer", "calc"))
     ex.add_argument("--steps", type=int, default=50, help="actions per episode (default 50)")
     ex.add_argument("--starts", type=int, default=1, help="episodes from replayable starts (default 1)")
-    ex.add_argument("--selector", choices=("puct", "greedy"), default="puct")
-    ex.add_argument("--compare", action="store_true", help="run both PUCT and Greedy on the same starts")
-    ex.add_argument("--prior", choices=("heuristic", "uniform"), default="heuristic")
+    ex.add_argument("--selector", choices=("puct", "puct-paper", "greedy", "random"), default="puct",
+                    help="puct (default setting), puct-paper (Q = 0 for untried actions), greedy or random")
+    ex.add_argument("--compare", action="store_true", help="run every selector on the same starts")
+    ex.add_argument("--prior", default="heuristic", metavar="PRIOR",
+                    help="heuristic (default), uniform, or learned:FILE (a model from train-prior)")
+    ex.add_argument("--traces", metavar="FILE", help="write the steps as a traces file (for train-prior)")
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--curve", metavar="SVG", help="write the discovery curve (new states per step) as SVG")
     ex.set_defaults(func=_explore)
+
+    tp = sub.add_parser("train-prior", help="train a learned proposal prior on traces files")
+    tp.add_argument("traces", nargs="+", metavar="TRACES", help="traces files written by explore --traces")
+    tp.add_argument("--out", required=True, metavar="FILE", help="the model (JSON)")
+    tp.add_argument("--target", choices=("novel", "leaves"), default="novel",
+                    help="what a positive step is: it reached a new state (default) or left its state")
+    tp.add_argument("--l2", type=float, default=1.0, help="ridge penalty (default 1)")
+    tp.set_defaults(func=_train_prior)
 
     st = sub.add_parser("studies", help="run the exploration studies and write the results document")
     st.add_argument("--out", default="docs/results/exploration.md", help="Markdown file to write")
