@@ -321,6 +321,7 @@ class _Doc:
     executor: Any = None
     undo: List[Tuple[Any, str]] = field(default_factory=list)  # (canvas copy, token) before each apply
     last_token: Optional[str] = None
+    applies: int = 0
 
 
 @dataclass
@@ -583,8 +584,9 @@ class Service:
             out["errors"] = parse_errors + [str(e) for e in report.errors if isinstance(e, OpError)]
             out["document"] = d.name
             out["undo"] = len(d.undo)
-            # names the state after this apply: applies to one document are ordered by it
-            out["token"] = issue_token(d.canvas)
+            out["token"] = issue_token(d.canvas)  # the state this apply leaves
+            d.applies += 1
+            out["sequence"] = d.applies  # applies to one document run one at a time, in this order
             return out
 
     def _t_undo(self, document: str) -> Dict[str, Any]:
