@@ -25,6 +25,8 @@ from spatialobs.canvas.document.freehand import (
     DRAW_STROKE_WIDTHS,
     decode_path,
     freehand_box,
+    freehand_vertices,
+    rotated_freehand_box,
     segment_points,
     stroke_outline,
     stroke_points,
@@ -110,6 +112,8 @@ def test_conformance_documents_cover_the_cases():
                 segs = p.get("segments", [])
                 tags = {rec["type"], p.get("size"), p.get("spline")}
                 tags |= {"pen"} if p.get("isPen") else set()
+                tags |= {"rotated"} if rec.get("rotation") else set()
+                tags |= {"nested"} if rec.get("parentId", "").startswith("shape:") else set()
                 tags |= {"closed"} if p.get("isClosed") else set()
                 tags |= {"incomplete"} if p.get("isComplete") is False else set()
                 tags |= {"scale"} if p.get("scale", 1) != 1 else set()
@@ -121,7 +125,7 @@ def test_conformance_documents_cover_the_cases():
                 for tag in tags:
                     kinds[tag] = kinds.get(tag, 0) + 1
     for tag in ("draw", "highlight", "line", "s", "m", "l", "xl", "pen", "closed", "incomplete", "scale", "flip",
-                "straight", "dim2", "points", "dot", "cubic"):
+                "straight", "dim2", "points", "dot", "cubic", "rotated", "nested"):
         assert kinds.get(tag, 0) >= 1, tag
 
 
@@ -200,6 +204,26 @@ def test_draw_box_is_the_oracle_stroke(pts, size, complete, pen):
         a = np.array(want)
         expect = (*a.min(axis=0), *a.max(axis=0))
     np.testing.assert_allclose(freehand_box("draw", props), expect, rtol=0, atol=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(strokes(), st.sampled_from(FREEHAND), st.sampled_from(sorted(DRAW_STROKE_WIDTHS)), st.booleans(),
+       st.floats(-7, 7), st.sampled_from(["line", "cubic"]))
+def test_vertices_agree_with_the_box(pts, kind, size, complete, rotation, spline):
+    # the box of the vertices (what a rotated shape is bounded by) is the unrotated box
+    if kind == "line":
+        props = {"spline": spline, "points": {f"a{i:03d}": {"index": f"a{i:03d}", "x": x, "y": y}
+                                              for i, (x, y) in enumerate(pts)}}
+    else:
+        props = _legacy_draw(pts, size, isComplete=complete)
+    box = freehand_box(kind, props)
+    v = freehand_vertices(kind, props)
+    assert box is not None and v is not None
+    assert (*v.min(axis=0), *v.max(axis=0)) == pytest.approx(box, abs=1e-9)
+    c, s = math.cos(rotation), math.sin(rotation)
+    rx, ry = 3 + c * v[:, 0] - s * v[:, 1], -4 + s * v[:, 0] + c * v[:, 1]
+    rot = rotated_freehand_box(kind, props, rotation, 3, -4)
+    assert rot == pytest.approx((rx.min(), ry.min(), rx.max(), ry.max()), abs=1e-9)
 
 
 # ------------------------------------------------------------------ segments, outline, lines

@@ -11,6 +11,8 @@ Seeded cases for tldraw's ``draw``, ``highlight`` and ``line`` shapes:
   strokes with ``scale``, ``scaleX`` / ``scaleY`` (flips), 2-D (``dim: 2``) paths;
 * ``freehand_line``: ``line`` and ``cubic`` splines of 1 to 6 points stored out of
   index order, an S-curve, a doubling back and a closed loop;
+* ``freehand_rotated``: rotated strokes, closed strokes, highlights, lines, splines
+  and dots, and strokes inside a rotated frame and a rotated group;
 * ``freehand_legacy_draw`` / ``freehand_legacy_highlight``: the draw and highlight
   cases in an older schema (``points`` lists, no scale), which tldraw migrates.
 
@@ -236,6 +238,35 @@ def line_doc() -> Doc:
     return d
 
 
+def rotated_doc() -> Doc:
+    rng = random.Random(6)
+    d = Doc()
+    for k, rot in enumerate([0.3, 1.2, 2.5, 4.0, 5.5]):
+        size = SIZES[k % 4]
+        d.draw(f"rdraw{k}", [d.seg("free", walk(rng, 60))], size)
+        d.draw(f"rclosed{k}", [d.seg("free", loop(rng, 30, 30))], size, closed=True)
+        d.highlight(f"rhighlight{k}", [d.seg("free", walk(rng, 40))], size)
+        d.line(f"rline{k}", [(0, 0), (100, 50), (180, -40)], "line")
+        d.line(f"rcubic{k}", [(0, 0), (100, 50), (180, -40)], "cubic")
+        d.draw(f"rdot{k}", [d.seg("free", [(0.0, 0.0, .5)])], "xl", scale=2.5)
+        for s in d.shapes[-6:]:
+            s["rotation"] = rot
+    # strokes inside a rotated frame and a group
+    d.add("frame", "frame", {"w": 600, "h": 400, "name": "", "color": "black"})
+    d.shapes[-1]["rotation"] = 0.4
+    d.draw("framed", [d.seg("free", walk(rng, 50, start=(100, 100)))])
+    d.line("framedline", [(50, 50), (250, 120), (300, 300)], "cubic")
+    for s, rot in zip(d.shapes[-2:], (0.3, -0.8)):
+        s["parentId"], s["x"], s["y"], s["rotation"] = "shape:frame", 150, 100, rot
+    d.add("group", "group", {})
+    d.shapes[-1]["rotation"] = -0.6
+    d.draw("grouped", [d.seg("free", walk(rng, 50))], "l")
+    d.highlight("groupedhl", [d.seg("free", walk(rng, 30))], "s")
+    for s, (x, rot) in zip(d.shapes[-2:], ((0, 0.5), (200, 2.0))):
+        s["parentId"], s["x"], s["y"], s["rotation"] = "shape:group", x, 0, rot
+    return d
+
+
 def reduce_truth(raw_path: Path) -> Dict[str, Any]:
     raw = json.loads(raw_path.read_text())
     out: Dict[str, Any] = {}
@@ -250,6 +281,7 @@ DOCS = {
     "freehand_draw": draw_doc,
     "freehand_highlight": highlight_doc,
     "freehand_line": line_doc,
+    "freehand_rotated": rotated_doc,
     "freehand_legacy_draw": lambda: draws(Doc(legacy=True), random.Random(4)),
     "freehand_legacy_highlight": lambda: highlights(Doc(legacy=True), random.Random(5)),
 }
