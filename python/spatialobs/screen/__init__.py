@@ -11,7 +11,7 @@ near-duplicates merged into states by hybrid retrieval and exact verification.
 
 from __future__ import annotations
 
-from spatialobs.screen._persist import CorruptIndexError
+from spatialobs.screen._persist import CorruptIndexError, IndexFileError
 from spatialobs.screen.embed import Embedder, HashedNgramEmbedder, SentenceTransformerEmbedder
 from spatialobs.screen.features import (
     MAX_TEXT,
@@ -59,6 +59,7 @@ __all__ = [
     "Hit",
     "rrf_fuse",
     "CorruptIndexError",
+    "IndexFileError",
 ]
 
 # Exploration (DESIGN §8): state graph, selectors, the exploration loop, simulated apps.

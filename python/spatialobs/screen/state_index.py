@@ -524,7 +524,15 @@ class StateIndex:
         """Write the whole index to ``path`` atomically (temporary file, fsync, rename).
 
         The file is versioned and checksummed (SHA-256); a failure mid-save leaves any
-        previous file at ``path`` intact. No pickle is involved.
+        previous file at ``path`` intact and removes its temporary file. A save killed
+        outright leaves its temporary file (``<name>.<12 hex digits>.tmp``) behind; the
+        next save to the same path removes every such file that no running save holds
+        (POSIX). The file is created with mode 0o666 minus the umask. No pickle is
+        involved.
+
+        Raises :class:`~spatialobs.screen.IndexFileError` (a ``SpatialObsError`` and an
+        ``OSError``) when the file cannot be written: a missing folder, a folder at
+        ``path``, no permission, a full disk.
         """
         from spatialobs.screen import _persist
 
@@ -536,8 +544,12 @@ class StateIndex:
         """Read an index written by :meth:`save`, verifying version and checksum.
 
         Raises :class:`~spatialobs.screen.CorruptIndexError` (a ``SpatialObsError``) for
-        a truncated, corrupt or foreign file. An index built with an external embedder
-        needs an equivalent ``embedder``.
+        a truncated, corrupt or foreign file, and for a crafted one whose checksum
+        holds: every count and offset in the file is checked against the bytes
+        present, and the dense graph against itself, before anything is sized from
+        it. Raises :class:`~spatialobs.screen.IndexFileError` when the file cannot be
+        read (missing, a folder, no permission). An index built with an external
+        embedder needs an equivalent ``embedder``.
         """
         from spatialobs.screen import _persist
 
