@@ -339,9 +339,11 @@ def train_prior(records: Sequence[Mapping[str, Any]], *, l2: float = 1.0, floor:
     Examples
     --------
     >>> recs = [{"op": "click", "role": "MenuItem", "text": "File", "value": None, "bounds": [0, 30, 40, 50],
-    ...          "width": 1280, "height": 800, "goal": "", "source": 0, "target": 1, "capture": None}] * 8
+    ...          "width": 1280, "height": 800, "goal": "", "source": 0, "target": 1, "capture": None,
+    ...          "state_novel": True}] * 8
     >>> recs += [{"op": "click", "role": "DataItem", "text": "7", "value": None, "bounds": [500, 400, 600, 420],
-    ...           "width": 1280, "height": 800, "goal": "", "source": 0, "target": 0, "capture": None}] * 8
+    ...           "width": 1280, "height": 800, "goal": "", "source": 0, "target": 0, "capture": None,
+    ...           "state_novel": False}] * 8
     >>> m = train_prior(recs)
     >>> p_menu, p_cell = m(Screen([], 1280, 800), [Action("click", _el(r)) for r in (recs[0], recs[-1])])
     >>> p_menu > 0.8 > 0.2 > p_cell
