@@ -278,6 +278,9 @@ def serve_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # responses go out as a header write and a body write: without TCP_NODELAY (inherited by the
+    # accepted connections) Nagle's algorithm holds the body until the client's delayed ACK, ~40 ms
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(128)
     return sock
