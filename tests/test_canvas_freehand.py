@@ -306,6 +306,18 @@ def test_other_point_forms_keep_their_boxes():
     assert local_box("draw", {"segments": []}, 3, 4) == (0.0, 0.0, 3.0, 4.0)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(), st.floats()), min_size=1, max_size=6), st.sampled_from(FREEHAND),
+       st.one_of(st.floats(), st.integers(-10, 10)), st.sampled_from(["line", "cubic"]), st.floats())
+def test_extreme_numbers_never_raise(pts, kind, scale, spline, rotation):
+    # huge, infinite and NaN coordinates and scales: a finite box or None, as for junk
+    props = _legacy_draw(pts, scale=scale, spline=spline)
+    props["points"] = {f"a{i}": {"index": f"a{i}", "x": x, "y": y} for i, (x, y) in enumerate(pts)}
+    box = freehand_box(kind, props)
+    rotated_freehand_box(kind, props, rotation, 0.0, 0.0)
+    assert box is None or all(math.isfinite(v) for v in box)
+
+
 junk = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20)),
                     lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(st.sampled_from(
                         ["x", "y", "z", "type", "path", "points", "dim", "index"]), c, max_size=5)), max_leaves=20)

@@ -109,6 +109,9 @@ def decode_path(path: str, dim: Optional[int] = None) -> np.ndarray:
     steps[0] = first
     if m:
         steps[1:] = np.frombuffer(raw[4 * k: 4 * k + 2 * k * m], dtype="<f2").reshape(m, k)[:, :2]
+    if not np.isfinite(steps).all():  # bytes that are no numbers: tldraw gets NaN too
+        with np.errstate(invalid="ignore", over="ignore"):
+            return np.cumsum(steps, axis=0)
     return np.cumsum(steps, axis=0)
 
 
@@ -147,10 +150,10 @@ def _listed_points(points: List[Any]) -> np.ndarray:
     if len(xy) < 1:
         return xy
     steps = np.empty_like(xy)
-    steps[0] = xy[0].astype(np.float32)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # out of float16 range: tldraw's infinities
+        steps[0] = xy[0].astype(np.float32)
         steps[1:] = np.diff(xy, axis=0).astype(np.float16)
-    out = np.cumsum(steps, axis=0)
+        out = np.cumsum(steps, axis=0)
     return out if np.isfinite(out).all() else xy
 
 
@@ -172,7 +175,7 @@ def _ease_in_out_cubic(t: np.ndarray) -> np.ndarray:
 
 def _straight(a: np.ndarray, d: np.ndarray) -> np.ndarray:
     """A straight segment's points: both ends, and between them an eased run inset by up to one unit."""
-    dist = ((d[0] - a[0]) ** 2 + (d[1] - a[1]) ** 2) ** 0.5
+    dist = math.hypot(d[0] - a[0], d[1] - a[1])
     if dist == 0:
         return a[None, :]
     uni = (d - a) / dist
@@ -195,11 +198,10 @@ def _fast_listed(points: List[Any]) -> Optional[Tuple[List[float], List[float]]]
         a = np.array((list(map(_GET_X, points)), list(map(_GET_Y, points))), dtype=np.float64)
     except (KeyError, TypeError, ValueError):
         return None
-    d = a[:, 1:] - a[:, :-1]
-    if not np.abs(d).max(initial=0.0) < _F16_MAX:  # also false for NaN
+    if not np.abs(a).max() < _F16_MAX / 2:  # then no step overflows a float16 (also false for NaN)
         return None
     q = np.empty_like(a)
-    q[:, 1:] = d.astype(np.float16)
+    q[:, 1:] = (a[:, 1:] - a[:, :-1]).astype(np.float16)
     q[:, 0] = a[:, 0].astype(np.float32)
     q.cumsum(axis=1, out=q)
     out = q.tolist()
@@ -241,10 +243,11 @@ def segment_points(segments: Sequence[Any], scale_x: float = 1.0, scale_y: float
         if not is_mapping(seg):
             continue
         p = _raw_segment_points(seg)
-        if scale_x != 1 or scale_y != 1:
-            p = p * (scale_x, scale_y)
-        if seg.get("type") != "free" and len(p) >= 2:
-            p = _straight(p[0], p[1])
+        with np.errstate(over="ignore", invalid="ignore"):  # huge numbers end as non-finite boxes
+            if scale_x != 1 or scale_y != 1:
+                p = p * (scale_x, scale_y)
+            if seg.get("type") != "free" and len(p) >= 2:
+                p = _straight(p[0], p[1])
         if len(p):
             parts.append(p)
     if not parts:
@@ -272,7 +275,7 @@ class _Stroke:
 def _trim(xs: List[float], ys: List[float], size: float, streamline: float) -> Tuple[List[float], List[float]]:
     """The staged input of ``getStrokePoints``: points near either end dropped, the last repeated."""
     n = len(xs)
-    min_d2 = (size / 3) ** 2
+    min_d2 = (size / 3) * (size / 3)
     x0, y0 = xs[0], ys[0]
     start = 1
     while start < n:
@@ -319,7 +322,7 @@ def _streamline(xs: List[float], ys: List[float], size: float, streamline: float
             y = b + (prev_y - b) * u
         if abs(prev_x - x) < _SAME_POINT and abs(prev_y - y) < _SAME_POINT:
             continue
-        total += ((y - prev_y) ** 2 + (x - prev_x) ** 2) ** 0.5
+        total += ((y - prev_y) * (y - prev_y) + (x - prev_x) * (x - prev_x)) ** 0.5
         if i < 4 and total < size:
             continue  # the start waits until the stroke is a stroke width long (noise)
         px.append(x)
@@ -351,7 +354,7 @@ def _stroke_extent(xs: List[float], ys: List[float], size: float, streamline: fl
             y = b + (py - b) * u
         if abs(px - x) < e and abs(py - y) < e:
             continue
-        total += ((y - py) ** 2 + (x - px) ** 2) ** 0.5
+        total += ((y - py) * (y - py) + (x - px) * (x - px)) ** 0.5
         if total < size:
             continue
         x0, x1, y0, y1 = min(x0, x), max(x1, x), min(y0, y), max(y1, y)
@@ -470,7 +473,7 @@ def _tracks(sx: List[float], sy: List[float], ix: List[float], iy: List[float], 
     rx: List[float] = []
     ry: List[float] = []
     total = runs[-1]
-    min_distance = (size * smoothing) ** 2
+    min_distance = (size * smoothing) * (size * smoothing)
     cur = (1.0, 1.0) if n < 2 else _unit(sx[0] - sx[1], sy[0] - sy[1])
     prev_vec = cur
     plx = prx = sx[0]
@@ -532,12 +535,12 @@ def _tracks(sx: List[float], sy: List[float], ix: List[float], iy: List[float], 
         lerp_y = nxt[1] + (vec[1] - nxt[1]) * next_dpr
         ox, oy = lerp_y * radius, -lerp_x * radius
         tlx, tly = x - ox, y - oy
-        if i <= 1 or (plx - tlx) ** 2 + (ply - tly) ** 2 > min_distance:
+        if i <= 1 or (plx - tlx) * (plx - tlx) + (ply - tly) * (ply - tly) > min_distance:
             lx.append(tlx)
             ly.append(tly)
             plx, ply = tlx, tly
         trx, try_ = x + ox, y + oy
-        if i <= 1 or (prx - trx) ** 2 + (pry - try_) ** 2 > min_distance:
+        if i <= 1 or (prx - trx) * (prx - trx) + (pry - try_) * (pry - try_) > min_distance:
             rx.append(trx)
             ry.append(try_)
             prx, pry = trx, try_
@@ -638,8 +641,8 @@ def _extent(p: np.ndarray) -> Box:
 
 
 def _dot_vertices(r: float) -> Tuple[List[float], List[float]]:
-    # tldraw's Circle2d vertices: max(8, ceil(2πr / 20)) points from angle 0
-    n = max(8, math.ceil(2 * math.pi * r / 20))
+    # tldraw's Circle2d vertices: max(8, ceil(2πr / 20)) points from angle 0 (capped for absurd radii)
+    n = max(8, math.ceil(min(2 * math.pi * abs(r) / 20, 4096.0)))
     return ([math.cos(i / n * 2 * math.pi) * r for i in range(n)],
             [math.sin(i / n * 2 * math.pi) * r for i in range(n)])
 
@@ -734,14 +737,15 @@ def _cubic_vertices(p: np.ndarray) -> np.ndarray:
     p1 = p[i]
     p2 = p[i + 1]
     p3 = p[np.minimum(i + 2, n - 1)]
-    cp1 = p1 + (p2 - p0) / 6 * k
-    cp1[0] = p[0]
-    cp2 = p2 - (p3 - p1) / 6 * k
-    cp2[-1] = p[-1]
     t = (np.arange(11) / 10)[None, :, None]
     s = 1 - t
-    v = (s * s * s * p1[:, None] + 3 * (s * s) * t * cp1[:, None] + 3 * s * (t * t) * cp2[:, None]
-         + t * t * t * p2[:, None])
+    with np.errstate(over="ignore", invalid="ignore"):  # huge numbers end as non-finite boxes
+        cp1 = p1 + (p2 - p0) / 6 * k
+        cp1[0] = p[0]
+        cp2 = p2 - (p3 - p1) / 6 * k
+        cp2[-1] = p[-1]
+        v = (s * s * s * p1[:, None] + 3 * (s * s) * t * cp1[:, None] + 3 * s * (t * t) * cp2[:, None]
+             + t * t * t * p2[:, None])
     return np.concatenate([v.reshape(-1, 2), p[-1:]])
 
 
@@ -847,12 +851,14 @@ def rotated_freehand_box(node_type: str, props: Mapping[str, Any], rotation: flo
     [5.0, 0.0, 19.142135624, 0.0]
     """
     v = freehand_vertices(node_type, props)
-    if v is None:
+    if v is None or not math.isfinite(rotation):
         return None
     c, s = math.cos(rotation), math.sin(rotation)
-    x = ox + c * v[:, 0] - s * v[:, 1]
-    y = oy + s * v[:, 0] + c * v[:, 1]
-    return (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
+    with np.errstate(over="ignore", invalid="ignore"):  # huge numbers end as non-finite boxes
+        x = ox + c * v[:, 0] - s * v[:, 1]
+        y = oy + s * v[:, 0] + c * v[:, 1]
+    box = (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
+    return box if all(map(math.isfinite, box)) else None
 
 
 def freehand_box(node_type: str, props: Mapping[str, Any]) -> Optional[Box]:
@@ -877,13 +883,14 @@ def freehand_box(node_type: str, props: Mapping[str, Any]) -> Optional[Box]:
     (0.0, 0.0, 9.0, 3.0)
     """
     if node_type == "line":
-        return _line_box(props)
-    if node_type not in ("draw", "highlight"):
+        box = _line_box(props)
+    elif node_type not in ("draw", "highlight"):
         return None
-    segments = props.get("segments")
-    if not isinstance(segments, list) or not segments:
-        return None
-    box = _draw_box(props, segments) if node_type == "draw" else _highlight_box(props, segments)
+    else:
+        segments = props.get("segments")
+        if not isinstance(segments, list) or not segments:
+            return None
+        box = _draw_box(props, segments) if node_type == "draw" else _highlight_box(props, segments)
     if box is None or not all(math.isfinite(v) for v in box):
         return None
     return box
