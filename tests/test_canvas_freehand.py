@@ -241,8 +241,11 @@ def test_decode_path_reads_both_dimensions():
     pts = [(10.5, -3.25, 0.5), (12.0, -1.0, 0.6), (15.5, 4.0, 0.7)]
     np.testing.assert_allclose(decode_path(_tldraw_path(pts)), [p[:2] for p in pts], atol=1e-3)
     np.testing.assert_allclose(decode_path(_tldraw_path(pts, 2), dim=2), [p[:2] for p in pts], atol=1e-3)
-    # the older reader agrees on 3-D paths
+    # the older reader agrees, given the segment's dim
     np.testing.assert_array_equal(decode_path(_tldraw_path(pts)), decode_b64_points(_tldraw_path(pts))[:, :2])
+    two = decode_b64_points(_tldraw_path(pts, 2), dim=2)
+    np.testing.assert_array_equal(two[:, :2], decode_path(_tldraw_path(pts, 2), dim=2))
+    assert (two[:, 2] == 0.5).all()
     # unpadded text (tldraw's native decoder accepts it) and junk
     text = _tldraw_path(pts, 2)
     np.testing.assert_array_equal(decode_path(text.rstrip("="), dim=2), decode_path(text, dim=2))

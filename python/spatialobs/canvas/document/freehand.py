@@ -18,9 +18,15 @@ closely enough for their bounding boxes:
 * :func:`stroke_outline` is ``getStroke``: the two offset tracks and the round
   caps of a stroke of constant radius, as the highlighter uses it;
 * :func:`freehand_box` gives the local box of a ``draw``, ``highlight`` or
-  ``line`` node, or None when its props do not hold that geometry.
+  ``line`` node, or None when its props do not hold that geometry;
+  :func:`freehand_vertices` the vertices it is the box of, and
+  :func:`rotated_freehand_box` the page box of the shape rotated (tldraw bounds a
+  rotated shape by its rotated vertices, not by its rotated box).
 
-Boxes are ``(x0, y0, x1, y1)`` in the shape's local frame, before rotation.
+Boxes are ``(x0, y0, x1, y1)`` in the shape's local frame, before rotation. The
+draw path is the hot one (files hold hundreds of strokes of hundreds of points):
+it reads the points with one numpy pass per stroke and smooths them in a loop of
+plain floats that keeps only the extent.
 """
 
 from __future__ import annotations
@@ -865,14 +871,18 @@ def freehand_box(node_type: str, props: Mapping[str, Any]) -> Optional[Box]:
     """Local box of a tldraw ``draw``, ``highlight`` or ``line`` shape as tldraw bounds it.
 
     ``draw``: the smoothed stroke (:func:`stroke_points` with tldraw's solid
-    freehand options for the stroke width ``(2·size factor + 1) · scale``), or a
-    circle of that radius about the origin for a dot (one segment spanning less
-    than twice the width, or a stroke smoothed down to one point).
-    ``highlight``: the outline of its wide stroke (:func:`stroke_outline`), or a
-    circle of half the width about the origin for a one-point segment.
-    ``line``: its points in index order, or tldraw's cubic spline through them.
-    None when the props hold no such geometry (other types, Excalidraw-style
-    point lists, no segments).
+    freehand options for the stroke width ``(2·size factor + 1) · scale``; the
+    points themselves are not scaled), or a circle of that radius about the origin
+    for a dot (one segment spanning less than twice the width, or a stroke
+    smoothed down to one point). ``highlight``: the outline of its wide stroke
+    (:func:`stroke_outline`), or a circle of half the width about the origin for
+    a one-point segment. A circle's box is that of its vertices, as tldraw's page
+    bounds are. ``line``: its points in index order (the first of points sharing
+    an index), or tldraw's cubic spline through them, sampled as tldraw samples
+    it; a one-point line is its point (tldraw's own box of a path with no segment
+    is empty, at the page origin). None when the props hold no such geometry
+    (other types, Excalidraw-style point lists, no segments, numbers too large
+    for a finite box).
 
     Examples
     --------

@@ -22,7 +22,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from spatialobs.canvas.document.freehand import freehand_box, rotated_freehand_box
+from spatialobs.canvas.document.freehand import decode_path, freehand_box, rotated_freehand_box
 from spatialobs.canvas.document.sanitize import is_mapping
 
 __all__ = [
@@ -73,17 +73,21 @@ def _finite_xy(p: Any) -> Optional[Tuple[float, float]]:
     return None
 
 
-def decode_b64_points(path: str) -> np.ndarray:
+def decode_b64_points(path: str, dim: Optional[int] = None) -> np.ndarray:
     """Decode tldraw's base64 point encoding to an ``(n, 3)`` array of x, y, z.
 
     The first point is three little-endian float32 values; each following point is
-    three float16 deltas from the previous one.
+    three float16 deltas from the previous one. A segment with ``dim`` 2 stores two
+    of each (no pressure); z is then 0.5, as tldraw supplies it.
 
     Examples
     --------
     >>> decode_b64_points(encode_b64_points([(1, 2, 0.5), (3, 2, 0.5)]))[:, :2].tolist()
     [[1.0, 2.0], [3.0, 2.0]]
     """
+    if dim == 2:
+        xy = decode_path(path, 2)
+        return np.column_stack([xy, np.full(len(xy), 0.5)])
     try:
         raw = base64.b64decode(path, validate=False)
     except (ValueError, TypeError):
