@@ -115,3 +115,23 @@ def test_stdio_server_ends_when_the_client_closes_stdin(tmp_path):
     out = subprocess.run(serve_command(tmp_path), cwd=REPO, input="", capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout == ""
+
+
+def test_one_document_at_a_time_while_others_proceed(tmp_path):
+    import threading as th
+
+    from spatialobs.serve import Service
+
+    svc = Service(tmp_path)
+    svc.call("scenario_open", {"config": 0, "name": "a"})
+    svc.call("scenario_open", {"config": 1, "name": "b"})
+    done: List[str] = []
+    busy = svc._docs["a"].lock  # stands for a slow render holding document a
+    with busy:
+        t = th.Thread(target=lambda: done.append(svc.call("observe", {"document": "a"})["document"]))
+        t.start()
+        assert svc.call("observe", {"document": "b"})["document"] == "b"  # b is not held up
+        t.join(timeout=0.3)
+        assert done == []  # a waits for its turn
+    t.join(timeout=30)
+    assert done == ["a"]
