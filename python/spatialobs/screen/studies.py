@@ -569,7 +569,7 @@ def render_report(res: Dict[str, Any]) -> str:
 
     L += ["", "## 4. Proposal priors with PUCT (default) (Table 11 analogue)", "",
           "The learned prior (`spatialobs.screen.prior`, a logistic model over action tokens of whether an action "
-          f"leaves its state) is trained on Random's traces from simulator seeds {TRAIN_SEED0}–"
+          f"reaches a new state) is trained on Random's traces from simulator seeds {TRAIN_SEED0}–"
           f"{TRAIN_SEED0 + cfg['train_seeds'] - 1} ({cfg['train_starts']} starts each, all three apps) and evaluated "
           "on the seeds above: other sheet data, folder trees and starts.", "",
           "| app | prior " + _HEAD, "|---|---" + _SEP]
