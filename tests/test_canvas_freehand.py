@@ -176,6 +176,24 @@ def test_stroke_points_match_oracle(pts, size, streamline, last):
     np.testing.assert_allclose(got, np.array(want).reshape(-1, 2), rtol=0, atol=1e-9)
 
 
+@st.composite
+def long_strokes(draw):
+    """Mouse-like walks long enough for the array path (which needs no repeated point)."""
+    steps = draw(st.lists(st.tuples(st.floats(-20, 20), st.floats(-20, 20)), min_size=97, max_size=400))
+    x, y = draw(coords), draw(coords)
+    pts = [(x, y)]
+    for dx, dy in steps:
+        x, y = x + dx, y + dy
+        pts.append((x, y))
+    return pts
+
+
+@settings(max_examples=200, deadline=None)
+@given(long_strokes(), st.sampled_from(sorted(DRAW_STROKE_WIDTHS)), st.booleans(), st.booleans())
+def test_long_draw_box_is_the_oracle_stroke(pts, size, complete, pen):
+    _check_draw_box(pts, size, complete, pen)
+
+
 def _legacy_draw(pts, size="m", **extra):
     return {"segments": [{"type": "free", "points": [{"x": x, "y": y, "z": 0.5} for x, y in pts]}],
             "size": size, "isComplete": True, "isClosed": False, "isPen": False, **extra}
@@ -191,6 +209,10 @@ def _dot(r):
 @settings(max_examples=300, deadline=None)
 @given(strokes(), st.sampled_from(sorted(DRAW_STROKE_WIDTHS)), st.booleans(), st.booleans())
 def test_draw_box_is_the_oracle_stroke(pts, size, complete, pen):
+    _check_draw_box(pts, size, complete, pen)
+
+
+def _check_draw_box(pts, size, complete, pen):
     props = _legacy_draw(pts, size, isComplete=complete, isPen=pen)
     sw = DRAW_STROKE_WIDTHS[size] + 1
     streamline = 0.62 if pen else min(max(0.64 + (sw - 9) / 7 * 0.1, 0.64), 0.74)

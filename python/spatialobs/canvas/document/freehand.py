@@ -35,7 +35,7 @@ import base64
 import binascii
 import math
 import operator
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -64,6 +64,9 @@ HIGHLIGHT_STROKE_WIDTHS = {"s": 16 * 1.125 * 1.12, "m": 16 * 1.5 * 1.12, "l": 16
 _F16_MAX = 65504.0
 _GET_X = operator.itemgetter("x")
 _GET_Y = operator.itemgetter("y")
+# strokes longer than this smooth as an array (a convolution) rather than in a loop
+_ARRAY_MIN = 96
+_KERNELS: Dict[float, Tuple[np.ndarray, np.ndarray]] = {}
 # tldraw skips a streamlined point closer than this (per axis) to the previous one
 _SAME_POINT = 0.0001
 # the outline builder's constants (getStrokeOutlinePoints.ts)
@@ -198,8 +201,8 @@ def _straight(a: np.ndarray, d: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fast_listed(points: List[Any]) -> Optional[Tuple[List[float], List[float]]]:
-    """:func:`_listed_points` as two lists, for point dicts of finite numbers only (else None)."""
+def _fast_listed(points: List[Any]) -> Optional[np.ndarray]:
+    """:func:`_listed_points` as a ``(2, n)`` array, for point dicts of finite numbers only (else None)."""
     try:
         a = np.array((list(map(_GET_X, points)), list(map(_GET_Y, points))), dtype=np.float64)
     except (KeyError, TypeError, ValueError):
@@ -210,12 +213,11 @@ def _fast_listed(points: List[Any]) -> Optional[Tuple[List[float], List[float]]]
     q[:, 1:] = (a[:, 1:] - a[:, :-1]).astype(np.float16)
     q[:, 0] = a[:, 0].astype(np.float32)
     q.cumsum(axis=1, out=q)
-    out = q.tolist()
-    return out[0], out[1]
+    return q
 
 
-def _segment_lists(segments: Sequence[Any], scale_x: float, scale_y: float) -> Tuple[List[float], List[float]]:
-    """:func:`segment_points` as two lists of floats, quick for free segments of point dicts."""
+def _segment_rows(segments: Sequence[Any], scale_x: float, scale_y: float) -> np.ndarray:
+    """:func:`segment_points` as a ``(2, n)`` array, quick for one free segment of point dicts."""
     if len(segments) == 1 and scale_x == 1 and scale_y == 1:
         seg = segments[0]
         if type(seg) is dict and seg.get("type") == "free" and "path" not in seg:
@@ -224,8 +226,13 @@ def _segment_lists(segments: Sequence[Any], scale_x: float, scale_y: float) -> T
                 got = _fast_listed(pts)
                 if got is not None:
                     return got
-    p = segment_points(segments, scale_x, scale_y)
-    return p[:, 0].tolist(), p[:, 1].tolist()
+    return np.ascontiguousarray(segment_points(segments, scale_x, scale_y).T)
+
+
+def _segment_lists(segments: Sequence[Any], scale_x: float, scale_y: float) -> Tuple[List[float], List[float]]:
+    """:func:`segment_points` as two lists of floats."""
+    xs, ys = _segment_rows(segments, scale_x, scale_y).tolist()
+    return xs, ys
 
 
 def segment_points(segments: Sequence[Any], scale_x: float = 1.0, scale_y: float = 1.0) -> np.ndarray:
@@ -391,6 +398,93 @@ def _stroke_extent(xs: List[float], ys: List[float], size: float, streamline: fl
             x0, x1, y0, y1 = min(x0, x), max(x1, x), min(y0, y), max(y1, y)
             count += 1
     return x0, y0, x1, y1, count
+
+
+def _kernel(u: float) -> Tuple[np.ndarray, np.ndarray]:
+    """``(1 - u)·u^k`` and ``u^(k+1)`` for k below where ``u^k`` no longer counts (cached per ``u``)."""
+    got = _KERNELS.get(u)
+    if got is None:
+        k = 1 if u <= 0 else max(1, math.ceil(math.log(1e-18) / math.log(u)))
+        pw = u ** np.arange(k + 1)
+        got = _KERNELS[u] = ((1 - u) * pw[:k], pw[1:])
+    return got
+
+
+def _stroke_extent_array(q: np.ndarray, size: float, streamline: float, last: bool
+                         ) -> Optional[Tuple[float, float, float, float, int]]:
+    """:func:`_stroke_extent` for a long stroke given as a ``(2, n)`` array, the filter as a convolution.
+
+    From the fifth staged point on, tldraw's loop is ``x[k] = u·x[k-1] + (1-u)·s[k]``
+    (a first-order filter), except where it skips a point equal to the previous one;
+    None then (and for strokes the trimming leaves short), for the plain loop.
+    """
+    n = q.shape[1]
+    min_d2 = (size / 3) * (size / 3)
+    (x0,), (y0,) = q[:, :1].tolist()
+    start = 1  # the first input point farther than size / 3 from the first
+    while start < n:
+        xs, ys = q[:, start:start + 16].tolist()
+        k = next((k for k, (x, y) in enumerate(zip(xs, ys)) if (x - x0) * (x - x0) + (y - y0) * (y - y0) > min_d2),
+                 None)
+        if k is not None:
+            start += k
+            break
+        start += 16
+    if start >= n - 8:
+        return None
+    (lx,), (ly,) = q[:, n - 1:].tolist()
+    end = n - 1  # one past the last point farther than size / 3 from the last
+    while True:
+        xs, ys = q[:, max(start, end - 16):end].tolist()
+        k = next((k for k, (x, y) in enumerate(zip(xs[::-1], ys[::-1]))
+                  if (x - lx) * (x - lx) + (y - ly) * (y - ly) > min_d2), None)
+        if k is not None:
+            end -= k
+            break
+        end -= len(xs)
+        if end <= start:
+            return None
+    if end - start < 8:
+        return None
+    parts = [q[:, :1], q[:, start:end], q[:, n - 1:]]
+    if streamline > 0:
+        parts.append(q[:, n - 1:])
+    stage = np.concatenate(parts, axis=1)
+    u = 1 - (0.15 + (1 - streamline) * 0.85)
+    head_x, head_y = stage[:, :4].tolist()
+    px, py = head_x[0], head_y[0]
+    bx0 = bx1 = px
+    by0 = by1 = py
+    count = 1
+    total = 0.0
+    for i in range(1, 4):  # the head, where the noise rule applies
+        a, b = head_x[i], head_y[i]
+        x = a + (px - a) * u
+        y = b + (py - b) * u
+        if abs(px - x) < _SAME_POINT and abs(py - y) < _SAME_POINT:
+            continue
+        total += ((y - py) * (y - py) + (x - px) * (x - px)) ** 0.5
+        if total < size:
+            continue
+        bx0, bx1, by0, by1 = min(bx0, x), max(bx1, x), min(by0, y), max(by1, y)
+        px, py = x, y
+        count += 1
+    rest = stage[:, 4:]
+    m = rest.shape[1]
+    w, decay = _kernel(u)
+    kk = min(m, len(w))
+    out = np.empty_like(rest)
+    out[0] = np.convolve(rest[0], w)[:m]
+    out[1] = np.convolve(rest[1], w)[:m]
+    out[0, :kk] += px * decay[:kk]
+    out[1, :kk] += py * decay[:kk]
+    if last:
+        out[:, -1] = rest[:, -1]
+    step = np.abs(np.diff(out, axis=1, prepend=((px,), (py,))))
+    if ((step[0] < _SAME_POINT) & (step[1] < _SAME_POINT)).any():
+        return None  # a skipped point: its successors follow an older one, which the loop handles
+    lo, hi = out.min(axis=1).tolist(), out.max(axis=1).tolist()
+    return (min(bx0, lo[0]), min(by0, lo[1]), max(bx1, hi[0]), max(by1, hi[1]), count + m)
 
 
 def stroke_points(points: Any, size: float, streamline: float = 0.5, last: bool = False) -> np.ndarray:
@@ -676,22 +770,28 @@ def _is_single_point(seg: Any) -> bool:
 def _draw_box(props: Mapping[str, Any], segments: List[Any]) -> Optional[Box]:
     scale = _prop_float(props, "scale", 1.0)
     sw = (DRAW_STROKE_WIDTHS.get(str(props.get("size", "m")), 3.5) + 1) * scale
-    xs, ys = _segment_lists(segments, _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0))
-    dot = _dot_box(sw)
-    if len(segments) == 1:
-        if not xs:
-            return dot
-        if max(xs) - min(xs) < sw * 2 and max(ys) - min(ys) < sw * 2:
-            return dot
-    if not xs:
-        return None
+    q = _segment_rows(segments, _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0))
+    n = q.shape[1]
+    if n == 0:
+        return _dot_box(sw) if len(segments) == 1 else None
     is_pen = bool(props.get("isPen"))
     if is_pen:
         streamline = 0.62
     else:  # tldraw's modulate(sw, [9, 16], [0.64, 0.74], clamp)
         streamline = min(max(0.64 + (sw - 9) / 7 * 0.1, 0.64), 0.74)
-    x0, y0, x1, y1, count = _stroke_extent(xs, ys, sw, streamline, bool(props.get("isComplete")) or is_pen)
-    return dot if count == 1 else (x0, y0, x1, y1)
+    last = bool(props.get("isComplete")) or is_pen
+    got = _stroke_extent_array(q, sw, streamline, last) if n > _ARRAY_MIN else None
+    if got is None:
+        xs, ys = q.tolist()
+        got = _stroke_extent(xs, ys, sw, streamline, last)
+    x0, y0, x1, y1, count = got
+    # one segment spanning less than twice the width is a dot; the smoothed points lie
+    # within the input's box, so only a small smoothed box needs the input's
+    if len(segments) == 1 and x1 - x0 < sw * 2 and y1 - y0 < sw * 2:
+        lo, hi = q.min(axis=1), q.max(axis=1)
+        if hi[0] - lo[0] < sw * 2 and hi[1] - lo[1] < sw * 2:
+            return _dot_box(sw)
+    return _dot_box(sw) if count == 1 else (x0, y0, x1, y1)
 
 
 def _highlight_outline(props: Mapping[str, Any], segments: List[Any]) -> Optional[np.ndarray]:
