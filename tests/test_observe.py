@@ -222,9 +222,10 @@ def test_bad_canvas_and_page():
 def test_readme_example(shared_data):
     c = load(shared_data / "canvases" / "kitschpatrol__tldraw-cli__2024-01-test-sketch-three-frames.tldr")
     obs = observe(c)
+    # the emoji text rises above the top of its frame (as in tldraw), so it reads first
     assert [(o["type"], o.get("name") or o.get("text"), o["visibility"]) for o in obs.objects][:2] == [
-        ("frame", "Frame 1", "visible"), ("text", 'Everything\'s going great inside "Frame 1"', "visible")]
+        ("text", "\U0001f949\U0001f37e\U0001f595", "visible"), ("frame", "Frame 1", "visible")]
     assert obs.record("shape:X8NB_iu3jQlL_s_tE7mDo")["rotation"] == 337.0
-    assert obs.relations[0] == {"type": "parent", "from": "shape:X8NB_iu3jQlL_s_tE7mDo",
-                                "to": "shape:tClt3AR1G_xt_peD2sH9i", "native": True}
+    assert obs.relations[0] == {"type": "parent", "from": "shape:5GI4apFgiHzaLrrHpyIws",
+                                "to": "shape:x8z3Qf7Hgw4Qqp2AC-eet", "native": True}
     assert obs.omitted == {"objects": 0, "relations": 0} and len(obs.to_json().encode()) == 1912

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from spatialobs import SpatialObsError
-from spatialobs.canvas import Canvas, Node
+from spatialobs.canvas import Binding, Canvas, Node, Page, load
 from spatialobs.canvas.formats import tldraw_schema as ts
 from spatialobs.canvas.formats.tldraw import to_tldraw
 
@@ -194,7 +194,25 @@ def test_to_tldraw_refuses_what_cannot_be_mapped_naming_the_record():
     with pytest.raises(ts.InvalidRecordError, match=r"shape:g \(geo\) props.color") as e:
         to_tldraw(c)
     assert isinstance(e.value, SpatialObsError)
+
+
+def test_to_tldraw_gives_ids_and_index_keys_the_form_tldraw_wants():
+    # ids without tldraw's prefixes get them wherever they are referenced; a sibling
+    # group holding a key tldraw would refuse is renumbered in its paint order
     c = Canvas()
-    c.add(Node("g", "geo", "page:page", "a1", 0, 0, 10, 10))
-    with pytest.raises(ts.InvalidRecordError, match="shape ids start with 'shape:'"):
-        to_tldraw(c)
+    c.add(Page("p", "P", "a1"))
+    c.add(Node("f", "frame", "p", "a70", 0, 0, 100, 100))
+    c.add(Node("g", "geo", "f", "a70", 10, 10, 10, 10))
+    c.add(Node("shape:g", "geo", "f", "a2", 30, 30, 10, 10))
+    c.add(Node("a", "arrow", "p", "a80", 0, 0, 0, 0, props={"start": {"x": 0, "y": 0}, "end": {"x": 5, "y": 5}}))
+    c.add(Binding("b", "arrow", "a", "g", "end", (0.5, 0.5), False))
+    out = to_tldraw(c)
+    ids = {r["id"]: r for r in out["records"]}
+    assert {"page:p", "shape:f", "shape:g~1", "shape:g", "shape:a", "binding:b"} <= set(ids)
+    assert ids["shape:f"]["parentId"] == "page:p" and ids["shape:g~1"]["parentId"] == "shape:f"
+    assert (ids["binding:b"]["fromId"], ids["binding:b"]["toId"]) == ("shape:a", "shape:g~1")
+    assert ids["shape:g"]["index"] < ids["shape:g~1"]["index"]  # "a2" < "a70": painted below
+    assert ts.validate_records(out["records"], out["schema"]) == []
+    back = load(out)
+    assert back.paint_order("page:p") == ["shape:f", "shape:g", "shape:g~1", "shape:a"]
+    assert back.page_bounds("shape:g~1") == c.page_bounds("g")

@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.document.sanitize import CleanFields, is_mapping, sanitize_style
 from spatialobs.canvas.document.model import Canvas, build_canvas
+from spatialobs.canvas.document.fractional import key_sequence
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.document.richtext import plain_to_richtext, richtext_to_plain
 from spatialobs.canvas.document.shapes import POINT_TYPES, local_box
@@ -523,10 +524,15 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
     template_keys: Optional[Set[str]]
     if base is not None and base.get("type") == tl_type:
         rec = dict(base)
-        # props that are not an object were ignored on import; they are rewritten
         base_props = base.get("props")
-        props = dict(base_props) if is_mapping(base_props) else {}
         template_keys = None
+        if is_mapping(base_props):
+            props = dict(base_props)
+        else:
+            # props that are not an object were ignored on import: they are written anew,
+            # from tldraw's defaults in the document's form and every field of the node
+            props = tschema.default_props(tl_type, versions) if tl_type in _DEFAULT_PROPS else {}
+            orig = None
     else:
         tmpl = src.templates.get(tl_type) if src is not None else None
         tmpl_props = tmpl.get("props") if tmpl is not None else None
@@ -559,15 +565,17 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
     if changed("w") or changed("h"):
         if tl_type == "geo" or (tl_type not in ("note", "text", "group") and tl_type not in POINT_TYPES and ("w" in props or template_keys is not None)):
             grow = float(props.get("growY", 0) or 0) if tl_type == "geo" else 0.0
-            props["w"] = node.w
-            props["h"] = max(node.h - grow, 0.0)
+            # tldraw's validators want geo and frame sizes above zero; its own resize stops at 1
+            low = _MIN_SIDE if tl_type in ("geo", "frame") else 0.0
+            props["w"] = max(node.w, low)
+            props["h"] = max(node.h - grow, low)
         elif tl_type == "note":
             props["scale"] = node.w / 200.0 if node.w > 0 else scale
             s = props["scale"] or 1.0
             props["growY"] = max(node.h / s - 200.0, 0.0)
         elif tl_type == "text":
             # tldraw stores an auto-size text's measured width after scale, a fixed one's before
-            props["w"] = node.w if props.get("autoSize", True) is not False else node.w / scale
+            props["w"] = max(node.w if props.get("autoSize", True) is not False else node.w / scale, _MIN_SIDE)
     if tl_type in ("arrow", "line") and template_keys is not None:
         pts = _points_list(node)
         if pts and tl_type == "arrow":
@@ -666,6 +674,74 @@ def _page_record(p: Page, base: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
 
 def _arrow_bindings(canvas_bindings: Mapping[str, Binding], arrow_id: str) -> List[Binding]:
     return sorted((b for b in canvas_bindings.values() if b.from_id == arrow_id), key=lambda b: b.terminal)
+
+
+_ID_PREFIX = {"shape": "shape:", "page": "page:", "binding": "binding:"}
+#: The smallest side tldraw accepts for a geo, frame or text shape (its validators want > 0).
+_MIN_SIDE = 1.0
+
+
+def _valid_ids_and_keys(out: List[Any], written: List[Any], versions: tschema.SchemaVersions) -> None:
+    """Give records tldraw would refuse for their id or index key valid ones, in place.
+
+    A canvas built by hand or loaded from another format may name nodes ``card`` and
+    order siblings with keys such as ``a70``; tldraw wants ``shape:`` / ``page:`` /
+    ``binding:`` ids and well-formed fractional keys. Such an id gets its prefix (a
+    numeric suffix when that name is taken) everywhere it is referenced; a sibling
+    group (or the pages) holding an invalid key is renumbered in its current order,
+    which is the order tldraw paints it in. Records changed here are added to
+    ``written`` so they are checked like every record written anew.
+    """
+    taken = {r["id"] for r in out if is_mapping(r) and isinstance(r.get("id"), str)}
+    rename: Dict[str, str] = {}
+    for r in out:
+        if not is_mapping(r) or not isinstance(r.get("id"), str):
+            continue
+        prefix = _ID_PREFIX.get(str(r.get("typeName")))
+        if prefix is None or r["id"].startswith(prefix):
+            continue
+        new = prefix + r["id"]
+        k = 1
+        while new in taken:
+            new, k = f"{prefix}{r['id']}~{k}", k + 1
+        taken.add(new)
+        rename[r["id"]] = new
+    groups: Dict[Any, List[int]] = {}
+    for i, r in enumerate(out):
+        if is_mapping(r) and r.get("typeName") in ("shape", "page"):
+            groups.setdefault(r.get("parentId") if r["typeName"] == "shape" else "pages", []).append(i)
+    rekey: Dict[int, str] = {}
+    for rows in groups.values():
+        if all(tschema.index_problem(out[i].get("index"), versions) is None for i in rows):
+            continue
+        # sorted as tldraw and the canvas order siblings: by key, ties by position in the file
+        rows = sorted(rows, key=lambda i: (str(out[i].get("index", "")), i))
+        rekey.update(zip(rows, key_sequence(len(rows))))
+    if not rename and not rekey:
+        return
+    by_identity = {id(r) for r in written}
+    for i, r in enumerate(out):
+        if not is_mapping(r):
+            continue
+        new_r: Optional[Dict[str, Any]] = None
+        for field in ("id", "parentId", "fromId", "toId", "pageId", "currentPageId"):
+            v = r.get(field)
+            if isinstance(v, str) and v in rename:
+                new_r = new_r if new_r is not None else dict(r)
+                new_r[field] = rename[v]
+        sel = r.get("selectedShapeIds")
+        if isinstance(sel, list) and any(isinstance(v, str) and v in rename for v in sel):
+            new_r = new_r if new_r is not None else dict(r)
+            new_r["selectedShapeIds"] = [rename.get(v, v) if isinstance(v, str) else v for v in sel]
+        if i in rekey:
+            new_r = new_r if new_r is not None else dict(r)
+            new_r["index"] = rekey[i]
+        if new_r is not None:
+            out[i] = new_r
+            if id(r) in by_identity:
+                written[:] = [new_r if w is r else w for w in written]
+            else:
+                written.append(new_r)
 
 
 def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
@@ -783,6 +859,7 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
             if b.id not in seen_bindings:
                 out.append(_binding_to_record(b, None))
                 written.append(out[-1])
+    _valid_ids_and_keys(out, written, versions)
     # nothing tldraw would refuse leaves here: records read from the file pass through
     # as they were; every record written anew is checked at the document's schema version
     tschema.check_records(written, versions)

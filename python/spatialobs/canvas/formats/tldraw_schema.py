@@ -1095,7 +1095,16 @@ def _check_object(rid: str, kind: str, prefix: str, value: Any, checks: Mapping[
     return out
 
 
-def _index_ok(key: Any, versions: SchemaVersions) -> Optional[str]:
+def index_problem(key: Any, versions: SchemaVersions) -> Optional[str]:
+    """Why tldraw would refuse ``key`` as a record's index at these schema versions, or None.
+
+    Examples
+    --------
+    >>> index_problem("a1", SchemaVersions.of(None)) is None
+    True
+    >>> index_problem("a10", SchemaVersions.of(None))
+    "expected a fractional index key; got 'a10'"
+    """
     # store version 5 (FixIndexKeys) rewrites invalid keys of older documents on load
     if isinstance(key, str) and (is_valid_key(key) or (versions.from_version("com.tldraw.store") < 5 and key)):
         return None
@@ -1146,7 +1155,7 @@ def validate_record(rec: Any, versions: Optional[SchemaVersions] = None) -> List
             r["meta"] = {}
         out = _check_object(rid, "page", "", r, {
             "id": lambda v: None if isinstance(v, str) and v.startswith("page:") else "page ids start with 'page:'",
-            "typeName": lambda v: None, "name": _string, "index": lambda v: _index_ok(v, versions),
+            "typeName": lambda v: None, "name": _string, "index": lambda v: index_problem(v, versions),
             "meta": lambda v: None if isinstance(v, Mapping) and _json_ok(v) else "expected a JSON object"})
         return out
     return []
@@ -1169,7 +1178,7 @@ def _validate_shape(rec: Mapping[str, Any], versions: SchemaVersions) -> List[Pr
         "typeName": lambda v: None,
         "type": lambda v: None if isinstance(v, str) and v else f"expected a shape type; got {_desc(v)}",
         "x": _number, "y": _number, "rotation": _number,
-        "index": lambda v: _index_ok(v, versions),
+        "index": lambda v: index_problem(v, versions),
         "parentId": lambda v: None if isinstance(v, str) and (v.startswith("page:") or v.startswith("shape:"))
         else f"expected a page: or shape: id; got {_desc(v)}",
         "isLocked": _boolean,
