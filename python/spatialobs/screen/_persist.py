@@ -402,7 +402,9 @@ def _check_hnsw(blob: np.ndarray, dim: int, n: int) -> None:
         ok = entry == -1 and max_level == -1
     else:
         ok = 0 <= entry < n and max_level == int(levels[entry]) - 1 and max_level == int(levels.max()) - 1
-    if not ok or ef_construction < 1 or ef_search < 1:
+    from spatialobs.screen.state_index import MAX_SEARCH
+
+    if not ok or not 1 <= ef_construction <= MAX_SEARCH or ef_search < 1:
         raise _Corrupt("dense index has an invalid entry point or search parameters")
     header(b"IxFI")
     (count,) = b.take("Q")  # the flat storage: n * dim float32 components

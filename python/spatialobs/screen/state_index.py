@@ -42,6 +42,11 @@ __all__ = ["Match", "Hit", "StateIndex", "rrf_fuse"]
 
 MetaKey = Tuple[Optional[str], Optional[str], Optional[str]]
 
+#: Upper bound of ``top_k``, ``ef_search`` and ``ef_construction``: faiss sizes a
+#: search's heaps by ``ef_search`` (which defaults to ``top_k``) and spends time in
+#: proportion, so 2^31 would allocate gigabytes and take minutes per query.
+MAX_SEARCH = 1 << 16
+
 
 @dataclass(frozen=True)
 class Match:
@@ -215,7 +220,9 @@ class StateIndex:
         against, and the brute-force baseline.
     hnsw_m, ef_construction, ef_search : int
         HNSW parameters (defaults 16, 40 and ``top_k``); the raw faiss objects are
-        reachable with :meth:`hnsw`. M = 16 rather than 32 keeps the synthetic
+        reachable with :meth:`hnsw`. ``top_k``, ``ef_construction`` and
+        ``ef_search`` are at most :data:`MAX_SEARCH` (65,536), ``hnsw_m`` at most
+        1,024, ``grid`` at most 65,535. M = 16 rather than 32 keeps the synthetic
         quality report unchanged (retrieval recall and decision agreement 1.0)
         and makes an HNSW search and add about a third cheaper. A saved index
         keeps the parameters it was built with.
@@ -249,17 +256,18 @@ class StateIndex:
         ef_search: Optional[int] = None,
     ) -> None:
         self._tau = as_threshold(tau)
-        # Upper bounds: what the kernels and faiss take (an int32 or the grid's 16 bits).
-        for name, v, lo, hi in (("top_k", top_k, 1, 2**31 - 1), ("rrf_k", rrf_k, 0, 2**31 - 1),
-                                ("grid", grid, 1, 65535), ("hnsw_m", hnsw_m, 2, 2**16),
-                                ("ef_construction", ef_construction, 1, 2**31 - 1)):
+        # Upper bounds: what the kernels and faiss take (an int32, the grid's 16 bits,
+        # MAX_SEARCH for what sizes a search).
+        for name, v, lo, hi in (("top_k", top_k, 1, MAX_SEARCH), ("rrf_k", rrf_k, 0, 2**31 - 1),
+                                ("grid", grid, 1, 65535), ("hnsw_m", hnsw_m, 2, 2**10),
+                                ("ef_construction", ef_construction, 1, MAX_SEARCH)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
                 raise InvalidInputError(f"{name} must be an integer >= {lo} and <= {hi}, got {echo(v)}")
         if candidates not in ("hybrid", "exhaustive"):
             raise InvalidInputError(f"candidates must be 'hybrid' or 'exhaustive', got {echo(candidates)}")
         if ef_search is not None and (isinstance(ef_search, bool) or not isinstance(ef_search, int)
-                                      or not 1 <= ef_search <= 2**31 - 1):
-            raise InvalidInputError(f"ef_search must be an integer from 1 to 2^31 - 1, got {echo(ef_search)}")
+                                      or not 1 <= ef_search <= MAX_SEARCH):
+            raise InvalidInputError(f"ef_search must be an integer from 1 to {MAX_SEARCH}, got {echo(ef_search)}")
         self.top_k = int(top_k)
         self.rrf_k = int(rrf_k)
         self.grid = int(grid)
@@ -351,8 +359,8 @@ class StateIndex:
 
     @ef_search.setter
     def ef_search(self, value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**31 - 1:
-            raise InvalidInputError(f"ef_search must be an integer from 1 to 2^31 - 1, got {echo(value)}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SEARCH:
+            raise InvalidInputError(f"ef_search must be an integer from 1 to {MAX_SEARCH}, got {echo(value)}")
         with self._lock.write():
             self._ef_search = value
             for p in self._parts:
