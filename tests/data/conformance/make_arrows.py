@@ -23,29 +23,15 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from tldr_doc import main, rich, write_tldr
+
 HERE = Path(__file__).resolve().parent
 PAGE = "page:conf"
 
-SCHEMA = {"schemaVersion": 2, "sequences": {
-    "com.tldraw.store": 5, "com.tldraw.asset": 1, "com.tldraw.camera": 1, "com.tldraw.document": 2,
-    "com.tldraw.instance": 26, "com.tldraw.instance_page_state": 5, "com.tldraw.page": 1,
-    "com.tldraw.instance_presence": 6, "com.tldraw.pointer": 1, "com.tldraw.shape": 4, "com.tldraw.user": 1,
-    "com.tldraw.asset.image": 6, "com.tldraw.asset.video": 5, "com.tldraw.asset.bookmark": 2,
-    "com.tldraw.shape.group": 0, "com.tldraw.shape.text": 4, "com.tldraw.shape.bookmark": 2,
-    "com.tldraw.shape.draw": 5, "com.tldraw.shape.geo": 12, "com.tldraw.shape.note": 13,
-    "com.tldraw.shape.line": 5, "com.tldraw.shape.frame": 1, "com.tldraw.shape.arrow": 8,
-    "com.tldraw.shape.highlight": 4, "com.tldraw.shape.embed": 4, "com.tldraw.shape.image": 5,
-    "com.tldraw.shape.video": 4, "com.tldraw.binding.arrow": 1}}
 
 GEOS = ["rectangle", "ellipse", "triangle", "diamond", "pentagon", "hexagon", "octagon", "star", "rhombus",
         "rhombus-2", "oval", "trapezoid", "arrow-left", "arrow-right", "arrow-up", "arrow-down", "x-box",
         "check-box", "cloud", "heart"]
-
-
-def rich(text: str) -> Dict[str, Any]:
-    if not text:
-        return {"type": "doc", "content": [{"type": "paragraph"}]}
-    return {"type": "doc", "content": [{"type": "paragraph", "content": [{"type": "text", "text": text}]}]}
 
 
 class Doc:
@@ -111,10 +97,7 @@ class Doc:
                              "typeName": "binding"})
 
     def write(self, path: Path) -> None:
-        head = [{"meta": {}, "id": PAGE, "name": "Page 1", "index": "a1", "typeName": "page"},
-                {"gridSize": 10, "name": "", "meta": {}, "id": "document:document", "typeName": "document"}]
-        doc = {"tldrawFileFormatVersion": 1, "schema": SCHEMA, "records": head + self.records}
-        path.write_text(json.dumps(doc, indent=0) + "\n")
+        write_tldr(path, PAGE, self.records, indent=0)
 
 
 def targets_doc() -> Doc:
@@ -260,9 +243,4 @@ def reduce_truth(raw_path: Path) -> Dict[str, Any]:
 DOCS = {"arrows_targets": targets_doc, "arrows_options": options_doc}
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--truth":
-        name = sys.argv[2]
-        (HERE / f"{name}.truth.json").write_text(json.dumps(reduce_truth(Path(sys.argv[3])), indent=0) + "\n")
-    else:
-        for name, make in DOCS.items():
-            make().write(HERE / f"{name}.tldr")
+    main(HERE, DOCS, reduce_truth)

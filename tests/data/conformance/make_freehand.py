@@ -38,22 +38,13 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+from tldr_doc import SCHEMA, main, write_tldr
 
 HERE = Path(__file__).resolve().parent
 PAGE = "page:page"
 DIG = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 SIZES = ["s", "m", "l", "xl"]
 
-SCHEMA = {"schemaVersion": 2, "sequences": {
-    "com.tldraw.store": 5, "com.tldraw.asset": 1, "com.tldraw.camera": 1, "com.tldraw.document": 2,
-    "com.tldraw.instance": 26, "com.tldraw.instance_page_state": 5, "com.tldraw.page": 1,
-    "com.tldraw.instance_presence": 6, "com.tldraw.pointer": 1, "com.tldraw.shape": 4, "com.tldraw.user": 1,
-    "com.tldraw.asset.image": 6, "com.tldraw.asset.video": 5, "com.tldraw.asset.bookmark": 2,
-    "com.tldraw.shape.group": 0, "com.tldraw.shape.text": 4, "com.tldraw.shape.bookmark": 2,
-    "com.tldraw.shape.draw": 5, "com.tldraw.shape.geo": 12, "com.tldraw.shape.note": 13,
-    "com.tldraw.shape.line": 5, "com.tldraw.shape.frame": 1, "com.tldraw.shape.arrow": 8,
-    "com.tldraw.shape.highlight": 4, "com.tldraw.shape.embed": 4, "com.tldraw.shape.image": 5,
-    "com.tldraw.shape.video": 4, "com.tldraw.binding.arrow": 1}}
 # draw 1 / highlight 0: segments hold point lists and there is no scale (tldraw 2.x files)
 LEGACY_SCHEMA = {"schemaVersion": 2, "sequences": {
     "com.tldraw.store": 4, "com.tldraw.asset": 1, "com.tldraw.camera": 1, "com.tldraw.document": 2,
@@ -161,10 +152,7 @@ class Doc:
 
     def write(self, path: Path) -> None:
         assert len(self.shapes) <= 61  # one-digit index keys
-        records = [{"gridSize": 10, "name": "", "meta": {}, "id": "document:document", "typeName": "document"},
-                   {"meta": {}, "id": PAGE, "name": "Page 1", "index": "a1", "typeName": "page"}] + self.shapes
-        doc = {"tldrawFileFormatVersion": 1, "schema": LEGACY_SCHEMA if self.legacy else SCHEMA, "records": records}
-        path.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+        write_tldr(path, PAGE, self.shapes, LEGACY_SCHEMA if self.legacy else SCHEMA, separators=(",", ":"))
 
 
 def draws(d: Doc, rng: random.Random) -> Doc:
@@ -287,9 +275,4 @@ DOCS = {
 }
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--truth":
-        name = sys.argv[2]
-        (HERE / f"{name}.truth.json").write_text(json.dumps(reduce_truth(Path(sys.argv[3])), indent=0) + "\n")
-    else:
-        for name, make in DOCS.items():
-            make().write(HERE / f"{name}.tldr")
+    main(HERE, DOCS, reduce_truth)
