@@ -18,10 +18,8 @@ Usage::
 from __future__ import annotations
 
 import json
-import math
-import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 from tldr_doc import main, rich, write_tldr
 

@@ -33,7 +33,6 @@ import json
 import math
 import random
 import struct
-import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 

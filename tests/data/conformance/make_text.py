@@ -28,7 +28,6 @@ Usage::
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
