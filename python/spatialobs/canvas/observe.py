@@ -429,6 +429,386 @@ class Observation:
         return (b[0], b[1])
 
 
+# --------------------------------------------------------------------------- stages
+# observe() runs five stages, each a function of the previous ones' results:
+# inputs -> view (visibility, occlusion, reading order) -> relations (native and
+# inferred pairs) -> ranking (kept objects, chosen relations) -> records.
+@dataclass
+class _Params:
+    """Checked arguments of one observation."""
+
+    page: str
+    viewport: Viewport
+    vbox: Tuple[float, float, float, float]
+    origin: Tuple[float, float]
+    sel: np.ndarray         # page rows of the selection, in the order given
+    ctx: np.ndarray
+    max_objects: int
+    max_relations: int
+    include_bounds: bool
+    near_factor: float
+    near_gap: float
+    align_tol: float
+    row_tol: float
+    touch_tol: float
+    min_opacity: float
+
+
+@dataclass
+class _View:
+    """Every row against the viewport."""
+
+    solid: np.ndarray        # paints an area of its own (not a connector or group)
+    labels: np.ndarray       # visibility code, OCCLUDED applied
+    gaps: np.ndarray         # distance to the viewport
+    occ: np.ndarray          # occluder row (the frame for a clipped-away row in view), -1 if none
+    in_view: np.ndarray      # visible or partial before occlusion
+    raw_partial: np.ndarray
+    reading: np.ndarray      # reading order among solid rows in view, -1 elsewhere
+
+
+@dataclass
+class _Relations:
+    """Every relation of the page as parallel row arrays, one entry per type.
+
+    ``parts[t] = (a, b, extra)``: ``extra`` is the terminal code for ``bound``
+    and ``touches``, the gap for ``near``, the kind mask for ``aligned``.
+    """
+
+    parts: Dict[str, Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]]
+
+
+@dataclass
+class _Ranking:
+    """The kept rows in output order and the chosen relations."""
+
+    kept: np.ndarray
+    rel_type: np.ndarray
+    rel_a: np.ndarray
+    rel_b: np.ndarray
+    rel_extra: np.ndarray
+    total: int               # relations before the limits
+
+
+def _inputs(canvas: Any, viewport: Any, page: Optional[str], selected: Optional[Iterable[str]], context: Iterable[str],
+            max_objects: Any, max_relations: Any, origin: Any, include_bounds: bool, near_factor: float,
+            near_gap: Any, align_tol: Any, row_tol: Any, touch_tol: Any, min_opacity: float) -> Tuple[_Params, _Page]:
+    """Check the arguments and read the page's arrays."""
+    if not isinstance(canvas, Canvas):
+        raise InvalidInputError(f"canvas must be a Canvas, got {type(canvas).__name__}")
+    max_objects = _limit(max_objects, "max_objects")
+    max_relations = _limit(max_relations, "max_relations")
+    ox, oy = _origin(origin)
+    near_gap = _positive(near_gap, "near_gap")
+    align_tol = _positive(align_tol, "align_tol")
+    row_tol = _positive(row_tol, "row_tol")
+    touch_tol = _positive(touch_tol, "touch_tol")
+    pid = _resolve_page(canvas, page)
+    vp = resolve_viewport(canvas, viewport, pid)
+    pg = _page_arrays(canvas, pid)
+    row_of = canvas.geometry().row
+    sel = _id_rows(canvas.selected(pid) if selected is None else selected, row_of, pg.page_pos, "selected", pid)
+    ctx = _id_rows(context, row_of, pg.page_pos, "context", pid)
+    p = _Params(pid, vp, vp.as_box(), (ox, oy), sel, ctx, max_objects, max_relations, bool(include_bounds),
+                near_factor, near_gap, align_tol, row_tol, touch_tol, min_opacity)
+    return p, pg
+
+
+def _view(pg: _Page, p: _Params) -> _View:
+    """Visibility, occlusion and reading order (kernels over the whole page)."""
+    n = len(pg.ids)
+    types = pg.types
+    is_conn = np.zeros(n, bool)
+    for t in CONNECTOR_TYPES:
+        is_conn |= types == t
+    solid = ~(is_conn | (types == "group"))
+    labels, gaps = G.visibility(pg.boxes, p.vbox, p.near_factor)
+    labels = labels.astype(np.int64)
+    no_occ = pg.hidden | ~solid | pg.gone
+    occ = G.occluders(pg.boxes, np.arange(n, dtype=np.int64), pg.opacity, no_occ, p.vbox, p.min_opacity)
+    in_view = (labels == G.VISIBLE) | (labels == G.PARTIAL)
+    raw_partial = labels == G.PARTIAL
+    occ = np.where(pg.gone & in_view, pg.frame, occ)
+    labels = np.where(in_view & (occ >= 0), G.OCCLUDED, labels)
+    # reading order among solid objects in view
+    reading = np.full(n, -1, dtype=np.int64)
+    view_solid = np.flatnonzero(in_view & solid)
+    if len(view_solid):
+        reading[view_solid] = G.reading_order(np.ascontiguousarray(pg.boxes[view_solid]), p.row_tol)
+    return _View(solid, labels, gaps, occ, in_view, raw_partial, reading)
+
+
+def _bindings(canvas: Canvas, pg: _Page) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Connector row, target row and terminal code (0 start, 1 end) of the page's bindings, sorted."""
+    row_of = canvas.geometry().row
+    blist = list(canvas.bindings.values())
+    pos = np.append(pg.page_pos, -1)  # index -1 (unknown id) maps to -1
+    bf = pos[np.fromiter(map(row_of.get, [b.from_id for b in blist], repeat(-1)), np.int64, len(blist))]
+    bt = pos[np.fromiter(map(row_of.get, [b.to_id for b in blist], repeat(-1)), np.int64, len(blist))]
+    bterm = np.fromiter((b.terminal == "end" for b in blist), np.int64, len(blist))
+    ok = (bf >= 0) & (bt >= 0)
+    bf, bt, bterm = bf[ok], bt[ok], bterm[ok]
+    o = np.lexsort((bterm, bt, bf))
+    return bf[o], bt[o], bterm[o]
+
+
+def _inside(pg: _Page, sub: np.ndarray, sb: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(inner, tightest visual container that is not a native ancestor) among the solid rows ``sub``."""
+    area = (sb[:, 2] - sb[:, 0]) * (sb[:, 3] - sb[:, 1])
+    cp = G.containment_pairs(sb)
+    strict = np.any(sb[cp[0]] != sb[cp[1]], axis=1)
+    co, ci, ca = sub[cp[0][strict]], sub[cp[1][strict]], area[cp[0][strict]]
+    keep = ~_related(pg, co, ci)
+    co, ci, ca = co[keep], ci[keep], ca[keep]
+    # tightest container per inner: smallest area, then the higher layer
+    o = np.lexsort((-co, ca, ci))
+    co, ci = co[o], ci[o]
+    first = np.r_[True, ci[1:] != ci[:-1]] if len(ci) else np.zeros(0, bool)
+    return ci[first], co[first]
+
+
+def _overlaps_touches(canvas: Canvas, pg: _Page, sub: np.ndarray, sb: np.ndarray, bound_end: np.ndarray,
+                      touch_tol: float) -> Tuple[np.ndarray, ...]:
+    """``overlaps`` pairs and ``touches`` (connector, shape, terminal) from one overlap join.
+
+    Unbound arrow ends enter the join as small squares of half-size
+    ``touch_tol`` after the solid boxes.
+    """
+    ns = len(sub)
+    er, et, ex, ey = _arrow_ends(canvas, pg, bound_end)
+    ends = np.stack([ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol], axis=1)
+    op, _ = G.overlap_pairs(np.ascontiguousarray(np.concatenate([sb, ends])))
+    ss = op[1] < ns
+    oa, ob = sub[op[0][ss]], sub[op[1][ss]]
+    A, B = pg.boxes[oa], pg.boxes[ob]
+    a_in_b = np.all(A[:, :2] >= B[:, :2], axis=1) & np.all(A[:, 2:] <= B[:, 2:], axis=1)
+    b_in_a = np.all(B[:, :2] >= A[:, :2], axis=1) & np.all(B[:, 2:] <= A[:, 2:], axis=1)
+    identical = a_in_b & b_in_a
+    keep = (identical | ~(a_in_b | b_in_a)) & ~_related(pg, oa, ob)
+    ov_a, ov_b = oa[keep], ob[keep]
+    te = (op[0] < ns) & (op[1] >= ns)
+    ts, k = sub[op[0][te]], op[1][te] - ns
+    tb = pg.boxes[ts]
+    depth_in = np.minimum.reduce([ex[k] - tb[:, 0], tb[:, 2] - ex[k], ey[k] - tb[:, 1], tb[:, 3] - ey[k]])
+    on_edge = (depth_in <= touch_tol) & (ts != er[k])
+    tc, ts, tterm = er[k][on_edge], ts[on_edge], et[k][on_edge]
+    o = np.lexsort((ts, tterm, tc))
+    return ov_a, ov_b, tc[o], ts[o], tterm[o]
+
+
+def _near(pg: _Page, sub: np.ndarray, sb: np.ndarray, in_view: np.ndarray, near_gap: float) -> Tuple[np.ndarray, ...]:
+    """``near`` pairs with their gaps: 4 nearest per object, one end in view, not native kin."""
+    pp, pgap = G.proximity_pairs(sb, near_gap, 4)
+    na, nb = sub[pp[0]], sub[pp[1]]
+    # near and aligned describe the layout the agent sees: at least one of the
+    # two objects is in view (offscreen objects carry their bounds instead)
+    keep = ~_related(pg, na, nb) & (in_view[na] | in_view[nb])
+    return na[keep], nb[keep], pgap[keep]
+
+
+def _aligned(pg: _Page, sub: np.ndarray, sb: np.ndarray, in_view: np.ndarray, align_tol: float) -> Tuple[np.ndarray, ...]:
+    """``aligned`` pairs among siblings, one end in view, one per pair and axis with a kind bit mask."""
+    n = len(pg.ids)
+    ap, akind = G.alignment_pairs(sb, align_tol)
+    la, lb = sub[ap[0]], sub[ap[1]]
+    keep = (pg.parent[la] == pg.parent[lb]) & (in_view[la] | in_view[lb])
+    la, lb, lk = la[keep], lb[keep], akind[keep].astype(np.int64)
+    key = (la * n + lb) * 2 + lk // 3
+    uniq = np.unique(key)
+    mask = np.zeros(len(uniq), dtype=np.int64)
+    for kind in range(len(G.ALIGN_KINDS)):
+        at = np.searchsorted(uniq, key[lk == kind])  # a pair appears once per kind
+        mask[at] |= 1 << kind
+    return uniq // 2 // n, uniq // 2 % n, mask
+
+
+def _relations(canvas: Canvas, pg: _Page, view: _View, p: _Params) -> _Relations:
+    """Native relations, then the inferred ones over the solid objects."""
+    n = len(pg.ids)
+    nat_child = np.flatnonzero(pg.parent >= 0)
+    bf, bt, bterm = _bindings(canvas, pg)
+    bound_end = np.zeros((n, 2), bool)
+    bound_end[bf, bterm] = True
+    sub = np.flatnonzero(view.solid)
+    sb = np.ascontiguousarray(pg.boxes[sub])
+    in_from, in_to = _inside(pg, sub, sb)
+    ov_a, ov_b, tc, ts, tterm = _overlaps_touches(canvas, pg, sub, sb, bound_end, p.touch_tol)
+    near_a, near_b, near_g = _near(pg, sub, sb, view.in_view, p.near_gap)
+    al_a, al_b, al_k = _aligned(pg, sub, sb, view.in_view, p.align_tol)
+    occluded_rows = np.flatnonzero((view.occ >= 0) & ~pg.gone)
+    return _Relations({
+        "parent": (nat_child, pg.parent[nat_child], None),
+        "bound": (bf, bt, bterm),
+        "touches": (tc, ts, tterm),
+        "inside": (in_from, in_to, None),
+        "occludes": (view.occ[occluded_rows], occluded_rows, None),
+        "overlaps": (ov_a, ov_b, None),
+        "near": (near_a, near_b, near_g),
+        "aligned": (al_a, al_b, al_k),
+    })
+
+
+def _ordered_unique(rows: np.ndarray) -> np.ndarray:
+    _, first_at = np.unique(rows, return_index=True)
+    return rows[np.sort(first_at)]
+
+
+def _rank(pg: _Page, view: _View, rels: _Relations, p: _Params) -> _Ranking:
+    """Kept rows by priority, then the relations among them up to the hard limit."""
+    n = len(pg.ids)
+    in_view, gaps = view.in_view, view.gaps
+    rank = np.full(n, -1, dtype=np.int64)
+    order: List[np.ndarray] = []
+    taken = np.zeros(n, bool)
+
+    group1 = np.concatenate([_ordered_unique(p.sel), _ordered_unique(p.ctx), np.flatnonzero(view.raw_partial)])
+    g1 = _ordered_unique(group1)
+    g1 = g1[~taken[g1]]
+    taken[g1] = True
+    order.append(g1)
+    budget = p.max_objects - len(g1)
+
+    g2 = np.flatnonzero(in_view & ~taken)
+    g2_key = np.where(view.reading[g2] >= 0, view.reading[g2], n + g2)
+    g2 = g2[np.argsort(g2_key, kind="stable")][:max(budget, 0)]
+    taken[g2] = True
+    order.append(g2)
+    budget -= len(g2)
+
+    # connections: bindings, touching connectors, native containers
+    nat_child = rels.parts["parent"][0]
+    bf, bt, _ = rels.parts["bound"]
+    tc, ts, _ = rels.parts["touches"]
+    ea = np.concatenate([bf, tc, nat_child])
+    eb = np.concatenate([bt, ts, pg.parent[nat_child]])
+    for _hop in range(2):
+        if budget <= 0 or not len(ea):
+            break
+        cand = np.concatenate([eb[taken[ea]], ea[taken[eb] & (pg.parent[ea] != eb)]])
+        cand = np.unique(cand[~taken[cand]])
+        if not len(cand):
+            break
+        cand = cand[np.lexsort((cand, gaps[cand]))][:budget]
+        taken[cand] = True
+        order.append(cand)
+        budget -= len(cand)
+
+    if budget > 0:
+        rest = np.flatnonzero(~taken & ~in_view)
+        rest = rest[np.lexsort((rest, gaps[rest]))][:budget]
+        taken[rest] = True
+        order.append(rest)
+
+    kept = np.concatenate(order) if order else np.zeros(0, np.int64)
+    rank[kept] = np.arange(len(kept))
+
+    t_code = {t: i for i, t in enumerate(RELATION_TYPES)}
+    total = sum(len(part[0]) for part in rels.parts.values())
+    R_t, R_a, R_b, R_x, R_i = [], [], [], [], []
+    for name in RELATION_TYPES:
+        a, b, extra = rels.parts[name]
+        m = (rank[a] >= 0) & (rank[b] >= 0) if len(a) else np.zeros(0, bool)
+        a, b = a[m], b[m]
+        R_t.append(np.full(len(a), t_code[name], dtype=np.int64))
+        R_a.append(a)
+        R_b.append(b)
+        R_x.append(np.zeros(len(a)) if extra is None else np.asarray(extra, dtype=np.float64)[m])
+        R_i.append(np.arange(len(a), dtype=np.int64))
+    rt, ra, rb, rx, ri = (np.concatenate(v) for v in (R_t, R_a, R_b, R_x, R_i))
+    native = rt <= t_code["bound"]
+    lo = np.minimum(rank[ra], rank[rb])
+    hi = np.maximum(rank[ra], rank[rb])
+    chosen = np.lexsort((ri, hi, rt, lo, ~native))[:p.max_relations]
+    return _Ranking(kept, rt[chosen], ra[chosen], rb[chosen], rx[chosen], total)
+
+
+def _records(canvas: Canvas, pg: _Page, view: _View, rk: _Ranking,
+             p: _Params) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], Dict[str, Tuple[float, float, float, float]]]:
+    """Object and relation records, and the exact bounds of the kept objects."""
+    ox, oy = p.origin
+    kept = rk.kept
+    labels, occ, reading = view.labels, view.occ, view.reading
+    nodes = canvas.nodes
+    ids = pg.ids
+    bnds = pg.bounds
+    ax = _round(bnds[kept, 0] - ox).astype(np.int64).tolist()
+    ay = _round(bnds[kept, 1] - oy).astype(np.int64).tolist()
+    aw = _round(bnds[kept, 2] - bnds[kept, 0]).astype(np.int64).tolist()
+    ah = _round(bnds[kept, 3] - bnds[kept, 1]).astype(np.int64).tolist()
+    deg = np.round(np.degrees(pg.rotation[kept]), 1).tolist()
+    sel_set = set(p.sel.tolist())
+    ctx_set = set(p.ctx.tolist())
+    objects: List[Dict[str, Any]] = []
+    exact: Dict[str, Tuple[float, float, float, float]] = {}
+    kl = kept.tolist()
+    lab = labels[kept].tolist()
+    occl = occ[kept].tolist()
+    rd = reading[kept].tolist()
+    lk = pg.locked[kept].tolist()
+    hd = pg.hidden[kept].tolist()
+    gn = pg.gone[kept].tolist()
+    opac = pg.opacity[kept].tolist()
+    par = pg.parent[kept].tolist()
+    grp = pg.group[kept].tolist()
+    frm = pg.frame[kept].tolist()
+    for j, r in enumerate(kl):
+        nid = ids[r]
+        nd = nodes[nid]
+        rec: Dict[str, Any] = {"id": nid, "type": nd.type}
+        txt = _abbrev(nd.text)
+        if txt is not None:
+            rec["text"] = txt
+        short_name = _abbrev(nd.name)
+        if short_name is not None:
+            rec["name"] = short_name
+        st: Dict[str, Any] = {}
+        for key in ("color", "fill"):
+            v = nd.style.get(key)
+            if _plain(v):
+                st[key] = v
+        if opac[j] < 1.0:
+            st["opacity"] = round(opac[j], 2)
+        if st:
+            rec["style"] = st
+        if deg[j] != 0.0:
+            rec["rotation"] = deg[j]
+        rec["layer"] = r
+        flags = [f for f, on in (("selected", r in sel_set), ("context", r in ctx_set), ("locked", lk[j]),
+                                 ("hidden", hd[j]), ("clipped", gn[j])) if on]
+        if flags:
+            rec["flags"] = flags
+        rec["visibility"] = G.LABEL_NAMES[lab[j]]
+        if par[j] >= 0:
+            rec["parent"] = ids[par[j]]
+        if grp[j] >= 0:
+            rec["group"] = ids[grp[j]]
+        if frm[j] >= 0:
+            rec["frame"] = ids[frm[j]]
+        if occl[j] >= 0 and lab[j] == G.OCCLUDED:
+            rec["occludedBy"] = ids[occl[j]]
+        if rd[j] >= 0:
+            rec["readingOrder"] = rd[j]
+        if p.include_bounds or lab[j] >= G.OFFSCREEN_NEAR:
+            rec["actionBounds"] = {"x": ax[j], "y": ay[j], "w": aw[j], "h": ah[j]}
+        objects.append(rec)
+        b = bnds[r]
+        exact[nid] = (float(b[0]), float(b[1]), float(b[2]), float(b[3]))
+
+    relations: List[Dict[str, Any]] = []
+    terms = ("start", "end")
+    for t, a, b, x in zip(rk.rel_type.tolist(), rk.rel_a.tolist(), rk.rel_b.tolist(), rk.rel_extra.tolist()):
+        name = RELATION_TYPES[t]
+        rel: Dict[str, Any] = {"type": name, "from": ids[a], "to": ids[b], "native": name in _NATIVE}
+        if name in ("bound", "touches"):
+            rel["terminal"] = terms[int(x)]
+        elif name == "near":
+            rel["gap"] = int(_round(x))
+        elif name == "aligned":
+            rel["kind"] = _KIND_NAMES[int(x)]
+        relations.append(rel)
+    return objects, relations, exact
+
+
 def observe(
     canvas: Canvas,
     viewport: Any = None,
@@ -518,284 +898,18 @@ def observe(
     >>> obs.record("z")["actionBounds"]
     {'x': 600, 'y': 35, 'w': 50, 'h': 50}
     """
-    if not isinstance(canvas, Canvas):
-        raise InvalidInputError(f"canvas must be a Canvas, got {type(canvas).__name__}")
-    max_objects = _limit(max_objects, "max_objects")
-    max_relations = _limit(max_relations, "max_relations")
-    ox, oy = _origin(origin)
-    near_gap = _positive(near_gap, "near_gap")
-    align_tol = _positive(align_tol, "align_tol")
-    row_tol = _positive(row_tol, "row_tol")
-    touch_tol = _positive(touch_tol, "touch_tol")
-    pid = _resolve_page(canvas, page)
-    vp = resolve_viewport(canvas, viewport, pid)
-    pg = _page_arrays(canvas, pid)
-    n = len(pg.ids)
-    d = canvas.geometry()
-    row_of = d.row
-    sel = _id_rows(canvas.selected(pid) if selected is None else selected, row_of, pg.page_pos, "selected", pid)
-    ctx = _id_rows(context, row_of, pg.page_pos, "context", pid)
-
-    vbox = vp.as_box()
-    types = pg.types
-    is_conn = np.zeros(n, bool)
-    for t in CONNECTOR_TYPES:
-        is_conn |= types == t
-    is_group = types == "group"
-    solid = ~(is_conn | is_group)
-
-    # visibility and occlusion (kernels over the whole page)
-    labels, gaps = G.visibility(pg.boxes, vbox, near_factor)
-    labels = labels.astype(np.int64)
-    no_occ = pg.hidden | ~solid | pg.gone
-    occ = G.occluders(pg.boxes, np.arange(n, dtype=np.int64), pg.opacity, no_occ, vbox, min_opacity)
-    in_view = (labels == G.VISIBLE) | (labels == G.PARTIAL)
-    raw_partial = labels == G.PARTIAL
-    occ = np.where(pg.gone & in_view, pg.frame, occ)
-    labels = np.where(in_view & (occ >= 0), G.OCCLUDED, labels)
-
-    # native relations
-    nat_child = np.flatnonzero(pg.parent >= 0)
-    blist = list(canvas.bindings.values())
-    pos = np.append(pg.page_pos, -1)  # index -1 (unknown id) maps to -1
-    bf = pos[np.fromiter(map(row_of.get, [b.from_id for b in blist], repeat(-1)), np.int64, len(blist))]
-    bt = pos[np.fromiter(map(row_of.get, [b.to_id for b in blist], repeat(-1)), np.int64, len(blist))]
-    bterm = np.fromiter((b.terminal == "end" for b in blist), np.int64, len(blist))
-    ok = (bf >= 0) & (bt >= 0)
-    bf, bt, bterm = bf[ok], bt[ok], bterm[ok]
-    o = np.lexsort((bterm, bt, bf))
-    bf, bt, bterm = bf[o], bt[o], bterm[o]
-    bound_end = np.zeros((n, 2), bool)
-    bound_end[bf, bterm] = True
-
-    # inferred relations over the solid objects
-    sub = np.flatnonzero(solid)
-    sb = np.ascontiguousarray(pg.boxes[sub])
-    ns = len(sub)
-    area = (sb[:, 2] - sb[:, 0]) * (sb[:, 3] - sb[:, 1])
-    cp = G.containment_pairs(sb)
-    strict = np.any(sb[cp[0]] != sb[cp[1]], axis=1)
-    co, ci, ca = sub[cp[0][strict]], sub[cp[1][strict]], area[cp[0][strict]]
-    keep = ~_related(pg, co, ci)
-    co, ci, ca = co[keep], ci[keep], ca[keep]
-    # tightest container per inner: smallest area, then the higher layer
-    o = np.lexsort((-co, ca, ci))
-    co, ci = co[o], ci[o]
-    first = np.r_[True, ci[1:] != ci[:-1]] if len(ci) else np.zeros(0, bool)
-    in_from, in_to = ci[first], co[first]
-
-    # one overlap join serves overlaps and touches: unbound arrow ends enter as
-    # small squares of half-size touch_tol after the solid boxes
-    er, et, ex, ey = _arrow_ends(canvas, pg, bound_end)
-    ends = np.stack([ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol], axis=1)
-    op, _ = G.overlap_pairs(np.ascontiguousarray(np.concatenate([sb, ends])))
-    ss = op[1] < ns
-    oa, ob = sub[op[0][ss]], sub[op[1][ss]]
-    A, B = pg.boxes[oa], pg.boxes[ob]
-    a_in_b = np.all(A[:, :2] >= B[:, :2], axis=1) & np.all(A[:, 2:] <= B[:, 2:], axis=1)
-    b_in_a = np.all(B[:, :2] >= A[:, :2], axis=1) & np.all(B[:, 2:] <= A[:, 2:], axis=1)
-    identical = a_in_b & b_in_a
-    keep = (identical | ~(a_in_b | b_in_a)) & ~_related(pg, oa, ob)
-    ov_a, ov_b = oa[keep], ob[keep]
-    te = (op[0] < ns) & (op[1] >= ns)
-    ts, k = sub[op[0][te]], op[1][te] - ns
-    tb = pg.boxes[ts]
-    depth_in = np.minimum.reduce([ex[k] - tb[:, 0], tb[:, 2] - ex[k], ey[k] - tb[:, 1], tb[:, 3] - ey[k]])
-    on_edge = (depth_in <= touch_tol) & (ts != er[k])
-    tc, ts, tterm = er[k][on_edge], ts[on_edge], et[k][on_edge]
-    o = np.lexsort((ts, tterm, tc))
-    tc, ts, tterm = tc[o], ts[o], tterm[o]
-
-    pp, pgap = G.proximity_pairs(sb, near_gap, 4)
-    na, nb = sub[pp[0]], sub[pp[1]]
-    # near and aligned describe the layout the agent sees: at least one of the
-    # two objects is in view (offscreen objects carry their bounds instead)
-    keep = ~_related(pg, na, nb) & (in_view[na] | in_view[nb])
-    near_a, near_b, near_g = na[keep], nb[keep], pgap[keep]
-
-    # aligned: siblings only (a layout relation inside one container), one
-    # relation per pair and axis whose kind lists the shared lines (bit mask)
-    ap, akind = G.alignment_pairs(sb, align_tol)
-    la, lb = sub[ap[0]], sub[ap[1]]
-    keep = (pg.parent[la] == pg.parent[lb]) & (in_view[la] | in_view[lb])
-    la, lb, lk = la[keep], lb[keep], akind[keep].astype(np.int64)
-    key = (la * n + lb) * 2 + lk // 3
-    uniq = np.unique(key)
-    mask = np.zeros(len(uniq), dtype=np.int64)
-    for kind in range(len(G.ALIGN_KINDS)):
-        at = np.searchsorted(uniq, key[lk == kind])  # a pair appears once per kind
-        mask[at] |= 1 << kind
-    al_a, al_b, al_k = uniq // 2 // n, uniq // 2 % n, mask
-
-    occluded_rows = np.flatnonzero((occ >= 0) & ~pg.gone)
-    oc_from, oc_to = occ[occluded_rows], occluded_rows
-
-    # reading order among solid objects in view
-    reading = np.full(n, -1, dtype=np.int64)
-    view_solid = np.flatnonzero(in_view & solid)
-    if len(view_solid):
-        reading[view_solid] = G.reading_order(np.ascontiguousarray(pg.boxes[view_solid]), row_tol)
-
-    # ---------------------------------------------------------------- priority
-    rank = np.full(n, -1, dtype=np.int64)
-    order: List[np.ndarray] = []
-    taken = np.zeros(n, bool)
-
-    def ordered_unique(rows: np.ndarray) -> np.ndarray:
-        _, first_at = np.unique(rows, return_index=True)
-        return rows[np.sort(first_at)]
-
-    group1 = np.concatenate([ordered_unique(sel), ordered_unique(ctx), np.flatnonzero(raw_partial)])
-    g1 = ordered_unique(group1)
-    g1 = g1[~taken[g1]]
-    taken[g1] = True
-    order.append(g1)
-    budget = max_objects - len(g1)
-
-    g2 = np.flatnonzero(in_view & ~taken)
-    g2_key = np.where(reading[g2] >= 0, reading[g2], n + g2)
-    g2 = g2[np.argsort(g2_key, kind="stable")][:max(budget, 0)]
-    taken[g2] = True
-    order.append(g2)
-    budget -= len(g2)
-
-    # connections: bindings, touching connectors, native containers
-    ea = np.concatenate([bf, tc, nat_child])
-    eb = np.concatenate([bt, ts, pg.parent[nat_child]])
-    for _hop in range(2):
-        if budget <= 0 or not len(ea):
-            break
-        cand = np.concatenate([eb[taken[ea]], ea[taken[eb] & (pg.parent[ea] != eb)]])
-        cand = np.unique(cand[~taken[cand]])
-        if not len(cand):
-            break
-        cand = cand[np.lexsort((cand, gaps[cand]))][:budget]
-        taken[cand] = True
-        order.append(cand)
-        budget -= len(cand)
-
-    if budget > 0:
-        rest = np.flatnonzero(~taken & ~in_view)
-        rest = rest[np.lexsort((rest, gaps[rest]))][:budget]
-        taken[rest] = True
-        order.append(rest)
-
-    kept = np.concatenate(order) if order else np.zeros(0, np.int64)
-    rank[kept] = np.arange(len(kept))
-
-    # ---------------------------------------------------------------- relations
-    t_code = {t: i for i, t in enumerate(RELATION_TYPES)}
-    parts = [
-        ("parent", nat_child, pg.parent[nat_child], None),
-        ("bound", bf, bt, bterm),
-        ("touches", tc, ts, tterm),
-        ("inside", in_from, in_to, None),
-        ("occludes", oc_from, oc_to, None),
-        ("overlaps", ov_a, ov_b, None),
-        ("near", near_a, near_b, near_g),
-        ("aligned", al_a, al_b, al_k),
-    ]
-    total = sum(len(p[1]) for p in parts)
-    R_t, R_a, R_b, R_x, R_i = [], [], [], [], []
-    for name, a, b, extra in parts:
-        m = (rank[a] >= 0) & (rank[b] >= 0) if len(a) else np.zeros(0, bool)
-        a, b = a[m], b[m]
-        R_t.append(np.full(len(a), t_code[name], dtype=np.int64))
-        R_a.append(a)
-        R_b.append(b)
-        R_x.append(np.zeros(len(a)) if extra is None else np.asarray(extra, dtype=np.float64)[m])
-        R_i.append(np.arange(len(a), dtype=np.int64))
-    rt, ra, rb, rx, ri = (np.concatenate(v) for v in (R_t, R_a, R_b, R_x, R_i))
-    native = rt <= t_code["bound"]
-    lo = np.minimum(rank[ra], rank[rb])
-    hi = np.maximum(rank[ra], rank[rb])
-    sel_rel = np.lexsort((ri, hi, rt, lo, ~native))[:max_relations]
-
-    # ---------------------------------------------------------------- records
-    nodes = canvas.nodes
-    ids = pg.ids
-    bnds = pg.bounds
-    ax = _round(bnds[kept, 0] - ox).astype(np.int64).tolist()
-    ay = _round(bnds[kept, 1] - oy).astype(np.int64).tolist()
-    aw = _round(bnds[kept, 2] - bnds[kept, 0]).astype(np.int64).tolist()
-    ah = _round(bnds[kept, 3] - bnds[kept, 1]).astype(np.int64).tolist()
-    deg = np.round(np.degrees(pg.rotation[kept]), 1).tolist()
-    sel_set = set(sel.tolist())
-    ctx_set = set(ctx.tolist())
-    objects: List[Dict[str, Any]] = []
-    exact: Dict[str, Tuple[float, float, float, float]] = {}
-    kl = kept.tolist()
-    lab = labels[kept].tolist()
-    occl = occ[kept].tolist()
-    rd = reading[kept].tolist()
-    lk = pg.locked[kept].tolist()
-    hd = pg.hidden[kept].tolist()
-    gn = pg.gone[kept].tolist()
-    opac = pg.opacity[kept].tolist()
-    par = pg.parent[kept].tolist()
-    grp = pg.group[kept].tolist()
-    frm = pg.frame[kept].tolist()
-    for j, r in enumerate(kl):
-        nid = ids[r]
-        nd = nodes[nid]
-        rec: Dict[str, Any] = {"id": nid, "type": nd.type}
-        txt = _abbrev(nd.text)
-        if txt is not None:
-            rec["text"] = txt
-        short_name = _abbrev(nd.name)
-        if short_name is not None:
-            rec["name"] = short_name
-        st: Dict[str, Any] = {}
-        for key in ("color", "fill"):
-            v = nd.style.get(key)
-            if _plain(v):
-                st[key] = v
-        if opac[j] < 1.0:
-            st["opacity"] = round(opac[j], 2)
-        if st:
-            rec["style"] = st
-        if deg[j] != 0.0:
-            rec["rotation"] = deg[j]
-        rec["layer"] = r
-        flags = [f for f, on in (("selected", r in sel_set), ("context", r in ctx_set), ("locked", lk[j]),
-                                 ("hidden", hd[j]), ("clipped", gn[j])) if on]
-        if flags:
-            rec["flags"] = flags
-        rec["visibility"] = G.LABEL_NAMES[lab[j]]
-        if par[j] >= 0:
-            rec["parent"] = ids[par[j]]
-        if grp[j] >= 0:
-            rec["group"] = ids[grp[j]]
-        if frm[j] >= 0:
-            rec["frame"] = ids[frm[j]]
-        if occl[j] >= 0 and lab[j] == G.OCCLUDED:
-            rec["occludedBy"] = ids[occl[j]]
-        if rd[j] >= 0:
-            rec["readingOrder"] = rd[j]
-        if include_bounds or lab[j] >= G.OFFSCREEN_NEAR:
-            rec["actionBounds"] = {"x": ax[j], "y": ay[j], "w": aw[j], "h": ah[j]}
-        objects.append(rec)
-        b = bnds[r]
-        exact[nid] = (float(b[0]), float(b[1]), float(b[2]), float(b[3]))
-
-    relations: List[Dict[str, Any]] = []
-    terms = ("start", "end")
-    for t, a, b, x in zip(rt[sel_rel].tolist(), ra[sel_rel].tolist(), rb[sel_rel].tolist(), rx[sel_rel].tolist()):
-        name = RELATION_TYPES[t]
-        rel: Dict[str, Any] = {"type": name, "from": ids[a], "to": ids[b], "native": name in _NATIVE}
-        if name in ("bound", "touches"):
-            rel["terminal"] = terms[int(x)]
-        elif name == "near":
-            rel["gap"] = int(_round(x))
-        elif name == "aligned":
-            rel["kind"] = _KIND_NAMES[int(x)]
-        relations.append(rel)
-
-    omitted = {"objects": n - len(kept), "relations": total - len(relations)}
+    p, pg = _inputs(canvas, viewport, page, selected, context, max_objects, max_relations, origin, include_bounds,
+                    near_factor, near_gap, align_tol, row_tol, touch_tol, min_opacity)
+    view = _view(pg, p)
+    rels = _relations(canvas, pg, view, p)
+    rk = _rank(pg, view, rels, p)
+    objects, relations, exact = _records(canvas, pg, view, rk, p)
+    omitted = {"objects": len(pg.ids) - len(rk.kept), "relations": rk.total - len(relations)}
     from spatialobs.canvas import changes as _changes
 
     diff = None
     if since is not None:
         diff = _changes.changes_since(canvas, since, ranks={o["id"]: i for i, o in enumerate(objects)},
-                                      max_changes=max_changes, origin=(ox, oy))
-    return Observation(pid, vp, (ox, oy), objects, relations, omitted, exact, _changes.issue_token(canvas), diff)
+                                      max_changes=max_changes, origin=p.origin)
+    return Observation(p.page, p.viewport, p.origin, objects, relations, omitted, exact, _changes.issue_token(canvas),
+                       diff)
