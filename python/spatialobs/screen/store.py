@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from spatialobs._errors import InvalidInputError, SpatialObsError
+from spatialobs.screen.limits import echo
 
 __all__ = [
     "ObservationRow",
@@ -282,7 +283,7 @@ class SQLiteStore(GraphStore):
             raise InvalidInputError(f"store path must be a str or path, got {type(path).__name__}")
         self.path = Path(path)
         if self.path.is_dir():
-            raise InvalidInputError(f"store path {str(self.path)!r} is a directory")
+            raise InvalidInputError(f"store path {echo(str(self.path))} is a directory")
         try:
             self._con = sqlite3.connect(str(self.path), timeout=float(timeout), isolation_level=None,
                                         check_same_thread=False)
@@ -343,59 +344,93 @@ class SQLiteStore(GraphStore):
         if not self._depth:
             raise StoreError("appends must happen inside store.write()")
 
-    def _rows(self, sql: str, after: int) -> List[Tuple[Any, ...]]:
-        with self._lock:
-            return self._con.execute(sql, (int(after),)).fetchall()
+    def _rows(self, sql: str, after: int, table: str, types: str) -> List[Tuple[Any, ...]]:
+        """Rows of ``table`` after ``after``, each value checked against ``types``.
+
+        ``types`` has one letter per column: ``i`` integer, ``r`` number, ``t`` text,
+        ``T`` text or NULL, ``b`` blob. SQLite stores any value in any column, so a
+        store written by something else (or damaged) is caught here, as a
+        StoreError naming the row, instead of failing later in the replay.
+        """
+        if isinstance(after, bool) or not isinstance(after, int):
+            raise InvalidInputError(f"after must be an integer, got {echo(after)}")
+        try:
+            with self._lock:
+                rows = self._con.execute(sql, (after,)).fetchall()
+        except (sqlite3.Error, OverflowError) as e:
+            raise StoreError(f"cannot read {table} from graph store {echo(str(self.path))}: {e}") from None
+        ok = {"i": (int,), "r": (int, float), "t": (str,), "T": (str, type(None)), "b": (bytes,)}
+        for r in rows:
+            for v, kind in zip(r, types):
+                if not isinstance(v, ok[kind]) or isinstance(v, bool):
+                    raise StoreError(f"graph store {echo(str(self.path))}: {table} row {echo(r[0])} holds "
+                                     f"{echo(v)} where a {dict(i='integer', r='number', t='text', T='text', b='blob')[kind]}"
+                                     " belongs")
+        return rows
 
     def observations(self, after: int = 0) -> List[ObservationRow]:
         rows = self._rows("SELECT seq, state, display_mode, text_size, app, control, text_atoms, text "
-                          "FROM observations WHERE seq > ? ORDER BY seq", after)
+                          "FROM observations WHERE seq > ? ORDER BY seq", after, "observations", "iiTTTbbt")
         return [ObservationRow(r[0], r[1], (r[2], r[3], r[4]), bytes(r[5]), bytes(r[6]), r[7]) for r in rows]
 
     def transitions(self, after: int = 0) -> List[TransitionRow]:
         rows = self._rows("SELECT seq, worker, episode, step, source, signature, target, state_novel, edge_novel, "
-                          "reward, u_source, u_target, label FROM transitions WHERE seq > ? ORDER BY seq", after)
-        return [TransitionRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), bool(r[8]), r[9], r[10], r[11],
-                              r[12]) for r in rows]
+                          "reward, u_source, u_target, label FROM transitions WHERE seq > ? ORDER BY seq", after,
+                          "transitions", "itiiitiiirrrt")
+        return [TransitionRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), bool(r[8]), float(r[9]),
+                              float(r[10]), float(r[11]), r[12]) for r in rows]
 
     def captures(self, after: int = 0) -> List[CaptureRow]:
         rows = self._rows("SELECT seq, worker, episode, step, source, signature, app, screen FROM captures "
-                          "WHERE seq > ? ORDER BY seq", after)
+                          "WHERE seq > ? ORDER BY seq", after, "captures", "itiiittt")
         return [CaptureRow(*r) for r in rows]
 
-    def add_observation(self, row: ObservationRow) -> int:
+    def _insert(self, table: str, sql: str, values: Tuple[Any, ...]) -> int:
         self._check_writing()
-        cur = self._con.execute(
+        try:
+            cur = self._con.execute(sql, values)
+        except (sqlite3.Error, OverflowError) as e:  # disk full, read-only file, an integer beyond 64 bits
+            raise StoreError(f"cannot append to {table} in graph store {echo(str(self.path))}: {e}") from None
+        return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def add_observation(self, row: ObservationRow) -> int:
+        return self._insert(
+            "observations",
             "INSERT INTO observations (state, display_mode, text_size, app, control, text_atoms, text) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (row.state, row.meta[0], row.meta[1], row.meta[2], row.control, row.text_atoms, row.text))
-        return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def add_transition(self, row: TransitionRow) -> int:
-        self._check_writing()
-        cur = self._con.execute(
+        return self._insert(
+            "transitions",
             "INSERT INTO transitions (worker, episode, step, source, signature, target, state_novel, edge_novel, "
             "reward, u_source, u_target, label) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (row.worker, row.episode, row.step, row.source, row.signature, row.target, int(row.state_novel),
              int(row.edge_novel), float(row.reward), float(row.u_source), float(row.u_target), row.label))
-        return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def add_capture(self, row: CaptureRow) -> int:
-        self._check_writing()
-        cur = self._con.execute(
+        return self._insert(
+            "captures",
             "INSERT INTO captures (worker, episode, step, source, signature, app, screen) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (row.worker, row.episode, row.step, row.source, row.signature, row.app, row.screen))
-        return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def config(self) -> Dict[str, Any]:
-        with self._lock:
-            rows = self._con.execute("SELECT key, value FROM config WHERE key != 'schema' ORDER BY key").fetchall()
-        return {k: json.loads(v) for k, v in rows}
+        try:
+            with self._lock:
+                rows = self._con.execute("SELECT key, value FROM config WHERE key != 'schema' ORDER BY key").fetchall()
+            return {k: json.loads(v) for k, v in rows}
+        except (sqlite3.Error, ValueError, TypeError, RecursionError) as e:
+            raise StoreError(f"graph store {echo(str(self.path))} has an unreadable configuration: "
+                             f"{echo(str(e))[1:-1]}") from None
 
     def set_config(self, config: Dict[str, Any]) -> None:
         self._check_writing()
-        for k, v in config.items():
-            self._con.execute("INSERT OR REPLACE INTO config VALUES (?, ?)", (str(k), json.dumps(v)))
+        try:
+            for k, v in config.items():
+                self._con.execute("INSERT OR REPLACE INTO config VALUES (?, ?)", (str(k), json.dumps(v)))
+        except (sqlite3.Error, ValueError, TypeError, RecursionError) as e:
+            raise StoreError(f"cannot store the configuration in graph store {echo(str(self.path))}: "
+                             f"{echo(str(e))[1:-1]}") from None
 
     def close(self) -> None:
         with self._lock:
