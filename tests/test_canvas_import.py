@@ -123,8 +123,9 @@ def _exact_kind(c, s):
     if s["type"] == "arrow":  # exact unless a target's size (text, freehand) or a label's is estimated
         targets = [c.node(b.to_id).type for b in c.bindings.values() if b.from_id == s["id"]]
         return not any(t in ("text", "draw", "highlight") for t in targets) and not s.get("text")
-    if s["type"] == "geo" and s["pageRotation"] % (2 * math.pi) != 0 and c.node(s["id"]).props.get("geo") != "rectangle":
-        return False  # rotated non-rectangular outlines: we bound the rotated box
+    if s["type"] == "geo" and s["pageRotation"] % (2 * math.pi) != 0 and c.node(s["id"]).props.get("geo") not in (
+            "rectangle", "ellipse", "diamond"):
+        return False  # other rotated outlines (stars, clouds, arrows): we bound the rotated box
     return True
 
 
@@ -181,8 +182,11 @@ def test_excalidraw_rotation_groups_bound_text(shared_data):
     assert e.parent == "group:APMDBQTn9lpWi9BUzHR4d" and c.node(e.parent).parent == "group:Ro8WFyZS-PVneNE3bLuOs"
     x, y, w, h, a = 710.4681267731883, 2519.4996210577624, 11.226103154161754, 12.183758484455605, 6.239590202363168
     cx, cy = x + w / 2, y + h / 2
-    expect = corners_box(cx, cy, a, -w / 2, -h / 2, w / 2, h / 2)
-    np.testing.assert_allclose(c.page_bounds(e.id), expect, rtol=1e-12)
+    # bounded by the rotated ellipse itself, as Excalidraw bounds it, inside its rotated box
+    ex, ey = math.hypot(w / 2 * math.cos(a), h / 2 * math.sin(a)), math.hypot(w / 2 * math.sin(a), h / 2 * math.cos(a))
+    np.testing.assert_allclose(c.page_bounds(e.id), (cx - ex, cy - ey, cx + ex, cy + ey), rtol=1e-12)
+    box = corners_box(cx, cy, a, -w / 2, -h / 2, w / 2, h / 2)
+    assert box[0] < cx - ex and box[2] > cx + ex
     assert c.node("LtMNf_24nG6tjBYCu3FkB").text == "CDK / Bridge Infra"
     g = c.page_bounds("group:APMDBQTn9lpWi9BUzHR4d")
     kids = [c.page_bounds(k) for k in c.children("group:APMDBQTn9lpWi9BUzHR4d")]

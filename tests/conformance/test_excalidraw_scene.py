@@ -19,10 +19,6 @@ from tests.conformance.excalidraw_harness import element_kind, reference_bounds,
 
 ANGLES = (0.0, 0.3, math.pi / 4, 1.2, math.pi / 2, 2.5, 4.0)
 KINDS = ("rectangle", "ellipse", "diamond", "line", "arrow", "roundarrow", "freedraw", "text")
-# Excalidraw bounds a rotated ellipse by the ellipse and a rotated diamond by its four
-# vertices; spatialobs bounds every box node by its rotated box (DESIGN §3), which is
-# larger unless the angle is a multiple of a right angle.
-LOOSE_WHEN_ROTATED = {"ellipse", "diamond"}
 
 
 def _element(kind: str, k: int, angle: float) -> Dict[str, Any]:
@@ -81,10 +77,7 @@ def scene(tmp_path_factory, excalidraw_harness):
 def _cases():
     for kind in KINDS:
         for k, a in enumerate(ANGLES):
-            loose = kind in LOOSE_WHEN_ROTATED and abs(math.sin(2 * a)) > 1e-9
-            marks = [pytest.mark.xfail(reason="spatialobs bounds a rotated ellipse or diamond by its rotated box",
-                                       strict=True)] if loose else []
-            yield pytest.param(kind, k, id=f"{kind}-{a:.2f}", marks=marks)
+            yield pytest.param(kind, k, id=f"{kind}-{a:.2f}")
 
 
 @pytest.mark.parametrize("kind,k", list(_cases()))

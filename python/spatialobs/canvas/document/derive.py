@@ -7,6 +7,7 @@ at a time), so the Python-level loop runs over the tree depth, not the node coun
 
 from __future__ import annotations
 
+import math
 from itertools import chain, compress, repeat
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -97,6 +98,84 @@ def _aabb(local: np.ndarray, ox: np.ndarray, oy: np.ndarray, rot: np.ndarray) ->
     return out
 
 
+#: Node types bounded by their outline when rotated (the ``geo`` kinds by their ``geo`` prop).
+_OUTLINE_TYPES = ("ellipse", "diamond", "geo")
+# tldraw draws a quarter ellipse as one cubic: handles 4/3·tan(π/8) of the radius along the tangents
+_QUARTER_HANDLE = 4.0 / 3.0 * math.tan(math.pi / 8.0)
+
+
+def _tldraw_ellipse_vertices(w: float, h: float) -> np.ndarray:
+    """Local vertices of a tldraw geo ellipse (``(k, 2)``), which bound it as tldraw does.
+
+    tldraw draws it as two half arcs, each two cubics (one per quarter) sampled at
+    ``ceil(max(8, ceil(π·max(rx, ry) / 20)) / 2)`` steps; its page bounds are the box of
+    those vertices, a little inside the true ellipse.
+    """
+    w, h = max(1.0, w), max(1.0, h)
+    rx, ry = w / 2.0, h / 2.0
+    res = math.ceil(max(8, math.ceil(max(rx, ry) * math.pi / 20.0)) / 2.0)
+    t = np.arange(res + 1) / res
+    u = 1.0 - t
+    k = _QUARTER_HANDLE
+    # the unit quarter from (1, 0) to (0, 1); the other quarters are its quarter turns
+    qx = u ** 3 + 3.0 * u * u * t + 3.0 * u * t * t * k
+    qy = 3.0 * u * u * t * k + 3.0 * u * t * t + t ** 3
+    ux = np.concatenate([qx, -qy, -qx, qy])
+    uy = np.concatenate([qy, qx, -qy, -qx])
+    return np.column_stack([rx + rx * ux, ry + ry * uy])
+
+
+def _outline_boxes(box: np.ndarray, rows: np.ndarray, types: np.ndarray, nodes: Sequence[Node], local: np.ndarray,
+                   ox: np.ndarray, oy: np.ndarray, rot: np.ndarray) -> np.ndarray:
+    """``box`` with rotated ellipses and diamonds bounded by their outline, not their rotated box.
+
+    An ellipse with half axes ``a, b`` turned by ``θ`` reaches ``hypot(a·cos θ, b·sin θ)``
+    across and ``hypot(a·sin θ, b·cos θ)`` down from its centre (exact, as Excalidraw
+    bounds it); a diamond ``max(|a·cos θ|, |b·sin θ|)`` and ``max(|a·sin θ|, |b·cos θ|)``
+    (its four vertices). A tldraw ``geo`` ellipse is bounded by the vertices tldraw
+    samples on it, a ``geo`` diamond by its vertices; other ``geo`` kinds keep the
+    rotated box. Only rows with a rotation are looked at.
+    """
+    turned = np.flatnonzero(rot != 0.0)
+    if not len(turned):
+        return box
+    turned = turned[np.isin(types[rows[turned]], _OUTLINE_TYPES)]
+    if not len(turned):
+        return box
+    t = types[rows[turned]]
+    kind = np.where(t == "ellipse", 1, np.where(t == "diamond", 2, 0))
+    for j in np.flatnonzero(t == "geo").tolist():
+        nd = nodes[rows[turned[j]]]
+        g = nd.props.get("geo")
+        if g == "diamond":
+            kind[j] = 2
+        elif g == "ellipse":
+            k = int(turned[j])
+            x0, y0 = float(local[k, 0]), float(local[k, 1])
+            v = _tldraw_ellipse_vertices(float(local[k, 2]) - x0, float(local[k, 3]) - y0)
+            c, s = math.cos(float(rot[k])), math.sin(float(rot[k]))
+            vx, vy = v[:, 0] + x0, v[:, 1] + y0
+            X = float(ox[k]) + c * vx - s * vy
+            Y = float(oy[k]) + s * vx + c * vy
+            box[k] = (X.min(), Y.min(), X.max(), Y.max())
+    sel = turned[kind > 0]
+    if not len(sel):
+        return box
+    diamond = kind[kind > 0] == 2
+    lb = local[sel]
+    a = (lb[:, 2] - lb[:, 0]) / 2.0
+    b = (lb[:, 3] - lb[:, 1]) / 2.0
+    c = np.cos(rot[sel])
+    s = np.sin(rot[sel])
+    mx, my = lb[:, 0] + a, lb[:, 1] + b
+    cx = ox[sel] + c * mx - s * my
+    cy = oy[sel] + s * mx + c * my
+    ex = np.where(diamond, np.maximum(np.abs(a * c), np.abs(b * s)), np.hypot(a * c, b * s))
+    ey = np.where(diamond, np.maximum(np.abs(a * s), np.abs(b * c)), np.hypot(a * s, b * c))
+    box[sel] = np.column_stack([cx - ex, cy - ey, cx + ex, cy + ey])
+    return box
+
+
 def _tight_boxes(box: np.ndarray, rows: np.ndarray, nodes: Sequence[Node], is_point: np.ndarray, local: np.ndarray,
                  ox: np.ndarray, oy: np.ndarray, rot: np.ndarray) -> np.ndarray:
     """``_aabb`` boxes of ``rows``, with each rotated point list's box replaced by the box of its rotated points.
@@ -116,7 +195,7 @@ def _tight_boxes(box: np.ndarray, rows: np.ndarray, nodes: Sequence[Node], is_po
 
 def _group_boxes(local: np.ndarray, is_group: np.ndarray, parent: np.ndarray, levels: List[np.ndarray],
                  x: np.ndarray, y: np.ndarray, rot: np.ndarray, nodes: Sequence[Node] = (),
-                 is_point: Optional[np.ndarray] = None) -> None:
+                 is_point: Optional[np.ndarray] = None, types: Optional[np.ndarray] = None) -> None:
     """Fill the local boxes of groups, bottom-up: the union of children in group space."""
     gi = np.nonzero(is_group)[0]
     if not len(gi):
@@ -136,6 +215,8 @@ def _group_boxes(local: np.ndarray, is_group: np.ndarray, parent: np.ndarray, le
         box = _aabb(child, x[r], y[r], rot[r])
         if is_point is not None:
             box = _tight_boxes(box, r, nodes, is_point, child, x[r], y[r], rot[r])
+        if types is not None:
+            box = _outline_boxes(box, r, types, nodes, child, x[r], y[r], rot[r])
         np.minimum.at(local[:, 0], p, box[:, 0])
         np.minimum.at(local[:, 1], p, box[:, 1])
         np.maximum.at(local[:, 2], p, box[:, 2])
@@ -477,15 +558,20 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         frame[lvl] = np.where(is_frame[p], p, frame[p])
         group[lvl] = np.where(is_group[p], p, group[p])
 
-    _group_boxes(local, is_group, parent, levels, x, y, rot_l, nodes, is_point)
+    _group_boxes(local, is_group, parent, levels, x, y, rot_l, nodes, is_point, types)
     d = Derived(ids, row, types, parent, page, page_ids, depth, local, px, py, prot,
                 np.zeros((n, 4)), np.zeros((n, 4)), frame, group, opacity, hidden, locked,
                 np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(len(page_ids) + 1, dtype=np.int64))
     if bindings or (n and (types == "arrow").any()):  # unbound arcs and labelled arrows too
         changed = _resolve_arrows(d, nodes, bindings)
         if changed and (group[changed] >= 0).any():
-            _group_boxes(local, is_group, parent, levels, x, y, rot_l, nodes, is_point)
-    d.bounds = _tight_boxes(_aabb(local, px, py, prot), np.arange(n), nodes, is_point, local, px, py, prot) if n else np.zeros((0, 4))
+            _group_boxes(local, is_group, parent, levels, x, y, rot_l, nodes, is_point, types)
+    if n:
+        rows = np.arange(n)
+        d.bounds = _outline_boxes(_tight_boxes(_aabb(local, px, py, prot), rows, nodes, is_point, local, px, py, prot),
+                                  rows, types, nodes, local, px, py, prot)
+    else:
+        d.bounds = np.zeros((0, 4))
 
     # visible bounds: intersect with every ancestor frame, propagated level by level
     clip = np.empty((n, 4))
