@@ -99,7 +99,7 @@ def _spawn(seed: int, numbers: List[int], numbers_file: str, memory_mb: int) -> 
     return subprocess.Popen(
         [sys.executable, "-m", "tests.fuzz.screens", "--worker", "--seed", str(seed), "--numbers", numbers_file,
          "--memory-mb", str(memory_mb)],
-        cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, env=env)
 
 
 def run(iterations: int, seed: int = 1, jobs: int = 1, timeout: float = 10.0, progress: bool = False,
@@ -116,7 +116,7 @@ def run(iterations: int, seed: int = 1, jobs: int = 1, timeout: float = 10.0, pr
         if not pending[j]:
             return
         proc = _spawn(seed, pending[j], os.path.join(tmp, f"numbers{j}.txt"), memory_mb)
-        state[j] = {"proc": proc, "current": None, "since": time.monotonic()}
+        state[j] = {"proc": proc, "current": None, "since": time.monotonic(), "buffer": b""}
         sel.register(proc.stdout, selectors.EVENT_READ, j)  # type: ignore[arg-type]
 
     def finish(j: int, reason: Optional[str]) -> None:
@@ -144,20 +144,25 @@ def run(iterations: int, seed: int = 1, jobs: int = 1, timeout: float = 10.0, pr
             events = sel.select(timeout=1.0)
             for key, _ in events:
                 j = key.data
-                line = key.fileobj.readline()  # type: ignore[union-attr]
                 st = state[j]
-                if not line:  # the worker died (a crash) or finished
+                # Raw reads: a buffered readline could leave announced lines unseen.
+                chunk = os.read(key.fileobj.fileno(), 65536)  # type: ignore[union-attr]
+                lines = (st["buffer"] + chunk).split(b"\n")
+                st["buffer"] = lines.pop()
+                for line in lines:
+                    parts = line.decode().split()
+                    if not parts:
+                        continue
+                    if parts[0] == "S":
+                        st["current"], st["since"] = int(parts[1]), time.monotonic()
+                        figures.inputs += 1
+                        figures.by_kind[parts[2]] = figures.by_kind.get(parts[2], 0) + 1
+                    elif parts[0] == "E":
+                        figures.escapes.setdefault(parts[2], []).append(int(parts[1]))
+                    elif parts[0] == "D":
+                        st["current"] = None
+                if not chunk:  # the worker died (a crash) or finished
                     finish(j, "crash" if st["current"] is not None else None)
-                    continue
-                parts = line.split()
-                if parts[0] == "S":
-                    st["current"], st["since"] = int(parts[1]), time.monotonic()
-                    figures.inputs += 1
-                    figures.by_kind[parts[2]] = figures.by_kind.get(parts[2], 0) + 1
-                elif parts[0] == "E":
-                    figures.escapes.setdefault(parts[2], []).append(int(parts[1]))
-                elif parts[0] == "D":
-                    st["current"] = None
             now = time.monotonic()
             for j, st in list(state.items()):
                 if st["current"] is not None and now - st["since"] > timeout:
