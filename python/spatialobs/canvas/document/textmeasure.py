@@ -33,7 +33,7 @@ import itertools
 import operator
 import os
 import unicodedata
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from spatialobs._errors import InvalidInputError
 
@@ -43,6 +43,7 @@ __all__ = [
     "LABEL_FONT_SIZES",
     "LINE_HEIGHT",
     "LABEL_PADDING",
+    "fallback_advances",
     "line_height_px",
     "text_width",
     "layout_lines",
@@ -52,6 +53,7 @@ __all__ = [
     "geo_grow_y",
     "note_label",
     "refit_text_geometry",
+    "fit_new_text_geometry",
 ]
 
 #: tldraw's theme font size; style sizes are multiples of it.
@@ -145,6 +147,21 @@ def _font(font: str) -> _Font:
     return f
 
 
+def fallback_advances() -> Dict[str, float]:
+    """Advances (em) of the fonts the browser falls back to for characters a font lacks.
+
+    Chromium on Debian: Liberation Sans, DejaVu Sans, Noto Color Emoji (from the
+    ``fallback`` entry of the tldraw table, loaded on first use); other tables reuse it.
+
+    Examples
+    --------
+    >>> round(fallback_advances()["\U0001F600"], 3)  # an emoji: Noto Color Emoji
+    1.245
+    """
+    _font("draw")
+    return _FALLBACK
+
+
 def line_height_px(font_size: float) -> float:
     """One line's height in pixels for a font size: ``round(font size × 1.35)``.
 
@@ -226,8 +243,9 @@ def _ceil_unit(x: float) -> float:
 
 
 def layout_lines(
-    text: str, font: str = "draw", font_size: float = 24.0, max_width: Optional[float] = None,
-    break_words: bool = True,
+    text: str, font: Union[str, "_Font"] = "draw", font_size: float = 24.0, max_width: Optional[float] = None,
+    break_words: bool = True, breaks: Optional[Callable[[str, int], bool]] = None,
+    slack: float = 1.0 / _LAYOUT_UNIT,
 ) -> List[Tuple[str, float]]:
     """Lines of text as the browser lays them out, with their widths in pixels.
 
@@ -242,6 +260,11 @@ def layout_lines(
     break_words : bool
         ``overflow-wrap: break-word``: a word longer than the line is broken between
         characters (False leaves it overflowing).
+    breaks : callable, optional
+        ``breaks(line, i)``: whether a line may break before ``line[i]``; default the
+        browser's rule (after spaces, after a hyphen between letters, beside CJK).
+    slack : float
+        How far a line may exceed ``max_width`` (the browser's layout unit, 1/64 px).
 
     Returns
     -------
@@ -258,7 +281,8 @@ def layout_lines(
     """
     if max_width is not None and not math.isfinite(max_width):
         raise InvalidInputError(f"max_width must be finite, got {max_width!r}")
-    f = _font(font)
+    f = font if isinstance(font, _Font) else _font(font)
+    may_break = breaks or _break_before
     out: List[Tuple[str, float]] = []
     for para in text.split("\n"):
         adv, _ = _char_advances(f, para)
@@ -282,9 +306,9 @@ def layout_lines(
         if max_width is None or n == 0:
             out.append((para, visible(0, n)))
             continue
-        limit = max_width + 1.0 / _LAYOUT_UNIT
+        limit = max_width + slack
         # segments end at break opportunities
-        cuts = [i for i in range(1, n) if _break_before(para, i)] + [n]
+        cuts = [i for i in range(1, n) if may_break(para, i)] + [n]
         start = 0  # start of the current line
         seg_start = 0
         for cut in cuts:
@@ -539,4 +563,56 @@ def refit_text_geometry(old: Mapping[str, Any], new: Dict[str, Any]) -> None:
         props["growY"] = g
         if "fontSizeAdjustment" in props:
             props["fontSizeAdjustment"] = adj
+        new["h"] = (NOTE_SIZE + g) * scale
+
+
+def fit_new_text_geometry(new: Dict[str, Any]) -> None:
+    """Measure a tldraw text, geo or note node that is being created; ``new`` is changed in place.
+
+    What tldraw computes for a new shape: an auto-size text takes its measured size,
+    a fixed-width one keeps its width and takes the wrapped height (``TextShapeUtil``
+    measures at render time); a geo shape with a label grows by ``growY`` when the
+    label is taller than it (``GeoShapeUtil.onBeforeCreate``, which never widens); a
+    note takes ``growY`` and ``fontSizeAdjustment`` from its label. Nodes of other
+    kinds, and nodes whose props do not say they are tldraw's (``autoSize`` /
+    ``richText`` for text, ``growY`` for geo, ``scale`` for notes), are left alone.
+
+    Examples
+    --------
+    >>> new = {"type": "text", "x": 0.0, "y": 0.0, "w": 0.0, "h": 0.0, "text": "abcd",
+    ...        "style": {"font": "mono", "size": "m"}, "props": {"autoSize": True, "scale": 1}}
+    >>> fit_new_text_geometry(new)
+    >>> new["w"], new["h"], new["props"]["w"]
+    (58.609375, 32.0, 58.609375)
+    """
+    t = new.get("type")
+    props = new.get("props")
+    if not isinstance(props, Mapping):
+        return
+    text = new.get("text") or ""
+    font, size = _style_of(new, "font", "draw"), _style_of(new, "size", "m")
+    scale = _num_prop(props, "scale", 1.0) or 1.0
+    if t == "text" and ("autoSize" in props or "richText" in props):
+        props = new["props"] = dict(props)
+        auto = props.get("autoSize", True) is not False
+        wrap = None if auto else float(new.get("w") or 0.0) / scale
+        w, h = text_shape_size(text, font, size, scale, wrap, auto)
+        if auto:
+            props["w"] = w
+        new["w"], new["h"] = w, h
+    elif t == "geo" and "growY" in props:
+        props = new["props"] = dict(props)
+        grow = _num_prop(props, "growY", 0.0)
+        h = max(float(new.get("h") or 0.0) - grow, 0.0)
+        g = 0.0
+        if text:
+            lh = geo_label_size(text, font, size, float(new.get("w") or 0.0), scale)[1]
+            g = max(lh - h / scale, 0.0) * scale
+        props["growY"] = g
+        new["h"] = h + g
+    elif t == "note" and "scale" in props and text:
+        props = new["props"] = dict(props)
+        g, adj = note_label(text, font, size)
+        props["growY"] = g
+        props["fontSizeAdjustment"] = adj
         new["h"] = (NOTE_SIZE + g) * scale
