@@ -392,9 +392,43 @@ def _screen_sources(paths: Sequence[str]) -> Iterator[Tuple[str, Any]]:
             yield raw, p
 
 
+def _ray_address(args: argparse.Namespace) -> Optional[str]:
+    """``--ray [ADDRESS]``: the cluster address, or None for a local runtime. A value that is not an
+    address (``auto``, ``ray://…``, ``host:port``) is the first PATH, which argparse took for one."""
+    value = args.ray or None
+    if value is not None and not (value == "auto" or "://" in value or (":" in value and not Path(value).exists())):
+        args.paths = [value] + list(getattr(args, "paths", []))
+        value = None
+    return value
+
+
+def _dedup_ray(args: argparse.Namespace) -> int:
+    from spatialobs.distributed.runtime import dedup_ray
+
+    address = _ray_address(args)
+    if not args.paths:
+        raise CommandError("dedup needs at least one PATH")
+    if args.index:
+        raise CommandError("--index is not available with --ray (the shards keep their own logs)")
+    res = dedup_ray(list(_screen_sources(args.paths)), shards=args.shards, grid=args.grid, tau=args.tau,
+                    mask_volatile=args.mask_volatile, address=address)
+    for label, exc in res.failed:
+        print(f"spatialobs: skipped {label}: {exc}", file=sys.stderr)
+    print(f"screens: {len(res.states):,} read, {len(res.failed):,} skipped")
+    print(f"unique observations: {res.observations:,} new ({res.observations:,} in the index)")
+    print(f"states: {res.num_states:,} new ({res.num_states:,} in the index)")
+    print(f"merges: {res.exact:,} exact duplicates, {res.merged:,} near-duplicates merged into a state")
+    print(f"ray: {args.shards} index shard(s), {len(res.states) / max(res.seconds, 1e-9):,.0f} screens/s")
+    return 1 if res.failed else 0
+
+
 def _dedup(args: argparse.Namespace) -> int:
     from spatialobs.screen import StateIndex, load_screen
 
+    if args.ray is not None:
+        return _dedup_ray(args)
+    if not args.paths:
+        raise CommandError("dedup needs at least one PATH")
     index_path = Path(args.index) if args.index else None
     if index_path is not None and index_path.exists():
         index = StateIndex.load(index_path)
@@ -458,6 +492,8 @@ def _explore(args: argparse.Namespace) -> int:
     if args.steps < 1 or args.starts < 1:
         raise CommandError("--steps and --starts must be at least 1")
     resolve_prior(args.prior)
+    if args.ray is not None:
+        return _explore_ray(args)
     selectors = [args.selector] if not args.compare else list(SELECTORS)
     curves: dict = {}
     all_eps: List[Any] = []
@@ -484,6 +520,36 @@ def _explore(args: argparse.Namespace) -> int:
         out.write_text(line_chart_svg(curves, title=f"{args.app}: new states discovered (mean over starts)",
                                       ylabel="new states"), encoding="utf-8")
         print(f"wrote {out}")
+    return 0
+
+
+def _explore_ray(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from spatialobs.distributed.runtime import explore_ray
+
+    if args.compare or args.traces or args.curve:
+        raise CommandError("--compare, --traces and --curve are not available with --ray")
+    if args.workers < 1 or args.shards < 1:
+        raise CommandError("--workers and --shards must be at least 1")
+    print(f"exploring {args.app} (seed {args.seed}) on Ray: {args.starts} start(s) x {args.steps} actions, "
+          f"prior {args.prior}, {args.workers} worker(s), {args.shards} index shard(s)")
+    run = explore_ray(args.app, starts=args.starts, steps=args.steps, workers=args.workers, shards=args.shards,
+                      seed=args.seed, selector=args.selector, prior=args.prior, store=args.store,
+                      address=args.ray or None)
+    keys = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy", "net_du")
+    print(f"{'selector':<10}  " + "  ".join(f"{k:>{max(12, len(k))}}" for k in keys))
+    mean = np.mean([[float(ep.metrics[k]) for k in keys] for ep in run.episodes], axis=0)
+    print(f"{args.selector:<10}  " + "  ".join(f"{v:>{max(12, len(k))}.3f}" for k, v in zip(keys, mean)))
+    g = run.graph
+    print(f"graph: {g['states']} states, {g['edges']} edges, {g['transitions']} transitions, {g['captures']} captures"
+          + (f"; store {args.store}" if args.store else ""))
+    for name, c in run.workers.items():
+        print(f"  {name}: {int(c['steps'])} steps, {c['steps_per_second']:,.1f} steps/s, "
+              f"{c['waits'] / max(c['steps'], 1):.2f} waits and {1000 * c['wait_seconds'] / max(c['steps'], 1):.2f} ms "
+              "waiting per step")
+    print(f"total: {run.steps} steps in {run.seconds:.2f} s ({run.steps_per_second:,.1f} steps/s)"
+          + (f"; interrupted episodes {run.interrupted}" if run.interrupted else ""))
     return 0
 
 
@@ -577,6 +643,11 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--traces", metavar="FILE", help="write the steps as a traces file (for train-prior)")
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--curve", metavar="SVG", help="write the discovery curve (new states per step) as SVG")
+    ex.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                    help="run on Ray (pip install spatialobs[ray]): join ADDRESS, or start a local runtime")
+    ex.add_argument("--workers", type=int, default=2, help="with --ray: explorer actors (default 2)")
+    ex.add_argument("--shards", type=int, default=1, help="with --ray: index shard actors (default 1)")
+    ex.add_argument("--store", metavar="FILE", help="with --ray: write the shared graph to this SQLite store")
     ex.set_defaults(func=_explore)
 
     tp = sub.add_parser("train-prior", help="train a learned proposal prior on traces files")
@@ -594,12 +665,16 @@ def _parser() -> argparse.ArgumentParser:
     st.set_defaults(func=_studies)
 
     dd = sub.add_parser("dedup", help="merge near-duplicate screens into states")
-    dd.add_argument("paths", nargs="+", metavar="PATH",
+    dd.add_argument("paths", nargs="*", metavar="PATH",
                     help="screen files (Rico, DroidBot, generic JSON), folders of them, .jsonl streams, or - for stdin")
     dd.add_argument("--index", metavar="FILE", help="index file to extend (created if absent) and save")
     dd.add_argument("--tau", type=float, default=0.93, help="merge threshold (default 0.93)")
     dd.add_argument("--grid", type=int, default=30, help="atom grid cells per side (default 30)")
     dd.add_argument("--mask-volatile", action="store_true", help="mask digits, times and counters before hashing")
+    dd.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                    help="featurize in parallel Ray tasks and index in shard actors: join ADDRESS, or start a "
+                         "local runtime (same states as without)")
+    dd.add_argument("--shards", type=int, default=2, help="with --ray: index shard actors (default 2)")
     dd.set_defaults(func=_dedup)
 
     from spatialobs.serve.command import configure as _serve  # imports its optional dependencies only when run
