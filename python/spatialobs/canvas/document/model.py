@@ -15,7 +15,7 @@ from spatialobs.canvas.document.derive import Derived, Raw, derive, extract, pat
 from spatialobs.canvas.document.fractional import key_after, key_between
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.document.sanitize import CleanFields, sanitize_binding_fields, sanitize_node_fields
-from spatialobs.canvas.document.textmeasure import refit_text_geometry
+from spatialobs.canvas.document.textmeasure import fit_new_text_geometry, refit_text_geometry
 
 #: Node types whose size follows their text after an edit, and the fields that can change it.
 _MEASURED_TYPES = frozenset({"text", "geo", "note"})
@@ -641,6 +641,9 @@ class Canvas:
         self._check_parent(nid, clean["parent"])
         if clean.get("index") is None:
             clean["index"] = self._next_index(clean["parent"])
+        if clean.get("type") in _MEASURED_TYPES:
+            # tldraw measures a new text and grows a new label's shape; so does the write path
+            fit_new_text_geometry(clean)
         node = _make_node(clean)
         self._put("node", nid, node)
         return node

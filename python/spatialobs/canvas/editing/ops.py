@@ -1034,8 +1034,6 @@ class Executor:
         return style
 
     def _create_shape(self, op: Mapping[str, Any]) -> None:
-        from spatialobs.canvas.document.shapes import estimate_text_size
-
         alias = self._alias(op)
         raw_kind = _first(op, ("shape", "shapeType", "shape_type", "kind"))
         if raw_kind is None and ("op" in op or "action" in op):
@@ -1074,11 +1072,16 @@ class Executor:
         for name, v in (("w", w), ("h", h)):
             if v is not None and v <= 0:
                 raise InvalidInputError(f"field {name!r} must be > 0, got {v!r}")
+        if k in ("text", "geo", "note") and self._maps_tldraw():
+            # deliberate font and size (tldraw's defaults), not those of whatever shape the
+            # document holds: the canvas measures with them and the file is written with them
+            for key, default in (("font", "draw"), ("size", "m")):
+                style.setdefault(key, default)
         if k == "text":
-            size = str(style.get("size", "m"))
-            tw, th = estimate_text_size(text or "", size, 1.0, w, w is None)
+            # Canvas.add measures it (a width makes it wrap at that width); h follows the text
             props["autoSize"] = w is None
-            w, h = tw, (th if h is None else h)
+            props.setdefault("scale", 1.0)
+            w, h = (0.0 if w is None else w), 0.0
         elif k == "note":
             side = w if w is not None else (h if h is not None else DEFAULT_SIZES["note"][0])
             props["scale"] = side / 200.0
@@ -1087,6 +1090,8 @@ class Executor:
             dw, dh = DEFAULT_SIZES[k]
             w = dw if w is None else w
             h = dh if h is None else h
+            if k == "geo" and self._maps_tldraw():
+                props["growY"] = 0.0  # Canvas.add grows it when the label is taller
         x, y = self._page_point(op)
         px = self.origin[0] if x is None else x
         py = self.origin[1] if y is None else y
