@@ -107,9 +107,15 @@ def test_create_arrow_bound_at_anchors_then_unbind_and_bind():
     node = c.node(a)
     assert node.text == "go" and node.props["arrowheadStart"] == "dot" and node.props["bend"] == 10
     assert (node.x, node.y) == (50.0, 25.0) and node.props["end"] == {"x": 250.0, "y": 0.0}
+    from spatialobs.canvas.document.arrows import page_terminals
+
+    drawn = page_terminals(c, a)
     r = ex.apply([{"op": "unbind", "id": "a", "terminal": "end"}])
     assert r.ok and [b.terminal for b in c.bindings.values() if b.from_id == a] == ["start"]
-    assert c.node(a).props["end"] == {"x": 250.0, "y": 0.0}  # stays where it was
+    # the freed end stays where tldraw drew it (short of the target by the arrowhead's gap), not at the anchor
+    assert c.node(a).props["end"] != {"x": 250.0, "y": 0.0}
+    for p, q in zip(page_terminals(c, a), drawn):
+        assert p == pytest.approx(q, abs=1e-6)
     r = ex.apply([{"op": "unbind", "id": "a", "terminal": "end"}])
     assert "has no binding at its end" in str(r.errors[0])
     r = ex.apply([{"op": "bind", "id": "a", "terminal": "end", "to": "shape:other", "anchor": {"x": 1, "y": 1}}])

@@ -66,7 +66,8 @@ Ops (each a JSON object with ``"op"``; field spellings in brackets are accepted 
     Replaces the terminal's binding, if any.
 ``unbind``
     ``id`` [``arrow``], ``terminal`` (``start``, ``end`` or ``both``, the default).
-    The terminal stays where it was, unbound.
+    The terminal stays where the arrow is drawn (on the target's outline, short of
+    it by the arrowhead's gap), unbound; an arc keeps its curve.
 ``place``
     ``ids``, ``into`` [``destination``, ``target``, ``to``] (node id or box
     ``{x, y, w, h}``), ``inset`` (8), ``at`` [``positions``] (id -> ``[x, y]``),
@@ -1252,11 +1253,14 @@ class Executor:
                  if b.from_id == arrow and (term == "both" or b.terminal == term)]
         if not found:
             raise InvalidInputError(f"arrow {arrow!r} has no binding at {'either end' if term == 'both' else 'its ' + term}")
-        points = {b.terminal: self._arrow_local(arrow, self._anchor_page_point(b.to_id, b.anchor, b.precise))
-                  for b in found}
+        from spatialobs.canvas.document.arrows import unbind_patch
+
+        # as tldraw unbinds: each freed terminal stays where the arrow is drawn (an arc keeps its curve)
+        patch = unbind_patch(self.canvas, arrow, [b.terminal for b in found])
         for b in found:
             self.canvas.remove(b.id)
-        self.canvas.update(arrow, props=points)
+        if patch:
+            self.canvas.update(arrow, props=patch)
         self._touches(arrow)
 
 
