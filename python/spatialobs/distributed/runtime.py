@@ -123,7 +123,8 @@ class RayLinks:
             # The shard's answer goes to the graph as a reference: no wait in between.
             return self.graph.observe.remote(self.shards[shard].add_one.remote(raw), raw)
 
-        return self._get(submit)  # type: ignore[no-any-return]
+        out: Tuple[int, Stats] = self._get(submit)
+        return out
 
     def record(self, key: Tuple[str, int, int], source: int, sig: str, label: str, shard: Optional[int],
                raw: Optional[bytes], capture: Optional[Tuple[str, str]]) -> Tuple[Dict[str, Any], Stats]:
@@ -135,7 +136,8 @@ class RayLinks:
             added = self.shards[shard].add_one.remote(raw)
             return self.graph.record.remote(key, source, sig, label, added, raw, None)
 
-        return self._get(submit)  # type: ignore[no-any-return]
+        ans: Tuple[Dict[str, Any], Stats] = self._get(submit)
+        return ans
 
 
 class _Shard(IndexShard):
@@ -305,18 +307,23 @@ class RayExploration:
         """Each worker's :meth:`Explorer.counters` (since its last restart)."""
         out = {}
         for name, w in zip(self.worker_names, self.workers):
-            c = _retry(self.ray, lambda w=w: self.ray.get(w.counters.remote()))
+            c: Dict[str, float] = _retry(self.ray, partial(self._call, w.counters))
             c["steps_per_second"] = c["steps"] / c["seconds"] if c["seconds"] else 0.0
             out[name] = c
         return out
 
     def summary(self) -> Dict[str, int]:
         """The graph's states, edges, transitions and captures."""
-        return _retry(self.ray, lambda: self.ray.get(self.graph.summary.remote()))  # type: ignore[no-any-return]
+        out: Dict[str, int] = _retry(self.ray, partial(self._call, self.graph.summary))
+        return out
 
     def checkpoint(self) -> List[int]:
         """Checkpoint every shard now; the observations each checkpoint covers."""
-        return _retry(self.ray, lambda: self.ray.get([s.checkpoint.remote() for s in self.shards]))  # type: ignore
+        out: List[int] = _retry(self.ray, lambda: self.ray.get([s.checkpoint.remote() for s in self.shards]))
+        return out
+
+    def _call(self, method: Any, *args: Any) -> Any:
+        return self.ray.get(method.remote(*args))
 
     def close(self) -> None:
         """Close the graph store and the workers' logs, and end the actors."""
@@ -387,7 +394,13 @@ def explore_ray(app: str, *, starts: int = 4, steps: int = 50, workers: int = 2,
 class DedupResult:
     """The outcome of :func:`dedup_ray`: per readable screen its state (numbered as a single
     :class:`~spatialobs.screen.StateIndex` fed the same screens in the same order would), how it
-    matched, and the labels of unreadable inputs."""
+    matched, and the labels of unreadable inputs.
+
+    Examples
+    --------
+    >>> DedupResult([0, 1, 0], exact=1, merged=0, new=2, observations=2, failed=[], seconds=0.1).num_states
+    2
+    """
 
     states: List[int]
     exact: int
