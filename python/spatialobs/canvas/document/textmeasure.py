@@ -245,7 +245,7 @@ def _ceil_unit(x: float) -> float:
 def layout_lines(
     text: str, font: Union[str, "_Font"] = "draw", font_size: float = 24.0, max_width: Optional[float] = None,
     break_words: bool = True, breaks: Optional[Callable[[str, int], bool]] = None,
-    slack: float = 1.0 / _LAYOUT_UNIT,
+    slack: float = 1.0 / _LAYOUT_UNIT, split_unkerned: bool = False,
 ) -> List[Tuple[str, float]]:
     """Lines of text as the browser lays them out, with their widths in pixels.
 
@@ -265,6 +265,9 @@ def layout_lines(
         browser's rule (after spaces, after a hyphen between letters, beside CJK).
     slack : float
         How far a line may exceed ``max_width`` (the browser's layout unit, 1/64 px).
+    split_unkerned : bool
+        Break a long word where the sum of its characters' own advances (no kerning)
+        reaches the line, as Excalidraw does, rather than where the laid-out word does.
 
     Returns
     -------
@@ -285,13 +288,20 @@ def layout_lines(
     may_break = breaks or _break_before
     out: List[Tuple[str, float]] = []
     for para in text.split("\n"):
-        adv, _ = _char_advances(f, para)
+        adv, kerns = _char_advances(f, para)
         n = len(para)
         pre = [0.0] * (n + 1)
         acc = 0.0
         for i, a in enumerate(adv):
             acc += a * font_size
             pre[i + 1] = acc
+        piece = pre
+        if split_unkerned and any(kerns):
+            piece = [0.0] * (n + 1)
+            acc = 0.0
+            for i, (a, k) in enumerate(zip(adv, kerns)):
+                acc += (a - k) * font_size
+                piece[i + 1] = acc
 
         def span(a: int, b: int) -> float:
             # width of para[a:b] with the kerning to the character after it: measured
@@ -322,7 +332,7 @@ def layout_lines(
                 # a word longer than the line: break it between characters
                 while end_vis - start > 1 and span(start, end_vis) > limit:
                     j = start + 1
-                    while j < end_vis and span(start, j + 1) <= limit:
+                    while j < end_vis and piece[j + 1] - piece[start] <= limit:
                         j += 1
                     out.append((para[start:j], span(start, j)))
                     start = j
