@@ -8,9 +8,13 @@ apart from inferred ones (``inside``, ``overlaps``, ``near``, ``aligned``,
 ``occludes``, ``touches``, reading order), and offscreen bounds in the coordinate
 frame of the agent's actions.
 
-Every relation is computed by the geometry core over the whole page (one kernel
-call each, pairs as ``(2, k)`` arrays); Python only filters and ranks those
-arrays with numpy and builds records for the objects that are kept.
+The relations that do not depend on the viewport (``inside``, ``overlaps``,
+``touches``, and every ``near`` and ``aligned`` pair of the page) are computed by
+the geometry core once per page version (the canvas's derived geometry, which
+every write replaces) and shared by later observations; an observation then
+costs a linear visibility pass plus work on what is in and near the view:
+occlusion, reading order, keeping the pairs with one end in view, ranking, and
+records for the objects that are kept.
 
 Conventions (*ours* where DESIGN leaves a choice):
 
@@ -29,8 +33,11 @@ Conventions (*ours* where DESIGN leaves a choice):
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import threading
+import weakref
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -230,6 +237,76 @@ def _is_ancestor(pg: _Page, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _related(pg: _Page, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _is_ancestor(pg, a, b) | _is_ancestor(pg, b, a)
+
+
+# --------------------------------------------------------------------------- page cache
+@dataclass
+class _PageTables:
+    """The viewport-independent relations of a page, computed once per page version.
+
+    ``near`` and ``aligned`` hold every pair of the page; an observation keeps
+    those with one end in view.
+    """
+
+    inside: Tuple[np.ndarray, np.ndarray]
+    overlaps: Tuple[np.ndarray, np.ndarray]
+    touches: Tuple[np.ndarray, np.ndarray, np.ndarray]
+    near: Tuple[np.ndarray, np.ndarray, np.ndarray]
+    aligned: Tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+@dataclass
+class _PageState:
+    """What observations of one page version share: its arrays, bindings and relation tables."""
+
+    pg: _Page
+    solid: np.ndarray
+    bindings: Tuple[np.ndarray, np.ndarray, np.ndarray]
+    tables: Dict[Tuple[float, float, float], _PageTables] = field(default_factory=dict)
+
+
+class _VersionCache:
+    """Page states per derivation: a write replaces the canvas's derived geometry, so the
+    derivation object names the version. Entries live as long as their derivation."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_derived: Dict[int, Tuple[Any, Dict[str, _PageState]]] = {}
+
+    def pages(self, derived: Any) -> Dict[str, _PageState]:
+        key = id(derived)
+        with self._lock:
+            hit = self._by_derived.get(key)
+            if hit is not None and hit[0]() is derived:
+                return hit[1]
+            states: Dict[str, _PageState] = {}
+            ref = weakref.ref(derived, functools.partial(self._drop, key))
+            self._by_derived[key] = (ref, states)
+            return states
+
+    def _drop(self, key: int, ref: Any) -> None:
+        with self._lock:
+            hit = self._by_derived.get(key)
+            if hit is not None and hit[0] is ref:
+                del self._by_derived[key]
+
+
+_CACHE = _VersionCache()
+
+
+def _page_state(canvas: Canvas, page: str) -> _PageState:
+    """The cached state of ``page`` for the canvas's current version (built on first use)."""
+    states = _CACHE.pages(canvas.geometry())
+    st = states.get(page)
+    if st is None:
+        pg = _page_arrays(canvas, page)
+        types = pg.types
+        is_conn = np.zeros(len(types), bool)
+        for t in CONNECTOR_TYPES:
+            is_conn |= types == t
+        st = _PageState(pg, ~(is_conn | (types == "group")), _bindings(canvas, pg))
+        states[page] = st
+    return st
 
 
 # --------------------------------------------------------------------------- connectors
@@ -505,7 +582,7 @@ def _inputs(canvas: Any, viewport: Any, page: Optional[str], selected: Optional[
     touch_tol = _positive(touch_tol, "touch_tol")
     pid = _resolve_page(canvas, page)
     vp = resolve_viewport(canvas, viewport, pid)
-    pg = _page_arrays(canvas, pid)
+    pg = _page_state(canvas, pid).pg
     row_of = canvas.geometry().row
     sel = _id_rows(canvas.selected(pid) if selected is None else selected, row_of, pg.page_pos, "selected", pid)
     ctx = _id_rows(context, row_of, pg.page_pos, "context", pid)
@@ -514,14 +591,9 @@ def _inputs(canvas: Any, viewport: Any, page: Optional[str], selected: Optional[
     return p, pg
 
 
-def _view(pg: _Page, p: _Params) -> _View:
-    """Visibility, occlusion and reading order (kernels over the whole page)."""
+def _view(pg: _Page, solid: np.ndarray, p: _Params) -> _View:
+    """Visibility, occlusion and reading order (linear kernels; reading order only in view)."""
     n = len(pg.ids)
-    types = pg.types
-    is_conn = np.zeros(n, bool)
-    for t in CONNECTOR_TYPES:
-        is_conn |= types == t
-    solid = ~(is_conn | (types == "group"))
     labels, gaps = G.visibility(pg.boxes, p.vbox, p.near_factor)
     labels = labels.astype(np.int64)
     no_occ = pg.hidden | ~solid | pg.gone
@@ -568,7 +640,7 @@ def _inside(pg: _Page, sub: np.ndarray, sb: np.ndarray) -> Tuple[np.ndarray, np.
 
 
 def _overlaps_touches(canvas: Canvas, pg: _Page, sub: np.ndarray, sb: np.ndarray, bound_end: np.ndarray,
-                      touch_tol: float) -> Tuple[np.ndarray, ...]:
+                      touch_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``overlaps`` pairs and ``touches`` (connector, shape, terminal) from one overlap join.
 
     Unbound arrow ends enter the join as small squares of half-size
@@ -596,22 +668,20 @@ def _overlaps_touches(canvas: Canvas, pg: _Page, sub: np.ndarray, sb: np.ndarray
     return ov_a, ov_b, tc[o], ts[o], tterm[o]
 
 
-def _near(pg: _Page, sub: np.ndarray, sb: np.ndarray, in_view: np.ndarray, near_gap: float) -> Tuple[np.ndarray, ...]:
-    """``near`` pairs with their gaps: 4 nearest per object, one end in view, not native kin."""
+def _near(pg: _Page, sub: np.ndarray, sb: np.ndarray, near_gap: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``near`` pairs of the page with their gaps: 4 nearest per object, not native kin."""
     pp, pgap = G.proximity_pairs(sb, near_gap, 4)
     na, nb = sub[pp[0]], sub[pp[1]]
-    # near and aligned describe the layout the agent sees: at least one of the
-    # two objects is in view (offscreen objects carry their bounds instead)
-    keep = ~_related(pg, na, nb) & (in_view[na] | in_view[nb])
+    keep = ~_related(pg, na, nb)
     return na[keep], nb[keep], pgap[keep]
 
 
-def _aligned(pg: _Page, sub: np.ndarray, sb: np.ndarray, in_view: np.ndarray, align_tol: float) -> Tuple[np.ndarray, ...]:
-    """``aligned`` pairs among siblings, one end in view, one per pair and axis with a kind bit mask."""
+def _aligned(pg: _Page, sub: np.ndarray, sb: np.ndarray, align_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``aligned`` pairs of the page among siblings, one per pair and axis with a kind bit mask."""
     n = len(pg.ids)
     ap, akind = G.alignment_pairs(sb, align_tol)
     la, lb = sub[ap[0]], sub[ap[1]]
-    keep = (pg.parent[la] == pg.parent[lb]) & (in_view[la] | in_view[lb])
+    keep = pg.parent[la] == pg.parent[lb]
     la, lb, lk = la[keep], lb[keep], akind[keep].astype(np.int64)
     key = (la * n + lb) * 2 + lk // 3
     uniq = np.unique(key)
@@ -622,35 +692,65 @@ def _aligned(pg: _Page, sub: np.ndarray, sb: np.ndarray, in_view: np.ndarray, al
     return uniq // 2 // n, uniq // 2 % n, mask
 
 
-def _relations(canvas: Canvas, pg: _Page, view: _View, p: _Params) -> _Relations:
-    """Native relations, then the inferred ones over the solid objects."""
+def _page_tables(canvas: Canvas, st: _PageState, p: _Params) -> _PageTables:
+    """The inferred relations over the solid objects of the page (cached per version and tolerances)."""
+    key = (p.touch_tol, p.near_gap, p.align_tol)
+    tables = st.tables.get(key)
+    if tables is not None:
+        return tables
+    pg = st.pg
     n = len(pg.ids)
-    nat_child = np.flatnonzero(pg.parent >= 0)
-    bf, bt, bterm = _bindings(canvas, pg)
+    bf, _, bterm = st.bindings
     bound_end = np.zeros((n, 2), bool)
     bound_end[bf, bterm] = True
-    sub = np.flatnonzero(view.solid)
+    sub = np.flatnonzero(st.solid)
     sb = np.ascontiguousarray(pg.boxes[sub])
-    in_from, in_to = _inside(pg, sub, sb)
     ov_a, ov_b, tc, ts, tterm = _overlaps_touches(canvas, pg, sub, sb, bound_end, p.touch_tol)
-    near_a, near_b, near_g = _near(pg, sub, sb, view.in_view, p.near_gap)
-    al_a, al_b, al_k = _aligned(pg, sub, sb, view.in_view, p.align_tol)
+    tables = _PageTables(_inside(pg, sub, sb), (ov_a, ov_b), (tc, ts, tterm), _near(pg, sub, sb, p.near_gap),
+                         _aligned(pg, sub, sb, p.align_tol))
+    st.tables[key] = tables
+    return tables
+
+
+def _in_view_pairs(pairs: Tuple[np.ndarray, np.ndarray, np.ndarray],
+                   in_view: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # near and aligned describe the layout the agent sees: at least one of the
+    # two objects is in view (offscreen objects carry their bounds instead)
+    a, b, x = pairs
+    keep = in_view[a] | in_view[b]
+    return a[keep], b[keep], x[keep]
+
+
+def _relations(canvas: Canvas, st: _PageState, view: _View, p: _Params) -> _Relations:
+    """Native relations, then the inferred ones: the page's cached tables, and what depends on the view."""
+    pg = st.pg
+    nat_child = np.flatnonzero(pg.parent >= 0)
+    tb = _page_tables(canvas, st, p)
     occluded_rows = np.flatnonzero((view.occ >= 0) & ~pg.gone)
     return _Relations({
         "parent": (nat_child, pg.parent[nat_child], None),
-        "bound": (bf, bt, bterm),
-        "touches": (tc, ts, tterm),
-        "inside": (in_from, in_to, None),
+        "bound": st.bindings,
+        "touches": tb.touches,
+        "inside": (*tb.inside, None),
         "occludes": (view.occ[occluded_rows], occluded_rows, None),
-        "overlaps": (ov_a, ov_b, None),
-        "near": (near_a, near_b, near_g),
-        "aligned": (al_a, al_b, al_k),
+        "overlaps": (*tb.overlaps, None),
+        "near": _in_view_pairs(tb.near, view.in_view),
+        "aligned": _in_view_pairs(tb.aligned, view.in_view),
     })
 
 
 def _ordered_unique(rows: np.ndarray) -> np.ndarray:
     _, first_at = np.unique(rows, return_index=True)
     return rows[np.sort(first_at)]
+
+
+def _nearest(rows: np.ndarray, gaps: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` rows with the smallest (gap, row), in that order, sorting only those."""
+    if len(rows) > 4 * k:
+        g = gaps[rows]
+        cut = np.partition(g, k - 1)[k - 1]  # the k-th smallest gap: every chosen row has gap <= cut
+        rows = rows[g <= cut]
+    return rows[np.lexsort((rows, gaps[rows]))][:k]
 
 
 def _rank(pg: _Page, view: _View, rels: _Relations, p: _Params) -> _Ranking:
@@ -694,8 +794,7 @@ def _rank(pg: _Page, view: _View, rels: _Relations, p: _Params) -> _Ranking:
         budget -= len(cand)
 
     if budget > 0:
-        rest = np.flatnonzero(~taken & ~in_view)
-        rest = rest[np.lexsort((rest, gaps[rest]))][:budget]
+        rest = _nearest(np.flatnonzero(~taken & ~in_view), gaps, budget)
         taken[rest] = True
         order.append(rest)
 
@@ -900,8 +999,9 @@ def observe(
     """
     p, pg = _inputs(canvas, viewport, page, selected, context, max_objects, max_relations, origin, include_bounds,
                     near_factor, near_gap, align_tol, row_tol, touch_tol, min_opacity)
-    view = _view(pg, p)
-    rels = _relations(canvas, pg, view, p)
+    st = _page_state(canvas, p.page)
+    view = _view(pg, st.solid, p)
+    rels = _relations(canvas, st, view, p)
     rk = _rank(pg, view, rels, p)
     objects, relations, exact = _records(canvas, pg, view, rk, p)
     omitted = {"objects": len(pg.ids) - len(rk.kept), "relations": rk.total - len(relations)}
