@@ -9,7 +9,17 @@ An *environment* is any object with
   :func:`~spatialobs.screen.actions.candidate_actions`), ``recover() -> Screen``
   (called after a capture, default ``reset()``) and ``goal`` (str).
 
-The simulated applications of :mod:`spatialobs.screen.sim` are environments.
+Every :class:`~spatialobs.screen.drivers.Driver` is an environment: the simulated
+applications of :mod:`spatialobs.screen.drivers.sim` and the real ones of
+:func:`~spatialobs.screen.drivers.make_driver`. A step that raises
+:class:`~spatialobs.screen.drivers.DriverFault` (a crash, a hang, an action timeout)
+is recorded as a failed transition (a capture whose app is ``"fault:<kind>"``:
+a try with reward 0, never a state) and the environment is recovered; the graph
+is never lost.
+
+:attr:`Episode.timing` splits the wall time into ``env`` (waiting for the
+application: act, read the screen, recover) and ``ours`` (featurize,
+index, select and record) over the steps; ``reset`` is the first launch and replay.
 
 Metrics of an episode of ``T`` steps (:attr:`Episode.metrics`):
 
@@ -33,11 +43,13 @@ Metrics of an episode of ``T`` steps (:attr:`Episode.metrics`):
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action, candidate_actions, signature
+from spatialobs.screen.drivers.base import DriverFault, fault_screen
 from spatialobs.screen.graph import ScreenGraph
 from spatialobs.screen.model import Screen
 from spatialobs.screen.select import SELECTORS, Prior, Selector, make_selector, prior_weights, resolve_prior
@@ -90,6 +102,8 @@ class Episode:
     start_state: int
     steps: List[Step] = field(default_factory=list)
     metrics: Dict[str, float] = field(default_factory=dict)
+    timing: Dict[str, float] = field(default_factory=dict)
+    faults: int = 0
 
 
 def episode_metrics(start_state: int, steps: Sequence[Step], u0: float = 0.5) -> Dict[str, float]:
@@ -148,6 +162,7 @@ def explore(
     episode: int = 0,
     grid: int = 30,
     keep_screens: bool = False,
+    on_step: Optional[Callable[[Step], None]] = None,
 ) -> Episode:
     """Explore ``env`` for ``steps`` actions, recording every step into ``graph``.
 
@@ -175,6 +190,8 @@ def explore(
         Lattice of the action signatures' positions.
     keep_screens : bool
         Keep each step's source screen in :attr:`Step.screen` (for traces).
+    on_step : callable, optional
+        Called with each :class:`Step` once recorded (progress display).
 
     Examples
     --------
@@ -200,11 +217,16 @@ def explore(
     get_actions: Callable[[Screen], List[Action]] = getattr(env, "actions", None) or candidate_actions
     recover = getattr(env, "recover", None) or env.reset
 
+    clock = time.perf_counter
+    env_s = 0.0
+    t0 = clock()
     screen = env.reset(start) if start is not None else env.reset()
+    reset_s = clock() - t0
     _check_screen(screen, "reset()")
     s = graph.observe(screen)
     digest = _digest(graph.last_features)
     ep = Episode(app=app or "", start=start, goal=goal, selector=sel.name, start_state=s)
+    began = clock()
     for t in range(steps):
         acts = list(get_actions(screen))
         if not acts:
@@ -218,19 +240,34 @@ def explore(
         p = prior_weights(prior, screen, acts, goal)
         scores = sel.scores(graph, s, sigs, p)
         i = sel.select(graph, s, sigs, p)
-        nxt = env.step(acts[i])
+        t0 = clock()
+        try:
+            nxt = env.step(acts[i])
+            fault = None
+        except DriverFault as exc:
+            fault = exc
+            nxt = fault_screen(app or "", exc)
+            ep.faults += 1
+        env_s += clock() - t0
         _check_screen(nxt, "step()")
         tr = graph.record(s, sigs[i], nxt, label=acts[i].label, episode=episode, step=t)
         target = tr.target
         if tr.capture is not None:
+            t0 = clock()
             nxt = recover()
+            env_s += clock() - t0
             _check_screen(nxt, "recover()")
             target = graph.observe(nxt)
         next_digest = _digest(graph.last_features)
-        ep.steps.append(Step(t, s, sigs[i], acts[i], target, tr.state_novel, tr.edge_novel, tr.reward, tr.u_source,
-                             tr.u_target, tr.capture, float(p[i]), float(scores[i]), screen.width, screen.height,
-                             digest, screen if keep_screens else None))
+        st = Step(t, s, sigs[i], acts[i], target, tr.state_novel, tr.edge_novel, tr.reward, tr.u_source,
+                  tr.u_target, tr.capture, float(p[i]), float(scores[i]), screen.width, screen.height,
+                  digest, screen if keep_screens else None)
+        ep.steps.append(st)
+        if on_step is not None:
+            on_step(st)
         screen, s, digest = nxt, target, next_digest
+    wall = clock() - began
+    ep.timing = {"reset": reset_s, "wall": wall, "env": env_s, "ours": max(wall - env_s, 0.0)}
     ep.metrics = episode_metrics(ep.start_state, ep.steps, graph.u0)
     if own_graph:
         graph.close()

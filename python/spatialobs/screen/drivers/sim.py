@@ -44,6 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tupl
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action, candidate_actions
+from spatialobs.screen.drivers.base import Driver
 from spatialobs.screen.model import Element, Screen, ScreenMeta
 
 __all__ = ["APPS", "SimApp", "Start", "Notepad", "Explorer", "Calc", "make_app"]
@@ -96,7 +97,7 @@ class _UI:
 MenuSpec = List[Tuple[str, Optional[_Handler], bool]]  # (label, handler, enabled)
 
 
-class SimApp:
+class SimApp(Driver):
     """Base of the simulated applications (see the module docstring).
 
     Subclasses define ``name``, ``goal``, ``_initial()`` (the state, a dict),
@@ -121,7 +122,7 @@ class SimApp:
             raise InvalidInputError(f"timing_noise must be a probability in [0, 1], got {timing_noise!r}")
         if race not in (None, "early", "late"):
             raise InvalidInputError(f"race must be None, 'early' or 'late', got {race!r}")
-        self.seed = seed
+        super().__init__(seed=seed)
         self.variant = {**self.default_variant, **(variant or {})}
         self.timing_noise = float(timing_noise)
         self.race = race

@@ -1,0 +1,231 @@
+"""A private X display, D-Bus session and AT-SPI bus, and the processes started in them.
+
+Every process is started in its own process group with a parent-death signal, so
+that closing the session (or the death of this process) leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import weakref
+from typing import Dict, List, Optional, Sequence
+
+from spatialobs.screen.drivers.base import DriverFault, DriverUnavailable
+
+__all__ = ["Session", "missing_programs", "kill_group"]
+
+BUS_LAUNCHER = ("/usr/libexec/at-spi-bus-launcher", "/usr/lib/at-spi2-core/at-spi-bus-launcher",
+                "/usr/lib/at-spi2/at-spi-bus-launcher")
+
+_LIVE: "weakref.WeakSet[Session]" = weakref.WeakSet()
+
+
+def _close_all() -> None:
+    for s in list(_LIVE):
+        s.close()
+
+
+atexit.register(_close_all)
+
+
+def _die_with_parent() -> None:
+    # PR_SET_PDEATHSIG: the child gets SIGKILL when the thread that started it dies.
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+    except Exception:
+        pass
+
+
+def bus_launcher() -> Optional[str]:
+    """The path of ``at-spi-bus-launcher``, or None.
+
+    Examples
+    --------
+    >>> bus_launcher() is None or bus_launcher().endswith("at-spi-bus-launcher")
+    True
+    """
+    for p in BUS_LAUNCHER:
+        if os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def missing_programs(programs: Sequence[str]) -> List[str]:
+    """The programs of ``programs`` (plus Xvfb, dbus-daemon and the AT-SPI bus launcher) not installed.
+
+    Examples
+    --------
+    >>> isinstance(missing_programs(["sh"]), list)
+    True
+    """
+    out = [p for p in ("Xvfb", "dbus-daemon", *programs) if shutil.which(p) is None]
+    if bus_launcher() is None:
+        out.append("at-spi-bus-launcher")
+    return out
+
+
+def kill_group(proc: "subprocess.Popen[bytes]", grace: float = 0.0) -> None:
+    """Kill ``proc``'s process group (SIGTERM first when ``grace`` > 0) and reap ``proc``."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 2.0)):
+        if sig == signal.SIGTERM and grace <= 0:
+            continue
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=wait)
+            if sig == signal.SIGTERM:
+                # The leader is gone; children in its group may not be.
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def alive(proc: "subprocess.Popen[bytes]") -> bool:
+    """Whether ``proc`` still runs (a zombie does not)."""
+    return proc.poll() is None
+
+
+def _read_line(fd: int, timeout: float, what: str) -> str:
+    import select
+
+    buf = b""
+    end = time.monotonic() + timeout
+    while not buf.endswith(b"\n"):
+        left = end - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise DriverFault("hang", f"{what} did not start within {timeout:.0f} s")
+        chunk = os.read(fd, 256)
+        if not chunk:
+            raise DriverFault("crash", f"{what} exited while starting")
+        buf += chunk
+    return buf.decode().strip()
+
+
+class Session:
+    """Xvfb + a D-Bus session + the AT-SPI bus, in a temporary folder removed on close.
+
+    Parameters
+    ----------
+    width, height : int
+        The virtual screen's size.
+    """
+
+    def __init__(self, width: int = 1280, height: int = 800) -> None:
+        missing = missing_programs(())
+        if missing:
+            raise DriverUnavailable(f"missing system programs: {', '.join(missing)} (see the README's apt line)")
+        self.width, self.height = width, height
+        self.tmp = tempfile.mkdtemp(prefix="spatialobs-session-")
+        self._procs: List["subprocess.Popen[bytes]"] = []
+        self._closed = False
+        _LIVE.add(self)
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _spawn(self, argv: Sequence[str], env: Optional[Dict[str, str]] = None, pass_fds: Sequence[int] = (),
+               cwd: Optional[str] = None, log: Optional[str] = None) -> "subprocess.Popen[bytes]":
+        out = open(log, "ab") if log else subprocess.DEVNULL
+        try:
+            p = subprocess.Popen(list(argv), env=env, pass_fds=tuple(pass_fds), start_new_session=True, cwd=cwd,
+                                 stdin=subprocess.DEVNULL, stdout=out, stderr=out, preexec_fn=_die_with_parent)
+        finally:
+            if log:
+                out.close()  # type: ignore[union-attr]
+        self._procs.append(p)
+        return p
+
+    def _start(self) -> None:
+        r, w = os.pipe()
+        try:
+            self._spawn(["Xvfb", "-displayfd", str(w), "-screen", "0", f"{self.width}x{self.height}x24",
+                         "-nolisten", "tcp"], pass_fds=[w])
+            os.close(w)
+            w = -1
+            self.display = ":" + _read_line(r, 15, "Xvfb")
+        finally:
+            if w >= 0:
+                os.close(w)
+            os.close(r)
+        r, w = os.pipe()
+        try:
+            self._spawn(["dbus-daemon", "--session", "--nofork", f"--print-address={w}"], pass_fds=[w])
+            os.close(w)
+            w = -1
+            self.bus_address = _read_line(r, 15, "dbus-daemon")
+        finally:
+            if w >= 0:
+                os.close(w)
+            os.close(r)
+        run = os.path.join(self.tmp, "run")
+        os.makedirs(run, mode=0o700)
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "DISPLAY": self.display,
+            "DBUS_SESSION_BUS_ADDRESS": self.bus_address,
+            "XDG_RUNTIME_DIR": run,
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "GTK_MODULES": "gail:atk-bridge",
+            "NO_AT_BRIDGE": "0",
+            "GTK_A11Y": "atspi",
+            "GSETTINGS_BACKEND": "memory",
+            "GIO_USE_VFS": "local",
+            "GVFS_DISABLE_FUSE": "1",
+            "NO_AT_BRIDGE_CACHE": "0",
+        }
+        launcher = bus_launcher()
+        assert launcher is not None
+        self._spawn([launcher, "--launch-immediately"], env=self.profile_env("bus"))
+
+    def profile_env(self, name: str) -> Dict[str, str]:
+        """The environment for a process with a fresh HOME and XDG folders under ``name``."""
+        home = os.path.join(self.tmp, name)
+        shutil.rmtree(home, ignore_errors=True)
+        for sub in ("", "config", "cache", "data"):
+            os.makedirs(os.path.join(home, sub), exist_ok=True)
+        return {**self.env, "HOME": home, "XDG_CONFIG_HOME": os.path.join(home, "config"),
+                "XDG_CACHE_HOME": os.path.join(home, "cache"), "XDG_DATA_HOME": os.path.join(home, "data")}
+
+    def spawn(self, argv: Sequence[str], env: Dict[str, str], cwd: Optional[str] = None,
+              log: Optional[str] = None) -> "subprocess.Popen[bytes]":
+        """Start a process in the session (killed with it); its output goes to ``log`` when given."""
+        return self._spawn(argv, env=env, cwd=cwd, log=log)
+
+    def alive(self) -> bool:
+        """Whether Xvfb, the D-Bus session and the bus launcher still run."""
+        return all(p.poll() is None for p in self._procs[:3])
+
+    def forget(self, proc: "subprocess.Popen[bytes]") -> None:
+        """Kill ``proc``'s group now and stop tracking it."""
+        kill_group(proc, grace=0.0)
+        if proc in self._procs:
+            self._procs.remove(proc)
+
+    def close(self) -> None:
+        """Kill every process group started (newest first) and remove the folder."""
+        if self._closed:
+            return
+        self._closed = True
+        for p in reversed(self._procs):
+            # SIGTERM first: a killed Xvfb would leave its lock and socket behind for the next display.
+            kill_group(p, grace=2.0)
+        self._procs.clear()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        _LIVE.discard(self)

@@ -1,0 +1,563 @@
+"""Real desktop applications through AT-SPI under a private Xvfb display and D-Bus session.
+
+Linux's accessibility API is the counterpart of the paper's UI Automation: each
+accessible object has a role, a name, extents, a state set and often a text. The
+driver starts a private X display (Xvfb), a private D-Bus session and the AT-SPI
+bus (one of each per driver), launches the application with accessibility on,
+with a fresh HOME and XDG folders on every launch, and reads the tree over D-Bus
+with `jeepney <https://jeepney.readthedocs.io>`_ (pure Python; see the README for
+why this client).
+
+A screen holds the objects that are SHOWING, have a non-empty box on the screen,
+and are not hidden behind a modal dialog (when one is up, only its window is
+read). Roles are AT-SPI's role names (``"push button"``, ``"menu item"``,
+``"table cell"``); ``text`` is the name, or the text content for text objects;
+``editable`` is the EDITABLE state; ``clickable`` means SENSITIVE with an Action
+interface or an interactive role. Tables that manage their descendants
+(LibreOffice's sheet) are read cell by cell over their visible range.
+
+Actions: clicks through the Action interface (``DoAction(0)``, or a pointer click
+through XTest when the object has none), typing a fixed token set through XTest
+after focusing the target, and key chords through XTest (``xdotool``). Every
+D-Bus call is bounded by the driver's timeout.
+
+Faults: an element that vanished before the action is counted
+(``faults["vanished"]``) and the step changes nothing; a dead application
+(``"crash"`` / ``"exited"``) or a call with no reply (``"hang"``) raises
+:class:`~spatialobs.screen.drivers.DriverFault`, and :meth:`AtspiDriver.recover`
+kills and relaunches it (the whole session when the session itself died).
+
+Applications (``name``): ``"mousepad"`` on a fresh temporary file,
+``"pcmanfm"`` on a seeded temporary folder tree, ``"localc"`` (LibreOffice Calc,
+GTK3 plugin) on a fresh spreadsheet.
+
+Examples
+--------
+>>> sorted(APPS)
+['localc', 'mousepad', 'pcmanfm']
+>>> with AtspiDriver("mousepad") as d:  # doctest: +SKIP
+...     scr = d.reset()
+...     [e.text for e in scr.elements if e.role == "menu"][:3]
+['File', 'Edit', 'Search']
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from spatialobs._errors import InvalidInputError
+from spatialobs.screen.actions import Action
+from spatialobs.screen.drivers._session import Session, alive, missing_programs
+from spatialobs.screen.drivers.base import Driver, DriverFault, DriverUnavailable
+from spatialobs.screen.model import Element, Screen, ScreenMeta
+
+__all__ = ["AtspiDriver", "AppSpec", "APPS", "unavailable_reason", "KEYSYMS"]
+
+_ACC = "org.a11y.atspi.Accessible"
+_COMP = "org.a11y.atspi.Component"
+_ACTION = "org.a11y.atspi.Action"
+_TEXT = "org.a11y.atspi.Text"
+_TABLE = "org.a11y.atspi.Table"
+_ROOT = ("org.a11y.atspi.Registry", "/org/a11y/atspi/accessible/root")
+
+# AT-SPI state bits (atspi-constants.h, AtspiStateType).
+ST_EDITABLE, ST_ENABLED, ST_FOCUSED, ST_MODAL, ST_SENSITIVE, ST_SHOWING, ST_VISIBLE = 7, 8, 12, 16, 24, 25, 30
+ST_MANAGES_DESCENDANTS = 31
+
+#: Roles a click means something on even without an Action interface.
+CLICK_ROLES = frozenset({
+    "push button", "toggle button", "check box", "radio button", "menu", "menu item", "check menu item",
+    "radio menu item", "page tab", "link", "combo box", "list item", "table cell", "tree item", "icon",
+    "spin button", "button", "tear off menu item", "push button menu", "toggle button menu",
+})
+#: Roles never offered as click targets (containers and decoration).
+NO_CLICK_ROLES = frozenset({
+    "frame", "filler", "panel", "scroll pane", "viewport", "separator", "tool bar", "menu bar", "page tab list",
+    "status bar", "statusbar", "scroll bar", "window", "dialog", "layered pane", "root pane", "split pane",
+    "application", "document spreadsheet", "document frame", "label", "heading", "paragraph", "section",
+})
+#: Roles whose text content is read (at most 120 characters).
+TEXT_ROLES = frozenset({"text", "entry", "paragraph", "table cell", "spin button", "editbar"})
+
+#: Our key names → X keysyms for xdotool.
+KEYSYMS = {"escape": "Escape", "enter": "Return", "tab": "Tab", "ctrl+z": "ctrl+z", "alt+f": "alt+f",
+           "ctrl+s": "ctrl+s", "ctrl+o": "ctrl+o", "ctrl+f": "ctrl+f", "alt+e": "alt+e", "down": "Down",
+           "right": "Right", "backspace": "BackSpace", "f2": "F2", "alt+left": "alt+Left", "alt+up": "alt+Up"}
+
+Ref = Tuple[str, str]
+
+
+@dataclass(frozen=True)
+class AppSpec:
+    """How to launch one application and what to explore it with.
+
+    ``prepare(home, rng)`` lays out the files of a launch under its fresh HOME and
+    returns the command line; ``ready`` is the role a showing window must have for
+    the launch to count as done.
+    """
+
+    name: str
+    program: str
+    prepare: Callable[[str, random.Random], List[str]]
+    goal: str
+    keys: Tuple[str, ...]
+    values: Tuple[str, ...]
+    settle: float = 0.15
+    launch_timeout: float = 20.0
+    env: Dict[str, str] = field(default_factory=dict)
+    packages: str = ""
+
+
+def _mousepad(home: str, rng: random.Random) -> List[str]:
+    path = os.path.join(home, "notes.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("")
+    return ["mousepad", "--disable-server", path]
+
+
+_FOLDERS = ("Projects", "Reports", "Archive", "Photos", "Invoices", "Drafts", "Music", "Notes")
+_FILES = ("budget.ods", "notes.txt", "summary.txt", "plan.odt", "photo.png", "data.csv", "readme.md")
+
+
+def _pcmanfm(home: str, rng: random.Random) -> List[str]:
+    root = os.path.join(home, "Files")
+    os.makedirs(root, exist_ok=True)
+    # A seeded tree two levels deep: the same seed lays out the same folders and files.
+    for top in sorted(rng.sample(_FOLDERS, 4)):
+        d = os.path.join(root, top)
+        os.makedirs(d, exist_ok=True)
+        for sub in sorted(rng.sample(_FOLDERS, 2)):
+            os.makedirs(os.path.join(d, sub), exist_ok=True)
+        for name in sorted(rng.sample(_FILES, 3)):
+            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+                f.write(name)
+    for name in sorted(rng.sample(_FILES, 3)):
+        with open(os.path.join(root, name), "w", encoding="utf-8") as f:
+            f.write(name)
+    return ["pcmanfm", root]
+
+
+def _localc(home: str, rng: random.Random) -> List[str]:
+    return ["localc", "--norestore", "--nologo", "--nolockcheck",
+            f"-env:UserInstallation=file://{home}/lo", "--calc"]
+
+
+#: The applications :class:`AtspiDriver` knows.
+APPS: Dict[str, AppSpec] = {
+    "mousepad": AppSpec("mousepad", "mousepad", _mousepad,
+                        goal="write text, save the document under a new name, find and replace a word",
+                        keys=("escape", "enter", "tab", "ctrl+z", "alt+f"), values=("hello", "42"),
+                        settle=0.15, launch_timeout=20.0, packages="mousepad"),
+    "pcmanfm": AppSpec("pcmanfm", "pcmanfm", _pcmanfm,
+                       goal="open the reports folder, rename a file and sort the files by name",
+                       keys=("escape", "enter", "alt+left", "alt+up", "f2"), values=("report", "a"),
+                       settle=0.3, launch_timeout=20.0, packages="pcmanfm"),
+    "localc": AppSpec("localc", "localc", _localc,
+                      goal="enter numbers in cells, sum a column with a formula and format the cells",
+                      keys=("escape", "enter", "tab", "ctrl+z", "down", "right"), values=("42", "=1+2"),
+                      settle=0.35, launch_timeout=60.0, env={"SAL_USE_VCLPLUGIN": "gtk3"},
+                      packages="libreoffice-calc libreoffice-gtk3"),
+}
+
+
+def unavailable_reason(name: str) -> Optional[str]:
+    """Why the driver for ``name`` cannot run here (missing programs or Python packages), or None.
+
+    Examples
+    --------
+    >>> unavailable_reason("nonesuch")
+    "unknown application 'nonesuch'"
+    """
+    if name not in APPS:
+        return f"unknown application {name!r}"
+    spec = APPS[name]
+    missing = missing_programs([spec.program, "xdotool"])
+    out = []
+    if missing:
+        out.append(f"missing system programs: {', '.join(missing)} "
+                   f"(apt-get install xvfb dbus-x11 at-spi2-core xdotool {spec.packages})")
+    try:
+        import jeepney  # noqa: F401
+    except ImportError:
+        out.append("missing Python package jeepney (pip install spatialobs[desktop])")
+    return "; ".join(out) or None
+
+
+class _Bus:
+    """Blocking method calls on the AT-SPI bus, each bounded by ``timeout``."""
+
+    def __init__(self, address: str, timeout: float) -> None:
+        from jeepney.io.blocking import open_dbus_connection
+
+        self.conn = open_dbus_connection(address)
+        self.timeout = timeout
+        self.calls = 0
+
+    def call(self, ref: Ref, iface: str, method: str, sig: str = "", args: Tuple[Any, ...] = (),
+             timeout: Optional[float] = None) -> Tuple[Any, ...]:
+        from jeepney import DBusAddress, MessageType, new_method_call
+
+        msg = new_method_call(DBusAddress(ref[1], bus_name=ref[0], interface=iface), method, sig or None, args)
+        self.calls += 1
+        try:
+            reply = self.conn.send_and_get_reply(msg, timeout=timeout or self.timeout)
+        except TimeoutError:
+            raise DriverFault("hang", f"no reply to {method} within {timeout or self.timeout:.0f} s") from None
+        except (ConnectionError, OSError) as exc:
+            raise DriverFault("crash", f"the AT-SPI bus went away ({exc})") from None
+        if reply.header.message_type == MessageType.error:
+            raise _CallError(str(reply.header.fields.get(4, "error")), reply.body)
+        return tuple(reply.body)
+
+    def prop(self, ref: Ref, iface: str, name: str) -> Any:
+        return self.call(ref, "org.freedesktop.DBus.Properties", "Get", "ss", (iface, name))[0][1]
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+
+class _CallError(Exception):
+    """An error reply (the object vanished, or does not implement the interface)."""
+
+
+def _bit(states: Sequence[int], n: int) -> bool:
+    return bool(states[n // 32] >> (n % 32) & 1) if n // 32 < len(states) else False
+
+
+class AtspiDriver(Driver):
+    """A real desktop application through AT-SPI (see the module docstring).
+
+    Parameters
+    ----------
+    name : {"mousepad", "pcmanfm", "localc"}
+    seed : int, default 0
+        Seeds the folder tree (pcmanfm) and the starts' replay prefixes.
+    timeout : float, default 10
+        Seconds any one D-Bus call or action may take before it counts as a hang.
+    max_nodes : int, default 2500
+        Accessible objects read per screen at most.
+
+    Raises
+    ------
+    DriverUnavailable
+        When the system programs or jeepney are missing (the message says which).
+    """
+
+    def __init__(self, name: str, *, seed: int = 0, timeout: float = 10.0, max_nodes: int = 2500,
+                 width: int = 1280, height: int = 800) -> None:
+        if name not in APPS:
+            raise InvalidInputError(f"unknown desktop application {name!r}; choose one of {sorted(APPS)}")
+        why = unavailable_reason(name)
+        if why:
+            raise DriverUnavailable(f"{name}: {why}")
+        super().__init__(timeout=timeout, seed=seed)
+        self.spec = APPS[name]
+        self.name = name
+        self.goal = self.spec.goal
+        self.keys = self.spec.keys
+        self.values = self.spec.values
+        self.max_nodes = max_nodes
+        self.width, self.height = width, height
+        self._session: Optional[Session] = None
+        self._bus: Optional[_Bus] = None
+        self._app: Optional["subprocess.Popen[bytes]"] = None
+        self._xy: Dict[str, Tuple[float, float]] = {}
+        self._ifaces: Dict[str, Tuple[str, ...]] = {}
+        #: Seconds spent reading trees and D-Bus calls made (for throughput figures).
+        self.read_seconds = 0.0
+
+    # -- processes ---------------------------------------------------------------------
+
+    def _ensure_session(self) -> Session:
+        if self._session is not None and not self._session.alive():
+            self._drop_session()
+        if self._session is None:
+            self._session = Session(self.width, self.height)
+            from jeepney import DBusAddress, new_method_call
+            from jeepney.io.blocking import open_dbus_connection
+
+            # The AT-SPI bus address comes from org.a11y.Bus on the session bus.
+            end = time.monotonic() + 15
+            addr = None
+            with open_dbus_connection(self._session.bus_address) as c:
+                while addr is None:
+                    try:
+                        rep = c.send_and_get_reply(new_method_call(
+                            DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus", interface="org.a11y.Bus"),
+                            "GetAddress"), timeout=5)
+                        if rep.body and isinstance(rep.body[0], str) and rep.body[0].startswith("unix:"):
+                            addr = rep.body[0]
+                    except TimeoutError:
+                        pass
+                    if addr is None:
+                        if time.monotonic() > end:
+                            raise DriverFault("hang", "the AT-SPI bus did not come up")
+                        time.sleep(0.1)
+            self._bus = _Bus(addr, self.timeout)
+        return self._session
+
+    def _drop_session(self) -> None:
+        if self._bus is not None:
+            self._bus.close()
+            self._bus = None
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+        self._app = None
+
+    def _launch(self) -> None:
+        sess = self._ensure_session()
+        assert self._bus is not None
+        env = {**sess.profile_env(f"launch{self.launches}"), **self.spec.env}
+        rng = random.Random(f"{self.name}:{self.seed}")
+        argv = self.spec.prepare(env["HOME"], rng)
+        self.log = os.path.join(env["HOME"], "app.log")
+        self._app = sess.spawn(argv, env, cwd=env["HOME"], log=self.log)
+        end = time.monotonic() + self.spec.launch_timeout
+        while True:
+            if not alive(self._app):
+                raise DriverFault("crash", f"{self.name} exited while starting (code {self._app.poll()}): "
+                                           f"{_tail(self.log)}")
+            try:
+                if self._windows():
+                    break
+            except _CallError:
+                pass
+            if time.monotonic() > end:
+                raise DriverFault("hang", f"{self.name} showed no window within {self.spec.launch_timeout:.0f} s")
+            time.sleep(0.2)
+        time.sleep(max(self.spec.settle * 3, 0.5))
+
+    def _shutdown(self) -> None:
+        if self._app is not None and self._session is not None:
+            self._session.forget(self._app)
+            self._app = None
+            # Let the registry drop the dead application before the next launch looks for windows.
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        """Stop the application, the AT-SPI bus, D-Bus and Xvfb (idempotent)."""
+        super().close()
+        self._drop_session()
+
+    def recover(self) -> Screen:
+        """Kill and relaunch (the whole session if it died), then replay the start."""
+        if self._session is not None and not self._session.alive():
+            self._drop_session()
+        return super().recover()
+
+    # -- reading -----------------------------------------------------------------------
+
+    def _windows(self) -> List[Tuple[Ref, str, List[int]]]:
+        assert self._bus is not None
+        bus = self._bus
+        out = []
+        for app in bus.call(_ROOT, _ACC, "GetChildren")[0]:
+            app = (str(app[0]), str(app[1]))
+            try:
+                kids = bus.call(app, _ACC, "GetChildren", timeout=min(self.timeout, 3.0))[0]
+            except (_CallError, DriverFault):
+                continue  # an application leaving the bus
+            for w in kids:
+                w = (str(w[0]), str(w[1]))
+                try:
+                    st = list(bus.call(w, _ACC, "GetState")[0])
+                    if _bit(st, ST_SHOWING):
+                        out.append((w, str(bus.call(w, _ACC, "GetRoleName")[0]), st))
+                except _CallError:
+                    continue
+        return out
+
+    def screen(self) -> Screen:
+        """Read the current screen from the accessibility tree."""
+        if self._bus is None or self._app is None:
+            raise InvalidInputError(f"the {self.name} driver has not been started: call reset() first")
+        t0 = time.perf_counter()
+        try:
+            wins = self._windows()
+            if not wins:
+                code = self._app.poll()
+                if not alive(self._app):
+                    raise DriverFault("crash" if code not in (0, None) else "exited",
+                                      f"{self.name} is gone (code {code})")
+                raise DriverFault("exited", f"{self.name} shows no window")
+            modal = [w for w in wins if w[1] in ("dialog", "alert", "file chooser") or _bit(w[2], ST_MODAL)]
+            if modal:
+                wins = modal[-1:]
+            elements: List[Element] = []
+            self._xy.clear()
+            budget = [self.max_nodes]
+            for ref, _, _ in wins:
+                self._walk(ref, elements, 0, budget)
+            return Screen(elements, self.width, self.height,
+                          ScreenMeta(display_mode="desktop", text_size="100%", app=self.name),
+                          source=f"atspi:{self.name}")
+        finally:
+            self.read_seconds += time.perf_counter() - t0
+
+    def _walk(self, ref: Ref, out: List[Element], depth: int, budget: List[int]) -> None:
+        assert self._bus is not None
+        bus = self._bus
+        if budget[0] <= 0 or depth > 40:
+            return
+        budget[0] -= 1
+        try:
+            st = bus.call(ref, _ACC, "GetState")[0]
+            if not _bit(st, ST_SHOWING):
+                return
+            role = str(bus.call(ref, _ACC, "GetRoleName")[0])
+            ifaces = tuple(bus.call(ref, _ACC, "GetInterfaces")[0])
+            self._element(ref, role, st, ifaces, out)
+            if _bit(st, ST_MANAGES_DESCENDANTS):
+                if _TABLE in ifaces:
+                    self._table(ref, out, budget)
+                return
+            kids = bus.call(ref, _ACC, "GetChildren")[0]
+        except _CallError:
+            return  # vanished while being read
+        for k in kids:
+            self._walk((str(k[0]), str(k[1])), out, depth + 1, budget)
+
+    def _element(self, ref: Ref, role: str, st: Sequence[int], ifaces: Sequence[str], out: List[Element]) -> None:
+        assert self._bus is not None
+        bus = self._bus
+        if _COMP not in ifaces:
+            return
+        x, y, w, h = bus.call(ref, _COMP, "GetExtents", "u", (0,))[0]
+        x0, y0 = max(float(x), 0.0), max(float(y), 0.0)
+        x1, y1 = min(float(x + w), float(self.width)), min(float(y + h), float(self.height))
+        if w <= 0 or h <= 0 or x1 <= x0 or y1 <= y0:
+            return
+        name = str(bus.prop(ref, _ACC, "Name") or "").strip()
+        text = name
+        if role in TEXT_ROLES and _TEXT in ifaces:
+            content = str(bus.call(ref, _TEXT, "GetText", "ii", (0, 120))[0]).strip()
+            text = content or name
+        sensitive = _bit(st, ST_SENSITIVE) or _bit(st, ST_ENABLED)
+        editable = _bit(st, ST_EDITABLE) and sensitive
+        clickable = sensitive and role not in NO_CLICK_ROLES and (_ACTION in ifaces or role in CLICK_ROLES)
+        key = f"{ref[0]}|{ref[1]}"
+        self._xy[key] = ((x0 + x1) / 2, (y0 + y1) / 2)
+        self._ifaces[key] = tuple(ifaces)
+        out.append(Element((x0, y0, x1, y1), role, text or None, editable, clickable, key))
+
+    def _table(self, ref: Ref, out: List[Element], budget: List[int]) -> None:
+        # A sheet with millions of cells: read the visible range only, starting at
+        # the cell under the table's top-left corner.
+        assert self._bus is not None
+        bus = self._bus
+        tx, ty, tw, th = bus.call(ref, _COMP, "GetExtents", "u", (0,))[0]
+        try:
+            first = bus.call(ref, _COMP, "GetAccessibleAtPoint", "iiu", (tx + 2, ty + 2, 0))[0]
+            idx = int(bus.call((str(first[0]), str(first[1])), _ACC, "GetIndexInParent")[0])
+            r0 = int(bus.call(ref, _TABLE, "GetRowAtIndex", "i", (idx,))[0])
+            c0 = int(bus.call(ref, _TABLE, "GetColumnAtIndex", "i", (idx,))[0])
+        except (_CallError, TypeError, ValueError):
+            r0 = c0 = 0
+        r0, c0 = max(r0, 0), max(c0, 0)
+        for r in range(r0, r0 + 60):
+            row_done = False
+            for c in range(c0, c0 + 30):
+                if budget[0] <= 0:
+                    return
+                budget[0] -= 1
+                try:
+                    cell = bus.call(ref, _TABLE, "GetAccessibleAt", "ii", (r, c))[0]
+                    cref = (str(cell[0]), str(cell[1]))
+                    cx, cy, cw, ch = bus.call(cref, _COMP, "GetExtents", "u", (0,))[0]
+                except _CallError:
+                    break
+                if cx >= tx + tw:
+                    break
+                if cy >= ty + th:
+                    row_done = True
+                    break
+                st = bus.call(cref, _ACC, "GetState")[0]
+                self._element(cref, "table cell", st, (_COMP, _TEXT, _ACC), out)
+            if row_done:
+                return
+
+    # -- acting ------------------------------------------------------------------------
+
+    def _xdotool(self, *args: str) -> None:
+        assert self._session is not None
+        try:
+            subprocess.run(["xdotool", *args], env=self._session.env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=self.timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise DriverFault("timeout", f"xdotool {' '.join(args)} took over {self.timeout:.0f} s") from None
+
+    def _act(self, action: Action) -> None:
+        if self._bus is None or self._app is None:
+            raise InvalidInputError(f"the {self.name} driver has not been started: call reset() first")
+        bus = self._bus
+        try:
+            if action.op == "key":
+                self._xdotool("key", "--clearmodifiers", KEYSYMS.get(action.value or "", action.value or ""))
+            else:
+                t = action.target
+                assert t is not None
+                key = t.id or ""
+                if "|" not in key:
+                    raise InvalidInputError("the action's target is not an element of an AT-SPI screen")
+                ref = (key.split("|", 1)[0], key.split("|", 1)[1])
+                # Ask the object itself first: a vanished object answers with an error.
+                ifaces = tuple(bus.call(ref, _ACC, "GetInterfaces")[0])
+                cx, cy = (t.bounds[0] + t.bounds[2]) / 2, (t.bounds[1] + t.bounds[3]) / 2
+                if action.op == "click":
+                    if _ACTION in ifaces and int(bus.prop(ref, _ACTION, "NActions") or 0) > 0:
+                        bus.call(ref, _ACTION, "DoAction", "i", (0,))
+                    else:
+                        self._xdotool("mousemove", f"{cx:.0f}", f"{cy:.0f}", "click", "1")
+                else:
+                    if _COMP in ifaces:
+                        bus.call(ref, _COMP, "GrabFocus")
+                    if "table cell" in t.role.lower():
+                        self._xdotool("mousemove", f"{cx:.0f}", f"{cy:.0f}", "click", "1")
+                    self._xdotool("type", "--delay", "5", action.value or "")
+        except _CallError:
+            self.faults["vanished"] += 1
+        except DriverFault as f:
+            if f.kind == "hang" and not alive(self._app):
+                code = self._app.poll()
+                raise DriverFault("crash" if code not in (0, None) else "exited", f"{self.name} died") from None
+            raise
+        time.sleep(self.spec.settle)
+        if not alive(self._app):
+            code = self._app.poll()
+            raise DriverFault("crash" if code not in (0, None) else "exited", f"{self.name} exited (code {code})")
+
+    def inject_fault(self, kind: str) -> None:
+        """Make the application misbehave (for tests): ``"crash"`` kills it, ``"hang"`` stops it.
+
+        Examples
+        --------
+        >>> with AtspiDriver("mousepad") as d:  # doctest: +SKIP
+        ...     _ = d.reset(); d.inject_fault("crash")
+        """
+        import signal
+
+        if self._app is None:
+            raise InvalidInputError("nothing to inject a fault into: call reset() first")
+        sig = {"crash": signal.SIGKILL, "hang": signal.SIGSTOP}.get(kind)
+        if sig is None:
+            raise InvalidInputError(f"fault kind must be 'crash' or 'hang', got {kind!r}")
+        os.killpg(self._app.pid, sig)
+        if kind == "crash":
+            self._app.wait(timeout=5)
+
+
+def _tail(path: str, n: int = 300) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read()[-n:].decode(errors="replace").strip()
+    except OSError:
+        return ""
