@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from spatialobs import InvalidInputError
 from spatialobs.canvas import Canvas, Editor, Executor, Node
+from spatialobs.canvas.document.textmeasure import text_shape_size
 from spatialobs.canvas.editing.html import MAX_HTML_CHARS, layout_fragment, parse_fragment
 
 
@@ -46,8 +47,12 @@ def test_nested_html_with_inline_styles():
     assert hero.style == {"padding": 20, "backgroundColor": "#f5f5f5", "display": "flex", "gap": 10}
     assert (hero.x, hero.y, hero.w) == (0.0, 0.0, 600.0)
     title = c.node("shape:h1")
-    assert title.style == {"fontSize": 40, "color": "#111", "fontWeight": "bold"}
-    assert (title.x, title.y, title.w, title.h) == (0.0, 0.0, 200.0, 48.0)
+    # a tldraw text record: 40px maps to size l (36px; a tie goes to the smaller step), no family to sans, measured with tldraw's metrics
+    assert title.style == {"fontSize": 40, "color": "#111", "fontWeight": "bold", "size": "l", "font": "sans",
+                           "textAlign": "start"}
+    assert title.props == {"tag": "h1", "autoSize": True, "scale": 1.0, "w": title.w}
+    assert (title.x, title.y, title.h) == (0.0, 0.0, 49.0)
+    assert (title.w, title.h) == text_shape_size("Title", "sans", "l")
     div = c.node("shape:div")
     assert (div.x, div.y, div.w) == (20.0, 20.0, 200.0)
     ul = c.node("shape:ul")
@@ -152,3 +157,22 @@ def test_any_markup_is_laid_out_or_rejected_cleanly(html):
             assert n.type in ("container", "text", "image") and n.w >= 0 and n.h >= 0
     else:
         assert len(c.descendants("shape:ab")) == 0
+
+
+def test_html_text_is_a_tldraw_text_record_measured_and_remeasured_after_a_restyle():
+    c = board(w=300)
+    ex = Executor(c)
+    r = ex.apply([{"op": "parse_html", "target": "shape:ab",
+                   "html": "<p id='p' style='font-family: Georgia'>A paragraph that is too long for one line here</p>"
+                           "<span id='s'>short</span>"}])
+    assert r.ok, r.errors
+    p, s = c.node("shape:p"), c.node("shape:s")
+    # too wide for the artboard: fixed at its width, wrapped there; short text is auto-size
+    assert p.props["autoSize"] is False and p.w == 300.0 and (p.style["font"], p.style["size"]) == ("serif", "s")
+    assert (p.w, p.h) == text_shape_size(p.text, "serif", "s", 1.0, 300.0, False) and p.h > 24.0
+    assert s.props["autoSize"] is True and (s.w, s.h) == text_shape_size("short", "sans", "s")
+    r = ex.apply([{"op": "update_styles", "id": "p", "styles": {"font-family": "monospace", "font-size": "44px"}}])
+    assert r.ok and any("font 'monospace' → 'mono'" in str(m) for m in r.mapped)
+    p = c.node("shape:p")
+    assert (p.style["font"], p.style["size"]) == ("mono", "xl")
+    assert (p.w, p.h) == text_shape_size(p.text, "mono", "xl", 1.0, 300.0, False)

@@ -52,7 +52,16 @@ end / space-between and ``align-items`` center / end are honoured);
 ``display: grid`` with ``grid-template-columns`` of N tracks wraps children into
 N equal columns; ``width``, ``height`` (px, %, em, rem), ``min-``/``max-width``,
 ``padding``, ``margin`` and ``gap`` shorthands are honoured; ``position:
-absolute`` with ``left``/``top`` takes an element out of the flow. Text size is
+absolute`` with ``left``/``top`` takes an element out of the flow.
+
+Text size: for a document written as tldraw (``layout_fragment(..., tldraw=True)``,
+what ``parse_html`` does on a tldraw canvas) each text element becomes a tldraw
+text record with tldraw's size step and font mapped from its CSS (``font-size``
+to the nearest of s/m/l/xl, ``font-family`` to draw/sans/serif/mono, sans when
+none is named) and measured with tldraw's font metrics; text that fits the width
+the layout gives it is auto-size, text that does not is fixed at that width
+(``autoSize: false``) and wraps there, so the editor draws it where the layout
+put it; ``line-height`` does not apply (tldraw's is 1.35). Otherwise the size is
 estimated (0.55 em per character, wrapped at word boundaries, 1.2 em lines).
 """
 
@@ -67,7 +76,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.document.sanitize import normalize_style_key, sanitize_style
 
-__all__ = ["Element", "parse_fragment", "layout_fragment", "TEXT_TAGS", "CONTAINER_TAGS", "IMAGE_TAGS",
+__all__ = ["Element", "parse_fragment", "layout_fragment", "tldraw_text", "TLDRAW_HTML_FONT", "TEXT_TAGS", "CONTAINER_TAGS", "IMAGE_TAGS",
            "IGNORED_TAGS", "TRANSPARENT_TAGS", "MAX_HTML_CHARS"]
 
 TEXT_TAGS = frozenset({
@@ -367,6 +376,54 @@ class _Box:
     h: float = 0.0
     children: List["_Box"] = field(default_factory=list)
     absolute: bool = False
+    tl: Optional[Dict[str, Any]] = None  # a tldraw text record: its style, autoSize, size and offset in the box
+
+
+#: tldraw font of HTML text whose font-family names none (*ours*: browsers default to a sans or serif face).
+TLDRAW_HTML_FONT = "sans"
+
+
+def tldraw_text(text: str, font_px: float, family: Any, align: Any, avail: Optional[float],
+                block: bool) -> Dict[str, Any]:
+    """The tldraw text record HTML text becomes in a document written as tldraw.
+
+    The CSS font size maps to the nearest of tldraw's size steps and the family to
+    one of its four fonts (:func:`~spatialobs.canvas.formats.tldraw_schema.map_size`,
+    :func:`~spatialobs.canvas.formats.tldraw_schema.map_font`); the text is measured
+    with tldraw's metrics (:func:`~spatialobs.canvas.document.textmeasure.text_shape_size`).
+    Text that fits the width the layout gives it is auto-size; text that does not,
+    and block text aligned to the centre or end, is fixed at that width and wraps.
+
+    Returns
+    -------
+    dict
+        ``style`` (``size``, ``font``, ``textAlign``), ``autoSize``, ``w``, ``h``.
+
+    Examples
+    --------
+    >>> r = tldraw_text("Hello there", 16.0, "Georgia, serif", None, 400.0, True)
+    >>> r["style"], r["autoSize"], r["h"]
+    ({'size': 's', 'font': 'serif', 'textAlign': 'start'}, True, 24.0)
+    >>> tldraw_text("several words that wrap", 16.0, None, None, 60.0, True)["autoSize"]
+    False
+    """
+    from spatialobs.canvas.document.textmeasure import text_shape_size
+    from spatialobs.canvas.formats import tldraw_schema as tschema
+
+    size = tschema.map_size(font_px if font_px > 0 else _BASE_FONT, "text").to
+    try:
+        font = tschema.map_font(family).to if family else TLDRAW_HTML_FONT
+    except tschema.UnmappableValueError:
+        font = TLDRAW_HTML_FONT
+    try:
+        talign = tschema.map_text_align(align).to if align else "start"
+    except tschema.UnmappableValueError:
+        talign = "start"
+    w, h = text_shape_size(text, font, size, 1.0, None, True)
+    auto = avail is None or (w <= avail and not (block and talign != "start"))
+    if not auto:
+        w, h = text_shape_size(text, font, size, 1.0, avail, False)
+    return {"style": {"size": size, "font": font, "textAlign": talign}, "autoSize": auto, "w": w, "h": h}
 
 
 def _text_size(text: str, font: float, avail: Optional[float], css: Dict[str, str], inherited: Dict[str, Any]) -> Tuple[float, float]:
@@ -453,6 +510,14 @@ def _measure(el: Element, avail: Optional[float], inherited: Dict[str, Any], in_
         inner_avail = None if (width is None and outer_avail is None) else (width if width is not None else outer_avail)
         if inner_avail is not None:
             inner_avail = max(clamp_w(inner_avail) - pad[1] - pad[3], 0.0)
+        if inherited.get("_tldraw"):
+            # a tldraw text record: tldraw's size, font and metrics; padding stays around it
+            tl = tldraw_text(el.text or "", font, own.get("fontFamily"), own.get("textAlign"), inner_avail, block)
+            tl["dx"], tl["dy"] = pad[3], pad[0]
+            box.tl = tl
+            box.w = clamp_w(tl["w"] + pad[1] + pad[3]) if width is None else clamp_w(width)
+            box.h = height if height is not None else tl["h"] + pad[0] + pad[2]
+            return box
         tw, th = _text_size(el.text or "", font, inner_avail, css, inherited)
         if width is not None:
             box.w = clamp_w(width)
@@ -612,7 +677,7 @@ def _apply_margins(kids: List[_Box], row: bool, grid_cols: int) -> None:
             shift += m[0] + m[2]
 
 
-def layout_fragment(html: str, width: Optional[float] = None) -> List[Dict[str, Any]]:
+def layout_fragment(html: str, width: Optional[float] = None, *, tldraw: bool = False) -> List[Dict[str, Any]]:
     """Parse and lay out a fragment into node records, parents before children.
 
     Parameters
@@ -621,6 +686,11 @@ def layout_fragment(html: str, width: Optional[float] = None) -> List[Dict[str, 
     width : float, optional
         Width available to the top-level elements (e.g. the artboard's width);
         None lets them shrink to their content.
+    tldraw : bool
+        Lay text out as tldraw text records (for a document written as tldraw):
+        tldraw's size steps, fonts and metrics, see :func:`tldraw_text`; each text
+        record is its measured text, inside its element's padding, with
+        ``autoSize`` and ``scale`` in its props.
 
     Returns
     -------
@@ -648,7 +718,7 @@ def layout_fragment(html: str, width: Optional[float] = None) -> List[Dict[str, 
         if not math.isfinite(width) or width < 0:
             raise InvalidInputError(f"parse_html: width must be finite and >= 0, got {width!r}")
     roots = parse_fragment(html)
-    inh: Dict[str, Any] = {"_font": _BASE_FONT}
+    inh: Dict[str, Any] = {"_font": _BASE_FONT, "_tldraw": bool(tldraw)}
     out: List[Dict[str, Any]] = []
     y = 0.0
     for el in roots:
@@ -676,9 +746,14 @@ def _emit(b: _Box, parent: Optional[int], out: List[Dict[str, Any]]) -> None:
         name = (el.attrs.get("aria-label") or el.attrs.get("data-name") or el.attrs.get("title")
                 or el.attrs.get("alt") or el.attrs.get("id") or el.tag)
     style = b.style
+    x, y, w, h = b.x, b.y, b.w, b.h
+    if b.tl is not None:
+        style = {**style, **b.tl["style"]}
+        props.update({"autoSize": b.tl["autoSize"], "scale": 1.0})
+        x, y, w, h = x + b.tl["dx"], y + b.tl["dy"], b.tl["w"], b.tl["h"]
     out.append({
         "kind": el.kind, "tag": el.tag, "parent": parent, "alias": alias,
-        "x": float(b.x), "y": float(b.y), "w": float(b.w), "h": float(b.h),
+        "x": float(x), "y": float(y), "w": float(w), "h": float(h),
         "text": el.text if el.kind == "text" else None, "name": name,
         "style": sanitize_style(style, record=alias or el.tag), "props": props,
     })

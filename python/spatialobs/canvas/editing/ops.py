@@ -80,7 +80,10 @@ step, a font family to one of tldraw's four fonts, fill, dash and alignment
 spellings; see :mod:`spatialobs.canvas.formats.tldraw_schema`), so the document,
 the observation and the written file say the same; every mapped value is named in
 :attr:`Report.mapped`, and a value with no nearest valid one fails the op. CSS
-styles of HTML-made nodes and artboards are kept as given.
+styles of HTML-made nodes and artboards are kept as given; an HTML-made text
+(a tldraw text record, see :mod:`spatialobs.canvas.editing.html`) whose CSS font
+size or family changes takes tldraw's size step and font for it again (named in
+the report) and is measured again.
 
 Hidden: ``update_node`` / ``create_shape`` with ``hidden`` (or ``visible: false``)
 hide a node. tldraw has no such field: the flag is written to the record's
@@ -784,7 +787,7 @@ class Executor:
         if mode == "replace":
             for k in self.canvas.children(target):
                 self.canvas.remove(k)
-        recs = layout_fragment(html, node.w if node.w > 0 else None)
+        recs = layout_fragment(html, node.w if node.w > 0 else None, tldraw=self._maps_tldraw())
         if at[0] is not None or at[1] is not None:
             px, py, _ = _transform(self.canvas, target)
             bx, by = _to_local(self.canvas, target, at[0] if at[0] is not None else px,
@@ -850,10 +853,32 @@ class Executor:
     def _restyle(self, nid: str, style: Mapping[str, Any]) -> None:
         node = self.canvas.node(nid)
         st, props = self._tl_style(node.type, style, nid, node.props)
+        if node.type == "text" and "tag" in node.props and "autoSize" in node.props:
+            st = self._html_text_style(node, st)
         if props:
             self.canvas.update(nid, style=st, props=props)
         else:
             self.canvas.update(nid, style=st)
+
+    def _html_text_style(self, node: Any, st: Dict[str, Any]) -> Dict[str, Any]:
+        """A restyle of an HTML-made tldraw text: a CSS font size or family sets tldraw's
+        size and font again (Canvas.update then re-measures the text)."""
+        from spatialobs.canvas.document.sanitize import normalize_style_key
+        from spatialobs.canvas.editing.html import TLDRAW_HTML_FONT
+
+        norm = {normalize_style_key(k) if isinstance(k, str) else k: v for k, v in st.items()}
+        out = dict(st)
+        for css, key in (("fontSize", "size"), ("fontFamily", "font")):
+            if css in norm and key not in norm:
+                v = norm[css]
+                if v is None or v == "":
+                    out[key] = "s" if key == "size" else TLDRAW_HTML_FONT
+                    continue
+                m = tschema.map_size(v, "text") if key == "size" else tschema.map_font(v)
+                out[key] = m.to
+                if m.note:
+                    self._notes.append(f"{node.id}: {m.note}")
+        return out
 
     def _update_styles(self, op: Mapping[str, Any]) -> None:
         style = self._style_arg(op)
