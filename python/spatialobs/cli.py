@@ -466,17 +466,24 @@ def _dedup(args: argparse.Namespace) -> int:
 # ---- exploration -----------------------------------------------------------------------
 
 
-def _episodes(app: str, seed: int, selector: str, prior: str, starts: int, steps: int) -> Tuple[List[Any], List[float]]:
+def _episodes(app: str, seed: int, selector: str, prior: str, starts: int, steps: int, graph: Any = None,
+              driver: Any = None, progress: Optional["_Progress"] = None) -> Tuple[List[Any], List[float]]:
     """Episodes from the app's first ``starts`` replayable starts, and the mean discovery curve
-    (cumulative new states per step; an episode that ended early keeps its last value)."""
+    (cumulative new states per step; an episode that ended early keeps its last value).
+
+    Simulated apps get a fresh simulator per start; a real application's ``driver`` is reused
+    (each start relaunches it cleanly). ``graph``: one graph shared by every episode (``--store``)."""
     import numpy as np
 
-    from spatialobs.screen import explore, sim
+    from spatialobs.screen import explore
+    from spatialobs.screen.drivers import make_driver
 
     eps, curve = [], np.zeros(steps)
-    for start in sim.make_app(app, seed=seed).starts(starts):
-        ep = explore(sim.make_app(app, seed=seed), steps=steps, selector=selector, prior=prior, start=start,
-                     episode=start.index)
+    d = driver if driver is not None else make_driver(app, seed=seed)
+    for start in d.starts(starts):
+        env = make_driver(app, seed=seed) if driver is None else d
+        ep = explore(env, steps=steps, selector=selector, prior=prior, start=start, episode=start.index, graph=graph,
+                     on_step=(lambda st: progress.step()) if progress is not None else None)
         eps.append(ep)
         found = np.cumsum([s.state_novel for s in ep.steps])
         curve[: len(found)] += found
@@ -497,15 +504,47 @@ def _explore(args: argparse.Namespace) -> int:
     selectors = [args.selector] if not args.compare else list(SELECTORS)
     curves: dict = {}
     all_eps: List[Any] = []
+    from spatialobs.screen.drivers import SIM_APPS, make_driver
+
+    if args.app not in SIM_APPS + ("mousepad", "pcmanfm", "localc") and not args.app.startswith("web:"):
+        raise CommandError(f"--app must be one of notepad, explorer, calc, mousepad, pcmanfm, localc or web:URL, "
+                           f"got {args.app!r}")
+    real = args.app not in SIM_APPS
     print(f"exploring {args.app} (seed {args.seed}): {args.starts} start(s) x {args.steps} actions, prior {args.prior}")
     keys = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy", "net_du")
-    print(f"{'selector':<10}  " + "  ".join(f"{k:>{max(12, len(k))}}" for k in keys))
-    for name in selectors:
-        label = {"puct": "PUCT", "puct-paper": "PUCT (paper)"}.get(name, name.capitalize())
-        eps, curves[label] = _episodes(args.app, args.seed, name, args.prior, args.starts, args.steps)
-        all_eps += eps
-        mean = np.mean([[float(ep.metrics[k]) for k in keys] for ep in eps], axis=0)
-        print(f"{name:<10}  " + "  ".join(f"{v:>{max(12, len(k))}.3f}" for k, v in zip(keys, mean)))
+    driver = make_driver(args.app, seed=args.seed) if real else None
+    graph = None
+    if args.store:
+        from spatialobs.screen import ScreenGraph
+
+        graph = ScreenGraph(args.store, app=args.app)
+    try:
+        print(f"{'selector':<10}  " + "  ".join(f"{k:>{max(12, len(k))}}" for k in keys))
+        for name in selectors:
+            label = {"puct": "PUCT", "puct-paper": "PUCT (paper)"}.get(name, name.capitalize())
+            bar = _Progress("steps", args.starts * args.steps, every=1 if real else 500)
+            eps, curves[label] = _episodes(args.app, args.seed, name, args.prior, args.starts, args.steps, graph,
+                                           driver, bar)
+            bar.done()
+            all_eps += eps
+            mean = np.mean([[float(ep.metrics[k]) for k in keys] for ep in eps], axis=0)
+            print(f"{name:<10}  " + "  ".join(f"{v:>{max(12, len(k))}.3f}" for k, v in zip(keys, mean)))
+            if real:
+                wall = sum(ep.timing["wall"] for ep in eps)
+                ours = sum(ep.timing["ours"] for ep in eps)
+                n = sum(len(ep.steps) for ep in eps)
+                print(f"{'':<10}  {n / max(wall, 1e-9):.2f} steps/s, our share {100 * ours / max(wall, 1e-9):.1f}%, "
+                      f"{sum(ep.faults for ep in eps)} failed transition(s)")
+        if driver is not None:
+            f = {k: v for k, v in driver.faults.items() if v}
+            print(f"launches {driver.launches}, faults {f or 'none'}")
+        if graph is not None:
+            print(f"store {args.store}: {graph.num_states} states, {graph.num_edges} edges")
+    finally:
+        if driver is not None:
+            driver.close()
+        if graph is not None:
+            graph.close()
     if args.traces:
         from spatialobs.screen.prior import save_traces
 
@@ -631,8 +670,10 @@ def _parser() -> argparse.ArgumentParser:
     ho = sub.add_parser("handoff", help="run the ten Remote Team Handoff configurations with the reference agent")
     ho.set_defaults(func=_handoff)
 
-    ex = sub.add_parser("explore", help="explore a simulated application and print the metrics")
-    ex.add_argument("--app", required=True, choices=("notepad", "explorer", "calc"))
+    ex = sub.add_parser("explore", help="explore a simulated or real application and print the metrics")
+    ex.add_argument("--app", required=True, metavar="APP",
+                    help="simulated: notepad, explorer, calc; real (desktop extra): mousepad, pcmanfm, localc; "
+                         "web:URL (web extra)")
     ex.add_argument("--steps", type=int, default=50, help="actions per episode (default 50)")
     ex.add_argument("--starts", type=int, default=1, help="episodes from replayable starts (default 1)")
     ex.add_argument("--selector", choices=("puct", "puct-paper", "greedy", "random"), default="puct",
@@ -647,7 +688,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="run on Ray (pip install spatialobs[ray]): join ADDRESS, or start a local runtime")
     ex.add_argument("--workers", type=int, default=2, help="with --ray: explorer actors (default 2)")
     ex.add_argument("--shards", type=int, default=1, help="with --ray: index shard actors (default 1)")
-    ex.add_argument("--store", metavar="FILE", help="with --ray: write the shared graph to this SQLite store")
+    ex.add_argument("--store", metavar="FILE", help="write the shared graph of every episode to this SQLite store (with --ray too)")
     ex.set_defaults(func=_explore)
 
     tp = sub.add_parser("train-prior", help="train a learned proposal prior on traces files")

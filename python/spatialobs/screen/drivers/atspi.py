@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -111,6 +112,8 @@ class AppSpec:
     launch_timeout: float = 20.0
     env: Dict[str, str] = field(default_factory=dict)
     packages: str = ""
+    #: (pattern, replacement) pairs applied to every text: parts that change between launches.
+    volatile: Tuple[Tuple[str, str], ...] = ()
 
 
 def _mousepad(home: str, rng: random.Random) -> List[str]:
@@ -156,7 +159,8 @@ APPS: Dict[str, AppSpec] = {
     "pcmanfm": AppSpec("pcmanfm", "pcmanfm", _pcmanfm,
                        goal="open the reports folder, rename a file and sort the files by name",
                        keys=("escape", "enter", "alt+left", "alt+up", "f2"), values=("report", "a"),
-                       settle=0.3, launch_timeout=20.0, packages="pcmanfm"),
+                       settle=0.3, launch_timeout=20.0, packages="pcmanfm",
+                       volatile=((r"Free space: .*", "Free space"),)),
     "localc": AppSpec("localc", "localc", _localc,
                       goal="enter numbers in cells, sum a column with a formula and format the cells",
                       keys=("escape", "enter", "tab", "ctrl+z", "down", "right"), values=("42", "=1+2"),
@@ -244,6 +248,9 @@ class AtspiDriver(Driver):
         Seconds any one D-Bus call or action may take before it counts as a hang.
     max_nodes : int, default 2500
         Accessible objects read per screen at most.
+    max_rows, max_cols : int, default 15 and 8
+        Cells read of a table that manages its descendants (a sheet), from its
+        top-left visible cell.
 
     Raises
     ------
@@ -252,7 +259,7 @@ class AtspiDriver(Driver):
     """
 
     def __init__(self, name: str, *, seed: int = 0, timeout: float = 10.0, max_nodes: int = 2500,
-                 width: int = 1280, height: int = 800) -> None:
+                 max_rows: int = 15, max_cols: int = 8, width: int = 1280, height: int = 800) -> None:
         if name not in APPS:
             raise InvalidInputError(f"unknown desktop application {name!r}; choose one of {sorted(APPS)}")
         why = unavailable_reason(name)
@@ -265,8 +272,11 @@ class AtspiDriver(Driver):
         self.keys = self.spec.keys
         self.values = self.spec.values
         self.max_nodes = max_nodes
+        self.max_rows, self.max_cols = max_rows, max_cols
         self.width, self.height = width, height
         self._session: Optional[Session] = None
+        self._home = "~"
+        self._volatile = [(re.compile(p), r) for p, r in self.spec.volatile]
         self._bus: Optional[_Bus] = None
         self._app: Optional["subprocess.Popen[bytes]"] = None
         self._xy: Dict[str, Tuple[float, float]] = {}
@@ -320,6 +330,7 @@ class AtspiDriver(Driver):
         rng = random.Random(f"{self.name}:{self.seed}")
         argv = self.spec.prepare(env["HOME"], rng)
         self.log = os.path.join(env["HOME"], "app.log")
+        self._home = env["HOME"]
         self._app = sess.spawn(argv, env, cwd=env["HOME"], log=self.log)
         end = time.monotonic() + self.spec.launch_timeout
         while True:
@@ -441,6 +452,7 @@ class AtspiDriver(Driver):
         if role in TEXT_ROLES and _TEXT in ifaces:
             content = str(bus.call(ref, _TEXT, "GetText", "ii", (0, 120))[0]).strip()
             text = content or name
+        text = self._stable(text)
         sensitive = _bit(st, ST_SENSITIVE) or _bit(st, ST_ENABLED)
         editable = _bit(st, ST_EDITABLE) and sensitive
         clickable = sensitive and role not in NO_CLICK_ROLES and (_ACTION in ifaces or role in CLICK_ROLES)
@@ -448,6 +460,14 @@ class AtspiDriver(Driver):
         self._xy[key] = ((x0 + x1) / 2, (y0 + y1) / 2)
         self._ifaces[key] = tuple(ifaces)
         out.append(Element((x0, y0, x1, y1), role, text or None, editable, clickable, key))
+
+    def _stable(self, text: str) -> str:
+        # Each launch has its own temporary HOME: show it as "~" so that screens match across launches.
+        if self._home in text:
+            text = text.replace(self._home, "~")
+        for pat, rep in self._volatile:
+            text = pat.sub(rep, text)
+        return text
 
     def _table(self, ref: Ref, out: List[Element], budget: List[int]) -> None:
         # A sheet with millions of cells: read the visible range only, starting at
@@ -463,27 +483,30 @@ class AtspiDriver(Driver):
         except (_CallError, TypeError, ValueError):
             r0 = c0 = 0
         r0, c0 = max(r0, 0), max(c0, 0)
-        for r in range(r0, r0 + 60):
-            row_done = False
-            for c in range(c0, c0 + 30):
+        for r in range(r0, r0 + self.max_rows):
+            for c in range(c0, c0 + self.max_cols):
                 if budget[0] <= 0:
                     return
                 budget[0] -= 1
                 try:
                     cell = bus.call(ref, _TABLE, "GetAccessibleAt", "ii", (r, c))[0]
                     cref = (str(cell[0]), str(cell[1]))
-                    cx, cy, cw, ch = bus.call(cref, _COMP, "GetExtents", "u", (0,))[0]
+                    x, y, w, h = bus.call(cref, _COMP, "GetExtents", "u", (0,))[0]
+                    if y >= ty + th:
+                        return
+                    if x >= tx + tw:
+                        break
+                    # Cells are read with three calls (not six): they are all showing, editable and clickable.
+                    text = self._stable(str(bus.call(cref, _TEXT, "GetText", "ii", (0, 120))[0]).strip())
                 except _CallError:
                     break
-                if cx >= tx + tw:
-                    break
-                if cy >= ty + th:
-                    row_done = True
-                    break
-                st = bus.call(cref, _ACC, "GetState")[0]
-                self._element(cref, "table cell", st, (_COMP, _TEXT, _ACC), out)
-            if row_done:
-                return
+                x0, y0 = max(float(x), float(tx)), max(float(y), float(ty))
+                x1, y1 = min(float(x + w), float(tx + tw)), min(float(y + h), float(ty + th))
+                if x1 <= x0 or y1 <= y0:
+                    continue
+                key = f"{cref[0]}|{cref[1]}"
+                self._xy[key] = ((x0 + x1) / 2, (y0 + y1) / 2)
+                out.append(Element((x0, y0, x1, y1), "table cell", text or None, True, True, key))
 
     # -- acting ------------------------------------------------------------------------
 
