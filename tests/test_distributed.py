@@ -210,3 +210,24 @@ def test_nothing_acknowledged_is_lost_when_a_worker_a_shard_and_the_graph_die(ra
     with ScreenGraph(tmp_path / "graph.sqlite") as back:
         assert back.divergences == 0 and back.num_transitions == summary["transitions"]
         assert back.num_states == summary["states"]
+
+
+@needs_ray
+def test_the_commands_on_ray(ray_rt, tmp_path, capsys):
+    from spatialobs.cli import main
+
+    c = make_corpus(seed=5, apps=2, templates_per_app=6, variants=3)
+    src = tmp_path / "screens.jsonl"
+    src.write_text("\n".join(json.dumps(s.to_dict()) for s in c.screens) + "\n", encoding="utf-8")
+    assert main(["dedup", str(src)]) == 0
+    plain = capsys.readouterr().out.splitlines()
+    assert main(["dedup", "--ray", str(src)]) == 0  # the PATH after --ray is not taken for an address
+    on_ray = capsys.readouterr().out.splitlines()
+    assert on_ray[:4] == plain[:4] and on_ray[4].startswith("ray: 2 index shard(s)")
+    store = tmp_path / "g.sqlite"
+    assert main(["explore", "--app", "notepad", "--ray", "--workers", "2", "--starts", "2", "--steps", "5",
+                 "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "  w0: 5 steps" in out and "  w1: 5 steps" in out and "total: 10 steps" in out
+    with ScreenGraph(store) as g:
+        assert g.num_transitions + len(g.captures()) == 10
