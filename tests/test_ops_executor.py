@@ -223,8 +223,10 @@ def test_sanitizer_coercions_through_ops():
     ])
     assert r.ok, r.errors
     n = c.node("shape:box")
-    assert n.style == {"fontSize": 32, "strokeWidth": 2.5, "labelColor": "red"}  # null removed "color"
-    assert (n.w, n.h, n.opacity, n.hidden, n.props) == (120.0, 60.0, 0.5, False, {"geo": "ellipse"})
+    # null removed "color"; the CSS font size stays as given and sets tldraw's size step too (the geometry's)
+    assert n.style == {"fontSize": 32, "strokeWidth": 2.5, "labelColor": "red", "size": "xl"}
+    # tldraw style values follow into the props, where tldraw keeps them
+    assert (n.w, n.h, n.opacity, n.hidden, n.props) == (120.0, 60.0, 0.5, False, {"geo": "ellipse", "labelColor": "red", "size": "xl"})
     assert c.node("shape:free").style == {"backgroundColor": "blue", "borderWidth": 2}
 
 

@@ -843,11 +843,18 @@ class Executor:
         # tldraw's own style keys are mapped here; CSS spellings (fontSize, backgroundColor ...)
         # stay in the style as given, and the exporter maps them onto the record's props
         own = {k: v for k, v in norm.items() if k in _TL_STYLE_KEYS and not (v is None or v == "")}
+        for css, key in (("fontSize", "size"), ("fontFamily", "font")):
+            # size and font decide the geometry: a CSS spelling sets them too (it stays in the style as given)
+            if key in tschema.TYPE_STYLES[node_type] and key not in own and norm.get(css) not in (None, ""):
+                own[key] = norm[css]
         mapped, notes = tschema.map_style(own, node_type)
         mapped = {**{k: v for k, v in norm.items() if k not in own}, **mapped}
         self._notes.extend(f"{who}: {n.note}" for n in notes)
         keys: Tuple[str, ...] = ("geo", "arrowheadStart", "arrowheadEnd", "kind", "spline")
         props: Dict[str, Any] = {k: mapped.pop(k) for k in keys if k in mapped}
+        # tldraw keeps its style values in the record's props, where the geometry reads them
+        # (an arrow's gap from a target's stroke size): they follow the style
+        props.update({k: mapped[k] for k in tschema.TYPE_STYLES[node_type] if k in mapped})
         return mapped, props
 
     def _restyle(self, nid: str, style: Mapping[str, Any]) -> None:
@@ -1087,7 +1094,14 @@ class Executor:
             text = str(text)
         if text is not None and not isinstance(text, str):
             raise InvalidInputError(f"field 'text' must be a string, got {type(text).__name__}")
-        style, props = self._tl_style(k, self._op_style(op), alias or k)
+        raw_style = self._op_style(op)
+        style, props = self._tl_style(k, raw_style, alias or k)
+        if k in ("text", "geo", "note") and self._maps_tldraw():
+            # deliberate font and size (tldraw's defaults), not those of whatever shape the
+            # document holds: the canvas measures with them and the file is written with them
+            for key, default in (("font", "draw"), ("size", "m")):
+                if key not in style:
+                    style[key] = props[key] = default
         if k == "geo":
             m = tschema.map_geo("rectangle" if geo_raw is None else geo_raw)
             if m.note:
@@ -1098,11 +1112,6 @@ class Executor:
         for name, v in (("w", w), ("h", h)):
             if v is not None and v <= 0:
                 raise InvalidInputError(f"field {name!r} must be > 0, got {v!r}")
-        if k in ("text", "geo", "note") and self._maps_tldraw():
-            # deliberate font and size (tldraw's defaults), not those of whatever shape the
-            # document holds: the canvas measures with them and the file is written with them
-            for key, default in (("font", "draw"), ("size", "m")):
-                style.setdefault(key, default)
         if k == "text":
             # Canvas.add measures it (a width makes it wrap at that width); h follows the text
             props["autoSize"] = w is None
@@ -1118,6 +1127,7 @@ class Executor:
             h = dh if h is None else h
             if k == "geo" and self._maps_tldraw():
                 props["growY"] = 0.0  # Canvas.add grows it when the label is taller
+                props["scale"] = 1.0
         x, y = self._page_point(op)
         px = self.origin[0] if x is None else x
         py = self.origin[1] if y is None else y
@@ -1210,7 +1220,15 @@ class Executor:
         page = self._page_of(bound[0]) if bound else self.canvas._resolve_page(None)
         if len(bound) == 2 and self._page_of(bound[1]) != page:
             raise InvalidInputError(f"{bound[0]!r} and {bound[1]!r} are on different pages")
-        style, props = self._tl_style("arrow", self._op_style(op), alias or "arrow")
+        raw_style = self._op_style(op)
+        if self._maps_tldraw():
+            # deliberate size and font (tldraw's defaults), not those of the document's first arrow
+            raw_style.setdefault("size", "m")
+            raw_style.setdefault("font", "draw")
+        style, props = self._tl_style("arrow", raw_style, alias or "arrow")
+        if self._maps_tldraw():
+            props.update({"arrowheadStart": "none", "arrowheadEnd": "arrow", "scale": 1.0, "labelPosition": 0.5,
+                          **props})
         for key, hk in (("arrowheadStart", "start"), ("arrowheadEnd", "end")):
             v = op.get(key, op.get(f"{hk}_arrowhead", heads.get(hk) if heads else None))
             if v is not None or key in op:
