@@ -15,11 +15,14 @@ from spatialobs.canvas.document.derive import Derived, Raw, derive, extract, pat
 from spatialobs.canvas.document.fractional import key_after, key_between
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.document.sanitize import CleanFields, sanitize_binding_fields, sanitize_node_fields
+from spatialobs.canvas.document.excalidraw_text import fit_new_excalidraw_text, refit_excalidraw_text
 from spatialobs.canvas.document.textmeasure import fit_new_text_geometry, refit_text_geometry
 
 #: Node types whose size follows their text after an edit, and the fields that can change it.
 _MEASURED_TYPES = frozenset({"text", "geo", "note"})
 _MEASURED_FIELDS = frozenset({"text", "style", "props", "w", "h"})
+# Excalidraw element types whose size follows their text (free text, containers of bound text)
+_EXCALIDRAW_MEASURED = frozenset({"text", "rectangle", "ellipse", "diamond"})
 
 __all__ = ["Canvas", "PageColumns", "Box"]
 
@@ -644,6 +647,8 @@ class Canvas:
         if clean.get("type") in _MEASURED_TYPES:
             # tldraw measures a new text and grows a new label's shape; so does the write path
             fit_new_text_geometry(clean)
+        if clean.get("type") in _EXCALIDRAW_MEASURED and self.source_format == "excalidraw":
+            fit_new_excalidraw_text(clean)  # as Excalidraw measures a new text
         node = _make_node(clean)
         self._put("node", nid, node)
         return node
@@ -698,6 +703,9 @@ class Canvas:
             if old.type in _MEASURED_TYPES and _MEASURED_FIELDS.intersection(clean):
                 # tldraw re-measures text and labels on every edit; so does the write path
                 refit_text_geometry(old.to_dict(), new)
+            if old.type in _EXCALIDRAW_MEASURED and _MEASURED_FIELDS.intersection(clean) and self.source_format == "excalidraw":
+                # Excalidraw re-measures a text and grows a container to its text on every edit
+                refit_excalidraw_text(old.to_dict(), new, elements=getattr(self._source, "elements", ()))
             node = _make_node(new)
             if node != old:
                 self._put("node", item_id, node)
