@@ -26,7 +26,7 @@ import json
 import math
 import os
 import unicodedata
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.document.textmeasure import _Font, _line_em, fallback_advances, layout_lines
@@ -46,6 +46,8 @@ __all__ = [
     "text_element_size",
     "bound_text_layout",
     "label_fields",
+    "bound_label",
+    "fit_new_excalidraw_text",
     "refit_excalidraw_text",
 ]
 
@@ -385,8 +387,51 @@ def label_fields(style: Mapping[str, Any], raw: Optional[Mapping[str, Any]] = No
 _FONT_KEYS = ("fontSize", "fontFamily")
 
 
+def bound_label(elements: Sequence[Any], container_id: str, style: Mapping[str, Any]) -> Dict[str, Any]:
+    """Font fields of a container's bound text: its live text element in ``elements``, else the style's.
+
+    Examples
+    --------
+    >>> bound_label([{"id": "t", "type": "text", "containerId": "r", "fontSize": 28}], "r", {})["fontSize"]
+    28.0
+    """
+    for e in elements:
+        if (isinstance(e, Mapping) and e.get("type") == "text" and e.get("containerId") == container_id
+                and not e.get("isDeleted")):
+            return label_fields(style, e)
+    return label_fields(style)
+
+
+def fit_new_excalidraw_text(new: Dict[str, Any]) -> None:
+    """Measure a text node being created in an Excalidraw document; ``new`` changes in place.
+
+    Excalidraw makes a new text as wide as it measures (or wraps it at its width when
+    ``autoResize`` is false) and ``lines × fontSize × lineHeight`` high; the node keeps
+    its top-left corner. A new rectangle, ellipse or diamond with text grows to hold it.
+
+    Examples
+    --------
+    >>> new = {"type": "text", "x": 0.0, "y": 0.0, "w": 500.0, "h": 10.0, "text": "abcd",
+    ...        "style": {"fontSize": 10, "fontFamily": 3}, "props": {}}
+    >>> fit_new_excalidraw_text(new)
+    >>> new["w"], new["h"]
+    (23.4375, 12.0)
+    """
+    if not new.get("text"):
+        return
+    old = dict(new, text="", w=new.get("w") or 0.0, style={})
+    if new.get("type") == "text":
+        props = new.get("props") or {}
+        f = label_fields(new.get("style") or {}, {k: props[k] for k in ("lineHeight",) if k in props})
+        _, w, h = text_element_size(new["text"], f["fontFamily"], f["fontSize"], f["lineHeight"],
+                                    props.get("autoResize", True) is not False, float(new.get("w") or 0.0))
+        new["w"], new["h"] = w, h
+    else:
+        refit_excalidraw_text(old, new)
+
+
 def refit_excalidraw_text(old: Mapping[str, Any], new: Dict[str, Any],
-                          label: Optional[Mapping[str, Any]] = None) -> None:
+                          label: Optional[Mapping[str, Any]] = None, elements: Sequence[Any] = ()) -> None:
     """Re-measure an Excalidraw text or a container's bound text after an edit; ``new`` changes in place.
 
     * a text node (``type`` text) whose text, ``fontSize``, ``fontFamily`` or
@@ -395,7 +440,8 @@ def refit_excalidraw_text(old: Mapping[str, Any], new: Dict[str, Any],
       auto-resizing one keeps its ``textAlign`` side in place (``getAdjustedDimensions``);
     * a container (rectangle, ellipse, diamond) whose text changed grows to hold it,
       downwards and to the right (``redrawTextBoundingBox``); ``label`` holds the
-      bound text element's font fields (see :func:`label_fields`).
+      bound text element's font fields (see :func:`label_fields`), else they are read
+      from the raw scene ``elements`` (see :func:`bound_label`).
 
     Examples
     --------
@@ -432,7 +478,7 @@ def refit_excalidraw_text(old: Mapping[str, Any], new: Dict[str, Any],
                 new["y"] = float(new["y"]) - dx * math.sin(r)
         new["w"], new["h"] = w, h
     elif t in ("rectangle", "ellipse", "diamond") and text and (text_changed or font_changed):
-        f = dict(label) if label is not None else label_fields(style)
+        f = dict(label) if label is not None else bound_label(elements, str(new.get("id")), style)
         lay = bound_text_layout(text, t, float(new.get("w") or 0.0), float(new.get("h") or 0.0), f["fontFamily"],
                                 f["fontSize"], f["lineHeight"], f["textAlign"], f["verticalAlign"])
         new["w"], new["h"] = lay["container_w"], lay["container_h"]

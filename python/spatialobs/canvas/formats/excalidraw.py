@@ -30,6 +30,8 @@ from spatialobs.canvas.document.sanitize import is_mapping
 from spatialobs.canvas.document.fractional import is_valid_key, key_after, key_between, key_sequence
 from spatialobs.canvas.document.model import Canvas, build_canvas
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
+from spatialobs.canvas.document.excalidraw_text import (bound_text_layout, default_line_height, label_fields,
+                                                         measure_text, text_element_size, wrap_text)
 from spatialobs.canvas.document.shapes import arrow_terminals, local_box
 
 __all__ = ["from_excalidraw", "to_excalidraw", "is_excalidraw", "ExcalidrawSource", "LINEAR_TYPES",
@@ -321,8 +323,6 @@ _TWO_PI = 2.0 * math.pi
 _STYLE_DEFAULTS: Dict[str, Any] = {"strokeColor": "#1e1e1e", "backgroundColor": "transparent", "fillStyle": "solid",
                                    "strokeWidth": 2, "strokeStyle": "solid", "roughness": 1, "fontSize": 20,
                                    "fontFamily": 1, "textAlign": "left", "verticalAlign": "top"}
-_LINE_HEIGHT = 1.25
-_BOUND_PADDING = 5.0  # Excalidraw's BOUND_TEXT_PADDING
 # Fields of an element that the exporter computes; props never overwrite them.
 _COMPUTED = frozenset({"id", "type", "x", "y", "width", "height", "angle", "opacity", "locked", "isDeleted",
                        "groupIds", "frameId", "strokeColor", "backgroundColor", "fillStyle", "strokeWidth",
@@ -558,10 +558,10 @@ def _num(v: Any, default: float = 0.0) -> float:
     return default
 
 
-def _estimate_text(text: str, font_size: float, line_height: float) -> Tuple[float, float]:
-    lines = text.split("\n")
-    # about 0.55 em per character in Excalidraw's hand-drawn font; exact metrics need a browser
-    return (max(len(line) for line in lines) * font_size * 0.55, len(lines) * font_size * line_height)
+def _text_fields(el: Mapping[str, Any]) -> Tuple[float, int, float]:
+    """``fontSize``, ``fontFamily`` and ``lineHeight`` of a text element (Excalidraw's defaults where unusable)."""
+    f = label_fields({}, el)
+    return f["fontSize"], f["fontFamily"], f["lineHeight"]
 
 
 class _Exporter:
@@ -633,6 +633,10 @@ class _Exporter:
             d["name"] = node.name
         if etype == "text":
             d["text"] = d["originalText"] = node.text or ""
+            if node.props.get("autoResize") is False and node.text:
+                # Excalidraw stores a fixed-width text's lines as wrapped at its width
+                fs, fam, _ = _text_fields({**node.style, **node.props})
+                d["text"] = wrap_text(node.text, fam, fs, node.w)
         if etype in ("arrow", "line"):
             terms = {t: b for t, b in st.by_arrow.get(node.id, {}).items()  # a group has no element to bind to
                      if b.to_id in st.nodes and _element_type(st.nodes[b.to_id]) is not None}
@@ -690,9 +694,10 @@ class _Exporter:
             if k in _KNOWN_FIELDS:
                 el[k] = copy.deepcopy(v)
         el.update(copy.deepcopy({k: v for k, v in cur.items() if v is not _DROP}))
-        if cur["type"] == "text" and el["width"] == 0 and el["height"] == 0 and node.text:
-            el["width"], el["height"] = _estimate_text(node.text, _num(el.get("fontSize"), 20.0) or 20.0,
-                                                       _num(el.get("lineHeight"), _LINE_HEIGHT) or _LINE_HEIGHT)
+        if cur["type"] == "text" and (self.src is not None or el["width"] == el["height"] == 0):
+            # sized as Excalidraw sizes new text (in an Excalidraw document the write path already did;
+            # a text from another editor keeps the size it was measured at there, unless it has none)
+            self._measure_new_text(el, node)
         if node.type == "note" and el["backgroundColor"] == "transparent":
             el["backgroundColor"] = "#ffec99"  # a sticky note: Excalidraw's light yellow
         el.setdefault("boundElements", None)
@@ -706,6 +711,28 @@ class _Exporter:
             el["updated"] = self.new_stamp
         return el
 
+    def _measure_new_text(self, el: Dict[str, Any], node: Node) -> None:
+        """Size a new text element as Excalidraw measures it, keeping its ``textAlign`` side in place."""
+        if not node.text:
+            return
+        fs, fam, lh = _text_fields(el)
+        auto = el.get("autoResize") is not False
+        shown, w, h = text_element_size(node.text, fam, fs, lh, auto, _num(el.get("width")))
+        el["text"] = shown
+        a = _num(el.get("angle"))
+        align = el.get("textAlign")
+        # the node's box (x, y, width, height about its centre) becomes the measured one
+        fx = 0.0 if align == "left" or align not in ("center", "right") else 0.5 if align == "center" else 1.0
+        ow, oh = _num(el.get("width")), _num(el.get("height"))
+        c, s = math.cos(a), math.sin(a)
+        # the anchor (left, centre or right of the top edge) in page units, kept where it was
+        ax, ay = (fx - 0.5) * ow, -0.5 * oh
+        cx, cy = _num(el.get("x")) + ow / 2, _num(el.get("y")) + oh / 2
+        px, py = cx + c * ax - s * ay, cy + s * ax + c * ay
+        bx, by = (fx - 0.5) * w, -0.5 * h
+        ncx, ncy = px - (c * bx - s * by), py - (s * bx + c * by)
+        el.update({"x": ncx - w / 2, "y": ncy - h / 2, "width": w, "height": h})
+
     def _complete(self, el: Dict[str, Any], etype: str, node: Node) -> None:
         """Fill in the fields Excalidraw requires for an element of type ``etype``."""
         for k, v in (("angle", 0), ("strokeColor", _STYLE_DEFAULTS["strokeColor"]), ("backgroundColor", "transparent"),
@@ -718,9 +745,9 @@ class _Exporter:
             el["roundness"] = {"type": 3}
         if etype == "text":
             for k, v in (("fontSize", 20), ("fontFamily", 1), ("text", ""), ("textAlign", "left"),
-                         ("verticalAlign", "top"), ("containerId", None), ("originalText", ""), ("autoResize", True),
-                         ("lineHeight", _LINE_HEIGHT)):
+                         ("verticalAlign", "top"), ("containerId", None), ("originalText", ""), ("autoResize", True)):
                 el.setdefault(k, v)
+            el.setdefault("lineHeight", default_line_height(el.get("fontFamily")))
         if etype in ("arrow", "line"):
             for k, v in (("points", [[0, 0], [node.w, node.h]]), ("lastCommittedPoint", None), ("startBinding", None),
                          ("endBinding", None), ("startArrowhead", None),
@@ -798,15 +825,15 @@ class _Exporter:
             c, s = math.cos(-oa), math.sin(-oa)
             lx, ly = c * dx - s * dy, s * dx + c * dy
         else:
-            fs = _num(el.get("fontSize"), 20.0) or 20.0
-            tw, th = _estimate_text(text, fs, _num(el.get("lineHeight"), _LINE_HEIGHT) or _LINE_HEIGHT)
-            if cw > 2 * _BOUND_PADDING:
-                tw = min(tw, cw - 2 * _BOUND_PADDING)
-            align, valign = el.get("textAlign"), el.get("verticalAlign")
-            lx = (-cw / 2 + _BOUND_PADDING + tw / 2 if align == "left" else
-                  cw / 2 - _BOUND_PADDING - tw / 2 if align == "right" else 0.0)
-            ly = (-ch / 2 + _BOUND_PADDING + th / 2 if valign == "top" else
-                  ch / 2 - _BOUND_PADDING - th / 2 if valign == "bottom" else 0.0)
+            # wrapped, measured and placed as Excalidraw lays out a container's text; the container
+            # keeps the canvas's size (the write path grew it when the text changed there)
+            fs, fam, lh = _text_fields(el)
+            ctype = _element_type(node) or "rectangle"
+            lay = bound_text_layout(text, ctype if ctype in _CONTAINERS else "rectangle", cw, ch, fam, fs, lh,
+                                    el.get("textAlign"), el.get("verticalAlign"))
+            el["text"] = lay["text"]
+            tw, th = lay["width"], lay["height"]
+            lx, ly = -cw / 2 + lay["dx"] + tw / 2, -ch / 2 + lay["dy"] + th / 2
         c, s = math.cos(ca), math.sin(ca)
         tcx, tcy = cx + c * lx - s * ly, cy + s * lx + c * ly
         el.update({"x": tcx - tw / 2, "y": tcy - th / 2, "width": tw, "height": th, "angle": ca,
@@ -820,7 +847,7 @@ class _Exporter:
         el: Dict[str, Any] = {"id": tid, "type": "text"}
         self._complete(el, "text", Node(tid, "text", node.parent))
         cx, cy, _, _, ca = self._box(node, self.cur)
-        tw, th = _estimate_text(node.text or "", 20.0, _LINE_HEIGHT)
+        tw, th = measure_text(node.text or "", 1, 20.0, default_line_height(1))
         gids, frame = self.cur.containers(node.id)
         el.update({"seed": _hash31(f"seed:{tid}"), "text": node.text, "originalText": node.text, "x": cx - tw / 2,
                    "y": cy - th / 2, "width": tw, "height": th, "angle": ca, "groupIds": gids, "frameId": frame,
