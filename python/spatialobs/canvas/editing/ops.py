@@ -116,6 +116,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
+from spatialobs.canvas.editing.arrow_order import arrow_state, reorder_changed
 from spatialobs.canvas.editing.editor import ARTBOARD_TYPES, Editor
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Binding
@@ -587,7 +588,10 @@ class Executor:
             self._pending, self._new, self._new_boards, self._touch, self._notes = {}, [], [], [], []
             try:
                 with self.canvas.by(self.by), self.canvas.batch():
+                    arrows = arrow_state(self.canvas) if self._maps_tldraw() else None
                     self._handlers[name](op)
+                    if arrows is not None:
+                        reorder_changed(self.canvas, arrows)  # where tldraw keeps bound arrows
             except SpatialObsError as exc:
                 report.errors.append(OpError(i, name, str(exc)))
                 self._fail_aliases(op, i)
