@@ -104,6 +104,53 @@ py::tuple proximity_pairs_binding(const py::array& boxes, double max_gap, py::ss
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(gaps), {k}));
 }
 
+// The index-taking kernels read only the index, which is immutable after
+// construction and kept alive by the argument, so they run without the GIL.
+py::tuple overlap_pairs_index_binding(const BoxIndex& index) {
+  std::vector<std::int64_t> pairs;
+  std::vector<double> areas;
+  {
+    py::gil_scoped_release release;
+    overlap_pairs(index, pairs, areas);
+  }
+  const auto k = static_cast<py::ssize_t>(areas.size());
+  return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(areas), {k}));
+}
+
+py::array_t<std::int64_t> containment_pairs_index_binding(const BoxIndex& index) {
+  std::vector<std::int64_t> pairs;
+  {
+    py::gil_scoped_release release;
+    pairs = containment_pairs(index);
+  }
+  return pairs_to_numpy(std::move(pairs));
+}
+
+py::tuple proximity_pairs_index_binding(const BoxIndex& index, double max_gap, py::ssize_t k_nearest) {
+  if (k_nearest < 0) throw std::invalid_argument("k_nearest must be >= 0, got " + std::to_string(k_nearest));
+  std::vector<std::int64_t> pairs;
+  std::vector<double> gaps;
+  {
+    py::gil_scoped_release release;
+    proximity_pairs(index, max_gap, static_cast<std::size_t>(k_nearest), pairs, gaps);
+  }
+  const auto k = static_cast<py::ssize_t>(gaps.size());
+  return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(gaps), {k}));
+}
+
+py::tuple overlap_pairs_between_binding(const BoxIndex& index, const py::array& queries) {
+  const std::size_t m = check_boxes_array(queries, "queries");
+  const double* q = static_cast<const double*>(queries.data());
+  std::vector<std::int64_t> pairs;
+  std::vector<double> areas;
+  {
+    py::gil_scoped_release release;  // the index and a raw buffer only
+    overlap_pairs_between(index, q, m, pairs, areas);
+  }
+  const auto k = static_cast<py::ssize_t>(areas.size());
+  return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(areas), {k}));
+}
+
 py::tuple alignment_pairs_binding(const py::array& boxes, double tol) {
   const std::size_t n = check_boxes_array(boxes);
   const double* b = static_cast<const double*>(boxes.data());
@@ -139,9 +186,15 @@ void register_geometry(py::module_& m) {
   m.def("visibility", &visibility_binding, py::arg("boxes"), py::arg("viewport"), py::arg("near_factor") = 0.75);
   m.def("occluders", &occluders_binding, py::arg("boxes"), py::arg("order"), py::arg("opacity"), py::arg("hidden"),
         py::arg("viewport"), py::arg("min_opacity") = 0.9, py::arg("mode") = "bounds");
+  // The index overloads first: pybind11 tries overloads in order.
+  m.def("overlap_pairs", &overlap_pairs_index_binding, py::arg("index"));
   m.def("overlap_pairs", &overlap_pairs_binding, py::arg("boxes"));
+  m.def("containment_pairs", &containment_pairs_index_binding, py::arg("index"));
   m.def("containment_pairs", &containment_pairs_binding, py::arg("boxes"));
+  m.def("proximity_pairs", &proximity_pairs_index_binding, py::arg("index"), py::arg("max_gap"),
+        py::arg("k_nearest"));
   m.def("proximity_pairs", &proximity_pairs_binding, py::arg("boxes"), py::arg("max_gap"), py::arg("k_nearest"));
+  m.def("overlap_pairs_between", &overlap_pairs_between_binding, py::arg("index"), py::arg("queries"));
   m.def("alignment_pairs", &alignment_pairs_binding, py::arg("boxes"), py::arg("tol"));
   m.def("reading_order", &reading_order_binding, py::arg("boxes"), py::arg("row_tol"));
 }

@@ -387,3 +387,44 @@ def test_visibility_boundaries_are_closed():
         "offscreen_near",
     ]
     assert gaps.tolist() == [0.0, 0.0, 75.0, 75.5, 100.0, 75.0]
+
+
+# ---- one index, many kernels: a prebuilt BoxIndex gives the same pairs as the boxes
+@settings(deadline=None)
+@given(box_arrays(), st.sampled_from([0.0, 1.0, 3.0, 20.0]), st.integers(0, 5), st.sampled_from([2, 3, 16]))
+def test_index_kernels_match_box_kernels_and_oracle(boxes, max_gap, k, node_size):
+    ix = g.BoxIndex(boxes, node_size)
+    for _ in range(2):  # the index is reused, not consumed
+        pairs, areas = g.overlap_pairs(ix)
+        want_pairs, want_areas = ref.overlap_pairs(boxes.tolist())
+        assert as_pairs(pairs) == want_pairs and areas.tolist() == want_areas
+        assert as_pairs(g.containment_pairs(ix)) == ref.containment_pairs(boxes.tolist())
+        pairs, gaps = g.proximity_pairs(ix, max_gap, k)
+        want_pairs, want_gaps = ref.proximity_pairs(boxes.tolist(), max_gap, k)
+        assert as_pairs(pairs) == want_pairs and gaps.tolist() == want_gaps
+
+
+@settings(deadline=None)
+@given(box_arrays(), box_arrays(max_size=12))
+def test_overlap_pairs_between_match_oracle(boxes, queries):
+    ix = g.BoxIndex(boxes)
+    pairs, areas = g.overlap_pairs_between(ix, queries)
+    want_pairs, want_areas = ref.overlap_pairs_between(boxes.tolist(), queries.tolist())
+    assert as_pairs(pairs) == want_pairs and areas.tolist() == want_areas
+    # the same pairs as one join over both sets
+    both, both_areas = g.overlap_pairs(np.ascontiguousarray(np.concatenate([boxes, queries]).reshape(-1, 4)))
+    n = len(boxes)
+    m = (both[0] < n) & (both[1] >= n)
+    assert as_pairs(pairs) == list(zip(both[0][m].tolist(), (both[1][m] - n).tolist()))
+
+
+def test_index_kernels_bad_input():
+    ix = g.BoxIndex([[0, 0, 1, 1]])
+    with pytest.raises(InvalidInputError, match="queries row 0"):
+        g.overlap_pairs_between(ix, [[0, 0, -1, 1]])
+    with pytest.raises(InvalidInputError, match="max_gap"):
+        g.proximity_pairs(ix, -1.0, 4)
+    with pytest.raises(InvalidInputError, match="k_nearest"):
+        g.proximity_pairs(ix, 1.0, -1)
+    with pytest.raises(InvalidInputError, match="BoxIndex"):
+        g.overlap_pairs_between([[0, 0, 1, 1]], [[0, 0, 1, 1]])  # type: ignore[arg-type]

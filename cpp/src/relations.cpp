@@ -50,35 +50,75 @@ std::vector<std::int64_t> unpack_rows(const std::vector<std::uint64_t>& keys) {
 
 }  // namespace detail
 
-void overlap_pairs(const double* boxes, std::size_t n, std::vector<std::int64_t>& pairs,
-                   std::vector<double>& areas) {
-  const BoxIndex index(boxes, n);
-  // Positive-area overlap is monotone (boxes containing two overlapping
-  // boxes overlap too), so it prunes node pairs directly. Each hit carries
-  // its area through the sort, so nothing is looked up again afterwards.
-  struct Hit {
-    std::uint64_t key;
-    double area;
-  };
-  std::vector<Hit> hits;
-  hits.reserve(2 * n);  // canvases hold a few overlaps per box; saves most regrowth
-  index.join([](const Rect& a, const Rect& b) { return overlaps_area(a, b); },
-             [&](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
-               hits.push_back(Hit{detail::pack(std::min(a, b), std::max(a, b)), overlap_area(ra, rb)});
-             });
-  detail::radix_sort_by_key(hits);
+namespace detail {
+
+struct AreaHit {
+  std::uint64_t key;
+  double area;
+};
+
+// Sorted hits -> row layout pairs and their areas.
+void unpack_hits(std::vector<AreaHit>& hits, std::vector<std::int64_t>& pairs, std::vector<double>& areas) {
+  radix_sort_by_key(hits);
   const std::size_t k = hits.size();
   pairs.resize(2 * k);
   areas.resize(k);
   for (std::size_t t = 0; t < k; ++t) {
-    pairs[t] = detail::first_of(hits[t].key);
-    pairs[k + t] = detail::second_of(hits[t].key);
+    pairs[t] = first_of(hits[t].key);
+    pairs[k + t] = second_of(hits[t].key);
     areas[t] = hits[t].area;
   }
 }
 
+}  // namespace detail
+
+void overlap_pairs(const double* boxes, std::size_t n, std::vector<std::int64_t>& pairs,
+                   std::vector<double>& areas) {
+  overlap_pairs(BoxIndex(boxes, n), pairs, areas);
+}
+
 std::vector<std::int64_t> containment_pairs(const double* boxes, std::size_t n) {
-  const BoxIndex index(boxes, n);
+  return containment_pairs(BoxIndex(boxes, n));
+}
+
+void proximity_pairs(const double* boxes, std::size_t n, double max_gap, std::size_t k_nearest,
+                     std::vector<std::int64_t>& pairs, std::vector<double>& gaps) {
+  detail::check_tolerance(max_gap, "max_gap");
+  proximity_pairs(BoxIndex(boxes, n), max_gap, k_nearest, pairs, gaps);
+}
+
+void overlap_pairs_between(const BoxIndex& index, const double* queries, std::size_t m,
+                           std::vector<std::int64_t>& pairs, std::vector<double>& areas) {
+  check_boxes(queries, m, "queries");
+  if (m > std::numeric_limits<std::uint32_t>::max()) throw std::invalid_argument("too many queries (2^32 or more)");
+  std::vector<detail::AreaHit> hits;
+  for (std::size_t j = 0; j < m; ++j) {
+    const Rect q = rect_at(queries, j);
+    // the closed search finds every candidate; positive area decides
+    index.search(q, [&](std::size_t i) {
+      const Rect& r = index.item(i);
+      if (overlaps_area(r, q)) hits.push_back(detail::AreaHit{detail::pack(i, j), overlap_area(r, q)});
+    });
+  }
+  detail::unpack_hits(hits, pairs, areas);
+}
+
+void overlap_pairs(const BoxIndex& index, std::vector<std::int64_t>& pairs, std::vector<double>& areas) {
+  const std::size_t n = index.size();
+  // Positive-area overlap is monotone (boxes containing two overlapping
+  // boxes overlap too), so it prunes node pairs directly. Each hit carries
+  // its area through the sort, so nothing is looked up again afterwards.
+  std::vector<detail::AreaHit> hits;
+  hits.reserve(2 * n);  // canvases hold a few overlaps per box; saves most regrowth
+  index.join([](const Rect& a, const Rect& b) { return overlaps_area(a, b); },
+             [&](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+               hits.push_back(detail::AreaHit{detail::pack(std::min(a, b), std::max(a, b)), overlap_area(ra, rb)});
+             });
+  detail::unpack_hits(hits, pairs, areas);
+}
+
+std::vector<std::int64_t> containment_pairs(const BoxIndex& index) {
+  const std::size_t n = index.size();
   std::vector<std::uint64_t> keys;
   keys.reserve(2 * n);
   // Containment implies (closed) intersection, so the intersection join
@@ -92,10 +132,10 @@ std::vector<std::int64_t> containment_pairs(const double* boxes, std::size_t n) 
   return detail::unpack_rows(keys);
 }
 
-void proximity_pairs(const double* boxes, std::size_t n, double max_gap, std::size_t k_nearest,
-                     std::vector<std::int64_t>& pairs, std::vector<double>& gaps) {
+void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_nearest, std::vector<std::int64_t>& pairs,
+                     std::vector<double>& gaps) {
   detail::check_tolerance(max_gap, "max_gap");
-  const BoxIndex index(boxes, n);
+  const std::size_t n = index.size();
   if (k_nearest == 0) return;
   // Candidates from a join pruned by the gap between node bounds: a node
   // contains its items, so its gap is never larger (the subtraction, the

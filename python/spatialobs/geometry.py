@@ -40,6 +40,7 @@ __all__ = [
     "visibility",
     "occluders",
     "overlap_pairs",
+    "overlap_pairs_between",
     "containment_pairs",
     "proximity_pairs",
     "alignment_pairs",
@@ -285,10 +286,17 @@ def occluders(
     )
 
 
-def overlap_pairs(boxes: BoxesLike) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+def _boxes_or_index(boxes: Union[BoxesLike, "BoxIndex"]) -> Any:
+    return boxes._ix if isinstance(boxes, BoxIndex) else as_boxes(boxes)
+
+
+def overlap_pairs(boxes: Union[BoxesLike, "BoxIndex"]) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """Pairs of boxes whose intersection has positive area.
 
-    Touching boxes and zero-area boxes never overlap.
+    Touching boxes and zero-area boxes never overlap. ``boxes`` may be a
+    :class:`BoxIndex` built earlier over the boxes: the kernel then reuses it
+    instead of building its own (the same for :func:`containment_pairs` and
+    :func:`proximity_pairs`; one index serves them all).
 
     Returns
     -------
@@ -302,11 +310,39 @@ def overlap_pairs(boxes: BoxesLike) -> Tuple[npt.NDArray[np.int64], npt.NDArray[
     >>> pairs, areas = overlap_pairs([[0, 0, 10, 10], [5, 5, 15, 15], [10, 0, 20, 5]])  # 1 and 2 only touch
     >>> pairs.tolist(), areas.tolist()
     ([[0], [1]], [25.0])
+    >>> overlap_pairs(BoxIndex([[0, 0, 10, 10], [5, 5, 15, 15]]))[0].tolist()
+    [[0], [1]]
     """
-    return _core.overlap_pairs(as_boxes(boxes))
+    return _core.overlap_pairs(_boxes_or_index(boxes))
 
 
-def containment_pairs(boxes: BoxesLike) -> npt.NDArray[np.int64]:
+def overlap_pairs_between(
+    index: "BoxIndex", queries: BoxesLike
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Pairs ``(i, j)`` of an indexed box ``i`` and a query box ``j`` whose intersection has positive area.
+
+    The pairs :func:`overlap_pairs` would report between the index's boxes and
+    the queries if both were joined, without rebuilding the index.
+
+    Returns
+    -------
+    pairs : (2, k) int64
+        Row 0 the indexed box, row 1 the query, sorted by ``(i, j)``.
+    areas : (k,) float64
+
+    Examples
+    --------
+    >>> ix = BoxIndex([[0, 0, 10, 10], [20, 0, 30, 10]])
+    >>> pairs, areas = overlap_pairs_between(ix, [[8, 8, 22, 12], [10, 0, 20, 10]])  # the second only touches
+    >>> pairs.tolist(), areas.tolist()
+    ([[0, 1], [0, 0]], [4.0, 4.0])
+    """
+    if not isinstance(index, BoxIndex):
+        raise InvalidInputError(f"index must be a BoxIndex, got {type(index).__name__}")
+    return _core.overlap_pairs_between(index._ix, as_boxes(queries, "queries"))
+
+
+def containment_pairs(boxes: Union[BoxesLike, "BoxIndex"]) -> npt.NDArray[np.int64]:
     """Pairs ``(outer, inner)`` with ``inner`` inside ``outer`` (closed).
 
     ``outer != inner`` as indices; two identical boxes contain each other and
@@ -322,11 +358,11 @@ def containment_pairs(boxes: BoxesLike) -> npt.NDArray[np.int64]:
     >>> containment_pairs([[0, 0, 100, 100], [10, 10, 20, 20], [0, 0, 100, 100]]).tolist()
     [[0, 0, 2, 2], [1, 2, 0, 1]]
     """
-    return _core.containment_pairs(as_boxes(boxes))
+    return _core.containment_pairs(_boxes_or_index(boxes))
 
 
 def proximity_pairs(
-    boxes: BoxesLike, max_gap: float, k_nearest: int = 4
+    boxes: Union[BoxesLike, "BoxIndex"], max_gap: float, k_nearest: int = 4
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """Pairs of boxes that do not overlap but lie within ``max_gap`` of each other.
 
@@ -347,7 +383,7 @@ def proximity_pairs(
     >>> pairs.tolist(), gaps.tolist()
     ([[0, 0, 1], [1, 2, 2]], [3.0, 4.0, 5.0])
     """
-    return _core.proximity_pairs(as_boxes(boxes), float(max_gap), int(k_nearest))
+    return _core.proximity_pairs(_boxes_or_index(boxes), float(max_gap), int(k_nearest))
 
 
 def alignment_pairs(boxes: BoxesLike, tol: float = 1.0) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:

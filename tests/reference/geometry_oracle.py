@@ -158,6 +158,17 @@ def overlap_pairs(boxes):
     return pairs, areas
 
 
+def overlap_pairs_between(boxes, queries):
+    boxes, queries = check_boxes(boxes), check_boxes(queries)
+    pairs, areas = [], []
+    for i, a in enumerate(boxes):
+        for j, b in enumerate(queries):
+            if overlaps_area(a, b):
+                pairs.append((i, j))
+                areas.append((min(a[2], b[2]) - max(a[0], b[0])) * (min(a[3], b[3]) - max(a[1], b[1])))
+    return pairs, areas
+
+
 def containment_pairs(boxes):
     boxes = check_boxes(boxes)
     return [

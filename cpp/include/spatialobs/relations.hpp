@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "spatialobs/box.hpp"
+#include "spatialobs/box_index.hpp"
 
 namespace spatialobs {
 
@@ -26,6 +27,20 @@ std::vector<std::int64_t> containment_pairs(const double* boxes, std::size_t n);
 // boxes keeps the other. Sorted by (i, j), with the gaps.
 void proximity_pairs(const double* boxes, std::size_t n, double max_gap, std::size_t k_nearest,
                      std::vector<std::int64_t>& pairs, std::vector<double>& gaps);
+
+// The same three kernels over a prebuilt index whose items are the boxes:
+// one index built per page version serves every kernel of an observation.
+// Results are identical to the overloads above, which build their own.
+void overlap_pairs(const BoxIndex& index, std::vector<std::int64_t>& pairs, std::vector<double>& areas);
+std::vector<std::int64_t> containment_pairs(const BoxIndex& index);
+void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_nearest, std::vector<std::int64_t>& pairs,
+                     std::vector<double>& gaps);
+
+// Pairs (item i of the index, query j) whose intersection has positive area,
+// sorted by (i, j), with the areas. Queries are validated like boxes; m must
+// be below 2^32.
+void overlap_pairs_between(const BoxIndex& index, const double* queries, std::size_t m,
+                           std::vector<std::int64_t>& pairs, std::vector<double>& areas);
 
 enum AlignKind : std::int8_t {
   kAlignLeft = 0,

@@ -262,6 +262,7 @@ class _PageState:
     pg: _Page
     solid: np.ndarray
     bindings: Tuple[np.ndarray, np.ndarray, np.ndarray]
+    index: Optional[G.BoxIndex] = None  # over the solid rows' boxes, shared by the pair kernels
     tables: Dict[Tuple[float, float, float], _PageTables] = field(default_factory=dict)
 
 
@@ -624,10 +625,10 @@ def _bindings(canvas: Canvas, pg: _Page) -> Tuple[np.ndarray, np.ndarray, np.nda
     return bf[o], bt[o], bterm[o]
 
 
-def _inside(pg: _Page, sub: np.ndarray, sb: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def _inside(pg: _Page, sub: np.ndarray, sb: np.ndarray, ix: G.BoxIndex) -> Tuple[np.ndarray, np.ndarray]:
     """(inner, tightest visual container that is not a native ancestor) among the solid rows ``sub``."""
     area = (sb[:, 2] - sb[:, 0]) * (sb[:, 3] - sb[:, 1])
-    cp = G.containment_pairs(sb)
+    cp = G.containment_pairs(ix)
     strict = np.any(sb[cp[0]] != sb[cp[1]], axis=1)
     co, ci, ca = sub[cp[0][strict]], sub[cp[1][strict]], area[cp[0][strict]]
     keep = ~_related(pg, co, ci)
@@ -639,27 +640,24 @@ def _inside(pg: _Page, sub: np.ndarray, sb: np.ndarray) -> Tuple[np.ndarray, np.
     return ci[first], co[first]
 
 
-def _overlaps_touches(canvas: Canvas, pg: _Page, sub: np.ndarray, sb: np.ndarray, bound_end: np.ndarray,
+def _overlaps_touches(canvas: Canvas, pg: _Page, sub: np.ndarray, ix: G.BoxIndex, bound_end: np.ndarray,
                       touch_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``overlaps`` pairs and ``touches`` (connector, shape, terminal) from one overlap join.
+    """``overlaps`` pairs and ``touches`` (connector, shape, terminal), both from the solid rows' index.
 
-    Unbound arrow ends enter the join as small squares of half-size
-    ``touch_tol`` after the solid boxes.
+    Unbound arrow ends query it as small squares of half-size ``touch_tol``.
     """
-    ns = len(sub)
     er, et, ex, ey = _arrow_ends(canvas, pg, bound_end)
     ends = np.stack([ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol], axis=1)
-    op, _ = G.overlap_pairs(np.ascontiguousarray(np.concatenate([sb, ends])))
-    ss = op[1] < ns
-    oa, ob = sub[op[0][ss]], sub[op[1][ss]]
+    op, _ = G.overlap_pairs(ix)
+    oa, ob = sub[op[0]], sub[op[1]]
     A, B = pg.boxes[oa], pg.boxes[ob]
     a_in_b = np.all(A[:, :2] >= B[:, :2], axis=1) & np.all(A[:, 2:] <= B[:, 2:], axis=1)
     b_in_a = np.all(B[:, :2] >= A[:, :2], axis=1) & np.all(B[:, 2:] <= A[:, 2:], axis=1)
     identical = a_in_b & b_in_a
     keep = (identical | ~(a_in_b | b_in_a)) & ~_related(pg, oa, ob)
     ov_a, ov_b = oa[keep], ob[keep]
-    te = (op[0] < ns) & (op[1] >= ns)
-    ts, k = sub[op[0][te]], op[1][te] - ns
+    tp, _ = G.overlap_pairs_between(ix, ends)
+    ts, k = sub[tp[0]], tp[1]
     tb = pg.boxes[ts]
     depth_in = np.minimum.reduce([ex[k] - tb[:, 0], tb[:, 2] - ex[k], ey[k] - tb[:, 1], tb[:, 3] - ey[k]])
     on_edge = (depth_in <= touch_tol) & (ts != er[k])
@@ -668,9 +666,9 @@ def _overlaps_touches(canvas: Canvas, pg: _Page, sub: np.ndarray, sb: np.ndarray
     return ov_a, ov_b, tc[o], ts[o], tterm[o]
 
 
-def _near(pg: _Page, sub: np.ndarray, sb: np.ndarray, near_gap: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _near(pg: _Page, sub: np.ndarray, ix: G.BoxIndex, near_gap: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``near`` pairs of the page with their gaps: 4 nearest per object, not native kin."""
-    pp, pgap = G.proximity_pairs(sb, near_gap, 4)
+    pp, pgap = G.proximity_pairs(ix, near_gap, 4)
     na, nb = sub[pp[0]], sub[pp[1]]
     keep = ~_related(pg, na, nb)
     return na[keep], nb[keep], pgap[keep]
@@ -705,8 +703,11 @@ def _page_tables(canvas: Canvas, st: _PageState, p: _Params) -> _PageTables:
     bound_end[bf, bterm] = True
     sub = np.flatnonzero(st.solid)
     sb = np.ascontiguousarray(pg.boxes[sub])
-    ov_a, ov_b, tc, ts, tterm = _overlaps_touches(canvas, pg, sub, sb, bound_end, p.touch_tol)
-    tables = _PageTables(_inside(pg, sub, sb), (ov_a, ov_b), (tc, ts, tterm), _near(pg, sub, sb, p.near_gap),
+    if st.index is None:  # built once per page version, shared by every kernel and tolerance
+        st.index = G.BoxIndex(sb)
+    ix = st.index
+    ov_a, ov_b, tc, ts, tterm = _overlaps_touches(canvas, pg, sub, ix, bound_end, p.touch_tol)
+    tables = _PageTables(_inside(pg, sub, sb, ix), (ov_a, ov_b), (tc, ts, tterm), _near(pg, sub, ix, p.near_gap),
                          _aligned(pg, sub, sb, p.align_tol))
     st.tables[key] = tables
     return tables
