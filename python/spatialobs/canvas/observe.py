@@ -337,6 +337,11 @@ def _terminal_points(node: Any) -> Tuple[Optional[Tuple[float, float]], Optional
     return _xy(props.get("start")), _xy(props.get("end"))
 
 
+#: Terminal points per connector record (records are immutable, so an unchanged record
+#: keeps its entry across page versions); entries of dead records are pruned in bulk.
+_TERMINALS: Dict[int, Tuple[Any, Optional[Tuple[float, float]], Optional[Tuple[float, float]]]] = {}
+
+
 def _arrow_ends(canvas: Canvas, pg: _Page, bound: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rows, terminal codes (0 start, 1 end) and page x, y of arrow terminals that have no binding."""
     conn = np.flatnonzero((pg.types == "arrow") & ~(bound[:, 0] & bound[:, 1]))
@@ -345,8 +350,15 @@ def _arrow_ends(canvas: Canvas, pg: _Page, bound: np.ndarray) -> Tuple[np.ndarra
     ends_r: List[int] = []
     ends_t: List[int] = []
     ends_xy: List[Tuple[float, float]] = []
+    memo = _TERMINALS
     for r, bs, be in zip(conn.tolist(), bound[conn, 0].tolist(), bound[conn, 1].tolist()):
-        s, e = _terminal_points(nodes[ids[r]])
+        node = nodes[ids[r]]
+        hit = memo.get(id(node))
+        if hit is not None and hit[0]() is node:
+            s, e = hit[1], hit[2]
+        else:
+            s, e = _terminal_points(node)
+            memo[id(node)] = (weakref.ref(node), s, e)
         if s is not None and not bs:
             ends_r.append(r)
             ends_t.append(0)
@@ -355,6 +367,9 @@ def _arrow_ends(canvas: Canvas, pg: _Page, bound: np.ndarray) -> Tuple[np.ndarra
             ends_r.append(r)
             ends_t.append(1)
             ends_xy.append(e)
+    if len(memo) > 2 * len(conn) + 4096:
+        for key in [k for k, v in list(memo.items()) if v[0]() is None]:  # list(): one atomic copy
+            del memo[key]
     er = np.asarray(ends_r, dtype=np.int64)
     lxy = np.asarray(ends_xy, dtype=np.float64).reshape(-1, 2)
     rot = pg.rotation[er]
