@@ -30,6 +30,7 @@ from spatialobs.canvas.document.sanitize import is_mapping
 from spatialobs.canvas.document.fractional import is_valid_key, key_after, key_between, key_sequence
 from spatialobs.canvas.document.model import Canvas, build_canvas
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
+from spatialobs.canvas.document.arrows import arrow_geometry
 from spatialobs.canvas.document.excalidraw_text import (bound_text_layout, default_line_height, label_fields,
                                                          measure_text, text_element_size, wrap_text)
 from spatialobs.canvas.document.shapes import arrow_terminals, local_box
@@ -420,7 +421,8 @@ class _State:
         return gids, None
 
 
-def _linear_points(node: Node) -> List[List[float]]:
+def _linear_points(node: Node, ends: Optional[Tuple[Tuple[float, float], Tuple[float, float]]] = None
+                   ) -> List[List[float]]:
     pts = node.props.get("points")
     out: List[List[float]] = []
     if isinstance(pts, list):
@@ -434,6 +436,8 @@ def _linear_points(node: Node) -> List[List[float]]:
     if out:
         return out
     s, e, bend = arrow_terminals(node.props)
+    if ends is not None:  # the ends the canvas resolved from the arrow's bindings
+        s, e = ends
     if s is not None or e is not None:
         s = s or e
         e = e or s
@@ -447,12 +451,13 @@ def _linear_points(node: Node) -> List[List[float]]:
     return [[x0, y0], [x1, y1]]
 
 
-def _geometry(node: Node, etype: str, tf: Tf) -> Dict[str, Any]:
+def _geometry(node: Node, etype: str, tf: Tf,
+              ends: Optional[Tuple[Tuple[float, float], Tuple[float, float]]] = None) -> Dict[str, Any]:
     """``x, y, width, height, angle`` (and ``points``) of the element for a node at page transform ``tf``."""
     ox, oy, a = tf
     out: Dict[str, Any] = {}
     if etype in LINEAR_TYPES:
-        pts = _linear_points(node)
+        pts = _linear_points(node, ends)
         x0, y0 = min(p[0] for p in pts), min(p[1] for p in pts)
         x1, y1 = max(p[0] for p in pts), max(p[1] for p in pts)
         out["points"] = pts
@@ -463,6 +468,13 @@ def _geometry(node: Node, etype: str, tf: Tf) -> Dict[str, Any]:
     # Excalidraw rotates about the box center; (x, y) is where the local origin sits unrotated
     cx, cy = ox + c * mx - s * my, oy + s * mx + c * my
     out.update({"x": cx - mx, "y": cy - my, "width": x1 - x0, "height": y1 - y0, "angle": _wrap(a)})
+    pts0 = out.get("points")
+    if pts0 and (pts0[0][0] or pts0[0][1]):
+        # Excalidraw's points start at (0, 0) (restore moves them there); the rotation centre stays put
+        px, py = pts0[0]
+        out["points"] = [[p[0] - px, p[1] - py] for p in pts0]
+        out["x"] += px
+        out["y"] += py
     return out
 
 
@@ -617,12 +629,22 @@ class _Exporter:
             self.new_text_id[nid] = cand
         return self.new_text_id[nid]
 
+    def _resolved_ends(self, node: Node, st: _State) -> Optional[Tuple[Tuple[float, float], Tuple[float, float]]]:
+        """Local ends of an arrow kept as tldraw keeps it (``start``/``end``, not a point list), as the
+        canvas resolves them from its bindings: where it says the arrow is (None for other nodes)."""
+        if st is not self.cur or node.type != "arrow" or isinstance(node.props.get("points"), list):
+            return None
+        if not any(b.from_id == node.id for b in self.canvas._bindings.values()):
+            return None
+        g = arrow_geometry(self.canvas, node.id)
+        return (float(g.start[0]), float(g.start[1])), (float(g.end[0]), float(g.end[1]))
+
     def derived(self, node: Node, st: _State) -> Dict[str, Any]:
         """Every element field computed from canvas state ``st`` for ``node``."""
         etype = _element_type(node)
         assert etype is not None
         d: Dict[str, Any] = {"type": etype}
-        d.update(_geometry(node, etype, st.page_tf(node.id)))
+        d.update(_geometry(node, etype, st.page_tf(node.id), self._resolved_ends(node, st)))
         d.update(_style_fields(node))
         d["opacity"] = _opacity(node.opacity)
         d["locked"] = node.locked
