@@ -710,13 +710,25 @@ def _valid_ids_and_keys(out: List[Any], written: List[Any], versions: tschema.Sc
     for i, r in enumerate(out):
         if is_mapping(r) and r.get("typeName") in ("shape", "page"):
             groups.setdefault(r.get("parentId") if r["typeName"] == "shape" else "pages", []).append(i)
+    # a document older than store version 5 is migrated on load (FixIndexKeys): a key that
+    # ends in 0 other than a0, valid or not, gets three random digits in place of the 0,
+    # which can reorder its siblings; such a group is renumbered with keys the migration keeps
+    old_store = versions.from_version("com.tldraw.store") < 5
+
+    def migrated(k: Any) -> bool:
+        return old_store and isinstance(k, str) and k.endswith("0") and k != "a0"
+
     rekey: Dict[int, str] = {}
     for rows in groups.values():
-        if all(tschema.index_problem(out[i].get("index"), versions) is None for i in rows):
+        if all(tschema.index_problem(out[i].get("index"), versions) is None and not migrated(out[i].get("index"))
+               for i in rows):
             continue
         # sorted as tldraw and the canvas order siblings: by key, ties by position in the file
         rows = sorted(rows, key=lambda i: (str(out[i].get("index", "")), i))
-        rekey.update(zip(rows, key_sequence(len(rows))))
+        keys = key_sequence(len(rows))
+        if old_store:
+            keys = [k + "V" if migrated(k) else k for k in keys]  # between k and the next key
+        rekey.update(zip(rows, keys))
     if not rename and not rekey:
         return
     by_identity = {id(r) for r in written}
