@@ -31,6 +31,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: Set by SIGINT or SIGTERM in the command: the run stops and reports what it did.
+_STOP: List[bool] = []
+
 
 @dataclass
 class Figures:
@@ -140,7 +143,7 @@ def run(iterations: int, seed: int = 1, jobs: int = 1, timeout: float = 10.0, pr
         start_worker(j)
     last_report = time.monotonic()
     try:
-        while state:
+        while state and not _STOP:
             events = sel.select(timeout=1.0)
             for key, _ in events:
                 j = key.data
@@ -246,8 +249,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         with open(args.numbers) as f:
             worker(args.seed, [int(x) for x in f.read().split()], args.memory_mb)
         return 0
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: _STOP.append(True))
     figures = run(args.iterations, args.seed, max(1, args.jobs), args.timeout, progress=not args.json,
                   memory_mb=args.memory_mb)
+    if _STOP:
+        print(f"stopped early after {figures.inputs} of {args.iterations} inputs", file=sys.stderr)
     if args.keep:
         from tests.fuzz import targets
 
