@@ -612,6 +612,16 @@ def _train_prior(args: argparse.Namespace) -> int:
 
 
 def _studies(args: argparse.Namespace) -> int:
+    if args.real:
+        from spatialobs.screen.studies import REAL_BUDGET, write_real_report
+
+        budget = dict(REAL_BUDGET)
+        if args.starts or args.steps:
+            budget = {a: (args.starts or s, args.steps or t) for a, (s, t) in budget.items()}
+        out = args.out if args.out != "docs/results/exploration.md" else "docs/results/real-apps.md"
+        res = write_real_report(out, [a for a in args.apps.split(",") if a], budget, args.seed, log=sys.stderr)
+        print(f"wrote {out} ({sum(r.get('seconds', 0.0) for r in res.values()):.0f} s)")
+        return 0
     from spatialobs.screen.studies import write_report
 
     res = write_report(args.out, scale=args.scale, seed=args.seed)
@@ -702,6 +712,11 @@ def _parser() -> argparse.ArgumentParser:
     st = sub.add_parser("studies", help="run the exploration studies and write the results document")
     st.add_argument("--out", default="docs/results/exploration.md", help="Markdown file to write")
     st.add_argument("--scale", choices=("small", "full"), default="full")
+    st.add_argument("--real", action="store_true",
+                    help="PUCT vs Greedy on the real applications instead (writes docs/results/real-apps.md)")
+    st.add_argument("--apps", default="mousepad,pcmanfm,localc", help="with --real: comma-separated applications")
+    st.add_argument("--starts", type=int, default=0, help="with --real: starts per application (default per app)")
+    st.add_argument("--steps", type=int, default=0, help="with --real: actions per episode (default per app)")
     st.add_argument("--seed", type=int, default=0)
     st.set_defaults(func=_studies)
 

@@ -176,7 +176,11 @@ class Driver:
         return [ReplayStart(i, i % (max_depth + 1), self.seed) for i in range(n)]
 
     def reset(self, start: Any = None) -> Screen:
-        """A clean launch, then the replay of ``start`` (a :class:`ReplayStart`, an index, or None)."""
+        """A clean launch, then the replay of ``start`` (a :class:`ReplayStart`, an index, or None).
+
+        A launch that fails is retried (three launches at most); a prefix action that
+        breaks the application shortens the prefix to the actions before it.
+        """
         if self._closed:
             raise InvalidInputError(f"the {self.name} driver is closed")
         if isinstance(start, int) and not isinstance(start, bool):
@@ -184,18 +188,22 @@ class Driver:
         if start is not None and not isinstance(start, ReplayStart):
             raise InvalidInputError(f"start must be a ReplayStart, an int or None, got {type(start).__name__}")
         self._start = start
-        for attempt in (0, 1):
+        depth = start.depth if start is not None else 0
+        for attempt in range(3):
             try:
                 self._shutdown()
                 self._launch()
                 self.launches += 1
-                scr = self.screen()
-                if start is not None:
-                    scr = self._replay(start, scr)
-                return scr
+                return self._replay(start, depth, self.screen()) if start is not None else self.screen()
+            except _ReplayFault as rf:
+                # The prefix itself breaks the application: keep the part before the breaking action.
+                self.faults[rf.fault.kind] += 1
+                depth = rf.done
+                if attempt == 2:
+                    raise rf.fault from None
             except DriverFault as f:
                 self.faults[f.kind] += 1
-                if attempt:
+                if attempt == 2:
                     raise
         raise AssertionError("unreachable")
 
@@ -235,16 +243,25 @@ class Driver:
 
     # -- replay ------------------------------------------------------------------------
 
-    def _replay(self, start: ReplayStart, scr: Screen) -> Screen:
-        for k in range(start.depth):
+    def _replay(self, start: ReplayStart, depth: int, scr: Screen) -> Screen:
+        for k in range(depth):
             acts = [a for a in self.actions(scr) if not _exits(a)]
             if not acts:
                 break
             acts.sort(key=lambda a: signature(a, scr))
             a = acts[random.Random(f"{start.seed}:{start.index}:{k}").randrange(len(acts))]
-            self._act(a)
-            scr = self.screen()
+            try:
+                self._act(a)
+                scr = self.screen()
+            except DriverFault as f:
+                raise _ReplayFault(f, k) from None
         return scr
+
+
+class _ReplayFault(Exception):
+    def __init__(self, fault: DriverFault, done: int) -> None:
+        super().__init__(str(fault))
+        self.fault, self.done = fault, done
 
 
 def _exits(a: Action) -> bool:

@@ -90,11 +90,12 @@ def serve_folder(folder: str) -> Tuple[Any, str]:
 
     Examples
     --------
-    >>> import tempfile, urllib.request
+    >>> import pathlib, tempfile, urllib.request
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     _ = open(os.path.join(d, "index.html"), "w").write("<p>hi</p>")
+    ...     _ = pathlib.Path(d, "index.html").write_text("<p>hi</p>")
     ...     srv, url = serve_folder(d)
-    ...     body = urllib.request.urlopen(url + "index.html").read()
+    ...     with urllib.request.urlopen(url + "index.html") as r:
+    ...         body = r.read()
     ...     srv.shutdown(); srv.server_close()
     >>> body
     b'<p>hi</p>'
@@ -258,9 +259,9 @@ class WebDriver(Driver):
             else:
                 t = action.target
                 assert t is not None
-                node = self._nodes.get(t.id or "")
-                if node is None:
-                    raise InvalidInputError("the action's target is not an element of this web screen")
+                if not (t.id or "").isdigit():
+                    raise InvalidInputError("the action's target is not an element of a web screen")
+                node = int(t.id or "0")
                 try:
                     self._cdp.send("DOM.resolveNode", {"backendNodeId": node})
                 except Exception:

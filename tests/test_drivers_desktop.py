@@ -1,0 +1,87 @@
+"""Real desktop applications through AT-SPI: oracle checks on known widgets, short episodes, faults, cleanup.
+
+Skipped with the reason when the system packages are missing; with CI=true they must run.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from spatialobs.screen import ScreenGraph, explore
+from spatialobs.screen.actions import Action
+from spatialobs.screen.drivers import DriverFault
+from tests._drivers import require, session_processes
+
+
+def _driver(name: str, **kw):
+    from spatialobs.screen.drivers.atspi import AtspiDriver, unavailable_reason
+
+    require(unavailable_reason(name))
+    return AtspiDriver(name, **kw)
+
+
+def test_mousepad_menu_bar_and_editor_match_the_tree():
+    with _driver("mousepad") as d:
+        scr = d.reset()
+        menus = [e for e in scr.elements if e.role == "menu"]
+        assert [e.text for e in menus] == ["File", "Edit", "Search", "View", "Document", "Help"]
+        # one row, left to right, touching or separated, inside the menu bar
+        bar = next(e for e in scr.elements if e.role == "menu bar")
+        assert all(bar.bounds[1] <= m.bounds[1] and m.bounds[3] <= bar.bounds[3] for m in menus)
+        assert all(a.bounds[2] <= b.bounds[0] for a, b in zip(menus, menus[1:]))
+        assert all(m.clickable for m in menus)
+        assert any(e.role == "text" and e.editable for e in scr.elements)
+        # the launch's temporary HOME is shown as ~ (screens match across launches)
+        assert not any("spatialobs-session" in (e.text or "") for e in scr.elements)
+        # opening File shows its items on the next screen
+        file_menu = next(a for a in d.actions(scr) if a.op == "click" and a.target.text == "File")
+        items = [e.text for e in d.step(file_menu).elements if e.role == "menu item"]
+        assert "Save" in items and "Quit" in items
+
+
+def test_mousepad_episode_crash_and_cleanup():
+    d = _driver("mousepad")
+    tmp = None
+    try:
+        with ScreenGraph(app="mousepad") as g:
+            ep = explore(d, steps=8, selector="puct", graph=g)
+            tmp = d._session.tmp
+            assert session_processes(tmp), "the session's processes should be running"
+            assert ep.metrics["new_states"] >= 1 and len(ep.steps) == 8
+            before = g.num_states
+            d.inject_fault("crash")
+            with pytest.raises(DriverFault) as exc:
+                d.step(Action("key", None, "escape"))
+            assert exc.value.kind in ("crash", "exited")
+            scr = d.recover()
+            assert any(e.role == "menu" for e in scr.elements) and d.faults["recoveries"] == 1
+            ep2 = explore(d, steps=3, selector="greedy", graph=g)
+            assert len(ep2.steps) == 3 and g.num_states >= before
+    finally:
+        d.close()
+    assert tmp is not None and session_processes(tmp) == []
+
+
+def test_localc_cell_grid():
+    with _driver("localc", max_rows=6, max_cols=4) as d:
+        scr = d.reset()
+        # a fresh sheet: every cell empty, so the grid is checked by position
+        grid = [e for e in scr.elements if e.role == "table cell"]
+        assert len(grid) == 24
+        xs = sorted({e.bounds[0] for e in grid})
+        ys = sorted({e.bounds[1] for e in grid})
+        assert len(xs) == 4 and len(ys) == 6
+        assert all(e.editable and e.clickable for e in grid)
+        # the first row's cells touch their neighbours, left to right
+        first_row = sorted((e for e in grid if e.bounds[1] == ys[0]), key=lambda e: e.bounds[0])
+        assert all(a.bounds[2] == b.bounds[0] for a, b in zip(first_row, first_row[1:]))
+        assert all(e.text is None for e in grid)
+
+
+def test_pcmanfm_shows_the_seeded_folder():
+    with _driver("pcmanfm") as d:
+        scr = d.reset()
+        texts = [e.text or "" for e in scr.elements]
+        assert any(t.endswith("/Files") and t.startswith("~") for t in texts), texts
+        assert any(e.role == "menu" and e.text == "File" for e in scr.elements)
+        assert sum(e.role == "icon" for e in scr.elements) >= 5
