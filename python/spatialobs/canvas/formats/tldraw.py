@@ -719,9 +719,13 @@ def _valid_ids_and_keys(out: List[Any], written: List[Any], versions: tschema.Sc
         return old_store and isinstance(k, str) and k.endswith("0") and k != "a0"
 
     rekey: Dict[int, str] = {}
+    touched = {id(r) for r in written}
     for rows in groups.values():
-        if all(tschema.index_problem(out[i].get("index"), versions) is None and not migrated(out[i].get("index"))
-               for i in rows):
+        if all(tschema.index_problem(out[i].get("index"), versions) is None for i in rows) and (
+                # a group the edit did not touch stays verbatim: tldraw treats it as it
+                # treats the user's own file
+                not any(id(out[i]) in touched for i in rows)
+                or not any(migrated(out[i].get("index")) for i in rows)):
             continue
         # sorted as tldraw and the canvas order siblings: by key, ties by position in the file
         rows = sorted(rows, key=lambda i: (str(out[i].get("index", "")), i))
