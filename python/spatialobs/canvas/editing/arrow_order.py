@@ -136,7 +136,14 @@ def reparent_arrow(canvas: Canvas, arrow_id: str) -> bool:
 
 def arrow_state(canvas: Canvas) -> Dict[str, Tuple[Any, ...]]:
     """What the place of each bound arrow depends on (records by identity: they are
-    replaced on every change), to find the arrows an edit touched."""
+    replaced on every change), to find the arrows an edit touched.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas
+    >>> arrow_state(Canvas())
+    {}
+    """
     out: Dict[str, List[Any]] = {}
     nodes = canvas.nodes
     for b in canvas.bindings.values():
@@ -150,7 +157,21 @@ def arrow_state(canvas: Canvas) -> Dict[str, Tuple[Any, ...]]:
 
 def reorder_changed(canvas: Canvas, before: Dict[str, Tuple[Any, ...]]) -> List[str]:
     """Apply :func:`reparent_arrow` to every bound arrow whose state differs from
-    ``before`` (from :func:`arrow_state`); the ids of the arrows moved."""
+    ``before`` (from :func:`arrow_state`); the ids of the arrows moved.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas, Node
+    >>> from spatialobs.canvas.document.records import Binding
+    >>> c = Canvas()
+    >>> _ = c.add(Node("shape:arr", "arrow", "page:page", "a1", props={"start": {"x": 0, "y": 0},
+    ...                                                              "end": {"x": 10, "y": 0}}))
+    >>> _ = c.add(Node("shape:box", "geo", "page:page", "a2", 100, 0, 50, 50))
+    >>> before = arrow_state(c)
+    >>> _ = c.add(Binding("b1", "arrow", "shape:arr", "shape:box", "end"))
+    >>> reorder_changed(c, before), c.paint_order()
+    (['shape:arr'], ['shape:box', 'shape:arr'])
+    """
     moved: List[str] = []
     after = arrow_state(canvas)
     for aid, state in after.items():
