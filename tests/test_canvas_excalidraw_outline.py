@@ -1,8 +1,8 @@
 """Rotated ellipses and diamonds are bounded by their outline, as both editors bound them.
 
 Excalidraw bounds a rotated ellipse analytically and a diamond by its four vertices;
-tldraw bounds a ``geo`` ellipse by the vertices it samples on it and a ``geo`` diamond
-by its corners. The rotated box would be up to ~40 % larger.
+tldraw bounds a ``geo`` shape by the vertices of its outline (an ellipse's sampled
+arcs, a diamond's corners). The rotated box would be up to ~40 % larger.
 """
 
 from __future__ import annotations
@@ -62,11 +62,13 @@ def test_groups_take_the_outline_of_rotated_members():
     np.testing.assert_allclose(c.page_bounds("group:g"), c.page_bounds("e"), rtol=1e-12)
 
 
-def test_other_geo_kinds_keep_the_rotated_box():
+def test_other_geo_kinds_take_their_outline_and_rectangles_their_box():
     c = Canvas()
     c.add(Node("a", "geo", "page:page", "a1", 0, 0, 160, 80, rotation=0.5, props={"geo": "star"}))
     c.add(Node("b", "rectangle", "page:page", "a2", 0, 0, 160, 80, rotation=0.5))
-    assert c.page_bounds("a") == c.page_bounds("b")
+    c.add(Node("c", "geo", "page:page", "a3", 0, 0, 160, 80, rotation=0.5, props={"geo": "rectangle"}))
+    a, b = c.page_bounds("a"), c.page_bounds("b")
+    assert a[0] > b[0] and a[2] < b[2] and c.page_bounds("c") == b
 
 
 def test_tldraw_geo_ellipses_and_diamonds_match_tldraw():

@@ -123,9 +123,6 @@ def _exact_kind(c, s):
     if s["type"] == "arrow":  # exact unless a target's size (text, freehand) or a label's is estimated
         targets = [c.node(b.to_id).type for b in c.bindings.values() if b.from_id == s["id"]]
         return not any(t in ("text", "draw", "highlight") for t in targets) and not s.get("text")
-    if s["type"] == "geo" and s["pageRotation"] % (2 * math.pi) != 0 and c.node(s["id"]).props.get("geo") not in (
-            "rectangle", "ellipse", "diamond"):
-        return False  # other rotated outlines (stars, clouds, arrows): we bound the rotated box
     return True
 
 

@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 import numpy as np
 
 from spatialobs._errors import SpatialObsError
-from spatialobs.canvas.document.arrows import resolve_bound
+from spatialobs.canvas.document.arrows import resolve_bound, target_outline
 from spatialobs.canvas.document.records import Binding, Node, Page
 from spatialobs.canvas.document.shapes import POINT_TYPES, local_box
 from spatialobs.canvas.document.shapes import rotated_points_box
@@ -100,29 +100,6 @@ def _aabb(local: np.ndarray, ox: np.ndarray, oy: np.ndarray, rot: np.ndarray) ->
 
 #: Node types bounded by their outline when rotated (the ``geo`` kinds by their ``geo`` prop).
 _OUTLINE_TYPES = ("ellipse", "diamond", "geo")
-# tldraw draws a quarter ellipse as one cubic: handles 4/3·tan(π/8) of the radius along the tangents
-_QUARTER_HANDLE = 4.0 / 3.0 * math.tan(math.pi / 8.0)
-
-
-def _tldraw_ellipse_vertices(w: float, h: float) -> np.ndarray:
-    """Local vertices of a tldraw geo ellipse (``(k, 2)``), which bound it as tldraw does.
-
-    tldraw draws it as two half arcs, each two cubics (one per quarter) sampled at
-    ``ceil(max(8, ceil(π·max(rx, ry) / 20)) / 2)`` steps; its page bounds are the box of
-    those vertices, a little inside the true ellipse.
-    """
-    w, h = max(1.0, w), max(1.0, h)
-    rx, ry = w / 2.0, h / 2.0
-    res = math.ceil(max(8, math.ceil(max(rx, ry) * math.pi / 20.0)) / 2.0)
-    t = np.arange(res + 1) / res
-    u = 1.0 - t
-    k = _QUARTER_HANDLE
-    # the unit quarter from (1, 0) to (0, 1); the other quarters are its quarter turns
-    qx = u ** 3 + 3.0 * u * u * t + 3.0 * u * t * t * k
-    qy = 3.0 * u * u * t * k + 3.0 * u * t * t + t ** 3
-    ux = np.concatenate([qx, -qy, -qx, qy])
-    uy = np.concatenate([qy, qx, -qy, -qx])
-    return np.column_stack([rx + rx * ux, ry + ry * uy])
 
 
 def _outline_boxes(box: np.ndarray, rows: np.ndarray, types: np.ndarray, nodes: Sequence[Node], local: np.ndarray,
@@ -132,9 +109,10 @@ def _outline_boxes(box: np.ndarray, rows: np.ndarray, types: np.ndarray, nodes: 
     An ellipse with half axes ``a, b`` turned by ``θ`` reaches ``hypot(a·cos θ, b·sin θ)``
     across and ``hypot(a·sin θ, b·cos θ)`` down from its centre (exact, as Excalidraw
     bounds it); a diamond ``max(|a·cos θ|, |b·sin θ|)`` and ``max(|a·sin θ|, |b·cos θ|)``
-    (its four vertices). A tldraw ``geo`` ellipse is bounded by the vertices tldraw
-    samples on it, a ``geo`` diamond by its vertices; other ``geo`` kinds keep the
-    rotated box. Only rows with a rotation are looked at.
+    (its four vertices). A tldraw ``geo`` shape other than a rectangle is bounded by
+    the vertices of its outline as tldraw builds it (arcs sampled as tldraw samples
+    them; :func:`~spatialobs.canvas.document.arrows.target_outline`). Only rows with
+    a rotation are looked at.
     """
     turned = np.flatnonzero(rot != 0.0)
     if not len(turned):
@@ -146,18 +124,20 @@ def _outline_boxes(box: np.ndarray, rows: np.ndarray, types: np.ndarray, nodes: 
     kind = np.where(t == "ellipse", 1, np.where(t == "diamond", 2, 0))
     for j in np.flatnonzero(t == "geo").tolist():
         nd = nodes[rows[turned[j]]]
-        g = nd.props.get("geo")
-        if g == "diamond":
-            kind[j] = 2
-        elif g == "ellipse":
-            k = int(turned[j])
-            x0, y0 = float(local[k, 0]), float(local[k, 1])
-            v = _tldraw_ellipse_vertices(float(local[k, 2]) - x0, float(local[k, 3]) - y0)
-            c, s = math.cos(float(rot[k])), math.sin(float(rot[k]))
-            vx, vy = v[:, 0] + x0, v[:, 1] + y0
-            X = float(ox[k]) + c * vx - s * vy
-            Y = float(oy[k]) + s * vx + c * vy
-            box[k] = (X.min(), Y.min(), X.max(), Y.max())
+        if nd.props.get("geo", "rectangle") == "rectangle":
+            continue
+        # tldraw bounds a geo shape by the vertices of its outline path (arcs sampled as it samples them)
+        k = int(turned[j])
+        x0, y0 = float(local[k, 0]), float(local[k, 1])
+        v = np.asarray(target_outline("geo", nd.props, float(local[k, 2]) - x0, float(local[k, 3]) - y0, nd.id).points,
+                       dtype=np.float64).reshape(-1, 2)
+        if not len(v):
+            continue
+        c, s = math.cos(float(rot[k])), math.sin(float(rot[k]))
+        vx, vy = v[:, 0] + x0, v[:, 1] + y0
+        X = float(ox[k]) + c * vx - s * vy
+        Y = float(oy[k]) + s * vx + c * vy
+        box[k] = (X.min(), Y.min(), X.max(), Y.max())
     sel = turned[kind > 0]
     if not len(sel):
         return box
@@ -272,9 +252,10 @@ def _paint_order_walk(ids: List[str], rank: np.ndarray, parent: np.ndarray, page
     return np.asarray(out, dtype=np.int64)
 
 
-def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, Binding]) -> List[int]:
+def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, Binding],
+                    cache: Optional[Dict[str, Any]] = None) -> List[int]:
     """Recompute the local boxes of tldraw arrows as tldraw resolves them; return their rows."""
-    return resolve_bound(d, nodes, bindings)
+    return resolve_bound(d, nodes, bindings, cache)
 
 
 @dataclass
@@ -475,11 +456,13 @@ def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
 
 def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[str, Binding],
            local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
-           raw: Optional[Raw] = None, prev: Optional[Derived] = None) -> Derived:
+           raw: Optional[Raw] = None, prev: Optional[Derived] = None,
+           arrow_cache: Optional[Dict[str, Any]] = None) -> Derived:
     """Compute :class:`Derived` for ``nodes`` (a forest whose roots sit on ``pages``).
 
     With ``prev`` and a ``raw`` whose tree is unchanged (only geometry or state was
-    edited), depth, levels and paint order are reused.
+    edited), depth, levels and paint order are reused. ``arrow_cache`` (the canvas's
+    own) keeps each resolved arrow while its inputs are unchanged.
     """
     if raw is None:
         raw = extract(nodes)
@@ -563,7 +546,7 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
                 np.zeros((n, 4)), np.zeros((n, 4)), frame, group, opacity, hidden, locked,
                 np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(len(page_ids) + 1, dtype=np.int64))
     if bindings or (n and (types == "arrow").any()):  # unbound arcs and labelled arrows too
-        changed = _resolve_arrows(d, nodes, bindings)
+        changed = _resolve_arrows(d, nodes, bindings, arrow_cache)
         if changed and (group[changed] >= 0).any():
             _group_boxes(local, is_group, parent, levels, x, y, rot_l, nodes, is_point, types)
     if n:
