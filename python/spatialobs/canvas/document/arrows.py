@@ -1226,14 +1226,18 @@ def _needs_resolving(nd: Any) -> bool:
     return abs(_num(nd.props.get("bend"), 0.0)) >= _MIN_ARROW_BEND * (_num(nd.props.get("scale"), 1.0) or 1.0)
 
 
-def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any]) -> List[int]:
+def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
+                  cache: Optional[Dict[str, Any]] = None) -> List[int]:
     """Set the local boxes of tldraw arrows in a derivation; return the rows set.
 
     ``d`` is a :class:`~spatialobs.canvas.document.derive.Derived` whose local boxes
     and page transforms are filled in; ``nodes`` its rows' nodes; ``bindings`` the
     canvas's :class:`~spatialobs.canvas.document.records.Binding` records. Bound
     arrows, and unbound ones that are arcs or carry a label, are resolved; the
-    others keep the box of their stored points.
+    others keep the box of their stored points. ``cache`` (one per canvas, kept
+    across derivations) holds each arrow's result while the arrow, its bindings,
+    their targets and their transforms are unchanged; it is left holding exactly the
+    arrows resolved here.
 
     Examples
     --------
@@ -1260,6 +1264,8 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any]) -> 
         if r not in by_arrow and _needs_resolving(nodes[r]):
             by_arrow[r] = {}
     changed: List[int] = []
+    previous: Dict[str, Any] = cache if cache is not None else {}
+    kept: Dict[str, Tuple[List[Any], Box]] = {}
     for r, terms in by_arrow.items():
         nd = nodes[r]
         axf = _xf(d, r)
@@ -1270,21 +1276,19 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any]) -> 
             if b is not None:
                 t = row[b.to_id]
                 key += [b, nodes[t], _xf(d, t)]
-        hit = _RESOLVED.get(nd.id)
+        hit = previous.get(nd.id)
         if hit is not None and _same_key(hit[0], key):
-            d.local[r] = hit[1]
+            box = hit[1]
         else:
             s, e = _terminals(d, nodes, r, terms)
             box = resolve_arrow(nd.props, axf, s, e, nd.text).bounds
-            if len(_RESOLVED) >= _OUTLINES_MAX:
-                _RESOLVED.clear()
-            _RESOLVED[nd.id] = (key, box)
-            d.local[r] = box
+        kept[nd.id] = (key, box)
+        d.local[r] = box
         changed.append(r)
+    if cache is not None:
+        cache.clear()
+        cache.update(kept)
     return changed
-
-
-_RESOLVED: Dict[str, Tuple[List[Any], Box]] = {}
 
 
 def _same_key(a: List[Any], b: List[Any]) -> bool:

@@ -198,6 +198,7 @@ class Canvas:
         self._added: Dict[str, None] = {}        # nodes added since then (in canvas order)
         self._gone: Set[str] = set()             # rows of the last derivation removed since
         self._local_cache: Dict[str, Any] = {}
+        self._arrow_cache: Dict[str, Any] = {}  # resolved arrows, kept while their inputs are
         self._log: Optional[List[Tuple[str, str, Any]]] = None
         self._depth = 0
         #: Who the writes are made by ("person" unless inside :meth:`by`); read by change journals.
@@ -319,7 +320,8 @@ class Canvas:
             if raw is None:
                 raw = extract(self._nodes.values())
             prev, self._prev = self._prev, None
-            self._derived = derive(raw.nodes, self._pages, self._bindings, self._local_cache, raw, prev)
+            self._derived = derive(raw.nodes, self._pages, self._bindings, self._local_cache, raw, prev,
+                                   arrow_cache=self._arrow_cache)
             self._raw = raw
             self._dirty = {}
             self._added = {}
