@@ -34,6 +34,18 @@ def _close_all() -> None:
 atexit.register(_close_all)
 
 
+def _on_sigterm(signum: int, frame: object) -> None:
+    # SIGTERM skips atexit; as SystemExit it runs the finally blocks and closes every session.
+    raise SystemExit(128 + signum)
+
+
+def _catch_sigterm() -> None:
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
 def _die_with_parent() -> None:
     # PR_SET_PDEATHSIG: the child gets SIGKILL when the thread that started it dies.
     try:
@@ -133,6 +145,9 @@ class Session:
         self._procs: List["subprocess.Popen[bytes]"] = []
         self._closed = False
         _LIVE.add(self)
+        # The AT-SPI bus launcher's own children escape the parent-death signal: a killed
+        # Python would leave them behind, so a SIGTERM becomes an orderly exit.
+        _catch_sigterm()
         try:
             self._start()
         except BaseException:
