@@ -479,14 +479,15 @@ def _schema_versions(src: Optional[TldrawSource]) -> tschema.SchemaVersions:
     return tschema.SchemaVersions.of(schema)
 
 
-def _tl_style(node: Node, tl_type: str, versions: tschema.SchemaVersions) -> Dict[str, Any]:
+def _tl_style(node: Node, tl_type: str, versions: tschema.SchemaVersions, foreign: bool = False) -> Dict[str, Any]:
     """The node's style mapped onto the style props of its tldraw type (the raw style rides in meta).
 
     A tldraw-native node whose value cannot be mapped is refused; the CSS of a node
-    that is not a tldraw shape (HTML-made, another format's type) keeps an unmappable
-    value in meta only.
+    that is not a tldraw shape (HTML-made, another format's type, or any node of a
+    document read from another format: ``foreign``) keeps an unmappable value in
+    meta only.
     """
-    native = node.type == tl_type and "tag" not in node.props
+    native = node.type == tl_type and "tag" not in node.props and not foreign
     out: Dict[str, Any] = {}
     for k, v in node.style.items():
         try:
@@ -502,6 +503,28 @@ def _tl_style(node: Node, tl_type: str, versions: tschema.SchemaVersions) -> Dic
             if mk in tschema.TYPE_STYLES.get(tl_type, ()):
                 out[mk] = mv
     return out
+
+
+def _same_kind(value: Any, template: Any) -> bool:
+    """Whether a prop of another format may stand in for a tldraw template's prop (same JSON kind).
+
+    An Excalidraw image's ``scale`` is ``[1, 1]`` where tldraw's is a number, and
+    Excalidraw's ``points`` are a list where tldraw 5 keeps an object: such values
+    keep the template's.
+
+    Examples
+    --------
+    >>> _same_kind([1, 1], 1), _same_kind(2, 1.0), _same_kind(True, 1), _same_kind("x", None)
+    (False, True, False, True)
+    """
+    if template is None:
+        return True
+    if isinstance(template, bool) or isinstance(value, bool):
+        return isinstance(template, bool) and isinstance(value, bool)
+    for kind in ((int, float), str, list, dict):
+        if isinstance(template, kind):
+            return isinstance(value, kind) or (kind is dict and is_mapping(value))
+    return True
 
 
 def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[TldrawSource],
@@ -543,7 +566,7 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
         template_keys = set(tprops)
         orig = None
         for k, v in node.props.items():  # tldraw-shaped props of a new node
-            if k in template_keys:
+            if k in template_keys and _same_kind(v, props[k]):
                 props[k] = copy.deepcopy(v)
         if geo_kind is not None and "geo" in props:
             props["geo"] = geo_kind
@@ -561,7 +584,8 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
     def changed(attr: str) -> bool:
         return orig is None or getattr(orig, attr) != getattr(node, attr)
 
-    scale = float(props.get("scale", 1) or 1)
+    scale = props.get("scale")
+    scale = float(scale) if isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale else 1.0
     if changed("w") or changed("h"):
         if tl_type == "geo" or (tl_type not in ("note", "text", "group") and tl_type not in POINT_TYPES and ("w" in props or template_keys is not None)):
             grow = float(props.get("growY", 0) or 0) if tl_type == "geo" else 0.0
@@ -594,8 +618,9 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
     if changed("name") and tl_type == "frame":
         props["name"] = node.name or ""
     if changed("style"):
-        tl_style = _tl_style(node, tl_type, versions)
-        old_style = _tl_style(orig, tl_type, versions) if orig is not None else {}
+        foreign = canvas.source_format not in (None, "tldraw")
+        tl_style = _tl_style(node, tl_type, versions, foreign)
+        old_style = _tl_style(orig, tl_type, versions, foreign) if orig is not None else {}
         for k, v in tl_style.items():
             if k in props and (orig is None or old_style.get(k) != v):
                 props[k] = v
