@@ -178,7 +178,9 @@ def _segment_circle(a1: Pt, a2: Pt, c: Pt, r: float) -> List[Pt]:
     b = 2 * (dx * ocx + dy * ocy)
     cc = ocx * ocx + ocy * ocy - r * r
     det = b * b - 4 * a * cc
-    if det <= 0:
+    # a segment too short for its squared length to be a float (a == 0) crosses nothing,
+    # as in tldraw, where the division by zero gives parameters outside [0, 1]
+    if det <= 0 or a == 0:
         return []
     e = math.sqrt(det)
     u1 = (-b + e) / (2 * a)
