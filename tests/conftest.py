@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import os
+
 import pytest
+from hypothesis import settings
+
+# CI explores the same examples on every run (a failure there is reproducible from the log);
+# elsewhere each run draws new ones, so developers keep finding new edge cases.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI") == "true":
+    settings.load_profile("ci")
 
 #: ../shared/data beside the checkout (CI lays it there too).
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
