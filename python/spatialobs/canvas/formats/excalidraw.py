@@ -25,6 +25,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from spatialobs.canvas.limits import echo
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.document.sanitize import is_mapping
 from spatialobs.canvas.document.fractional import is_valid_key, key_after, key_between, key_sequence
@@ -64,8 +65,10 @@ def _f(e: Mapping[str, Any], key: str, default: float, diags: List[Diagnostic]) 
         v = default
     try:
         f = float(v)
+    except OverflowError:  # a JSON integer beyond float's range
+        f = math.inf
     except (TypeError, ValueError):
-        diags.append(Diagnostic("invalid_geometry", str(e.get("id")), f"{key} is not a number ({v!r}); {default} used"))
+        diags.append(Diagnostic("invalid_geometry", str(e.get("id"))[:80], f"{key} is not a number ({echo(v)}); {default} used"))
         return default
     if not math.isfinite(f):
         diags.append(Diagnostic("invalid_geometry", str(e.get("id")), f"{key} is not finite; {default} used"))
