@@ -1,0 +1,186 @@
+"""Resource limits of the canvas side, and the bounded echo used in its messages.
+
+What one document or one agent reply may cost is bounded; each limit is checked
+before the work it guards, and exceeding one raises
+:class:`~spatialobs.InvalidInputError` naming the limit (or, where an importer
+repairs a record instead, adds a :class:`~spatialobs.canvas.Diagnostic`).
+
+==================  ===========  ===================================================
+limit               default      what it bounds
+==================  ===========  ===================================================
+``max_depth``       256          nesting of a JSON document or op reply (a record's
+                                 props, rich text, an op's fields); checked with an
+                                 explicit stack before anything walks the value
+``max_key_chars``   1,024        characters of a node's id, type, parent and index
+                                 key: they live in fixed-width numpy columns, where
+                                 one long value widens every row
+``max_coordinate``  2^50         magnitude of x, y, w, h (page units): sums of such
+                                 values stay below 2^53, so integer coordinates stay
+                                 exact, and areas, gaps and centres never overflow
+``max_ops``         10,000       ops of one :meth:`Executor.apply` call
+``max_html_depth``  200          nesting of the HTML of a ``parse_html`` op (the
+                                 layout walks the tree by recursion)
+==================  ===========  ===================================================
+
+The shared real files stay far below every default: at most 9 levels of JSON,
+21-character ids and coordinates under 10^5.
+
+Limits apply to the calls made while they are active::
+
+    with CanvasLimits(max_ops=100).active():
+        Executor(canvas).apply(ops)
+
+or are passed to ``load(..., limits=)`` and ``Executor(..., limits=)``.
+
+Examples
+--------
+>>> CanvasLimits().max_depth
+256
+>>> current().max_ops
+10000
+>>> with CanvasLimits(max_ops=3).active():
+...     current().max_ops
+3
+>>> len(echo("x" * 500)) <= ECHO_CHARS
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import reprlib
+from contextvars import ContextVar
+from dataclasses import dataclass, fields
+from typing import Any, Iterator
+
+from spatialobs._errors import InvalidInputError
+
+__all__ = ["CanvasLimits", "DEFAULT_LIMITS", "ECHO_CHARS", "echo", "current", "check_depth", "one_line"]
+
+#: Values quoted in error messages are cut to this many characters.
+ECHO_CHARS = 80
+#: An error message is cut to this many characters.
+MESSAGE_CHARS = 400
+
+
+@dataclass(frozen=True)
+class CanvasLimits:
+    """Limits on what one canvas document or agent reply may cost (see the module docstring).
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import load
+    >>> load({"type": "excalidraw", "elements": [{"id": "a", "type": "rectangle", "x": 2.0**60}]})
+    ... # doctest: +ELLIPSIS
+    <spatialobs.canvas.document.model.Canvas object at ...>
+    >>> CanvasLimits(max_ops=0)
+    Traceback (most recent call last):
+    ...
+    spatialobs._errors.InvalidInputError: CanvasLimits.max_ops must be a finite number >= 1, got 0
+    """
+
+    max_depth: int = 256
+    max_key_chars: int = 1024
+    max_coordinate: float = float(2**50)
+    max_ops: int = 10_000
+    max_html_depth: int = 200
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 1 or v != v or v == float("inf"):
+                raise InvalidInputError(f"CanvasLimits.{f.name} must be a finite number >= 1, got {echo(v)}")
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator["CanvasLimits"]:
+        """Make these the limits of the canvas calls made inside the ``with`` block."""
+        token = _CURRENT.set(self)
+        try:
+            yield self
+        finally:
+            _CURRENT.reset(token)
+
+
+DEFAULT_LIMITS = CanvasLimits()
+_CURRENT: ContextVar[CanvasLimits] = ContextVar("spatialobs_canvas_limits", default=DEFAULT_LIMITS)
+
+
+def current() -> CanvasLimits:
+    """The limits in force (:data:`DEFAULT_LIMITS` unless a ``with limits.active()`` block says otherwise)."""
+    return _CURRENT.get()
+
+
+_repr = reprlib.Repr()
+_repr.maxstring = ECHO_CHARS - 6
+_repr.maxother = ECHO_CHARS - 6
+_repr.maxlist = _repr.maxdict = _repr.maxtuple = 4
+_repr.maxlevel = 2
+
+
+def echo(value: Any) -> str:
+    """A short ``repr`` of a value for an error message (at most :data:`ECHO_CHARS` characters).
+
+    Lone surrogates and other unprintable characters come out escaped.
+
+    Examples
+    --------
+    >>> echo("abc")
+    "'abc'"
+    >>> echo("\\ud800")
+    "'\\\\ud800'"
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        return f"an integer of {len(str(abs(value))) if abs(value) < 10**4000 else 'over 4000'} digits"
+    try:
+        s = _repr.repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is still named
+        s = f"<{type(value).__name__}>"
+    s = s.encode("ascii", "backslashreplace").decode("ascii")
+    return s if len(s) <= ECHO_CHARS else s[: ECHO_CHARS - 3] + "..."
+
+
+def one_line(message: str) -> str:
+    """A message on one line of at most :data:`MESSAGE_CHARS` printable characters.
+
+    Examples
+    --------
+    >>> one_line("a\\nb " + "c" * 1000)[:6], len(one_line("c" * 1000)) <= MESSAGE_CHARS
+    ('a b cc', True)
+    """
+    s = " ".join(str(message).split())
+    s = s.encode("utf-8", "backslashreplace").decode("utf-8")
+    return s if len(s) <= MESSAGE_CHARS else s[: MESSAGE_CHARS - 3] + "..."
+
+
+def check_depth(value: Any, what: str, limit: int = 0) -> None:
+    """Raise :class:`~spatialobs.InvalidInputError` when ``value`` nests deeper than ``limit`` levels.
+
+    Walks with an explicit stack, so any depth is measured without recursion;
+    ``limit`` defaults to :attr:`CanvasLimits.max_depth` of the limits in force.
+
+    Examples
+    --------
+    >>> check_depth({"a": [1, [2]]}, "document")
+    >>> check_depth([[[[]]]], "op 0", limit=3)
+    Traceback (most recent call last):
+    ...
+    spatialobs._errors.InvalidInputError: op 0 nests deeper than 3 levels (CanvasLimits.max_depth)
+    """
+    limit = limit or current().max_depth
+    stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v, d = pop()
+        tv = type(v)
+        if tv is dict:
+            items: Any = v.values()
+        elif tv is list or tv is tuple:
+            items = v
+        else:
+            continue
+        if d > limit:
+            raise InvalidInputError(f"{what} nests deeper than {limit} levels (CanvasLimits.max_depth)")
+        for c in items:
+            tc = type(c)
+            if tc is dict or tc is list or tc is tuple:
+                push((c, d + 1))
