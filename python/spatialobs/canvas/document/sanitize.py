@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.document.records import Diagnostic
+from spatialobs.canvas.limits import current as current_limits
+from spatialobs.canvas.limits import ECHO_CHARS, echo
 
 if TYPE_CHECKING:
     from typing_extensions import TypeGuard
@@ -157,23 +159,33 @@ def coerce_number(value: Any, field: str, record: str) -> float:
     """
     if isinstance(value, bool) or value is None:
         raise InvalidInputError(f"record {record!r}: field {field!r} must be a number, got {value!r}")
-    if isinstance(value, (int, float)):
-        f = float(value)
-    elif isinstance(value, str):
-        m = _NUMERIC_PX.match(value)
-        if not m:
-            raise InvalidInputError(f"record {record!r}: field {field!r} must be a number, got {value!r}")
-        f = float(m.group(1))
-    else:
-        try:
+    try:
+        if isinstance(value, (int, float)):
+            f = float(value)
+        elif isinstance(value, str):
+            m = _NUMERIC_PX.match(value)
+            if not m:
+                raise InvalidInputError(f"record {record!r}: field {field!r} must be a number, got {echo(value)}")
+            f = float(m.group(1))
+        else:
             f = float(value)  # numpy scalars and the like
-        except (TypeError, ValueError):
-            raise InvalidInputError(
-                f"record {record!r}: field {field!r} must be a number, got {type(value).__name__}"
-            ) from None
+    except OverflowError:
+        f = math.inf
+    except (TypeError, ValueError):
+        raise InvalidInputError(
+            f"record {record!r}: field {field!r} must be a number, got {type(value).__name__}"
+        ) from None
     if not math.isfinite(f):
-        raise InvalidInputError(f"record {record!r}: field {field!r} must be finite, got {value!r}")
+        raise InvalidInputError(f"record {record!r}: field {field!r} must be finite, got {echo(value)}")
+    limit = current_limits().max_coordinate
+    if field in _BOUNDED and not -limit <= f <= limit:
+        raise InvalidInputError(f"record {record!r}: field {field!r} is {echo(value)}, beyond the "
+                                f"{limit:.6g} that stays exact (CanvasLimits.max_coordinate)")
     return f
+
+
+#: Fields held to CanvasLimits.max_coordinate.
+_BOUNDED = frozenset(("x", "y", "w", "h"))
 
 
 def _coerce_bool(value: Any, field: str, record: str) -> bool:
@@ -234,24 +246,43 @@ def sanitize_node_fields(
     >>> f["x"], f["style"]
     (10.0, {'fillColor': 'red'})
     """
-    rec = str(fields.get("id", "?"))
+    rid = fields.get("id", "?")
+    rec = rid if type(rid) is str and len(rid) <= ECHO_CHARS else echo(rid)
     out: Dict[str, Any] = {}
-    isfinite = math.isfinite
+    limits = current_limits()
+    big = limits.max_coordinate
+    kmax = limits.max_key_chars
     for key, value in fields.items():
         tv = type(value)
-        # fast path: well-typed values, the common case for importers
+        # fast path: well-typed values, the common case for importers (comparisons
+        # rather than isfinite, which overflows on a huge int)
         if tv is float or tv is int:
-            if key in ("x", "y", "rotation") and isfinite(value):
+            if key in ("x", "y") and -big <= value <= big:
                 out[key] = float(value)
                 continue
-            if key in ("w", "h") and isfinite(value) and value >= 0:
+            if key == "rotation" and -1e9 <= value <= 1e9:
+                out[key] = float(value)
+                continue
+            if key in ("w", "h") and 0 <= value <= big:
                 out[key] = float(value)
                 continue
             if key == "opacity" and 0 <= value <= 1:
                 out[key] = float(value)
                 continue
-        elif tv is str and key in ("id", "type", "parent", "index", "text", "name") and value:
+        elif tv is str and key in ("id", "type", "parent", "index") and value and len(value) <= kmax:
             out[key] = value
+            continue
+        elif tv is str and key in ("text", "name") and value:
+            out[key] = value
+            continue
+        if tv is str and key in ("id", "type", "parent", "index") and len(value) > kmax:
+            if strict or key == "id":
+                raise InvalidInputError(f"record {rec!r}: field {key!r} has {len(value)} characters, more than "
+                                        f"{kmax} (CanvasLimits.max_key_chars)")
+            _fail(strict, diagnostics, "invalid_field", rec, f"field {key!r} has {len(value)} characters, more "
+                  f"than {kmax} (CanvasLimits.max_key_chars); " + ("'unknown' used" if key == "type" else "dropped"))
+            if key == "type":
+                out[key] = "unknown"
             continue
         elif tv is bool and key in ("locked", "hidden"):
             out[key] = value

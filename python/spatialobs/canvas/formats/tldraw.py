@@ -29,6 +29,7 @@ from spatialobs.canvas.document.richtext import plain_to_richtext, richtext_to_p
 from spatialobs.canvas.document.shapes import POINT_TYPES, local_box
 from spatialobs.canvas.document.textmeasure import text_shape_size
 from spatialobs.canvas.formats import tldraw_schema as tschema
+from spatialobs.canvas.limits import current as current_limits
 
 __all__ = ["from_tldraw", "to_tldraw", "is_tldraw", "KNOWN_TYPES", "STYLE_KEYS", "DEFAULT_SCREEN"]
 
@@ -79,7 +80,10 @@ def _num(v: Any, default: float) -> Tuple[float, bool]:
     if isinstance(v, bool) or v is None:
         return default, v is None
     if isinstance(v, (int, float)):
-        f = float(v)
+        try:
+            f = float(v)
+        except OverflowError:  # a JSON integer beyond float's range
+            return default, False
         return (f, True) if math.isfinite(f) else (default, False)
     if isinstance(v, str):
         try:
@@ -95,7 +99,7 @@ def _prop_num(props: Mapping[str, Any], key: str, default: float, rid: str, diag
     if v is None:
         return default
     tv = type(v)
-    if tv is float or tv is int:  # what _num does for these, without its checks
+    if tv is float or (tv is int and -(2**1000) < v < 2**1000):  # what _num does for these, without its checks
         f = float(v)
         if math.isfinite(f):
             return f
@@ -194,9 +198,12 @@ def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[s
     props = dict(props)
     # The sanitizer's result without running it, when each value already passes its
     # rules unchanged; any doubt leaves the record to the sanitizer.
-    if (rid and type(parent) is str and parent and type(index) is str and index
-            and _plain_num(x) and _plain_num(y) and _plain_num(rot) and _plain_num(w) and _plain_num(h)
-            and w >= 0 and h >= 0 and _plain_num(opacity) and 0 <= opacity <= 1 and type(locked) is bool
+    lim = current_limits()
+    kmax, big = lim.max_key_chars, lim.max_coordinate
+    if (rid and type(parent) is str and parent and type(index) is str and index and type(t) is str
+            and len(rid) <= kmax and len(t) <= kmax and len(parent) <= kmax and len(index) <= kmax
+            and _plain_num(x, big) and _plain_num(y, big) and _plain_num(rot, big) and _plain_num(w, big)
+            and _plain_num(h, big) and w >= 0 and h >= 0 and _plain_num(opacity, 1) and 0 <= opacity <= 1 and type(locked) is bool
             and (text is None or type(text) is str) and (name is None or type(name) is str)):
         for v in style.values():
             if not (type(v) is str and v[:1].isalpha()):
@@ -215,10 +222,10 @@ def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[s
     }, box
 
 
-def _plain_num(v: Any) -> bool:
-    """A float or int the sanitizer keeps as ``float(v)`` (finite, not a bool)."""
+def _plain_num(v: Any, big: float) -> bool:
+    """A float or int the sanitizer keeps as ``float(v)`` (magnitude at most ``big``, not a bool)."""
     tv = type(v)
-    return (tv is float and math.isfinite(v)) or (tv is int and -(2 ** 53) <= v <= 2 ** 53)
+    return (tv is float or tv is int) and -big <= v <= big
 
 
 def _binding_record_fields(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Optional[Dict[str, Any]]:
