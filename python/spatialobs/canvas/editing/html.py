@@ -74,6 +74,7 @@ from html.parser import HTMLParser
 from typing import Any, Dict, List, Optional, Tuple
 
 from spatialobs._errors import InvalidInputError
+from spatialobs.canvas.limits import current as current_limits
 from spatialobs.canvas.document.sanitize import normalize_style_key, sanitize_style
 
 __all__ = ["Element", "parse_fragment", "layout_fragment", "tldraw_text", "TLDRAW_HTML_FONT", "TEXT_TAGS", "CONTAINER_TAGS", "IMAGE_TAGS",
@@ -219,6 +220,9 @@ class _Reader(HTMLParser):
                 self.stack.append(el)
             return
         if not void:
+            if len(self.stack) > current_limits().max_html_depth:
+                raise InvalidInputError(f"parse_html: elements nest deeper than {current_limits().max_html_depth} "
+                                        "levels (CanvasLimits.max_html_depth)")
             self.stack.append(el)
 
     def _tag_end(self, start: int) -> int:

@@ -121,6 +121,8 @@ from spatialobs.canvas.editing.editor import ARTBOARD_TYPES, Editor
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Binding
 from spatialobs.canvas.formats import tldraw_schema as tschema
+from spatialobs.canvas.limits import check_depth, echo, one_line
+from spatialobs.canvas.limits import current as current_limits
 
 __all__ = ["parse_ops", "ParseError", "Executor", "Report", "OpError", "OpNote", "OP_NAMES", "is_placeholder",
            "set_page_position", "apply_reply"]
@@ -427,10 +429,12 @@ def _num(op: Mapping[str, Any], keys: Sequence[str], name: str, default: Any = N
             v = m.group(1)
         try:
             f = float(v)
+        except OverflowError:  # a JSON integer beyond float's range
+            f = math.inf
         except (TypeError, ValueError):
-            raise InvalidInputError(f"field {name!r} must be a number, got {v!r}") from None
+            raise InvalidInputError(f"field {name!r} must be a number, got {echo(v)}") from None
         if not math.isfinite(f):
-            raise InvalidInputError(f"field {name!r} must be finite, got {v!r}")
+            raise InvalidInputError(f"field {name!r} must be finite, got {echo(v)}")
         return f
     return default
 
@@ -569,6 +573,13 @@ class Executor:
         if isinstance(ops, Mapping) or not isinstance(ops, Iterable):
             raise InvalidInputError(f"apply: ops must be a list of op objects or a reply string, got {type(ops).__name__}")
         ops = list(ops)
+        limits = current_limits()
+        if len(ops) > limits.max_ops:
+            # nothing is applied: the report says why, and the caller can split the reply
+            report.errors.append(OpError(None, None, f"{len(ops)} ops in one reply, more than {limits.max_ops} "
+                                                     "(CanvasLimits.max_ops); none applied"))
+            report.aliases = dict(self.aliases)
+            return report
         self._later = {}
         for i, op in enumerate(ops):
             if isinstance(op, Mapping):
@@ -587,13 +598,22 @@ class Executor:
                 continue
             self._pending, self._new, self._new_boards, self._touch, self._notes = {}, [], [], [], []
             try:
+                check_depth(op, f"op {i}")
                 with self.canvas.by(self.by), self.canvas.batch():
                     arrows = arrow_state(self.canvas) if self._maps_tldraw() else None
                     self._handlers[name](op)
                     if arrows is not None:
                         reorder_changed(self.canvas, arrows)  # where tldraw keeps bound arrows
             except SpatialObsError as exc:
-                report.errors.append(OpError(i, name, str(exc)))
+                report.errors.append(OpError(i, name, one_line(str(exc))))
+                self._fail_aliases(op, i)
+                continue
+            except (RecursionError, MemoryError) as exc:
+                report.errors.append(OpError(i, name, f"too large to apply ({type(exc).__name__})"))
+                self._fail_aliases(op, i)
+                continue
+            except Exception as exc:  # noqa: BLE001 - any failure is this op's error; later ops still run
+                report.errors.append(OpError(i, name, one_line(f"failed ({type(exc).__name__}: {exc})")))
                 self._fail_aliases(op, i)
                 continue
             for a, nid in self._pending.items():
@@ -736,8 +756,8 @@ class Executor:
             raise InvalidInputError(f"field 'id' must be a non-empty string, got {alias!r}")
         alias = alias.strip() if isinstance(alias, str) and not is_placeholder(alias) else None
         page = op.get("page")
-        if page is not None and page not in self.canvas.pages:
-            raise OutOfRangeError(f"no page {page!r}")
+        if page is not None and (not isinstance(page, str) or page not in self.canvas.pages):
+            raise OutOfRangeError(f"no page {echo(page)}")
         page = page or self.canvas._resolve_page(None)
         w = _num(op, ("w", "width"), "w", DEFAULT_ARTBOARD[0])
         h = _num(op, ("h", "height"), "h", DEFAULT_ARTBOARD[1])
