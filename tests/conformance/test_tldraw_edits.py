@@ -348,9 +348,10 @@ def compare(c: Canvas, res: Dict[str, Any], doc: Optional[Dict[str, Any]] = None
     rewritten = {r["id"] for r in res.get("indexKeysRewritten") or []}
     if doc is not None:
         recs = doc["records"] if "records" in doc else list((doc.get("store") or {}).values())
-        written = {r.get("id"): r.get("index") for r in recs if isinstance(r, dict)}
+        written: Dict[str, str] = {r["id"]: r["index"] for r in recs
+                                   if isinstance(r, dict) and isinstance(r.get("index"), str)}
         rewritten |= {s["id"] for pg in res["pages"] for s in pg["shapes"]
-                      if isinstance(written.get(s["id"]), str) and written[s["id"]] != s["index"]
+                      if written.get(s["id"], s["index"]) != s["index"]
                       and written[s["id"]].endswith("0") and written[s["id"]] != "a0"}
     for page in res["pages"]:
         theirs = [s["id"] for s in sorted(page["shapes"], key=lambda s: s["paintOrder"]) if s["id"] not in rewritten]
