@@ -592,7 +592,7 @@ class Executor:
                 continue
             if name not in self._handlers:
                 raw = op.get("op", op.get("action", op.get("type")))
-                why = "has no 'op' field" if raw is None else f"unknown op {raw!r}"
+                why = "has no 'op' field" if raw is None else f"unknown op {echo(raw)}"
                 report.errors.append(OpError(i, name, f"{why} (known: {', '.join(OP_NAMES)})"))
                 self._fail_aliases(op, i)
                 continue
