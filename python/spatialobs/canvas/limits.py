@@ -48,14 +48,16 @@ True
 from __future__ import annotations
 
 import contextlib
+import functools
 import reprlib
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
-from spatialobs._errors import InvalidInputError
+from spatialobs._errors import InvalidInputError, SpatialObsError
 
-__all__ = ["CanvasLimits", "DEFAULT_LIMITS", "ECHO_CHARS", "echo", "current", "check_depth", "one_line"]
+__all__ = ["CanvasLimits", "DEFAULT_LIMITS", "ECHO_CHARS", "echo", "current", "check_depth", "one_line",
+           "typed_errors"]
 
 #: Values quoted in error messages are cut to this many characters.
 ECHO_CHARS = 80
@@ -184,3 +186,44 @@ def check_depth(value: Any, what: str, limit: int = 0) -> None:
             tc = type(c)
             if tc is dict or tc is list or tc is tuple:
                 push((c, d + 1))
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: Exceptions a public canvas call turns into InvalidInputError: what a hostile value held in a
+#: record (a deep list, NaN, a lone surrogate, a huge integer, a list where a scalar belongs) raises.
+_UNTYPED = (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
+            UnicodeError, ZeroDivisionError)
+
+
+def typed_errors(what: str) -> Callable[[_F], _F]:
+    """Decorate a public canvas call so that no exception but a SpatialObsError leaves it.
+
+    An unexpected exception becomes :class:`~spatialobs.InvalidInputError` saying
+    which call failed and why, on one bounded line; a SpatialObsError passes as it is.
+
+    Examples
+    --------
+    >>> @typed_errors("writing the canvas")
+    ... def write(v):
+    ...     return float(v)
+    >>> write([1])
+    Traceback (most recent call last):
+    ...
+    spatialobs._errors.InvalidInputError: writing the canvas: the canvas holds a value that cannot be used (TypeError: float() argument must be a string or a real number, not 'list')
+    """
+
+    def wrap(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except SpatialObsError:
+                raise
+            except _UNTYPED as exc:
+                why = "nests too deep" if isinstance(exc, RecursionError) else one_line(f"{type(exc).__name__}: {exc}")
+                raise InvalidInputError(one_line(f"{what}: the canvas holds a value that cannot be used ({why})")) from None
+
+        return inner  # type: ignore[return-value]
+
+    return wrap

@@ -25,7 +25,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from spatialobs.canvas.limits import echo
+from spatialobs.canvas.limits import echo, typed_errors
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.document.sanitize import is_mapping
 from spatialobs.canvas.document.fractional import is_valid_key, key_after, key_between, key_sequence
@@ -506,11 +506,11 @@ def _style_fields(node: Node) -> Dict[str, Any]:
               "verticalAlign"):
         if k in st:
             out[k] = st[k]
-    if "strokeStyle" not in out and st.get("dash") in _TL_DASH:
+    if "strokeStyle" not in out and isinstance(st.get("dash"), str) and st["dash"] in _TL_DASH:
         out["strokeStyle"] = _TL_DASH[st["dash"]]
-    if "strokeWidth" not in out and st.get("size") in _TL_SIZE:
+    if "strokeWidth" not in out and isinstance(st.get("size"), str) and st["size"] in _TL_SIZE:
         out["strokeWidth"] = _TL_SIZE[st["size"]]
-    if "fontFamily" not in out and st.get("font") in _TL_FONT:
+    if "fontFamily" not in out and isinstance(st.get("font"), str) and st["font"] in _TL_FONT:
         out["fontFamily"] = _TL_FONT[st["font"]]
     align = st.get("textAlign", st.get("align"))
     if "textAlign" not in out and align in _TL_ALIGN:
@@ -1067,6 +1067,7 @@ def _ascending_run(keys: Sequence[Optional[str]]) -> List[bool]:
     return keep
 
 
+@typed_errors("to_excalidraw")
 def to_excalidraw(canvas: Canvas, *, page: Optional[str] = None, updated: Optional[int] = None) -> Dict[str, Any]:
     """Write a canvas as an Excalidraw scene.
 
