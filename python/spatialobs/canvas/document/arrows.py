@@ -992,12 +992,13 @@ def _arc(a0: Pt, b0: Pt, bend: float, s: Optional[Terminal], e: Optional[Termina
     return ArrowGeometry("arc", ta, tb, a0, b0, (0.0, 0.0, 0.0, 0.0), valid, center, bsweep, blarge)
 
 
-def _label_size(text: str, size: str, scale: float, body: Box) -> Pt:
-    from spatialobs.canvas.document.shapes import estimate_text_size
+def _label_size(text: str, size: str, scale: float, body: Box, font: str = "draw") -> Pt:
+    # tldraw's arrow label size: the label measured in the arrow's font, then, when the body
+    # is wider than tall (or the label wider than 16 em), measured again at a squished width
+    from spatialobs.canvas.document.textmeasure import measure_html
 
     fs = _THEME_FONT_SIZE * _ARROW_LABEL_FONT.get(size, 1.25) * scale
-    unit = fs / 24.0  # estimate_text_size works in size "m" (24 px) ems
-    w, h = estimate_text_size(text, "m", unit, None, True)
+    w, h, _ = measure_html(text, font, fs)
     bw, bh = body[2] - body[0], body[3] - body[1]
     width = w
     squish = False
@@ -1007,9 +1008,8 @@ def _label_size(text: str, size: str, scale: float, body: Box) -> Pt:
     elif w > 16 * fs:
         width = 16 * fs
         squish = True
-    if squish and width < w:
-        _, h = estimate_text_size(text, "m", unit, width / unit, False)
-        width = min(width, w)
+    if squish:
+        width, h, _ = measure_html(text, font, fs, max(width, 0.0))
     pad = _ARROW_LABEL_PADDING * 2 * scale
     return (width + pad, h + pad)
 
@@ -1054,7 +1054,8 @@ def _uninterp(pts: Sequence[Pt], p: Pt) -> float:
 def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str, Any], scale: float,
                bound: Tuple[bool, bool], heads: Tuple[bool, bool]) -> Box:
     size = str(props.get("size", "m"))
-    lw, lh = _label_size(text, size, scale, _bbox(body))
+    font = props.get("font", "draw")
+    lw, lh = _label_size(text, size, scale, _bbox(body), font if isinstance(font, str) else "draw")
     sw = 2.0 * {"s": 1.0, "m": 1.75, "l": 2.5, "xl": 5.0}.get(size, 1.75)
     pad = (_LABEL_TO_ARROW_PADDING + (sw - 2.0) * 2 + (20 if sw >= 10.0 else 0)) * scale
     length = sum(_dist(body[i], body[i + 1]) for i in range(len(body) - 1))
