@@ -637,8 +637,13 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
             cur = props.get(term)
             if b is not None:
                 extra = {k: v for k, v in b.props.items()}
+                anchor = b.anchor
+                if not b.precise and versions.props_version("arrow") < 2:
+                    # tldraw's AddIsPrecise migration calls a binding precise when its anchor is
+                    # not the centre: an imprecise one (which aims at the centre) is written there
+                    anchor = (0.5, 0.5)
                 props[term] = {"type": "binding", "boundShapeId": b.to_id,
-                               "normalizedAnchor": {"x": b.anchor[0], "y": b.anchor[1]},
+                               "normalizedAnchor": {"x": anchor[0], "y": anchor[1]},
                                "isPrecise": b.precise, **extra}
                 props[term].setdefault("isExact", False)
             elif is_mapping(cur) and cur.get("type") == "binding":
