@@ -243,7 +243,15 @@ def nearest_on_polyline(p: Pt, pts: Sequence[Pt], closed: bool) -> Pt:
 
 
 def _count_for_length(length: float) -> int:
+    # tldraw samples one vertex per 20 units; an arc longer than 20 * MAX_ARC_SPANS units (far
+    # beyond any drawn arrow) is sampled coarser rather than allocating without bound
+    if not length < 20.0 * MAX_ARC_SPANS:
+        return MAX_ARC_SPANS
     return max(8, math.ceil(length / 20))
+
+
+#: Most spans an arc is sampled with (*ours*: a bound on the work of one hostile arrow).
+MAX_ARC_SPANS = 65_536
 
 
 def _arc_measure(a: float, b: float, sweep: int, large: int) -> float:
