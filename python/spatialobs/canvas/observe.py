@@ -45,6 +45,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from spatialobs import geometry as G
+from spatialobs.canvas.limits import typed_errors
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Viewport
@@ -466,6 +467,7 @@ class Observation:
             out["token"] = self.token
         return out
 
+    @typed_errors("Observation.to_json")
     def to_json(self) -> str:
         """Compact deterministic JSON: the same input gives the same string.
 
@@ -924,6 +926,7 @@ def _records(canvas: Canvas, pg: _Page, view: _View, rk: _Ranking,
     return objects, relations, exact
 
 
+@typed_errors("observe")
 def observe(
     canvas: Canvas,
     viewport: Any = None,

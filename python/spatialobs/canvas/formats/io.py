@@ -10,6 +10,7 @@ from types import ModuleType
 from typing import Any, Mapping, Optional, Union
 
 from spatialobs._errors import InvalidInputError, SpatialObsError
+from spatialobs.canvas.limits import one_line
 
 _orjson: Optional[ModuleType]
 try:  # optional fast JSON (imported by name: the same types whether or not it is installed)
@@ -27,9 +28,16 @@ def parse_json(data: Union[str, bytes, bytearray], label: str = "document") -> A
     try:
         if _orjson is not None:
             return _orjson.loads(data)
-        return json.loads(data)
+        return json.loads(data, parse_constant=_no_constant)
+    except RecursionError:
+        raise InvalidInputError(f"{label} is not valid JSON: it nests too deep") from None
     except ValueError as exc:
-        raise InvalidInputError(f"{label} is not valid JSON: {exc}") from None
+        raise InvalidInputError(one_line(f"{label} is not valid JSON: {exc}")) from None
+
+
+def _no_constant(name: str) -> Any:
+    # NaN, Infinity and -Infinity are not JSON; the standard library would accept them
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def detect_format(doc: Any) -> str:
@@ -125,5 +133,7 @@ def load(source: Source) -> Any:
         if isinstance(exc, InvalidInputError) and label != "document":
             raise InvalidInputError(f"{label}: {exc}") from None
         raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
-        raise InvalidInputError(f"{label}: unusable {fmt} document ({type(exc).__name__}: {exc})") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, UnicodeError) as exc:
+        raise InvalidInputError(one_line(f"{label}: unusable {fmt} document ({type(exc).__name__}: {exc})")) from None
+    except RecursionError:
+        raise InvalidInputError(f"{label}: unusable {fmt} document (it nests too deep)") from None

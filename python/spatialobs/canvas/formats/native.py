@@ -6,6 +6,7 @@ import json
 from typing import Any, Dict, Mapping, Union
 
 from spatialobs._errors import InvalidInputError
+from spatialobs.canvas.limits import typed_errors
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
 
 __all__ = ["FORMAT", "VERSION", "canvas_to_dict", "canvas_to_json", "canvas_from_json", "is_native"]
@@ -44,6 +45,7 @@ def canvas_to_dict(canvas: Any) -> Dict[str, Any]:
     }
 
 
+@typed_errors("to_json")
 def canvas_to_json(canvas: Any) -> str:
     """Serialize to the native JSON form (sorted keys, compact, no NaN).
 

@@ -30,6 +30,7 @@ from spatialobs.canvas.document.shapes import POINT_TYPES, local_box
 from spatialobs.canvas.document.textmeasure import text_shape_size
 from spatialobs.canvas.formats import tldraw_schema as tschema
 from spatialobs.canvas.limits import current as current_limits
+from spatialobs.canvas.limits import typed_errors
 
 __all__ = ["from_tldraw", "to_tldraw", "is_tldraw", "KNOWN_TYPES", "STYLE_KEYS", "DEFAULT_SCREEN"]
 
@@ -797,6 +798,7 @@ def _valid_ids_and_keys(out: List[Any], written: List[Any], versions: tschema.Sc
                 written.append(new_r)
 
 
+@typed_errors("to_tldraw")
 def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
     """Write a canvas as a tldraw document.
 

@@ -319,7 +319,7 @@ def _px(value: Any) -> Optional[float]:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        f = float(value)
+        f = float(value) if -1e300 < value < 1e300 else math.inf
         return f if math.isfinite(f) else None
     if isinstance(value, str):
         m = re.fullmatch(rf"\s*({_NUM})\s*(px|pt|em|rem)?\s*", value.lower())
@@ -1072,7 +1072,9 @@ def _json_ok(v: Any, depth: int = 0) -> bool:
         return False
     if v is None or isinstance(v, (str, bool)):
         return True
-    if isinstance(v, (int, float)):
+    if isinstance(v, int):
+        return True
+    if isinstance(v, float):
         return math.isfinite(v)
     if isinstance(v, list):
         return all(_json_ok(x, depth + 1) for x in v)
