@@ -27,8 +27,11 @@ them around their targets); frame masks that clip a bound target are not applied
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
 
 from spatialobs.canvas.document.sanitize import is_mapping
 from spatialobs.canvas.document.shapes import STROKE_SIZES
@@ -1238,7 +1241,8 @@ def _needs_resolving(nd: Any) -> bool:
 
 
 def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
-                  cache: Optional[Dict[str, Any]] = None) -> List[int]:
+                  cache: Optional[Dict[str, Any]] = None, prev: Any = None,
+                  dirty: Optional[Any] = None) -> List[int]:
     """Set the local boxes of tldraw arrows in a derivation; return the rows set.
 
     ``d`` is a :class:`~spatialobs.canvas.document.derive.Derived` whose local boxes
@@ -1248,7 +1252,12 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     others keep the box of their stored points. ``cache`` (one per canvas, kept
     across derivations) holds each arrow's result while the arrow, its bindings,
     their targets and their transforms are unchanged; it is left holding exactly the
-    arrows resolved here.
+    arrows resolved here. With ``prev``, the previous derivation of the same rows
+    (same tree), and ``dirty``, a boolean row mask covering every row whose record or
+    page transform may differ from ``prev`` (changed rows and their descendants), and
+    the bindings unchanged (the same records), only the arrows that are dirty or
+    bound to a dirty row are looked at; the others keep ``prev``'s boxes (what the
+    full pass would take from the cache).
 
     Examples
     --------
@@ -1262,13 +1271,23 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     >>> [round(float(v), 2) for v in c.page_bounds("shape:arr")]
     [0.0, 50.0, 188.25, 50.0]
     """
+    blist = list(bindings.values())
+    plan = getattr(prev, "arrow_plan", None) if dirty is not None else None
+    if plan is not None and len(blist) == len(plan.bindings) and all(map(operator.is_, blist, plan.bindings)):
+        done = _resolve_dirty(d, nodes, cache, prev, dirty, plan)
+        if done is not None:
+            return done
     by_arrow: Dict[int, Dict[str, Any]] = {}
+    bound_terms: Dict[int, Dict[str, Any]] = {}
     row = d.row
-    for b in bindings.values():
+    for b in blist:
         r = row.get(b.from_id)
         if r is None or b.to_id not in row:
             continue
-        if nodes[r].type != "arrow" or _keeps_points(nodes[r]):
+        if nodes[r].type != "arrow":
+            continue
+        bound_terms.setdefault(r, {})[b.terminal] = b
+        if _keeps_points(nodes[r]):
             continue
         by_arrow.setdefault(r, {})[b.terminal] = b
     for r in (d.types == "arrow").nonzero()[0].tolist():
@@ -1278,28 +1297,85 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     previous: Dict[str, Any] = cache if cache is not None else {}
     kept: Dict[str, Tuple[List[Any], Box]] = {}
     for r, terms in by_arrow.items():
-        nd = nodes[r]
-        axf = _xf(d, r)
-        # what the result depends on: the arrow, its bindings, their targets and all transforms
-        key: List[Any] = [nd, axf]
-        for term in ("start", "end"):
-            b = terms.get(term)
-            if b is not None:
-                t = row[b.to_id]
-                key += [b, nodes[t], _xf(d, t)]
-        hit = previous.get(nd.id)
-        if hit is not None and _same_key(hit[0], key):
-            box = hit[1]
-        else:
-            s, e = _terminals(d, nodes, r, terms)
-            box = resolve_arrow(nd.props, axf, s, e, nd.text).bounds
-        kept[nd.id] = (key, box)
-        d.local[r] = box
+        _resolve_one(d, nodes, r, terms, previous, kept)
         changed.append(r)
     if cache is not None:
         cache.clear()
         cache.update(kept)
+    d.arrow_plan = _ArrowPlan.build(blist, by_arrow, bound_terms, row)
     return changed
+
+
+def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any], previous: Mapping[str, Any],
+                 kept: Dict[str, Tuple[List[Any], Box]]) -> None:
+    """Resolve arrow row ``r`` into ``d.local`` (from ``previous`` while its key is unchanged); record it in ``kept``."""
+    nd = nodes[r]
+    row = d.row
+    axf = _xf(d, r)
+    # what the result depends on: the arrow, its bindings, their targets and all transforms
+    key: List[Any] = [nd, axf]
+    for term in ("start", "end"):
+        b = terms.get(term)
+        if b is not None:
+            t = row[b.to_id]
+            key += [b, nodes[t], _xf(d, t)]
+    hit = previous.get(nd.id)
+    if hit is not None and _same_key(hit[0], key):
+        box = hit[1]
+    else:
+        s, e = _terminals(d, nodes, r, terms)
+        box = resolve_arrow(nd.props, axf, s, e, nd.text).bounds
+    kept[nd.id] = (key, box)
+    d.local[r] = box
+
+
+@dataclass
+class _ArrowPlan:
+    """Which arrows a derivation resolved, and with which bindings: what the next
+    derivation of the same rows reuses when its bindings are the same records."""
+
+    bindings: List[Any]                  # every binding record, in canvas order (compared by identity)
+    by_arrow: Dict[int, Dict[str, Any]]  # resolved arrow row -> terminal -> binding
+    bound_terms: Dict[int, Dict[str, Any]]  # every arrow row with bindings (stored-points arrows too)
+    rows: np.ndarray                     # the resolved rows
+    dep_target: np.ndarray               # (target row, arrow row) of every binding of a resolved arrow
+    dep_arrow: np.ndarray
+
+    @classmethod
+    def build(cls, blist: List[Any], by_arrow: Dict[int, Dict[str, Any]], bound_terms: Dict[int, Dict[str, Any]],
+              row: Mapping[str, int]) -> "_ArrowPlan":
+        dt: List[int] = []
+        da: List[int] = []
+        for r, terms in by_arrow.items():
+            for b in terms.values():
+                dt.append(row[b.to_id])
+                da.append(r)
+        return cls(blist, by_arrow, bound_terms, np.fromiter(by_arrow, np.int64, len(by_arrow)),
+                   np.asarray(dt, dtype=np.int64), np.asarray(da, dtype=np.int64))
+
+
+def _resolve_dirty(d: Any, nodes: Sequence[Any], cache: Optional[Dict[str, Any]], prev: Any, dirty: Any,
+                   plan: _ArrowPlan) -> Optional[List[int]]:
+    """The incremental pass of :func:`resolve_bound`; None when the full pass is needed
+    (an edit made an arrow start or stop being resolved)."""
+    by_arrow = plan.by_arrow
+    for r in np.flatnonzero(dirty & (d.types == "arrow")).tolist():
+        nd = nodes[r]
+        terms = None if _keeps_points(nd) else plan.bound_terms.get(r)
+        member = bool(terms) or _needs_resolving(nd)
+        if member != (r in by_arrow):
+            return None
+    rows = plan.rows
+    todo = np.union1d(rows[dirty[rows]], plan.dep_arrow[dirty[plan.dep_target]])
+    d.local[rows] = prev.local[rows]
+    previous: Dict[str, Any] = cache if cache is not None else {}
+    kept: Dict[str, Tuple[List[Any], Box]] = {}
+    for r in todo.tolist():
+        _resolve_one(d, nodes, r, by_arrow[r], previous, kept)
+    if cache is not None:
+        cache.update(kept)
+    d.arrow_plan = plan
+    return rows.tolist()
 
 
 def _same_key(a: List[Any], b: List[Any]) -> bool:

@@ -54,6 +54,7 @@ class Derived:
     paint: np.ndarray        # rows in global paint order (pages in page order)
     page_start: np.ndarray   # paint[page_start[k]:page_start[k+1]] are page k's rows
     levels: List[np.ndarray] = field(default_factory=list)  # rows per depth (set by derive)
+    arrow_plan: Any = None   # which arrows were resolved, for the next derivation of the same rows
 
 
 def _levels(depth: np.ndarray) -> List[np.ndarray]:
@@ -253,9 +254,10 @@ def _paint_order_walk(ids: List[str], rank: np.ndarray, parent: np.ndarray, page
 
 
 def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, Binding],
-                    cache: Optional[Dict[str, Any]] = None) -> List[int]:
+                    cache: Optional[Dict[str, Any]] = None, prev: Optional["Derived"] = None,
+                    dirty: Optional[np.ndarray] = None) -> List[int]:
     """Recompute the local boxes of tldraw arrows as tldraw resolves them; return their rows."""
-    return resolve_bound(d, nodes, bindings, cache)
+    return resolve_bound(d, nodes, bindings, cache, prev, dirty)
 
 
 @dataclass
@@ -276,6 +278,7 @@ class Raw:
     # rows of the previous derivation that remain, when whole subtrees were removed and
     # nothing else changed the tree: the remaining nodes keep their depth and paint order
     kept: Optional[np.ndarray] = None
+    changed_rows: Optional[List[int]] = None  # rows replaced by patch (same ids, same order)
 
     def sort_keys(self) -> Tuple[np.ndarray, np.ndarray]:
         """``(id_array, index_array)``, built now if no edit carried them over."""
@@ -451,7 +454,8 @@ def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
     index_array = raw.index_array
     if not same:
         index_array = _put_str(index_array, [raw.row[nid] for nid in changed], [nd.index for nd in changed.values()])
-    return Raw(nodes, raw.ids, raw.row, parents, parent, types, index, num, same, raw.id_array, index_array)
+    return Raw(nodes, raw.ids, raw.row, parents, parent, types, index, num, same, raw.id_array, index_array,
+               changed_rows=[raw.row[nid] for nid in changed])
 
 
 def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[str, Binding],
@@ -545,8 +549,16 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     d = Derived(ids, row, types, parent, page, page_ids, depth, local, px, py, prot,
                 np.zeros((n, 4)), np.zeros((n, 4)), frame, group, opacity, hidden, locked,
                 np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(len(page_ids) + 1, dtype=np.int64))
+    dirty = None
+    if reuse and raw.changed_rows is not None:
+        # the patched rows and their descendants: every row whose record or page transform may differ
+        dirty = np.zeros(n, dtype=bool)
+        dirty[raw.changed_rows] = True
+        for lvl in levels[1:]:
+            dirty[lvl] |= dirty[parent[lvl]]
+    raw.changed_rows = None  # a hint for one derivation: the same raw derived again says nothing
     if bindings or (n and (types == "arrow").any()):  # unbound arcs and labelled arrows too
-        changed = _resolve_arrows(d, nodes, bindings, arrow_cache)
+        changed = _resolve_arrows(d, nodes, bindings, arrow_cache, prev if dirty is not None else None, dirty)
         if changed and (group[changed] >= 0).any():
             _group_boxes(local, is_group, parent, levels, x, y, rot_l, nodes, is_point, types)
     if n:
