@@ -141,3 +141,22 @@ def test_created_nodes_round_trip_through_tldraw_with_hidden_kept():
     assert not back.node("shape:box").hidden
     assert {(b.from_id, b.to_id) for b in back.bindings.values()} == {(r.aliases["a"], "shape:box"),
                                                                       (r.aliases["a"], r.aliases["s"])}
+
+
+def test_resizing_a_grown_geo_makes_the_new_box_its_own_size_as_tldraw_does():
+    from spatialobs.canvas.document.textmeasure import geo_label_size
+
+    c = Canvas()
+    ex = Executor(c)
+    r = ex.apply([{"op": "create_shape", "id": "g", "shape": "rectangle", "x": 0, "y": 0,
+                   "text": "A somewhat longer label that wraps over lines"}])
+    g = c.node(r.aliases["g"])
+    assert g.props["growY"] > 0 and g.h == 100 + g.props["growY"]  # the label grew it on creation
+    ex.apply([{"op": "update_node", "id": "g", "w": 376, "h": 91}])
+    g = c.node(r.aliases["g"])
+    lw, lh = geo_label_size(g.text, "draw", "m", 376.0)
+    assert g.props["growY"] == 0.0 and (g.w, g.h) == (376.0, max(91.0, lh))
+    ex.apply([{"op": "update_node", "id": "g", "w": 60, "h": 20}])  # never smaller than the label
+    g = c.node(r.aliases["g"])
+    lw, lh = geo_label_size(g.text, "draw", "m", 60.0)
+    assert g.props["growY"] == 0.0 and (g.w, g.h) == (max(60.0, lw), max(20.0, lh))

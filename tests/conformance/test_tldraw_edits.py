@@ -343,6 +343,10 @@ def compare(c: Canvas, res: Dict[str, Any], doc: Optional[Dict[str, Any]] = None
     rows: List[Tuple[str, str, bool, float]] = []
     problems: List[str] = []
     bound = {b["fromId"] for b in res.get("bindings", [])}
+    # text drawn with the system's fallback fonts, and arrows bound to it, depend on the machine
+    system = {s["id"] for pg in res["pages"] for s in pg["shapes"]
+              if s["type"] == "text" and _system_glyphs(s.get("text") or "")}
+    system |= {b["fromId"] for b in res.get("bindings", []) if b["toId"] in system}
     # keys tldraw's FixIndexKeys migration rewrote at random in an old document's groups the
     # edits left verbatim (the user's own file opens the same way): their order is tldraw's dice
     rewritten = {r["id"] for r in res.get("indexKeysRewritten") or []}
@@ -371,7 +375,7 @@ def compare(c: Canvas, res: Dict[str, Any], doc: Optional[Dict[str, Any]] = None
             k = kind_of(s["type"])
             if s["type"] == "geo" and c.nodes[sid].props.get("geo") == "cloud":
                 k = "cloud"
-            if k == "text" and _system_glyphs(s.get("text") or ""):
+            if sid in system:
                 continue  # not counted: see _system_glyphs
             if k == "text":
                 ok = err <= max(4.0, 0.1 * max(s["pageBounds"]["w"], s["pageBounds"]["h"]))

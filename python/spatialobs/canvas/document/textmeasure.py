@@ -502,7 +502,9 @@ def refit_text_geometry(old: Mapping[str, Any], new: Dict[str, Any]) -> None:
       one whose height changed on a style change stays centred vertically;
     * geo (``props`` has ``growY``): when the label, font or size changed, ``growY``
       follows the label (a label taller than ``h`` grows the shape, a growth no longer
-      needed is dropped) and a wider label widens it; a first label expands it;
+      needed is dropped) and a wider label widens it; a first label expands it; a
+      resize (``w`` / ``h`` changed, label and style not) makes the new box the shape's
+      own size with no ``growY``, grown to the label measured at that size;
     * note: ``growY`` and ``fontSizeAdjustment`` follow the label.
 
     Nodes of other kinds or from other formats are left alone.
@@ -546,6 +548,16 @@ def refit_text_geometry(old: Mapping[str, Any], new: Dict[str, Any]) -> None:
                 new["y"] = float(new["y"]) - (dx * s + dy * c)
             props["w"] = w
         new["w"], new["h"] = w, h
+    elif (t == "geo" and "growY" in props and not (text_changed or style_changed)
+          and (new.get("w") != old.get("w") or new.get("h") != old.get("h"))):
+        # a resize (GeoShapeUtil.onResize): the new box, growth included, becomes the shape's
+        # own size with no growY, but never smaller than its label measured at that size
+        scale = _num_prop(props, "scale", 1.0) or 1.0
+        w, h = float(new.get("w") or 0.0), float(new.get("h") or 0.0)
+        props["growY"] = 0.0
+        if text:
+            lw, lh = geo_label_size(text, font, size, w, scale)
+            new["w"], new["h"] = max(w, lw * scale), max(h, lh * scale)
     elif t == "geo" and "growY" in props and (text_changed or style_changed):
         scale = _num_prop(props, "scale", 1.0) or 1.0
         grow = _num_prop(old_props, "growY", 0.0)
