@@ -200,6 +200,9 @@ class Canvas:
         self._local_cache: Dict[str, Any] = {}
         self._arrow_cache: Dict[str, Any] = {}  # resolved arrows, kept while their inputs are
         self._log: Optional[List[Tuple[str, str, Any]]] = None
+        self._writes = 0  # items written so far (rollbacks count): a cheap "has anything changed" for caches
+        self._removals = 0  # nodes removed so far
+        self._top_index: Dict[str, str] = {}  # parent -> highest child index key, filled by _next_index, kept by _put
         self._depth = 0
         #: Who the writes are made by ("person" unless inside :meth:`by`); read by change journals.
         self.write_origin = "person"
@@ -449,6 +452,9 @@ class Canvas:
         stores: Dict[str, Dict[str, Any]] = {"node": self._nodes, "binding": self._bindings, "page": self._pages}
         store = stores[kind]
         old = store.get(item_id)
+        self._writes += 1
+        if value is None and kind == "node":
+            self._removals += 1
         if self._journal is not None:
             self._journal.append((kind, item_id, old, self.write_origin))
         if self._log is not None:
@@ -457,12 +463,19 @@ class Canvas:
                 # a rollback re-adds removed items at the end: remember the order once per batch
                 self._orders[kind] = list(store)
         if kind == "node":
+            top_index = self._top_index
             if old is not None:
                 sib = self._children.get(old.parent)
                 if sib is not None:
                     sib.pop(item_id, None)
+                top = top_index.get(old.parent)
+                if top is not None and not old.index < top:  # the highest child left: recomputed when asked
+                    del top_index[old.parent]
             if value is not None:
                 self._children.setdefault(value.parent, {})[item_id] = None
+                top = top_index.get(value.parent)
+                if top is not None and value.index > top:
+                    top_index[value.parent] = value.index
         if value is None:
             store.pop(item_id, None)
         else:
@@ -592,7 +605,9 @@ class Canvas:
         kids = self._children.get(parent)
         if not kids:
             return key_after(None)
-        top = max(self._nodes[k].index for k in kids)
+        top = self._top_index.get(parent)
+        if top is None:  # once per parent and change of its highest child, not once per added node
+            top = self._top_index[parent] = max(self._nodes[k].index for k in kids)
         return key_after(top)
 
     def add(self, item: Union[Item, Mapping[str, Any]]) -> Item:

@@ -95,12 +95,13 @@ class Editor:
     ['make a landing page']
     """
 
-    __slots__ = ("canvas",)
+    __slots__ = ("canvas", "_live")
 
     def __init__(self, canvas: Canvas) -> None:
         if not isinstance(canvas, Canvas):
             raise InvalidInputError(f"Editor needs a Canvas, got {type(canvas).__name__}")
         self.canvas = canvas
+        self._live: Tuple[int, int] = (-1, -1)  # (canvas removals, list length) when every working artboard was alive
 
     # ------------------------------------------------------------------ storage
     def _state(self) -> Dict[str, Any]:
@@ -250,8 +251,15 @@ class Editor:
         """Record that the agent works on an artboard (moved to the end if already there)."""
         if node_id not in self.canvas.nodes:
             raise OutOfRangeError(f"add_working_artboard: no node with id {node_id!r}")
-        boards = [a for a in self._state()["agent"]["artboards"] if a != node_id and a in self.canvas.nodes]
-        self._write_agent(artboards=boards + [node_id])
+        prev = self._state()["agent"]["artboards"]
+        removals = self.canvas._removals
+        if self._live == (removals, len(prev)) and node_id not in prev:
+            boards = prev + [node_id]  # all of prev were alive when last checked and no node was removed since
+        else:  # this ran once per created artboard over all of them: 10^4 artboards took minutes
+            nodes = self.canvas._nodes
+            boards = [a for a in prev if a != node_id and a in nodes] + [node_id]
+        self._live = (removals, len(boards))
+        self._write_agent(artboards=boards)
 
     def artboards(self, page: Optional[str] = None) -> List[str]:
         """Ids of the artboards (frames) of a page in paint order."""

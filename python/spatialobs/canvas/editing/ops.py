@@ -551,6 +551,8 @@ class Executor:
             "unbind": self._unbind,
         }
         self._notes: List[str] = []
+        self._suffix: Dict[str, int] = {}
+        self._extent: Optional[Tuple[str, int, Any]] = None  # (page, canvas writes, extent) after our last artboard
 
     # ------------------------------------------------------------------ public
     def apply(self, ops: Union[str, Iterable[Any]]) -> Report:
@@ -731,9 +733,13 @@ class Executor:
     def _new_id(self, hint: Optional[str]) -> str:
         slug = re.sub(r"[^A-Za-z0-9_\-]+", "-", str(hint or "node")).strip("-")[:40] or "node"
         base = "shape:" + slug
-        nid, k = base, 2
-        while nid in self.canvas or nid in self._pending.values():
+        # the next free suffix of each base is remembered: 10^4 "Artboard"s scanned 1..n each
+        k = self._suffix.get(base, 2)
+        nid = base if k == 2 else f"{base}-{k}"
+        pending = set(self._pending.values())
+        while nid in self.canvas or nid in pending:
             nid, k = f"{base}-{k}", k + 1
+        self._suffix[base] = k
         return nid
 
     def _add(self, fields: Dict[str, Any], alias: Optional[str], hint: Optional[str] = None) -> str:
@@ -762,8 +768,14 @@ class Executor:
         w = _num(op, ("w", "width"), "w", DEFAULT_ARTBOARD[0])
         h = _num(op, ("h", "height"), "h", DEFAULT_ARTBOARD[1])
         x, y = self._page_point(op)
+        ext = None
         if x is None or y is None:
-            ext = self.canvas.page_extent(page)
+            # the extent known after our previous artboard, while nothing else was written since
+            cached = self._extent
+            if cached is not None and cached[0] == page and cached[1] == self.canvas._writes:
+                ext = cached[2]
+            else:
+                ext = self.canvas.page_extent(page)
             if x is None:
                 x = self.origin[0] if ext is None else ext[2] + ARTBOARD_GAP
             if y is None:
@@ -778,8 +790,17 @@ class Executor:
         name = _first(op, ("name", "title"))
         fields = {"type": "frame", "parent": page, "x": x, "y": y, "w": w, "h": h,
                   "name": name if name is not None else (alias or "Artboard"), "style": style}
+        writes = self.canvas._writes
         nid = self._add(fields, alias)
         self._new_boards.append(nid)
+        node = self.canvas._nodes[nid]
+        if self.canvas._writes == writes + 1 and node.parent == page and not node.rotation:
+            if ext is None and not self.canvas._children.get(page, {}).keys() - {nid}:
+                ext = (node.x, node.y, node.x, node.y)
+            if ext is not None:
+                box = (min(ext[0], node.x), min(ext[1], node.y), max(ext[2], node.x + node.w),
+                       max(ext[3], node.y + node.h))
+                self._extent = (page, self.canvas._writes, box)
         if op.get("html") is not None:
             self._fill_html(nid, op["html"], op.get("mode", "append"), (None, None))
 
