@@ -20,8 +20,8 @@ tldraw draws, and what its page bounds cover, follows from the arrow's bindings:
 Everything here is plain floats on tuples: it runs inside every derivation of a
 canvas, once per bound arrow.
 
-Elbow arrows (``kind: "elbow"``) are drawn as straight arrows here (tldraw routes
-them around their targets); frame masks that clip a bound target are not applied.
+Elbow arrows (``kind: "elbow"``) are routed by :mod:`~spatialobs.canvas.document.elbow`;
+frame masks that clip a bound target are not applied.
 """
 
 from __future__ import annotations
@@ -1145,6 +1145,15 @@ def resolve_arrow(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Termin
     a0 = _handle(start, arrow_xf, rel in ("double-bound", "start-contains-end")) if start else _point(props.get("start"))
     b0 = _handle(end, arrow_xf, rel in ("double-bound", "end-contains-start")) if end else _point(props.get("end"))
     geo: Optional[ArrowGeometry] = None
+    body: List[Pt] = []
+    if props.get("kind") == "elbow":
+        from spatialobs.canvas.document.elbow import elbow_route  # elbow builds on this module
+
+        route = elbow_route(props, arrow_xf, start, end, sw)
+        if route is not None:  # else tldraw draws it straight
+            body = route.points
+            geo = ArrowGeometry("elbow", body[0], body[-1], route.start_handle, route.end_handle,
+                                (0.0, 0.0, 0.0, 0.0), True)
     arc_kind = props.get("kind", "arc") == "arc"
     if arc_kind and not abs(bend) < _MIN_ARROW_BEND * scale and not abs(bend) > abs(bend * 10 * scale):
         geo = _arc(a0, b0, bend, start, end, arrow_xf, heads, sw, scale, lambda: rel)
@@ -1156,7 +1165,7 @@ def resolve_arrow(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Termin
         a, b, valid = _straight(a0, b0, start, end, arrow_xf, heads, sw, scale, rel)
         body = [a, b]
         geo = ArrowGeometry("straight", a, b, a0, b0, (0.0, 0.0, 0.0, 0.0), valid)
-    else:
+    elif geo.kind == "arc":
         assert geo.center is not None
         body = arc_vertices(geo.center, geo.start, geo.end, geo.sweep, geo.large) if not _equals(geo.start, geo.end) else [geo.start, geo.end]
     box = _bbox(body)
@@ -1296,13 +1305,14 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     changed: List[int] = []
     previous: Dict[str, Any] = cache if cache is not None else {}
     kept: Dict[str, Tuple[List[Any], Box]] = {}
+    plan = _ArrowPlan.build(blist, by_arrow, bound_terms, row, d.local)
     for r, terms in by_arrow.items():
         _resolve_one(d, nodes, r, terms, previous, kept)
         changed.append(r)
     if cache is not None:
         cache.clear()
         cache.update(kept)
-    d.arrow_plan = _ArrowPlan.build(blist, by_arrow, bound_terms, row)
+    d.arrow_plan = plan
     return changed
 
 
@@ -1340,18 +1350,20 @@ class _ArrowPlan:
     rows: np.ndarray                     # the resolved rows
     dep_target: np.ndarray               # (target row, arrow row) of every binding of a resolved arrow
     dep_arrow: np.ndarray
+    point_boxes: np.ndarray              # the resolved rows' local boxes before resolution (their stored points)
 
     @classmethod
     def build(cls, blist: List[Any], by_arrow: Dict[int, Dict[str, Any]], bound_terms: Dict[int, Dict[str, Any]],
-              row: Mapping[str, int]) -> "_ArrowPlan":
+              row: Mapping[str, int], local: np.ndarray) -> "_ArrowPlan":
         dt: List[int] = []
         da: List[int] = []
         for r, terms in by_arrow.items():
             for b in terms.values():
                 dt.append(row[b.to_id])
                 da.append(r)
-        return cls(blist, by_arrow, bound_terms, np.fromiter(by_arrow, np.int64, len(by_arrow)),
-                   np.asarray(dt, dtype=np.int64), np.asarray(da, dtype=np.int64))
+        rows = np.fromiter(by_arrow, np.int64, len(by_arrow))
+        return cls(blist, by_arrow, bound_terms, rows, np.asarray(dt, dtype=np.int64), np.asarray(da, dtype=np.int64),
+                   local[rows])
 
 
 def _resolve_dirty(d: Any, nodes: Sequence[Any], cache: Optional[Dict[str, Any]], prev: Any, dirty: Any,
@@ -1367,6 +1379,7 @@ def _resolve_dirty(d: Any, nodes: Sequence[Any], cache: Optional[Dict[str, Any]]
             return None
     rows = plan.rows
     todo = np.union1d(rows[dirty[rows]], plan.dep_arrow[dirty[plan.dep_target]])
+    plan = _ArrowPlan(plan.bindings, by_arrow, plan.bound_terms, rows, plan.dep_target, plan.dep_arrow, d.local[rows])
     d.local[rows] = prev.local[rows]
     previous: Dict[str, Any] = cache if cache is not None else {}
     kept: Dict[str, Tuple[List[Any], Box]] = {}

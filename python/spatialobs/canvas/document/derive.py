@@ -497,16 +497,24 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     local[:, 3] = num[:, 3]
     is_point = np.isin(types, list(POINT_TYPES)) if n else np.zeros(0, bool)
     point_rows = np.flatnonzero(is_point)
-    if len(point_rows):
+    todo_points = point_rows
+    if reuse and raw.changed_rows is not None and len(point_rows):
+        # unchanged records keep their boxes: the previous derivation's, before arrows were resolved
+        local[point_rows] = prev.local[point_rows]  # type: ignore[union-attr]
+        plan = prev.arrow_plan  # type: ignore[union-attr]
+        if plan is not None:
+            local[plan.rows] = plan.point_boxes
+        todo_points = np.intersect1d(point_rows, np.asarray(raw.changed_rows, dtype=np.int64))
+    if len(todo_points):
         pboxes = []
-        for i in point_rows.tolist():
+        for i in todo_points.tolist():
             nd = nodes[i]
             hit = local_cache.get(nd.id)
             if hit is None or hit[0] is not nd:
                 hit = (nd, local_box(nd.type, nd.props, nd.w, nd.h))
                 local_cache[nd.id] = hit
             pboxes.append(hit[1])
-        local[point_rows] = pboxes
+        local[todo_points] = pboxes
     is_group = types == "group"
     is_frame = types == "frame"
 
