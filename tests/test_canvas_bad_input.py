@@ -47,3 +47,208 @@ def test_excalidraw_lines_and_numeric_fonts_export_to_tldraw():
     assert tldraw_schema.validate_records(doc["records"], doc["schema"]) == []
     (line,) = [r for r in doc["records"] if r.get("id") == "shape:l"]
     assert sorted((p["x"], p["y"]) for p in line["props"]["points"].values()) == [(0.0, 0.0), (10.0, 10.0)]
+
+
+# ---------------------------------------------------------------------- values an importer cannot hold
+import json  # noqa: E402
+import math  # noqa: E402
+import time  # noqa: E402
+
+from spatialobs import InvalidInputError  # noqa: E402
+from spatialobs.canvas import Canvas, Executor, Node, observe  # noqa: E402
+from spatialobs.canvas.limits import MESSAGE_CHARS, CanvasLimits, check_depth  # noqa: E402
+
+
+def _tldraw(props=None, **fields):
+    shape = {"id": "shape:a", "typeName": "shape", "type": "geo", "parentId": "page:p", "index": "a1", "x": 0, "y": 0,
+             "rotation": 0, "opacity": 1, "isLocked": False, "meta": {},
+             "props": {"w": 10, "h": 20, "geo": "rectangle", **(props or {})}, **fields}
+    return {"tldrawFileFormatVersion": 1, "schema": {"schemaVersion": 2, "sequences": {}},
+            "records": [{"id": "page:p", "typeName": "page", "name": "p", "index": "a1", "meta": {}}, shape]}
+
+
+def _excalidraw(**fields):
+    return {"type": "excalidraw", "elements": [
+        {"id": "a", "type": "rectangle", "x": 0, "y": 0, "width": 10, "height": 20, **fields}]}
+
+
+def _one_line(exc):
+    msg = str(exc.value)
+    assert "\n" not in msg and len(msg) <= MESSAGE_CHARS + 100, msg
+    return msg
+
+
+@pytest.mark.parametrize("big", [10**400, -(10**400), 1e300, 2.0**60])
+def test_a_huge_coordinate_is_repaired_with_a_diagnostic(big):
+    # a JSON integer beyond float's range raised OverflowError in both importers
+    for doc, rid in ((_excalidraw(x=big, width=big), "a"), (_tldraw({"w": big}, x=big), "shape:a")):
+        c = load(doc)
+        assert c.page_bounds(rid)[0] == 0.0 and c.page_bounds(rid)[2] in (0.0, 10.0)
+        assert {d.code for d in c.diagnostics} == {"invalid_geometry"}
+        json.loads(observe(c).to_json())
+
+
+def test_a_coordinate_beyond_the_limit_is_refused_by_the_write_path():
+    c = Canvas()
+    c.add(Node("a", "geo", "page:page", "a1", 0, 0, 10, 10))
+    with pytest.raises(InvalidInputError) as exc:
+        c.update("a", x=2.0**52)
+    assert "field 'x'" in _one_line(exc) and "CanvasLimits.max_coordinate" in str(exc.value)
+    with pytest.raises(InvalidInputError, match="must be finite"):
+        c.update("a", w=10**400)
+    with CanvasLimits(max_coordinate=100).active():
+        with pytest.raises(InvalidInputError, match="max_coordinate"):
+            c.update("a", x=101)
+    c.update("a", x=101)
+    assert c.page_bounds("a") == (101.0, 0.0, 111.0, 10.0)
+
+
+def test_areas_and_gaps_at_the_limit_stay_finite():
+    big = CanvasLimits().max_coordinate
+    c = Canvas()
+    c.add(Node("a", "geo", "page:page", "a1", -big, -big, big, big))
+    c.add(Node("b", "geo", "page:page", "a2", big, big, big, big))
+    obs = json.loads(observe(c, (-big, -big, 2 * big, 2 * big), include_bounds=True).to_json())
+    assert len(obs["objects"]) == 2
+
+
+def test_a_long_type_is_cut_before_it_widens_a_column():
+    # a 1 MB type made observe take 3.5 s and 2 GB (a fixed-width unicode column)
+    doc = {"type": "excalidraw", "elements": [
+        {"id": f"e{i}", "type": "rectangle", "x": 20 * i, "y": 0, "width": 10, "height": 10} for i in range(200)]}
+    doc["elements"][3]["type"] = "x" * 1_000_000
+    start = time.monotonic()
+    c = load(doc)
+    observe(c).to_json()
+    assert time.monotonic() - start < 2
+    (d,) = c.diagnostics
+    assert d.record == "e3" and "max_key_chars" in d.message and len(d.message) < 200
+    with pytest.raises(InvalidInputError, match="max_key_chars"):
+        Canvas().add(Node("a", "x" * 2000, "page:page"))
+
+
+def test_deep_json_is_refused_in_one_line():
+    text = '{"type":"excalidraw","elements":[' + "[" * 100_000 + "]" * 100_000 + "]}"
+    with pytest.raises(InvalidInputError) as exc:
+        load(text)
+    assert _one_line(exc) == "document is not valid JSON: it nests too deep"
+    with pytest.raises(InvalidInputError, match="NaN is not a JSON value"):
+        load('{"type":"excalidraw","elements":[{"id":"a","type":"rectangle","x":NaN}]}')
+
+
+def _deep(n):
+    v = []
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+def test_a_deep_value_in_a_record_is_a_typed_error_when_written():
+    c = load(_excalidraw(customData=_deep(5000)))
+    with pytest.raises(InvalidInputError) as exc:
+        c.to_json()
+    assert _one_line(exc) == "to_json: the canvas holds a value that cannot be used (nests too deep)"
+    observe(c).to_json()
+
+
+def test_nan_in_props_is_a_typed_error_not_valueerror():
+    c = load(_excalidraw(roughness=math.nan))
+    with pytest.raises(InvalidInputError) as exc:
+        c.to_json()
+    assert "Out of range float values" in _one_line(exc)
+    json.loads(observe(c).to_json())
+
+
+def test_lone_surrogates_and_non_scalar_styles_are_written():
+    c = load({"type": "excalidraw", "elements": [
+        {"id": "t", "type": "text", "x": 0, "y": 0, "width": 10, "height": 10, "text": "a\ud800b", "fontSize": 20},
+        {"id": "r", "type": "rectangle", "x": 0, "y": 0, "width": 10, "height": 10, "strokeWidth": [1],
+         "fillStyle": {"a": 1}}]})
+    for text in (observe(c).to_json(), c.to_json()):
+        text.encode("utf-8")  # was UnicodeEncodeError for whoever wrote it out
+        assert "\\ud800" in text
+    c.to_excalidraw()
+    doc = c.to_tldraw()
+    assert tldraw_schema.validate_records(doc["records"], doc["schema"]) == []
+    tl = load(_tldraw({"size": ["m"], "color": {"x": 1}}))
+    tl.update("shape:a", x=5)
+    assert tl.to_excalidraw()["elements"][0]["x"] == 5
+
+
+def test_check_depth_walks_without_recursion():
+    check_depth(_deep(200), "v")
+    with pytest.raises(InvalidInputError, match=r"v nests deeper than 256 levels \(CanvasLimits.max_depth\)"):
+        check_depth(_deep(100_000), "v")
+
+
+def test_limits_are_checked():
+    with pytest.raises(InvalidInputError, match="CanvasLimits.max_depth must be a finite number >= 1"):
+        CanvasLimits(max_depth=0)
+
+
+# ---------------------------------------------------------------------- ops: every failure is that op's error
+@pytest.mark.parametrize("bad, reason", [
+    ({"op": "create_artboard", "page": [1]}, "op 1 (create_artboard): no page [1]"),
+    ({"op": "create_artboard", "styles": True}, "op 1 (create_artboard): field 'style' must be an object, got bool"),
+    ({"op": "create_artboard", "x": 10**400}, "op 1 (create_artboard): field 'x' must be finite, got an integer of 401 digits"),
+    ({"op": "parse_html", "html": "<div>" * 100_000},
+     "op 1 (parse_html): parse_html: elements nest deeper than 200 levels (CanvasLimits.max_html_depth)"),
+    ({"op": "create_shape", "text": _deep(10_000)}, "op 1 (create_shape): op 1 nests deeper than 256 levels (CanvasLimits.max_depth)"),
+    ({"op": _deep(10_000)}, None),
+])
+def test_a_bad_op_is_its_own_error_and_later_ops_run(bad, reason):
+    c = Canvas()
+    report = Executor(c).apply([{"op": "create_artboard", "id": "a"}, bad, {"op": "create_shape", "id": "b"}])
+    assert report.applied == [0, 2] and len(report.errors) == 1
+    msg = str(report.errors[0])
+    assert "\n" not in msg and len(msg) < 500
+    if reason is not None:
+        assert msg == reason
+    json.dumps(report.to_dict())
+
+
+def test_a_style_key_that_is_not_a_string_is_kept_as_its_text():
+    c = Canvas()
+    report = Executor(c).apply([{"op": "create_artboard", "id": "a", "style": {1: "x"}}])
+    assert report.applied == [0] and c.node(report.created[0]).style == {"1": "x"}
+
+
+def test_an_exception_of_any_type_inside_an_op_keeps_the_report(monkeypatch):
+    c = Canvas()
+    ex = Executor(c)
+
+    def boom(op):
+        ex.canvas.add(Node("half", "geo", "page:page"))
+        raise KeyError("planted")
+
+    monkeypatch.setitem(ex._handlers, "set_text", boom)
+    report = ex.apply([{"op": "create_artboard", "id": "a"}, {"op": "set_text", "id": "a", "text": "x"},
+                       {"op": "create_shape", "id": "b"}])
+    assert report.applied == [0, 2]
+    assert str(report.errors[0]) == "op 1 (set_text): failed (KeyError: 'planted')"
+    assert "half" not in c.nodes  # the failed op's writes are undone
+
+
+def test_too_many_ops_are_refused_before_any_is_applied():
+    c = Canvas()
+    with CanvasLimits(max_ops=5).active():
+        report = Executor(c).apply([{"op": "create_shape"}] * 6)
+    assert report.applied == [] and not c.nodes
+    assert str(report.errors[0]) == "6 ops in one reply, more than 5 (CanvasLimits.max_ops); none applied"
+
+
+def test_ten_thousand_artboards_take_seconds_not_minutes():
+    # 10^4 create_artboard ops took minutes, growing quadratically (page extent, id suffix,
+    # sibling index and working artboards were each recomputed over all artboards per op)
+    times = {}
+    for n in (1000, 4000):
+        c = Canvas()
+        ex = Executor(c)
+        start = time.perf_counter()
+        report = ex.apply([{"op": "create_artboard", "w": 100, "h": 100}] * n)
+        times[n] = time.perf_counter() - start
+        assert len(report.applied) == n and len(ex.editor.working_artboards()) == n
+        xs = sorted(c.node(i).x for i in report.created)
+        assert xs == [200.0 * k for k in range(n)]  # each placed right of the page's content
+        assert len({c.node(i).index for i in report.created}) == n
+    assert times[4000] < 15 * times[1000] + 0.5, times  # about linear (16x would be quadratic)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import reprlib
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
@@ -57,7 +58,7 @@ from typing import Any, Callable, Iterator, TypeVar
 from spatialobs._errors import InvalidInputError, SpatialObsError
 
 __all__ = ["CanvasLimits", "DEFAULT_LIMITS", "ECHO_CHARS", "echo", "current", "check_depth", "one_line",
-           "typed_errors"]
+           "typed_errors", "utf8_json"]
 
 #: Values quoted in error messages are cut to this many characters.
 ECHO_CHARS = 80
@@ -227,3 +228,24 @@ def typed_errors(what: str) -> Callable[[_F], _F]:
         return inner  # type: ignore[return-value]
 
     return wrap
+
+
+def utf8_json(value: Any, **kwargs: Any) -> str:
+    """``json.dumps`` with characters kept as they are, unless that text could not be written as UTF-8.
+
+    A lone surrogate (``"\\ud800"``, which JSON escapes allow and Python strings hold)
+    has no UTF-8 form: then the whole text is written with ASCII escapes, which
+    every reader decodes to the same value.
+
+    Examples
+    --------
+    >>> utf8_json({"a": "é"}), utf8_json({"a": "\\ud800"})
+    ('{"a": "é"}', '{"a": "\\\\ud800"}')
+    """
+    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(value, ensure_ascii=True, **kwargs)
+    return text

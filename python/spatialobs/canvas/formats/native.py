@@ -6,7 +6,7 @@ import json
 from typing import Any, Dict, Mapping, Union
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.limits import typed_errors
+from spatialobs.canvas.limits import typed_errors, utf8_json
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
 
 __all__ = ["FORMAT", "VERSION", "canvas_to_dict", "canvas_to_json", "canvas_from_json", "is_native"]
@@ -56,8 +56,7 @@ def canvas_to_json(canvas: Any) -> str:
     >>> Canvas.from_json(c.to_json()) == c
     True
     """
-    return json.dumps(canvas_to_dict(canvas), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    return utf8_json(canvas_to_dict(canvas), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def canvas_from_json(data: Union[str, bytes, Mapping[str, Any]]) -> Any:
