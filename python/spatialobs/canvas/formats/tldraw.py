@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from spatialobs._errors import InvalidInputError
@@ -27,6 +27,7 @@ from spatialobs.canvas.document.fractional import key_sequence
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.document.richtext import plain_to_richtext, richtext_to_plain
 from spatialobs.canvas.document.shapes import POINT_TYPES, local_box
+from spatialobs.canvas.document.arrowindex import load_index_moves
 from spatialobs.canvas.document.textmeasure import text_shape_size
 from spatialobs.canvas.formats import tldraw_schema as tschema
 from spatialobs.canvas.limits import current as current_limits
@@ -396,6 +397,10 @@ def from_tldraw(doc: Mapping[str, Any]) -> Canvas:
             if isinstance(pid, str) and isinstance(sel, list):
                 selection[pid] = tuple(s for s in sel if isinstance(s, str))
     canvas = build_canvas(pages, node_fields, binding_fields, diags)
+    # tldraw moves a bound arrow that is not just above its targets when it opens the file
+    # (reparentArrow): the canvas holds the arrow where tldraw draws it; the file keeps its key
+    for aid, key in load_index_moves(canvas._nodes, canvas._bindings.values(), canvas._children).items():
+        canvas._nodes[aid] = replace(canvas._nodes[aid], index=key)
     # the local boxes of point-based shapes were computed above; the first
     # derivation reuses them where the node is the one made from those fields
     nodes = canvas._nodes
