@@ -193,8 +193,8 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 #: Exceptions a public canvas call turns into InvalidInputError: what a hostile value held in a
 #: record (a deep list, NaN, a lone surrogate, a huge integer, a list where a scalar belongs) raises.
-_UNTYPED = (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
-            UnicodeError, ZeroDivisionError)
+#: A missing attribute, key or index is a bug and is left to surface as one.
+_UNTYPED = (TypeError, ValueError, OverflowError, RecursionError, UnicodeError)
 
 
 def typed_errors(what: str) -> Callable[[_F], _F]:
