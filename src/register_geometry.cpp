@@ -164,6 +164,30 @@ py::tuple alignment_pairs_binding(const py::array& boxes, double tol) {
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(kinds), {k}));
 }
 
+py::tuple alignment_masks_binding(const py::array& boxes, double tol, const py::object& group) {
+  const std::size_t n = check_boxes_array(boxes);
+  const double* b = static_cast<const double*>(boxes.data());
+  const std::int64_t* g = nullptr;
+  py::array group_arr;
+  if (!group.is_none()) {
+    group_arr = py::array::ensure(group);
+    if (!group_arr || !group_arr.dtype().is(py::dtype::of<std::int64_t>()) || group_arr.ndim() != 1 ||
+        static_cast<std::size_t>(group_arr.shape(0)) != n || !(group_arr.flags() & py::array::c_style)) {
+      throw std::invalid_argument("group must be a C-contiguous int64 array of one entry per box "
+                                  "(use np.ascontiguousarray(group, dtype=np.int64))");
+    }
+    g = static_cast<const std::int64_t*>(group_arr.data());
+  }
+  std::vector<std::int64_t> pairs;
+  std::vector<std::int8_t> axes, masks;
+  {
+    py::gil_scoped_release release;  // raw buffers only; group_arr keeps its buffer alive
+    alignment_masks(b, n, tol, g, pairs, axes, masks);
+  }
+  const auto k = static_cast<py::ssize_t>(axes.size());
+  return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(axes), {k}), to_numpy(std::move(masks), {k}));
+}
+
 py::array_t<std::int64_t> reading_order_binding(const py::array& boxes, double row_tol) {
   const std::size_t n = check_boxes_array(boxes);
   const double* b = static_cast<const double*>(boxes.data());
@@ -196,6 +220,7 @@ void register_geometry(py::module_& m) {
   m.def("proximity_pairs", &proximity_pairs_binding, py::arg("boxes"), py::arg("max_gap"), py::arg("k_nearest"));
   m.def("overlap_pairs_between", &overlap_pairs_between_binding, py::arg("index"), py::arg("queries"));
   m.def("alignment_pairs", &alignment_pairs_binding, py::arg("boxes"), py::arg("tol"));
+  m.def("alignment_masks", &alignment_masks_binding, py::arg("boxes"), py::arg("tol"), py::arg("group") = py::none());
   m.def("reading_order", &reading_order_binding, py::arg("boxes"), py::arg("row_tol"));
 }
 

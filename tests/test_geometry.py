@@ -131,6 +131,25 @@ def test_alignment_pairs_match_oracle(boxes, tol):
     assert kinds.dtype == np.int8 and kinds.tolist() == want_kinds
 
 
+@given(box_arrays(), st.sampled_from([0.0, 0.5, 1.0, 4.0]), st.one_of(st.none(), st.integers(1, 3)), st.data())
+def test_alignment_masks_match_oracle(boxes, tol, groups, data):
+    group = None
+    if groups is not None:
+        group = data.draw(st.lists(st.integers(0, groups - 1), min_size=len(boxes), max_size=len(boxes)))
+    pairs, axes, masks = g.alignment_masks(boxes, tol, group)
+    want_pairs, want_axes, want_masks = ref.alignment_masks(boxes.tolist(), tol, group)
+    assert as_pairs(pairs) == want_pairs
+    assert axes.dtype == np.int8 and axes.tolist() == want_axes
+    assert masks.dtype == np.int8 and masks.tolist() == want_masks
+
+
+def test_alignment_masks_reject_a_bad_group():
+    with pytest.raises(InvalidInputError, match="group must be one integer per box"):
+        g.alignment_masks(GOOD, 1.0, [0])
+    with pytest.raises(InvalidInputError, match="group must be one integer per box"):
+        g.alignment_masks(GOOD, 1.0, np.zeros(len(GOOD)))
+
+
 @given(box_arrays(), st.sampled_from([0.0, 1.0, 5.0, 50.0]))
 def test_reading_order_matches_oracle(boxes, row_tol):
     rank = g.reading_order(boxes, row_tol)

@@ -238,6 +238,82 @@ void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector
   pairs = detail::unpack_rows(all);
 }
 
+void alignment_masks(const double* boxes, std::size_t n, double tol, const std::int64_t* group,
+                     std::vector<std::int64_t>& pairs, std::vector<std::int8_t>& axes,
+                     std::vector<std::int8_t>& masks) {
+  check_boxes(boxes, n);
+  detail::check_tolerance(tol, "tol");
+  if (n >= (std::size_t{1} << 31)) throw std::invalid_argument("too many boxes for alignment_masks (2^31 or more)");
+  struct Keyed {
+    std::uint64_t key;
+    std::uint32_t id;
+  };
+  // one record per (pair, kind): key (i << 33 | j << 1 | axis) sorts as (i, j, axis); kinds OR-ed after
+  struct Hit {
+    std::uint64_t key;
+    std::uint32_t bit;
+  };
+  std::vector<Keyed> keyed(n);
+  std::vector<double> value(n), along(n);
+  std::vector<std::pair<double, std::uint32_t>> line;
+  std::vector<Hit> hits;
+  for (int kind = kAlignLeft; kind <= kAlignBottom; ++kind) {
+    const bool vertical_line = kind <= kAlignRight;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Rect r = rect_at(boxes, i);
+      double key = 0;
+      switch (kind) {
+        case kAlignLeft: key = r.x0; break;
+        case kAlignCenterX: key = (r.x0 + r.x1) * 0.5; break;
+        case kAlignRight: key = r.x1; break;
+        case kAlignTop: key = r.y0; break;
+        case kAlignCenterY: key = (r.y0 + r.y1) * 0.5; break;
+        default: key = r.y1; break;
+      }
+      value[i] = key;
+      along[i] = vertical_line ? (r.y0 + r.y1) * 0.5 : (r.x0 + r.x1) * 0.5;
+      keyed[i] = Keyed{detail::order_bits(key), static_cast<std::uint32_t>(i)};
+    }
+    detail::radix_sort_by_key(keyed);  // stable: (key, index), the cut of alignment_pairs
+    const std::uint64_t axis = vertical_line ? 0 : 1;
+    for (std::size_t s = 0; s < n;) {
+      const double start = value[keyed[s].id];
+      std::size_t e = s + 1;
+      while (e < n && value[keyed[e].id] - start <= tol) ++e;
+      if (e - s > 1) {
+        line.clear();
+        for (std::size_t t = s; t < e; ++t) line.emplace_back(along[keyed[t].id], keyed[t].id);
+        std::sort(line.begin(), line.end());
+        for (std::size_t t = 0; t + 1 < line.size(); ++t) {
+          const std::uint64_t a = std::min(line[t].second, line[t + 1].second);
+          const std::uint64_t b = std::max(line[t].second, line[t + 1].second);
+          if (group != nullptr && group[a] != group[b]) continue;
+          hits.push_back(Hit{(a << 33) | (b << 1) | axis, std::uint32_t{1} << kind});
+        }
+      }
+      s = e;
+    }
+  }
+  detail::radix_sort_by_key(hits);
+  std::size_t k = 0;
+  for (std::size_t t = 0; t < hits.size(); ++t) k += (t == 0 || hits[t].key != hits[t - 1].key);
+  pairs.assign(2 * k, 0);
+  axes.assign(k, 0);
+  masks.assign(k, 0);
+  std::size_t u = 0;
+  for (std::size_t t = 0; t < hits.size(); ++t) {
+    if (t > 0 && hits[t].key == hits[t - 1].key) {
+      masks[u - 1] = static_cast<std::int8_t>(masks[u - 1] | hits[t].bit);
+      continue;
+    }
+    pairs[u] = static_cast<std::int64_t>(hits[t].key >> 33);
+    pairs[k + u] = static_cast<std::int64_t>((hits[t].key >> 1) & 0xffffffffu);
+    axes[u] = static_cast<std::int8_t>(hits[t].key & 1u);
+    masks[u] = static_cast<std::int8_t>(hits[t].bit);
+    ++u;
+  }
+}
+
 std::vector<std::int64_t> reading_order(const double* boxes, std::size_t n, double row_tol) {
   check_boxes(boxes, n);
   detail::check_tolerance(row_tol, "row_tol");

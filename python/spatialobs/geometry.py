@@ -20,7 +20,7 @@ silently.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence, Tuple, Union, overload
+from typing import Any, Literal, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +44,7 @@ __all__ = [
     "containment_pairs",
     "proximity_pairs",
     "alignment_pairs",
+    "alignment_masks",
     "reading_order",
     "as_boxes",
 ]
@@ -409,6 +410,50 @@ def alignment_pairs(boxes: BoxesLike, tol: float = 1.0) -> Tuple[npt.NDArray[np.
     ([[0, 1, 0, 0], [1, 2, 2, 2]], ['left', 'left', 'center_x', 'right'])
     """
     return _core.alignment_pairs(as_boxes(boxes), float(tol))
+
+
+def alignment_masks(boxes: BoxesLike, tol: float = 1.0, group: Optional[npt.ArrayLike] = None
+                    ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """The pairs of :func:`alignment_pairs` merged per axis, with a bit mask of their kinds.
+
+    Lines are cut and paired exactly as in :func:`alignment_pairs`; then a pair
+    found on several lines of one axis (``left`` and ``right``, say) is reported
+    once for that axis, with bit ``k`` of its mask set for each kind code ``k`` of
+    :data:`ALIGN_KINDS`. With ``group`` (one integer per box) only pairs of boxes
+    in the same group are kept (after pairing: a box of another group between
+    two boxes of a line still separates them).
+
+    Returns
+    -------
+    pairs : (2, k) int64
+        ``i < j``, sorted by ``(i, j, axis)``.
+    axes : (k,) int8
+        0 for the vertical lines (left, center x, right), 1 for the horizontal ones.
+    masks : (k,) int8
+        Bit ``k`` set for each kind code ``k`` on that axis.
+
+    Raises
+    ------
+    InvalidInputError
+        Bad boxes, a tolerance that is not finite and >= 0, or ``group`` not one
+        integer per box.
+
+    Examples
+    --------
+    >>> pairs, axes, masks = alignment_masks([[0, 0, 10, 10], [0, 20, 30, 30], [0.5, 40, 10, 50]], tol=1)
+    >>> pairs.tolist(), axes.tolist(), masks.tolist()
+    ([[0, 0, 1], [1, 2, 2]], [0, 0, 0], [1, 6, 1])
+    """
+    b = as_boxes(boxes)
+    g = None
+    if group is not None:
+        g = np.asarray(group)
+        if g.shape == (0,):
+            g = g.astype(np.int64)  # an empty list reads as float
+        if g.dtype.kind not in "iu" or g.shape != (len(b),):
+            raise InvalidInputError(f"group must be one integer per box ({len(b)}), got shape {g.shape} of {g.dtype}")
+        g = np.ascontiguousarray(g, dtype=np.int64)
+    return _core.alignment_masks(b, float(tol), g)
 
 
 def reading_order(boxes: BoxesLike, row_tol: float = 10.0) -> npt.NDArray[np.int64]:

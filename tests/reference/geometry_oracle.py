@@ -234,6 +234,19 @@ def alignment_pairs(boxes, tol):
     return pairs, kinds
 
 
+def alignment_masks(boxes, tol, group=None):
+    """alignment_pairs merged per (i, j, axis) into kind bit masks, optionally among one group."""
+    pairs, kinds = alignment_pairs(boxes, tol)
+    masks = {}
+    for (i, j), kind in zip(pairs, kinds):
+        if group is not None and group[i] != group[j]:
+            continue
+        key = (i, j, 0 if kind <= 2 else 1)
+        masks[key] = masks.get(key, 0) | (1 << kind)
+    keys = sorted(masks)
+    return [(i, j) for i, j, _ in keys], [a for _, _, a in keys], [masks[k] for k in keys]
+
+
 def reading_order(boxes, row_tol):
     boxes = check_boxes(boxes)
     if not (math.isfinite(row_tol) and row_tol >= 0):

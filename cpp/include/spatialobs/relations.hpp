@@ -61,6 +61,15 @@ enum AlignKind : std::int8_t {
 void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector<std::int64_t>& pairs,
                      std::vector<std::int8_t>& kinds);
 
+// The pairs of alignment_pairs merged per axis: one entry (i, j, axis) per
+// pair and axis (0: left/center-x/right, the vertical lines; 1: top/center-y/
+// bottom) with a bit mask of its kinds (bit k for kind k). With group (n
+// entries, may be null) only pairs whose boxes share a group are kept, after
+// the lines are paired as in alignment_pairs. Sorted by (i, j, axis).
+void alignment_masks(const double* boxes, std::size_t n, double tol, const std::int64_t* group,
+                     std::vector<std::int64_t>& pairs, std::vector<std::int8_t>& axes,
+                     std::vector<std::int8_t>& masks);
+
 // Rank per box. Boxes sorted by (center y, left edge, index) are cut into
 // rows greedily: a row starts at the first box not yet taken and takes every
 // following box whose center y is within row_tol of the row's first box.

@@ -693,18 +693,10 @@ def _near(pg: _Page, sub: np.ndarray, ix: G.BoxIndex, near_gap: float) -> Tuple[
 
 def _aligned(pg: _Page, sub: np.ndarray, sb: np.ndarray, align_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``aligned`` pairs of the page among siblings, one per pair and axis with a kind bit mask."""
-    n = len(pg.ids)
-    ap, akind = G.alignment_pairs(sb, align_tol)
-    la, lb = sub[ap[0]], sub[ap[1]]
-    keep = pg.parent[la] == pg.parent[lb]
-    la, lb, lk = la[keep], lb[keep], akind[keep].astype(np.int64)
-    key = (la * n + lb) * 2 + lk // 3
-    uniq = np.unique(key)
-    mask = np.zeros(len(uniq), dtype=np.int64)
-    for kind in range(len(G.ALIGN_KINDS)):
-        at = np.searchsorted(uniq, key[lk == kind])  # a pair appears once per kind
-        mask[at] |= 1 << kind
-    return uniq // 2 // n, uniq // 2 % n, mask
+    # the kernel pairs each line, keeps siblings and merges kinds per (pair, axis), sorted as (a, b, axis);
+    # sub is increasing, so the page rows keep that order
+    ap, _, mask = G.alignment_masks(sb, align_tol, np.ascontiguousarray(pg.parent[sub]))
+    return sub[ap[0]], sub[ap[1]], mask.astype(np.int64)
 
 
 def _page_tables(canvas: Canvas, st: _PageState, p: _Params) -> _PageTables:
