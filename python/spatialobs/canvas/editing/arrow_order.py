@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from spatialobs.canvas.document.fractional import key_after, key_between
+from spatialobs.canvas.document.arrowindex import arrow_index
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Node
 
@@ -119,16 +119,10 @@ def reparent_arrow(canvas: Canvas, arrow_id: str) -> bool:
     if not sibs:
         return moved
     highest = max(sibs, key=lambda s: s.index)
-    higher = sorted((nodes[k] for k in canvas.children(highest.parent) if nodes[k].index > highest.index),
-                    key=lambda s: s.index)
-    if higher:
-        non_arrow = next((s for s in higher if s.type != "arrow"), None)
-        if arrow.index > highest.index and (non_arrow is None or arrow.index < non_arrow.index):
-            return moved
-        final = key_between(highest.index, higher[0].index)
-    else:
-        final = key_after(highest.index)
-    if final != arrow.index:
+    higher = sorted((nodes[k].index, nodes[k].type == "arrow") for k in canvas.children(highest.parent)
+                    if nodes[k].index > highest.index)
+    final = arrow_index(arrow.index, highest.index, higher)
+    if final is not None:
         canvas.update(arrow_id, index=final)
         moved = True
     return moved
