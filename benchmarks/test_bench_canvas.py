@@ -168,3 +168,27 @@ def test_columns_100k(benchmark, big_synthetic):
 
     cols = benchmark(run)
     assert len(cols) == 100_000 and cols.ids[0] == "f0" and cols.frame[1] == "f0"
+
+
+@pytest.mark.benchmark(group="canvas-arrows-100k")
+def test_rederive_after_moving_a_bound_target_100k(benchmark):
+    """One edit on the arrow-rich synthetic page (about 24k bound arrows): a note that arrows
+    are bound to moves, and the page geometry is derived again (its arrows re-resolved)."""
+    from spatialobs.canvas.scenarios.handoff import synthetic_workspace
+
+    c = synthetic_workspace(100_000, seed=7)
+    c.geometry()
+    target = sorted({b.to_id for b in c.bindings.values()})[0]
+    arrows = [b.from_id for b in c.bindings.values() if b.to_id == target]
+    step = iter(range(10**9))
+
+    def run():
+        c.update(target, x=c.nodes[target].x + (7 if next(step) % 2 else -7))
+        return c.geometry()
+
+    d = benchmark(run)
+    fresh = c.copy().geometry()
+    for a in arrows:
+        r = d.row[a]
+        assert np.array_equal(d.bounds[r], fresh.bounds[r])
+    assert np.array_equal(d.local, fresh.local) and np.array_equal(d.bounds, fresh.bounds)

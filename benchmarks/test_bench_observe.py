@@ -114,3 +114,22 @@ def test_observe_synthetic_after_edit(benchmark, n):
 
     obs, text = benchmark.pedantic(run_fast, setup=edit, rounds=5, iterations=1)
     check(benchmark, c, VIEW, obs, text)
+
+
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_observe_synthetic_after_moving_a_bound_target(benchmark, n):
+    """The first observation after a note that arrows are bound to moved (arrows re-resolved untimed)."""
+    benchmark.group = f"observe-synthetic-edit n={n}"
+    c = synth(n).copy()
+    c.geometry()
+    target = sorted({b.to_id for b in c.bindings.values()})[0]
+    step = iter(range(10**9))
+
+    def edit():
+        c.update(target, x=c.nodes[target].x + (5 if next(step) % 2 else -5))
+        c.geometry()
+        return (c, VIEW), {}
+
+    obs, text = benchmark.pedantic(run_fast, setup=edit, rounds=5, iterations=1)
+    check(benchmark, c, VIEW, obs, text)
+    assert text == observe(c.copy(), VIEW).to_json()
