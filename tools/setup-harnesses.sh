@@ -4,7 +4,8 @@
 #
 #   bash tools/setup-harnesses.sh [SHARED_DIR]
 #
-# SHARED_DIR holds tools/tldraw-harness (default ../shared). Chromium is installed with
+# Everything but the two export lines goes to standard error, so the output can be
+# eval-ed. SHARED_DIR holds tools/tldraw-harness (default ../shared). Chromium is installed with
 # apt-get when running as root; otherwise it must already be at /usr/bin/chromium.
 # Prints the environment the tests read (SPATIALOBS_TLDRAW_HARNESS,
 # SPATIALOBS_EXCALIDRAW_HARNESS); the tests also find .harness/ by themselves.
@@ -29,7 +30,7 @@ if [ -f "$shared/tools/tldraw-harness/package.json" ]; then
         rm -rf .harness/tldraw-harness
         cp -r "$shared/tools/tldraw-harness" .harness/tldraw-harness
         chmod -R u+w .harness/tldraw-harness
-        (cd .harness/tldraw-harness && npm ci --no-audit --no-fund --loglevel=error && node build.mjs)
+        (cd .harness/tldraw-harness && npm ci --no-audit --no-fund --loglevel=error && node build.mjs) >&2
     fi
 else
     echo "setup-harnesses: no tldraw harness under $shared/tools" >&2
@@ -40,7 +41,7 @@ fi
 if [ -f tools/excalidraw-harness/package.json ] && [ ! -d .harness/excalidraw-harness/node_modules ]; then
     rm -rf .harness/excalidraw-harness
     cp -r tools/excalidraw-harness .harness/excalidraw-harness
-    (cd .harness/excalidraw-harness && npm ci --no-audit --no-fund --loglevel=error && node build.mjs)
+    (cd .harness/excalidraw-harness && npm ci --no-audit --no-fund --loglevel=error && node build.mjs) >&2
 fi
 
 echo "export SPATIALOBS_TLDRAW_HARNESS=$PWD/.harness/tldraw-harness"
