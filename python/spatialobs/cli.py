@@ -3,12 +3,19 @@
 One subcommand per job; run ``spatialobs <command> --help`` for the options.
 Errors print one line and exit with status 2 (``--debug`` shows the traceback);
 a bad input file never crashes the command.
+
+Output paths (``--out``, ``--index``, ``--traces``, ``--curve``, ``--store``) behave
+the same in every command: the folder they name is created, if missing, before
+any work is done; a path that cannot be written there (a folder in the way, a file
+where a folder should be, no permission) is an error before the work. Files are
+written whole or not at all, and an error names the file asked for.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,6 +28,13 @@ __all__ = ["main"]
 
 class CommandError(SpatialObsError):
     """A problem with the command line itself (missing file, bad option value)."""
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error message on one line of bounded length (the text of a file may be echoed in it)."""
+    s = " ".join(str(exc).split()) or type(exc).__name__
+    s = s.encode("utf-8", "backslashreplace").decode("utf-8")
+    return s if len(s) <= 400 else s[:397] + "..."
 
 
 def _timed(fn: Callable[[], Any]) -> Tuple[Any, float]:
@@ -222,13 +236,58 @@ def _floats(text: str, n: int, name: str) -> Tuple[float, ...]:
     return values
 
 
+def _input_file(path: str, what: str = "file") -> Path:
+    """``path`` as an existing regular file, else a one-line CommandError saying what is wrong."""
+    p = Path(path)
+    if p.is_dir():
+        raise CommandError(f"{path} is a folder, not a {what}")
+    if not p.exists():
+        raise CommandError(f"no such {what}: {path}")
+    if not p.is_file():
+        raise CommandError(f"{path} is not a regular file")
+    return p
+
+
+#: Options that name a file (or, for demo's --out, a folder) the command writes.
+_OUTPUTS = ("out", "index", "traces", "curve", "store")
+
+
+def _prepare_outputs(args: argparse.Namespace) -> None:
+    """Create the folders of every output path before the work, or fail in one line."""
+    for name in _OUTPUTS:
+        value = getattr(args, name, None)
+        if not isinstance(value, str) or not value or value == "-":
+            continue
+        p = Path(value)
+        is_folder = args.command == "demo" and name == "out"
+        folder = p if is_folder else p.parent
+        if not is_folder and p.is_dir():
+            raise CommandError(f"--{name} {value} is a folder, not a file")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise CommandError(f"--{name} {value}: {folder} is a file, not a folder") from None
+        except OSError as exc:
+            raise CommandError(f"--{name} {value}: cannot create the folder {folder}: {exc.strerror or exc}") from None
+        if not os.access(folder, os.W_OK):
+            raise CommandError(f"--{name} {value}: the folder {folder} is not writable")
+
+
+def _write_text(out: Path, text: str) -> None:
+    """Write ``text`` to ``out`` whole or not at all; an error names ``out``, never the temporary file."""
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
+        tmp.replace(out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
+
+
 def _load_canvas(path: str) -> Any:
     from spatialobs.canvas import load
 
-    p = Path(path)
-    if not p.is_file():
-        raise CommandError(f"no such file: {path}")
-    return load(p)
+    return load(_input_file(path, "canvas file"))
 
 
 def _origin(args: argparse.Namespace) -> Tuple[float, ...]:
@@ -311,10 +370,7 @@ def _apply(args: argparse.Namespace) -> int:
     from spatialobs.canvas import Executor, parse_ops
 
     canvas = _load_canvas(args.file)
-    reply_path = Path(args.reply)
-    if args.reply != "-" and not reply_path.is_file():
-        raise CommandError(f"no such file: {args.reply}")
-    reply = sys.stdin.read() if args.reply == "-" else reply_path.read_text(encoding="utf-8")
+    reply = sys.stdin.read() if args.reply == "-" else _input_file(args.reply, "reply file").read_text(encoding="utf-8")
     ops, parse_errors = parse_ops(reply)
     out = Path(args.out)
     fmt = canvas.source_format or "native"
@@ -336,10 +392,13 @@ def _apply(args: argparse.Namespace) -> int:
     if report.created:
         print("created: " + ", ".join(report.created))
     doc = writer() if writer is not None else None
-    text = json.dumps(doc, ensure_ascii=False) if doc is not None else canvas.to_json()
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
+    if doc is not None:
+        from spatialobs.canvas.limits import utf8_json
+
+        text = utf8_json(doc)
+    else:
+        text = canvas.to_json()
+    _write_text(out, text)
     print(f"wrote {out}")
     return 0 if report.ok and not parse_errors else 1
 
@@ -443,16 +502,23 @@ def _dedup(args: argparse.Namespace) -> int:
         try:
             doc = json.loads(src) if isinstance(src, str) else src
             match = index.add(load_screen(doc))
-        except (SpatialObsError, ValueError, OSError) as exc:
-            failed.append(label)
-            print(f"spatialobs: skipped {label}: {exc}", file=sys.stderr)
+        except (SpatialObsError, ValueError, OSError, RecursionError) as exc:
+            failed.append(f"{label}: {_one_line(exc)}")
+            if screens:  # before the first screen read, held back: if none can be read, one error says so
+                print(f"spatialobs: skipped {failed[-1]}", file=sys.stderr)
             continue
+        if not screens:
+            for line in failed:
+                print(f"spatialobs: skipped {line}", file=sys.stderr)
         screens += 1
         exact += bool(match.exact)
         new += bool(match.new_state)
         merged += (not match.new_state) and not match.exact
         progress.step()
     progress.done()
+    if failed and not screens:  # nothing usable: a bad input, said once
+        raise CommandError(f"no screen could be read ({len(failed):,} skipped)" if len(failed) > 1
+                           else f"cannot read the screen {failed[0]}")
     print(f"screens: {screens:,} read, {len(failed):,} skipped")
     print(f"unique observations: {len(index) - before_obs:,} new ({len(index):,} in the index)")
     print(f"states: {index.num_states - before_states:,} new ({index.num_states:,} in the index)")
@@ -597,9 +663,7 @@ def _train_prior(args: argparse.Namespace) -> int:
 
     records: List[Any] = []
     for path in args.traces:
-        if not Path(path).is_file():
-            raise CommandError(f"no traces file {path!r}")
-        records += load_traces(path)
+        records += load_traces(_input_file(path, "traces file"))
     if not records:
         raise CommandError("the traces hold no steps")
     model = train_prior(records, l2=args.l2, target=args.target)
@@ -744,6 +808,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     args = _parser().parse_args(list(argv) if argv is not None else None)
     try:
+        _prepare_outputs(args)
         return int(args.func(args))
     except BrokenPipeError:  # output piped into head or less that closed early: not an error
         import os
@@ -753,7 +818,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (SpatialObsError, ValueError, OSError) as exc:
         if args.debug:
             raise
-        print(f"spatialobs: error: {exc}", file=sys.stderr)
+        print(f"spatialobs: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("spatialobs: interrupted", file=sys.stderr)
@@ -761,8 +826,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as exc:  # a bug, not bad input: still one line, and say how to see more
         if args.debug:
             raise
-        print(f"spatialobs: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
-              file=sys.stderr)
+        print(f"spatialobs: internal error: {type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the "
+              "traceback)", file=sys.stderr)
         return 3
 
 

@@ -1,0 +1,85 @@
+"""The command line on bad input: exit 2 and one line, and one behaviour for output paths (issue 18)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import shared_files
+from tests.test_cli import run
+
+EXCALIDRAW = shared_files("canvases", "*.excalidraw")
+REPLY = '```canvas_ops\n{"ops": [{"op": "create_shape", "id": "n", "text": "new"}]}\n```\n'
+SCENE = {"type": "excalidraw", "elements": [{"id": "a", "type": "rectangle", "x": 0, "y": 0, "width": 10,
+                                             "height": 10}]}
+
+
+def _one_error_line(out, code=2):
+    assert out.returncode == code, (out.stdout, out.stderr)
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("spatialobs: error: "), out.stderr
+    assert "Traceback" not in out.stderr and "internal error" not in out.stderr
+    return out.stderr.strip()
+
+
+@pytest.mark.parametrize("path", EXCALIDRAW[:2], ids=lambda p: p.name)
+def test_apply_writes_real_excalidraw_files_as_tldraw(path, tmp_path):
+    # ended in "internal error" (TypeError from an image's scale [1, 1]) on real files
+    (tmp_path / "r.txt").write_text(REPLY)
+    out = run("apply", str(path), str(tmp_path / "r.txt"), "--out", str(tmp_path / "o.tldr"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads((tmp_path / "o.tldr").read_text())["records"]
+
+
+def test_garbage_to_dedup_is_exit_2_and_one_line(tmp_path):
+    (tmp_path / "g.json").write_text("garbage")
+    out = run("dedup", str(tmp_path / "g.json"))
+    assert _one_error_line(out).startswith(f"spatialobs: error: cannot read the screen {tmp_path / 'g.json'}: ")
+    assert out.stdout == ""
+
+
+@pytest.mark.parametrize("argv", [
+    ("observe", "{d}"), ("render", "{d}", "--out", "{t}/x.svg"), ("apply", "{d}", "{t}/r.txt", "--out", "{t}/o.json"),
+])
+def test_a_folder_given_as_a_file_says_so(argv, tmp_path):
+    d = tmp_path / "adir"
+    d.mkdir()
+    (tmp_path / "r.txt").write_text(REPLY)
+    out = run(*(a.format(d=d, t=tmp_path) for a in argv))
+    assert _one_error_line(out) == f"spatialobs: error: {d} is a folder, not a canvas file"
+
+
+def test_a_folder_given_as_a_reply_or_output_says_so(tmp_path):
+    (tmp_path / "c.excalidraw").write_text(json.dumps(SCENE))
+    (tmp_path / "r.txt").write_text(REPLY)
+    out = run("apply", str(tmp_path / "c.excalidraw"), str(tmp_path), "--out", str(tmp_path / "o.json"))
+    assert _one_error_line(out) == f"spatialobs: error: {tmp_path} is a folder, not a reply file"
+    out = run("apply", str(tmp_path / "c.excalidraw"), str(tmp_path / "r.txt"), "--out", str(tmp_path))
+    assert _one_error_line(out) == f"spatialobs: error: --out {tmp_path} is a folder, not a file"
+    assert out.stdout == ""  # before the work
+
+
+@pytest.mark.parametrize("argv, written", [
+    (("apply", "{c}", "{t}/r.txt", "--out", "{t}/new/deeper/o.excalidraw"), "new/deeper/o.excalidraw"),
+    (("render", "{c}", "--out", "{t}/pics/o.svg"), "pics/o.svg"),
+    (("dedup", "{s}", "--index", "{t}/idx/screens.spobs"), "idx/screens.spobs"),
+])
+def test_every_command_creates_the_folder_of_its_output(argv, written, tmp_path):
+    # --out into a missing folder named the temporary file after printing every result
+    (tmp_path / "c.excalidraw").write_text(json.dumps(SCENE))
+    (tmp_path / "r.txt").write_text(REPLY)
+    (tmp_path / "s.json").write_text(json.dumps(
+        {"width": 10, "height": 10, "elements": [{"bounds": [0, 0, 10, 10], "role": "button"}]}))
+    out = run(*(a.format(c=tmp_path / "c.excalidraw", t=tmp_path, s=tmp_path / "s.json") for a in argv))
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / written).is_file()
+    assert not [p for p in (tmp_path / written).parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_an_output_under_a_file_fails_before_the_work(tmp_path):
+    (tmp_path / "c.excalidraw").write_text(json.dumps(SCENE))
+    (tmp_path / "r.txt").write_text(REPLY)
+    (tmp_path / "afile").write_text("x")
+    out = run("apply", str(tmp_path / "c.excalidraw"), str(tmp_path / "r.txt"), "--out", str(tmp_path / "afile/o.json"))
+    assert _one_error_line(out) == f"spatialobs: error: --out {tmp_path / 'afile/o.json'}: {tmp_path / 'afile'} is a file, not a folder"
+    assert out.stdout == ""
