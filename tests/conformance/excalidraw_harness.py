@@ -19,33 +19,18 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
 
+from tests.conformance.harness_common import chromium_path, installed_dir
+
 #: Environment variable naming an installed harness directory.
 ENV_VAR = "SPATIALOBS_EXCALIDRAW_HARNESS"
-#: The harness in this checkout.
-IN_REPO = Path(__file__).resolve().parents[2] / "tools" / "excalidraw-harness"
 #: Seed for the page's random numbers, so ids and nonces restore invents repeat.
 SEED = 1
 
 
 def harness_dir() -> Optional[Path]:
-    """The harness directory to use, or None when none is configured or installed.
-
-    Returns
-    -------
-    Path or None
-        ``$SPATIALOBS_EXCALIDRAW_HARNESS`` when set (even if it is not usable, so that
-        :func:`unavailable_reason` can say why), else the in-repo harness when its
-        ``node_modules`` exists.
-    """
-    env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env)
-    return IN_REPO if (IN_REPO / "node_modules").is_dir() else None
-
-
-def chromium_path() -> str:
-    """The browser the harness launches (``$CHROMIUM_PATH``, else Debian's chromium)."""
-    return os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
+    """``$SPATIALOBS_EXCALIDRAW_HARNESS``, else ``.harness/excalidraw-harness`` or the
+    in-repo ``tools/excalidraw-harness`` when installed, else None."""
+    return installed_dir(ENV_VAR, "excalidraw-harness")
 
 
 def unavailable_reason() -> Optional[str]:

@@ -13,11 +13,12 @@ their edits into few files.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
+
+from tests.conformance.harness_common import chromium_path, installed_dir
 
 #: Environment variable naming an installed harness directory.
 ENV_VAR = "SPATIALOBS_TLDRAW_HARNESS"
@@ -27,22 +28,17 @@ SEED = 1
 TIMEOUT = 120
 
 
-def chromium_path() -> str:
-    """The browser the harness launches (``$CHROMIUM_PATH``, else Debian's chromium)."""
-    return os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
-
-
 def harness_dir() -> Optional[Path]:
-    """The harness directory named by ``$SPATIALOBS_TLDRAW_HARNESS``, or None when unset."""
-    env = os.environ.get(ENV_VAR)
-    return Path(env) if env else None
+    """``$SPATIALOBS_TLDRAW_HARNESS``, else ``.harness/tldraw-harness`` when installed, else None."""
+    return installed_dir(ENV_VAR, "tldraw-harness")
 
 
 def unavailable_reason() -> Optional[str]:
     """Why the harness cannot run here, or None when it can."""
     h = harness_dir()
     if h is None:
-        return f"${ENV_VAR} is not set (a directory with the tldraw harness's run.mjs and node_modules)"
+        return (f"${ENV_VAR} is not set and .harness/tldraw-harness is not installed "
+                "(bash tools/setup-harnesses.sh installs it)")
     if not (h / "run.mjs").is_file():
         return f"${ENV_VAR}={h} has no run.mjs"
     if not (h / "node_modules").is_dir():
