@@ -252,3 +252,14 @@ def test_ten_thousand_artboards_take_seconds_not_minutes():
         assert xs == [200.0 * k for k in range(n)]  # each placed right of the page's content
         assert len({c.node(i).index for i in report.created}) == n
     assert times[4000] < 15 * times[1000] + 0.5, times  # about linear (16x would be quadratic)
+
+
+def test_limits_are_passed_to_load_and_to_the_executor():
+    from spatialobs.canvas import CanvasLimits as Exported
+
+    assert Exported is CanvasLimits
+    c = load(_excalidraw(x=500), limits=CanvasLimits(max_coordinate=100))
+    assert c.page_bounds("a")[0] == 0.0 and "max_coordinate" in c.diagnostics[0].message
+    assert load(_excalidraw(x=500)).page_bounds("a")[0] == 500.0
+    report = Executor(Canvas(), limits=CanvasLimits(max_ops=1)).apply([{"op": "create_shape"}] * 2)
+    assert report.applied == [] and "CanvasLimits.max_ops" in str(report.errors[0])

@@ -61,6 +61,11 @@ from spatialobs.canvas import scenarios  # noqa: E402
 
 __all__ += ["observe", "Observation", "GUIDE", "baseline_context", "evaluate", "Outcome", "Task", "Relation", "scenarios"]
 
+# resource limits of documents and replies (issue 18)
+from spatialobs.canvas.limits import CanvasLimits  # noqa: E402
+
+__all__ += ["CanvasLimits"]
+
 # The modules named in the public contract keep their import paths (``import
 # spatialobs.canvas.ops``) although they live in the subpackages above.
 import sys as _sys  # noqa: E402

@@ -121,7 +121,7 @@ from spatialobs.canvas.editing.editor import ARTBOARD_TYPES, Editor
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Binding
 from spatialobs.canvas.formats import tldraw_schema as tschema
-from spatialobs.canvas.limits import check_depth, echo, one_line
+from spatialobs.canvas.limits import CanvasLimits, check_depth, echo, one_line
 from spatialobs.canvas.limits import current as current_limits
 
 __all__ = ["parse_ops", "ParseError", "Executor", "Report", "OpError", "OpNote", "OP_NAMES", "is_placeholder",
@@ -519,7 +519,8 @@ class Executor:
     op 3 (delete_node): no node or alias 'nothing-here'
     """
 
-    def __init__(self, canvas: Canvas, origin: Sequence[float] = (0, 0), *, editor: Optional[Editor] = None) -> None:
+    def __init__(self, canvas: Canvas, origin: Sequence[float] = (0, 0), *, editor: Optional[Editor] = None,
+                 limits: Optional[CanvasLimits] = None) -> None:
         if not isinstance(canvas, Canvas):
             raise InvalidInputError(f"Executor needs a Canvas, got {type(canvas).__name__}")
         try:
@@ -530,6 +531,8 @@ class Executor:
             raise InvalidInputError(f"Executor: origin must be finite, got {origin!r}")
         self.canvas = canvas
         self.origin = (ox, oy)
+        #: Resource limits of the replies this executor applies (None: those in force, see :mod:`spatialobs.canvas.limits`).
+        self.limits = limits
         #: Who the writes are attributed to (see :meth:`Canvas.by`): the agent, unless a client relays a person's edit.
         self.by = "agent"
         self.editor = editor if editor is not None else Editor(canvas)
@@ -568,6 +571,12 @@ class Executor:
         -------
         Report
         """
+        if self.limits is not None:
+            with self.limits.active():
+                return self._apply(ops)
+        return self._apply(ops)
+
+    def _apply(self, ops: Union[str, Iterable[Any]]) -> Report:
         report = Report()
         if isinstance(ops, str):
             ops, perrs = parse_ops(ops)

@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any, Mapping, Optional, Union
 
 from spatialobs._errors import InvalidInputError, SpatialObsError
-from spatialobs.canvas.limits import one_line
+from spatialobs.canvas.limits import CanvasLimits, one_line
 
 _orjson: Optional[ModuleType]
 try:  # optional fast JSON (imported by name: the same types whether or not it is installed)
@@ -70,7 +70,7 @@ def detect_format(doc: Any) -> str:
     raise InvalidInputError(f"a canvas document must be a JSON object, got {type(doc).__name__}")
 
 
-def load(source: Source) -> Any:
+def load(source: Source, *, limits: Optional[CanvasLimits] = None) -> Any:
     """Load a canvas from a file path, JSON text/bytes or an already parsed dict.
 
     The format is detected: tldraw ``.tldr`` files and store snapshots, Excalidraw
@@ -93,6 +93,12 @@ def load(source: Source) -> Any:
         use; the message names the file or record. Problems that can be repaired
         are listed in ``canvas.diagnostics`` instead.
 
+    Other parameters
+    ----------------
+    limits : CanvasLimits, optional
+        Resource limits for this document (default: those in force, see
+        :mod:`spatialobs.canvas.limits`).
+
     Examples
     --------
     >>> c = load({"type": "excalidraw", "elements": [
@@ -100,6 +106,9 @@ def load(source: Source) -> Any:
     >>> c.page_bounds("a")
     (1.0, 2.0, 4.0, 6.0)
     """
+    if limits is not None:
+        with limits.active():
+            return load(source)
     label = "document"
     if isinstance(source, Mapping):
         doc: Any = source
