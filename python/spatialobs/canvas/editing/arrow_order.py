@@ -14,19 +14,19 @@ rule puts it, or the editor reorders it and paint order no longer matches:
   arrow's siblings), unless it already sits above it and below the next sibling
   that is not an arrow.
 
-The executor runs :func:`reorder_changed` after each op; nothing here runs on the
+The executor runs :func:`reorder_touched` on each op's writes; nothing here runs on the
 load path.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from spatialobs.canvas.document.arrowindex import arrow_index
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Node
 
-__all__ = ["arrow_state", "reparent_arrow", "reorder_changed"]
+__all__ = ["reparent_arrow", "reorder_touched"]
 
 #: Node types tldraw treats as frame-like when choosing an arrow's parent.
 FRAME_LIKE = frozenset({"frame"})
@@ -128,30 +128,13 @@ def reparent_arrow(canvas: Canvas, arrow_id: str) -> bool:
     return moved
 
 
-def arrow_state(canvas: Canvas) -> Dict[str, Tuple[Any, ...]]:
-    """What the place of each bound arrow depends on (records by identity: they are
-    replaced on every change), to find the arrows an edit touched.
+def reorder_touched(canvas: Canvas, log: Iterable[Tuple[str, str, Any]]) -> List[str]:
+    """Apply :func:`reparent_arrow` to the arrows tldraw would look at after the writes in
+    ``log`` (the canvas's batch log: ``(kind, id, old record)``); the ids of the arrows moved.
 
-    Examples
-    --------
-    >>> from spatialobs.canvas import Canvas
-    >>> arrow_state(Canvas())
-    {}
-    """
-    out: Dict[str, List[Any]] = {}
-    nodes = canvas.nodes
-    for b in canvas.bindings.values():
-        a = nodes.get(b.from_id)
-        t = nodes.get(b.to_id)
-        if a is None or a.type != "arrow":
-            continue
-        out.setdefault(b.from_id, [a]).extend((b, t, *(nodes[x] for x in canvas.ancestors(b.to_id))))
-    return {k: tuple(v) for k, v in out.items()}
-
-
-def reorder_changed(canvas: Canvas, before: Dict[str, Tuple[Any, ...]]) -> List[str]:
-    """Apply :func:`reparent_arrow` to every bound arrow whose state differs from
-    ``before`` (from :func:`arrow_state`); the ids of the arrows moved.
+    As tldraw's arrow binding util: an arrow whose binding was made or changed, an
+    arrow created or moved to another parent or index, and every arrow bound to a
+    shape that changed parent or index, or to a descendant of one.
 
     Examples
     --------
@@ -161,17 +144,33 @@ def reorder_changed(canvas: Canvas, before: Dict[str, Tuple[Any, ...]]) -> List[
     >>> _ = c.add(Node("shape:arr", "arrow", "page:page", "a1", props={"start": {"x": 0, "y": 0},
     ...                                                              "end": {"x": 10, "y": 0}}))
     >>> _ = c.add(Node("shape:box", "geo", "page:page", "a2", 100, 0, 50, 50))
-    >>> before = arrow_state(c)
-    >>> _ = c.add(Binding("b1", "arrow", "shape:arr", "shape:box", "end"))
-    >>> reorder_changed(c, before), c.paint_order()
+    >>> with c.batch():
+    ...     _ = c.add(Binding("b1", "arrow", "shape:arr", "shape:box", "end"))
+    ...     moved = reorder_touched(c, list(c._log or []))
+    >>> moved, c.paint_order()
     (['shape:arr'], ['shape:box', 'shape:arr'])
     """
-    moved: List[str] = []
-    after = arrow_state(canvas)
-    for aid, state in after.items():
-        old = before.get(aid)
-        if old is not None and len(old) == len(state) and all(x is y for x, y in zip(old, state)):
-            continue
-        if reparent_arrow(canvas, aid):
-            moved.append(aid)
-    return moved
+    nodes = canvas.nodes
+    arrows: Dict[str, None] = {}
+    shifted: List[str] = []
+    for kind, item_id, old in list(log):
+        if kind == "binding":
+            b = canvas.bindings.get(item_id) or old
+            if b is not None:
+                arrows[b.from_id] = None
+        elif kind == "node":
+            n = nodes.get(item_id)
+            if n is None or (old is not None and old.parent == n.parent and old.index == n.index):
+                continue
+            if n.type == "arrow":
+                arrows[item_id] = None
+            elif old is not None:
+                shifted.append(item_id)
+    if shifted and canvas.bindings:
+        by_target: Dict[str, List[str]] = {}
+        for b in canvas.bindings.values():
+            by_target.setdefault(b.to_id, []).append(b.from_id)
+        for x in shifted:
+            for t in [x] + (canvas.descendants(x) if canvas.children(x) else []):
+                arrows.update(dict.fromkeys(by_target.get(t, ())))
+    return [a for a in arrows if a in nodes and reparent_arrow(canvas, a)]

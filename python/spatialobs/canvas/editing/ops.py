@@ -116,7 +116,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
-from spatialobs.canvas.editing.arrow_order import arrow_state, reorder_changed
+from spatialobs.canvas.editing.arrow_order import reorder_touched
 from spatialobs.canvas.editing.editor import ARTBOARD_TYPES, Editor
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Binding
@@ -611,10 +611,10 @@ class Executor:
             try:
                 check_depth(op, f"op {i}")
                 with self.canvas.by(self.by), self.canvas.batch():
-                    arrows = arrow_state(self.canvas) if self._maps_tldraw() else None
+                    mark = len(self.canvas._log or ())
                     self._handlers[name](op)
-                    if arrows is not None:
-                        reorder_changed(self.canvas, arrows)  # where tldraw keeps bound arrows
+                    if self.canvas._log is not None and self._maps_tldraw():
+                        reorder_touched(self.canvas, self.canvas._log[mark:])  # where tldraw keeps bound arrows
             except SpatialObsError as exc:
                 report.errors.append(OpError(i, name, one_line(str(exc))))
                 self._fail_aliases(op, i)
