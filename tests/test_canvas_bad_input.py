@@ -263,3 +263,12 @@ def test_limits_are_passed_to_load_and_to_the_executor():
     assert load(_excalidraw(x=500)).page_bounds("a")[0] == 500.0
     report = Executor(Canvas(), limits=CanvasLimits(max_ops=1)).apply([{"op": "create_shape"}] * 2)
     assert report.applied == [] and "CanvasLimits.max_ops" in str(report.errors[0])
+
+
+def test_deep_rich_text_is_read_without_recursion():
+    node = {"type": "text", "text": "deep"}
+    for _ in range(5000):
+        node = {"type": "blockquote", "content": [node]}
+    c = load(_tldraw({"richText": {"type": "doc", "content": [node]}}))
+    assert c.node("shape:a").text == "deep"  # the whole file was refused (RecursionError)
+    json.loads(observe(c).to_json())

@@ -25,37 +25,43 @@ def richtext_to_plain(doc: Any) -> str:
     ...     {"type": "paragraph", "content": [{"type": "text", "text": "b"}]}]})
     'a\\nb'
     """
+    if isinstance(doc, str):
+        return doc
+    # explicit stacks, not recursion: the nesting comes from the file
     lines: List[str] = []
-
-    def leaf_text(node: Any) -> str:
+    stack: List[Any] = [doc]
+    while stack:
+        node = stack.pop()
         if not isinstance(node, dict):
-            return ""
+            continue
+        if node.get("type") in ("paragraph", "heading", "codeBlock", "text"):
+            lines.append(_leaf_text(node))
+            continue
+        content = node.get("content")
+        if isinstance(content, list):
+            stack.extend(reversed(content))
+    return "\n".join(lines)
+
+
+def _leaf_text(root: Any) -> str:
+    """The text of a paragraph-like node: its text leaves in order, hard breaks as newlines."""
+    out: List[str] = []
+    stack: List[Any] = [root]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
         t = node.get("type")
         if t == "text":
             v = node.get("text")
-            return v if isinstance(v, str) else ""
-        if t == "hardBreak":
-            return "\n"
-        return "".join(leaf_text(c) for c in node.get("content") or [] if isinstance(node.get("content"), list))
-
-    def walk(node: Any) -> None:
-        if not isinstance(node, dict):
-            return
-        content = node.get("content")
-        children = content if isinstance(content, list) else []
-        if node.get("type") in ("paragraph", "heading", "codeBlock"):
-            lines.append(leaf_text(node))
-            return
-        if node.get("type") == "text":
-            lines.append(leaf_text(node))
-            return
-        for c in children:
-            walk(c)
-
-    if isinstance(doc, str):
-        return doc
-    walk(doc)
-    return "\n".join(lines)
+            out.append(v if isinstance(v, str) else "")
+        elif t == "hardBreak":
+            out.append("\n")
+        else:
+            content = node.get("content")
+            if isinstance(content, list):
+                stack.extend(reversed(content))
+    return "".join(out)
 
 
 def plain_to_richtext(text: str) -> Dict[str, Any]:
