@@ -40,7 +40,6 @@ BOUNDS_TOL = 2.0     # page units: the brief's agreement band for arrow bounds
 TERMINAL_TOL = 1.0   # page units: drawn ends of bound arrows
 # Conformance arrows tldraw draws differently from us, and why (anything else failing is a regression):
 KNOWN = {
-    "shape:free_rot": "a rotated arc: tldraw bounds its rotated vertices, derive rotates the local box",
     "shape:free_label_v": "label width comes from a glyph-count estimate, not the font",
 }
 

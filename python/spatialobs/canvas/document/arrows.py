@@ -751,6 +751,9 @@ class ArrowGeometry:
     center: Optional[Pt] = None
     sweep: int = 0
     large: int = 0
+    #: The geometry's vertices (the body's, then a label rectangle's corners): a turned
+    #: arrow's page bounds are the box of these turned, not the turned box.
+    vertices: Tuple[Pt, ...] = ()
 
 
 def _to_page(xf: Xf, p: Pt) -> Pt:
@@ -1169,11 +1172,13 @@ def resolve_arrow(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Termin
         assert geo.center is not None
         body = arc_vertices(geo.center, geo.start, geo.end, geo.sweep, geo.large) if not _equals(geo.start, geo.end) else [geo.start, geo.end]
     box = _bbox(body)
+    verts = tuple(body)
     if label and label.strip() and geo.valid:
         lb = _label_box(body, geo.start, geo.end, label, props, scale, (start is not None, end is not None), heads)
         box = (min(box[0], lb[0]), min(box[1], lb[1]), max(box[2], lb[2]), max(box[3], lb[3]))
+        verts += ((lb[0], lb[1]), (lb[2], lb[1]), (lb[2], lb[3]), (lb[0], lb[3]))
     return ArrowGeometry(geo.kind, geo.start, geo.end, geo.start_handle, geo.end_handle, box, geo.valid,
-                         geo.center, geo.sweep, geo.large)
+                         geo.center, geo.sweep, geo.large, verts)
 
 
 def _point(p: Any) -> Pt:

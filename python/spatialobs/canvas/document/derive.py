@@ -57,6 +57,9 @@ class Derived:
     arrow_plan: Any = None   # which arrows were resolved, for the next derivation of the same rows
 
 
+_HALF_PI = math.pi / 2
+
+
 def _levels(depth: np.ndarray) -> List[np.ndarray]:
     by = np.argsort(depth, kind="stable")
     d = depth[by]
@@ -204,6 +207,81 @@ def _group_boxes(local: np.ndarray, is_group: np.ndarray, parent: np.ndarray, le
         np.maximum.at(local[:, 3], p, box[:, 3])
     empty = gi[~np.isfinite(local[gi]).all(axis=1)]
     local[empty] = 0.0
+
+
+def _turned(prot: np.ndarray) -> np.ndarray:
+    """Rows whose page rotation is not a multiple of a right angle (a turned box is loose there)."""
+    q = np.remainder(prot, _HALF_PI)
+    return np.minimum(q, _HALF_PI - q) > 1e-9
+
+
+def _turned_arrow_bounds(d: "Derived", nodes: Sequence[Node]) -> None:
+    """Page bounds of turned tldraw arrows: the box of their turned geometry vertices, as tldraw's.
+
+    The turned box of an arrow's local box holds its body with room to spare (a
+    diagonal straight arrow turned to the horizontal keeps its local height); these
+    few rows are resolved again for their vertices.
+    """
+    from spatialobs.canvas.document.arrows import _terminals, _to_page, _xf, resolve_arrow
+
+    rows = np.flatnonzero((d.types == "arrow") & _turned(d.rotation))
+    if not len(rows):
+        return
+    by_arrow = d.arrow_plan.by_arrow if d.arrow_plan is not None else {}
+    for r in rows.tolist():
+        nd = nodes[r]
+        if not isinstance(nd.props.get("start"), Mapping) or not isinstance(nd.props.get("end"), Mapping):
+            continue  # a point-list arrow (Excalidraw's form) is bounded by its points
+        axf = _xf(d, r)
+        s, e = _terminals(d, nodes, r, by_arrow.get(r, {}))
+        g = resolve_arrow(nd.props, axf, s, e, nd.text)
+        if g.vertices:
+            pts = [_to_page(axf, p) for p in g.vertices]
+            xs = [p[0] for p in pts]
+            ys = [p[1] for p in pts]
+            d.bounds[r] = (min(xs), min(ys), max(xs), max(ys))
+
+
+def _group_page_bounds(bounds: np.ndarray, is_group: np.ndarray, parent: np.ndarray, levels: List[np.ndarray],
+                       prot: np.ndarray) -> None:
+    """Bound groups as tldraw does where a turn makes a difference: by their members' page geometry.
+
+    tldraw's group geometry is its members' geometry carried into the group, so its
+    page bounds are the union of the members' page bounds. The turned box of the
+    group's local box is that union only when the group's page rotation is a multiple
+    of a right angle and no group inside it is turned otherwise; the other groups (and
+    the groups holding them) take the union, bottom-up. Empty groups keep their box.
+    """
+    turned = is_group & _turned(prot)
+    if not turned.any():
+        return
+    need = turned.copy()
+    for lvl in reversed(levels[1:]):
+        r = lvl[need[lvl]]
+        if len(r):
+            p = parent[r]
+            need[p[is_group[p]]] = True
+    acc = np.full((int(need.sum()), 4), (np.inf, np.inf, -np.inf, -np.inf))
+    slot = np.full(len(bounds), -1, dtype=np.int64)
+    slot[need] = np.arange(len(acc))
+    for lvl in reversed(levels):
+        g = lvl[need[lvl]]
+        if len(g):  # every member below is final: settle this level's groups
+            box = acc[slot[g]]
+            ok = np.isfinite(box).all(axis=1)
+            bounds[g[ok]] = box[ok]
+        if lvl is levels[0]:
+            break
+        p = parent[lvl]
+        m = need[p] & np.isfinite(bounds[lvl]).all(axis=1)
+        if not m.any():
+            continue
+        k = slot[p[m]]
+        b = bounds[lvl[m]]
+        np.minimum.at(acc[:, 0], k, b[:, 0])
+        np.minimum.at(acc[:, 1], k, b[:, 1])
+        np.maximum.at(acc[:, 2], k, b[:, 2])
+        np.maximum.at(acc[:, 3], k, b[:, 3])
 
 
 def _paint_order(raw: "Raw", parent: np.ndarray, page: np.ndarray, levels: List[np.ndarray]) -> np.ndarray:
@@ -573,6 +651,8 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         rows = np.arange(n)
         d.bounds = _outline_boxes(_tight_boxes(_aabb(local, px, py, prot), rows, nodes, is_point, local, px, py, prot),
                                   rows, types, nodes, local, px, py, prot)
+        _turned_arrow_bounds(d, nodes)
+        _group_page_bounds(d.bounds, is_group, parent, levels, prot)
     else:
         d.bounds = np.zeros((0, 4))
 
