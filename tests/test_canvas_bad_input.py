@@ -272,3 +272,17 @@ def test_deep_rich_text_is_read_without_recursion():
     c = load(_tldraw({"richText": {"type": "doc", "content": [node]}}))
     assert c.node("shape:a").text == "deep"  # the whole file was refused (RecursionError)
     json.loads(observe(c).to_json())
+
+
+def test_a_megabyte_text_is_refused_by_the_write_path_not_measured_for_minutes():
+    # a note with a 1 MB text took over two minutes (measured and wrapped a dozen times): a fuzz hang
+    c = Canvas()
+    start = time.monotonic()
+    report = Executor(c).apply([{"op": "create_shape", "shape": "note", "text": "y" * 1_000_000},
+                                {"op": "create_shape", "shape": "note", "text": "fits"}])
+    assert time.monotonic() - start < 5
+    assert report.applied == [1]
+    assert str(report.errors[0]) == ("op 0 (create_shape): record 'shape:note': field 'text' has 1000000 characters, "
+                                     "more than 20000 (CanvasLimits.max_text_chars)")
+    long_text = load(_excalidraw(type="text", text="z" * 50_000))  # an importer keeps what it reads
+    assert len(long_text.node("a").text) == 50_000

@@ -18,6 +18,11 @@ limit               default      what it bounds
                                  values stay below 2^53, so integer coordinates stay
                                  exact, and areas, gaps and centres never overflow
 ``max_ops``         10,000       ops of one :meth:`Executor.apply` call
+``max_text_chars``  20,000       characters of a text or name written through the
+                                 write path (an edit, an op), which measures and
+                                 wraps it again: about 0.1 ms per character per
+                                 layout, and a note's label is laid out up to a
+                                 dozen times; an importer keeps longer texts as read
 ``max_html_depth``  200          nesting of the HTML of a ``parse_html`` op (the
                                  layout walks the tree by recursion)
 ==================  ===========  ===================================================
@@ -86,6 +91,7 @@ class CanvasLimits:
     max_key_chars: int = 1024
     max_coordinate: float = float(2**50)
     max_ops: int = 10_000
+    max_text_chars: int = 20_000
     max_html_depth: int = 200
 
     def __post_init__(self) -> None:

@@ -272,7 +272,7 @@ def sanitize_node_fields(
         elif tv is str and key in ("id", "type", "parent", "index") and value and len(value) <= kmax:
             out[key] = value
             continue
-        elif tv is str and key in ("text", "name") and value:
+        elif tv is str and key in ("text", "name") and value and (not strict or len(value) <= limits.max_text_chars):
             out[key] = value
             continue
         if tv is str and key in ("id", "type", "parent", "index") and len(value) > kmax:
@@ -340,6 +340,9 @@ def sanitize_node_fields(
             if value is None or value == "":
                 out[key] = None
             elif isinstance(value, str):
+                if strict and len(value) > limits.max_text_chars:
+                    raise InvalidInputError(f"record {rec!r}: field {key!r} has {len(value)} characters, more than "
+                                            f"{limits.max_text_chars} (CanvasLimits.max_text_chars)")
                 out[key] = value
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 out[key] = str(value)
