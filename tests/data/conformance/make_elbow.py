@@ -4,7 +4,7 @@ Each cell holds two target shapes and one elbow arrow (``kind: "elbow"``) betwee
 them: the end target in every position around the start target (left, right,
 above, below, the diagonals, close, touching, overlapping and nested), bound
 imprecisely, with precise anchors on every side, with seeded random anchors,
-with ``elbowMidPoint`` moved, with a free start or both ends free, scaled and
+with ``elbowMidPoint`` moved, labelled, with a free start or both ends free, scaled and
 sized, with rotated targets and a rotated arrow, with arrowheads on and off, to
 ellipses, diamonds, text, notes and lines, and both ends on one shape. The truth
 file ``elbow.truth.json`` holds what the real tldraw 5.4.2 editor computed (page
@@ -152,6 +152,24 @@ def elbow_doc() -> ElbowDoc:
     arr = d.elbow("shape:ln2", ox, oy)
     d.bind(arr, a, "start")
     d.bind(arr, t, "end", (0.1, 0.05), precise=True)
+    # labels: wide and tall routes, long text, positions, scale, heads off, a free start
+    pair("lab_x", 420, 150, text="label")
+    pair("lab_y", 60, 380, text="a label")
+    pair("lab_long", 420, 150, text="a much longer label that wraps around")
+    pair("lab_lo", 420, 150, text="lo", label_pos=0.05)
+    pair("lab_hi", 420, 150, text="hi", label_pos=0.95)
+    pair("lab_hi_nohead", 420, 150, text="hi", label_pos=0.95, head_end="none")
+    pair("lab_scale", 420, 150, text="big", scale=2.0)
+    pair("lab_free", 420, 150, text="free", free_start=True, label_pos=0.0)
+    pair("lab_xl", 60, 380, text="xl label", size="xl")
+    pair("lab_close", 60, 90, text="close label")
+    pair("lab_squish", 330, 40, text="a much longer label that wraps around", head_start="arrow")
+    pair("lab_squish_lo", 330, 40, text="a much longer label", label_pos=0.0, head_start="arrow")
+    pair("lab_short_lo", 300, 200, text="short", label_pos=0.0)
+    pair("lab_short_hi", 300, 200, text="short", label_pos=1.0, size="l")
+    for i, dx in enumerate((250, 290, 330, 420)):  # flat routes: the label's squished height shows
+        pair(f"lab_flat{i}", dx, 0, text="a label squished to the route's width", head_start="arrow")
+        pair(f"lab_flat{i}_lo", dx, 0, text="a longer label squished", label_pos=0.0, size="l")
     # both ends on one shape
     ox, oy = cell()
     s = d.geo("shape:self_t", ox + 300, oy + 300, 200, 150)

@@ -1006,7 +1006,7 @@ def _arc(a0: Pt, b0: Pt, bend: float, s: Optional[Terminal], e: Optional[Termina
     return ArrowGeometry("arc", ta, tb, a0, b0, (0.0, 0.0, 0.0, 0.0), valid, center, bsweep, blarge)
 
 
-def _label_size(text: str, size: str, scale: float, body: Box, font: str = "draw") -> Pt:
+def _label_size(text: str, size: str, scale: float, body: Box, font: str = "draw", margin: float = 64.0) -> Pt:
     # tldraw's arrow label size: the label measured in the arrow's font, then, when the body
     # is wider than tall (or the label wider than 16 em), measured again at a squished width
     from spatialobs.canvas.document.textmeasure import measure_html
@@ -1017,7 +1017,7 @@ def _label_size(text: str, size: str, scale: float, body: Box, font: str = "draw
     width = w
     squish = False
     if bw > bh:
-        width = max(min(w, 64.0), min(bw - 64.0, w))
+        width = max(min(w, margin), min(bw - margin, w))
         squish = True
     elif w > 16 * fs:
         width = 16 * fs
@@ -1066,20 +1066,24 @@ def _uninterp(pts: Sequence[Pt], p: Pt) -> float:
 
 
 def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str, Any], scale: float,
-               bound: Tuple[bool, bool], heads: Tuple[bool, bool]) -> Box:
+               bound: Tuple[bool, bool], heads: Tuple[bool, bool],
+               elbow: Optional[Tuple[float, float]] = None) -> Box:
+    # ``elbow``: an elbow route's arrowhead gaps; its label keeps them clear when squished,
+    # and its usable range starts at the ends' label boxes grown by the padding
     size = str(props.get("size", "m"))
     font = props.get("font", "draw")
-    lw, lh = _label_size(text, size, scale, _bbox(body), font if isinstance(font, str) else "draw")
     sw = 2.0 * {"s": 1.0, "m": 1.75, "l": 2.5, "xl": 5.0}.get(size, 1.75)
     pad = (_LABEL_TO_ARROW_PADDING + (sw - 2.0) * 2 + (20 if sw >= 10.0 else 0)) * scale
+    margin = 64.0 if elbow is None else max(elbow[0] + pad, 32.0) + max(elbow[1] + pad, 32.0)
+    lw, lh = _label_size(text, size, scale, _bbox(body), font if isinstance(font, str) else "draw", margin)
     length = sum(_dist(body[i], body[i + 1]) for i in range(len(body) - 1))
     rel = pad / length if length else 0.0
 
-    def constrained(center: Pt, end_pt: Pt) -> Optional[Pt]:
-        x0, y0 = center[0] - lw / 2, center[1] - lh / 2
-        box = [(x0, y0), (x0 + lw, y0), (x0 + lw, y0 + lh), (x0, y0 + lh)]
+    def constrained(center: Pt, end_pt: Pt, grow: float = 0.0) -> Optional[Pt]:
+        x0, y0 = center[0] - lw / 2 - grow, center[1] - lh / 2 - grow
+        x1, y1 = center[0] + lw / 2 + grow, center[1] + lh / 2 + grow
+        box = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
         hits: List[Pt] = []
-        x1, y1 = x0 + lw, y0 + lh
         for j in range(len(body) - 1):
             (px, py), (qx, qy) = body[j], body[j + 1]
             if max(px, qx) < x0 or min(px, qx) > x1 or max(py, qy) < y0 or min(py, qy) > y1:
@@ -1096,8 +1100,12 @@ def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str
                 far, fd = p, d
         return far
 
-    sc = constrained(_interp(body, rel), start)
-    ec = constrained(_interp(body, 1 - rel), end)
+    if elbow is None:
+        sc = constrained(_interp(body, rel), start)
+        ec = constrained(_interp(body, 1 - rel), end)
+    else:
+        sc = constrained(start, start, pad)
+        ec = constrained(end, end, pad)
     r0 = _uninterp(body, sc) if sc is not None else 0.5
     r1 = _uninterp(body, ec) if ec is not None else 0.5
     if r0 > r1:
@@ -1149,12 +1157,14 @@ def resolve_arrow(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Termin
     b0 = _handle(end, arrow_xf, rel in ("double-bound", "end-contains-start")) if end else _point(props.get("end"))
     geo: Optional[ArrowGeometry] = None
     body: List[Pt] = []
+    gaps: Optional[Tuple[float, float]] = None
     if props.get("kind") == "elbow":
         from spatialobs.canvas.document.elbow import elbow_route  # elbow builds on this module
 
         route = elbow_route(props, arrow_xf, start, end, sw)
         if route is not None:  # else tldraw draws it straight
             body = route.points
+            gaps = (route.start_offset, route.end_offset)
             geo = ArrowGeometry("elbow", body[0], body[-1], route.start_handle, route.end_handle,
                                 (0.0, 0.0, 0.0, 0.0), True)
     arc_kind = props.get("kind", "arc") == "arc"
@@ -1174,7 +1184,8 @@ def resolve_arrow(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Termin
     box = _bbox(body)
     verts = tuple(body)
     if label and label.strip() and geo.valid:
-        lb = _label_box(body, geo.start, geo.end, label, props, scale, (start is not None, end is not None), heads)
+        lb = _label_box(body, geo.start, geo.end, label, props, scale, (start is not None, end is not None), heads,
+                        gaps)
         box = (min(box[0], lb[0]), min(box[1], lb[1]), max(box[2], lb[2]), max(box[3], lb[3]))
         verts += ((lb[0], lb[1]), (lb[2], lb[1]), (lb[2], lb[3]), (lb[0], lb[3]))
     return ArrowGeometry(geo.kind, geo.start, geo.end, geo.start_handle, geo.end_handle, box, geo.valid,
