@@ -15,7 +15,6 @@ never sent.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -25,11 +24,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 from spatialobs._errors import InvalidInputError
 from spatialobs.distributed.graph import GraphLog, Stats
 from spatialobs.distributed.shard import Added, IndexShard, features_bytes, shard_of
-from spatialobs.screen.actions import Action, candidate_actions, signature
-from spatialobs.screen.explore import Episode, Step, episode_metrics
+from spatialobs.screen.actions import Action
+from spatialobs.screen.explore import Episode, Position, Walk, episode_metrics, features_digest, take_step
 from spatialobs.screen.features import Features, featurize
+from spatialobs.screen.graph import Transition
 from spatialobs.screen.model import Screen
-from spatialobs.screen.select import make_selector, prior_weights, resolve_prior
+from spatialobs.screen.select import make_selector
 
 __all__ = ["Explorer", "LocalLinks", "StatsView"]
 
@@ -78,16 +78,6 @@ class LocalLinks:
         self.waits += 1
         added: Optional[Added] = None if shard is None else self.shards[shard].add_batch([raw or b""])[0]
         return self.graph.record(key, source, sig, label, added, raw, capture)
-
-
-def _digest(f: Features) -> str:
-    # The same digest as the single-process loop's Step.digest.
-    h = hashlib.blake2b(digest_size=8)
-    h.update(f.control_atoms.astype("<u8").tobytes())
-    h.update(b"|")
-    h.update(f.text_atoms.astype("<u8").tobytes())
-    h.update(repr(f.meta.key()).encode())
-    return h.hexdigest()
 
 
 class Explorer:
@@ -143,20 +133,48 @@ class Explorer:
         self._log = open(Path(log), "a", encoding="utf-8") if log is not None else None
         self.steps_done = 0
         self.busy_seconds = 0.0
+        self._shard_of: Dict[Tuple[Optional[str], ...], int] = {}
 
-    def _write(self, rec: Dict[str, Any]) -> None:
+    def _write(self, rec: Dict[str, Any], flush: bool) -> None:
         if self._log is not None:
             self._log.write(json.dumps(rec) + "\n")
-            self._log.flush()
+            if flush:
+                self._log.flush()
 
     def _features(self, screen: Screen) -> Tuple[Features, int, bytes]:
         f = featurize(screen, self.grid, mask_volatile=self.mask_volatile)
-        return f, shard_of(f.meta, self.shards), features_bytes(f)
+        key = f.meta.key()
+        k = self._shard_of.get(key)
+        if k is None:
+            k = self._shard_of[key] = shard_of(key, self.shards)
+        return f, k, features_bytes(f)
 
-    def _observe(self, screen: Screen) -> Tuple[int, Stats, str]:
+    # -- the graph side of a step (spatialobs.screen.explore.StepGraph) ----------------
+
+    def observe(self, screen: Screen) -> Position:
+        """The position of a screen the worker is in (an episode's start, a recovery)."""
         f, k, raw = self._features(screen)
         state, stats = self.links.observe(k, raw)
-        return state, stats, _digest(f)
+        return Position(screen, state, StatsView(stats, self.lambdas), features_digest(f))
+
+    def record(self, source: Position, signature: str, action: Action, screen: Screen, episode: int,
+               step: int) -> Tuple[Transition, Optional[Position]]:
+        """Send one step to the graph (logged as sent before, as acknowledged after); its judgement and position."""
+        key = (self.name, int(episode), int(step))
+        self._write({"key": key, "sent": signature, "source": source.state}, flush=True)
+        reached: Optional[Position] = None
+        if self.app is not None and screen.meta.app is not None and screen.meta.app != self.app:
+            ans, stats = self.links.record(key, source.state, signature, action.label, None, None,
+                                           (str(screen.meta.app), json.dumps(screen.to_dict(), sort_keys=True)))
+        else:
+            f, k, raw = self._features(screen)
+            ans, stats = self.links.record(key, source.state, signature, action.label, k, raw, None)
+            reached = Position(screen, ans["target"], StatsView(stats, self.lambdas), features_digest(f))
+        # Not flushed: a lost acknowledgement only makes the log claim less (the next "sent" flushes it).
+        self._write({"key": key, "acked": ans["seq"], "target": ans["target"]}, flush=False)
+        tr = Transition(ans["source"], ans["signature"], ans["target"], ans["state_novel"], ans["edge_novel"],
+                        ans["reward"], ans["u_source"], ans["u_target"], ans["capture"], ans["seq"])
+        return tr, reached
 
     def starts(self, n: int) -> List[Any]:
         """The driver's first ``n`` replayable starts (``None`` each when it has none)."""
@@ -165,51 +183,34 @@ class Explorer:
 
     def run_episode(self, episode: int, start: Any = None, steps: int = 50, selector: Any = "puct",
                     prior: Any = "heuristic", goal: Optional[str] = None) -> Episode:
-        """One episode of ``steps`` actions from ``start``; every step is acknowledged by the graph."""
-        t0 = time.perf_counter()
+        """One episode of ``steps`` actions from ``start``; every step is acknowledged by the graph.
+
+        The steps are :func:`spatialobs.screen.explore.take_step`, as in the single-process loop.
+        """
+        clock = time.perf_counter
+        t0 = clock()
         env = self.env
         sel = make_selector(selector, seed=episode)
-        resolve_prior(prior)
         goal = goal if goal is not None else str(getattr(env, "goal", "") or "")
-        get_actions: Callable[[Screen], List[Action]] = getattr(env, "actions", None) or candidate_actions
-        recover = getattr(env, "recover", None) or env.reset
+        walk = Walk.of(env, sel, prior, goal, self.grid, app=self.app or "", episode=int(episode))
         screen = env.reset(start) if start is not None else env.reset()
-        s, stats, digest = self._observe(screen)
-        ep = Episode(app=self.app or "", start=start, goal=goal, selector=sel.name, start_state=s)
+        reset_s = clock() - t0
+        if not isinstance(screen, Screen):
+            raise InvalidInputError(f"env.reset() must return a Screen, got {type(screen).__name__}")
+        at = self.observe(screen)
+        ep = Episode(app=self.app or "", start=start, goal=goal, selector=sel.name, start_state=at.state)
+        env_s = 0.0
+        began = clock()
         for t in range(steps):
-            acts = list(get_actions(screen))
-            if not acts:
-                raise InvalidInputError(f"the environment offers no action on its screen at step {t}")
-            sigs = [signature(a, screen, self.grid) for a in acts]
-            seen: Dict[str, int] = {}
-            keep = [i for i, sg in enumerate(sigs) if seen.setdefault(sg, i) == i]
-            acts = [acts[i] for i in keep]
-            sigs = [sigs[i] for i in keep]
-            p = prior_weights(prior, screen, acts, goal)
-            view = StatsView(stats, self.lambdas)
-            scores = sel.scores(view, s, sigs, p)
-            i = sel.select(view, s, sigs, p)
-            nxt = env.step(acts[i])
-            key = (self.name, int(episode), t)
-            self._write({"key": key, "sent": sigs[i], "source": s})
-            if self.app is not None and nxt.meta.app is not None and nxt.meta.app != self.app:
-                ans, stats = self.links.record(key, s, sigs[i], acts[i].label, None, None,
-                                               (str(nxt.meta.app), json.dumps(nxt.to_dict(), sort_keys=True)))
-                self._write({"key": key, "acked": ans["seq"], "target": ans["target"]})
-                nxt = recover()
-                target, stats, next_digest = self._observe(nxt)
-            else:
-                f, k, raw = self._features(nxt)
-                ans, stats = self.links.record(key, s, sigs[i], acts[i].label, k, raw, None)
-                self._write({"key": key, "acked": ans["seq"], "target": ans["target"]})
-                target, next_digest = ans["target"], _digest(f)
-            ep.steps.append(Step(t, s, sigs[i], acts[i], target, ans["state_novel"], ans["edge_novel"],
-                                 ans["reward"], ans["u_source"], ans["u_target"], ans["capture"], float(p[i]),
-                                 float(scores[i]), screen.width, screen.height, digest, None))
-            screen, s, digest = nxt, target, next_digest
+            st, at, spent, fault = take_step(walk, t, at, self)
+            env_s += spent
+            ep.faults += fault
+            ep.steps.append(st)
+        wall = clock() - began
+        ep.timing = {"reset": reset_s, "wall": wall, "env": env_s, "ours": max(wall - env_s, 0.0)}
         ep.metrics = episode_metrics(ep.start_state, ep.steps, self.u0)
         self.steps_done += len(ep.steps)
-        self.busy_seconds += time.perf_counter() - t0
+        self.busy_seconds += clock() - t0
         return ep
 
     def counters(self) -> Dict[str, float]:

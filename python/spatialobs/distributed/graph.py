@@ -24,7 +24,7 @@ from collections import Counter
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError
-from spatialobs.distributed.shard import Added, features_from_bytes
+from spatialobs.distributed.shard import Added, features_parts
 from spatialobs.screen.graph import KAPPA, U0, blend_u, normalized_entropy, step_reward
 from spatialobs.screen.store import CaptureRow, GraphStore, ObservationRow, TransitionRow, open_store
 
@@ -211,11 +211,10 @@ class GraphLog:
                 raise InvalidInputError(f"shard {shard} has observations the graph has not seen and no fetch")
             rows = self.fetch(shard, have, upto)
         for obs, local_state, raw in rows:
-            f = features_from_bytes(raw)
+            # The row takes the encoded atoms as they are: no arrays built and written back.
+            meta, control, text_atoms, text = features_parts(raw)
             state = local_state * self.shards + shard
-            self.store.add_observation(ObservationRow(
-                0, state, f.meta.key(), f.control_atoms.astype("<u8").tobytes(), f.text_atoms.astype("<u8").tobytes(),
-                f.text))
+            self.store.add_observation(ObservationRow(0, state, meta, control, text_atoms, text))
             self._known.add(state)
             self._pulled[shard] = obs + 1
 

@@ -42,19 +42,21 @@ Metrics of an episode of ``T`` steps (:attr:`Episode.metrics`):
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action, candidate_actions, signature
 from spatialobs.screen.drivers.base import DriverFault, fault_screen
-from spatialobs.screen.graph import ScreenGraph
+from spatialobs.screen.graph import ScreenGraph, Transition
 from spatialobs.screen.model import Screen
 from spatialobs.screen.select import SELECTORS, Prior, Selector, make_selector, prior_weights, resolve_prior
 
-__all__ = ["Step", "Episode", "explore", "episode_metrics", "explore_workers", "METRICS"]
+__all__ = ["Step", "Episode", "explore", "episode_metrics", "explore_workers", "METRICS", "Position", "StepGraph",
+           "LocalSteps", "Walk", "choose_action", "take_step", "features_digest"]
 
 #: The keys of :attr:`Episode.metrics`, in report order.
 METRICS = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy",
@@ -150,6 +152,174 @@ def episode_metrics(start_state: int, steps: Sequence[Step], u0: float = 0.5) ->
     }
 
 
+@dataclass
+class Position:
+    """Where a walk is: the screen, its graph state, the selector's view of the graph there, the screen's digest.
+
+    ``view`` is whatever the selector reads (``tries``, ``q``, ``lambdas``): the
+    :class:`~spatialobs.screen.ScreenGraph` itself in one process, a snapshot of one
+    state's statistics in a distributed worker.
+    """
+
+    screen: Screen
+    state: int
+    view: Any
+    digest: str
+
+
+class StepGraph(Protocol):
+    """The graph side of a step: where a screen is, and what taking an action that produced a screen was worth."""
+
+    def observe(self, screen: Screen) -> Position:
+        """The position of a screen the agent is in (an episode's start, a recovery)."""
+        ...
+
+    def record(self, source: Position, signature: str, action: Action, screen: Screen, episode: int,
+               step: int) -> Tuple[Transition, Optional[Position]]:
+        """Record one step; the judgement and the position reached (``None`` for a capture)."""
+        ...
+
+
+class LocalSteps:
+    """:class:`StepGraph` over a :class:`~spatialobs.screen.ScreenGraph` in this process.
+
+    Examples
+    --------
+    >>> from spatialobs.screen import sim
+    >>> env = sim.make_app("notepad")
+    >>> steps = LocalSteps(ScreenGraph(app="notepad"))
+    >>> at = steps.observe(env.reset())
+    >>> at.state, len(at.digest)
+    (0, 16)
+    """
+
+    def __init__(self, graph: ScreenGraph) -> None:
+        self.graph = graph
+
+    def observe(self, screen: Screen) -> Position:
+        state = self.graph.observe(screen)
+        return Position(screen, state, self.graph, features_digest(self.graph.last_features))
+
+    def record(self, source: Position, signature: str, action: Action, screen: Screen, episode: int,
+               step: int) -> Tuple[Transition, Optional[Position]]:
+        tr = self.graph.record(source.state, signature, screen, label=action.label, episode=episode, step=step)
+        if tr.capture is not None:
+            return tr, None
+        return tr, Position(screen, tr.target, self.graph, features_digest(self.graph.last_features))
+
+
+@dataclass
+class Walk:
+    """What stays fixed over an episode's steps: the environment and how it is read, the selector, prior and goal.
+
+    Build one with :meth:`of`; :func:`take_step` takes one step of it.
+    """
+
+    env: Any
+    actions: Callable[[Screen], List[Action]]
+    recover: Callable[[], Screen]
+    selector: Selector
+    prior: Prior
+    goal: str
+    grid: int = 30
+    app: str = ""
+    episode: int = 0
+    keep_screens: bool = False
+
+    @classmethod
+    def of(cls, env: Any, selector: Selector, prior: Union[str, Prior], goal: str, grid: int = 30, *,
+           app: str = "", episode: int = 0, keep_screens: bool = False) -> "Walk":
+        """The walk of ``env``: its ``actions`` (default :func:`candidate_actions`) and ``recover`` (default
+        ``reset``), the prior resolved once.
+
+        Examples
+        --------
+        >>> from spatialobs.screen import sim
+        >>> from spatialobs.screen.select import PUCT
+        >>> w = Walk.of(sim.make_app("notepad"), PUCT(), "heuristic", "")
+        >>> w.prior.__name__, w.grid
+        ('heuristic_prior', 30)
+        """
+        return cls(env, getattr(env, "actions", None) or candidate_actions, getattr(env, "recover", None) or env.reset,
+                   selector, resolve_prior(prior), goal, grid, app, episode, keep_screens)
+
+
+def choose_action(walk: Walk, screen: Screen, state: int, view: Any, t: int = 0
+                  ) -> Tuple[List[Action], List[str], Any, List[float], int]:
+    """The executable actions of ``screen`` (one per signature), their signatures, prior and scores, and the choice.
+
+    Two actions with one signature are one arm: the first is kept.
+
+    Examples
+    --------
+    >>> from spatialobs.screen import sim
+    >>> from spatialobs.screen.select import PUCT
+    >>> env = sim.make_app("notepad")
+    >>> g = ScreenGraph(app="notepad")
+    >>> scr = env.reset()
+    >>> acts, sigs, p, scores, i = choose_action(Walk.of(env, PUCT(), "uniform", ""), scr, g.observe(scr), g)
+    >>> len(acts) == len(sigs) == len(p) == len(scores), 0 <= i < len(acts)
+    (True, True)
+    """
+    acts = list(walk.actions(screen))
+    if not acts:
+        raise InvalidInputError(f"the environment offers no action on its screen at step {t}")
+    sigs = [signature(a, screen, walk.grid) for a in acts]
+    seen: Dict[str, int] = {}
+    keep = [i for i, sg in enumerate(sigs) if seen.setdefault(sg, i) == i]
+    if len(keep) < len(acts):
+        acts = [acts[i] for i in keep]
+        sigs = [sigs[i] for i in keep]
+    p = prior_weights(walk.prior, screen, acts, walk.goal)
+    scores = walk.selector.scores(view, state, sigs, p)
+    i = walk.selector.select(view, state, sigs, p)
+    return acts, sigs, p, scores, i
+
+
+def take_step(walk: Walk, t: int, at: Position, graph: StepGraph) -> Tuple[Step, Position, float, bool]:
+    """Choose an action at ``at``, take it, record it; ``(step, position reached, seconds in the env, faulted)``.
+
+    A :class:`~spatialobs.screen.drivers.DriverFault` becomes a failed transition
+    (a capture of ``"fault:<kind>"``); after a capture the environment is
+    recovered and the recovered screen observed. Both :func:`explore` and the
+    distributed worker (:class:`spatialobs.distributed.Explorer`) step through here.
+
+    Examples
+    --------
+    >>> from spatialobs.screen import sim
+    >>> from spatialobs.screen.select import PUCT
+    >>> env = sim.make_app("notepad")
+    >>> steps = LocalSteps(ScreenGraph(app="notepad"))
+    >>> walk = Walk.of(env, PUCT(), "heuristic", "", app="notepad")
+    >>> st, at, spent, fault = take_step(walk, 0, steps.observe(env.reset()), steps)
+    >>> st.source, st.state_novel, at.state == st.target, fault
+    (0, True, True, False)
+    """
+    clock = time.perf_counter
+    screen = at.screen
+    acts, sigs, p, scores, i = choose_action(walk, screen, at.state, at.view, t)
+    t0 = clock()
+    fault = False
+    try:
+        nxt = walk.env.step(acts[i])
+    except DriverFault as exc:
+        fault = True
+        nxt = fault_screen(walk.app, exc)
+    spent = clock() - t0
+    _check_screen(nxt, "step()")
+    tr, reached = graph.record(at, sigs[i], acts[i], nxt, walk.episode, t)
+    if reached is None:
+        t0 = clock()
+        back = walk.recover()
+        spent += clock() - t0
+        _check_screen(back, "recover()")
+        reached = graph.observe(back)
+    st = Step(t, at.state, sigs[i], acts[i], reached.state, tr.state_novel, tr.edge_novel, tr.reward, tr.u_source,
+              tr.u_target, tr.capture, float(p[i]), float(scores[i]), screen.width, screen.height, at.digest,
+              screen if walk.keep_screens else None)
+    return st, reached, spent, fault
+
+
 def explore(
     env: Any,
     steps: int = 50,
@@ -214,8 +384,8 @@ def explore(
         graph = ScreenGraph(app=app)
     elif not isinstance(graph, ScreenGraph):
         raise InvalidInputError(f"graph must be a ScreenGraph, got {type(graph).__name__}")
-    get_actions: Callable[[Screen], List[Action]] = getattr(env, "actions", None) or candidate_actions
-    recover = getattr(env, "recover", None) or env.reset
+    walk = Walk.of(env, sel, prior, goal, grid, app=app or "", episode=episode, keep_screens=keep_screens)
+    steps_graph = LocalSteps(graph)
 
     clock = time.perf_counter
     env_s = 0.0
@@ -223,49 +393,16 @@ def explore(
     screen = env.reset(start) if start is not None else env.reset()
     reset_s = clock() - t0
     _check_screen(screen, "reset()")
-    s = graph.observe(screen)
-    digest = _digest(graph.last_features)
-    ep = Episode(app=app or "", start=start, goal=goal, selector=sel.name, start_state=s)
+    at = steps_graph.observe(screen)
+    ep = Episode(app=app or "", start=start, goal=goal, selector=sel.name, start_state=at.state)
     began = clock()
     for t in range(steps):
-        acts = list(get_actions(screen))
-        if not acts:
-            raise InvalidInputError(f"the environment offers no action on its screen at step {t}")
-        sigs = [signature(a, screen, grid) for a in acts]
-        # Two actions with one signature are one arm: keep the first.
-        seen: Dict[str, int] = {}
-        keep = [i for i, sg in enumerate(sigs) if seen.setdefault(sg, i) == i]
-        acts = [acts[i] for i in keep]
-        sigs = [sigs[i] for i in keep]
-        p = prior_weights(prior, screen, acts, goal)
-        scores = sel.scores(graph, s, sigs, p)
-        i = sel.select(graph, s, sigs, p)
-        t0 = clock()
-        try:
-            nxt = env.step(acts[i])
-            fault = None
-        except DriverFault as exc:
-            fault = exc
-            nxt = fault_screen(app or "", exc)
-            ep.faults += 1
-        env_s += clock() - t0
-        _check_screen(nxt, "step()")
-        tr = graph.record(s, sigs[i], nxt, label=acts[i].label, episode=episode, step=t)
-        target = tr.target
-        if tr.capture is not None:
-            t0 = clock()
-            nxt = recover()
-            env_s += clock() - t0
-            _check_screen(nxt, "recover()")
-            target = graph.observe(nxt)
-        next_digest = _digest(graph.last_features)
-        st = Step(t, s, sigs[i], acts[i], target, tr.state_novel, tr.edge_novel, tr.reward, tr.u_source,
-                  tr.u_target, tr.capture, float(p[i]), float(scores[i]), screen.width, screen.height,
-                  digest, screen if keep_screens else None)
+        st, at, spent, fault = take_step(walk, t, at, steps_graph)
+        env_s += spent
+        ep.faults += fault
         ep.steps.append(st)
         if on_step is not None:
             on_step(st)
-        screen, s, digest = nxt, target, next_digest
     wall = clock() - began
     ep.timing = {"reset": reset_s, "wall": wall, "env": env_s, "ours": max(wall - env_s, 0.0)}
     ep.metrics = episode_metrics(ep.start_state, ep.steps, graph.u0)
@@ -274,9 +411,16 @@ def explore(
     return ep
 
 
-def _digest(f: Any) -> str:
-    import hashlib
+def features_digest(f: Any) -> str:
+    """A screen's exact identity across graphs: a hash of its atom sets and metadata (:attr:`Step.digest`).
 
+    Examples
+    --------
+    >>> from spatialobs.screen import Element, Screen, featurize
+    >>> f = featurize(Screen([Element((0, 0, 9, 9), "Button", "OK")], 10, 10))
+    >>> len(features_digest(f)), features_digest(f) == features_digest(featurize(Screen([], 10, 10)))
+    (16, False)
+    """
     h = hashlib.blake2b(digest_size=8)
     h.update(f.control_atoms.astype("<u8").tobytes())
     h.update(b"|")
