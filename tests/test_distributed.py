@@ -231,3 +231,24 @@ def test_the_commands_on_ray(ray_rt, tmp_path, capsys):
     assert "  w0: 5 steps" in out and "  w1: 5 steps" in out and "total: 10 steps" in out
     with ScreenGraph(store) as g:
         assert g.num_transitions + len(g.captures()) == 10
+
+
+@needs_ray
+def test_explore_on_ray_drives_a_real_application(ray_rt, tmp_path, capsys):
+    """``explore --ray`` builds each worker's driver with make_driver: one worker explores Mousepad."""
+    from spatialobs.cli import main
+    from spatialobs.screen.drivers.atspi import unavailable_reason
+    from tests._drivers import require
+
+    require(unavailable_reason("mousepad"))
+    store = tmp_path / "mousepad.sqlite"
+    assert main(["explore", "--app", "mousepad", "--ray", "--workers", "1", "--starts", "1", "--steps", "4",
+                 "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "  w0: 4 steps" in out and "total: 4 steps" in out
+    with ScreenGraph(store) as g:
+        assert g.app == "mousepad"
+        assert g.num_transitions + len(g.captures()) == 4 and g.num_states >= 1 and g.divergences == 0
+        # the states are Mousepad's accessibility tree: its menu bar is in the store's observations
+        texts = " ".join(o.text for o in g.store.observations(0))
+        assert "file" in texts and "edit" in texts

@@ -629,6 +629,8 @@ def _explore(args: argparse.Namespace) -> int:
 
 
 def _explore_ray(args: argparse.Namespace) -> int:
+    from functools import partial
+
     import numpy as np
 
     from spatialobs.distributed.runtime import explore_ray
@@ -637,11 +639,21 @@ def _explore_ray(args: argparse.Namespace) -> int:
         raise CommandError("--compare, --traces and --curve are not available with --ray")
     if args.workers < 1 or args.shards < 1:
         raise CommandError("--workers and --shards must be at least 1")
+    from spatialobs.screen.drivers import SIM_APPS, make_driver
+
+    if args.app not in SIM_APPS + ("mousepad", "pcmanfm", "localc") and not args.app.startswith("web:"):
+        raise CommandError(f"--app must be one of notepad, explorer, calc, mousepad, pcmanfm, localc or web:URL, "
+                           f"got {args.app!r}")
+    # Each worker builds its own driver (a simulator or a real application) from this.
+    make_env = partial(make_driver, args.app, seed=args.seed)
+    probe = make_env()  # nothing is launched before reset(): only its name, which the graph records
+    app = probe.app
+    probe.close()
     print(f"exploring {args.app} (seed {args.seed}) on Ray: {args.starts} start(s) x {args.steps} actions, "
           f"prior {args.prior}, {args.workers} worker(s), {args.shards} index shard(s)")
-    run = explore_ray(args.app, starts=args.starts, steps=args.steps, workers=args.workers, shards=args.shards,
+    run = explore_ray(app, starts=args.starts, steps=args.steps, workers=args.workers, shards=args.shards,
                       seed=args.seed, selector=args.selector, prior=args.prior, store=args.store,
-                      address=args.ray or None)
+                      address=args.ray or None, make_env=make_env)
     keys = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy", "net_du")
     print(f"{'selector':<10}  " + "  ".join(f"{k:>{max(12, len(k))}}" for k in keys))
     mean = np.mean([[float(ep.metrics[k]) for k in keys] for ep in run.episodes], axis=0)
