@@ -23,6 +23,8 @@ Examples
 
 from __future__ import annotations
 
-from spatialobs.serve.service import TOOLS, Limits, Service, ServiceError, ToolSpec, reference_reply
+from spatialobs.serve.service import (TOOLS, Limits, Service, ServiceError, ToolSpec, action_from_json, action_json,
+                                      reference_reply)
 
-__all__ = ["Service", "ServiceError", "Limits", "ToolSpec", "TOOLS", "reference_reply"]
+__all__ = ["Service", "ServiceError", "Limits", "ToolSpec", "TOOLS", "reference_reply", "action_json",
+           "action_from_json"]

@@ -128,9 +128,11 @@ _VIEW = {"type": ["object", "array"], "description": "viewport in page units: {x
                                                       "default: the document's (a scenario's, else its saved camera)"}
 _ORIGIN = {"type": "array", "description": "action frame [x, y]: action coordinates = page - origin; "
                                            "default: the document's"}
-_SCREEN = {"type": ["object", "array"], "description": "a screen: generic element JSON {width, height, elements: "
-                                                      "[{bounds, role, text?, editable?, clickable?}]}, a Rico view "
-                                                      "hierarchy or a DroidBot state"}
+_SCREEN = {"type": ["object", "array"], "description": "a screen: generic element JSON {width, height, meta?: "
+                                                      "{display_mode?, text_size?, app?}, elements: [{bounds, role, "
+                                                      "text?, editable?, clickable?, id?}]} (what a driver's "
+                                                      "accessibility-tree screen serializes to: Screen.to_dict()), a "
+                                                      "Rico view hierarchy or a DroidBot state"}
 
 TOOLS: Tuple[ToolSpec, ...] = (
     ToolSpec("open_document", "Open a canvas document (tldraw .tldr, Excalidraw or native JSON; format detected) from a "
@@ -200,8 +202,11 @@ TOOLS: Tuple[ToolSpec, ...] = (
     ToolSpec("screen_stats", "Statistics of a screen index and its state graph.", _schema({"index": _IDX}, ["index"]),
              "screen", "screen_stats"),
     ToolSpec("screen_choose", "Choose the next action on a screen with the one-step PUCT selector over the index's "
-             "shared state graph. actions: [{op: click|type|key, element?: index, value?}] (default: every "
-             "clickable and editable element).",
+             "shared state graph, as the exploration loop does (actions with one signature are one arm). actions: "
+             "the executable actions, [{op: click|type|key, element?: index into the screen's elements, value?}] "
+             "(a driver's actions as they are; default: clicks and typing on the clickable and editable elements). "
+             "Returns the choice (an index into actions), its signature (pass it to screen_add as action with the "
+             "resulting screen and from_state) and the score of each action.",
              _schema({"index": _IDX, "screen": _SCREEN, "meta": {"type": "object"}, "actions": {"type": "array"},
                       "goal": {"type": "string"}, "prior": {"type": "string", "enum": ["uniform", "heuristic"]},
                       "c_p": {"type": "number"}}, ["index", "screen"]), "screen", "screen_choose"),
@@ -306,6 +311,66 @@ def check_args(spec: ToolSpec, args: Any) -> Dict[str, Any]:
             raise ServiceError("bad_request", f"{spec.name}: argument {name!r} must be one of {p['enum']}, got {v!r}")
         out[name] = v
     return out
+
+
+def action_json(action: Any) -> Dict[str, Any]:
+    """An executable action as ``screen_choose`` takes it: ``{"op", "element"?, "value"?}``.
+
+    ``element`` is the action's target's index in its screen's element list (what
+    every driver's :meth:`~spatialobs.screen.drivers.Driver.actions` sets), so the
+    actions a driver offers go to the service as they are and the choice maps back.
+
+    Examples
+    --------
+    >>> from spatialobs.screen.drivers import make_driver
+    >>> d = make_driver("notepad")
+    >>> scr = d.reset()
+    >>> [action_json(a) for a in d.actions(scr)][-1]
+    {'op': 'key', 'value': 'escape'}
+    """
+    out: Dict[str, Any] = {"op": action.op}
+    if action.target is not None:
+        if action.index is None:
+            raise ServiceError("bad_request", f"the action {action.label!r} has no element index")
+        out["element"] = int(action.index)
+    if action.value is not None:
+        out["value"] = action.value
+    return out
+
+
+def action_from_json(data: Any, screen: Any, *, where: str = "action") -> Any:
+    """The :class:`~spatialobs.screen.actions.Action` of :func:`action_json`'s form on ``screen``.
+
+    Examples
+    --------
+    >>> from spatialobs.screen import Element, Screen
+    >>> scr = Screen([Element((0, 0, 10, 10), "button", "OK", clickable=True)], 100, 100)
+    >>> action_from_json({"op": "click", "element": 0}, scr).label
+    'click ok'
+    """
+    from spatialobs.screen.actions import OPERATIONS, Action
+
+    if not isinstance(data, Mapping):
+        raise ServiceError("bad_request", f"{where} must be an object {{op, element?, value?}}")
+    op, el, value = data.get("op"), data.get("element"), data.get("value")
+    if op not in OPERATIONS:
+        raise ServiceError("bad_request", f"{where}: op must be one of {', '.join(OPERATIONS)}, got {op!r}")
+    target = None
+    if el is not None:
+        if isinstance(el, bool) or not isinstance(el, int) or not 0 <= el < len(screen.elements):
+            raise ServiceError("bad_request", f"{where}: element must be an index 0..{len(screen.elements) - 1}, "
+                                              f"got {el!r}")
+        target = screen.elements[el]
+    if value is not None and not isinstance(value, str):
+        raise ServiceError("bad_request", f"{where}: value must be a string, got {type(value).__name__}")
+    try:
+        return Action(op, target, value, el)
+    except SpatialObsError as exc:
+        raise ServiceError("bad_request", f"{where}: {exc}") from None
+
+
+def _no_recover() -> Any:
+    raise ServiceError("bad_request", "the service does not act")
 
 
 @dataclass
@@ -795,8 +860,9 @@ class Service:
                          actions: Optional[List[Any]] = None, goal: str = "", prior: str = "uniform",
                          c_p: float = 1.0) -> Dict[str, Any]:
         from spatialobs.screen import PUCT
-        from spatialobs.screen.actions import Action, candidate_actions, signature
-        from spatialobs.screen.select import prior_weights
+        from spatialobs.screen.actions import candidate_actions, signature
+        from spatialobs.screen.explore import Walk, choose_action
+        from spatialobs.screen.select import resolve_prior
 
         scr = self._screen(screen, meta)
         if actions is None:
@@ -804,18 +870,7 @@ class Service:
         else:
             if len(actions) > self.limits.max_ops:
                 raise ServiceError("too_large", f"screen_choose: {len(actions)} actions; the limit is {self.limits.max_ops}")
-            acts = []
-            for i, a in enumerate(actions):
-                if not isinstance(a, Mapping):
-                    raise ServiceError("bad_request", f"screen_choose: action {i} must be an object")
-                el = a.get("element")
-                target = None
-                if el is not None:
-                    if isinstance(el, bool) or not isinstance(el, int) or not 0 <= el < len(scr.elements):
-                        raise ServiceError("bad_request", f"screen_choose: action {i}: element must be an index "
-                                                          f"0..{len(scr.elements) - 1}, got {el!r}")
-                    target = scr.elements[el]
-                acts.append(Action(str(a.get("op")), target, a.get("value"), el))
+            acts = [action_from_json(a, scr, where=f"screen_choose: action {i}") for i, a in enumerate(actions)]
         if not acts:
             raise ServiceError("bad_request", "screen_choose: the screen has no executable actions")
         ix = self._index(index)
@@ -824,13 +879,15 @@ class Service:
                 raise ServiceError("bad_request", f"index {index!r} was loaded from a file and has no graph")
             g = ix.graph
             state = g.observe(scr)
-            sigs = [signature(a, scr) for a in acts]
-            w = prior_weights(prior, scr, acts, goal)
-            sel = PUCT(c_p)
-            scores = sel.scores(g, state, sigs, w)
-            k = sel.select(g, state, sigs, w)
-        return {"index": index, "state": state, "choice": k, "signature": sigs[k], "label": acts[k].label,
-                "scores": [float(s) for s in scores]}
+            # The exploration loop's own choice (spatialobs.screen.explore.choose_action): actions with one
+            # signature are one arm, the first of them kept.
+            walk = Walk(None, lambda _s: acts, _no_recover, PUCT(c_p), resolve_prior(prior), goal)
+            arms, sigs, _, scores, k = choose_action(walk, scr, state, g)
+        every = [signature(a, scr) for a in acts]
+        arm_score = dict(zip(sigs, scores))
+        choice = every.index(sigs[k])
+        return {"index": index, "state": state, "choice": choice, "action": action_json(acts[choice]),
+                "signature": sigs[k], "label": arms[k].label, "scores": [float(arm_score[sg]) for sg in every]}
 
     def _t_screen_save(self, index: str, path: str) -> Dict[str, Any]:
         full = self.resolve_path(path, must_exist=False)
