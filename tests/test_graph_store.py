@@ -140,5 +140,5 @@ def test_workers_share_one_graph_consistent_with_their_logs(tmp_path):
 def test_explore_workers_bad_input(tmp_path):
     with pytest.raises(InvalidInputError, match="workers"):
         explore_workers(tmp_path / "g.sqlite", "notepad", workers=0)
-    with pytest.raises(InvalidInputError, match="'random'"):
-        explore_workers(tmp_path / "g.sqlite", "notepad", selector="random")
+    with pytest.raises(InvalidInputError, match="'softmax'"):
+        explore_workers(tmp_path / "g.sqlite", "notepad", selector="softmax")
