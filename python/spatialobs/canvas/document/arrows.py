@@ -627,6 +627,16 @@ def _draw_points(props: Mapping[str, Any]) -> List[Pt]:
     return out
 
 
+def _is_dot(props: Mapping[str, Any]) -> bool:
+    """A one-segment draw stroke smaller than twice its width, which tldraw draws as a circle."""
+    segs = props.get("segments")
+    if not isinstance(segs, list) or len(segs) != 1:
+        return False
+    dp = _draw_points(props)
+    sw = (STROKE_SIZES.get(str(props.get("size", "m")), 3.5) + 1) * _num(props.get("scale"), 1.0)
+    return not dp or (_bbox(dp)[2] - _bbox(dp)[0] < sw * 2 and _bbox(dp)[3] - _bbox(dp)[1] < sw * 2)
+
+
 def _spline(pts: List[Pt]) -> List[Pt]:
     p = _Path(*pts[0])
     n = len(pts)
@@ -679,10 +689,15 @@ def target_outline(node_type: str, props: Mapping[str, Any], w: float, h: float,
         pts = [(-pad, 0.0), (w + pad, 0.0), (w + pad, h), (-pad, h)]
         return Outline(pts, True, (0.0, 0.0, w, h), half)  # anchors still refer to the text's own box
     if node_type in ("draw", "highlight"):
-        dp = _draw_points(props)
-        if len(dp) >= 2:
-            closed = bool(props.get("isClosed")) and len(dp) > 2
-            return Outline(dp, closed, _bbox(dp), half)
+        # tldraw's stroke geometry: a draw shape's smoothed points (a circle for a dot), a
+        # highlight's filled outline
+        from spatialobs.canvas.document.freehand import freehand_vertices
+
+        v = freehand_vertices(node_type, props)
+        if v is not None and len(v) >= 2:
+            fp = [(float(x), float(y)) for x, y in v.tolist()]
+            closed = node_type == "highlight" or (bool(props.get("isClosed")) and len(fp) > 2) or _is_dot(props)
+            return Outline(fp, closed, _bbox(fp), half)
     if node_type == "line":
         lp = _line_points(props)
         if len(lp) >= 2:
