@@ -286,3 +286,12 @@ def test_a_megabyte_text_is_refused_by_the_write_path_not_measured_for_minutes()
                                      "more than 20000 (CanvasLimits.max_text_chars)")
     long_text = load(_excalidraw(type="text", text="z" * 50_000))  # an importer keeps what it reads
     assert len(long_text.node("a").text) == 50_000
+
+
+def test_an_arc_of_any_size_is_sampled_with_bounded_memory():
+    # a mutated arrow asked for an arc sampled once per 20 units over a huge radius: MemoryError
+    from spatialobs.canvas.document.arrows import MAX_ARC_SPANS, arc_vertices
+
+    pts = arc_vertices((0.0, 0.0), (1e300, 0.0), (-1e300, 0.0), 1, 1)
+    assert len(pts) == MAX_ARC_SPANS + 1
+    assert len(arc_vertices((0.0, 0.0), (10.0, 0.0), (-10.0, 0.0), 1, 1)) == 9

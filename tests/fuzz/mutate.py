@@ -134,9 +134,11 @@ def _rebuild(doc: Any, path: Path, fn: Any) -> Any:
     return new
 
 
-def mutate(doc: Any, rng: random.Random, all_paths: Optional[Sequence[Path]] = None, rounds: int = 0) -> Any:
-    """One to three structural mutations of ``doc`` (which is not modified)."""
+def mutate(doc: Any, rng: random.Random, all_paths: Optional[Sequence[Path]] = None, rounds: int = 0,
+           keys: Optional[Sequence[str]] = None) -> Any:
+    """One to three structural mutations of ``doc`` (which is not modified); ``keys``: names to rename keys to."""
     all_paths = all_paths if all_paths is not None else paths(doc)
+    keys = keys if keys is not None else KEYS
     for _ in range(rounds or rng.choice((1, 1, 1, 2, 3))):
         for _attempt in range(5):
             path = rng.choice(all_paths)
@@ -160,7 +162,7 @@ def mutate(doc: Any, rng: random.Random, all_paths: Optional[Sequence[Path]] = N
                 value = get(doc, other)
                 doc = _rebuild(doc, path, lambda c: _set(c, key, value))
         elif r < 0.9:
-            new_key = rng.choice(KEYS)
+            new_key = rng.choice(keys)
             doc = _rebuild(doc, path, lambda c: _rename(c, key, new_key))
         else:
             old = get(doc, path)

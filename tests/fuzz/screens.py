@@ -51,7 +51,20 @@ class Figures:
                 "seconds": round(self.seconds, 1)}
 
 
-def worker(seed: int, numbers: List[int], memory_mb: int = 0) -> None:
+def _target(name: str) -> Any:
+    """The target module ``tests.fuzz.<name>``: ``targets`` (screens, index files) or ``canvas_targets``."""
+    import importlib
+
+    if name not in TARGETS:
+        raise ValueError(f"unknown fuzz target {name!r} (known: {', '.join(TARGETS)})")
+    return importlib.import_module(f"tests.fuzz.{name}")
+
+
+#: Target modules the runner knows.
+TARGETS = ("targets", "canvas_targets")
+
+
+def worker(seed: int, numbers: List[int], memory_mb: int = 0, target: str = "targets") -> None:
     """Run the given inputs in this process, announcing each on stdout.
 
     With ``memory_mb``, the address space is capped, so an input that allocates
@@ -65,10 +78,10 @@ def worker(seed: int, numbers: List[int], memory_mb: int = 0) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         except (ImportError, ValueError, OSError):
             pass
-    from tests.fuzz import targets
-
+    targets = _target(target)
     targets.seeds()
-    targets.index_bytes()
+    if hasattr(targets, "index_bytes"):
+        targets.index_bytes()
     # Planted failures, for testing the harness itself: "escape:3,crash:5,hang:7".
     planted = dict(reversed(p.split(":")) for p in os.environ.get("SPATIALOBS_FUZZ_PLANT", "").split(",") if p)
     out = sys.stdout
@@ -95,19 +108,19 @@ def worker(seed: int, numbers: List[int], memory_mb: int = 0) -> None:
         out.flush()
 
 
-def _spawn(seed: int, numbers: List[int], numbers_file: str, memory_mb: int) -> subprocess.Popen:
+def _spawn(seed: int, numbers: List[int], numbers_file: str, memory_mb: int, target: str = "targets") -> subprocess.Popen:
     with open(numbers_file, "w") as f:
         f.write(" ".join(map(str, numbers)))
     env = dict(os.environ, PYTHONHASHSEED="0")
     return subprocess.Popen(
         [sys.executable, "-m", "tests.fuzz.screens", "--worker", "--seed", str(seed), "--numbers", numbers_file,
-         "--memory-mb", str(memory_mb)],
+         "--memory-mb", str(memory_mb), "--target", target],
         cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, env=env)
 
 
 def run(iterations: int, seed: int = 1, jobs: int = 1, timeout: float = 10.0, progress: bool = False,
-        memory_mb: int = 4096) -> Figures:
-    """Fuzz inputs 0 .. iterations-1 of run ``seed`` in ``jobs`` workers; return the figures."""
+        memory_mb: int = 4096, target: str = "targets") -> Figures:
+    """Fuzz inputs 0 .. iterations-1 of run ``seed`` of ``target`` in ``jobs`` workers; return the figures."""
     figures = Figures()
     start = time.monotonic()
     sel = selectors.DefaultSelector()
@@ -118,7 +131,7 @@ def run(iterations: int, seed: int = 1, jobs: int = 1, timeout: float = 10.0, pr
     def start_worker(j: int) -> None:
         if not pending[j]:
             return
-        proc = _spawn(seed, pending[j], os.path.join(tmp, f"numbers{j}.txt"), memory_mb)
+        proc = _spawn(seed, pending[j], os.path.join(tmp, f"numbers{j}.txt"), memory_mb, target)
         state[j] = {"proc": proc, "current": None, "since": time.monotonic(), "buffer": b""}
         sel.register(proc.stdout, selectors.EVENT_READ, j)  # type: ignore[arg-type]
 
@@ -186,9 +199,9 @@ def run(iterations: int, seed: int = 1, jobs: int = 1, timeout: float = 10.0, pr
     return figures
 
 
-def failing(kind: str, payload: Any, sig: str) -> bool:
+def failing(kind: str, payload: Any, sig: str, target: str = "targets") -> bool:
     """Whether the input still escapes with signature ``sig`` (in this process)."""
-    from tests.fuzz import targets
+    targets = _target(target)
 
     with tempfile.TemporaryDirectory() as d:
         try:
@@ -198,13 +211,28 @@ def failing(kind: str, payload: Any, sig: str) -> bool:
     return False
 
 
-def minimize(kind: str, payload: Any, sig: str, budget: int = 3000) -> Any:
-    """Greedy reduction of a screen document (keys, list items, hoisting) that keeps the escape."""
-    if kind != "screen":
+def minimize(kind: str, payload: Any, sig: str, budget: int = 3000, target: str = "targets") -> Any:
+    """Greedy reduction of a screen or canvas document or op reply (keys, list items, hoisting) that keeps the escape."""
+    if kind not in ("screen", "canvas", "ops"):
         return payload
     from tests.fuzz import mutate
 
     tries = 0
+    # halving first: a real canvas holds lists of thousands of records, one deletion per try is too slow
+    for path in sorted(mutate.paths(payload, limit=5000), key=len):
+        while tries < budget and mutate._valid(payload, path):
+            value = mutate.get(payload, path)
+            if not isinstance(value, list) or len(value) < 2 or not path:
+                break
+            half = len(value) // 2
+            for part in (value[:half], value[half:]):
+                cand = mutate._rebuild(payload, path, lambda c, v=part: mutate._set(c, path[-1], v))
+                tries += 1
+                if failing(kind, cand, sig, target):
+                    payload = cand
+                    break
+            else:
+                break
     changed = True
     while changed and tries < budget:
         changed = False
@@ -224,7 +252,7 @@ def minimize(kind: str, payload: Any, sig: str, budget: int = 3000) -> Any:
                     break
             for cand in candidates:
                 tries += 1
-                if failing(kind, cand, sig):
+                if failing(kind, cand, sig, target):
                     payload, changed = cand, True
                     break
             if changed or tries >= budget:
@@ -242,24 +270,25 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--minimize", action="store_true")
     ap.add_argument("--memory-mb", type=int, default=4096)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--target", default="targets", choices=TARGETS,
+                    help="targets: screens and index files (default); canvas_targets: canvases and op replies")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--numbers", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
         with open(args.numbers) as f:
-            worker(args.seed, [int(x) for x in f.read().split()], args.memory_mb)
+            worker(args.seed, [int(x) for x in f.read().split()], args.memory_mb, args.target)
         return 0
     import signal
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: _STOP.append(True))
     figures = run(args.iterations, args.seed, max(1, args.jobs), args.timeout, progress=not args.json,
-                  memory_mb=args.memory_mb)
+                  memory_mb=args.memory_mb, target=args.target)
     if _STOP:
         print(f"stopped early after {figures.inputs} of {args.iterations} inputs", file=sys.stderr)
     if args.keep:
-        from tests.fuzz import targets
-
+        targets = _target(args.target)
         findings = [(sig.replace("@", "-").replace(":", "-").replace(".py", ""), sig, nums[0])
                     for sig, nums in figures.escapes.items()]
         findings += [(f"crash-{i}", None, i) for i, _ in figures.crashes]
@@ -267,7 +296,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for stem, sig, number in findings:
             kind, payload = targets.make_input(args.seed, number)
             if sig and args.minimize:
-                payload = minimize(kind, payload, sig)
+                payload = minimize(kind, payload, sig, target=args.target)
             path = targets.save_case(args.keep, f"{stem}-s{args.seed}-{number}", kind, payload)
             print(f"kept {path}", file=sys.stderr)
     d = figures.as_dict()
