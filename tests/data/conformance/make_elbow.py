@@ -5,7 +5,7 @@ them: the end target in every position around the start target (left, right,
 above, below, the diagonals, close, touching, overlapping and nested), bound
 imprecisely, with precise anchors on every side, with seeded random anchors,
 with ``elbowMidPoint`` moved, labelled, with a free start or both ends free, scaled and
-sized, with rotated targets and a rotated arrow, with arrowheads on and off, to
+sized, snapped to edges, with rotated targets and a rotated arrow, with arrowheads on and off, to
 ellipses, diamonds, text, notes and lines, and both ends on one shape. The truth
 file ``elbow.truth.json`` holds what the real tldraw 5.4.2 editor computed (page
 bounds of every arrow and the page points of its drawn ends).
@@ -179,6 +179,18 @@ def elbow_doc() -> ElbowDoc:
     arr = d.elbow("shape:self_i", ox, oy)
     d.bind(arr, s, "start")
     d.bind(arr, s, "end")
+    # edge snaps: both ends on one shape's edges go round it; a demoted terminal keeps its gap
+    for i, (sa, sb) in enumerate([((0.98, 0.4), (0.02, 0.6)), ((0.5, 0.02), (0.98, 0.7)), ((0.3, 0.98), (0.7, 0.98))]):
+        ox, oy = cell()
+        s = d.geo(f"shape:snap{i}_t", ox + 300, oy + 300, 200, 150)
+        arr = d.elbow(f"shape:snap{i}", ox, oy)
+        d.bind(arr, s, "start", sa, precise=True)
+        d.bind(arr, s, "end", sb, precise=True)
+        d.records[-1]["props"]["snap"] = d.records[-2]["props"]["snap"] = "edge"
+    pair("snap_near", 60, 90, (0.98, 0.5), (0.02, 0.5))
+    d.records[-1]["props"]["snap"] = d.records[-2]["props"]["snap"] = "edge-point"
+    pair("snap_over", 40, 30, (0.98, 0.5), (0.5, 0.02))
+    d.records[-1]["props"]["snap"] = d.records[-2]["props"]["snap"] = "edge"
     return d
 
 

@@ -726,6 +726,9 @@ class Terminal:
         The target's id (an arrow bound twice to one shape is a special case).
     page_box : (x0, y0, x1, y1) or None
         The target's page bounds (for nested targets); None when not needed.
+    snap : str
+        The binding's ``snap`` (``none``, ``center``, ``edge-point``, ``edge``): an elbow
+        arrow snapped to edges at both ends of one shape goes round it.
     """
 
     outline: Outline
@@ -736,6 +739,7 @@ class Terminal:
     target: str
     page_box: Optional[Box] = None
     hit: bool = False
+    snap: str = "none"
 
 
 @dataclass(frozen=True)
@@ -1257,7 +1261,8 @@ def _terminals(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any]) -
         tn = nodes[row[b.to_id]]
         ends[term] = Terminal(_outline_of(tn, heads[term]), _xf(d, row[b.to_id]),
                               (float(b.anchor[0]), float(b.anchor[1])), bool(b.precise),
-                              bool(b.props.get("isExact", False)), tn.id)
+                              bool(b.props.get("isExact", False)), tn.id,
+                              snap=str(b.props.get("snap") or "none"))
     s, e = ends["start"], ends["end"]
     if s is not None and e is not None and s.target != e.target:
         s.page_box = _page_box(_outline_of(nodes[row[s.target]], True), s.xf)

@@ -298,7 +298,7 @@ def _terminal(t: Optional[Terminal], free: Pt, arrow_xf: Xf, head: bool, stroke:
             dx, dy = t.anchor[0] - 0.5, t.anchor[1] - 0.5
             side = _side_of_anchor(0.5 + dx * c - dy * s, 0.5 + dx * s + dy * c)
     return _Term(t.target, side, geom.box.clone(), geom, target, offset, min_end, t.exact, False,
-                 str(getattr(t, "snap", "none") or "none"))
+                 t.snap)
 
 
 def _to_point(t: _Term) -> _Term:
