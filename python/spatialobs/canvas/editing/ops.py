@@ -1001,13 +1001,48 @@ class Executor:
         for nid in self._ids(op):
             if self.canvas.node(nid).locked and changes.get("locked") not in (False, "false", 0):
                 raise InvalidInputError(f"node {nid!r} is locked")
-            if changes:
-                self.canvas.update(nid, **changes)
+            own = self._note_size(nid, changes) if ("w" in changes or "h" in changes) else changes
+            if own:
+                self.canvas.update(nid, **own)
             if style:
                 self._restyle(nid, style)
             if x is not None or y is not None or parent is not None:
                 self._move_to(nid, x, y, parent)
             self._touches(nid)
+
+    def _note_scales(self) -> bool:
+        """Whether the document's notes have a ``scale`` (tldraw's AddScale note migration sets
+        it to 1 in older documents, so a note there is always 200 wide)."""
+        from spatialobs.canvas.formats.tldraw import TldrawSource, _schema_versions
+
+        src = self.canvas._source
+        return not isinstance(src, TldrawSource) or _schema_versions(src).props_version("note") >= 7
+
+    def _note_size(self, nid: str, changes: Dict[str, Any]) -> Dict[str, Any]:
+        """The changes of an update_node with ``w`` / ``h`` for a tldraw note: a note is sized by
+        its ``scale`` (200 × scale wide, its label's growth below), so the width (else the
+        height) sets the scale; where the schema has no scale the size stays, with a note."""
+        node = self.canvas.node(nid)
+        if node.type != "note" or not self._maps_tldraw():
+            return changes
+        own = dict(changes)
+        w, h = _num(own, ("w",), "w"), _num(own, ("h",), "h")
+        own.pop("w", None)
+        own.pop("h", None)
+        props = dict(node.props)
+        grow = _num(props, ("growY",), "growY", 0.0)
+        if not self._note_scales():
+            self._notes.append(f"{nid}: a note of this document's schema is 200 × 200 (plus its label's growth); "
+                               f"size {w!r} × {h!r} not applied")
+            return own
+        scale = (w / 200.0) if w else (h / (200.0 + grow)) if h else None
+        if scale is None or not scale > 0:
+            return own
+        own["props"] = {**props, **(own.get("props") or {}), "scale": scale}
+        own["w"], own["h"] = 200.0 * scale, (200.0 + grow) * scale
+        if w is not None and h is not None and abs(own["h"] - h) > 1e-9:
+            self._notes.append(f"{nid}: a note is sized by its scale: h {h!r} → {own['h']!r}")
+        return own
 
     def _resolve_parent(self, ref: Any) -> str:
         if isinstance(ref, str) and ref in self.canvas.pages:
@@ -1173,6 +1208,9 @@ class Executor:
             w, h = (0.0 if w is None else w), 0.0
         elif k == "note":
             side = w if w is not None else (h if h is not None else DEFAULT_SIZES["note"][0])
+            if side != DEFAULT_SIZES["note"][0] and self._maps_tldraw() and not self._note_scales():
+                self._notes.append(f"{alias or k}: a note of this document's schema is 200 wide; size {side!r} not applied")
+                side = DEFAULT_SIZES["note"][0]
             props["scale"] = side / 200.0
             w = h = side
         else:
