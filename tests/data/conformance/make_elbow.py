@@ -187,6 +187,9 @@ def elbow_doc() -> ElbowDoc:
         d.bind(arr, s, "start", sa, precise=True)
         d.bind(arr, s, "end", sb, precise=True)
         d.records[-1]["props"]["snap"] = d.records[-2]["props"]["snap"] = "edge"
+    for i, tscale in enumerate((2.0, 0.5)):  # a target's own scale widens its stroke, hence the gap
+        pair(f"tscale{i}", 400, 150, head_start="arrow")
+        d.records[-4]["props"]["scale"] = d.records[-5]["props"]["scale"] = tscale
     pair("snap_near", 60, 90, (0.98, 0.5), (0.02, 0.5))
     d.records[-1]["props"]["snap"] = d.records[-2]["props"]["snap"] = "edge-point"
     pair("snap_over", 40, 30, (0.98, 0.5), (0.5, 0.02))

@@ -729,6 +729,8 @@ class Terminal:
     snap : str
         The binding's ``snap`` (``none``, ``center``, ``edge-point``, ``edge``): an elbow
         arrow snapped to edges at both ends of one shape goes round it.
+    scale : float
+        The target's ``scale``, which an elbow arrow's arrowhead gap gives its stroke.
     """
 
     outline: Outline
@@ -740,6 +742,7 @@ class Terminal:
     page_box: Optional[Box] = None
     hit: bool = False
     snap: str = "none"
+    scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -1262,7 +1265,7 @@ def _terminals(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any]) -
         ends[term] = Terminal(_outline_of(tn, heads[term]), _xf(d, row[b.to_id]),
                               (float(b.anchor[0]), float(b.anchor[1])), bool(b.precise),
                               bool(b.props.get("isExact", False)), tn.id,
-                              snap=str(b.props.get("snap") or "none"))
+                              snap=str(b.props.get("snap") or "none"), scale=_num(tn.props.get("scale"), 1.0))
     s, e = ends["start"], ends["end"]
     if s is not None and e is not None and s.target != e.target:
         s.page_box = _page_box(_outline_of(nodes[row[s.target]], True), s.xf)

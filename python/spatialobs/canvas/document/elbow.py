@@ -286,7 +286,7 @@ def _terminal(t: Optional[Terminal], free: Pt, arrow_xf: Xf, head: bool, stroke:
     target = _from_page(arrow_xf, _to_page(t.xf, (local.x + ax * local.w, local.y + ay * local.h)))
     offset = 0.0
     if head:
-        offset = stroke + o.stroke + _BOUND_ARROW_OFFSET * scale
+        offset = stroke + o.stroke * t.scale + _BOUND_ARROW_OFFSET * scale
     side = None
     if t.precise:
         # the anchor turned by the target's rotation relative to the arrow
