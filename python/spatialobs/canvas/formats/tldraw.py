@@ -724,7 +724,8 @@ _ID_PREFIX = {"shape": "shape:", "page": "page:", "binding": "binding:"}
 _MIN_SIDE = 1.0
 
 
-def _valid_ids_and_keys(out: List[Any], written: List[Any], versions: tschema.SchemaVersions) -> None:
+def _valid_ids_and_keys(out: List[Any], written: List[Any], versions: tschema.SchemaVersions,
+                        order: Optional[Mapping[str, str]] = None) -> None:
     """Give records tldraw would refuse for their id or index key valid ones, in place.
 
     A canvas built by hand or loaded from another format may name nodes ``card`` and
@@ -771,7 +772,10 @@ def _valid_ids_and_keys(out: List[Any], written: List[Any], versions: tschema.Sc
                 or not any(migrated(out[i].get("index")) for i in rows)):
             continue
         # sorted as tldraw and the canvas order siblings: by key, ties by position in the file
-        rows = sorted(rows, key=lambda i: (str(out[i].get("index", "")), i))
+        # (the canvas's key where it has one: an arrow tldraw moves on opening the file keeps
+        # its key in the file and its place in the canvas)
+        idx = order or {}
+        rows = sorted(rows, key=lambda i: (idx.get(str(out[i].get("id")), str(out[i].get("index", ""))), i))
         keys = key_sequence(len(rows))
         if old_store:
             keys = [k + "V" if migrated(k) else k for k in keys]  # between k and the next key
@@ -919,7 +923,7 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
             if b.id not in seen_bindings:
                 out.append(_binding_to_record(b, None))
                 written.append(out[-1])
-    _valid_ids_and_keys(out, written, versions)
+    _valid_ids_and_keys(out, written, versions, {nid: n.index for nid, n in canvas._nodes.items()})
     # nothing tldraw would refuse leaves here: records read from the file pass through
     # as they were; every record written anew is checked at the document's schema version
     tschema.check_records(written, versions)
