@@ -267,9 +267,13 @@ def test_resolution_moves_with_the_drawing(dx, dy, geo, bend, ax, ay, precise, r
     o = target_outline("geo", {"geo": geo, "size": "m"}, 160, 100, node_id="shape:t")
     props = {"start": {"x": 0, "y": 0}, "end": {"x": 0, "y": 0}, "bend": bend, "arrowheadEnd": "arrow"}
 
-    def ends(ox, oy):
-        t = Terminal(o, (300.0 + ox, 100.0 + oy, math.cos(rot), math.sin(rot)), (ax, ay), precise, False, "shape:t")
+    def ends(ox, oy, nudge=0.0):
+        t = Terminal(o, (300.0 + ox, 100.0 + oy, math.cos(rot), math.sin(rot)), (ax, ay + nudge), precise, False,
+                     "shape:t")
         g = resolve_arrow(props, (ox, oy, 1.0, 0.0), None, t)
         return g.start + g.end + g.bounds
 
+    # where the drawing jumps (a ray grazing an outline vertex), rounding decides which
+    # side a translated copy lands on, in tldraw as here: such inputs say nothing
+    assume(ends(0.0, 0.0, 1e-9) == pytest.approx(ends(0.0, 0.0, -1e-9), abs=1e-6))
     assert ends(dx, dy) == pytest.approx(ends(0.0, 0.0), abs=1e-6)
