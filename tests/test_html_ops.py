@@ -176,3 +176,27 @@ def test_html_text_is_a_tldraw_text_record_measured_and_remeasured_after_a_resty
     p = c.node("shape:p")
     assert (p.style["font"], p.style["size"]) == ("mono", "xl")
     assert (p.w, p.h) == text_shape_size(p.text, "mono", "xl", 1.0, 300.0, False)
+
+
+def test_a_restyled_or_retexted_html_text_restacks_its_block_flow():
+    c = board(w=300)
+    ex = Executor(c)
+    r = ex.apply([{"op": "parse_html", "target": "shape:ab",
+                   "html": "<div id='col' style='padding: 10px'><p id='a'>First paragraph</p><p id='b'>Second</p>"
+                           "<div id='row' style='display: flex'><span id='s'>x</span><span>y</span></div></div>"
+                           "<p id='after'>after the block</p>"}])
+    assert r.ok, r.errors
+    col, a, b, row = (c.node(f"shape:{k}") for k in ("col", "a", "b", "row"))
+    before = {k: c.node(f"shape:{k}").y for k in ("b", "row", "after")}
+    col_h, a_h = col.h, a.h
+    r = ex.apply([{"op": "update_styles", "id": "a", "styles": {"font-size": "44px"}}])
+    assert r.ok, r.errors
+    dh = c.node("shape:a").h - a_h
+    assert dh > 0
+    assert c.node("shape:b").y == before["b"] + dh and c.node("shape:row").y == before["row"] + dh
+    assert c.node("shape:col").h == col_h + dh
+    assert c.node("shape:after").y == before["after"] + dh  # the fragment's flow under the artboard too
+    assert c.node("shape:ab").h == 400  # the artboard keeps its size
+    assert (c.node("shape:a").x, c.node("shape:a").y) == (a.x, a.y)  # the text keeps its corner
+    r = ex.apply([{"op": "update_styles", "id": "a", "styles": {"font-size": "16px"}}])  # everything moves back up
+    assert c.node("shape:a").h == a_h and c.node("shape:b").y == before["b"] and c.node("shape:col").h == col_h

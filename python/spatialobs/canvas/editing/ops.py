@@ -920,6 +920,44 @@ class Executor:
             self.canvas.update(nid, style=st, props=props)
         else:
             self.canvas.update(nid, style=st)
+        self._reflow(nid, node)
+
+    def _reflow(self, nid: str, before: Any) -> None:
+        """After an HTML-made text changed height, re-stack the block flow it sits in.
+
+        Siblings below it in a block (column) container move by the change, and the
+        container grows or shrinks by it, up through the HTML containers; under the
+        artboard the HTML-made elements below move (the artboard keeps its size and
+        its other children); a flex or grid container ends the walk. The text itself
+        keeps its corner (tldraw would keep a restyled auto-size text's centre).
+        """
+        node = self.canvas.node(nid)
+        if node.type != "text" or not ("tag" in node.props or (node.parent in self.canvas.nodes and
+                                                                self.canvas.node(node.parent).type == "container")):
+            return
+        if (node.x, node.y) != (before.x, before.y):
+            self.canvas.update(nid, x=before.x, y=before.y)
+            node = self.canvas.node(nid)
+        old_h = before.h
+        dh = node.h - old_h
+        while dh != 0.0 and node.parent in self.canvas.nodes:
+            parent = self.canvas.node(node.parent)
+            if str(parent.style.get("display", "")).lower() in ("flex", "inline-flex", "grid", "inline-grid"):
+                return
+            board = parent.type != "container"
+            bottom = node.y + old_h
+            for sib in self.canvas.children(parent.id):
+                sn = self.canvas.node(sib)
+                if board and not (sn.type == "container" or "tag" in sn.props):
+                    continue  # under an artboard only the HTML-made flow moves, not what else it holds
+                if sib != node.id and sn.y >= bottom - 1e-9 and str(sn.style.get("position", "")).lower() not in (
+                        "absolute", "fixed"):
+                    self.canvas.update(sib, y=sn.y + dh)
+            if board:
+                return
+            old_h = parent.h
+            self.canvas.update(parent.id, h=max(parent.h + dh, 0.0))
+            node = self.canvas.node(parent.id)
 
     def _html_text_style(self, node: Any, st: Dict[str, Any]) -> Dict[str, Any]:
         """A restyle of an HTML-made tldraw text: a CSS font size or family sets tldraw's
@@ -959,7 +997,9 @@ class Executor:
         for nid in self._ids(op):
             self._unlocked(nid)
             key = "name" if self.canvas.node(nid).type in ARTBOARD_TYPES else "text"
+            before = self.canvas.node(nid)
             self.canvas.update(nid, **{key: text})
+            self._reflow(nid, before)
             self._touches(nid)
 
     def _update_node(self, op: Mapping[str, Any]) -> None:
