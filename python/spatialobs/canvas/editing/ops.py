@@ -83,7 +83,9 @@ the observation and the written file say the same; every mapped value is named i
 styles of HTML-made nodes and artboards are kept as given; an HTML-made text
 (a tldraw text record, see :mod:`spatialobs.canvas.editing.html`) whose CSS font
 size or family changes takes tldraw's size step and font for it again (named in
-the report) and is measured again.
+the report) and is measured again; when that, or ``set_text``, changes its height,
+it keeps its corner and its block flow is re-stacked (siblings below move, column
+containers grow or shrink; flex and grid rows and the artboard keep their size).
 
 Hidden: ``update_node`` / ``create_shape`` with ``hidden`` (or ``visible: false``)
 hide a node. tldraw has no such field: the flag is written to the record's
