@@ -587,7 +587,7 @@ def _geo_points(geo: str, w: float, h: float, props: Mapping[str, Any], node_id:
 def _num(v: Any, default: float) -> float:
     try:
         f = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return default
     return f if math.isfinite(f) else default
 
