@@ -295,3 +295,20 @@ def test_an_arc_of_any_size_is_sampled_with_bounded_memory():
     pts = arc_vertices((0.0, 0.0), (1e300, 0.0), (-1e300, 0.0), 1, 1)
     assert len(pts) == MAX_ARC_SPANS + 1
     assert len(arc_vertices((0.0, 0.0), (10.0, 0.0), (-10.0, 0.0), 1, 1)) == 9
+
+
+def test_non_finite_and_huge_geometry_never_reaches_the_observation():
+    # a line point at infinity or 1e308 gave bounds of inf/NaN: -9223372036854775808 in the observation
+    line = {"id": "shape:l", "typeName": "shape", "type": "line", "parentId": "page:p", "index": "a4", "x": 3, "y": 4,
+            "rotation": 0, "opacity": 1, "isLocked": False, "meta": {},
+            "props": {"points": {"a1": {"id": "a1", "index": "a1", "x": math.inf, "y": 0},
+                                 "a2": {"id": "a2", "index": "a2", "x": 5, "y": 1e308}}}}
+    doc = _tldraw({"bend": 10**400})
+    doc["records"][1].update({"type": "arrow", "props": {"bend": 10**400, "start": {"x": 0, "y": 0},
+                                                         "end": {"x": 500, "y": math.nan}}})
+    doc["records"].append(line)
+    c = load(doc)
+    assert c.page_bounds("shape:l") == (3.0, 4.0, 3.0, 4.0)  # bounded by its origin
+    obs = json.loads(observe(c, include_bounds=True).to_json())
+    for o in obs["objects"]:
+        assert all(abs(v) < 2**53 for v in o["actionBounds"].values()), o

@@ -60,6 +60,11 @@ class Derived:
 _HALF_PI = math.pi / 2
 
 
+#: Largest magnitude of a derived page bound (*ours*): nested coordinates of at most
+#: CanvasLimits.max_coordinate each stay far below it; anything beyond is broken geometry.
+MAX_DERIVED = float(2**60)
+
+
 def _levels(depth: np.ndarray) -> List[np.ndarray]:
     by = np.argsort(depth, kind="stable")
     d = depth[by]
@@ -653,6 +658,12 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
                                   rows, types, nodes, local, px, py, prot)
         _turned_arrow_bounds(d, nodes)
         _group_page_bounds(d.bounds, is_group, parent, levels, prot)
+        # A shape's own geometry (points, an arc, a label) can be non-finite or far beyond the
+        # coordinates the sanitizer allows (a point at 1e308): such a shape is bounded by its
+        # origin, so that no NaN, infinity or overflowing area reaches observations and kernels.
+        bad = ~(np.abs(d.bounds) <= MAX_DERIVED).all(axis=1)
+        if bad.any():
+            d.bounds[bad] = np.column_stack([px[bad], py[bad], px[bad], py[bad]])
     else:
         d.bounds = np.zeros((0, 4))
 

@@ -66,7 +66,7 @@ def _finite_xy(p: Any) -> Optional[Tuple[float, float]]:
             x, y = float(p["x"]), float(p["y"])
         else:
             x, y = float(p[0]), float(p[1])
-    except (KeyError, IndexError, TypeError, ValueError):
+    except (KeyError, IndexError, TypeError, ValueError, OverflowError):
         return None
     if math.isfinite(x) and math.isfinite(y):
         return (x, y)
@@ -265,7 +265,7 @@ def arrow_terminals(props: Mapping[str, Any]) -> Tuple[Optional[Tuple[float, flo
     e = _finite_xy(end) if is_mapping(end) and end.get("type", "point") == "point" else None
     try:
         bend = float(props.get("bend", 0) or 0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         bend = 0.0
     if not math.isfinite(bend):
         bend = 0.0
