@@ -280,7 +280,9 @@ def test_sigkill_mid_save_leaves_a_loadable_index_and_the_next_save_cleans_up(tm
     first = StateIndex()
     first.add(make_corpus(seed=1, apps=1, templates_per_app=1, variants=1).screens[0])
     first.save(path)  # the previous version every killed save must leave intact
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), str(ROOT)]))
+    # the package as this interpreter imports it (installed, or the source tree in a
+    # development setup), and the checkout for the tests' own modules
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     mid_write = 0
     for attempt in range(4):
         proc = subprocess.Popen([sys.executable, str(script), str(path), "30"], stdout=subprocess.PIPE, env=env,
