@@ -206,7 +206,9 @@ def curve_box(points: Sequence[Sequence[float]]) -> Box:
     hi = np.maximum(p0, p3).max(axis=0)
     disc = np.sqrt(np.maximum(b * b - 4.0 * a * c, 0.0))
     linear = np.abs(a) < 1e-12
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # the branch np.where does not take may divide by a tiny or zero number: its
+    # infinities and NaNs are discarded below (only roots in (0, 1) count)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         roots = [np.where(linear, -c / b, (-b + disc) / (2.0 * a)),
                  np.where(linear, np.nan, (-b - disc) / (2.0 * a))]
     real = b * b - 4.0 * a * c >= 0.0
