@@ -115,7 +115,8 @@ def _use(canvas: Any) -> None:
         obs = observe(canvas, page=pid)
         obs.to_json()
     canvas.to_json()
-    for write in (canvas.to_tldraw, lambda: canvas.to_excalidraw(page=canvas.page_ids()[0])):
+    pages = list(canvas.page_ids())
+    for write in (canvas.to_tldraw, lambda: canvas.to_excalidraw(page=pages[0] if pages else None)):
         try:
             write()
         except SpatialObsError:
