@@ -2,11 +2,15 @@
 
 Printed (``-s``): steps per second of the single-process loop (memory and SQLite
 graph), of the distributed step in process (no Ray: the cost of the step's own
-code), and on a local Ray runtime with 1, 2 and 8 workers (this machine's runtime
-gets 2 CPUs, so 8 workers share 2 cores), with the waits and the milliseconds
-spent waiting per step; then dedup throughput of synthetic screens on Ray against
-one in-process ``StateIndex``. ``SPATIALOBS_BENCH_DEDUP_N`` sets the number of
-screens (default 4000; the scaling note quotes a run at 10^5).
+code), and on a local Ray runtime with 1, 2, 4 and 8 workers on one shard and 8 on
+four shards (this machine's runtime gets 2 CPUs, so 8 workers share 2 cores), with
+the waits and the milliseconds spent waiting per step, each worker's milliseconds per
+step, and the milliseconds spent inside the graph actor per call and inside the
+busiest shard actor per call (their service times: step time / service time is how
+many workers one actor serves before it is the bottleneck); then dedup throughput of
+synthetic screens on Ray against one in-process ``StateIndex``.
+``SPATIALOBS_BENCH_DEDUP_N`` sets the number of screens (default 4000;
+``docs/scaling.md`` quotes a run at 10^5).
 """
 
 from __future__ import annotations
@@ -59,10 +63,11 @@ def _in_process(tmp):
     return n, dt
 
 
-def _on_ray(ray_mod, workers, tmp):
+def _on_ray(ray_mod, workers, tmp, shards=1):
     from spatialobs.distributed.runtime import RayExploration
 
-    run = RayExploration(partial(sim.make_app, APP, 0), APP, workers=workers, shards=1, folder=tmp / f"ray{workers}")
+    run = RayExploration(partial(sim.make_app, APP, 0), APP, workers=workers, shards=shards,
+                         folder=tmp / f"ray{workers}x{shards}")
     try:
         run.ready()
         starts = run.starts(STARTS)
@@ -70,6 +75,7 @@ def _on_ray(ray_mod, workers, tmp):
         eps, lost = run.gather(run.submit(starts, STEPS))
         dt = time.perf_counter() - t0
         c = run.counters()
+        sv = run.service()
     finally:
         run.close()
     assert not lost
@@ -77,7 +83,14 @@ def _on_ray(ray_mod, workers, tmp):
     waits = sum(v["waits"] for v in c.values())
     wait_s = sum(v["wait_seconds"] for v in c.values())
     per_worker = min(v["steps_per_second"] for v in c.values())
-    return n, dt, waits / n, 1000 * wait_s / n, per_worker
+    # Service time: seconds inside the graph actor per call, and inside the busiest shard per call.
+    cycle = sum(v["seconds"] for v in c.values()) / sum(v["steps"] for v in c.values())
+    g = sv["graph"]
+    busiest = max((v for k, v in sv.items() if k.startswith("shard")), key=lambda v: v["seconds"])
+    assert g["calls"] >= n and busiest["calls"] > 0
+    assert sum(v["calls"] for k, v in sv.items() if k.startswith("shard")) <= g["calls"]
+    return (n, dt, waits / n, 1000 * wait_s / n, per_worker, 1000 * cycle, 1000 * g["seconds"] / g["calls"],
+            1000 * busiest["seconds"] / busiest["calls"])
 
 
 def test_distributed_side_by_side(benchmark, tmp_path):
@@ -90,8 +103,9 @@ def test_distributed_side_by_side(benchmark, tmp_path):
         rows["single, SQLite graph"] = _single(tmp_path / "single.sqlite")
         rows["distributed step, in process"] = _in_process(tmp_path)
         with ray_runtime(num_cpus=2) as r:
-            for w in (1, 2, 8):
+            for w in (1, 2, 4, 8):
                 rows[f"Ray, {w} worker(s)"] = _on_ray(r, w, tmp_path)
+            rows["Ray, 8 workers, 4 shards"] = _on_ray(r, 8, tmp_path, shards=4)
             c = make_corpus(seed=7, apps=8, templates_per_app=max(1, DEDUP_N // 40), variants=5)
             screens = c.screens[:DEDUP_N]
             docs = [(str(i), s.to_dict()) for i, s in enumerate(screens)]
@@ -107,12 +121,18 @@ def test_distributed_side_by_side(benchmark, tmp_path):
 
     benchmark.pedantic(measure, rounds=1, iterations=1)
     single_n, single_dt = rows["single, SQLite graph"]
-    print(f"\n{'loop':<32} {'steps':>6} {'steps/s':>9} {'waits/step':>11} {'ms wait/step':>13} {'min worker/s':>13}")
+    print(f"\n{'loop':<32} {'steps':>6} {'steps/s':>9} {'waits/step':>11} {'ms wait/step':>13} {'min worker/s':>13}"
+          f" {'ms/step':>8} {'graph ms':>9} {'shard ms':>9}")
     for name, r in rows.items():
         if name.startswith("dedup") or name.startswith("_"):
             continue
-        extra = f"{r[2]:>11.2f} {r[3]:>13.2f} {r[4]:>13.1f}" if len(r) > 2 else ""
+        extra = (f"{r[2]:>11.2f} {r[3]:>13.2f} {r[4]:>13.1f} {r[5]:>8.2f} {r[6]:>9.3f} {r[7]:>9.3f}"
+                 if len(r) > 2 else "")
         print(f"{name:<32} {r[0]:>6} {r[0] / r[1]:>9.1f} {extra}")
+    # The saturation point: workers stepping at the uncontended (1-worker) pace that keep one actor busy.
+    one = rows["Ray, 1 worker(s)"]
+    print(f"at {one[5]:.2f} ms per step, one shard serves about {one[5] / one[7]:.0f} workers "
+          f"and the graph about {one[5] / one[6]:.0f} before either is busy all the time")
     for name in ("dedup in process", "dedup on Ray, 2 shards"):
         n, dt = rows[name]
         print(f"{name:<32} {n:>6} screens {n / dt:>9.1f} screens/s")

@@ -140,17 +140,44 @@ class RayLinks:
         return ans
 
 
-class _Shard(IndexShard):
+class _Timed:
+    # Calls served and seconds spent inside them (the actor's own service time, not its queue).
+    _served = 0
+    _service_seconds = 0.0
+
+    def _timed(self, fn: Callable[..., Any], *args: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            self._served += 1
+            self._service_seconds += time.perf_counter() - t0
+
+    def service(self) -> Dict[str, float]:
+        """Calls served and seconds spent serving them, since the actor's last start."""
+        return {"calls": self._served, "seconds": self._service_seconds}
+
+
+class _Shard(_Timed, IndexShard):
     def add_one(self, raw: bytes) -> Added:
-        return self.add_batch([raw])[0]
+        out: Added = self._timed(self.add_batch, [raw])[0]
+        return out
 
 
-class _Graph(GraphLog):
+class _Graph(_Timed, GraphLog):
     def __init__(self, store: str, shards: Sequence[Any], **options: Any) -> None:
         ray = require_ray()
         handles = list(shards)
         super().__init__(store, shards=len(handles),
                          fetch=lambda k, a, b: ray.get(handles[k].rows.remote(a, b)), **options)
+
+    def observe(self, added: Added, raw: Optional[bytes] = None) -> Tuple[int, Stats]:
+        out: Tuple[int, Stats] = self._timed(super().observe, added, raw)
+        return out
+
+    def record(self, *args: Any, **kwargs: Any) -> Tuple[Dict[str, Any], Stats]:
+        out: Tuple[Dict[str, Any], Stats] = self._timed(partial(super().record, **kwargs), *args)
+        return out
 
 
 class _Worker(Explorer):
@@ -311,6 +338,11 @@ class RayExploration:
             c["steps_per_second"] = c["steps"] / c["seconds"] if c["seconds"] else 0.0
             out[name] = c
         return out
+
+    def service(self) -> Dict[str, Dict[str, float]]:
+        """Calls served and seconds spent inside them, of the graph (``graph``) and each shard (``shard<k>``)."""
+        actors = [("graph", self.graph)] + [(f"shard{k}", s) for k, s in enumerate(self.shards)]
+        return {name: _retry(self.ray, partial(self._call, a.service)) for name, a in actors}
 
     def summary(self) -> Dict[str, int]:
         """The graph's states, edges, transitions and captures."""
