@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from spatialobs import InvalidInputError
 from spatialobs.screen import Element, Screen, ScreenMeta, explore, sim
 from spatialobs.screen.graph import ScreenGraph
-from spatialobs.screen.select import PUCT, PUCT_SETTINGS, SELECTORS, Greedy, Random, make_selector
+from spatialobs.screen.select import PUCT, PUCT_SETTINGS, SELECTORS, Greedy, Random, make_selector, shared_key
 
 
 def scr(title: str) -> Screen:
@@ -32,9 +32,11 @@ def graph_with(tries, lambdas=None):
 
 def test_default_is_the_documented_setting():
     p = PUCT()
-    assert (p.fpu, p.normalize, p.ties) == (1.0, True, "hash") == tuple(PUCT_SETTINGS["default"].values())
+    assert (p.fpu, p.normalize, p.ties, p.share) == (1.0, True, "hash", True) == \
+        tuple(PUCT_SETTINGS["default"].values())
+    assert p.seed == 0 and make_selector("puct", seed=4).seed == 4
     q = PUCT.paper()
-    assert (q.fpu, q.normalize, q.ties) == (0.0, False, "prior") and q.name == "puct-paper"
+    assert (q.fpu, q.normalize, q.ties, q.share) == (0.0, False, "prior", False) and q.name == "puct-paper"
     assert PUCT.named("default").name == "puct"
 
 
@@ -82,6 +84,114 @@ def test_hash_ties_follow_the_stable_hash():
     assert PUCT().select(g, a, sigs, [0.25] * 4) == min(range(4), key=lambda i: h(sigs[i]))
     # ties to prior: the earlier action among equal priors
     assert PUCT(ties="prior").select(g, a, sigs, [0.25] * 4) == 0
+
+
+def test_seeded_hash_ties_salt_the_key():
+    g, a = graph_with({})
+    sigs = [f"click|button|b{i}|{i},1" for i in range(12)]
+
+    def h(sig, seed):  # the documented key with a seed: (seed, state, tries so far, signature); seed 0 adds none
+        salt = f"{seed}\x01" if seed else ""
+        return hashlib.blake2b(f"{salt}{a}\x000\x00{sig}".encode(), digest_size=8).digest()
+
+    for seed in (0, 1, 99, -5):
+        assert PUCT(seed=seed).select(g, a, sigs, [1 / 12] * 12) == min(range(12), key=lambda i: h(sigs[i], seed))
+    # different seeds draw differently on the same fresh graph; the same seed draws the same
+    assert len({PUCT(seed=k).select(g, a, sigs, [1 / 12] * 12) for k in range(40)}) > 4
+    assert PUCT(seed=3).select(g, a, sigs, [1 / 12] * 12) == PUCT(seed=3).select(g, a, sigs, [1 / 12] * 12)
+
+
+def test_shared_key_drops_only_a_typed_fields_text():
+    assert shared_key("type|edit|this pc > music|5,1|Documents") == "type|edit|5,1|Documents"
+    assert shared_key("type|edit|this pc > documents > work|5,1|Documents") == "type|edit|5,1|Documents"
+    assert shared_key("type|edit|a\\|b|5,1|x\\|y") == "type|edit|5,1|x\\|y"  # escaped bars stay in their field
+    assert shared_key("type|edit|x|5,1|Pictures") != shared_key("type|edit|x|5,1|Documents")
+    assert shared_key("type|edit|x|6,1|Documents") != shared_key("type|edit|x|5,1|Documents")
+    for sig in ("click|button|ok|12,26", "key|||escape", "type|odd"):
+        assert shared_key(sig) == sig
+
+
+def test_shared_first_play_hand_values():
+    # λ_amb = 0 keeps the rewards whole numbers: Σλ = 2
+    g, a = graph_with({"x": 3, "y": 1}, lambdas=(1.0, 1.0, 0.0))
+    # x: rewards 1, 0, 0 -> Q̂ 1/6, N 3; y: 1 -> Q̂ 1/2, N 1; total 4, √4 = 2
+    typed = "type|edit|here|5,1|docs"
+    sigs = ["x", "y", typed, "z"]
+    prior = [0.4, 0.3, 0.2, 0.1]
+    # nothing tried elsewhere yet: the untried ones score fpu 1
+    assert PUCT().scores(g, a, sigs, prior) == pytest.approx([1 / 6 + 0.2, 1 / 2 + 0.3, 1 + 0.4, 1 + 0.2])
+    # from B, typing "docs" into that field (another text in it) reaches a new state: 2;
+    # from C, the same typing reaches B again: a new edge only, 1
+    b = g.observe(scr("B"))
+    c = g.observe(scr("C"))
+    assert g.record(b, "type|edit|elsewhere|5,1|docs", scr("D")).reward == 2.0
+    assert g.record(c, "type|edit|somewhere else|5,1|docs", scr("B")).reward == 1.0
+    # z from C reaches A: a new edge, 1; x from C back to C: a new edge (x's own Q at A is unchanged)
+    assert g.record(c, "z", scr("A")).reward == 1.0
+    g.record(c, "x", scr("C"))
+    # typed, untried at A: (2 + 1) / 2 tries / Σλ 2 = 3/4 (+ 0.4); z: 1 / 1 / 2 = 1/2 (+ 0.2)
+    assert PUCT().scores(g, a, sigs, prior) == pytest.approx([1 / 6 + 0.2, 1 / 2 + 0.3, 0.75 + 0.4, 0.5 + 0.2])
+    assert PUCT().select(g, a, sigs, prior) == 2
+    # raw rewards: the shared mean is not divided
+    raw = PUCT(normalize=False, fpu=0.0)
+    assert raw.scores(g, a, sigs, prior) == pytest.approx([1 / 3 + 0.2, 1 + 0.3, 1.5 + 0.4, 1 + 0.2])
+    # share off (the paper's setting): the tries from other states are ignored
+    assert PUCT(share=False).scores(g, a, sigs, prior) == pytest.approx([1 / 6 + 0.2, 1 / 2 + 0.3, 1.4, 1.2])
+
+
+def test_shared_first_play_from_told_rewards_on_a_one_state_view():
+    class View:  # what a distributed worker reads: one state's tries and Q, no states()
+        lambdas = (1.0, 1.0, 1.0)
+
+        def tries(self, state):
+            return {"x": 2}
+
+        def q(self, state, sig):
+            return 0.5 if sig == "x" else 0.0
+
+    p = PUCT()
+    p.start_walk()
+    # total 2, √2; untried y and z score fpu 1 until told
+    assert p.scores(View(), 0, ["y", "z"], [0.5, 0.5]) == pytest.approx([1 + 0.5 * 2 ** 0.5] * 2)
+    p.update(3, "y", 0.0)   # a capture elsewhere
+    p.update(4, "y", 1.5)
+    assert p.scores(View(), 0, ["y", "z", "x"], [0.5, 0.25, 0.25]) == pytest.approx(
+        [0.75 / 3 + 0.5 * 2 ** 0.5, 1 + 0.25 * 2 ** 0.5, 0.5 / 3 + 0.25 * 2 ** 0.5 / 3])
+    off = PUCT(share=False)
+    off.update(3, "y", 0.0)
+    assert off._shared == {}
+    # a walked selector reads what it was told, not the graph's other tries
+    g, a = graph_with({"x": 1})
+    b = g.observe(scr("B"))
+    g.record(b, "y", scr("A"))
+    walked = PUCT()
+    assert walked.scores(g, a, ["y"], [1.0]) == pytest.approx([g.q(b, "y") / 3 + 1.0])
+    walked.start_walk()
+    assert walked.scores(g, a, ["y"], [1.0]) == pytest.approx([1 + 1.0])
+
+
+def test_explore_tells_the_selector_every_reward():
+    seen = []
+
+    class Spy(PUCT):
+        def update(self, state, signature, reward):
+            seen.append((state, signature, reward))
+            super().update(state, signature, reward)
+
+    sel = Spy()
+    ep = explore(sim.make_app("explorer"), 12, sel, "heuristic")
+    assert seen == [(s.source, s.signature, s.reward) for s in ep.steps]
+    assert sum(int(v[0]) for v in sel._shared.values()) == 12
+
+
+def test_shared_first_play_avoids_retyping_a_known_destination():
+    # typing the goal folder into the address bar from a new folder: after a few states it is tried last
+    app = sim.make_app("explorer")
+    ep = explore(app, 50, PUCT(seed=0), "heuristic", start=app.starts(1)[0])
+    typed = [s for s in ep.steps if s.signature.startswith("type|edit|") and s.signature.endswith("|Documents")]
+    old = explore(app, 50, PUCT(seed=0, share=False), "heuristic", start=app.starts(1)[0])
+    typed_old = [s for s in old.steps if s.signature.startswith("type|edit|") and s.signature.endswith("|Documents")]
+    assert len(typed) < len(typed_old)
 
 
 @settings(max_examples=40, deadline=None)
@@ -165,6 +275,12 @@ def test_make_selector_names_and_bad_input():
         PUCT(normalize=1)
     with pytest.raises(InvalidInputError, match="ties"):
         PUCT(ties="first")
+    with pytest.raises(InvalidInputError, match="share"):
+        PUCT(share=1)
+    with pytest.raises(InvalidInputError, match="seed"):
+        PUCT(seed="x")
+    with pytest.raises(InvalidInputError, match="seed"):
+        PUCT(seed=True)
     with pytest.raises(InvalidInputError, match="setting"):
         PUCT.named("fast")
     with pytest.raises(InvalidInputError, match="seed"):

@@ -230,7 +230,7 @@ class Walk:
     def of(cls, env: Any, selector: Selector, prior: Union[str, Prior], goal: str, grid: int = 30, *,
            app: str = "", episode: int = 0, keep_screens: bool = False) -> "Walk":
         """The walk of ``env``: its ``actions`` (default :func:`candidate_actions`) and ``recover`` (default
-        ``reset``), the prior resolved once.
+        ``reset``), the prior resolved once; the selector is told it is walked (``start_walk``).
 
         Examples
         --------
@@ -240,6 +240,7 @@ class Walk:
         >>> w.prior.__name__, w.grid
         ('heuristic_prior', 30)
         """
+        selector.start_walk()
         return cls(env, getattr(env, "actions", None) or candidate_actions, getattr(env, "recover", None) or env.reset,
                    selector, resolve_prior(prior), goal, grid, app, episode, keep_screens)
 
@@ -281,7 +282,8 @@ def take_step(walk: Walk, t: int, at: Position, graph: StepGraph) -> Tuple[Step,
 
     A :class:`~spatialobs.screen.drivers.DriverFault` becomes a failed transition
     (a capture of ``"fault:<kind>"``); after a capture the environment is
-    recovered and the recovered screen observed. Both :func:`explore` and the
+    recovered and the recovered screen observed. The selector is told the step's
+    reward (:meth:`~spatialobs.screen.select.Selector.update`). Both :func:`explore` and the
     distributed worker (:class:`spatialobs.distributed.Explorer`) step through here.
 
     Examples
@@ -308,6 +310,7 @@ def take_step(walk: Walk, t: int, at: Position, graph: StepGraph) -> Tuple[Step,
     spent = clock() - t0
     _check_screen(nxt, "step()")
     tr, reached = graph.record(at, sigs[i], acts[i], nxt, walk.episode, t)
+    walk.selector.update(at.state, sigs[i], tr.reward)
     if reached is None:
         t0 = clock()
         back = walk.recover()

@@ -21,8 +21,13 @@ Three choices the paper leaves open are parameters (see :class:`PUCT`):
 * **reward normalization** ``normalize``: ``Q̂ = Q / (λ_state + λ_edge + λ_amb)``,
   so that ``Q̂`` lies in ``[0, 1]`` like the exploration term's scale;
 * **tie-breaking** ``ties``: ``"prior"`` (the higher prior, then the earlier action)
-  or ``"hash"`` (the smallest stable hash of ``(s, Σ N(s, ·), σ)``: a fair, reproducible
-  draw among equals that does not depend on the candidates' order).
+  or ``"hash"`` (the smallest stable hash of ``(seed, s, Σ N(s, ·), σ)``: a fair,
+  reproducible draw among equals that does not depend on the candidates' order; the
+  selector's ``seed`` makes the draws of different episodes independent);
+* **shared first play** ``share``: an action untried from ``s`` whose signature has
+  been tried from other states is scored with the mean reward of those tries
+  (:func:`shared_key`: the signature, for typing without the field's current text)
+  instead of ``fpu``.
 
 :data:`PUCT_SETTINGS` names the paper-exact setting (``"paper"``: ``Q = 0`` for an
 untried action, raw rewards, ties to the prior) and the default (``"default"``),
@@ -61,6 +66,7 @@ __all__ = [
     "SELECTORS",
     "make_selector",
     "puct_scores",
+    "shared_key",
     "resolve_prior",
 ]
 
@@ -183,15 +189,62 @@ def _argmax(scores: Sequence[float], prior: _Weights) -> int:
     return best
 
 
-def _tie_hash(state: int, total: float, signature: str) -> bytes:
-    return hashlib.blake2b(f"{int(state)}\x00{int(total)}\x00{signature}".encode("utf-8"), digest_size=8).digest()
+def _tie_hash(state: int, total: float, signature: str, seed: int = 0) -> bytes:
+    salt = f"{int(seed)}\x01" if seed else ""
+    return hashlib.blake2b(f"{salt}{int(state)}\x00{int(total)}\x00{signature}".encode("utf-8"),
+                           digest_size=8).digest()
 
 
-def _argmax_hash(scores: Sequence[float], signatures: Sequence[str], state: int, total: float) -> int:
-    # The state is part of the key so that new states do not all start with the same action.
+def _argmax_hash(scores: Sequence[float], signatures: Sequence[str], state: int, total: float,
+                 seed: int = 0) -> int:
+    # The state is part of the key so that new states do not all start with the same action; the
+    # seed, so that episodes on fresh graphs (whose state numbers all start at 0) draw independently.
     top = max(scores)
     best = [i for i, v in enumerate(scores) if v == top]
-    return min(best, key=lambda i: (_tie_hash(state, total, signatures[i]), i))
+    return min(best, key=lambda i: (_tie_hash(state, total, signatures[i], seed), i))
+
+
+def _fields(signature: str) -> List[str]:
+    # the signature's fields split at its unescaped bars, each kept escaped
+    out, cur, i = [], [], 0
+    while i < len(signature):
+        ch = signature[i]
+        if ch == "\\" and i + 1 < len(signature):
+            cur.append(signature[i:i + 2])
+            i += 2
+            continue
+        if ch == "|":
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    out.append("".join(cur))
+    return out
+
+
+def shared_key(signature: str) -> str:
+    """The key under which tries of a signature are shared across states (``share``).
+
+    A click's or a key's signature is its own key: the same control at the same place
+    with the same text. A typing signature drops the field's current text (its
+    contents or, for an address bar, the current location) and keeps the operation,
+    role, position and the typed argument: typing one argument into one field is one
+    arm wherever the field happens to stand.
+
+    Examples
+    --------
+    >>> shared_key("type|edit|this pc > music|5,1|Documents")
+    'type|edit|5,1|Documents'
+    >>> shared_key("click|button|ok|12,26")
+    'click|button|ok|12,26'
+    """
+    if not signature.startswith("type|"):
+        return signature
+    f = _fields(signature)
+    if len(f) != 5:
+        return signature
+    return "|".join(f[:2] + f[3:])
 
 
 def puct_scores(q: Sequence[float], n: Sequence[int], prior: _Weights, total: float, c_p: float = 1.0) -> List[float]:
@@ -225,16 +278,24 @@ class Selector:
         self._check(signatures, prior)
         return _argmax(self.scores(graph, state, signatures, prior), prior)
 
+    def start_walk(self) -> None:
+        """Called when an exploration loop takes this selector (``Walk.of``): it will report every reward to :meth:`update`."""
+
+    def update(self, state: int, signature: str, reward: float) -> None:
+        """Told the reward of an executed choice once recorded (the exploration loop calls it); no-op here."""
+
 
 #: Named PUCT settings: ``"paper"`` is the paper-exact one (Q = 0 for an untried
 #: action, raw rewards, ties to the higher prior); ``"default"`` is what ``PUCT()``
 #: uses, chosen by :func:`spatialobs.screen.studies.fpu_sweep` (see
 #: docs/results/exploration.md): an untried action scores as a best possible try
-#: (``fpu = 1`` on normalized rewards), so every action of a state is tried once
-#: before any is repeated, in prior order, equals drawn by a stable hash.
+#: (``fpu = 1`` on normalized rewards) unless its signature was tried from other
+#: states, when it scores their mean normalized reward (``share``); so every action
+#: of a state is tried once before any is repeated, actions never tried anywhere
+#: first, equals drawn by a stable hash.
 PUCT_SETTINGS: Dict[str, Dict[str, Any]] = {
-    "paper": {"fpu": 0.0, "normalize": False, "ties": "prior"},
-    "default": {"fpu": 1.0, "normalize": True, "ties": "hash"},
+    "paper": {"fpu": 0.0, "normalize": False, "ties": "prior", "share": False},
+    "default": {"fpu": 1.0, "normalize": True, "ties": "hash", "share": True},
 }
 
 _TIES = ("prior", "hash")
@@ -246,7 +307,9 @@ class PUCT(Selector):
     ``score(σ) = Q̂(s, σ) + c_p · P(σ | s) · √(Σ_σ′ N(s, σ′)) / (1 + N(s, σ))`` where
     ``Q̂`` is the mean reward of the tries of ``(s, σ)`` (divided by
     ``λ_state + λ_edge + λ_amb`` when ``normalize``) and, for an action never tried
-    from ``s``, the first-play urgency ``fpu``.
+    from ``s``, the first-play urgency: with ``share``, the mean reward (divided
+    likewise) of the tries of σ's :func:`shared_key` from any state when there are
+    any, else ``fpu``.
 
     Parameters
     ----------
@@ -261,7 +324,19 @@ class PUCT(Selector):
         ambiguity gain), putting ``Q̂`` on the exploration term's scale.
     ties : "prior" or "hash", default "hash"
         Among equal scores: the higher prior, then the earlier action (``"prior"``),
-        or the smallest stable hash of ``(s, Σ N(s, ·), σ)`` (``"hash"``).
+        or the smallest stable hash of ``(seed, s, Σ N(s, ·), σ)`` (``"hash"``).
+    share : bool, default True
+        Score an action untried from ``s`` with the mean reward of its signature's
+        tries from other states (see :func:`shared_key`) when it has any. In an
+        exploration loop (:meth:`start_walk`; ``explore``, a distributed worker)
+        these are the tries the loop reported to :meth:`update`; a selector used
+        for single choices (the service's ``screen_choose``) reads them from the
+        graph when it lists its states (one pass over its (state, σ) pairs per
+        choice). On a fresh graph the two are the same.
+    seed : int, default 0
+        Salt of the tie hash (0: none). With one seed, every episode on a fresh
+        graph (state numbers from 0) draws the same ties; ``make_selector("puct",
+        seed)`` and ``explore`` pass the episode number.
 
     ``PUCT()`` is :data:`PUCT_SETTINGS` ``["default"]``; :meth:`paper` is the
     paper-exact setting.
@@ -278,13 +353,20 @@ class PUCT(Selector):
     [0.4, 1.3]
     >>> [round(x, 3) for x in PUCT().scores(g, s, ["a", "b"], [0.4, 0.6])]  # a: fpu 1 + 0.4; b: 1/3 + 0.3
     [1.4, 0.633]
+    >>> o = g.observe(Screen([Element((0, 0, 9, 9), "Text", "other")], 10, 10))
+    >>> # "a" from there pays λ_edge = 1 and u(o) − u(s) = 0.5 − 20/21 · 0.5 = 1/42 (s was acted from once)
+    >>> round(g.record(o, "a", Screen([Element((0, 0, 9, 9), "Text", "home")], 10, 10)).reward, 4)
+    1.0238
+    >>> [round(x, 3) for x in PUCT().scores(g, s, ["a", "b"], [0.4, 0.6])]  # a, untried here: 1.0238 / 3 + 0.4
+    [0.741, 0.633]
     """
 
     name = "puct"
 
     def __init__(self, c_p: float = 1.0, *, fpu: Union[float, str] = PUCT_SETTINGS["default"]["fpu"],
                  normalize: bool = PUCT_SETTINGS["default"]["normalize"],
-                 ties: str = PUCT_SETTINGS["default"]["ties"]) -> None:
+                 ties: str = PUCT_SETTINGS["default"]["ties"], share: bool = PUCT_SETTINGS["default"]["share"],
+                 seed: int = 0) -> None:
         if isinstance(c_p, bool) or not isinstance(c_p, (int, float)) or not math.isfinite(c_p) or c_p < 0:
             raise InvalidInputError(f"c_p must be a finite number >= 0, got {c_p!r}")
         if isinstance(fpu, str):
@@ -296,31 +378,40 @@ class PUCT(Selector):
             raise InvalidInputError(f"normalize must be True or False, got {normalize!r}")
         if ties not in _TIES:
             raise InvalidInputError(f"ties must be 'prior' or 'hash', got {ties!r}")
+        if not isinstance(share, bool):
+            raise InvalidInputError(f"share must be True or False, got {share!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise InvalidInputError(f"seed must be an integer, got {seed!r}")
         self.c_p = float(c_p)
         self.fpu: Union[float, str] = fpu if isinstance(fpu, str) else float(fpu)
         self.normalize = normalize
         self.ties = ties
+        self.share = share
+        self.seed = seed
+        # shared_key -> [tries, reward sum] of the choices reported to update() (share)
+        self._shared: Dict[str, List[float]] = {}
+        self._walking = False
 
     @classmethod
-    def named(cls, setting: str, c_p: float = 1.0) -> "PUCT":
+    def named(cls, setting: str, c_p: float = 1.0, seed: int = 0) -> "PUCT":
         """The PUCT of a :data:`PUCT_SETTINGS` name (``"paper"`` or ``"default"``).
 
         Examples
         --------
         >>> PUCT.named("paper")
-        PUCT(c_p=1.0, fpu=0.0, normalize=False, ties='prior')
+        PUCT(c_p=1.0, fpu=0.0, normalize=False, ties='prior', share=False)
         """
         if setting not in PUCT_SETTINGS:
             raise InvalidInputError(f"unknown PUCT setting {setting!r}; choose from {sorted(PUCT_SETTINGS)}")
-        sel = cls(c_p, **PUCT_SETTINGS[setting])
+        sel = cls(c_p, **PUCT_SETTINGS[setting], seed=seed)
         if setting != "default":
             sel.name = f"puct-{setting}"
         return sel
 
     @classmethod
-    def paper(cls, c_p: float = 1.0) -> "PUCT":
+    def paper(cls, c_p: float = 1.0, seed: int = 0) -> "PUCT":
         """The paper-exact setting: ``Q = 0`` for an untried action, raw rewards, ties to the higher prior."""
-        return cls.named("paper", c_p)
+        return cls.named("paper", c_p, seed)
 
     def _scale(self, graph: Any) -> float:
         if not self.normalize:
@@ -338,19 +429,52 @@ class PUCT(Selector):
         else:
             first = float(self.fpu)
         n = [tries.get(sg, 0) for sg in signatures]
-        q = [graph.q(state, sg) / scale if k else first for sg, k in zip(signatures, n)]
+        shared = self._shared_sums(graph) if self.share and not all(n) else {}
+        q = [graph.q(state, sg) / scale if k else self._first(shared.get(shared_key(sg)), first, scale)
+             for sg, k in zip(signatures, n)]
         return puct_scores(q, n, prior, total, self.c_p)
+
+    def _shared_sums(self, graph: Any) -> Dict[str, List[float]]:
+        states = getattr(graph, "states", None)
+        if self._walking or not callable(states):
+            return self._shared
+        out: Dict[str, List[float]] = {}
+        for s in states():
+            for sg, k in graph.tries(s).items():
+                acc = out.setdefault(shared_key(sg), [0, 0.0])
+                acc[0] += k
+                acc[1] += graph.q(s, sg) * k
+        return out
+
+    @staticmethod
+    def _first(acc: Optional[List[float]], first: float, scale: float) -> float:
+        if acc is not None and acc[0] > 0:
+            return acc[1] / acc[0] / scale
+        return first
+
+    def start_walk(self) -> None:
+        """Read the shared sums from :meth:`update` from now on (see ``share``)."""
+        self._walking = True
+
+    def update(self, state: int, signature: str, reward: float) -> None:
+        """Add an executed choice's reward to its signature's shared sums (``share``)."""
+        if self.share:
+            acc = self._shared.setdefault(shared_key(signature), [0, 0.0])
+            acc[0] += 1
+            acc[1] += float(reward)
 
     def select(self, graph: Any, state: int, signatures: Sequence[str], prior: _Weights) -> int:
         """Index of the chosen action: the best score, ties broken by :attr:`ties`."""
         self._check(signatures, prior)
         sc = self.scores(graph, state, signatures, prior)
         if self.ties == "hash":
-            return _argmax_hash(sc, signatures, state, sum(graph.tries(state).values()))
+            return _argmax_hash(sc, signatures, state, sum(graph.tries(state).values()), self.seed)
         return _argmax(sc, prior)
 
     def __repr__(self) -> str:
-        return f"PUCT(c_p={self.c_p}, fpu={self.fpu!r}, normalize={self.normalize}, ties={self.ties!r})"
+        seed = f", seed={self.seed}" if self.seed else ""
+        return (f"PUCT(c_p={self.c_p}, fpu={self.fpu!r}, normalize={self.normalize}, ties={self.ties!r}, "
+                f"share={self.share}{seed})")
 
 
 class Greedy(Selector):
@@ -414,16 +538,16 @@ SELECTORS = ("puct", "puct-paper", "greedy", "random")
 def make_selector(selector: Union[None, str, Selector], seed: int = 0) -> Selector:
     """A selector from a name of :data:`SELECTORS` (or a selector, returned as is).
 
-    ``"puct"`` is ``PUCT()``, ``"puct-paper"`` :meth:`PUCT.paper`, ``"random"``
+    ``"puct"`` is ``PUCT(seed=seed)``, ``"puct-paper"`` :meth:`PUCT.paper`, ``"random"``
     ``Random(seed)``; ``None`` means ``"puct"``.
 
     Examples
     --------
     >>> make_selector("puct-paper"), make_selector("random", seed=3)
-    (PUCT(c_p=1.0, fpu=0.0, normalize=False, ties='prior'), Random(seed=3))
+    (PUCT(c_p=1.0, fpu=0.0, normalize=False, ties='prior', share=False), Random(seed=3))
     """
     if selector is None or selector == "puct":
-        return PUCT()
+        return PUCT(seed=seed)
     if isinstance(selector, Selector):
         return selector
     if selector == "puct-paper":

@@ -69,11 +69,17 @@ SELECTOR_ROWS = (("puct", "PUCT (default)"), ("puct-paper", "PUCT (paper-exact)"
 #: PUCT settings of :func:`fpu_sweep`: label -> keyword arguments of :class:`PUCT`.
 SWEEP: Dict[str, Dict[str, Any]] = {
     "paper: fpu 0, raw rewards, ties to prior": dict(PUCT_SETTINGS["paper"]),
-    "fpu 0, normalized, hash ties": {"fpu": 0.0, "normalize": True, "ties": "hash"},
-    "fpu parent mean, normalized, hash ties": {"fpu": "parent", "normalize": True, "ties": "hash"},
-    "fpu 0.5, normalized, hash ties": {"fpu": 0.5, "normalize": True, "ties": "hash"},
-    "fpu 1, normalized, ties to prior": {"fpu": 1.0, "normalize": True, "ties": "prior"},
-    "fpu 1, normalized, hash ties": {"fpu": 1.0, "normalize": True, "ties": "hash"},
+    "fpu 0, normalized, hash ties": {"fpu": 0.0, "normalize": True, "ties": "hash", "share": False},
+    "fpu parent mean, normalized, hash ties": {"fpu": "parent", "normalize": True, "ties": "hash", "share": False},
+    "fpu 0.5, normalized, hash ties": {"fpu": 0.5, "normalize": True, "ties": "hash", "share": False},
+    "fpu 1, normalized, ties to prior": {"fpu": 1.0, "normalize": True, "ties": "prior", "share": False},
+    "fpu 1, normalized, hash ties, unseeded": {"fpu": 1.0, "normalize": True, "ties": "hash", "share": False,
+                                               "seed": 0},
+    "fpu 1, normalized, hash ties": {"fpu": 1.0, "normalize": True, "ties": "hash", "share": False},
+    "fpu 0.5, normalized, hash ties, shared first play": {"fpu": 0.5, "normalize": True, "ties": "hash",
+                                                          "share": True},
+    "fpu 1, normalized, hash ties, shared first play": {"fpu": 1.0, "normalize": True, "ties": "hash",
+                                                        "share": True},
 }
 
 TRAIN_SEED0 = 100
@@ -101,13 +107,15 @@ def _check_pos(name: str, v: Any) -> int:
 
 
 def _make(selector: Any, seed: int, start: int) -> Selector:
+    # one stream per (seed, start): runs do not depend on the order they are made in, and the
+    # episodes' tie draws are independent (a fresh graph numbers its states from 0 every time)
+    stream = seed * 100_003 + start
     if isinstance(selector, dict):
-        return PUCT(**selector)
+        return PUCT(**{"seed": stream, **selector})
     if selector == "random":
-        # one stream per (seed, start): runs do not depend on the order they are made in
-        return Random(seed * 100_003 + start)
+        return Random(stream)
     if selector == "puct":
-        return PUCT()
+        return PUCT(seed=stream)
     if selector == "puct-paper":
         return PUCT.paper()
     if selector == "greedy":
@@ -493,7 +501,8 @@ def _row(c: Dict[str, Any]) -> str:
 
 
 def _label(kw: Dict[str, Any]) -> str:
-    return f"fpu {kw['fpu']}, {'normalized' if kw['normalize'] else 'raw rewards'}, ties to {kw['ties']}"
+    return (f"fpu {kw['fpu']}, {'normalized' if kw['normalize'] else 'raw rewards'}, ties to {kw['ties']}"
+            + (", shared first play" if kw.get("share") else ""))
 
 
 def render_report(res: Dict[str, Any]) -> str:
@@ -536,10 +545,14 @@ def render_report(res: Dict[str, Any]) -> str:
     L += ["", "## 2. PUCT's open choices: first-play urgency, reward normalization, tie-breaking", "",
           "`fpu` is the Q̂ an untried action is scored with; `normalized` divides rewards by λ_state + λ_edge + λ_amb "
           "(Q̂ in [0, 1], the scale of the exploration term); ties go to the higher prior then the earlier action, or "
-          "to the smallest stable hash of (state, tries so far, signature). The first try of an action always pays at "
+          "to the smallest stable hash of (seed, state, tries so far, signature), the seed drawn per simulator seed "
+          "and start like Random's (“unseeded”: seed 0 for every episode, so every episode on a fresh graph draws the same ties). "
+          "The first try of an action always pays at "
           "least λ_edge (its edge is new), so with normalized rewards a first try is worth 1/3 (edge only) or 2/3 "
           "(new state): fpu 0.5 re-tries what found a new state before trying the rest, fpu 1 tries every action of "
-          "a state once before repeating any.", "",
+          "a state once before repeating any. “Shared first play” scores an action untried from the state with the "
+          "mean normalized reward of the same signature's tries from other states (typing: the same argument into "
+          "the same field, whatever its current text), and with `fpu` only when there are none.", "",
           "| setting | " + " | ".join(f"{a}: state AUC" for a in APPS if a in sw["Random"]) + " | mean ratio to Random |",
           "|---|" + "---:|" * (len(sw["Random"]) + 1)]
     rnd = sw["Random"]
@@ -548,7 +561,7 @@ def render_report(res: Dict[str, Any]) -> str:
         mark = " **(chosen)**" if label == res["chosen"] else ""
         L.append(f"| {label}{mark} | " + " | ".join(_auc(row[a]) for a in row) + f" | {ratio:.2f} |")
     chosen_kw = SWEEP.get(res["chosen"])
-    agree = chosen_kw is not None and chosen_kw == dict(d)
+    agree = chosen_kw is not None and "seed" not in chosen_kw and chosen_kw == dict(d)
     L += ["", f"Chosen by the rule of `choose_setting` (highest mean ratio to Random): **{res['chosen']}**; "
           f"`PUCT()` uses {_label(d)}" + (" (the same)." if agree else
                                           " — **they differ at this scale**; the default follows the `full` run.")]
@@ -621,39 +634,62 @@ keeps re-trying whatever paid once in the start state. The simulator is not the 
 Random finds new spreadsheet states from the same starts (table 1).
 
 **The default and why.** `PUCT()` scores an untried action with first-play urgency 1 on
-rewards normalized by Σλ, so an untried action always outranks a tried one whose
-normalized reward is below 1, whatever its prior. Each action of a state is tried once
-before any is repeated. The prior orders the untried actions, and equal scores go to a
-stable hash of (state, tries so far, signature). The hash is reproducible and does not
-depend on the order of the candidates. Because the state is part of the key, new states do
-not all start with the same action, which ties to the earlier action do. Table 2 chose
-this setting: it has the highest mean ratio to Random over the three applications. The
-runners-up re-try an action that found a new state before trying the rest (fpu 0.5, or the
-state's mean reward). They do about as well on the spreadsheet and worse where the state
-space is wide. Normalization alone changes little: with fpu 0 a paid self-loop still wins.
+rewards normalized by Σλ, so each action of a state is tried once before any is repeated.
+Two further choices decide which untried action goes first. (1) Shared first play: an
+action untried from this state whose signature was tried from other states is scored with
+the mean normalized reward of those tries (for typing, the same argument into the same
+field whatever its current text), and only a signature never tried anywhere gets fpu 1.
+This stays a one-step selector: no rollout and no backup, only a first-play value taken
+from the same signature's own tries elsewhere. (2) Equal scores go to a stable hash of
+(seed, state, tries so far, signature), seeded per episode. The hash is reproducible and
+does not depend on the order of the candidates. Table 2 chose this setting: it has the
+highest mean ratio to Random over the three applications (1.35). The paper-exact setting
+stays in tables 1, 2 and 3b.
 
-**PUCT vs Random.** With the heuristic prior, PUCT is far above Greedy everywhere but not
-above Random on every application (table 1). The heuristic prior is a goal prior: it
-favours actions whose label shares words with the task, and typing into editable fields.
-Under untried-first, those are the first actions tried from every new state. In the file
-explorer they type the goal folder's name into the address bar or search box, which
-returns to a known state from anywhere (PUCT's revisit rate is above Random's there).
-Random spreads its steps over the many tree items, most of which open new folders. With
-the uniform prior, PUCT tries the untried actions in hash order, and table 4 shows where
-that stands against Random. A one-step selector without rollouts or backup cannot see that
-an action leads somewhere already known until it has tried it from that state. The learned
-prior is the lever that generalizes across states.
+**Why PUCT trailed Random on the explorer, and what fixed it.** Before this setting,
+`PUCT()` (fpu 1, normalized, hash ties without seed and without sharing) had state AUC
+461.8 / 581.5 / 149.2 on notepad / explorer / calc against Random's 437.8 / 755.0 / 110.3:
+below Random on the explorer, and above it on only 55% of notepad starts. Two causes were
+measured on those 60 episodes per app.
 
-**Reading the ablation.** Under the default, the reward only decides once every action of
-a state has been tried. Within 50 steps that rarely happens, so the three objectives make
-the same choices and the rows coincide. Under the paper-exact setting the ambiguity-only
-reward is almost always 0 (u(s) − u(s′) is positive only on a step to a better-understood
-state), so Q stays near 0 everywhere. The exploration term then spreads the tries: Q = 0
-for untried actions is harmless when no tried action pays. Novelty rewards are what make
-paid self-loops win. So "ambiguity only" explores more than "novelty only", and "full"
-behaves like "novelty only". The paper's +8.9% needs many repeated actions whose outcomes
-vary; here only the asynchronous updates under timing noise vary. The pattern is not
-reproduced, and this is the measured reason.
+1. The tie hash had no seed. Every fresh graph numbers its states 0, 1, 2, …, and many
+   signatures recur on every screen (toolbar, title bar), so all 60 episodes drew the same
+   ties: one draw repeated 60 times, not 60 draws. In the explorer that draw was poor. On
+   its first action from a new state, PUCT with the uniform prior left the application
+   (a capture, reward 0: Minimize, Close, opening a file) 19% of the time against
+   Random's 11%, and found a new state 49% of the time against Random's 60%. Seeding the hash per episode ("fpu 1, normalized,
+   hash ties" against its "unseeded" row in table 2) gives 481.9 / 680.1 / 154.6. With
+   the uniform prior, the explorer goes from 704.9 to 772.0.
+2. Untried-first retried the same arm from every state. The heuristic goal prior ranks
+   typing "Documents" into the address bar (goal word plus the editable bonus) highest
+   among a state's untried actions. That typing lands in the one known Documents folder from
+   anywhere, yet the graph counts each (state, σ) pair separately: it was 16% of PUCT's
+   explorer steps and found a new state on 21% of them. Sharing first play by signature
+   fixes this. After one or two such tries, typing "Documents" scores about 1/3 (a new
+   edge only), below every signature not yet tried anywhere. Captures score 0 and go last.
+
+Seeding alone leaves the explorer below Random (680.1 vs 755.0). Sharing alone (ties
+unseeded) gives 566.9 / 823.1 / 141.4. Both together give 586.4 / 871.6 / 170.3 (1.34×, 1.15×,
+1.54× Random; above Random on 88%, 82%, 75% of starts). On simulator seeds 3–5, which
+were not used to choose, the figures were 602.3 / 846.4 / 143.3 against Random's
+423.7 / 747.3 / 110.3, and the old default had 457.6 / 580.2 / 123.8. Sharing only the
+typing actions gave 519.9 / 775.7 / 180.5 on seeds 0–2: less on notepad and the explorer,
+about the same on calc. The uniform and learned priors gain too (table 4).
+The simulator was left unchanged.
+
+**Reading the ablation.** Under the default, the reward reaches the choice of an untried
+action through the shared first play. With novelty only (λ_amb = 0), rewards are divided
+by 2. A signature whose tries elsewhere all found new states then scores exactly fpu 1,
+the same as a signature never tried anywhere. With λ_amb > 0, never-tried signatures come
+strictly first. Hence full > novelty only on notepad (+5.3%) and the explorer (+9.3%).
+Ambiguity only coincides with full on the explorer and calc: in an explorer episode
+checked step by step, the 50 choices were identical. This is close to the paper's +8.9%,
+but the mechanism is this normalization, not ambiguity-seeking. Under the paper-exact
+setting the ambiguity-only reward is almost always 0 (u(s) − u(s′) is positive only on a
+step to a better-understood state), so Q stays near 0 everywhere and the exploration term
+spreads the tries. Q = 0 for untried actions is harmless when no tried action pays.
+Novelty rewards are what make paid self-loops win, so "ambiguity only" explores more
+than "novelty only", and "full" behaves like "novelty only" (table 3b).
 
 **Learned prior.** Table 4 uses a logistic model over action tokens (operation, role,
 semantic class, position bin, value class, a few crossings, and goal-word overlap). It
