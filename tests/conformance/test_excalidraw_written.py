@@ -14,7 +14,6 @@ inside its container.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
