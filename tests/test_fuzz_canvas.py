@@ -15,13 +15,11 @@ exception type, crashed or hung before their fix, minimized where the harness co
 from __future__ import annotations
 
 import os
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.fuzz import canvas_targets, screens
+from tests.fuzz import canvas_targets, suite
 
 CASES_DIR = Path(__file__).resolve().parent / "data" / "fuzz" / "canvas"
 CASES = sorted(p for p in CASES_DIR.iterdir() if p.suffix == ".json") if CASES_DIR.is_dir() else []
@@ -33,11 +31,7 @@ SEED = int(os.environ.get("SPATIALOBS_FUZZ_SEED", "20240501"))
 
 @pytest.mark.fuzz_budget
 def test_fuzz_budget_canvases_and_op_replies():
-    figures = screens.run(BUDGET, seed=SEED, jobs=1, timeout=60.0, target="canvas_targets")
-    assert figures.inputs == BUDGET, figures.as_dict()
-    assert set(figures.by_kind) == set(canvas_targets.KINDS)
-    assert not figures.escapes, figures.as_dict()
-    assert not figures.crashes and not figures.hangs, figures.as_dict()
+    suite.check_budget(canvas_targets, BUDGET, SEED)
 
 
 def test_the_corpus_is_kept():
@@ -46,11 +40,7 @@ def test_the_corpus_is_kept():
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.name)
 def test_kept_finding_stays_fixed(path):
-    kind, payload = canvas_targets.load_case(path)
-    start = time.monotonic()
-    with tempfile.TemporaryDirectory() as d:
-        canvas_targets.run(kind, payload, d)  # a SpatialObsError is fine; anything else fails here
-    assert time.monotonic() - start < 30
+    suite.check_kept(canvas_targets, path)
 
 
 def test_inputs_are_a_function_of_seed_and_number():
