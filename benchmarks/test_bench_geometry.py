@@ -3,6 +3,10 @@
 One benchmark group per kernel and size; every benchmark checks its result
 against the compiled kernel's. Run ``pytest benchmarks`` for timings, or
 ``pytest benchmarks --benchmark-disable`` to check results only.
+
+The pair kernels also run against the numpy sweep-and-prune of ``peers.py`` and a
+``floor`` row: a copy of the kernel's output arrays into fresh memory, what writing
+the result costs at memory speed, so each kernel shows its distance to the floor.
 """
 
 from __future__ import annotations
@@ -24,6 +28,13 @@ def run(benchmark, fn, slow: bool = False):
     if slow:
         return benchmark.pedantic(fn, rounds=2, iterations=1, warmup_rounds=0)
     return benchmark(fn)
+
+
+def floor(benchmark, outputs):
+    """Copy the output arrays into fresh memory: the cost of writing the result once."""
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    got = run(benchmark, lambda: tuple(np.copy(x) for x in outputs))
+    assert all(np.array_equal(x, y) for x, y in zip(got, outputs))
 
 
 def pairs_list(p) -> list:
@@ -107,7 +118,7 @@ def test_occluders(benchmark, impl, n):
 
 
 @pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
-@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "python"])
+@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "numpy", "floor", "python"])
 def test_overlap_pairs(benchmark, impl, n):
     if impl == "python" and n > ORACLE_MAX_N:
         pytest.skip("the O(n^2) oracle is too slow at this size")
@@ -121,6 +132,11 @@ def test_overlap_pairs(benchmark, impl, n):
         geo = shapely_geoms(n)
         got = run(benchmark, lambda: peers.overlap_pairs(geo, d.boxes), slow=n >= 100_000)
         assert np.array_equal(got[0], pairs) and np.array_equal(got[1], areas)
+    elif impl == "numpy":
+        got = run(benchmark, lambda: peers.overlap_pairs_numpy(d.boxes), slow=n >= 100_000)
+        assert np.array_equal(got[0], pairs) and np.array_equal(got[1], areas)
+    elif impl == "floor":
+        floor(benchmark, (pairs, areas))
     else:
         lst = d.boxes.tolist()
         got = run(benchmark, lambda: ref.overlap_pairs(lst), slow=True)
@@ -128,7 +144,7 @@ def test_overlap_pairs(benchmark, impl, n):
 
 
 @pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
-@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "python"])
+@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "numpy", "floor", "python"])
 def test_containment_pairs(benchmark, impl, n):
     if impl == "python" and n > ORACLE_MAX_N:
         pytest.skip("the O(n^2) oracle is too slow at this size")
@@ -142,6 +158,11 @@ def test_containment_pairs(benchmark, impl, n):
         geo = shapely_geoms(n)
         got = run(benchmark, lambda: peers.containment_pairs(geo, d.boxes), slow=n >= 100_000)
         assert np.array_equal(got, want)
+    elif impl == "numpy":
+        got = run(benchmark, lambda: peers.containment_pairs_numpy(d.boxes), slow=n >= 100_000)
+        assert np.array_equal(got, want)
+    elif impl == "floor":
+        floor(benchmark, want)
     else:
         lst = d.boxes.tolist()
         got = run(benchmark, lambda: ref.containment_pairs(lst), slow=True)
@@ -149,7 +170,7 @@ def test_containment_pairs(benchmark, impl, n):
 
 
 @pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
-@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "python"])
+@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "numpy", "floor", "python"])
 def test_proximity_pairs(benchmark, impl, n):
     if impl == "python" and n > ORACLE_MAX_N:
         pytest.skip("the O(n^2) oracle is too slow at this size")
@@ -163,17 +184,22 @@ def test_proximity_pairs(benchmark, impl, n):
         geo = shapely_geoms(n)
         got = run(benchmark, lambda: peers.proximity_pairs(geo, d.boxes, 20.0, 4), slow=n >= 100_000)
         assert np.array_equal(got[0], pairs) and np.array_equal(got[1], gaps)
+    elif impl == "numpy":
+        got = run(benchmark, lambda: peers.proximity_pairs_numpy(d.boxes, 20.0, 4), slow=n >= 100_000)
+        assert np.array_equal(got[0], pairs) and np.array_equal(got[1], gaps)
+    elif impl == "floor":
+        floor(benchmark, (pairs, gaps))
     else:
         lst = d.boxes.tolist()
         got = run(benchmark, lambda: ref.proximity_pairs(lst, 20.0, 4), slow=True)
         assert got[0] == pairs_list(pairs) and got[1] == gaps.tolist()
 
 
-# ---- sort-based kernels: no STRtree analogue, compared with the Python oracle ----
+# ---- sort-based kernels: no STRtree analogue; numpy and the Python oracle ----------
 
 
 @pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
-@pytest.mark.parametrize("impl", ["spatialobs", "python"])
+@pytest.mark.parametrize("impl", ["spatialobs", "numpy", "floor", "python"])
 def test_alignment_pairs(benchmark, impl, n):
     benchmark.group = f"alignment_pairs n={n}"
     d = data(n)
@@ -181,6 +207,11 @@ def test_alignment_pairs(benchmark, impl, n):
     if impl == "spatialobs":
         got = run(benchmark, lambda: g.alignment_pairs(d.boxes, 1.0))
         assert np.array_equal(got[0], pairs) and set(np.unique(kinds).tolist()) <= set(range(6))
+    elif impl == "numpy":
+        got = run(benchmark, lambda: peers.alignment_pairs_numpy(d.boxes, 1.0), slow=n >= 100_000)
+        assert np.array_equal(got[0], pairs) and np.array_equal(got[1], kinds)
+    elif impl == "floor":
+        floor(benchmark, (pairs, kinds))
     else:
         lst = d.boxes.tolist()
         got = run(benchmark, lambda: ref.alignment_pairs(lst, 1.0), slow=True)
@@ -206,12 +237,27 @@ def test_reading_order(benchmark, impl, n):
 
 
 @pytest.mark.parametrize("n", sizes(10_000, 100_000))
-@pytest.mark.parametrize("impl", ["spatialobs", "shapely"])
+@pytest.mark.parametrize("impl", ["spatialobs", "spatialobs_shared_index", "shapely"])
 def test_four_kernels_together(benchmark, impl, n):
-    """visibility + occluders + overlap_pairs + containment_pairs, as one prompt needs them."""
+    """visibility + occluders + overlap_pairs + containment_pairs, as one prompt needs them.
+
+    ``spatialobs_shared_index`` builds one BoxIndex in the call and hands it to both
+    pair kernels, as the canvas observation does.
+    """
     benchmark.group = f"four kernels n={n}"
     d = data(n)
-    if impl == "spatialobs":
+    if impl == "spatialobs_shared_index":
+
+        def call():
+            ix = g.BoxIndex(d.boxes)
+            return (
+                g.visibility(d.boxes, d.viewport)[0],
+                g.occluders(d.boxes, d.order, d.opacity, d.hidden, d.viewport),
+                g.overlap_pairs(ix)[0],
+                g.containment_pairs(ix),
+            )
+
+    elif impl == "spatialobs":
 
         def call():
             return (
