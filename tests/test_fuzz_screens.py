@@ -52,3 +52,36 @@ def test_the_harness_sees_escapes_crashes_and_hangs(monkeypatch):
     assert figures.inputs == 9
     assert figures.escapes == {"KeyError@?": [2]}
     assert [i for i, _ in figures.crashes] == [4] and figures.hangs == [6]
+
+
+def test_a_number_mutation_of_a_huge_integer_is_an_input_not_a_harness_failure():
+    # A huge JSON integer (exact in Python) times 1e6 overflows a float: the mutator used to
+    # raise OverflowError while making the input, which ended a deep run's worker early.
+    import random
+
+    from tests.fuzz import mutate
+
+    doc = {"a": 10**400, "b": [2**1100]}
+    for s in range(300):
+        mutate.mutate(doc, random.Random(s), rounds=3)
+
+
+def test_a_generator_failure_is_reported_and_the_run_goes_on(monkeypatch, capsys):
+    def broken(seed, number):
+        if number == 1:
+            raise OverflowError("planted")
+        return real(seed, number)
+
+    real = targets.make_input
+    monkeypatch.setattr(targets, "make_input", broken)
+    screens.worker(SEED, [0, 1, 2])  # in this process: the patched generator is the one used
+    lines = capsys.readouterr().out.splitlines()
+    assert "S 1 generator" in lines and "E 1 generator:OverflowError@?" in lines
+    assert any(x.startswith("S 2 ") for x in lines) and lines[-1] == "D"
+
+
+def test_a_worker_dying_between_inputs_is_a_crash_and_the_run_goes_on(monkeypatch):
+    monkeypatch.setenv("SPATIALOBS_FUZZ_PLANT", "silent-crash:3")
+    figures = screens.run(6, seed=SEED, jobs=1, timeout=5.0)
+    assert [i for i, _ in figures.crashes] == [3]
+    assert figures.inputs == 5  # 0, 1, 2, 4, 5: input 3 never started

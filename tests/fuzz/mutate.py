@@ -167,7 +167,13 @@ def mutate(doc: Any, rng: random.Random, all_paths: Optional[Sequence[Path]] = N
         else:
             old = get(doc, path)
             if isinstance(old, (int, float)) and not isinstance(old, bool):
-                value = rng.choice((-old, old * 1e6, old + 0.5, old * 2**53, str(old), [old]))
+                # one draw as rng.choice over the six variants; a huge int times 1e6 overflows a float
+                variant = rng.randrange(6)
+                try:
+                    value = (lambda: -old, lambda: old * 1e6, lambda: old + 0.5, lambda: old * 2**53,
+                             lambda: str(old), lambda: [old])[variant]()
+                except OverflowError:
+                    value = str(old)
                 doc = _rebuild(doc, path, lambda c: _set(c, key, value))
             elif isinstance(old, list) and old:
                 value = list(reversed(old)) if rng.random() < 0.5 else old[: rng.randrange(len(old))]

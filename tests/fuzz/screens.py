@@ -1,8 +1,8 @@
 """Run the screen-side fuzzer: ``python -m tests.fuzz.screens --iterations N [--seed S] [--jobs J]``.
 
 Inputs ``0 .. N-1`` of run ``S`` (see :func:`tests.fuzz.targets.make_input`) are
-shared among ``J`` worker processes. A worker announces each input before running
-it, so the parent knows which one a crash (the worker dies) or a hang (no word
+shared among ``J`` worker processes. A worker announces each input before making and
+running it, so the parent knows which one a crash (the worker dies) or a hang (no word
 within ``--timeout`` seconds; the worker is killed) belongs to, and starts a new
 worker after it. An escape (an exception that is not a ``SpatialObsError``) is
 reported by the worker, which goes on. At the end the parent prints the figures
@@ -82,15 +82,23 @@ def worker(seed: int, numbers: List[int], memory_mb: int = 0, target: str = "tar
     targets.seeds()
     if hasattr(targets, "index_bytes"):
         targets.index_bytes()
-    # Planted failures, for testing the harness itself: "escape:3,crash:5,hang:7".
+    # Planted failures, for testing the harness itself: "escape:3,crash:5,hang:7,silent-crash:9".
     planted = dict(reversed(p.split(":")) for p in os.environ.get("SPATIALOBS_FUZZ_PLANT", "").split(",") if p)
     out = sys.stdout
     scratch = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="spatialobs-fuzz-", dir=scratch) as workdir:
         for i in numbers:
-            kind, payload = targets.make_input(seed, i)
-            out.write(f"S {i} {kind}\n")
+            out.write(f"N {i}\n")
             out.flush()
+            if planted.get(str(i)) == "silent-crash":  # dies while making the input
+                os.abort()
+            try:
+                kind, payload = targets.make_input(seed, i)
+            except Exception as exc:  # noqa: BLE001 - a generator bug is reported, and the run goes on
+                out.write(f"S {i} generator\nE {i} generator:{targets.signature(exc)}\n")
+                out.flush()
+                continue
+            out.write(f"S {i} {kind}\n")
             try:
                 plant = planted.get(str(i))
                 if plant == "crash":
@@ -169,8 +177,9 @@ def run(iterations: int, seed: int = 1, jobs: int = 1, timeout: float = 10.0, pr
                     parts = line.decode().split()
                     if not parts:
                         continue
-                    if parts[0] == "S":
+                    if parts[0] == "N":  # the next input, before it is made
                         st["current"], st["since"] = int(parts[1]), time.monotonic()
+                    elif parts[0] == "S":  # made: its kind
                         figures.inputs += 1
                         figures.by_kind[parts[2]] = figures.by_kind.get(parts[2], 0) + 1
                     elif parts[0] == "E":
