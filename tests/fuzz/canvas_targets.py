@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
-from tests.fuzz import mutate
+from tests.fuzz import cases, mutate
 from tests.fuzz.targets import signature  # noqa: F401 - the harness reads it from here
 
 CANVASES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "canvases"
@@ -158,26 +158,18 @@ def run(kind: str, payload: Any, workdir: str) -> None:
         pass
 
 
+#: How kept inputs of this target are named (see :mod:`tests.fuzz.cases`).
+FORMATS = ((".canvas-file.json", "canvas-file", True), (".ops.json", "ops", False),
+           (".canvas.json", "canvas", False))
+
+
 def load_case(path: Path) -> Tuple[str, Any]:
     """A kept input: ``*.canvas-file.json`` (raw text), ``*.ops.json`` (op reply) or ``*.canvas.json``."""
-    if path.name.endswith(".canvas-file.json"):
-        return "canvas-file", path.read_bytes()
-    with open(path, encoding="utf-8") as f:
-        payload = json.load(f)
-    return ("ops" if path.name.endswith(".ops.json") else "canvas"), payload
+    return cases.load_case(path, FORMATS)
 
 
 def save_case(folder: Path, stem: str, kind: str, payload: Any) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    if kind == "canvas-file":
-        path = folder / f"{stem}.canvas-file.json"
-        path.write_bytes(payload)
-    else:
-        path = folder / f"{stem}.{'ops' if kind == 'ops' else 'canvas'}.json"
-        path.write_text(json.dumps(payload, ensure_ascii=True, sort_keys=True) + "\n", encoding="utf-8")
-    return path
+    return cases.save_case(folder, stem, kind, payload, FORMATS)
 
 
-def describe(kind: str, payload: Any) -> Dict[str, Any]:
-    size = len(payload) if isinstance(payload, (bytes, bytearray)) else len(json.dumps(payload))
-    return {"kind": kind, "size": size}
+describe = cases.describe

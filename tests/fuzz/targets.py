@@ -24,9 +24,9 @@ import tempfile
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, List, Tuple
 
-from tests.fuzz import indexfile, mutate
+from tests.fuzz import cases, indexfile, mutate
 
 SCREENS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "screens"
 KINDS = ("screen", "screen-file", "index-file")
@@ -135,28 +135,17 @@ def run(kind: str, payload: Any, workdir: str) -> None:
         pass
 
 
+#: How kept inputs of this target are named (see :mod:`tests.fuzz.cases`).
+FORMATS = ((".spobs", "index-file", True), (".screen-file.json", "screen-file", True), (".json", "screen", False))
+
+
 def load_case(path: Path) -> Tuple[str, Any]:
     """A kept input: ``*.spobs`` (index file), ``*.screen-file.json`` (raw text) or ``*.json`` (screen)."""
-    if path.suffix == ".spobs":
-        return "index-file", path.read_bytes()
-    if path.name.endswith(".screen-file.json"):
-        return "screen-file", path.read_bytes()
-    with open(path, encoding="utf-8") as f:
-        return "screen", json.load(f)
+    return cases.load_case(path, FORMATS)
 
 
 def save_case(folder: Path, stem: str, kind: str, payload: Any) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    if kind == "index-file":
-        path = folder / f"{stem}.spobs"
-        path.write_bytes(payload)
-    elif kind == "screen-file":
-        path = folder / f"{stem}.screen-file.json"
-        path.write_bytes(payload)
-    else:
-        path = folder / f"{stem}.json"
-        path.write_text(json.dumps(payload, ensure_ascii=True, sort_keys=True) + "\n", encoding="utf-8")
-    return path
+    return cases.save_case(folder, stem, kind, payload, FORMATS)
 
 
 def signature(exc: BaseException) -> str:
@@ -170,6 +159,4 @@ def signature(exc: BaseException) -> str:
     return f"{type(exc).__name__}@{where}"
 
 
-def describe(kind: str, payload: Any) -> Dict[str, Any]:
-    size = len(payload) if isinstance(payload, (bytes, bytearray)) else len(json.dumps(payload))
-    return {"kind": kind, "size": size}
+describe = cases.describe
