@@ -201,9 +201,29 @@ def test_grid_and_index_parameters_beyond_the_kernels_are_typed():
 def test_long_texts_bypass_the_normalization_cache():
     features_module._normalized_cached.cache_clear()
     s = Screen([Element((0, 0, 1, 1), "b", "x" * 5000)], 10, 10)
+    compiled = features_module._element_columns is not features_module._element_columns_py
+    if compiled:
+        from spatialobs.screen import _cfeatures
+
+        _cfeatures.cache_clear()
     f = featurize(s)
     assert f.text == "x" * 120
-    assert features_module._normalized_cached.cache_info().currsize == 1  # the role only
+    if compiled:
+        assert _cfeatures.cache_size() == (1, 0)  # the role only
+    else:
+        assert features_module._normalized_cached.cache_info().currsize == 1
+    assert features_module._element_columns_py(list(s.elements), False)[2] == ["x" * 120]
+    assert features_module._normalized_cached.cache_info().currsize == 1  # the twin's cache: the role only
+
+
+def test_the_compiled_normalization_cache_is_bounded():
+    _cfeatures = pytest.importorskip("spatialobs.screen._cfeatures")
+    _cfeatures.cache_clear()
+    els = [Element((0, 0, 1, 1), "b", f"t{i}") for i in range((1 << 16) + 10)]
+    _, _, texts = _cfeatures.element_columns(els, True)
+    assert texts[-1] == "t#" and texts[5] == "t#"
+    plain, masked = _cfeatures.cache_size()
+    assert plain == 1 and 1 <= masked <= 1 << 16
 
 
 def test_echo_is_bounded_and_total():

@@ -178,3 +178,45 @@ def test_ngram_embedder_properties():
         HashedNgramEmbedder(dim=0)
     with pytest.raises(InvalidInputError, match="text 1 must be a string"):
         e.embed(["a", 3])  # type: ignore[list-item]
+
+
+# -- the compiled element loop (Cython) against its pure-Python twin -----------------
+
+
+def _compiled():
+    return pytest.importorskip("spatialobs.screen._cfeatures")
+
+
+def test_compiled_featurize_is_in_use():
+    # The normal build compiles the Cython module; featurize must use it.
+    from spatialobs.screen import features as F
+
+    cf = _compiled()
+    assert F._element_columns is cf.element_columns and F._reading_text is cf.reading_text
+
+
+@settings(max_examples=200, deadline=None)
+@given(screens(), st.booleans(), st.sampled_from([1, 3, 30]))
+def test_compiled_columns_match_python_twin(screen, mask, grid):
+    from spatialobs.screen import features as F
+
+    cf = _compiled()
+    els = list(screen.elements)
+    b1, r1, t1 = cf.element_columns(els, mask)
+    b2, r2, t2 = F._element_columns_py(els, mask)
+    assert b1.dtype == np.float64 and b1.shape == (len(els), 4) and b1.flags.c_contiguous
+    assert np.array_equal(b1, b2) and r1 == r2 and t1 == t2
+    _, rows = _core.grid_cells(b1, screen.width, screen.height, grid)
+    assert cf.reading_text(t1, b1, rows) == F._reading_text_py(t2, b2, rows)
+
+
+def test_compiled_columns_bad_input():
+    cf = _compiled()
+    with pytest.raises(TypeError):
+        cf.element_columns((Element((0, 0, 1, 1), "a"),), False)  # not a list
+    with pytest.raises(AttributeError):
+        cf.element_columns(["not an element"], False)
+    with pytest.raises(ValueError, match="same length"):
+        cf.reading_text(["a"], np.zeros((2, 4)), np.zeros(1, dtype=np.int32))
+    with pytest.raises(ValueError):  # wrong dtype for rows
+        cf.reading_text(["a"], np.zeros((1, 4)), np.zeros(1, dtype=np.int64))

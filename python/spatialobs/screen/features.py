@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Tuple, Union
+from typing import Any, List, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -38,7 +38,7 @@ import numpy.typing as npt
 from spatialobs import _core
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.limits import echo
-from spatialobs.screen.model import Screen, ScreenMeta
+from spatialobs.screen.model import Element, Screen, ScreenMeta
 
 __all__ = [
     "MAX_TEXT",
@@ -176,6 +176,30 @@ class Features:
         return obj
 
 
+def _element_columns_py(elements: List[Element], mask: bool) -> Tuple[npt.NDArray[np.float64], List[str], List[str]]:
+    # The pure-Python twin of the compiled _cfeatures.element_columns (its test
+    # oracle, and the fallback when the compiled module is absent).
+    bounds = np.array([e.bounds for e in elements], dtype=np.float64).reshape(len(elements), 4)
+    roles = [_normalized(e.role, False) for e in elements]
+    texts = [_normalized(e.text, mask) if e.text else "" for e in elements]
+    return bounds, roles, texts
+
+
+def _reading_text_py(texts: List[str], bounds: npt.NDArray[np.float64], rows: npt.NDArray[np.int32]) -> str:
+    # The pure-Python twin of _cfeatures.reading_text.
+    cx = (bounds[:, 0] + bounds[:, 2]) * 0.5
+    order = np.lexsort((np.arange(len(texts)), cx, rows))
+    return " ".join(texts[i] for i in order if texts[i])
+
+
+try:
+    from spatialobs.screen._cfeatures import element_columns as _element_columns
+    from spatialobs.screen._cfeatures import reading_text as _reading_text
+except ImportError:  # a source tree without the compiled module
+    _element_columns = _element_columns_py
+    _reading_text = _reading_text_py
+
+
 def featurize(screen: Screen, grid: int = 30, *, mask_volatile: bool = False) -> Features:
     """Atoms, reading-order text and metadata of a screen (one ``_core`` call for the atoms).
 
@@ -201,18 +225,12 @@ def featurize(screen: Screen, grid: int = 30, *, mask_volatile: bool = False) ->
         raise InvalidInputError(f"grid must be an integer, got {echo(grid)}")
     if not 1 <= grid <= 65535:  # checked here too: a huge int would not reach _core as an int32
         raise InvalidInputError(f"grid must be between 1 and 65535, got {echo(grid)}")
-    mask = bool(mask_volatile)
-    elements = screen.elements
-    roles = [_normalized(e.role, False) for e in elements]
-    texts = [_normalized(e.text, mask) if e.text else "" for e in elements]
-    bounds = screen.bounds_array()
+    bounds, roles, texts = _element_columns(list(screen.elements), bool(mask_volatile))
     control, text = _core.screen_atoms(bounds, screen.width, screen.height, int(grid), roles, texts)
     joined = ""
     if any(texts):
-        cols, rows = _core.grid_cells(bounds, screen.width, screen.height, int(grid))
-        cx = (bounds[:, 0] + bounds[:, 2]) * 0.5
-        order = np.lexsort((np.arange(len(texts)), cx, rows))
-        joined = " ".join(texts[i] for i in order if texts[i])
+        _, rows = _core.grid_cells(bounds, screen.width, screen.height, int(grid))
+        joined = _reading_text(texts, bounds, rows)
     if not isinstance(screen.meta, ScreenMeta):
         raise InvalidInputError(f"meta must be a ScreenMeta, got {type(screen.meta).__name__}")
     return Features._from_core(control, text, joined, screen.meta)
