@@ -20,12 +20,11 @@ A restarted graph reopens its store and replays it.
 from __future__ import annotations
 
 import os
-from collections import Counter
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.distributed.shard import Added, features_parts
-from spatialobs.screen.graph import KAPPA, U0, blend_u, normalized_entropy, step_reward
+from spatialobs.screen.graph import KAPPA, U0, Tallies, blend_u, step_reward
 from spatialobs.screen.store import CaptureRow, GraphStore, ObservationRow, TransitionRow, open_store
 
 __all__ = ["GraphLog", "Stats", "global_state"]
@@ -108,15 +107,8 @@ class GraphLog:
     def _reset(self) -> None:
         self._known: Set[int] = set()
         self._pulled = [0] * self.shards  # observations of each shard copied into the store
-        self._succ: Dict[Tuple[int, str], Counter] = {}
-        self._nsa: Dict[int, Dict[str, int]] = {}
-        self._tries: Dict[int, Dict[str, int]] = {}
-        self._rsum: Dict[int, Dict[str, float]] = {}
-        self._ns: Counter = Counter()
+        self._tallies = Tallies()
         self._done: Dict[Tuple[str, int, int], Dict[str, Any]] = {}
-        self.num_edges = 0
-        self.num_transitions = 0
-        self.num_captures = 0
 
     def _replay(self) -> None:
         for o in self.store.observations(0):
@@ -133,57 +125,55 @@ class GraphLog:
                                                                c.app, c.seq)
 
     def _apply(self, s: int, sig: str, t: int, reward: float) -> None:
-        succ = self._succ.setdefault((s, sig), Counter())
-        if t not in succ:
-            self.num_edges += 1
-        succ[t] += 1
-        d = self._nsa.setdefault(s, {})
-        d[sig] = d.get(sig, 0) + 1
-        d = self._tries.setdefault(s, {})
-        d[sig] = d.get(sig, 0) + 1
-        r = self._rsum.setdefault(s, {})
-        r[sig] = r.get(sig, 0.0) + reward
-        self._ns[s] += 1
-        self.num_transitions += 1
+        self._tallies.add_transition(s, sig, t, reward)
 
     def _apply_capture(self, s: int, sig: str) -> None:
-        d = self._tries.setdefault(s, {})
-        d[sig] = d.get(sig, 0) + 1
-        self._rsum.setdefault(s, {}).setdefault(sig, 0.0)
-        self.num_captures += 1
+        self._tallies.add_capture(s, sig)
 
     # -- reading ---------------------------------------------------------------
 
     def n(self, state: int) -> int:
-        return int(self._ns.get(state, 0))
+        return self._tallies.n(state)
 
     def ambiguity(self, state: int) -> float:
         """``D(s)`` as :meth:`ScreenGraph.ambiguity`."""
-        acts = self._nsa.get(state)
-        if not acts:
-            return 0.0
-        total = sum(acts.values())
-        return sum(k / total * normalized_entropy(self._succ[(state, sig)].values()) for sig, k in acts.items())
+        return self._tallies.ambiguity(state)
 
     def u(self, state: int) -> float:
         return blend_u(self.n(state), self.ambiguity(state), self.kappa, self.u0)
 
     def stats(self, state: int) -> Stats:
         """What a selector reads about ``state``: its tries and reward sums per signature."""
-        return state, dict(self._tries.get(state, {})), dict(self._rsum.get(state, {}))
+        return state, self._tallies.tries(state), self._tallies.reward_sums(state)
 
     @property
     def num_states(self) -> int:
         return len(self._known)
 
+    @property
+    def num_edges(self) -> int:
+        """Distinct ``(s, σ, s′)`` edges recorded."""
+        return self._tallies.num_edges
+
+    @property
+    def num_transitions(self) -> int:
+        """In-app steps recorded."""
+        return self._tallies.num_transitions
+
+    @property
+    def num_captures(self) -> int:
+        """Steps that left the application."""
+        return self._tallies.num_captures
+
     def summary(self) -> Dict[str, int]:
         """States, edges, transitions and captures recorded."""
-        return {"states": self.num_states, "edges": self.num_edges, "transitions": self.num_transitions,
-                "captures": self.num_captures}
+        t = self._tallies
+        return {"states": self.num_states, "edges": t.num_edges, "transitions": t.num_transitions,
+                "captures": t.num_captures}
 
     def edges(self) -> List[Tuple[int, str, int, int]]:
         """Every labeled edge as ``(s, σ, s′, count)``, sorted."""
-        return [(s, sig, t, c) for (s, sig) in sorted(self._succ) for t, c in sorted(self._succ[(s, sig)].items())]
+        return list(self._tallies.edges())
 
     def steps(self, worker: Optional[str] = None) -> List[Tuple[str, int, int]]:
         """The ``(worker, episode, step)`` keys recorded (transitions and captures), sorted."""
@@ -287,7 +277,7 @@ class GraphLog:
                 raise InvalidInputError("record needs the shard's answer or a capture")
             target, state_novel = self._place(added, raw)
             u_t = self.u0 if state_novel else self.u(target)
-            edge_novel = target not in self._succ.get((source, signature), ())
+            edge_novel = not self._tallies.is_edge(source, signature, target)
             r = step_reward(state_novel, edge_novel, u_s, u_t, self.lambdas)
             seq = self.store.add_transition(TransitionRow(0, worker, episode, step, source, signature, target,
                                                           state_novel, edge_novel, r, u_s, u_t, label))

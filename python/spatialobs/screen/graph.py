@@ -32,11 +32,11 @@ import math
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
+from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.screen.features import Features
 from spatialobs.screen.model import Screen
 from spatialobs.screen.state_index import StateIndex
@@ -53,6 +53,7 @@ __all__ = [
     "U0",
     "Transition",
     "ScreenGraph",
+    "Tallies",
     "normalized_entropy",
     "blend_u",
     "step_reward",
@@ -185,6 +186,99 @@ class Transition:
     seq: int = 0
 
 
+
+class Tallies:
+    """The counts the graph's statistics are made of, replayed from a transition log.
+
+    ``n(s, σ, s′)`` (successors), ``n(s, σ)``, ``n(s)``, the selector's tries
+    ``N(s, σ)`` (captures included) and reward sums, with the edge, transition and
+    capture totals. :class:`ScreenGraph` and the distributed graph keep one each.
+
+    Examples
+    --------
+    >>> t = Tallies()
+    >>> t.add_transition(0, "click:a", 1, 1.0); t.add_transition(0, "click:a", 2, 0.5)
+    >>> t.add_capture(0, "click:close")
+    >>> t.n(0), t.tries(0), t.q(0, "click:a"), t.num_edges, round(t.ambiguity(0), 3)
+    (2, {'click:a': 2, 'click:close': 1}, 0.75, 2, 1.0)
+    """
+
+    def __init__(self) -> None:
+        self.succ: Dict[Tuple[int, str], Counter] = {}
+        self.nsa: Dict[int, Dict[str, int]] = {}
+        self.try_counts: Dict[int, Dict[str, int]] = {}  # n(s, σ) + captures
+        self.rsum: Dict[int, Dict[str, float]] = {}
+        self.ns: Counter = Counter()
+        self.num_edges = 0
+        self.num_transitions = 0
+        self.num_captures = 0
+
+    def add_transition(self, s: int, sig: str, t: int, reward: float) -> None:
+        """Count one in-app step ``s --sig--> t`` with its reward."""
+        succ = self.succ.setdefault((s, sig), Counter())
+        if t not in succ:
+            self.num_edges += 1
+        succ[t] += 1
+        d = self.nsa.setdefault(s, {})
+        d[sig] = d.get(sig, 0) + 1
+        d = self.try_counts.setdefault(s, {})
+        d[sig] = d.get(sig, 0) + 1
+        r = self.rsum.setdefault(s, {})
+        r[sig] = r.get(sig, 0.0) + reward
+        self.ns[s] += 1
+        self.num_transitions += 1
+
+    def add_capture(self, s: int, sig: str) -> None:
+        """Count one try of ``sig`` from ``s`` that left the application (reward 0, no edge)."""
+        d = self.try_counts.setdefault(s, {})
+        d[sig] = d.get(sig, 0) + 1
+        self.rsum.setdefault(s, {}).setdefault(sig, 0.0)
+        self.num_captures += 1
+
+    def is_edge(self, s: int, sig: str, t: int) -> bool:
+        """Whether ``s --sig--> t`` was seen."""
+        return t in self.succ.get((s, sig), ())
+
+    def n(self, state: int) -> int:
+        """``n(s)``: in-app steps recorded from ``state``."""
+        return int(self.ns.get(state, 0))
+
+    def n_sa(self, state: int, signature: str) -> int:
+        """``n(s, σ)``: in-app steps recorded for the pair (captures excluded)."""
+        return int(self.nsa.get(state, {}).get(signature, 0))
+
+    def tries(self, state: int) -> Dict[str, int]:
+        """``N(s, σ)`` for every σ tried from ``state`` (captures included)."""
+        return dict(self.try_counts.get(state, {}))
+
+    def reward_sums(self, state: int) -> Dict[str, float]:
+        """The summed reward of every σ tried from ``state``."""
+        return dict(self.rsum.get(state, {}))
+
+    def q(self, state: int, signature: str) -> float:
+        """``Q(s, σ)``: mean reward of the tries of the pair, 0 before any."""
+        n = self.try_counts.get(state, {}).get(signature, 0)
+        return self.rsum[state][signature] / n if n else 0.0
+
+    def successors(self, state: int, signature: str) -> Dict[int, int]:
+        """``n(s, σ, s′)`` for each successor ``s′``."""
+        return dict(self.succ.get((state, signature), {}))
+
+    def ambiguity(self, state: int) -> float:
+        """``D(s)``: the count-weighted mean normalized successor entropy of the actions tried."""
+        acts = self.nsa.get(state)
+        if not acts:
+            return 0.0
+        total = sum(acts.values())
+        return sum(n / total * normalized_entropy(self.succ[(state, sig)].values()) for sig, n in acts.items())
+
+    def edges(self) -> Iterator[Tuple[int, str, int, int]]:
+        """Every labeled edge as ``(s, σ, s′, count)``, sorted."""
+        for (s, sig) in sorted(self.succ):
+            for t, c in sorted(self.succ[(s, sig)].items()):
+                yield s, sig, t, c
+
+
 class ScreenGraph:
     """A state graph over screens, shared through a store.
 
@@ -302,13 +396,7 @@ class ScreenGraph:
         self._canon: Dict[int, int] = {}  # index state -> canonical state
         self._num_states = 0
         self._known: set = set()  # canonical states with an observation
-        self._succ: Dict[Tuple[int, str], Counter] = {}
-        self._nsa: Dict[int, Dict[str, int]] = {}
-        self._tries: Dict[int, Dict[str, int]] = {}  # n(s, σ) + captures
-        self._rsum: Dict[int, Dict[str, float]] = {}
-        self._ns: Counter = Counter()
-        self._num_edges = 0
-        self._num_transitions = 0
+        self._tallies = Tallies()
         self.divergences = 0
 
     def _apply_observation(self, row: ObservationRow) -> None:
@@ -327,25 +415,11 @@ class ScreenGraph:
         self._obs_seq = row.seq
 
     def _apply_transition(self, row: TransitionRow) -> None:
-        s, sig, t = row.source, row.signature, row.target
-        succ = self._succ.setdefault((s, sig), Counter())
-        if t not in succ:
-            self._num_edges += 1
-        succ[t] += 1
-        d = self._nsa.setdefault(s, {})
-        d[sig] = d.get(sig, 0) + 1
-        d = self._tries.setdefault(s, {})
-        d[sig] = d.get(sig, 0) + 1
-        r = self._rsum.setdefault(s, {})
-        r[sig] = r.get(sig, 0.0) + row.reward
-        self._ns[s] += 1
-        self._num_transitions += 1
+        self._tallies.add_transition(row.source, row.signature, row.target, row.reward)
         self._tr_seq = row.seq
 
     def _apply_capture(self, row: CaptureRow) -> None:
-        d = self._tries.setdefault(row.source, {})
-        d[row.signature] = d.get(row.signature, 0) + 1
-        self._rsum.setdefault(row.source, {}).setdefault(row.signature, 0.0)
+        self._tallies.add_capture(row.source, row.signature)
         self._cap_seq = row.seq
 
     def refresh(self) -> None:
@@ -462,7 +536,7 @@ class ScreenGraph:
                                           seq)
                     target, state_novel = self._observe_locked(screen)
                     u_t = self.u0 if state_novel else self.u(target)
-                    edge_novel = target not in self._succ.get((source, signature), ())
+                    edge_novel = not self._tallies.is_edge(source, signature, target)
                     r = step_reward(state_novel, edge_novel, u_s, u_t, self.lambdas)
                     row = TransitionRow(0, self.worker, int(episode), int(step), source, signature, target,
                                         state_novel, edge_novel, r, u_s, u_t, label)
@@ -487,44 +561,39 @@ class ScreenGraph:
     @property
     def num_edges(self) -> int:
         """Distinct labeled edges ``(s, σ, s′)``."""
-        return self._num_edges
+        return self._tallies.num_edges
 
     @property
     def num_transitions(self) -> int:
         """Recorded in-app steps (edge multiplicities summed)."""
-        return self._num_transitions
+        return self._tallies.num_transitions
 
     def has_state(self, state: int) -> bool:
         return state in self._known
 
     def n(self, state: int) -> int:
         """``n(s)``: in-app steps recorded from ``state``."""
-        return int(self._ns.get(state, 0))
+        return self._tallies.n(state)
 
     def n_sa(self, state: int, signature: str) -> int:
         """``n(s, σ)``: in-app steps recorded for the pair (captures excluded)."""
-        return int(self._nsa.get(state, {}).get(signature, 0))
+        return self._tallies.n_sa(state, signature)
 
     def tries(self, state: int) -> Dict[str, int]:
         """``N(s, σ)`` for every σ tried from ``state`` (captures included): what the selector counts."""
-        return dict(self._tries.get(state, {}))
+        return self._tallies.tries(state)
 
     def q(self, state: int, signature: str) -> float:
         """``Q(s, σ)``: mean reward of the tries of the pair, 0 before any."""
-        n = self._tries.get(state, {}).get(signature, 0)
-        return self._rsum[state][signature] / n if n else 0.0
+        return self._tallies.q(state, signature)
 
     def successors(self, state: int, signature: str) -> Dict[int, int]:
         """``n(s, σ, s′)`` for each successor ``s′``."""
-        return dict(self._succ.get((state, signature), {}))
+        return self._tallies.successors(state, signature)
 
     def ambiguity(self, state: int) -> float:
         """``D(s)``: the count-weighted mean normalized successor entropy of the actions tried."""
-        acts = self._nsa.get(state)
-        if not acts:
-            return 0.0
-        total = sum(acts.values())
-        return sum(n / total * normalized_entropy(self._succ[(state, sig)].values()) for sig, n in acts.items())
+        return self._tallies.ambiguity(state)
 
     def u(self, state: int) -> float:
         """``u(s) = ρ D(s) + (1 − ρ) u₀`` (u₀ for a state never acted from)."""
@@ -532,9 +601,7 @@ class ScreenGraph:
 
     def edges(self) -> Iterator[Tuple[int, str, int, int]]:
         """Every labeled edge as ``(s, σ, s′, count)``, sorted."""
-        for (s, sig) in sorted(self._succ):
-            for t, c in sorted(self._succ[(s, sig)].items()):
-                yield s, sig, t, c
+        return self._tallies.edges()
 
     def states(self) -> List[int]:
         return sorted(self._known)
