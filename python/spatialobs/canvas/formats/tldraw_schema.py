@@ -449,6 +449,20 @@ def map_fill(value: Any, key: str = "fill") -> List[Mapped]:
     raise UnmappableValueError(f"{key} {value!r} is not a fill: give {', '.join(FILLS)} or a color")
 
 
+def _word(key: str, value: Any, values: Sequence[str], words: Mapping[str, str],
+          normalize: Callable[[str], str] = lambda v: v.strip().lower()) -> Optional[Mapped]:
+    """``value`` as one of ``values``, by itself once normalized or through the spellings
+    ``words``; None when it is neither (or not a string)."""
+    if not isinstance(value, str):
+        return None
+    s = normalize(value)
+    if s in values:
+        return Mapped(key, value, s, "") if s == value else _note(key, value, s)
+    if s in words:
+        return _note(key, value, words[s])
+    return None
+
+
 _DASH_WORDS = {"dash": "dashed", "dashes": "dashed", "dot": "dotted", "dots": "dotted", "sketch": "draw",
                "sketchy": "draw", "hand": "draw", "hand-drawn": "draw", "rough": "draw", "double": "solid",
                "groove": "solid", "ridge": "solid", "inset": "solid", "outset": "solid", "line": "solid",
@@ -463,12 +477,9 @@ def map_dash(value: Any, key: str = "dash") -> Mapped:
     >>> map_dash("dashed").to, map_dash("dot").to, map_dash("double").to
     ('dashed', 'dotted', 'solid')
     """
-    if isinstance(value, str):
-        s = value.strip().lower()
-        if s in DASHES:
-            return Mapped(key, value, s, "") if s == value else _note(key, value, s)
-        if s in _DASH_WORDS:
-            return _note(key, value, _DASH_WORDS[s])
+    m = _word(key, value, DASHES, _DASH_WORDS)
+    if m is not None:
+        return m
     raise UnmappableValueError(f"{key} {value!r} is not a dash: give {', '.join(DASHES)}")
 
 
@@ -486,12 +497,9 @@ def map_align(value: Any, key: str = "align") -> Mapped:
     >>> map_align("center").to, map_align("start-legacy").to
     ('middle', 'start-legacy')
     """
-    if isinstance(value, str):
-        s = value.strip().lower()
-        if s in ALIGNS:
-            return Mapped(key, value, s, "") if s == value else _note(key, value, s)
-        if s in _H_WORDS:
-            return _note(key, value, _H_WORDS[s])
+    m = _word(key, value, ALIGNS, _H_WORDS)
+    if m is not None:
+        return m
     raise UnmappableValueError(f"{key} {value!r} is not an alignment: give start, middle or end")
 
 
@@ -516,12 +524,9 @@ def map_vertical_align(value: Any, key: str = "verticalAlign") -> Mapped:
     >>> map_vertical_align("top").to, map_vertical_align("end").to
     ('start', 'end')
     """
-    if isinstance(value, str):
-        s = value.strip().lower()
-        if s in VERTICAL_ALIGNS:
-            return Mapped(key, value, s, "") if s == value else _note(key, value, s)
-        if s in _V_WORDS:
-            return _note(key, value, _V_WORDS[s])
+    m = _word(key, value, VERTICAL_ALIGNS, _V_WORDS)
+    if m is not None:
+        return m
     raise UnmappableValueError(f"{key} {value!r} is not a vertical alignment: give start, middle or end")
 
 
@@ -529,6 +534,13 @@ _GEO_WORDS = {"rect": "rectangle", "box": "rectangle", "square": "rectangle", "c
               "round": "ellipse", "rhomb": "rhombus", "parallelogram": "rhombus", "checkbox": "check-box",
               "xbox": "x-box", "cross": "x-box", "right-arrow": "arrow-right", "left-arrow": "arrow-left",
               "up-arrow": "arrow-up", "down-arrow": "arrow-down"}
+
+
+_ROUNDED = frozenset(f"rounded-{w}" for w in ("rect", "rectangle", "box", "square"))
+
+
+def _geo_spelling(value: str) -> str:
+    return re.sub(r"[\s_]+", "-", value.strip().lower())
 
 
 def map_geo(value: Any, key: str = "geo") -> Mapped:
@@ -539,14 +551,11 @@ def map_geo(value: Any, key: str = "geo") -> Mapped:
     >>> map_geo("ellipse").to, map_geo("circle").to, map_geo("Rounded Rect").to
     ('ellipse', 'ellipse', 'rectangle')
     """
-    if isinstance(value, str):
-        s = re.sub(r"[\s_]+", "-", value.strip().lower())
-        if s in GEO_KINDS:
-            return Mapped(key, value, s, "") if s == value else _note(key, value, s)
-        if s in _GEO_WORDS:
-            return _note(key, value, _GEO_WORDS[s])
-        if s.startswith("rounded-") and s[8:] in ("rect", "rectangle", "box", "square"):
-            return _note(key, value, "rectangle")
+    m = _word(key, value, GEO_KINDS, _GEO_WORDS, _geo_spelling)
+    if m is not None:
+        return m
+    if isinstance(value, str) and _geo_spelling(value) in _ROUNDED:
+        return _note(key, value, "rectangle")
     raise UnmappableValueError(f"{key} {value!r} is not a geo kind: give one of {', '.join(GEO_KINDS)}")
 
 
@@ -565,12 +574,9 @@ def map_arrowhead(value: Any, key: str = "arrowheadEnd") -> Mapped:
     """
     if value is None or isinstance(value, bool):
         return _note(key, value, "arrow" if value else "none")
-    if isinstance(value, str):
-        s = value.strip().lower()
-        if s in ARROWHEADS:
-            return Mapped(key, value, s, "") if s == value else _note(key, value, s)
-        if s in _HEAD_WORDS:
-            return _note(key, value, _HEAD_WORDS[s])
+    m = _word(key, value, ARROWHEADS, _HEAD_WORDS)
+    if m is not None:
+        return m
     raise UnmappableValueError(f"{key} {value!r} is not an arrowhead: give one of {', '.join(ARROWHEADS)}")
 
 
