@@ -249,7 +249,7 @@ def _input_file(path: str, what: str = "file") -> Path:
 
 
 #: Options that name a file (or, for demo's --out, a folder) the command writes.
-_OUTPUTS = ("out", "index", "traces", "curve", "store")
+_OUTPUTS = ("out", "index", "traces", "curve", "store", "keep")
 
 
 def _prepare_outputs(args: argparse.Namespace) -> None:
@@ -706,6 +706,29 @@ def _studies(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ocr_audit(args: argparse.Namespace) -> int:
+    from spatialobs.screen.ocr import render_ocr_audit, score_captures, write_ocr_audit
+
+    apps = [a for a in args.apps.split(",") if a]
+    if not apps:
+        raise CommandError("--apps names no application")
+    if args.rescore:
+        import pickle
+
+        with open(args.rescore, "rb") as f:
+            saved = pickle.load(f)
+        res = score_captures(saved["runs"], starts=saved["starts"], steps=saved["steps"], seed=saved["seed"])
+        _write_text(Path(args.out), render_ocr_audit(res))
+    else:
+        if args.starts < 1 or args.steps < 1 or not args.minutes > 0:
+            raise CommandError("--starts and --steps must be >= 1 and --minutes > 0")
+        res = write_ocr_audit(args.out, apps, args.starts, args.steps, args.seed, minutes=args.minutes,
+                              keep=args.keep, log=sys.stderr)
+    n = res.get("pooled", {}).get("screens", 0)
+    print(f"wrote {args.out} ({n} screens)")
+    return 0
+
+
 # ---- the parser -----------------------------------------------------------------------
 
 
@@ -795,6 +818,19 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("--steps", type=int, default=0, help="with --real: actions per episode (default per app)")
     st.add_argument("--seed", type=int, default=0)
     st.set_defaults(func=_studies)
+
+    oa = sub.add_parser("ocr-audit", help="accessibility tree vs OCR on the real applications (the ocr and "
+                                          "desktop extras): the paper's four measures")
+    oa.add_argument("--apps", default="mousepad,pcmanfm,localc", help="comma-separated desktop applications")
+    oa.add_argument("--starts", type=int, default=4, help="replay starts (episodes) per application (default 4)")
+    oa.add_argument("--steps", type=int, default=25, help="PUCT actions per episode (default 25)")
+    oa.add_argument("--minutes", type=float, default=20.0,
+                    help="time box of the capture, shared among the applications (default 20)")
+    oa.add_argument("--seed", type=int, default=0)
+    oa.add_argument("--out", default="docs/results/ocr-audit.md", help="Markdown file to write")
+    oa.add_argument("--keep", metavar="FILE", help="also pickle the captures (screens, screenshots, steps) here")
+    oa.add_argument("--rescore", metavar="FILE", help="score captures kept by --keep instead of running the apps")
+    oa.set_defaults(func=_ocr_audit)
 
     dd = sub.add_parser("dedup", help="merge near-duplicate screens into states")
     dd.add_argument("paths", nargs="*", metavar="PATH",

@@ -25,11 +25,12 @@ from spatialobs.screen.drivers.base import (
     DriverFault,
     DriverUnavailable,
     ReplayStart,
+    ScreenshotUnsupported,
     fault_screen,
 )
 
 __all__ = ["Driver", "DriverFault", "DriverUnavailable", "ReplayStart", "FAULT_KINDS", "fault_screen",
-           "make_driver", "DRIVER_NAMES", "SIM_APPS", "DESKTOP_APPS"]
+           "make_driver", "DRIVER_NAMES", "SIM_APPS", "DESKTOP_APPS", "ScreenshotUnsupported"]
 
 #: The simulated applications.
 SIM_APPS = ("notepad", "explorer", "calc")

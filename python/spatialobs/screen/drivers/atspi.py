@@ -577,6 +577,59 @@ class AtspiDriver(Driver):
         if kind == "crash":
             self._app.wait(timeout=5)
 
+    def screenshot(self) -> Any:
+        """The driver's display as a ``PIL.Image.Image`` (RGB), cut to the application's windows.
+
+        The box is the union of the application's showing top-level windows (menus
+        and dialogs are windows of their own), clipped to the display; the image's
+        ``info`` holds its screen origin and the screen size (see
+        :meth:`Driver.screenshot <spatialobs.screen.drivers.Driver.screenshot>`).
+        Grabbed through Pillow's XCB support from the private Xvfb display.
+
+        Raises
+        ------
+        DriverUnavailable
+            Pillow is missing or was built without XCB support.
+        DriverFault
+            The display or the application is gone.
+        """
+        from spatialobs.screen.drivers.base import ORIGIN_KEY, SCREEN_SIZE_KEY
+
+        if self._bus is None or self._app is None or self._session is None:
+            raise InvalidInputError(f"the {self.name} driver has not been started: call reset() first")
+        try:
+            from PIL import ImageGrab
+        except ImportError:
+            raise DriverUnavailable("screenshots need Pillow (pip install spatialobs[ocr])") from None
+        box: Optional[List[float]] = None
+        try:
+            for ref, _, _ in self._windows():
+                x, y, w, h = self._bus.call(ref, _COMP, "GetExtents", "u", (0,))[0]
+                if w > 0 and h > 0:
+                    b = [float(x), float(y), float(x + w), float(y + h)]
+                    box = b if box is None else [min(box[0], b[0]), min(box[1], b[1]),
+                                                 max(box[2], b[2]), max(box[3], b[3])]
+        except _CallError:
+            box = None  # a window vanished while being measured: keep the whole display
+        try:
+            img = ImageGrab.grab(xdisplay=self._session.display)
+        except OSError as exc:
+            if "XCB" in str(exc):
+                raise DriverUnavailable(f"screenshots need Pillow with XCB support ({exc})") from None
+            raise DriverFault("crash", f"could not grab display {self._session.display}: {exc}") from None
+        img = img.convert("RGB")
+        x0 = y0 = 0
+        if box is not None:
+            x0, y0 = max(int(box[0]), 0), max(int(box[1]), 0)
+            x1, y1 = min(int(round(box[2])), img.width), min(int(round(box[3])), img.height)
+            if x1 > x0 and y1 > y0:
+                img = img.crop((x0, y0, x1, y1))
+            else:
+                x0 = y0 = 0
+        img.info[ORIGIN_KEY] = (x0, y0)
+        img.info[SCREEN_SIZE_KEY] = (self.width, self.height)
+        return img
+
 
 def _tail(path: str, n: int = 300) -> str:
     try:

@@ -11,6 +11,8 @@ loop needs:
 * :meth:`Driver.step` — act, bounded by :attr:`Driver.timeout` seconds, and return
   the next screen;
 * :meth:`Driver.recover` — back to a usable screen after a capture or a fault;
+* :meth:`Driver.screenshot` — a picture of the current screen (real drivers; see
+  :func:`spatialobs.screen.ocr.ocr_screen` to turn it into a screen);
 * :meth:`Driver.close` — stop every process the driver started (also on error and
   on Ctrl+C when used as a context manager).
 
@@ -32,7 +34,12 @@ from spatialobs.screen.actions import Action, signature
 from spatialobs.screen.model import Element, Screen, ScreenMeta
 
 __all__ = ["Driver", "DriverFault", "DriverUnavailable", "ReplayStart", "FAULT_KINDS", "fault_screen",
-           "EXIT_WORDS"]
+           "EXIT_WORDS", "ScreenshotUnsupported", "ORIGIN_KEY", "SCREEN_SIZE_KEY"]
+
+#: ``image.info`` key of a screenshot: where its top-left pixel lies on the screen, ``(x, y)``.
+ORIGIN_KEY = "spatialobs.origin"
+#: ``image.info`` key of a screenshot: the size of the screen it was cut from, ``(width, height)``.
+SCREEN_SIZE_KEY = "spatialobs.screen_size"
 
 #: The kinds of :class:`DriverFault`.
 FAULT_KINDS = ("crash", "hang", "exited", "timeout", "vanished", "error")
@@ -63,6 +70,10 @@ class DriverFault(SpatialObsError):
 
 class DriverUnavailable(SpatialObsError):
     """The system packages or Python packages a driver needs are missing (the message says which)."""
+
+
+class ScreenshotUnsupported(SpatialObsError):
+    """The driver has no picture of its screen (the simulators draw none)."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +165,22 @@ class Driver:
 
     def _shutdown(self) -> None:
         """Stop the application and everything started for it; must be idempotent."""
+
+    def screenshot(self) -> Any:
+        """A picture of the current screen, as a ``PIL.Image.Image`` in RGB.
+
+        The picture may be cut to the application's windows: ``image.info`` then holds
+        :data:`ORIGIN_KEY` (the screen position of its top-left pixel) and
+        :data:`SCREEN_SIZE_KEY` (the screen's size), which
+        :func:`~spatialobs.screen.ocr.ocr_screen` uses to put what it reads back in
+        screen coordinates.
+
+        Raises
+        ------
+        ScreenshotUnsupported
+            The driver draws no picture (the base class and the simulators).
+        """
+        raise ScreenshotUnsupported(f"the {self.name} driver has no screenshots (real drivers only)")
 
     # -- the interface ------------------------------------------------------------------
 

@@ -199,6 +199,40 @@ class WebDriver(Driver):
             self._server.server_close()
             self._server = None
 
+    def screenshot(self) -> Any:
+        """The page's viewport as a ``PIL.Image.Image`` (RGB), through Playwright's ``page.screenshot``.
+
+        Its ``info`` holds the origin ``(0, 0)`` and the viewport's size (see
+        :meth:`Driver.screenshot <spatialobs.screen.drivers.Driver.screenshot>`).
+
+        Raises
+        ------
+        DriverUnavailable
+            Pillow is missing.
+        DriverFault
+            The page crashed or did not answer within the timeout.
+        """
+        import io
+
+        from spatialobs.screen.drivers.base import ORIGIN_KEY, SCREEN_SIZE_KEY
+
+        if self._page is None:
+            raise InvalidInputError("the web driver has not been started: call reset() first")
+        try:
+            from PIL import Image
+        except ImportError:
+            raise DriverUnavailable("screenshots need Pillow (pip install spatialobs[ocr])") from None
+        if self._crashed:
+            raise DriverFault("crash", "the page crashed")
+        try:
+            png = self._page.screenshot(type="png", timeout=self.timeout * 1000)
+        except Exception as exc:
+            raise DriverFault("crash" if self._crashed else "hang", f"the screenshot failed: {exc}") from None
+        img = Image.open(io.BytesIO(png)).convert("RGB")
+        img.info[ORIGIN_KEY] = (0, 0)
+        img.info[SCREEN_SIZE_KEY] = (self.width, self.height)
+        return img
+
     def screen(self) -> Screen:
         """Read the page's accessibility tree and layout."""
         if self._page is None:
