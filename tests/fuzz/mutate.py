@@ -65,6 +65,14 @@ def materialize(value: Any) -> Any:
     return value
 
 
+_MARKERS = ("$str", "$deep", "$deepdict", "$many")
+
+
+def _is_marker(value: Any) -> bool:
+    """Whether ``value`` is a marker (without building what it stands for)."""
+    return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _MARKERS
+
+
 def _marker(value: Any) -> Any:
     if not (isinstance(value, dict) and len(value) == 1):
         return None
@@ -96,7 +104,7 @@ def paths(doc: Any, limit: int = 50_000) -> List[Path]:
         p, v = queue[i]
         i += 1
         out.append(p)
-        if isinstance(v, dict) and _marker(v) is None:
+        if isinstance(v, dict) and not _is_marker(v):
             queue.extend((p + (k,), c) for k, c in v.items())
         elif isinstance(v, list):
             queue.extend((p + (j,), c) for j, c in enumerate(v))

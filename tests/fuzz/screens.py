@@ -255,7 +255,7 @@ def minimize(kind: str, payload: Any, sig: str, budget: int = 3000, target: str 
             elif isinstance(mutate.get(payload, parent_path), list):
                 candidates.append(mutate._rebuild(payload, path, lambda c: mutate._delete(c, key)))
             value = mutate.get(payload, path)
-            if isinstance(value, (dict, list)) and value and mutate._marker(value) is None:
+            if isinstance(value, (dict, list)) and value and not mutate._is_marker(value):
                 for child in (value.values() if isinstance(value, dict) else value):
                     candidates.append(mutate._rebuild(payload, path, lambda c, v=child: mutate._set(c, key, v)))
                     break
