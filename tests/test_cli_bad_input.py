@@ -83,3 +83,35 @@ def test_an_output_under_a_file_fails_before_the_work(tmp_path):
     out = run("apply", str(tmp_path / "c.excalidraw"), str(tmp_path / "r.txt"), "--out", str(tmp_path / "afile/o.json"))
     assert _one_error_line(out) == f"spatialobs: error: --out {tmp_path / 'afile/o.json'}: {tmp_path / 'afile'} is a file, not a folder"
     assert out.stdout == ""
+
+
+def test_studies_real_with_an_unknown_app_is_one_line():
+    out = run("studies", "--real", "--apps", "mousepad,nonesuch")
+    assert _one_error_line(out) == ("spatialobs: error: --apps takes a comma-separated list of mousepad, pcmanfm, "
+                                    "localc, jupyterlab, got 'mousepad,nonesuch'")
+    assert _one_error_line(run("studies", "--real", "--apps", ",")).endswith("got ','")
+    out = run("explore", "--app", "jupyter")
+    assert _one_error_line(out) == ("spatialobs: error: --app must be one of notepad, explorer, calc, mousepad, "
+                                    "pcmanfm, localc, jupyterlab or web:URL, got 'jupyter'")
+
+
+def test_studies_real_writes_the_web_report_apart(monkeypatch, capsys):
+    # JupyterLab alone goes to its own report, so the desktop study's file is left alone
+    from spatialobs import cli
+    from spatialobs.screen import studies
+
+    calls = []
+    monkeypatch.setattr(studies, "write_real_report", lambda out, apps, *a, **k: calls.append((out, apps)) or {})
+    assert cli.main(["studies", "--real", "--apps", "jupyterlab", "--starts", "2"]) == 0
+    assert cli.main(["studies", "--real", "--apps", "mousepad,jupyterlab"]) == 0
+    assert calls == [("docs/results/real-apps-web.md", ["jupyterlab"]),
+                     ("docs/results/real-apps.md", ["mousepad", "jupyterlab"])]
+
+
+def test_real_apps_study_rejects_an_unknown_app():
+    from spatialobs import InvalidInputError
+    from spatialobs.screen import studies
+
+    with pytest.raises(InvalidInputError, match=r"^unknown real application 'word'; choose from mousepad, "
+                                                        r"pcmanfm, localc, jupyterlab$"):
+        studies.real_apps(["word"])

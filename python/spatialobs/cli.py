@@ -570,11 +570,10 @@ def _explore(args: argparse.Namespace) -> int:
     selectors = [args.selector] if not args.compare else list(SELECTORS)
     curves: dict = {}
     all_eps: List[Any] = []
-    from spatialobs.screen.drivers import SIM_APPS, make_driver
+    from spatialobs.screen.drivers import DRIVER_NAMES, SIM_APPS, make_driver
 
-    if args.app not in SIM_APPS + ("mousepad", "pcmanfm", "localc") and not args.app.startswith("web:"):
-        raise CommandError(f"--app must be one of notepad, explorer, calc, mousepad, pcmanfm, localc or web:URL, "
-                           f"got {args.app!r}")
+    if args.app not in DRIVER_NAMES and not args.app.startswith("web:"):
+        raise CommandError(f"--app must be one of {', '.join(DRIVER_NAMES)} or web:URL, got {args.app!r}")
     real = args.app not in SIM_APPS
     print(f"exploring {args.app} (seed {args.seed}): {args.starts} start(s) x {args.steps} actions, prior {args.prior}")
     keys = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy", "net_du")
@@ -639,11 +638,10 @@ def _explore_ray(args: argparse.Namespace) -> int:
         raise CommandError("--compare, --traces and --curve are not available with --ray")
     if args.workers < 1 or args.shards < 1:
         raise CommandError("--workers and --shards must be at least 1")
-    from spatialobs.screen.drivers import SIM_APPS, make_driver
+    from spatialobs.screen.drivers import DRIVER_NAMES, SIM_APPS, make_driver
 
-    if args.app not in SIM_APPS + ("mousepad", "pcmanfm", "localc") and not args.app.startswith("web:"):
-        raise CommandError(f"--app must be one of notepad, explorer, calc, mousepad, pcmanfm, localc or web:URL, "
-                           f"got {args.app!r}")
+    if args.app not in DRIVER_NAMES and not args.app.startswith("web:"):
+        raise CommandError(f"--app must be one of {', '.join(DRIVER_NAMES)} or web:URL, got {args.app!r}")
     # Each worker builds its own driver (a simulator or a real application) from this.
     make_env = partial(make_driver, args.app, seed=args.seed)
     probe = make_env()  # nothing is launched before reset(): only its name, which the graph records
@@ -689,13 +687,19 @@ def _train_prior(args: argparse.Namespace) -> int:
 
 def _studies(args: argparse.Namespace) -> int:
     if args.real:
-        from spatialobs.screen.studies import REAL_BUDGET, write_real_report
+        from spatialobs.screen.studies import OPTIONAL_REAL_APPS, REAL_BUDGET, write_real_report
 
+        apps = [a for a in args.apps.split(",") if a]
+        unknown = [a for a in apps if a not in REAL_BUDGET]
+        if not apps or unknown:
+            raise CommandError(f"--apps takes a comma-separated list of {', '.join(REAL_BUDGET)}, got {args.apps!r}")
         budget = dict(REAL_BUDGET)
         if args.starts or args.steps:
             budget = {a: (args.starts or s, args.steps or t) for a, (s, t) in budget.items()}
-        out = args.out if args.out != "docs/results/exploration.md" else "docs/results/real-apps.md"
-        res = write_real_report(out, [a for a in args.apps.split(",") if a], budget, args.seed, log=sys.stderr)
+        # The web application has its own report, so that it can be run beside the desktop study.
+        default = "real-apps-web.md" if all(a in OPTIONAL_REAL_APPS for a in apps) else "real-apps.md"
+        out = args.out if args.out != "docs/results/exploration.md" else f"docs/results/{default}"
+        res = write_real_report(out, apps, budget, args.seed, log=sys.stderr)
         print(f"wrote {out} ({sum(r.get('seconds', 0.0) for r in res.values()):.0f} s)")
         return 0
     from spatialobs.screen.studies import write_report
@@ -782,7 +786,7 @@ def _parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("explore", help="explore a simulated or real application and print the metrics")
     ex.add_argument("--app", required=True, metavar="APP",
                     help="simulated: notepad, explorer, calc; real (desktop extra): mousepad, pcmanfm, localc; "
-                         "web:URL (web extra)")
+                         "web extra: jupyterlab (a local JupyterLab server per episode) or web:URL")
     ex.add_argument("--steps", type=int, default=50, help="actions per episode (default 50)")
     ex.add_argument("--starts", type=int, default=1, help="episodes from replayable starts (default 1)")
     ex.add_argument("--selector", choices=("puct", "puct-paper", "greedy", "random"), default="puct",
@@ -812,8 +816,11 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("--out", default="docs/results/exploration.md", help="Markdown file to write")
     st.add_argument("--scale", choices=("small", "full"), default="full")
     st.add_argument("--real", action="store_true",
-                    help="PUCT vs Greedy on the real applications instead (writes docs/results/real-apps.md)")
-    st.add_argument("--apps", default="mousepad,pcmanfm,localc", help="with --real: comma-separated applications")
+                    help="PUCT vs Greedy on the real applications instead (writes docs/results/real-apps.md, "
+                         "or docs/results/real-apps-web.md for --apps jupyterlab)")
+    st.add_argument("--apps", default="mousepad,pcmanfm,localc",
+                    help="with --real: comma-separated applications among mousepad, pcmanfm, localc and the "
+                         "optional jupyterlab")
     st.add_argument("--starts", type=int, default=0, help="with --real: starts per application (default per app)")
     st.add_argument("--steps", type=int, default=0, help="with --real: actions per episode (default per app)")
     st.add_argument("--seed", type=int, default=0)

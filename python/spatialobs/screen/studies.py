@@ -719,7 +719,9 @@ def write_report(path: Union[str, Path] = "docs/results/exploration.md", scale: 
 # ---- real applications (docs/results/real-apps.md) -------------------------------------------
 
 #: The real-application study's default budget per application: (starts, steps).
-REAL_BUDGET = {"mousepad": (4, 30), "pcmanfm": (3, 30), "localc": (2, 15)}
+REAL_BUDGET = {"mousepad": (4, 30), "pcmanfm": (3, 30), "localc": (2, 15), "jupyterlab": (3, 30)}
+#: Applications run only when asked for (``--apps jupyterlab``); their report is docs/results/real-apps-web.md.
+OPTIONAL_REAL_APPS = ("jupyterlab",)
 
 
 def real_apps(apps: Sequence[str] = ("mousepad", "pcmanfm", "localc"), budget: Optional[Dict[str, Tuple[int, int]]] = None,
@@ -742,6 +744,9 @@ def real_apps(apps: Sequence[str] = ("mousepad", "pcmanfm", "localc"), budget: O
     from spatialobs.screen.drivers import DriverUnavailable, make_driver
 
     budget = {**REAL_BUDGET, **(budget or {})}
+    unknown = [a for a in apps if a not in budget]
+    if unknown:
+        raise InvalidInputError(f"unknown real application {unknown[0]!r}; choose from {', '.join(REAL_BUDGET)}")
     out: Dict[str, Any] = {}
     for app in apps:
         starts, steps = budget[app]
@@ -795,9 +800,15 @@ def render_real_report(res: Dict[str, Any], pictures: Optional[Path] = None) -> 
     >>> print(render_real_report({"localc": {"skipped": "missing"}}).splitlines()[0])
     # Exploration of real applications
     """
+    web = [a for a in res if a in OPTIONAL_REAL_APPS]
+    how = ("Each application runs under a private Xvfb display, D-Bus session and AT-SPI bus (one per driver) and is "
+           "relaunched cleanly with a fresh HOME for every episode")
+    if web and len(web) == len(res):
+        how = ("JupyterLab runs on a new local server for every episode (127.0.0.1, a free port, a token, a fresh "
+               "root folder seeded with four entries and fresh HOME, config, data, runtime, settings and workspaces "
+               "folders) and is read in headless Chromium (the accessibility tree and the layout)")
     L = ["# Exploration of real applications", "",
-         "Written by `spatialobs studies --real`. Each application runs under a private Xvfb display, D-Bus "
-         "session and AT-SPI bus (one per driver) and is relaunched cleanly with a fresh HOME for every episode; a "
+         f"Written by `spatialobs studies --real`. {how}; a "
          "start replays a seeded action prefix (start *i*: *i* mod 5 actions) from that clean launch, and both "
          "selectors get the same starts. The prior is the heuristic one for both (the application's goal text). "
          "Each episode has its own graph. *Throughput* counts executed steps over the episode's wall time after "

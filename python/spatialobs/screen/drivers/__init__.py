@@ -7,6 +7,8 @@
 * ``"mousepad"``, ``"pcmanfm"``, ``"localc"`` — real desktop applications through
   AT-SPI under a private Xvfb display and D-Bus session
   (:mod:`spatialobs.screen.drivers.atspi`; the ``desktop`` extra and system packages);
+* ``"jupyterlab"`` — JupyterLab on a fresh local server per launch, in headless
+  Chromium (:mod:`spatialobs.screen.drivers.jupyter`; the ``web`` extra);
 * ``"web:URL"`` — a web page in headless Chromium through Playwright and the
   accessibility tree (:mod:`spatialobs.screen.drivers.web`; the ``web`` extra).
 
@@ -30,14 +32,17 @@ from spatialobs.screen.drivers.base import (
 )
 
 __all__ = ["Driver", "DriverFault", "DriverUnavailable", "ReplayStart", "FAULT_KINDS", "fault_screen",
-           "make_driver", "DRIVER_NAMES", "SIM_APPS", "DESKTOP_APPS", "ScreenshotUnsupported"]
+           "make_driver", "DRIVER_NAMES", "SIM_APPS", "DESKTOP_APPS", "ScreenshotUnsupported",
+           "WEB_APPS"]
 
 #: The simulated applications.
 SIM_APPS = ("notepad", "explorer", "calc")
 #: The real desktop applications (AT-SPI).
 DESKTOP_APPS = ("mousepad", "pcmanfm", "localc")
+#: The real web applications (a local server per launch, Chromium).
+WEB_APPS = ("jupyterlab",)
 #: Every name :func:`make_driver` takes (plus ``web:URL``).
-DRIVER_NAMES = SIM_APPS + DESKTOP_APPS
+DRIVER_NAMES = SIM_APPS + DESKTOP_APPS + WEB_APPS
 
 
 def make_driver(name: str, seed: int = 0, **options: Any) -> Driver:
@@ -47,7 +52,7 @@ def make_driver(name: str, seed: int = 0, **options: Any) -> Driver:
     ----------
     name : str
         ``"notepad"``, ``"explorer"``, ``"calc"``, ``"mousepad"``, ``"pcmanfm"``,
-        ``"localc"`` or ``"web:URL"``.
+        ``"localc"``, ``"jupyterlab"`` or ``"web:URL"``.
     seed : int, default 0
         Seeds the simulators and the replay prefixes of the starts.
     **options
@@ -77,6 +82,10 @@ def make_driver(name: str, seed: int = 0, **options: Any) -> Driver:
         from spatialobs.screen.drivers.atspi import AtspiDriver
 
         return AtspiDriver(name, seed=seed, **options)
+    if name in WEB_APPS:
+        from spatialobs.screen.drivers.jupyter import JupyterLabDriver
+
+        return JupyterLabDriver(seed=seed, **options)
     if name.startswith("web:"):
         from spatialobs.screen.drivers.web import WebDriver
 

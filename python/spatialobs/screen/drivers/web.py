@@ -31,7 +31,7 @@ import os
 import shutil
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from spatialobs._errors import InvalidInputError
@@ -126,8 +126,8 @@ class WebDriver(Driver):
         The viewport.
     """
 
-    keys = ("escape", "enter", "tab", "alt+left")
-    values = ("hello", "42")
+    keys: Sequence[str] = ("escape", "enter", "tab", "alt+left")
+    values: Sequence[str] = ("hello", "42")
     goal = "add a task, change the settings and open the help"
 
     def __init__(self, url: str, *, seed: int = 0, timeout: float = 10.0, width: int = 1280,
