@@ -66,73 +66,96 @@ py::object occluders_binding(const py::array& boxes, const py::array& order, con
   throw std::invalid_argument("mode must be 'bounds' or 'union', got '" + mode + "'");
 }
 
-py::tuple overlap_pairs_binding(const py::array& boxes) {
+// One Scratch per Python thread: a kernel's temporaries keep their pages
+// between calls (release_scratch() frees them). Kernels called from several
+// Python threads at once each use their own.
+Scratch& thread_scratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+std::size_t check_threads(py::ssize_t threads) {
+  if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: one per core), got " + std::to_string(threads));
+  return static_cast<std::size_t>(threads);
+}
+
+// The box overloads build an index first, inside the released section. The
+// index kernels read only the index, which is immutable after construction
+// and kept alive by the argument; so both run without the GIL, on raw buffers
+// and this thread's Scratch.
+py::tuple overlap_pairs_binding(const py::array& boxes, py::ssize_t threads) {
   const std::size_t n = check_boxes_array(boxes);
+  const std::size_t t = check_threads(threads);
   const double* b = static_cast<const double*>(boxes.data());
   std::vector<std::int64_t> pairs;
   std::vector<double> areas;
   {
-    py::gil_scoped_release release;  // raw buffers only
-    overlap_pairs(b, n, pairs, areas);
+    py::gil_scoped_release release;
+    overlap_pairs(BoxIndex(b, n), pairs, areas, thread_scratch(), t);
   }
   const auto k = static_cast<py::ssize_t>(areas.size());
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(areas), {k}));
 }
 
-py::array_t<std::int64_t> containment_pairs_binding(const py::array& boxes) {
+py::array_t<std::int64_t> containment_pairs_binding(const py::array& boxes, py::ssize_t threads) {
   const std::size_t n = check_boxes_array(boxes);
+  const std::size_t t = check_threads(threads);
   const double* b = static_cast<const double*>(boxes.data());
   std::vector<std::int64_t> pairs;
   {
-    py::gil_scoped_release release;  // raw buffers only
-    pairs = containment_pairs(b, n);
+    py::gil_scoped_release release;
+    pairs = containment_pairs(BoxIndex(b, n), thread_scratch(), t);
   }
   return pairs_to_numpy(std::move(pairs));
 }
 
-py::tuple proximity_pairs_binding(const py::array& boxes, double max_gap, py::ssize_t k_nearest) {
+py::tuple proximity_pairs_binding(const py::array& boxes, double max_gap, py::ssize_t k_nearest, py::ssize_t threads) {
   const std::size_t n = check_boxes_array(boxes);
   if (k_nearest < 0) throw std::invalid_argument("k_nearest must be >= 0, got " + std::to_string(k_nearest));
+  const std::size_t t = check_threads(threads);
   const double* b = static_cast<const double*>(boxes.data());
   std::vector<std::int64_t> pairs;
   std::vector<double> gaps;
   {
-    py::gil_scoped_release release;  // raw buffers only
-    proximity_pairs(b, n, max_gap, static_cast<std::size_t>(k_nearest), pairs, gaps);
+    py::gil_scoped_release release;
+    detail::check_tolerance(max_gap, "max_gap");  // before the index is built, as before
+    proximity_pairs(BoxIndex(b, n), max_gap, static_cast<std::size_t>(k_nearest), pairs, gaps, thread_scratch(), t);
   }
   const auto k = static_cast<py::ssize_t>(gaps.size());
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(gaps), {k}));
 }
 
-// The index-taking kernels read only the index, which is immutable after
-// construction and kept alive by the argument, so they run without the GIL.
-py::tuple overlap_pairs_index_binding(const BoxIndex& index) {
+py::tuple overlap_pairs_index_binding(const BoxIndex& index, py::ssize_t threads) {
+  const std::size_t t = check_threads(threads);
   std::vector<std::int64_t> pairs;
   std::vector<double> areas;
   {
     py::gil_scoped_release release;
-    overlap_pairs(index, pairs, areas);
+    overlap_pairs(index, pairs, areas, thread_scratch(), t);
   }
   const auto k = static_cast<py::ssize_t>(areas.size());
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(areas), {k}));
 }
 
-py::array_t<std::int64_t> containment_pairs_index_binding(const BoxIndex& index) {
+py::array_t<std::int64_t> containment_pairs_index_binding(const BoxIndex& index, py::ssize_t threads) {
+  const std::size_t t = check_threads(threads);
   std::vector<std::int64_t> pairs;
   {
     py::gil_scoped_release release;
-    pairs = containment_pairs(index);
+    pairs = containment_pairs(index, thread_scratch(), t);
   }
   return pairs_to_numpy(std::move(pairs));
 }
 
-py::tuple proximity_pairs_index_binding(const BoxIndex& index, double max_gap, py::ssize_t k_nearest) {
+py::tuple proximity_pairs_index_binding(const BoxIndex& index, double max_gap, py::ssize_t k_nearest,
+                                        py::ssize_t threads) {
   if (k_nearest < 0) throw std::invalid_argument("k_nearest must be >= 0, got " + std::to_string(k_nearest));
+  const std::size_t t = check_threads(threads);
   std::vector<std::int64_t> pairs;
   std::vector<double> gaps;
   {
     py::gil_scoped_release release;
-    proximity_pairs(index, max_gap, static_cast<std::size_t>(k_nearest), pairs, gaps);
+    proximity_pairs(index, max_gap, static_cast<std::size_t>(k_nearest), pairs, gaps, thread_scratch(), t);
   }
   const auto k = static_cast<py::ssize_t>(gaps.size());
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(gaps), {k}));
@@ -151,14 +174,15 @@ py::tuple overlap_pairs_between_binding(const BoxIndex& index, const py::array& 
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(areas), {k}));
 }
 
-py::tuple alignment_pairs_binding(const py::array& boxes, double tol) {
+py::tuple alignment_pairs_binding(const py::array& boxes, double tol, py::ssize_t threads) {
   const std::size_t n = check_boxes_array(boxes);
+  const std::size_t t = check_threads(threads);
   const double* b = static_cast<const double*>(boxes.data());
   std::vector<std::int64_t> pairs;
   std::vector<std::int8_t> kinds;
   {
-    py::gil_scoped_release release;  // raw buffers only
-    alignment_pairs(b, n, tol, pairs, kinds);
+    py::gil_scoped_release release;  // raw buffers and this thread's Scratch only
+    alignment_pairs(b, n, tol, pairs, kinds, thread_scratch(), t);
   }
   const auto k = static_cast<py::ssize_t>(kinds.size());
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(kinds), {k}));
@@ -211,15 +235,20 @@ void register_geometry(py::module_& m) {
   m.def("occluders", &occluders_binding, py::arg("boxes"), py::arg("order"), py::arg("opacity"), py::arg("hidden"),
         py::arg("viewport"), py::arg("min_opacity") = 0.9, py::arg("mode") = "bounds");
   // The index overloads first: pybind11 tries overloads in order.
-  m.def("overlap_pairs", &overlap_pairs_index_binding, py::arg("index"));
-  m.def("overlap_pairs", &overlap_pairs_binding, py::arg("boxes"));
-  m.def("containment_pairs", &containment_pairs_index_binding, py::arg("index"));
-  m.def("containment_pairs", &containment_pairs_binding, py::arg("boxes"));
+  m.def("overlap_pairs", &overlap_pairs_index_binding, py::arg("index"), py::kw_only(), py::arg("threads") = 1);
+  m.def("overlap_pairs", &overlap_pairs_binding, py::arg("boxes"), py::kw_only(), py::arg("threads") = 1);
+  m.def("containment_pairs", &containment_pairs_index_binding, py::arg("index"), py::kw_only(),
+        py::arg("threads") = 1);
+  m.def("containment_pairs", &containment_pairs_binding, py::arg("boxes"), py::kw_only(), py::arg("threads") = 1);
   m.def("proximity_pairs", &proximity_pairs_index_binding, py::arg("index"), py::arg("max_gap"),
-        py::arg("k_nearest"));
-  m.def("proximity_pairs", &proximity_pairs_binding, py::arg("boxes"), py::arg("max_gap"), py::arg("k_nearest"));
+        py::arg("k_nearest"), py::kw_only(), py::arg("threads") = 1);
+  m.def("proximity_pairs", &proximity_pairs_binding, py::arg("boxes"), py::arg("max_gap"), py::arg("k_nearest"),
+        py::kw_only(), py::arg("threads") = 1);
   m.def("overlap_pairs_between", &overlap_pairs_between_binding, py::arg("index"), py::arg("queries"));
-  m.def("alignment_pairs", &alignment_pairs_binding, py::arg("boxes"), py::arg("tol"));
+  m.def("alignment_pairs", &alignment_pairs_binding, py::arg("boxes"), py::arg("tol"), py::kw_only(),
+        py::arg("threads") = 1);
+  m.def("release_scratch", [] { thread_scratch().release(); });
+  m.def("scratch_bytes", [] { return thread_scratch().bytes(); });
   m.def("alignment_masks", &alignment_masks_binding, py::arg("boxes"), py::arg("tol"), py::arg("group") = py::none());
   m.def("reading_order", &reading_order_binding, py::arg("boxes"), py::arg("row_tol"));
 }

@@ -447,3 +447,109 @@ def test_index_kernels_bad_input():
         g.proximity_pairs(ix, 1.0, -1)
     with pytest.raises(InvalidInputError, match="BoxIndex"):
         g.overlap_pairs_between([[0, 0, 1, 1]], [[0, 0, 1, 1]])  # type: ignore[arg-type]
+
+
+# ---- threads= and kept scratch: identical results, bit for bit ------------------
+
+
+def _pair_kernels(boxes, src, threads, max_gap, k, tol):
+    return (
+        g.overlap_pairs(src, threads=threads),
+        g.containment_pairs(src, threads=threads),
+        g.proximity_pairs(src, max_gap, k, threads=threads),
+        g.alignment_pairs(boxes, tol, threads=threads),
+    )
+
+
+def _same_bits(a, b) -> bool:
+    a = a if isinstance(a, tuple) else (a,)
+    b = b if isinstance(b, tuple) else (b,)
+    return all(x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes() for x, y in zip(a, b))
+
+
+@settings(deadline=None)
+@given(
+    box_arrays(),
+    st.sampled_from([0, 2, 3, 7]),
+    st.sampled_from([0.0, 1.0, 20.0]),
+    st.integers(0, 5),
+    st.sampled_from([0.0, 1.0]),
+    st.sampled_from([None, 2, 3, 16]),
+)
+def test_threaded_kernels_are_bit_identical_to_serial_and_the_oracle(boxes, threads, max_gap, k, tol, node_size):
+    src = boxes if node_size is None else g.BoxIndex(boxes, node_size)
+    serial = _pair_kernels(boxes, src, 1, max_gap, k, tol)
+    threaded = _pair_kernels(boxes, src, threads, max_gap, k, tol)
+    assert all(_same_bits(s, t) for s, t in zip(serial, threaded))
+    lst = boxes.tolist()
+    assert as_pairs(threaded[0][0]) == ref.overlap_pairs(lst)[0] and threaded[0][1].tolist() == ref.overlap_pairs(lst)[1]
+    assert as_pairs(threaded[1]) == ref.containment_pairs(lst)
+    want_pairs, want_gaps = ref.proximity_pairs(lst, max_gap, k)
+    assert as_pairs(threaded[2][0]) == want_pairs and threaded[2][1].tolist() == want_gaps
+    want_pairs, want_kinds = ref.alignment_pairs(lst, tol)
+    assert as_pairs(threaded[3][0]) == want_pairs and threaded[3][1].tolist() == want_kinds
+
+
+# Trees deep enough that the threaded join splits its upper levels into many
+# node pairs (node_size 2 over hundreds of boxes: eight levels).
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(200, 1500), st.sampled_from([2, 4, 16]), st.sampled_from([2, 3, 0]))
+def test_threaded_join_on_deep_trees(seed, n, node_size, threads):
+    boxes = seeded_boxes(seed, n)
+    ix = g.BoxIndex(boxes, node_size)
+    serial = _pair_kernels(boxes, ix, 1, 6.0, 3, 1.0)
+    threaded = _pair_kernels(boxes, ix, threads, 6.0, 3, 1.0)
+    assert all(_same_bits(s, t) for s, t in zip(serial, threaded))
+    lst = boxes.tolist()
+    assert as_pairs(threaded[0][0]) == ref.overlap_pairs(lst)[0]
+    assert as_pairs(threaded[1]) == ref.containment_pairs(lst)
+    assert as_pairs(threaded[2][0]) == ref.proximity_pairs(lst, 6.0, 3)[0]
+
+
+def test_scratch_is_kept_reused_and_released():
+    big, small = seeded_boxes(3, 2000), seeded_boxes(4, 50)
+    want_small = g.overlap_pairs(small)
+    g.release_scratch()
+    assert g.scratch_bytes() == 0
+    g.overlap_pairs(big)
+    kept = g.scratch_bytes()
+    assert kept > 0
+    # a smaller call after a larger one reuses the room and still gives its own answer
+    assert _same_bits(g.overlap_pairs(small), want_small)
+    assert g.scratch_bytes() == kept
+    assert as_pairs(g.proximity_pairs(small, 5.0, 2)[0]) == ref.proximity_pairs(small.tolist(), 5.0, 2)[0]
+    assert as_pairs(g.alignment_pairs(small, 1.0)[0]) == ref.alignment_pairs(small.tolist(), 1.0)[0]
+    g.release_scratch()
+    assert g.scratch_bytes() == 0
+    assert _same_bits(g.overlap_pairs(small), want_small)
+
+
+def test_scratch_is_per_thread():
+    from concurrent.futures import ThreadPoolExecutor
+
+    boxes = seeded_boxes(9, 1500)
+    want = _pair_kernels(boxes, boxes, 1, 6.0, 3, 1.0)
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda t: _pair_kernels(boxes, boxes, t % 3, 6.0, 3, 1.0), range(8)))
+    assert all(all(_same_bits(a, b) for a, b in zip(want, r)) for r in got)
+
+
+def test_old_calls_still_work():
+    boxes = seeded_boxes(5, 100)
+    assert _same_bits(g.proximity_pairs(boxes, 6.0), g.proximity_pairs(boxes, 6.0, 4, threads=1))
+    assert _same_bits(g.alignment_pairs(boxes), g.alignment_pairs(boxes, 1.0, threads=2))
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "2", True, None])
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        lambda b, t: g.overlap_pairs(b, threads=t),
+        lambda b, t: g.containment_pairs(g.BoxIndex(b), threads=t),
+        lambda b, t: g.proximity_pairs(b, 1.0, 2, threads=t),
+        lambda b, t: g.alignment_pairs(b, 1.0, threads=t),
+    ],
+)
+def test_bad_threads_are_rejected(kernel, bad):
+    with pytest.raises(InvalidInputError, match=r"^threads must be an integer >= 0 \(0: one per core\), got "):
+        kernel(GOOD, bad)

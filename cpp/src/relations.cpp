@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "spatialobs/box_index.hpp"
@@ -20,12 +22,6 @@ void check_tolerance(double v, const char* name) {
   }
 }
 
-// Pairs of ids below 2^32 packed into one word sort as (a, b).
-inline std::uint64_t pack(std::size_t a, std::size_t b) {
-  return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint64_t>(b);
-}
-inline std::int64_t first_of(std::uint64_t k) { return static_cast<std::int64_t>(k >> 32); }
-inline std::int64_t second_of(std::uint64_t k) { return static_cast<std::int64_t>(k & 0xffffffffu); }
 
 // A finite double's bits as an unsigned integer with the same order
 // (negatives flipped whole, positives with the sign bit set); -0.0 is folded
@@ -37,205 +33,412 @@ inline std::uint64_t order_bits(double v) {
   return (u >> 63) ? ~u : (u | (std::uint64_t{1} << 63));
 }
 
-// Sorted packed keys -> row layout [firsts..., seconds...].
-std::vector<std::int64_t> unpack_rows(const std::vector<std::uint64_t>& keys) {
-  const std::size_t k = keys.size();
-  std::vector<std::int64_t> rows(2 * k);
-  for (std::size_t t = 0; t < k; ++t) {
-    rows[t] = first_of(keys[t]);
-    rows[k + t] = second_of(keys[t]);
-  }
-  return rows;
-}
-
 }  // namespace detail
 
 namespace detail {
 
-struct AreaHit {
-  std::uint64_t key;
-  double area;
-};
+std::size_t resolve_threads(std::size_t threads, std::size_t cap) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  return std::max<std::size_t>(1, std::min({threads, cap, kMaxThreads}));
+}
 
-// Sorted hits -> row layout pairs and their areas.
-void unpack_hits(std::vector<AreaHit>& hits, std::vector<std::int64_t>& pairs, std::vector<double>& areas) {
-  radix_sort_by_key(hits);
-  const std::size_t k = hits.size();
-  pairs.resize(2 * k);
-  areas.resize(k);
-  for (std::size_t t = 0; t < k; ++t) {
-    pairs[t] = first_of(hits[t].key);
-    pairs[k + t] = second_of(hits[t].key);
-    areas[t] = hits[t].area;
+// Sorts the hits of one first id by their second id. Short runs (nearly all
+// of them on a canvas) by insertion, long ones (a background box overlaps
+// everything) by an 11-bit radix sort; pairs are distinct or identical, so
+// stability does not matter. Returns the buffer holding the result.
+PairHit* sort_run(PairHit* hits, PairHit* tmp, std::size_t m) {
+  if (m < 32) {
+    for (std::size_t t = 1; t < m; ++t) {
+      const PairHit h = hits[t];
+      std::size_t u = t;
+      for (; u > 0 && hits[u - 1].b > h.b; --u) hits[u] = hits[u - 1];
+      hits[u] = h;
+    }
+    return hits;
   }
+  if (m < 1024) {
+    std::sort(hits, hits + m, [](const PairHit& x, const PairHit& y) { return x.b < y.b; });
+    return hits;
+  }
+  std::uint32_t all_or = 0, all_and = ~std::uint32_t{0};
+  for (std::size_t t = 0; t < m; ++t) {
+    all_or |= hits[t].b;
+    all_and &= hits[t].b;
+  }
+  const std::uint32_t varying = all_or ^ all_and;
+  constexpr int kBits = 11;
+  constexpr std::uint32_t kMask = (1u << kBits) - 1;
+  std::vector<std::size_t> count(std::size_t{1} << kBits);
+  for (int shift = 0; shift < 32; shift += kBits) {
+    if (((varying >> shift) & kMask) == 0) continue;
+    std::fill(count.begin(), count.end(), 0);
+    for (std::size_t t = 0; t < m; ++t) ++count[(hits[t].b >> shift) & kMask];
+    std::size_t at = 0;
+    for (std::size_t& c : count) {
+      const std::size_t here = c;
+      c = at;
+      at += here;
+    }
+    for (std::size_t t = 0; t < m; ++t) tmp[count[(hits[t].b >> shift) & kMask]++] = hits[t];
+    std::swap(hits, tmp);
+  }
+  return hits;
+}
+
+// Writes the hits that for_each(f) passes to f, with first ids below na,
+// sorted by (a, b): firsts to first[0, k), seconds to second[0, k), values
+// to value (when not null). A counting pass groups the hits by first id;
+// each group is then sorted by second id and written to the outputs in
+// place, in its final order, so the outputs are written once. Returns k.
+template <class ForEach>
+std::size_t sort_pairs(ForEach&& for_each, std::size_t na, Scratch& s, std::int64_t* first, std::int64_t* second,
+                       double* value) {
+  s.counts.assign(na + 1, 0);
+  std::size_t* start = s.counts.data();
+  std::size_t k = 0;
+  for_each([&](const PairHit& h) {
+    ++start[h.a + 1];
+    ++k;
+  });
+  for (std::size_t i = 0; i < na; ++i) start[i + 1] += start[i];
+  if (s.sorted.size() < 2 * k) s.sorted.resize(2 * k);  // never shrunk: no refill of kept room
+  PairHit* grouped = s.sorted.data();
+  PairHit* room = grouped + k;
+  // start[a] walks group a; afterwards it is group a's end, group a + 1's start
+  for_each([&](const PairHit& h) { grouped[start[h.a]++] = h; });
+  for (std::size_t a = 0, g0 = 0; a < na; g0 = start[a], ++a) {
+    const std::size_t m = start[a] - g0;
+    if (m == 0) continue;
+    const PairHit* in = sort_run(grouped + g0, room + g0, m);
+    for (std::size_t t = 0; t < m; ++t) {
+      first[g0 + t] = static_cast<std::int64_t>(a);
+      second[g0 + t] = in[t].b;
+    }
+    if (value)
+      for (std::size_t t = 0; t < m; ++t) value[g0 + t] = in[t].v;
+  }
+  return k;
+}
+
+// sort_pairs over the hit buffers of every worker.
+std::size_t sort_hits(Scratch& s, std::size_t na, std::vector<std::int64_t>& pairs,
+                      std::vector<double>* values) {
+  std::size_t k = 0;
+  for (const auto& h : s.all_hits()) k += h.size();
+  pairs.clear();
+  pairs.resize(2 * k);
+  if (values) {
+    values->clear();
+    values->resize(k);
+  }
+  auto each = [&s](auto&& f) {
+    for (const auto& part : s.all_hits())
+      for (const PairHit& h : part) f(h);
+  };
+  return sort_pairs(each, na, s, pairs.data(), pairs.data() + k, values ? values->data() : nullptr);
+}
+
+// A visitor factory for join_parallel: worker t appends to hit buffer t.
+template <class Record>
+auto hit_writers(Scratch& s, Record record) {
+  return [&s, record](std::size_t t) {
+    std::vector<PairHit>* out = &s.hits(t);
+    return [out, record](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) { record(*out, a, b, ra, rb); };
+  };
 }
 
 }  // namespace detail
 
 void overlap_pairs(const double* boxes, std::size_t n, std::vector<std::int64_t>& pairs,
                    std::vector<double>& areas) {
-  overlap_pairs(BoxIndex(boxes, n), pairs, areas);
+  Scratch s;
+  overlap_pairs(BoxIndex(boxes, n), pairs, areas, s);
 }
 
 std::vector<std::int64_t> containment_pairs(const double* boxes, std::size_t n) {
-  return containment_pairs(BoxIndex(boxes, n));
+  Scratch s;
+  return containment_pairs(BoxIndex(boxes, n), s);
 }
 
 void proximity_pairs(const double* boxes, std::size_t n, double max_gap, std::size_t k_nearest,
                      std::vector<std::int64_t>& pairs, std::vector<double>& gaps) {
   detail::check_tolerance(max_gap, "max_gap");
-  proximity_pairs(BoxIndex(boxes, n), max_gap, k_nearest, pairs, gaps);
+  Scratch s;
+  proximity_pairs(BoxIndex(boxes, n), max_gap, k_nearest, pairs, gaps, s);
+}
+
+void overlap_pairs(const BoxIndex& index, std::vector<std::int64_t>& pairs, std::vector<double>& areas) {
+  Scratch s;
+  overlap_pairs(index, pairs, areas, s);
+}
+
+std::vector<std::int64_t> containment_pairs(const BoxIndex& index) {
+  Scratch s;
+  return containment_pairs(index, s);
+}
+
+void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_nearest, std::vector<std::int64_t>& pairs,
+                     std::vector<double>& gaps) {
+  Scratch s;
+  proximity_pairs(index, max_gap, k_nearest, pairs, gaps, s);
 }
 
 void overlap_pairs_between(const BoxIndex& index, const double* queries, std::size_t m,
                            std::vector<std::int64_t>& pairs, std::vector<double>& areas) {
   check_boxes(queries, m, "queries");
   if (m > std::numeric_limits<std::uint32_t>::max()) throw std::invalid_argument("too many queries (2^32 or more)");
-  std::vector<detail::AreaHit> hits;
+  Scratch s;
+  s.start(1);
+  std::vector<PairHit>& hits = s.hits(0);
   for (std::size_t j = 0; j < m; ++j) {
     const Rect q = rect_at(queries, j);
     // the closed search finds every candidate; positive area decides
     index.search(q, [&](std::size_t i) {
       const Rect& r = index.item(i);
-      if (overlaps_area(r, q)) hits.push_back(detail::AreaHit{detail::pack(i, j), overlap_area(r, q)});
+      if (overlaps_area(r, q))
+        hits.push_back(PairHit{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j), overlap_area(r, q)});
     });
   }
-  detail::unpack_hits(hits, pairs, areas);
+  detail::sort_hits(s, index.size(), pairs, &areas);
 }
 
-void overlap_pairs(const BoxIndex& index, std::vector<std::int64_t>& pairs, std::vector<double>& areas) {
+void overlap_pairs(const BoxIndex& index, std::vector<std::int64_t>& pairs, std::vector<double>& areas, Scratch& s,
+                   std::size_t threads) {
   const std::size_t n = index.size();
+  threads = detail::resolve_threads(threads, n);
+  s.start(threads);
   // Positive-area overlap is monotone (boxes containing two overlapping
   // boxes overlap too), so it prunes node pairs directly. Each hit carries
   // its area through the sort, so nothing is looked up again afterwards.
-  std::vector<detail::AreaHit> hits;
-  hits.reserve(2 * n);  // canvases hold a few overlaps per box; saves most regrowth
-  index.join([](const Rect& a, const Rect& b) { return overlaps_area(a, b); },
-             [&](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
-               hits.push_back(detail::AreaHit{detail::pack(std::min(a, b), std::max(a, b)), overlap_area(ra, rb)});
-             });
-  detail::unpack_hits(hits, pairs, areas);
+  index.join_parallel([](const Rect& a, const Rect& b) { return overlaps_area(a, b); },
+                      detail::hit_writers(s,
+                                          [](std::vector<PairHit>& out, std::size_t a, std::size_t b, const Rect& ra,
+                                             const Rect& rb) {
+                                            out.push_back(PairHit{static_cast<std::uint32_t>(std::min(a, b)),
+                                                                  static_cast<std::uint32_t>(std::max(a, b)),
+                                                                  overlap_area(ra, rb)});
+                                          }),
+                      threads);
+  detail::sort_hits(s, n, pairs, &areas);
 }
 
-std::vector<std::int64_t> containment_pairs(const BoxIndex& index) {
+std::vector<std::int64_t> containment_pairs(const BoxIndex& index, Scratch& s, std::size_t threads) {
   const std::size_t n = index.size();
-  std::vector<std::uint64_t> keys;
-  keys.reserve(2 * n);
+  threads = detail::resolve_threads(threads, n);
+  s.start(threads);
   // Containment implies (closed) intersection, so the intersection join
   // finds every candidate; both directions are tested.
-  index.join([](const Rect& a, const Rect& b) { return intersects(a, b); },
-             [&](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
-               if (contains(ra, rb)) keys.push_back(detail::pack(a, b));
-               if (contains(rb, ra)) keys.push_back(detail::pack(b, a));
-             });
-  detail::radix_sort(keys);
-  return detail::unpack_rows(keys);
+  index.join_parallel([](const Rect& a, const Rect& b) { return intersects(a, b); },
+                      detail::hit_writers(s,
+                                          [](std::vector<PairHit>& out, std::size_t a, std::size_t b, const Rect& ra,
+                                             const Rect& rb) {
+                                            const auto ua = static_cast<std::uint32_t>(a);
+                                            const auto ub = static_cast<std::uint32_t>(b);
+                                            if (contains(ra, rb)) out.push_back(PairHit{ua, ub, 0.0});
+                                            if (contains(rb, ra)) out.push_back(PairHit{ub, ua, 0.0});
+                                          }),
+                      threads);
+  std::vector<std::int64_t> pairs;
+  detail::sort_hits(s, n, pairs, nullptr);
+  return pairs;
 }
 
 void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_nearest, std::vector<std::int64_t>& pairs,
-                     std::vector<double>& gaps) {
+                     std::vector<double>& gaps, Scratch& s, std::size_t threads) {
   detail::check_tolerance(max_gap, "max_gap");
   const std::size_t n = index.size();
+  pairs.clear();
+  gaps.clear();
   if (k_nearest == 0) return;
-  // Candidates from a join pruned by the gap between node bounds: a node
-  // contains its items, so its gap is never larger (the subtraction, the
-  // squares and sqrt are all monotone in floating point), and pruning is
-  // exact. Each candidate is recorded from both ends.
-  struct Cand {
-    std::uint32_t from, to;
-    double gap;
+  threads = detail::resolve_threads(threads, n);
+  s.start(threads);
+  // Node pairs are pruned on the gap along each axis alone: the gap is never
+  // smaller than either (sqrt(dx * dx) == dx when dx * dx neither overflows
+  // nor underflows, and a larger sum only grows the root), so no pair within
+  // max_gap is lost; the floor of 1e-150 keeps dx * dx away from underflow.
+  // Node bounds contain their items, so their axis gaps are never larger.
+  // The exact gap decides at the leaves.
+  const double lim = std::max(max_gap, 1e-150);
+  auto near = [lim](const Rect& a, const Rect& b) {
+    return b.x0 - a.x1 <= lim && a.x0 - b.x1 <= lim && b.y0 - a.y1 <= lim && a.y0 - b.y1 <= lim;
   };
-  std::vector<Cand> cand;
-  index.join([max_gap](const Rect& a, const Rect& b) { return gap(a, b) <= max_gap; },
-             [&](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
-               if (overlaps_area(ra, rb)) return;
-               const double g = gap(ra, rb);
-               cand.push_back(Cand{static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b), g});
-               cand.push_back(Cand{static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(a), g});
-             });
-  // Bucket the candidates by the box that keeps them (a counting sort), then
-  // keep the k closest of each bucket by (gap, id).
-  std::vector<std::size_t> start(n + 1, 0);
-  for (const Cand& c : cand) ++start[c.from + 1];
+  index.join_parallel(near,
+                      detail::hit_writers(s,
+                                          [max_gap](std::vector<PairHit>& out, std::size_t a, std::size_t b,
+                                                    const Rect& ra, const Rect& rb) {
+                                            if (overlaps_area(ra, rb)) return;
+                                            const double g = gap(ra, rb);
+                                            if (g <= max_gap)
+                                              out.push_back(PairHit{static_cast<std::uint32_t>(a),
+                                                                    static_cast<std::uint32_t>(b), g});
+                                          }),
+                      threads);
+  // Bucket each candidate under both of its boxes (a counting sort), then keep
+  // the k closest of each bucket by (gap, id).
+  std::vector<std::size_t>& start = s.counts;
+  start.assign(n + 1, 0);
+  std::size_t total = 0;
+  for (const auto& part : s.all_hits())
+    for (const PairHit& h : part) {
+      ++start[h.a + 1];
+      ++start[h.b + 1];
+      total += 2;
+    }
   for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
-  std::vector<std::pair<double, std::uint32_t>> bucket(cand.size());
-  {
-    std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-    for (const Cand& c : cand) bucket[fill[c.from]++] = {c.gap, c.to};
-  }
-  std::vector<std::pair<std::uint64_t, double>> kept;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto first = bucket.begin() + static_cast<std::ptrdiff_t>(start[i]);
-    auto last = bucket.begin() + static_cast<std::ptrdiff_t>(start[i + 1]);
-    const auto keep = std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(k_nearest), last - first);
-    std::partial_sort(first, first + keep, last);
-    for (auto it = first; it != first + keep; ++it) {
-      const std::size_t j = it->second;
-      kept.emplace_back(detail::pack(std::min(i, j), std::max(i, j)), it->first);
+  if (s.sorted.size() < total) s.sorted.resize(total);
+  PairHit* bucket = s.sorted.data();  // a = the neighbour, v = the gap
+  for (const auto& part : s.all_hits())
+    for (const PairHit& h : part) {
+      bucket[start[h.a]++] = PairHit{h.b, 0, h.v};
+      bucket[start[h.b]++] = PairHit{h.a, 0, h.v};
+    }
+  // start[i] is now the end of bucket i (the start of bucket i + 1)
+  std::vector<PairHit>& kept = s.hits(0);
+  kept.clear();
+  for (std::size_t t = 1; t < s.all_hits().size(); ++t) s.hits(t).clear();
+  auto closer = [](const PairHit& x, const PairHit& y) { return x.v < y.v || (x.v == y.v && x.a < y.a); };
+  for (std::size_t i = 0, first = 0; i < n; first = start[i], ++i) {
+    PairHit* lo = bucket + first;
+    PairHit* hi = bucket + start[i];
+    PairHit* mid = lo + std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(k_nearest), hi - lo);
+    std::partial_sort(lo, mid, hi, closer);
+    for (PairHit* it = lo; it != mid; ++it) {
+      const auto j = static_cast<std::size_t>(it->a);
+      kept.push_back(PairHit{static_cast<std::uint32_t>(std::min(i, j)), static_cast<std::uint32_t>(std::max(i, j)), it->v});
     }
   }
-  std::sort(kept.begin(), kept.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  std::vector<std::uint64_t> keys;
-  for (std::size_t t = 0; t < kept.size(); ++t) {
-    if (t > 0 && kept[t].first == kept[t - 1].first) continue;
-    keys.push_back(kept[t].first);
-    gaps.push_back(kept[t].second);
+  // A pair kept from both ends comes twice, with the same gap: sorted, the
+  // copies are adjacent, and the second is dropped.
+  detail::sort_hits(s, n, pairs, &gaps);
+  const std::size_t k = gaps.size();
+  std::size_t u = 0;
+  for (std::size_t t = 0; t < k; ++t) {
+    if (u > 0 && pairs[t] == pairs[u - 1] && pairs[k + t] == pairs[k + u - 1]) continue;
+    pairs[u] = pairs[t];
+    pairs[k + u] = pairs[k + t];  // k + u <= k + t: a read-before-write in order
+    gaps[u] = gaps[t];
+    ++u;
   }
-  pairs = detail::unpack_rows(keys);
+  // move the second row down next to the first
+  std::copy(pairs.begin() + static_cast<std::ptrdiff_t>(k), pairs.begin() + static_cast<std::ptrdiff_t>(k + u),
+            pairs.begin() + static_cast<std::ptrdiff_t>(u));
+  pairs.resize(2 * u);
+  gaps.resize(u);
 }
+
+namespace detail {
+
+// The greedy line cut shared by alignment_pairs and alignment_masks. For
+// kind `kind`, boxes sorted by its key (then index) are cut into lines: a
+// line starts at the smallest key not yet taken and takes every box within
+// tol of it. Along each line (center on the other axis, then index), each
+// consecutive pair is passed to pair(a, b) with a < b.
+template <class Pair>
+void cut_lines(const double* boxes, std::size_t n, double tol, int kind, LineScratch& ls, Pair&& pair) {
+  const bool vertical_line = kind <= kAlignRight;  // left/center-x/right align along a vertical line
+  ls.keyed.resize(n);
+  ls.value.resize(n);
+  ls.along.resize(n);
+  double* value = ls.value.data();
+  double* along = ls.along.data();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Rect r = rect_at(boxes, i);
+    double key = 0;
+    switch (kind) {
+      case kAlignLeft: key = r.x0; break;
+      case kAlignCenterX: key = (r.x0 + r.x1) * 0.5; break;
+      case kAlignRight: key = r.x1; break;
+      case kAlignTop: key = r.y0; break;
+      case kAlignCenterY: key = (r.y0 + r.y1) * 0.5; break;
+      default: key = r.y1; break;
+    }
+    value[i] = key;
+    along[i] = vertical_line ? (r.y0 + r.y1) * 0.5 : (r.x0 + r.x1) * 0.5;
+    ls.keyed[i] = KeyedId{order_bits(key), static_cast<std::uint32_t>(i)};
+  }
+  // stable radix sort on the key: equal keys keep index order, i.e. sorted by (key, index)
+  radix_sort_by_key(ls.keyed, ls.keyed_tmp);
+  const KeyedId* keyed = ls.keyed.data();
+  for (std::size_t s = 0; s < n;) {
+    const double start = value[keyed[s].id];
+    std::size_t e = s + 1;
+    while (e < n && value[keyed[e].id] - start <= tol) ++e;
+    if (e - s == 2) {  // most lines hold two boxes: no sort needed
+      const std::uint32_t a = keyed[s].id, b = keyed[s + 1].id;
+      pair(std::min(a, b), std::max(a, b));
+    } else if (e - s > 2) {
+      ls.line.clear();
+      for (std::size_t t = s; t < e; ++t) ls.line.emplace_back(along[keyed[t].id], keyed[t].id);
+      std::sort(ls.line.begin(), ls.line.end());
+      for (std::size_t t = 0; t + 1 < ls.line.size(); ++t) {
+        const std::uint32_t a = ls.line[t].second, b = ls.line[t + 1].second;
+        pair(std::min(a, b), std::max(a, b));
+      }
+    }
+    s = e;
+  }
+}
+
+}  // namespace detail
 
 void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector<std::int64_t>& pairs,
                      std::vector<std::int8_t>& kinds) {
+  Scratch s;
+  alignment_pairs(boxes, n, tol, pairs, kinds, s);
+}
+
+void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector<std::int64_t>& pairs,
+                     std::vector<std::int8_t>& kinds, Scratch& s, std::size_t threads) {
   check_boxes(boxes, n);
   detail::check_tolerance(tol, "tol");
-  struct Keyed {
-    std::uint64_t key;  // the coordinate's bits, mapped so that integer order is numeric order
-    std::uint32_t id;
+  constexpr int kKinds = kAlignBottom + 1;
+  threads = detail::resolve_threads(threads, kKinds);
+  for (int kind = 0; kind < kKinds; ++kind) s.lines(static_cast<std::size_t>(kind));  // no regrowth below
+  // Worker w cuts kinds w, w + threads, ... with its own sort buffers; kind
+  // k's pairs go to lines(k).found.
+  auto work = [&](std::size_t w) {
+    for (std::size_t kind = w; kind < kKinds; kind += threads) {
+      std::vector<PairHit>& found = s.lines(kind).found;
+      found.clear();
+      detail::cut_lines(boxes, n, tol, static_cast<int>(kind), s.lines(w),
+                        [&found](std::uint32_t a, std::uint32_t b) { found.push_back(PairHit{a, b, 0.0}); });
+    }
   };
-  std::vector<Keyed> keyed(n);
-  std::vector<double> value(n), along(n);
-  std::vector<std::pair<double, std::size_t>> line;
-  std::vector<std::uint64_t> found, all;
-  for (int kind = kAlignLeft; kind <= kAlignBottom; ++kind) {
-    const bool vertical_line = kind <= kAlignRight;  // left/center-x/right align along a vertical line
-    for (std::size_t i = 0; i < n; ++i) {
-      const Rect r = rect_at(boxes, i);
-      double key = 0;
-      switch (kind) {
-        case kAlignLeft: key = r.x0; break;
-        case kAlignCenterX: key = (r.x0 + r.x1) * 0.5; break;
-        case kAlignRight: key = r.x1; break;
-        case kAlignTop: key = r.y0; break;
-        case kAlignCenterY: key = (r.y0 + r.y1) * 0.5; break;
-        default: key = r.y1; break;
+  if (threads == 1) {
+    work(0);
+  } else {
+    std::vector<std::exception_ptr> errors(threads);
+    std::vector<std::thread> pool;
+    auto guarded = [&](std::size_t w) {
+      try {
+        work(w);
+      } catch (...) {
+        errors[w] = std::current_exception();
       }
-      value[i] = key;
-      along[i] = vertical_line ? (r.y0 + r.y1) * 0.5 : (r.x0 + r.x1) * 0.5;
-      keyed[i] = Keyed{detail::order_bits(key), static_cast<std::uint32_t>(i)};
-    }
-    // stable radix sort on the key: equal keys keep index order, i.e. sorted by (key, index)
-    detail::radix_sort_by_key(keyed);
-    found.clear();
-    for (std::size_t s = 0; s < n;) {
-      const double start = value[keyed[s].id];
-      std::size_t e = s + 1;
-      while (e < n && value[keyed[e].id] - start <= tol) ++e;
-      if (e - s > 1) {
-        line.clear();
-        for (std::size_t t = s; t < e; ++t) line.emplace_back(along[keyed[t].id], keyed[t].id);
-        std::sort(line.begin(), line.end());
-        for (std::size_t t = 0; t + 1 < line.size(); ++t) {
-          const std::size_t a = line[t].second, b = line[t + 1].second;
-          found.push_back(detail::pack(std::min(a, b), std::max(a, b)));
-        }
-      }
-      s = e;
-    }
-    detail::radix_sort(found);
-    all.insert(all.end(), found.begin(), found.end());
-    kinds.insert(kinds.end(), found.size(), static_cast<std::int8_t>(kind));
+    };
+    for (std::size_t w = 1; w < threads; ++w) pool.emplace_back(guarded, w);
+    guarded(0);
+    for (std::thread& th : pool) th.join();
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
   }
-  pairs = detail::unpack_rows(all);
+  std::size_t k = 0;
+  for (int kind = 0; kind < kKinds; ++kind) k += s.lines(static_cast<std::size_t>(kind)).found.size();
+  pairs.clear();
+  pairs.resize(2 * k);
+  kinds.clear();
+  kinds.resize(k);
+  std::size_t at = 0;
+  for (int kind = 0; kind < kKinds; ++kind) {
+    const std::vector<PairHit>& found = s.lines(static_cast<std::size_t>(kind)).found;
+    auto each = [&found](auto&& f) {
+      for (const PairHit& h : found) f(h);
+    };
+    const std::size_t got = detail::sort_pairs(each, n, s, pairs.data() + at, pairs.data() + k + at, nullptr);
+    std::fill(kinds.begin() + static_cast<std::ptrdiff_t>(at), kinds.begin() + static_cast<std::ptrdiff_t>(at + got),
+              static_cast<std::int8_t>(kind));
+    at += got;
+  }
 }
 
 void alignment_masks(const double* boxes, std::size_t n, double tol, const std::int64_t* group,
@@ -244,57 +447,22 @@ void alignment_masks(const double* boxes, std::size_t n, double tol, const std::
   check_boxes(boxes, n);
   detail::check_tolerance(tol, "tol");
   if (n >= (std::size_t{1} << 31)) throw std::invalid_argument("too many boxes for alignment_masks (2^31 or more)");
-  struct Keyed {
-    std::uint64_t key;
-    std::uint32_t id;
-  };
   // one record per (pair, kind): key (i << 33 | j << 1 | axis) sorts as (i, j, axis); kinds OR-ed after
   struct Hit {
     std::uint64_t key;
     std::uint32_t bit;
   };
-  std::vector<Keyed> keyed(n);
-  std::vector<double> value(n), along(n);
-  std::vector<std::pair<double, std::uint32_t>> line;
+  LineScratch ls;
   std::vector<Hit> hits;
   for (int kind = kAlignLeft; kind <= kAlignBottom; ++kind) {
-    const bool vertical_line = kind <= kAlignRight;
-    for (std::size_t i = 0; i < n; ++i) {
-      const Rect r = rect_at(boxes, i);
-      double key = 0;
-      switch (kind) {
-        case kAlignLeft: key = r.x0; break;
-        case kAlignCenterX: key = (r.x0 + r.x1) * 0.5; break;
-        case kAlignRight: key = r.x1; break;
-        case kAlignTop: key = r.y0; break;
-        case kAlignCenterY: key = (r.y0 + r.y1) * 0.5; break;
-        default: key = r.y1; break;
-      }
-      value[i] = key;
-      along[i] = vertical_line ? (r.y0 + r.y1) * 0.5 : (r.x0 + r.x1) * 0.5;
-      keyed[i] = Keyed{detail::order_bits(key), static_cast<std::uint32_t>(i)};
-    }
-    detail::radix_sort_by_key(keyed);  // stable: (key, index), the cut of alignment_pairs
-    const std::uint64_t axis = vertical_line ? 0 : 1;
-    for (std::size_t s = 0; s < n;) {
-      const double start = value[keyed[s].id];
-      std::size_t e = s + 1;
-      while (e < n && value[keyed[e].id] - start <= tol) ++e;
-      if (e - s > 1) {
-        line.clear();
-        for (std::size_t t = s; t < e; ++t) line.emplace_back(along[keyed[t].id], keyed[t].id);
-        std::sort(line.begin(), line.end());
-        for (std::size_t t = 0; t + 1 < line.size(); ++t) {
-          const std::uint64_t a = std::min(line[t].second, line[t + 1].second);
-          const std::uint64_t b = std::max(line[t].second, line[t + 1].second);
-          if (group != nullptr && group[a] != group[b]) continue;
-          hits.push_back(Hit{(a << 33) | (b << 1) | axis, std::uint32_t{1} << kind});
-        }
-      }
-      s = e;
-    }
+    const std::uint64_t axis = kind <= kAlignRight ? 0 : 1;
+    detail::cut_lines(boxes, n, tol, kind, ls, [&](std::uint64_t a, std::uint64_t b) {
+      if (group != nullptr && group[a] != group[b]) return;
+      hits.push_back(Hit{(a << 33) | (b << 1) | axis, std::uint32_t{1} << kind});
+    });
   }
-  detail::radix_sort_by_key(hits);
+  std::vector<Hit> tmp;
+  detail::radix_sort_by_key(hits, tmp);
   std::size_t k = 0;
   for (std::size_t t = 0; t < hits.size(); ++t) k += (t == 0 || hits[t].key != hits[t - 1].key);
   pairs.assign(2 * k, 0);

@@ -70,12 +70,48 @@ void check_against_brute_force(const std::vector<double>& b) {
   for (std::size_t i = 0; i < n; ++i) CHECK(rank[i] == static_cast<std::int64_t>(i));
 }
 
+// The Scratch and threads overloads give the serial results, bit for bit,
+// for every thread count and when one Scratch serves calls of other sizes.
+void check_threads_and_scratch(const std::vector<double>& b, Scratch& s) {
+  const std::size_t n = b.size() / 4;
+  for (std::size_t node_size : {std::size_t{2}, std::size_t{16}}) {
+    const BoxIndex ix(b.data(), n, node_size);
+    std::vector<std::int64_t> rows, rows_t;
+    std::vector<double> values, values_t;
+    std::vector<std::int8_t> kinds, kinds_t;
+    overlap_pairs(ix, rows, values);
+    const std::vector<std::int64_t> contained = containment_pairs(ix);
+    std::vector<std::int64_t> near;
+    std::vector<double> gaps;
+    proximity_pairs(ix, 3.0, 2, near, gaps);
+    alignment_pairs(b.data(), n, 0.5, rows_t, kinds);
+    const std::vector<std::int64_t> aligned = rows_t;
+    for (std::size_t threads : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{8}}) {
+      overlap_pairs(ix, rows_t, values_t, s, threads);
+      CHECK(rows_t == rows && values_t == values);
+      CHECK(containment_pairs(ix, s, threads) == contained);
+      proximity_pairs(ix, 3.0, 2, rows_t, values_t, s, threads);
+      CHECK(rows_t == near && values_t == gaps);
+      alignment_pairs(b.data(), n, 0.5, rows_t, kinds_t, s, threads);
+      CHECK(rows_t == aligned && kinds_t == kinds);
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
   std::mt19937_64 rng(5);
   for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{33}, std::size_t{250}})
     check_against_brute_force(spatialobs_test::lattice_boxes(rng, n));
+  {
+    Scratch s;  // shared by every size below, large and small in turn
+    for (std::size_t n : {std::size_t{3000}, std::size_t{0}, std::size_t{1}, std::size_t{40}, std::size_t{700}})
+      check_threads_and_scratch(spatialobs_test::lattice_boxes(rng, n, n > 1000 ? 300 : 12), s);
+    CHECK(s.bytes() > 0);
+    s.release();
+    CHECK(s.bytes() == 0);
+  }
   // Duplicates contain each other, overlap with their full area, and are adjacent in reading order.
   const double dup[12] = {1, 1, 4, 4, 1, 1, 4, 4, 2, 2, 2, 2};
   check_against_brute_force(std::vector<double>(dup, dup + 12));

@@ -4,9 +4,12 @@
 // whose bounds can hold an answer.
 #pragma once
 
-#include <cstddef>
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <thread>
 #include <vector>
 
 #include "spatialobs/box.hpp"
@@ -56,62 +59,66 @@ class BoxIndex {
   template <class Keep, class Visit>
   void join(Keep&& keep, Visit&& visit) const {
     if (n_ < 2) return;
-    struct Task {
-      std::uint32_t a, b;
-      std::uint32_t level;
-    };
-    std::vector<Task> stack;
-    const std::size_t root = rects_.size() - 1;
-    stack.push_back(Task{static_cast<std::uint32_t>(root), static_cast<std::uint32_t>(root),
-                         static_cast<std::uint32_t>(level_end_.size() - 1)});
-    // Children of each side that pass keep() against the other side's node
-    // bounds: only those can form a pair (keep is monotone), which turns a
-    // node holding one huge box from node_size^2 checks into about node_size.
-    std::uint32_t xs[kMaxNodeSize], ys[kMaxNodeSize];
-    while (!stack.empty()) {
-      const Task t = stack.back();
-      stack.pop_back();
-      const std::size_t below = level_end_[t.level - 1];
-      const std::size_t a0 = children_[t.a], a1 = std::min<std::size_t>(a0 + node_size_, below);
-      const std::size_t b0 = children_[t.b], b1 = std::min<std::size_t>(b0 + node_size_, below);
-      const bool leaf = t.level == 1;
-      if (t.a == t.b) {
-        for (std::size_t x = a0; x < a1; ++x) {
-          const Rect& rx = rects_[x];
-          for (std::size_t y = x + 1; y < a1; ++y) {
-            if (!keep(rx, rects_[y])) continue;
-            if (leaf) {
-              visit(static_cast<std::size_t>(children_[x]), static_cast<std::size_t>(children_[y]), rx, rects_[y]);
-            } else {
-              stack.push_back(Task{static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), t.level - 1});
-            }
-          }
-          // a node paired with itself: the pairs inside its subtree
-          if (!leaf) stack.push_back(Task{static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(x), t.level - 1});
-        }
-        continue;
-      }
-      const Rect& ra = rects_[t.a];
-      const Rect& rb = rects_[t.b];
-      std::size_t nx = 0, ny = 0;
-      for (std::size_t x = a0; x < a1; ++x)
-        if (keep(rects_[x], rb)) xs[nx++] = static_cast<std::uint32_t>(x);
-      if (nx == 0) continue;
-      for (std::size_t y = b0; y < b1; ++y)
-        if (keep(ra, rects_[y])) ys[ny++] = static_cast<std::uint32_t>(y);
-      for (std::size_t p = 0; p < nx; ++p) {
-        const Rect& rx = rects_[xs[p]];
-        for (std::size_t q = 0; q < ny; ++q) {
-          const Rect& ry = rects_[ys[q]];
-          if (!keep(rx, ry)) continue;
-          if (leaf) {
-            visit(static_cast<std::size_t>(children_[xs[p]]), static_cast<std::size_t>(children_[ys[q]]), rx, ry);
-          } else {
-            stack.push_back(Task{xs[p], ys[q], t.level - 1});
-          }
-        }
-      }
+    std::vector<JoinTask> stack{root_task()};
+    drain(stack, keep, visit);
+  }
+
+  // The same join on `threads` threads: worker t (0 is the calling thread)
+  // reports to make_visit(t), called once per worker before any thread
+  // starts. Each pair is reported once, by one worker; which worker, and the
+  // order, depend on scheduling. The upper levels are split into node pairs
+  // handed out one at a time, so a dense corner does not idle the others.
+  template <class Keep, class MakeVisit>
+  void join_parallel(Keep&& keep, MakeVisit&& make_visit, std::size_t threads) const {
+    if (n_ < 2) return;
+    if (threads <= 1) {
+      auto visit = make_visit(std::size_t{0});
+      join(keep, visit);
+      return;
     }
+    std::vector<JoinTask> seeds{root_task()}, next;
+    auto no_visit = [](std::size_t, std::size_t, const Rect&, const Rect&) {};
+    const std::size_t target = 64 * threads;
+    // Expand whole frontiers above the leaves: no pair of items is reported
+    // here, only node pairs (tasks of level >= 2 push, never visit).
+    while (seeds.size() < target) {
+      bool grew = false;
+      next.clear();
+      for (const JoinTask& t : seeds) {
+        if (t.level >= 2) {
+          step(t, keep, no_visit, next);
+          grew = true;
+        } else {
+          next.push_back(t);
+        }
+      }
+      seeds.swap(next);
+      if (!grew) break;
+    }
+    using Visitor = decltype(make_visit(std::size_t{0}));
+    std::vector<Visitor> visits;
+    visits.reserve(threads);
+    for (std::size_t t = 0; t < threads; ++t) visits.push_back(make_visit(t));
+    std::atomic<std::size_t> cursor{0};
+    std::vector<std::exception_ptr> errors(threads);
+    auto work = [&](std::size_t t) {
+      try {
+        std::vector<JoinTask> stack;
+        for (std::size_t i = cursor++; i < seeds.size(); i = cursor++) {
+          stack.assign(1, seeds[i]);
+          drain(stack, keep, visits[t]);
+        }
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(threads - 1);
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+    work(0);
+    for (std::thread& th : pool) th.join();
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
   }
 
   // Sorted item ids intersecting q.
@@ -121,6 +128,75 @@ class BoxIndex {
   std::vector<std::int64_t> query_pairs() const;
 
  private:
+  struct JoinTask {
+    std::uint32_t a, b;
+    std::uint32_t level;
+  };
+
+  JoinTask root_task() const {
+    const auto root = static_cast<std::uint32_t>(rects_.size() - 1);
+    return JoinTask{root, root, static_cast<std::uint32_t>(level_end_.size() - 1)};
+  }
+
+  template <class Keep, class Visit>
+  void drain(std::vector<JoinTask>& stack, Keep& keep, Visit& visit) const {
+    while (!stack.empty()) {
+      const JoinTask t = stack.back();
+      stack.pop_back();
+      step(t, keep, visit, stack);
+    }
+  }
+
+  // One node pair of the join: item pairs go to visit (at the leaves), node
+  // pairs that keep() accepts onto `out`.
+  template <class Keep, class Visit>
+  void step(const JoinTask& t, Keep& keep, Visit& visit, std::vector<JoinTask>& out) const {
+    const std::size_t below = level_end_[t.level - 1];
+    const std::size_t a0 = children_[t.a], a1 = std::min<std::size_t>(a0 + node_size_, below);
+    const std::size_t b0 = children_[t.b], b1 = std::min<std::size_t>(b0 + node_size_, below);
+    const bool leaf = t.level == 1;
+    if (t.a == t.b) {
+      for (std::size_t x = a0; x < a1; ++x) {
+        const Rect& rx = rects_[x];
+        for (std::size_t y = x + 1; y < a1; ++y) {
+          if (!keep(rx, rects_[y])) continue;
+          if (leaf) {
+            visit(static_cast<std::size_t>(children_[x]), static_cast<std::size_t>(children_[y]), rx, rects_[y]);
+          } else {
+            out.push_back(JoinTask{static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), t.level - 1});
+          }
+        }
+        // a node paired with itself: the pairs inside its subtree
+        if (!leaf) out.push_back(JoinTask{static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(x), t.level - 1});
+      }
+      return;
+    }
+    // Children of each side that pass keep() against the other side's node
+    // bounds: only those can form a pair (keep is monotone), which turns a
+    // node holding one huge box from node_size^2 checks into about node_size.
+    std::uint32_t xs[kMaxNodeSize], ys[kMaxNodeSize];
+    const Rect& ra = rects_[t.a];
+    const Rect& rb = rects_[t.b];
+    std::size_t nx = 0, ny = 0;
+    for (std::size_t x = a0; x < a1; ++x)
+      if (keep(rects_[x], rb)) xs[nx++] = static_cast<std::uint32_t>(x);
+    if (nx == 0) return;
+    for (std::size_t y = b0; y < b1; ++y)
+      if (keep(ra, rects_[y])) ys[ny++] = static_cast<std::uint32_t>(y);
+    for (std::size_t p = 0; p < nx; ++p) {
+      const Rect& rx = rects_[xs[p]];
+      for (std::size_t q = 0; q < ny; ++q) {
+        const Rect& ry = rects_[ys[q]];
+        if (!keep(rx, ry)) continue;
+        if (leaf) {
+          visit(static_cast<std::size_t>(children_[xs[p]]), static_cast<std::size_t>(children_[ys[q]]), rx, ry);
+        } else {
+          out.push_back(JoinTask{xs[p], ys[q], t.level - 1});
+        }
+      }
+    }
+  }
+
   // Depth-first walk: `keep(rect)` decides, for nodes and items alike,
   // whether to descend or report.
   template <class Keep, class Visit>

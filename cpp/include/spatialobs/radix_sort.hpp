@@ -37,30 +37,48 @@ inline void radix_sort(std::vector<std::uint64_t>& keys, int low = 0) {
   }
 }
 
-// The same sort for records with a `key` member, moved whole.
+// The same sort for records with a `key` member, moved whole; tmp is room
+// for the passes (kept by the caller to reuse its pages). One read counts the
+// digits of every pass.
 template <class Record>
-inline void radix_sort_by_key(std::vector<Record>& recs) {
+inline void radix_sort_by_key(std::vector<Record>& recs, std::vector<Record>& tmp) {
   const std::size_t n = recs.size();
   if (n < 2) return;
   if (n < 256) {
-    std::sort(recs.begin(), recs.end(), [](const Record& a, const Record& b) { return a.key < b.key; });
+    std::stable_sort(recs.begin(), recs.end(), [](const Record& a, const Record& b) { return a.key < b.key; });
     return;
   }
-  std::vector<Record> tmp(n);
+  if (tmp.size() < n) tmp.resize(n);
   std::uint64_t all_or = 0, all_and = ~std::uint64_t{0};
+  std::vector<std::array<std::size_t, 256>> count(8);
+  for (auto& c : count) c.fill(0);
   for (const Record& r : recs) {
     all_or |= r.key;
     all_and &= r.key;
+    for (int d = 0; d < 8; ++d) ++count[d][(r.key >> (8 * d)) & 0xffu];
   }
   const std::uint64_t varying = all_or ^ all_and;
-  for (int shift = 0; shift < 64; shift += 8) {
-    if (((varying >> shift) & 0xffu) == 0) continue;
-    std::array<std::size_t, 257> count{};
-    for (const Record& r : recs) ++count[((r.key >> shift) & 0xffu) + 1];
-    for (std::size_t d = 1; d < 257; ++d) count[d] += count[d - 1];
-    for (const Record& r : recs) tmp[count[(r.key >> shift) & 0xffu]++] = r;
-    recs.swap(tmp);
+  Record* src = recs.data();
+  Record* dst = tmp.data();
+  for (int d = 0; d < 8; ++d) {
+    if (((varying >> (8 * d)) & 0xffu) == 0) continue;
+    std::size_t at = 0;
+    for (std::size_t& c : count[d]) {
+      const std::size_t here = c;
+      c = at;
+      at += here;
+    }
+    const int shift = 8 * d;
+    for (std::size_t t = 0; t < n; ++t) dst[count[d][(src[t].key >> shift) & 0xffu]++] = src[t];
+    std::swap(src, dst);
   }
+  if (src != recs.data()) std::copy(src, src + n, recs.data());
+}
+
+template <class Record>
+inline void radix_sort_by_key(std::vector<Record>& recs) {
+  std::vector<Record> tmp;
+  radix_sort_by_key(recs, tmp);
 }
 
 }  // namespace spatialobs::detail

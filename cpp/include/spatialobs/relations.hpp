@@ -9,8 +9,14 @@
 
 #include "spatialobs/box.hpp"
 #include "spatialobs/box_index.hpp"
+#include "spatialobs/scratch.hpp"
 
 namespace spatialobs {
+
+namespace detail {
+// Throws std::invalid_argument unless v is finite and >= 0, naming it.
+void check_tolerance(double v, const char* name);
+}  // namespace detail
 
 // Pairs i < j whose intersection has positive area, sorted by (i, j), and
 // those areas.
@@ -36,6 +42,17 @@ std::vector<std::int64_t> containment_pairs(const BoxIndex& index);
 void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_nearest, std::vector<std::int64_t>& pairs,
                      std::vector<double>& gaps);
 
+// The same kernels with working memory kept by the caller between calls
+// (see Scratch) and run on `threads` threads (0: one per hardware thread;
+// capped at kMaxThreads). The results are identical for every thread count:
+// each pair is found once, by whichever thread, and the output is sorted.
+constexpr std::size_t kMaxThreads = 64;
+void overlap_pairs(const BoxIndex& index, std::vector<std::int64_t>& pairs, std::vector<double>& areas, Scratch& scratch,
+                   std::size_t threads = 1);
+std::vector<std::int64_t> containment_pairs(const BoxIndex& index, Scratch& scratch, std::size_t threads = 1);
+void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_nearest, std::vector<std::int64_t>& pairs,
+                     std::vector<double>& gaps, Scratch& scratch, std::size_t threads = 1);
+
 // Pairs (item i of the index, query j) whose intersection has positive area,
 // sorted by (i, j), with the areas. Queries are validated like boxes; m must
 // be below 2^32.
@@ -60,6 +77,10 @@ enum AlignKind : std::int8_t {
 // Sorted by (kind, i, j).
 void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector<std::int64_t>& pairs,
                      std::vector<std::int8_t>& kinds);
+// The same with the caller's Scratch, the six kinds spread over up to six
+// threads; identical results.
+void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector<std::int64_t>& pairs,
+                     std::vector<std::int8_t>& kinds, Scratch& scratch, std::size_t threads = 1);
 
 // The pairs of alignment_pairs merged per axis: one entry (i, j, axis) per
 // pair and axis (0: left/center-x/right, the vertical lines; 1: top/center-y/
