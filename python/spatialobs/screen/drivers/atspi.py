@@ -43,6 +43,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import re
@@ -83,7 +84,8 @@ NO_CLICK_ROLES = frozenset({
     "application", "document spreadsheet", "document frame", "label", "heading", "paragraph", "section",
 })
 #: Roles whose text content is read (at most 120 characters).
-TEXT_ROLES = frozenset({"text", "entry", "paragraph", "table cell", "spin button", "editbar"})
+#: (An icon of PCManFM's folder view has no name: its file name is its text content.)
+TEXT_ROLES = frozenset({"text", "entry", "paragraph", "table cell", "spin button", "editbar", "icon"})
 
 #: Our key names → X keysyms for xdotool.
 KEYSYMS = {"escape": "Escape", "enter": "Return", "tab": "Tab", "ctrl+z": "ctrl+z", "alt+f": "alt+f",
@@ -91,6 +93,13 @@ KEYSYMS = {"escape": "Escape", "enter": "Return", "tab": "Tab", "ctrl+z": "ctrl+
            "right": "Right", "backspace": "BackSpace", "f2": "F2", "alt+left": "alt+Left", "alt+up": "alt+Up"}
 
 Ref = Tuple[str, str]
+#: One D-Bus method call: (object, interface, method, signature, arguments).
+Call = Tuple[Ref, str, str, str, Tuple[Any, ...]]
+_PROPS = "org.freedesktop.DBus.Properties"
+#: Characters of a text object read.
+TEXT_CHARS = 120
+#: Calls in flight at once in :meth:`_Bus.call_many` (the replies wait in the socket meanwhile).
+BATCH = 256
 
 
 @dataclass(frozen=True)
@@ -219,7 +228,50 @@ class _Bus:
         return tuple(reply.body)
 
     def prop(self, ref: Ref, iface: str, name: str) -> Any:
-        return self.call(ref, "org.freedesktop.DBus.Properties", "Get", "ss", (iface, name))[0][1]
+        return self.call(ref, _PROPS, "Get", "ss", (iface, name))[0][1]
+
+    def call_many(self, calls: Sequence[Call], timeout: Optional[float] = None, hang_ok: bool = False) -> List[Any]:
+        """Send the calls before reading any reply; each reply's body (a tuple) or a :class:`_CallError`, in order.
+
+        The application answers them back to back instead of waiting for one round
+        trip per call (each goes through the bus daemon and back). Each chunk of
+        :data:`BATCH` calls is bounded by ``timeout``; with ``hang_ok`` an unanswered
+        call is a :class:`_CallError` instead of a hang.
+        """
+        from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
+
+        limit = timeout or self.timeout
+        out: List[Any] = [None] * len(calls)
+        for lo in range(0, len(calls), BATCH):
+            pending: Dict[int, int] = {}
+            try:
+                for i in range(lo, min(lo + BATCH, len(calls))):
+                    ref, iface, method, sig, args = calls[i]
+                    msg = new_method_call(DBusAddress(ref[1], bus_name=ref[0], interface=iface), method, sig or None,
+                                          args)
+                    serial = next(self.conn.outgoing_serial)
+                    self.conn.send(msg, serial=serial)
+                    pending[serial] = i
+                self.calls += len(pending)
+                end = time.monotonic() + limit
+                while pending:
+                    reply = self.conn.receive(timeout=max(end - time.monotonic(), 0.0))
+                    i = pending.pop(reply.header.fields.get(HeaderFields.reply_serial, -1), -1)
+                    if i < 0:
+                        continue  # a signal, or the late reply to a call that timed out earlier
+                    if reply.header.message_type == MessageType.error:
+                        out[i] = _CallError(str(reply.header.fields.get(HeaderFields.error_name, "error")), reply.body)
+                    else:
+                        out[i] = tuple(reply.body)
+            except TimeoutError:
+                if not hang_ok:
+                    raise DriverFault("hang", f"no reply to {len(pending)} of {len(calls)} calls within "
+                                              f"{limit:.0f} s") from None
+                for i in pending.values():
+                    out[i] = _CallError("org.freedesktop.DBus.Error.NoReply", ())
+            except (ConnectionError, OSError) as exc:
+                raise DriverFault("crash", f"the AT-SPI bus went away ({exc})") from None
+        return out
 
     def close(self) -> None:
         try:
@@ -281,6 +333,8 @@ class AtspiDriver(Driver):
         self._app: Optional["subprocess.Popen[bytes]"] = None
         self._xy: Dict[str, Tuple[float, float]] = {}
         self._ifaces: Dict[str, Tuple[str, ...]] = {}
+        #: Role and interfaces of the objects read since the launch.
+        self._kinds: Dict[Ref, Tuple[str, Tuple[str, ...]]] = {}
         #: Seconds spent reading trees and D-Bus calls made (for throughput figures).
         self.read_seconds = 0.0
 
@@ -324,6 +378,7 @@ class AtspiDriver(Driver):
         self._app = None
 
     def _launch(self) -> None:
+        self._kinds.clear()
         sess = self._ensure_session()
         assert self._bus is not None
         env = {**sess.profile_env(f"launch{self.launches}"), **self.spec.env}
@@ -345,6 +400,9 @@ class AtspiDriver(Driver):
             if time.monotonic() > end:
                 raise DriverFault("hang", f"{self.name} showed no window within {self.spec.launch_timeout:.0f} s")
             time.sleep(0.2)
+        # The pointer enters the window now, not at the first click: with no window manager the
+        # window takes the focus then, and LibreOffice lays out its toolbars again (the sheet moves).
+        self._xdotool("mousemove", str(self.width // 2), str(self.height // 2))
         time.sleep(max(self.spec.settle * 3, 0.5))
 
     def _shutdown(self) -> None:
@@ -370,22 +428,17 @@ class AtspiDriver(Driver):
     def _windows(self) -> List[Tuple[Ref, str, List[int]]]:
         assert self._bus is not None
         bus = self._bus
-        out = []
-        for app in bus.call(_ROOT, _ACC, "GetChildren")[0]:
-            app = (str(app[0]), str(app[1]))
-            try:
-                kids = bus.call(app, _ACC, "GetChildren", timeout=min(self.timeout, 3.0))[0]
-            except (_CallError, DriverFault):
-                continue  # an application leaving the bus
-            for w in kids:
-                w = (str(w[0]), str(w[1]))
-                try:
-                    st = list(bus.call(w, _ACC, "GetState")[0])
-                    if _bit(st, ST_SHOWING):
-                        out.append((w, str(bus.call(w, _ACC, "GetRoleName")[0]), st))
-                except _CallError:
-                    continue
-        return out
+        apps = [(str(a[0]), str(a[1])) for a in bus.call(_ROOT, _ACC, "GetChildren")[0]]
+        wins: List[Ref] = []
+        for kids in bus.call_many([(a, _ACC, "GetChildren", "", ()) for a in apps], timeout=min(self.timeout, 3.0),
+                                  hang_ok=True):
+            if not isinstance(kids, _CallError):  # else an application leaving the bus
+                wins += [(str(w[0]), str(w[1])) for w in kids[0]]
+        states = bus.call_many([(w, _ACC, "GetState", "", ()) for w in wins])
+        showing = [(w, list(st[0])) for w, st in zip(wins, states)
+                   if not isinstance(st, _CallError) and _bit(st[0], ST_SHOWING)]
+        roles = bus.call_many([(w, _ACC, "GetRoleName", "", ()) for w, _ in showing])
+        return [(w, str(r[0]), st) for (w, st), r in zip(showing, roles) if not isinstance(r, _CallError)]
 
     def screen(self) -> Screen:
         """Read the current screen from the accessibility tree."""
@@ -403,63 +456,109 @@ class AtspiDriver(Driver):
             modal = [w for w in wins if w[1] in ("dialog", "alert", "file chooser") or _bit(w[2], ST_MODAL)]
             if modal:
                 wins = modal[-1:]
-            elements: List[Element] = []
             self._xy.clear()
-            budget = [self.max_nodes]
-            for ref, _, _ in wins:
-                self._walk(ref, elements, 0, budget)
+            elements = self._read([ref for ref, _, _ in wins])
             return Screen(elements, self.width, self.height,
                           ScreenMeta(display_mode="desktop", text_size="100%", app=self.name),
                           source=f"atspi:{self.name}")
         finally:
             self.read_seconds += time.perf_counter() - t0
 
-    def _walk(self, ref: Ref, out: List[Element], depth: int, budget: List[int]) -> None:
-        assert self._bus is not None
-        bus = self._bus
-        if budget[0] <= 0 or depth > 40:
-            return
-        budget[0] -= 1
-        try:
-            st = bus.call(ref, _ACC, "GetState")[0]
-            if not _bit(st, ST_SHOWING):
-                return
-            role = str(bus.call(ref, _ACC, "GetRoleName")[0])
-            ifaces = tuple(bus.call(ref, _ACC, "GetInterfaces")[0])
-            self._element(ref, role, st, ifaces, out)
-            if _bit(st, ST_MANAGES_DESCENDANTS):
-                if _TABLE in ifaces:
-                    self._table(ref, out, budget)
-                return
-            kids = bus.call(ref, _ACC, "GetChildren")[0]
-        except _CallError:
-            return  # vanished while being read
-        for k in kids:
-            self._walk((str(k[0]), str(k[1])), out, depth + 1, budget)
+    def _read(self, roots: Sequence[Ref]) -> List[Element]:
+        """The elements of the SHOWING parts of the trees under ``roots``, depth first.
 
-    def _element(self, ref: Ref, role: str, st: Sequence[int], ifaces: Sequence[str], out: List[Element]) -> None:
+        The trees are read level by level with the calls of a level batched
+        (:meth:`_Bus.call_many`): the states of a level, then the role, interfaces,
+        extents, name and children of its SHOWING objects (not the children of one
+        that manages its descendants: a sheet has millions), and the texts of the
+        level above go with the next level's states. At most :attr:`max_nodes`
+        objects are asked for their state (the first ones level by level), 40
+        levels deep at most.
+        """
         assert self._bus is not None
         bus = self._bus
-        if _COMP not in ifaces:
-            return
-        x, y, w, h = bus.call(ref, _COMP, "GetExtents", "u", (0,))[0]
+        kids: Dict[Ref, List[Ref]] = {}
+        found: Dict[Ref, Tuple[Element, Sequence[str]]] = {}
+        tables: Dict[Ref, Tuple[float, float, float, float]] = {}
+        budget = self.max_nodes
+        level = list(roots)[:budget]
+        texts: List[Tuple[Ref, Element]] = []
+        for depth in range(42):
+            if not level and not texts:
+                break
+            budget -= len(level)
+            res = bus.call_many([(r, _ACC, "GetState", "", ()) for r in level]
+                                + [c for r, _ in texts for c in _text_calls(r)])
+            for (r, e), t in zip(texts, self._texts([r for r, _ in texts], res[len(level):])):
+                content = self._stable((t or "").strip())
+                if content:
+                    found[r] = (dataclasses.replace(e, text=content), found[r][1])
+            texts = []
+            showing = [(r, st[0]) for r, st in zip(level, res) if not isinstance(st, _CallError)
+                       and _bit(st[0], ST_SHOWING)]
+            # An object's role and interfaces do not change: they are asked for once per launch.
+            new = [r for r, _ in showing if r not in self._kinds]
+            per = [(r, _ACC, "GetRoleName", "", ()) for r in new] + [(r, _ACC, "GetInterfaces", "", ()) for r in new] \
+                + [(r, _COMP, "GetExtents", "u", (0,)) for r, _ in showing] \
+                + [(r, _PROPS, "Get", "ss", (_ACC, "Name")) for r, _ in showing] \
+                + [(r, _ACC, "GetChildren", "", ()) for r, st in showing if not _bit(st, ST_MANAGES_DESCENDANTS)]
+            res = bus.call_many(per)
+            m, n = len(new), len(showing)
+            for k, r in enumerate(new):
+                if not isinstance(res[k], _CallError) and not isinstance(res[m + k], _CallError):
+                    self._kinds[r] = (str(res[k][0]), tuple(res[m + k][0]))
+            res = res[2 * m:]
+            nxt: List[Ref] = []
+            leaves = iter(res[2 * n:])
+            for k, (r, st) in enumerate(showing):
+                ext, name = res[k], res[n + k]
+                children = next(leaves) if not _bit(st, ST_MANAGES_DESCENDANTS) else None
+                if r not in self._kinds:
+                    continue  # vanished while being read
+                role, ifaces = self._kinds[r]
+                el = None
+                if _COMP in ifaces and not isinstance(ext, _CallError):
+                    el = self._element(r, role, st, ifaces, ext[0], "" if isinstance(name, _CallError) else name[0][1])
+                if el is not None:
+                    found[r] = (el, ifaces)
+                    if role in TEXT_ROLES and _TEXT in ifaces:
+                        texts.append((r, el))
+                if _bit(st, ST_MANAGES_DESCENDANTS):
+                    if _TABLE in ifaces and not isinstance(ext, _CallError):
+                        tx, ty, tw, th = (float(v) for v in ext[0])
+                        tables[r] = (tx, ty, tw, th)
+                elif children is not None and not isinstance(children, _CallError):
+                    kids[r] = [(str(c[0]), str(c[1])) for c in children[0]]
+                    nxt += kids[r]
+            level = nxt[:max(budget, 0)] if depth < 40 else []
+        out: List[Element] = []
+        stack = list(reversed(roots))
+        while stack:
+            r = stack.pop()
+            if r in found:
+                e, found_ifaces = found[r]
+                out.append(e)
+                key = f"{r[0]}|{r[1]}"
+                self._xy[key] = ((e.bounds[0] + e.bounds[2]) / 2, (e.bounds[1] + e.bounds[3]) / 2)
+                self._ifaces[key] = tuple(found_ifaces)
+            if r in tables:
+                out += self._table(r, tables[r], budget)
+                budget -= self.max_rows * self.max_cols
+            stack += reversed(kids.get(r, ()))
+        return out
+
+    def _element(self, ref: Ref, role: str, st: Sequence[int], ifaces: Sequence[str],
+                 extents: Sequence[int], name: Any) -> Optional[Element]:
+        x, y, w, h = extents
         x0, y0 = max(float(x), 0.0), max(float(y), 0.0)
         x1, y1 = min(float(x + w), float(self.width)), min(float(y + h), float(self.height))
         if w <= 0 or h <= 0 or x1 <= x0 or y1 <= y0:
-            return
-        name = str(bus.prop(ref, _ACC, "Name") or "").strip()
-        text = name
-        if role in TEXT_ROLES and _TEXT in ifaces:
-            content = str(bus.call(ref, _TEXT, "GetText", "ii", (0, 120))[0]).strip()
-            text = content or name
-        text = self._stable(text)
+            return None
+        text = self._stable(str(name or "").strip())
         sensitive = _bit(st, ST_SENSITIVE) or _bit(st, ST_ENABLED)
         editable = _bit(st, ST_EDITABLE) and sensitive
         clickable = sensitive and role not in NO_CLICK_ROLES and (_ACTION in ifaces or role in CLICK_ROLES)
-        key = f"{ref[0]}|{ref[1]}"
-        self._xy[key] = ((x0 + x1) / 2, (y0 + y1) / 2)
-        self._ifaces[key] = tuple(ifaces)
-        out.append(Element((x0, y0, x1, y1), role, text or None, editable, clickable, key))
+        return Element((x0, y0, x1, y1), role, text or None, editable, clickable, f"{ref[0]}|{ref[1]}")
 
     def _stable(self, text: str) -> str:
         # Each launch has its own temporary HOME: show it as "~" so that screens match across launches.
@@ -469,44 +568,100 @@ class AtspiDriver(Driver):
             text = pat.sub(rep, text)
         return text
 
-    def _table(self, ref: Ref, out: List[Element], budget: List[int]) -> None:
-        # A sheet with millions of cells: read the visible range only, starting at
-        # the cell under the table's top-left corner.
+    def _table(self, ref: Ref, box: Tuple[float, float, float, float], budget: int) -> List[Element]:
+        # A sheet with millions of cells: read the visible range only, from the cell under
+        # the table's top-left corner, in four batches: that cell's row and column, the
+        # first row's and column's cells (their extents say how many columns and rows
+        # show), then the other visible cells, then the extents and texts of all.
         assert self._bus is not None
         bus = self._bus
-        tx, ty, tw, th = bus.call(ref, _COMP, "GetExtents", "u", (0,))[0]
+        tx, ty, tw, th = box
+        r0 = c0 = 0
         try:
-            first = bus.call(ref, _COMP, "GetAccessibleAtPoint", "iiu", (tx + 2, ty + 2, 0))[0]
+            first = bus.call(ref, _COMP, "GetAccessibleAtPoint", "iiu", (int(tx) + 2, int(ty) + 2, 0))[0]
             idx = int(bus.call((str(first[0]), str(first[1])), _ACC, "GetIndexInParent")[0])
-            r0 = int(bus.call(ref, _TABLE, "GetRowAtIndex", "i", (idx,))[0])
-            c0 = int(bus.call(ref, _TABLE, "GetColumnAtIndex", "i", (idx,))[0])
+            at = bus.call_many([(ref, _TABLE, "GetRowAtIndex", "i", (idx,)),
+                                (ref, _TABLE, "GetColumnAtIndex", "i", (idx,))])
+            if not any(isinstance(v, _CallError) for v in at):
+                r0, c0 = max(int(at[0][0]), 0), max(int(at[1][0]), 0)
         except (_CallError, TypeError, ValueError):
-            r0 = c0 = 0
-        r0, c0 = max(r0, 0), max(c0, 0)
-        for r in range(r0, r0 + self.max_rows):
-            for c in range(c0, c0 + self.max_cols):
-                if budget[0] <= 0:
-                    return
-                budget[0] -= 1
-                try:
-                    cell = bus.call(ref, _TABLE, "GetAccessibleAt", "ii", (r, c))[0]
-                    cref = (str(cell[0]), str(cell[1]))
-                    x, y, w, h = bus.call(cref, _COMP, "GetExtents", "u", (0,))[0]
-                    if y >= ty + th:
-                        return
-                    if x >= tx + tw:
-                        break
-                    # Cells are read with three calls (not six): they are all showing, editable and clickable.
-                    text = self._stable(str(bus.call(cref, _TEXT, "GetText", "ii", (0, 120))[0]).strip())
-                except _CallError:
-                    break
-                x0, y0 = max(float(x), float(tx)), max(float(y), float(ty))
-                x1, y1 = min(float(x + w), float(tx + tw)), min(float(y + h), float(ty + th))
-                if x1 <= x0 or y1 <= y0:
-                    continue
-                key = f"{cref[0]}|{cref[1]}"
-                self._xy[key] = ((x0 + x1) / 2, (y0 + y1) / 2)
-                out.append(Element((x0, y0, x1, y1), "table cell", text or None, True, True, key))
+            pass
+        rows, cols = max(min(self.max_rows, budget), 0), self.max_cols
+        edge = [(r0, c) for c in range(c0, c0 + cols)] + [(r, c0) for r in range(r0 + 1, r0 + rows)]
+        cells = self._cells(ref, edge)
+        ext = dict(zip(cells, bus.call_many([(cells[rc], _COMP, "GetExtents", "u", (0,)) for rc in cells])))
+        ncols = next((k for k, c in enumerate(range(c0, c0 + cols)) if not _before(ext.get((r0, c)), 0, tx + tw)),
+                     cols)
+        nrows = next((k for k, r in enumerate(range(r0, r0 + rows)) if not _before(ext.get((r, c0)), 1, ty + th)),
+                     rows)
+        grid = [(r, c) for r in range(r0, r0 + nrows) for c in range(c0, c0 + ncols)]
+        cells.update(self._cells(ref, [rc for rc in grid if rc not in cells]))
+        grid = [rc for rc in grid if rc in cells][:max(budget, 0)]
+        res = bus.call_many([(cells[rc], _COMP, "GetExtents", "u", (0,)) for rc in grid]
+                            + [c for rc in grid for c in _text_calls(cells[rc])])
+        texts = self._texts([cells[rc] for rc in grid], res[len(grid):])
+        names = self._cell_names([cells[rc] for rc, t in zip(grid, texts) if t is None])
+        out = []
+        for k, rc in enumerate(grid):
+            e, t = res[k], texts[k]
+            if isinstance(e, _CallError):
+                continue
+            if cells[rc] in names:
+                t = names[cells[rc]]
+            x, y, w, h = e[0]
+            x0, y0 = max(float(x), tx), max(float(y), ty)
+            x1, y1 = min(float(x + w), tx + tw), min(float(y + h), ty + th)
+            if x1 <= x0 or y1 <= y0:
+                continue
+            text = self._stable((t or "").strip())
+            key = f"{cells[rc][0]}|{cells[rc][1]}"
+            self._xy[key] = ((x0 + x1) / 2, (y0 + y1) / 2)
+            # Cells are not asked for states or interfaces: they are all showing, editable and clickable.
+            out.append(Element((x0, y0, x1, y1), "table cell", text or None, True, True, key))
+        return out
+
+    def _cell_names(self, refs: Sequence[Ref]) -> Dict[Ref, str]:
+        # A cell with no Text interface (a tree view's row, whose icon and text are cells
+        # of their own) takes its name, else the texts of its children.
+        assert self._bus is not None
+        bus = self._bus
+        res = bus.call_many([(r, _PROPS, "Get", "ss", (_ACC, "Name")) for r in refs]
+                            + [(r, _ACC, "GetChildren", "", ()) for r in refs])
+        out = {r: "" if isinstance(n, _CallError) else str(n[0][1] or "") for r, n in zip(refs, res)}
+        kids = [(r, (str(c[0]), str(c[1]))) for r, ch in zip(refs, res[len(refs):])
+                if not out[r].strip() and not isinstance(ch, _CallError) for c in ch[0]]
+        texts = self._texts([c for _, c in kids], bus.call_many([c for _, k in kids for c in _text_calls(k)]))
+        for (r, _), t in zip(kids, texts):
+            if t and t.strip():
+                out[r] = f"{out[r]} {t.strip()}".strip()
+        return out
+
+    def _texts(self, refs: Sequence[Ref], replies: Sequence[Any]) -> List[Optional[str]]:
+        # The texts of ``refs`` from the replies to their :func:`_text_calls` (None: no Text
+        # interface). LibreOffice answers an empty string when the range passes the end of
+        # the text: those are asked again up to their length.
+        assert self._bus is not None
+        out: List[Optional[str]] = []
+        again = []
+        for k, r in enumerate(refs):
+            t, n = replies[2 * k], replies[2 * k + 1]
+            if isinstance(t, _CallError):
+                out.append(None)
+                continue
+            out.append(str(t[0]))
+            count = 0 if isinstance(n, _CallError) else int(n[0][1])
+            if not out[-1] and 0 < count < TEXT_CHARS:
+                again.append((k, r, count))
+        replies = self._bus.call_many([(r, _TEXT, "GetText", "ii", (0, n)) for _, r, n in again])
+        for (k, _, _), t in zip(again, replies):
+            if not isinstance(t, _CallError):
+                out[k] = str(t[0])
+        return out
+
+    def _cells(self, table: Ref, where: Sequence[Tuple[int, int]]) -> Dict[Tuple[int, int], Ref]:
+        assert self._bus is not None
+        res = self._bus.call_many([(table, _TABLE, "GetAccessibleAt", "ii", rc) for rc in where])
+        return {rc: (str(c[0][0]), str(c[0][1])) for rc, c in zip(where, res) if not isinstance(c, _CallError)}
 
     # -- acting ------------------------------------------------------------------------
 
@@ -629,6 +784,16 @@ class AtspiDriver(Driver):
         img.info[ORIGIN_KEY] = (x0, y0)
         img.info[SCREEN_SIZE_KEY] = (self.width, self.height)
         return img
+
+
+def _text_calls(ref: Ref) -> List[Call]:
+    # The first TEXT_CHARS characters and the length of an object's text.
+    return [(ref, _TEXT, "GetText", "ii", (0, TEXT_CHARS)), (ref, _PROPS, "Get", "ss", (_TEXT, "CharacterCount"))]
+
+
+def _before(ext: Any, axis: int, limit: float) -> bool:
+    # Whether a cell's extents reply starts before ``limit`` along ``axis`` (0: x, 1: y).
+    return ext is not None and not isinstance(ext, _CallError) and float(ext[0][axis]) < limit
 
 
 def _tail(path: str, n: int = 300) -> str:
