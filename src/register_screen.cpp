@@ -243,11 +243,7 @@ void register_screen(py::module_& m) {
              {
                py::gil_scoped_release release;
                std::shared_lock<std::shared_mutex> lock(h.mu);
-               meta = h.store.metas();
-               co = h.store.control_offsets();
-               cv = h.store.control_values();
-               to = h.store.text_offsets();
-               tv = h.store.text_values();
+               h.store.columns(meta, co, cv, to, tv);
              }
              return py::make_tuple(vector_to_numpy(std::move(meta)), vector_to_numpy(std::move(co)),
                                    vector_to_numpy(std::move(cv)), vector_to_numpy(std::move(to)),

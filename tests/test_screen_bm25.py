@@ -114,3 +114,25 @@ def test_top_k_matches_oracle_across_blocks_and_length_tables(seed):
             want = ref.bm25_top_k(docs, q, k)
             assert ids.tolist() == [d for d, _ in want]
             assert scores.tolist() == [s for _, s in want]
+
+
+def test_long_posting_lists_cross_every_block_size_exactly():
+    # Term 1 is in every document, term 2 in every other one with tf 1 to 3,
+    # term 3 in every fifth: their lists pass through every arena block size and
+    # past the largest (4096) into a list of their own; scores stay bit-equal to
+    # the recomputation at sizes on both sides of each move.
+    rng = np.random.default_rng(5)
+    docs = []
+    for i in range(4200):
+        d = [1] + [2] * int(rng.integers(1, 4)) * (i % 2) + [3] * (i % 5 == 0) + rng.integers(4, 60, size=3).tolist()
+        docs.append(d)
+    ix = _core.Bm25Index()
+    checks = {3, 4, 5, 8, 9, 16, 17, 1024, 1025, 4096, 4097, 4200, 8193, 8200}
+    for i, d in enumerate(docs):
+        ix.add(np.array(d, dtype=np.uint64))
+        if i + 1 in checks:
+            for q in ([1], [2], [1, 2, 3], [3, 7, 11]):
+                ids, scores = ix.top_k(np.array(q, dtype=np.uint64), 300)
+                want = ref.bm25_top_k(docs[: i + 1], q, 300)
+                assert ids.tolist() == [w for w, _ in want] and scores.tolist() == [s for _, s in want]
+    assert ix.num_terms == len({t for d in docs for t in d})

@@ -150,3 +150,40 @@ def test_verify_bad_input():
     with pytest.raises(InvalidInputError, match="control atoms must be sorted"):
         store.add(0, np.array([3, 3], dtype=np.uint64), a)
     assert len(store) == 1
+
+
+def test_atom_store_across_chunks_and_a_set_larger_than_a_chunk():
+    # Observations fill several storage chunks (2^19 atoms each) and one holds
+    # more atoms than a chunk: every set reads back exactly, exact hits and
+    # verification agree with Python sets, and the saved columns are the sets.
+    rng = np.random.default_rng(3)
+    store = _core.AtomStore()
+    sets = []
+    sizes = [(0, 0), (5, 0), (0, 3)] + [(900, 300)] * 600 + [(400_000, 200_000), (2, 2), (0, 0)]
+    for i, (nc, nt) in enumerate(sizes):
+        c = np.unique(rng.integers(0, 2**63, size=nc, dtype=np.uint64))
+        t = np.unique(rng.integers(0, 2**63, size=nt, dtype=np.uint64))
+        assert store.add(i % 3, c, t) == i
+        sets.append((i % 3, c, t))
+    assert len(store) == len(sizes)
+    for i in [0, 1, 2, 3, 300, 580, 602, 603, 604, 605]:
+        if i >= len(sets):
+            continue
+        m, c, t = sets[i]
+        gc, gt = store.atoms(i)
+        assert np.array_equal(gc, c) and np.array_equal(gt, t) and store.meta(i) == m
+        first = next(j for j, (mj, cj, tj) in enumerate(sets)
+                     if mj == m and np.array_equal(cj, c) and np.array_equal(tj, t))
+        assert store.find_exact(m, c, t) == first
+    meta, co, cv, to, tv = store.columns()
+    assert co[-1] == len(cv) == sum(len(s[1]) for s in sets) and to[-1] == len(tv) == sum(len(s[2]) for s in sets)
+    for i in (3, 603):
+        assert np.array_equal(cv[co[i]:co[i + 1]], sets[i][1]) and np.array_equal(tv[to[i]:to[i + 1]], sets[i][2])
+    q = sets[603]
+    ids = np.array([603, 3, 604, 0], dtype=np.int64)
+    scores, passed, best, _ = store.verify(q[1], q[2], ids, 93, 100)
+    for s, o in zip(scores, ids):
+        want = ref.two_set_score(q[1].tolist(), q[2].tolist(), sets[o][1].tolist(), sets[o][2].tolist())
+        assert s == float(want)
+    assert best == 0 and passed.tolist() == [True, False, False, False]
+    assert store.memory_bytes() >= 8 * (len(cv) + len(tv))

@@ -14,6 +14,126 @@ Bm25Index::Bm25Index(double k1, double b) : k1_(k1), b_(b) {
   if (!(b >= 0 && b <= 1)) throw std::invalid_argument("b must lie in [0, 1], got " + std::to_string(b));
 }
 
+namespace detail {
+
+// splitmix64's finalizer: atoms may be chosen by a caller, so the table does
+// not trust their low bits.
+inline std::uint64_t bm25_mix(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+// Capacity of a term's block holding len postings (len >= 1).
+inline std::uint32_t bm25_cap(std::uint32_t len) {
+  std::uint32_t c = 2;
+  while (c < len) c <<= 1;
+  return c;
+}
+
+inline unsigned bm25_class(std::uint32_t cap) {
+  unsigned c = 0;
+  while ((2u << c) < cap) ++c;
+  return c;
+}
+
+}  // namespace detail
+
+std::int64_t Bm25Index::find_term(std::uint64_t key) const {
+  if (slots_.empty()) return -1;
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = detail::bm25_mix(key) & mask;; i = (i + 1) & mask) {
+    const std::uint32_t s = slots_[i];
+    if (s == 0) return -1;
+    if (terms_[s - 1].key == key) return static_cast<std::int64_t>(s - 1);
+  }
+}
+
+void Bm25Index::grow_slots() {
+  std::vector<std::uint32_t> slots(slots_.empty() ? 64 : 2 * slots_.size(), 0);
+  const std::size_t mask = slots.size() - 1;
+  for (std::size_t t = 0; t < terms_.size(); ++t) {
+    std::size_t i = detail::bm25_mix(terms_[t].key) & mask;
+    while (slots[i] != 0) i = (i + 1) & mask;
+    slots[i] = static_cast<std::uint32_t>(t + 1);
+  }
+  slots_.swap(slots);
+}
+
+std::uint32_t Bm25Index::term_for(std::uint64_t key) {
+  const std::int64_t found = find_term(key);
+  if (found >= 0) return static_cast<std::uint32_t>(found);
+  if (terms_.size() >= 0xfffffffeULL) throw std::invalid_argument("a BM25 index holds fewer than 2^32 - 1 terms");
+  // Load at most 0.7: probes stay short and the table costs 6 to 11 bytes per term.
+  if (10 * (terms_.size() + 1) > 7 * slots_.size()) grow_slots();
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = detail::bm25_mix(key) & mask;
+  while (slots_[i] != 0) i = (i + 1) & mask;
+  terms_.push_back(Term{key, 0, 0});
+  slots_[i] = static_cast<std::uint32_t>(terms_.size());
+  return static_cast<std::uint32_t>(terms_.size() - 1);
+}
+
+std::uint32_t Bm25Index::arena_alloc(std::uint32_t cap) {
+  std::vector<std::uint32_t>& fl = free_[detail::bm25_class(cap)];
+  if (!fl.empty()) {
+    const std::uint32_t off = fl.back();
+    fl.pop_back();
+    arena_free_words_ -= cap;
+    return off;
+  }
+  if (chunk_used_ + cap > (1u << kChunkBits)) {
+    if (chunks_.size() >= (static_cast<std::size_t>(1) << (32 - kChunkBits))) {
+      throw std::invalid_argument("a BM25 index holds fewer than 2^32 postings");
+    }
+    // The rest of the previous chunk (less than one block) stays unused.
+    chunks_.emplace_back(new std::uint32_t[1u << kChunkBits]);
+    chunk_used_ = 0;
+  }
+  const auto off = static_cast<std::uint32_t>(((chunks_.size() - 1) << kChunkBits) + chunk_used_);
+  chunk_used_ += cap;
+  return off;
+}
+
+void Bm25Index::append_posting(Term& t, std::uint32_t doc) {
+  if (t.len > kMaxArenaBlock) {
+    big_[t.off].push_back(doc);
+  } else if (t.len == 0) {
+    t.off = arena_alloc(2);
+    *arena_at(t.off) = doc;
+  } else if (t.len < detail::bm25_cap(t.len)) {
+    arena_at(t.off)[t.len] = doc;
+  } else if (t.len < kMaxArenaBlock) {  // block full: move to one twice its size
+    const std::uint32_t off = arena_alloc(2 * t.len);
+    std::copy(arena_at(t.off), arena_at(t.off) + t.len, arena_at(off));
+    arena_at(off)[t.len] = doc;
+    free_[detail::bm25_class(t.len)].push_back(t.off);
+    arena_free_words_ += t.len;
+    t.off = off;
+  } else {  // the largest block is full: the list gets a vector of its own
+    std::vector<std::uint32_t> v(arena_at(t.off), arena_at(t.off) + t.len);
+    v.push_back(doc);
+    free_[detail::bm25_class(t.len)].push_back(t.off);
+    arena_free_words_ += t.len;
+    t.off = static_cast<std::uint32_t>(big_.size());
+    big_.push_back(std::move(v));
+  }
+  ++t.len;
+}
+
+Bm25Index::ListView Bm25Index::list(const Term& t) const {
+  std::uint32_t df = t.len;
+  if (!repeat_df_.empty()) {
+    auto it = repeat_df_.find(static_cast<std::uint32_t>(&t - terms_.data()));
+    if (it != repeat_df_.end()) df = it->second;
+  }
+  if (t.len > kMaxArenaBlock) return ListView{big_[t.off].data(), t.len, df};
+  return ListView{t.len ? arena_at(t.off) : nullptr, t.len, df};
+}
+
 std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
   if (doc_len_.size() >= 0xffffffffULL) throw std::invalid_argument("a BM25 index holds fewer than 2^32 documents");
   if (n > 0xffffffffULL) throw std::invalid_argument("a BM25 document holds fewer than 2^32 atoms");
@@ -29,7 +149,13 @@ std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
   for (std::size_t i = 0; i < sorted.size();) {
     std::size_t j = i + 1;
     while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
-    postings_[sorted[i]].push_back(Posting{id, static_cast<std::uint32_t>(j - i)});
+    const std::uint32_t ti = term_for(sorted[i]);
+    Term& t = terms_[ti];
+    if (j - i > 1 || repeat_df_.count(ti)) {
+      auto it = repeat_df_.emplace(ti, t.len).first;  // before this document, df == len unless it has repeats
+      ++it->second;
+    }
+    for (std::size_t r = i; r < j; ++r) append_posting(t, id);
     i = j;
   }
   doc_len_.push_back(len);
@@ -80,11 +206,11 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
   std::vector<std::uint64_t> terms(query, query + n);
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
-  std::vector<const std::vector<Posting>*> lists;
+  std::vector<ListView> lists;
   lists.reserve(terms.size());
   for (std::uint64_t t : terms) {
-    auto it = postings_.find(t);
-    if (it != postings_.end()) lists.push_back(&it->second);
+    const std::int64_t found = find_term(t);
+    if (found >= 0) lists.push_back(list(terms_[static_cast<std::size_t>(found)]));
   }
   if (lists.empty()) return;
 
@@ -101,9 +227,9 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
   sc.table.clear();
   bool have_norm = false;
   for (std::size_t j = 0; j < lists.size(); ++j) {
-    const double df = static_cast<double>(lists[j]->size());
+    const double df = static_cast<double>(lists[j].df);
     idf[j] = std::log(1.0 + (N - df + 0.5) / (df + 0.5));
-    if (lists[j]->size() <= num_classes) continue;
+    if (lists[j].df <= num_classes) continue;
     if (!have_norm) {
       sc.norm.resize(num_classes);
       for (std::size_t c = 0; c < num_classes; ++c) {
@@ -139,22 +265,26 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
     const auto base = static_cast<std::uint32_t>(lo);
     std::size_t nt = 0;
     for (std::size_t j = 0; j < lists.size(); ++j) {
-      const Posting* p = lists[j]->data();
-      const std::size_t e = lists[j]->size();
+      const std::uint32_t* p = lists[j].p;
+      const std::size_t e = lists[j].n;
       std::size_t i = sc.cursor[j];
       const double w = idf[j];
       // Every contribution is > 0 (idf > 0, tf >= 1), so a zero sum marks a
       // document not yet touched in this block; the append is branch-free.
       if (table_of[j] != SIZE_MAX) {
         const double* tab = sc.table.data() + table_of[j];
-        for (; i < e && p[i].doc < hi; ++i) {
-          const std::uint32_t d = p[i].doc - base;
-          const std::uint32_t c = doc_class[p[i].doc];
+        for (; i < e && p[i] < hi; ++i) {
+          const std::uint32_t doc = p[i];
+          const std::uint32_t d = doc - base;
+          const std::uint32_t c = doc_class[doc];
           double v;
-          if (p[i].tf == 1) {
+          if (i + 1 == e || p[i + 1] != doc) {
             v = tab[c];
-          } else {
-            const double tf = static_cast<double>(p[i].tf);
+          } else {  // tf > 1: the document repeats
+            std::size_t r = i + 1;
+            while (r < e && p[r] == doc) ++r;
+            const double tf = static_cast<double>(r - i);
+            i = r - 1;
             v = w * tf / (tf + norm[c]);
           }
           const double a = acc[d];
@@ -163,10 +293,14 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
           acc[d] = a + v;
         }
       } else {
-        for (; i < e && p[i].doc < hi; ++i) {
-          const std::uint32_t d = p[i].doc - base;
-          const double tf = static_cast<double>(p[i].tf);
-          const double dl = static_cast<double>(doc_len[p[i].doc]);
+        for (; i < e && p[i] < hi; ++i) {
+          const std::uint32_t doc = p[i];
+          const std::uint32_t d = doc - base;
+          std::size_t r = i + 1;
+          while (r < e && p[r] == doc) ++r;
+          const double tf = static_cast<double>(r - i);
+          i = r - 1;
+          const double dl = static_cast<double>(doc_len[doc]);
           const double v = w * tf / (tf + k1_ * (1.0 - b_ + b_ * dl / avgdl));
           const double a = acc[d];
           touched[nt] = d;
@@ -210,15 +344,25 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
 
 std::size_t Bm25Index::memory_bytes() const {
   std::size_t bytes = (doc_len_.capacity() + doc_class_.capacity() + class_len_.capacity()) * sizeof(std::uint32_t) +
-                      len_class_.size() * (sizeof(std::pair<std::uint32_t, std::uint32_t>) + 2 * sizeof(void*));
-  for (const auto& kv : postings_) bytes += sizeof(kv) + 2 * sizeof(void*) + kv.second.capacity() * sizeof(Posting);
+                      len_class_.size() * (sizeof(std::pair<std::uint32_t, std::uint32_t>) + 2 * sizeof(void*)) +
+                      len_class_.bucket_count() * sizeof(void*) + terms_.capacity() * sizeof(Term) +
+                      (repeat_df_.size() * 3 + repeat_df_.bucket_count()) * sizeof(void*) +
+                      slots_.capacity() * sizeof(std::uint32_t) +
+                      chunks_.capacity() * sizeof(void*);
+  // Arena chunks are counted as far as they are written: the pages of a
+  // chunk's unwritten tail are never touched, so they take no memory.
+  if (!chunks_.empty()) {
+    bytes += ((chunks_.size() - 1) * (static_cast<std::size_t>(1) << kChunkBits) + chunk_used_) * sizeof(std::uint32_t);
+  }
+  for (const auto& fl : free_) bytes += fl.capacity() * sizeof(std::uint32_t);
+  for (const auto& v : big_) bytes += sizeof(v) + v.capacity() * sizeof(std::uint32_t);
   std::lock_guard<std::mutex> lock(pool_mu_);
   for (const auto& sc : pool_) {
     bytes += (sc->acc.capacity() + sc->norm.capacity() + sc->table.capacity()) * sizeof(double) +
              sc->touched.capacity() * sizeof(std::uint32_t) + sc->cursor.capacity() * sizeof(std::size_t) +
              sc->best.capacity() * sizeof(std::pair<double, std::uint32_t>);
   }
-  return bytes + postings_.bucket_count() * sizeof(void*);
+  return bytes;
 }
 
 }  // namespace spatialobs

@@ -1,11 +1,13 @@
 // The observations of a state index: each one's metadata key and its two
-// sorted atom sets, stored back to back (CSR), with the exact-duplicate table
-// and the batch verifier that scores one query against many of them.
+// sorted atom sets, stored back to back in fixed-size chunks (growing never
+// copies what is stored), with the exact-duplicate table (open addressing over
+// observation ids) and the batch verifier that scores one query against many
+// of them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <unordered_map>
+#include <memory>
 #include <vector>
 
 #include "spatialobs/jaccard.hpp"
@@ -28,7 +30,7 @@ class AtomStore {
   static constexpr std::size_t kMaxSetSize = (static_cast<std::size_t>(1) << 31) - 1;
 
   std::size_t size() const { return meta_.size(); }
-  std::size_t num_atoms() const { return control_values_.size() + text_values_.size(); }
+  std::size_t num_atoms() const { return num_atoms_; }
 
   // Appends an observation and returns its id (0, 1, ...). Both sets must be
   // sorted and unique (std::invalid_argument otherwise).
@@ -50,36 +52,56 @@ class AtomStore {
 
   std::uint32_t meta(std::size_t id) const { return meta_[id]; }
   const std::uint64_t* control(std::size_t id, std::size_t& n) const {
-    n = control_offsets_[id + 1] - control_offsets_[id];
-    return control_values_.data() + control_offsets_[id];
+    n = loc_[id].nc;
+    return at(loc_[id].pos);
   }
   const std::uint64_t* text(std::size_t id, std::size_t& n) const {
-    n = text_offsets_[id + 1] - text_offsets_[id];
-    return text_values_.data() + text_offsets_[id];
+    n = loc_[id].nt;
+    return at(loc_[id].pos) + loc_[id].nc;
   }
 
-  // Raw columns, for persistence.
-  const std::vector<std::uint32_t>& metas() const { return meta_; }
-  const std::vector<std::uint64_t>& control_offsets() const { return control_offsets_; }
-  const std::vector<std::uint64_t>& control_values() const { return control_values_; }
-  const std::vector<std::uint64_t>& text_offsets() const { return text_offsets_; }
-  const std::vector<std::uint64_t>& text_values() const { return text_values_; }
+  // The columns of the saved form: metadata per observation, and each set
+  // kind as offsets (size() + 1, from 0) and values.
+  void columns(std::vector<std::uint32_t>& meta, std::vector<std::uint64_t>& control_offsets,
+               std::vector<std::uint64_t>& control_values, std::vector<std::uint64_t>& text_offsets,
+               std::vector<std::uint64_t>& text_values) const;
 
   // Bytes held, for memory reports.
   std::size_t memory_bytes() const;
 
+  // Observations with more atoms than this get an allocation of their own
+  // (public for tests that cross the boundary).
+  static constexpr std::size_t kChunkWords = static_cast<std::size_t>(1) << 19;
+
  private:
+  // Where an observation's atoms are: control then text, from word pos of the
+  // chunked store (pos >= kBigBase: big_[pos - kBigBase]).
+  struct Loc {
+    std::uint64_t pos;
+    std::uint32_t nc;
+    std::uint32_t nt;
+  };
+  static constexpr std::uint64_t kBigBase = static_cast<std::uint64_t>(1) << 62;
+
   static std::uint64_t exact_key(std::uint32_t meta, const std::uint64_t* control, std::size_t nc,
                                  const std::uint64_t* text, std::size_t nt);
   bool same(std::size_t id, std::uint32_t meta, const std::uint64_t* control, std::size_t nc,
             const std::uint64_t* text, std::size_t nt) const;
+  const std::uint64_t* at(std::uint64_t pos) const {
+    if (pos >= kBigBase) return big_[pos - kBigBase].get();
+    return chunks_[pos / kChunkWords].get() + pos % kChunkWords;
+  }
+  void grow_exact();
 
   std::vector<std::uint32_t> meta_;
-  std::vector<std::uint64_t> control_offsets_{0};
-  std::vector<std::uint64_t> control_values_;
-  std::vector<std::uint64_t> text_offsets_{0};
-  std::vector<std::uint64_t> text_values_;
-  std::unordered_multimap<std::uint64_t, std::uint32_t> exact_;
+  std::vector<Loc> loc_;
+  std::vector<std::unique_ptr<std::uint64_t[]>> chunks_;
+  std::size_t chunk_used_ = kChunkWords;  // words used in the last chunk
+  std::vector<std::unique_ptr<std::uint64_t[]>> big_;
+  std::size_t big_words_ = 0;
+  std::size_t num_atoms_ = 0;
+  std::vector<std::uint32_t> key32_;   // observation -> low 32 bits of its exact key
+  std::vector<std::uint32_t> exact_;   // open addressing: observation id + 1, 0 empty
 };
 
 }  // namespace spatialobs

@@ -17,6 +17,11 @@
 // terms are summed in that order, so equal inputs give bit-equal scores; the
 // top-k is ordered by score descending, then document id ascending.
 //
+// Storage: postings are uint32 doc ids in a chunked arena of power-of-two
+// blocks (a full block moves to one twice its size and its old block is
+// reused), terms sit in an open-addressing table; no per-term allocation and
+// no copy of the whole index when it grows.
+//
 // Speed without changing a bit: documents are grouped by length (a length
 // class), and for a term with more postings than there are classes the query
 // first tabulates idf * 1 / (1 + K(|d|)) per class, which is the very
@@ -43,7 +48,7 @@ class Bm25Index {
   double k1() const { return k1_; }
   double b() const { return b_; }
   std::size_t size() const { return doc_len_.size(); }
-  std::size_t num_terms() const { return postings_.size(); }
+  std::size_t num_terms() const { return terms_.size(); }
 
   // Adds a document (its atoms in any order; repeats raise tf) and returns its
   // id (0, 1, ...).
@@ -57,10 +62,26 @@ class Bm25Index {
 
   std::size_t memory_bytes() const;
 
+  // Postings up to this many entries live in the shared arena; longer lists
+  // have a vector of their own (public for tests that cross the boundary).
+  static constexpr std::uint32_t kMaxArenaBlock = 4096;
+
  private:
-  struct Posting {
-    std::uint32_t doc;
-    std::uint32_t tf;
+  // One term: its postings are doc ids ascending, a document with tf > 1
+  // repeated tf times (tf is 1 for almost every atom, so a posting is one
+  // uint32). `off` is a word offset in the arena, or for a long list its
+  // index in big_; the capacity follows from len (next power of two >= 2).
+  // The document frequency is len, except for the rare term with a repeat,
+  // whose df is kept in repeat_df_.
+  struct Term {
+    std::uint64_t key;
+    std::uint32_t off;
+    std::uint32_t len;
+  };
+  struct ListView {
+    const std::uint32_t* p;
+    std::size_t n;
+    std::uint32_t df;
   };
   // Per-query accumulators, reused: a query borrows one from the pool, so
   // concurrent queries never share one and no query pays to zero O(N) memory
@@ -76,13 +97,34 @@ class Bm25Index {
   std::unique_ptr<Scratch> borrow() const;
   void give_back(std::unique_ptr<Scratch> s) const;
 
+  std::int64_t find_term(std::uint64_t key) const;
+  std::uint32_t term_for(std::uint64_t key);
+  void grow_slots();
+  void append_posting(Term& t, std::uint32_t doc);
+  std::uint32_t* arena_at(std::uint32_t off) { return chunks_[off >> kChunkBits].get() + (off & kChunkMask); }
+  const std::uint32_t* arena_at(std::uint32_t off) const {
+    return chunks_[off >> kChunkBits].get() + (off & kChunkMask);
+  }
+  std::uint32_t arena_alloc(std::uint32_t cap);
+  ListView list(const Term& t) const;
+
+  static constexpr unsigned kChunkBits = 20;  // 4 MiB chunks: growing never copies postings
+  static constexpr std::uint32_t kChunkMask = (1u << kChunkBits) - 1;
+
   double k1_, b_;
   std::vector<std::uint32_t> doc_len_;
   std::vector<std::uint32_t> doc_class_;   // document -> its length class
   std::vector<std::uint32_t> class_len_;   // length class -> document length
   std::unordered_map<std::uint32_t, std::uint32_t> len_class_;
   std::uint64_t total_len_ = 0;
-  std::unordered_map<std::uint64_t, std::vector<Posting>> postings_;
+  std::vector<Term> terms_;
+  std::vector<std::uint32_t> slots_;       // open addressing: term index + 1, 0 empty
+  std::vector<std::unique_ptr<std::uint32_t[]>> chunks_;
+  std::uint32_t chunk_used_ = 1u << kChunkBits;  // words used in the last chunk
+  std::vector<std::uint32_t> free_[12];    // freed arena blocks by capacity class (2 << c)
+  std::unordered_map<std::uint32_t, std::uint32_t> repeat_df_;  // term with a tf > 1 -> its df
+  std::vector<std::vector<std::uint32_t>> big_;
+  std::size_t arena_free_words_ = 0;
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<Scratch>> pool_;
 };
