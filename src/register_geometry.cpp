@@ -1,5 +1,6 @@
 // Bindings of the geometry kernels: check and allocate with the GIL held,
 // compute on raw pointers without it, return numpy arrays.
+#include <memory>
 #include <string>
 
 #include "common.hpp"
@@ -66,12 +67,33 @@ py::object occluders_binding(const py::array& boxes, const py::array& order, con
   throw std::invalid_argument("mode must be 'bounds' or 'union', got '" + mode + "'");
 }
 
-// One Scratch per Python thread: a kernel's temporaries keep their pages
-// between calls (release_scratch() frees them). Kernels called from several
-// Python threads at once each use their own.
-Scratch& thread_scratch() {
-  thread_local Scratch scratch;
-  return scratch;
+// Working memory kept per Python thread between calls, so that a kernel's
+// temporaries, and the index the box overloads build, reuse pages already
+// mapped (release_scratch() frees them). Kernels called from several Python
+// threads at once each use their own.
+struct ThreadState {
+  Scratch scratch;
+  std::unique_ptr<BoxIndex> index;
+  std::vector<std::uint64_t> keys, tmp;
+
+  std::size_t bytes() const {
+    return scratch.bytes() + (index ? index->bytes() : 0) + (keys.capacity() + tmp.capacity()) * sizeof(std::uint64_t);
+  }
+};
+
+ThreadState& thread_state() {
+  thread_local ThreadState state;
+  return state;
+}
+
+Scratch& thread_scratch() { return thread_state().scratch; }
+
+// This thread's kept index, rebuilt in place over the boxes (validated first).
+const BoxIndex& thread_index(const double* boxes, std::size_t n) {
+  ThreadState& st = thread_state();
+  if (!st.index) st.index = std::make_unique<BoxIndex>(boxes, 0);
+  st.index->assign(boxes, n, st.keys, st.tmp);
+  return *st.index;
 }
 
 std::size_t check_threads(py::ssize_t threads) {
@@ -91,7 +113,7 @@ py::tuple overlap_pairs_binding(const py::array& boxes, py::ssize_t threads) {
   std::vector<double> areas;
   {
     py::gil_scoped_release release;
-    overlap_pairs(BoxIndex(b, n), pairs, areas, thread_scratch(), t);
+    overlap_pairs(thread_index(b, n), pairs, areas, thread_scratch(), t);
   }
   const auto k = static_cast<py::ssize_t>(areas.size());
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(areas), {k}));
@@ -104,7 +126,7 @@ py::array_t<std::int64_t> containment_pairs_binding(const py::array& boxes, py::
   std::vector<std::int64_t> pairs;
   {
     py::gil_scoped_release release;
-    pairs = containment_pairs(BoxIndex(b, n), thread_scratch(), t);
+    pairs = containment_pairs(thread_index(b, n), thread_scratch(), t);
   }
   return pairs_to_numpy(std::move(pairs));
 }
@@ -119,7 +141,7 @@ py::tuple proximity_pairs_binding(const py::array& boxes, double max_gap, py::ss
   {
     py::gil_scoped_release release;
     detail::check_tolerance(max_gap, "max_gap");  // before the index is built, as before
-    proximity_pairs(BoxIndex(b, n), max_gap, static_cast<std::size_t>(k_nearest), pairs, gaps, thread_scratch(), t);
+    proximity_pairs(thread_index(b, n), max_gap, static_cast<std::size_t>(k_nearest), pairs, gaps, thread_scratch(), t);
   }
   const auto k = static_cast<py::ssize_t>(gaps.size());
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(gaps), {k}));
@@ -247,8 +269,8 @@ void register_geometry(py::module_& m) {
   m.def("overlap_pairs_between", &overlap_pairs_between_binding, py::arg("index"), py::arg("queries"));
   m.def("alignment_pairs", &alignment_pairs_binding, py::arg("boxes"), py::arg("tol"), py::kw_only(),
         py::arg("threads") = 1);
-  m.def("release_scratch", [] { thread_scratch().release(); });
-  m.def("scratch_bytes", [] { return thread_scratch().bytes(); });
+  m.def("release_scratch", [] { thread_state() = ThreadState(); });
+  m.def("scratch_bytes", [] { return thread_state().bytes(); });
   m.def("alignment_masks", &alignment_masks_binding, py::arg("boxes"), py::arg("tol"), py::arg("group") = py::none());
   m.def("reading_order", &reading_order_binding, py::arg("boxes"), py::arg("row_tol"));
 }

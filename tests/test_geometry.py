@@ -519,6 +519,10 @@ def test_scratch_is_kept_reused_and_released():
     assert g.scratch_bytes() == kept
     assert as_pairs(g.proximity_pairs(small, 5.0, 2)[0]) == ref.proximity_pairs(small.tolist(), 5.0, 2)[0]
     assert as_pairs(g.alignment_pairs(small, 1.0)[0]) == ref.alignment_pairs(small.tolist(), 1.0)[0]
+    # rejected boxes leave the kept index and scratch usable
+    with pytest.raises(InvalidInputError, match="boxes row 1"):
+        g.containment_pairs(np.array([[0, 0, 1, 1], [0, 0, np.nan, 1]]))
+    assert as_pairs(g.containment_pairs(small)) == ref.containment_pairs(small.tolist())
     g.release_scratch()
     assert g.scratch_bytes() == 0
     assert _same_bits(g.overlap_pairs(small), want_small)

@@ -52,18 +52,31 @@ std::uint32_t hilbert_index(std::uint32_t x, std::uint32_t y) {
 
 }  // namespace detail
 
-BoxIndex::BoxIndex(const double* boxes, std::size_t n, std::size_t node_size) : n_(n), node_size_(node_size) {
+BoxIndex::BoxIndex(const double* boxes, std::size_t n, std::size_t node_size) : n_(0), node_size_(node_size) {
   if (node_size < kMinNodeSize || node_size > kMaxNodeSize) {
     throw std::invalid_argument("node_size must be between " + std::to_string(kMinNodeSize) + " and " +
                                 std::to_string(kMaxNodeSize) + ", got " + std::to_string(node_size));
   }
+  std::vector<std::uint64_t> keys, tmp;
+  assign(boxes, n, keys, tmp);
+}
+
+void BoxIndex::assign(const double* boxes, std::size_t n, std::vector<std::uint64_t>& keys,
+                      std::vector<std::uint64_t>& tmp) {
   if (n >= (static_cast<std::size_t>(1) << 32) - 1) {
     throw std::invalid_argument("BoxIndex holds fewer than 2^32 - 1 boxes, got " + std::to_string(n));
   }
-  check_boxes(boxes, n);
+  check_boxes(boxes, n);  // before anything changes: a rejected call leaves the index as it was
+  n_ = n;
+  const std::size_t node_size = node_size_;
   items_.resize(n);
+  level_end_.clear();
   for (std::size_t i = 0; i < n; ++i) items_[i] = rect_at(boxes, i);
-  if (n == 0) return;
+  if (n == 0) {
+    rects_.clear();
+    children_.clear();
+    return;
+  }
 
   // Level sizes: leaves, then ceil(previous / node_size) up to a single root;
   // there is always at least one level above the leaves.
@@ -87,7 +100,7 @@ BoxIndex::BoxIndex(const double* boxes, std::size_t n, std::size_t node_size) : 
   // order on ties (a deterministic layout).
   const double w = all.x1 - all.x0, h = all.y1 - all.y0;
   const double sx = w > 0 ? 65535.0 / w : 0.0, sy = h > 0 ? 65535.0 / h : 0.0;
-  std::vector<std::uint64_t> keys(n);
+  keys.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const Rect& r = items_[i];
     double cx = ((r.x0 + r.x1) * 0.5 - all.x0) * sx;
@@ -96,7 +109,7 @@ BoxIndex::BoxIndex(const double* boxes, std::size_t n, std::size_t node_size) : 
     auto hy = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cy)));
     keys[i] = (static_cast<std::uint64_t>(detail::hilbert_index(hx, hy)) << 32) | i;
   }
-  detail::radix_sort(keys, 32);
+  detail::radix_sort(keys, tmp, 32);
 
   rects_.resize(total);
   children_.resize(total);

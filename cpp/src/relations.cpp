@@ -33,6 +33,14 @@ inline std::uint64_t order_bits(double v) {
   return (u >> 63) ? ~u : (u | (std::uint64_t{1} << 63));
 }
 
+// The value back from order_bits (-0.0 comes back as +0.0).
+inline double from_order_bits(std::uint64_t k) {
+  const std::uint64_t u = (k >> 63) ? (k & ~(std::uint64_t{1} << 63)) : ~k;
+  double v;
+  std::memcpy(&v, &u, sizeof v);
+  return v;
+}
+
 }  // namespace detail
 
 namespace detail {
@@ -227,19 +235,27 @@ std::vector<std::int64_t> containment_pairs(const BoxIndex& index, Scratch& s, s
   threads = detail::resolve_threads(threads, n);
   s.start(threads);
   // Containment implies (closed) intersection, so the intersection join
-  // finds every candidate; both directions are tested.
+  // finds every candidate; both directions are tested. With no value per
+  // pair, the pairs travel as packed words: a radix sort of 8-byte keys
+  // moves half the bytes of grouping 16-byte hits.
   index.join_parallel([](const Rect& a, const Rect& b) { return intersects(a, b); },
-                      detail::hit_writers(s,
-                                          [](std::vector<PairHit>& out, std::size_t a, std::size_t b, const Rect& ra,
-                                             const Rect& rb) {
-                                            const auto ua = static_cast<std::uint32_t>(a);
-                                            const auto ub = static_cast<std::uint32_t>(b);
-                                            if (contains(ra, rb)) out.push_back(PairHit{ua, ub, 0.0});
-                                            if (contains(rb, ra)) out.push_back(PairHit{ub, ua, 0.0});
-                                          }),
+                      [&s](std::size_t t) {
+                        std::vector<std::uint64_t>* out = &s.keys(t);
+                        return [out](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+                          if (contains(ra, rb)) out->push_back((static_cast<std::uint64_t>(a) << 32) | b);
+                          if (contains(rb, ra)) out->push_back((static_cast<std::uint64_t>(b) << 32) | a);
+                        };
+                      },
                       threads);
-  std::vector<std::int64_t> pairs;
-  detail::sort_hits(s, n, pairs, nullptr);
+  std::vector<std::uint64_t>& keys = s.keys(0);
+  for (std::size_t t = 1; t < s.all_keys().size(); ++t) keys.insert(keys.end(), s.keys(t).begin(), s.keys(t).end());
+  detail::radix_sort(keys, s.keys_tmp);
+  const std::size_t k = keys.size();
+  std::vector<std::int64_t> pairs(2 * k);
+  for (std::size_t t = 0; t < k; ++t) {
+    pairs[t] = static_cast<std::int64_t>(keys[t] >> 32);
+    pairs[k + t] = static_cast<std::int64_t>(keys[t] & 0xffffffffu);
+  }
   return pairs;
 }
 
@@ -337,9 +353,7 @@ template <class Pair>
 void cut_lines(const double* boxes, std::size_t n, double tol, int kind, LineScratch& ls, Pair&& pair) {
   const bool vertical_line = kind <= kAlignRight;  // left/center-x/right align along a vertical line
   ls.keyed.resize(n);
-  ls.value.resize(n);
   ls.along.resize(n);
-  double* value = ls.value.data();
   double* along = ls.along.data();
   for (std::size_t i = 0; i < n; ++i) {
     const Rect r = rect_at(boxes, i);
@@ -352,24 +366,35 @@ void cut_lines(const double* boxes, std::size_t n, double tol, int kind, LineScr
       case kAlignCenterY: key = (r.y0 + r.y1) * 0.5; break;
       default: key = r.y1; break;
     }
-    value[i] = key;
     along[i] = vertical_line ? (r.y0 + r.y1) * 0.5 : (r.x0 + r.x1) * 0.5;
     ls.keyed[i] = KeyedId{order_bits(key), static_cast<std::uint32_t>(i)};
   }
   // stable radix sort on the key: equal keys keep index order, i.e. sorted by (key, index)
   radix_sort_by_key(ls.keyed, ls.keyed_tmp);
+  // Keys decode to their values in sorted order (no lookups by id); a
+  // folded -0.0 differs from +0.0 by nothing the cut can see.
   const KeyedId* keyed = ls.keyed.data();
   for (std::size_t s = 0; s < n;) {
-    const double start = value[keyed[s].id];
+    const double start = from_order_bits(keyed[s].key);
     std::size_t e = s + 1;
-    while (e < n && value[keyed[e].id] - start <= tol) ++e;
+    while (e < n && from_order_bits(keyed[e].key) - start <= tol) ++e;
     if (e - s == 2) {  // most lines hold two boxes: no sort needed
       const std::uint32_t a = keyed[s].id, b = keyed[s + 1].id;
       pair(std::min(a, b), std::max(a, b));
     } else if (e - s > 2) {
       ls.line.clear();
       for (std::size_t t = s; t < e; ++t) ls.line.emplace_back(along[keyed[t].id], keyed[t].id);
-      std::sort(ls.line.begin(), ls.line.end());
+      if (e - s <= 16) {  // short lines, nearly all: insertion sort by (along, id)
+        auto* l = ls.line.data();
+        for (std::size_t t = 1; t < e - s; ++t) {
+          const auto x = l[t];
+          std::size_t u = t;
+          for (; u > 0 && x < l[u - 1]; --u) l[u] = l[u - 1];
+          l[u] = x;
+        }
+      } else {
+        std::sort(ls.line.begin(), ls.line.end());
+      }
       for (std::size_t t = 0; t + 1 < ls.line.size(); ++t) {
         const std::uint32_t a = ls.line[t].second, b = ls.line[t + 1].second;
         pair(std::min(a, b), std::max(a, b));
@@ -398,10 +423,12 @@ void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector
   // k's pairs go to lines(k).found.
   auto work = [&](std::size_t w) {
     for (std::size_t kind = w; kind < kKinds; kind += threads) {
-      std::vector<PairHit>& found = s.lines(kind).found;
+      std::vector<std::uint64_t>& found = s.lines(kind).found;
       found.clear();
       detail::cut_lines(boxes, n, tol, static_cast<int>(kind), s.lines(w),
-                        [&found](std::uint32_t a, std::uint32_t b) { found.push_back(PairHit{a, b, 0.0}); });
+                        [&found](std::uint64_t a, std::uint64_t b) { found.push_back((a << 32) | b); });
+      // (a, b) packed sorts as (a, b): a radix sort of the words alone, in this worker
+      detail::radix_sort(found, s.lines(w).found_tmp);
     }
   };
   if (threads == 1) {
@@ -430,14 +457,12 @@ void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector
   kinds.resize(k);
   std::size_t at = 0;
   for (int kind = 0; kind < kKinds; ++kind) {
-    const std::vector<PairHit>& found = s.lines(static_cast<std::size_t>(kind)).found;
-    auto each = [&found](auto&& f) {
-      for (const PairHit& h : found) f(h);
-    };
-    const std::size_t got = detail::sort_pairs(each, n, s, pairs.data() + at, pairs.data() + k + at, nullptr);
-    std::fill(kinds.begin() + static_cast<std::ptrdiff_t>(at), kinds.begin() + static_cast<std::ptrdiff_t>(at + got),
-              static_cast<std::int8_t>(kind));
-    at += got;
+    const std::vector<std::uint64_t>& found = s.lines(static_cast<std::size_t>(kind)).found;
+    for (std::size_t t = 0; t < found.size(); ++t, ++at) {
+      pairs[at] = static_cast<std::int64_t>(found[t] >> 32);
+      pairs[k + at] = static_cast<std::int64_t>(found[t] & 0xffffffffu);
+      kinds[at] = static_cast<std::int8_t>(kind);
+    }
   }
 }
 

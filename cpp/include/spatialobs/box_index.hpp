@@ -28,7 +28,19 @@ class BoxIndex {
   // in [kMinNodeSize, kMaxNodeSize] and n below 2^32.
   BoxIndex(const double* boxes, std::size_t n, std::size_t node_size = kDefaultNodeSize);
 
+  // Rebuilds the index over other boxes in place, keeping its node size and
+  // reusing its memory (and the caller's keys and tmp, room for the sort), so
+  // that a caller building one index per call does not fault in fresh pages.
+  // Invalid boxes throw before anything changes.
+  void assign(const double* boxes, std::size_t n, std::vector<std::uint64_t>& keys,
+              std::vector<std::uint64_t>& tmp);
+
   std::size_t size() const { return n_; }
+  // Bytes of memory held (capacity).
+  std::size_t bytes() const {
+    return (items_.capacity() + rects_.capacity()) * sizeof(Rect) + children_.capacity() * sizeof(std::uint32_t) +
+           level_end_.capacity() * sizeof(std::size_t);
+  }
   std::size_t node_size() const { return node_size_; }
   const Rect& item(std::size_t i) const { return items_[i]; }
   // Bounds of all items; only meaningful when size() > 0.

@@ -11,7 +11,7 @@
 
 namespace spatialobs::detail {
 
-inline void radix_sort(std::vector<std::uint64_t>& keys, int low = 0) {
+inline void radix_sort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp, int low = 0) {
   const std::size_t n = keys.size();
   if (n < 2) return;
   if (n < 256) {
@@ -20,7 +20,7 @@ inline void radix_sort(std::vector<std::uint64_t>& keys, int low = 0) {
                      [mask](std::uint64_t a, std::uint64_t b) { return (a & mask) < (b & mask); });
     return;
   }
-  std::vector<std::uint64_t> tmp(n);
+  tmp.resize(n);
   std::uint64_t all_or = 0, all_and = ~std::uint64_t{0};
   for (std::uint64_t k : keys) {
     all_or |= k;
@@ -35,6 +35,11 @@ inline void radix_sort(std::vector<std::uint64_t>& keys, int low = 0) {
     for (std::uint64_t k : keys) tmp[count[(k >> shift) & 0xffu]++] = k;
     keys.swap(tmp);
   }
+}
+
+inline void radix_sort(std::vector<std::uint64_t>& keys, int low = 0) {
+  std::vector<std::uint64_t> tmp;
+  radix_sort(keys, tmp, low);
 }
 
 // The same sort for records with a `key` member, moved whole; tmp is room

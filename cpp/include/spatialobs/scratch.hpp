@@ -27,9 +27,9 @@ struct KeyedId {
 // The buffers of one alignment kind, so that kinds can run on several threads.
 struct LineScratch {
   std::vector<KeyedId> keyed, keyed_tmp;
-  std::vector<double> value, along;
+  std::vector<double> along;
   std::vector<std::pair<double, std::uint32_t>> line;
-  std::vector<PairHit> found;
+  std::vector<std::uint64_t> found, found_tmp;  // pairs packed a << 32 | b
 };
 
 // Not thread-safe: one Scratch per calling thread (a kernel that runs on
@@ -49,7 +49,17 @@ class Scratch {
   void start(std::size_t workers) {
     if (hits_.size() < workers) hits_.resize(workers);
     for (auto& h : hits_) h.clear();
+    if (keys_.size() < workers) keys_.resize(workers);
+    for (auto& k : keys_) k.clear();
   }
+  // Packed-pair buffer of worker t (a << 32 | b), for kernels with no value
+  // per pair: half the bytes of a PairHit to move through the sort.
+  std::vector<std::uint64_t>& keys(std::size_t t) {
+    if (keys_.size() <= t) keys_.resize(t + 1);
+    return keys_[t];
+  }
+  std::vector<std::vector<std::uint64_t>>& all_keys() { return keys_; }
+  std::vector<std::uint64_t> keys_tmp;
   LineScratch& lines(std::size_t t) {
     if (lines_.size() <= t) lines_.resize(t + 1);
     return lines_[t];
@@ -64,16 +74,19 @@ class Scratch {
   std::size_t bytes() const {
     std::size_t b = sorted.capacity() * sizeof(PairHit) + counts.capacity() * sizeof(std::size_t);
     for (const auto& h : hits_) b += h.capacity() * sizeof(PairHit);
+    for (const auto& k : keys_) b += k.capacity() * sizeof(std::uint64_t);
+    b += keys_tmp.capacity() * sizeof(std::uint64_t);
     for (const auto& l : lines_) {
       b += (l.keyed.capacity() + l.keyed_tmp.capacity()) * sizeof(KeyedId);
-      b += (l.value.capacity() + l.along.capacity()) * sizeof(double);
-      b += l.line.capacity() * sizeof(l.line[0]) + l.found.capacity() * sizeof(PairHit);
+      b += l.along.capacity() * sizeof(double);
+      b += l.line.capacity() * sizeof(l.line[0]) + (l.found.capacity() + l.found_tmp.capacity()) * sizeof(std::uint64_t);
     }
     return b;
   }
 
  private:
   std::vector<std::vector<PairHit>> hits_;
+  std::vector<std::vector<std::uint64_t>> keys_;
   std::vector<LineScratch> lines_;
 };
 
