@@ -2,11 +2,13 @@
 
     python -m pytest benchmarks --benchmark-json=bench.json
     python benchmarks/report.py bench.json
+    python benchmarks/report.py run1.json run2.json run3.json   # several runs
 
 For each group it prints the median time of spatialobs and how many times
 slower each other implementation in the group is (median / spatialobs median);
 for the ``floor`` row (a copy of the output's bytes) the other way round: how many
-times the floor spatialobs takes (spatialobs median / floor median).
+times the floor spatialobs takes (spatialobs median / floor median). Given
+several files (runs), each cell is the median over the runs with their range.
 """
 
 from __future__ import annotations
@@ -16,14 +18,29 @@ import sys
 from collections import defaultdict
 
 
-def table(path: str) -> str:
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
-    groups: dict = defaultdict(dict)
-    for b in doc["benchmarks"]:
-        impl = b["params"].get("impl", b["name"])
-        groups[b["group"]][impl] = b["stats"]["median"]
-    impls = sorted({i for g in groups.values() for i in g if i != "spatialobs"})
+def _median(xs: list) -> float:
+    xs = sorted(xs)
+    m = len(xs) // 2
+    return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
+
+
+def _cell(xs: list, fmt: str) -> str:
+    if len(xs) == 1:
+        return fmt.format(xs[0])
+    return fmt.format(_median(xs)) + " [" + fmt.format(min(xs)) + ", " + fmt.format(max(xs)) + "]"
+
+
+def table(*paths: str) -> str:
+    runs = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        groups: dict = defaultdict(dict)
+        for b in doc["benchmarks"]:
+            impl = b["params"].get("impl", b["name"])
+            groups[b["group"]][impl] = b["stats"]["median"]
+        runs.append(groups)
+    impls = sorted({i for groups in runs for g in groups.values() for i in g if i != "spatialobs"})
 
     def key(group: str):
         name, _, n = group.rpartition(" n=")
@@ -39,13 +56,16 @@ def table(path: str) -> str:
         "| group | spatialobs median | " + " | ".join(header(i) for i in impls) + " |",
         "|---|---:|" + "---:|" * len(impls),
     ]
-    for group in sorted(groups, key=key):
-        g = groups[group]
-        ours = g.get("spatialobs")
-        if ours is None:
+    for group in sorted({g for groups in runs for g in groups}, key=key):
+        gs = [groups[group] for groups in runs if "spatialobs" in groups.get(group, {})]
+        if not gs:
             continue
-        cells = [f"{ratio(i, g, ours):,.1f}×" if i in g else "–" for i in impls]
-        lines.append(f"| {group} | {ours * 1000:,.3f} ms | " + " | ".join(cells) + " |")
+        ours = [g["spatialobs"] * 1000 for g in gs]
+        cells = []
+        for i in impls:
+            rs = [ratio(i, g, g["spatialobs"]) for g in gs if i in g]
+            cells.append(_cell(rs, "{:,.1f}×") if rs else "–")
+        lines.append(f"| {group} | " + _cell(ours, "{:,.3f} ms") + " | " + " | ".join(cells) + " |")
     machine = doc.get("machine_info", {})
     cpu = machine.get("cpu", {}).get("brand_raw", "unknown CPU")
     lines.append("")
@@ -54,4 +74,4 @@ def table(path: str) -> str:
 
 
 if __name__ == "__main__":
-    print(table(sys.argv[1]))
+    print(table(*sys.argv[1:]))
