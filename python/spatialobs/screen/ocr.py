@@ -60,7 +60,7 @@ __all__ = [
     "OcrUnavailable", "ocr_engine", "ocr_screen", "infer_role", "MENU_BAND", "MAX_PIXELS", "MAX_SIDE",
     "tree_signature", "view_signature", "TRUTHS", "pair_scores", "recall_at_k", "false_merge_rate",
     "successor_consistency", "score_matrix", "encode_states", "audit_measures", "Capture", "capture_run",
-    "ocr_audit", "score_captures", "stable_ocr_text", "render_ocr_audit", "write_ocr_audit", "PAPER", "ENGINE_OPTIONS",
+    "ocr_audit", "score_captures", "stable_ocr_text", "DEFINITIONS", "render_ocr_audit", "write_ocr_audit", "PAPER", "ENGINE_OPTIONS",
 ]
 
 #: Pixels from the top of a picture where a short line is taken for a menu item.
@@ -72,10 +72,10 @@ MAX_SIDE = 16_384
 #: Options given to ``RapidOCR``: one ONNX Runtime thread (see the module docstring).
 ENGINE_OPTIONS: Dict[str, Any] = {"intra_op_num_threads": 1, "inter_op_num_threads": 1}
 
-#: The paper's audit (Appendix E): UIA vs OCR on 1,200 re-encoded screenshots.
+#: The paper's audit (Appendix E): UIA vs OCR on 1,200 re-encoded screenshots (recall at k = 10).
 PAPER = {
     "pair_f1": (0.740, 0.646),
-    "recall_at_10": (0.381, 0.409),
+    "recall_at_k": (0.381, 0.409),
     "false_merge_rate": (0.010, 0.007),
     "successor_consistency": (0.958, 0.892),
 }
@@ -463,7 +463,7 @@ def audit_measures(screens: Sequence[Screen], truth: Sequence[Hashable], transit
     sc, grouped = successor_consistency(states, transitions)
     return {"precision": pairs["precision"], "recall": pairs["recall"], "pair_f1": pairs["f1"],
             "true_pairs": pairs["true_pairs"], "predicted_pairs": pairs["predicted_pairs"],
-            "recall_at_10" if k == 10 else f"recall_at_{k}": rk, "hit_at_k": hk, "queries": queries,
+            "recall_at_k": rk, "hit_at_k": hk, "k": k, "queries": queries,
             "false_merge_rate": fm, "merges": merges, "successor_consistency": sc, "grouped": grouped,
             "states": len(set(states)), "states_list": states}
 
@@ -741,7 +741,7 @@ def _pooled(screens: List[Screen], labels: List[str], transitions: List[Tuple[in
             recalls.append((r, q))
             hits.append((h, q))
     total = sum(q for _, q in recalls)
-    out["recall_at_10"] = sum(r * q for r, q in recalls) / total if total else float("nan")
+    out["recall_at_k"] = sum(r * q for r, q in recalls) / total if total else float("nan")
     out["hit_at_k"] = sum(h * q for h, q in hits) / total if total else float("nan")
     out["queries"] = total
     return out
@@ -758,6 +758,44 @@ def _f(x: Any) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
+#: How the report defines its truth and measures (a section of every report).
+DEFINITIONS = """
+- **Captures.** Each application runs under its own Xvfb display; an episode is a clean launch,
+  a replayed seeded start, then PUCT actions (heuristic prior, one graph per episode). After the
+  launch and after every action the accessibility screen is read and, right after, the
+  screenshot taken (cut to the application's windows). Steps between two captures are the
+  transitions; a failed step starts none.
+- **Encodings.** *a11y*: the accessibility screen as read (role, name or text, box, flags).
+  *OCR*: the screenshot read by RapidOCR, one element per text line, roles inferred from place
+  and length, the launch's temporary folder and PCManFM's free-space line masked as the a11y
+  driver masks them. Both go, in capture order, through a fresh `StateIndex` each (τ = 0.93,
+  grid 30, the same metadata), which gives every screen a state.
+- **Truth `view`** (the headline): two screens are the same state when their accessibility
+  trees are identical (every element's role, text, flags and whole-pixel box, in tree order)
+  except for the content of editable elements (text fields, sheet cells). **Truth `tree`**:
+  identical trees, content included; under it the a11y encoding can never split a true state
+  (identical trees give identical atoms), so its pair recall is 1 by construction.
+- **Same-state pair F1**: over all pairs of captured screens, a pair is true when both have
+  the same truth label and predicted when both got the same state; F1 of pair precision and
+  recall.
+- **recall@10**: each screen with another screen of its truth label is a query; the other
+  screens of its application are ranked by the identity score (0.5 J(control) + 0.5 J(text)),
+  ties to the earlier capture; its recall is the share of its same-truth screens in the first
+  10 (at most 10 / their number); the mean over queries. *hit@10*: queries with at least one.
+- **False-merge rate**: of the screens put in an existing state (exact duplicates included),
+  the share whose truth label differs from that of the screen that founded the state.
+- **Successor consistency**: transitions grouped by (state of the source, action signature);
+  in groups of two or more, the share that reach the group's most frequent next state. The
+  truth's own figure (the same computed on truth labels) says how deterministic the
+  applications are at that level.
+- **How this differs from the paper.** The paper's truth is human labels of 1,200 Windows
+  screenshots (UI Automation vs OCR); here it is computed from the accessibility tree, on
+  Linux applications, over the screens one exploration run visits (many repeats of few
+  states). Being read from the tree, the truth sees what the a11y encoding sees (minus typed
+  content), and nothing that neither shows (a focus ring, a hover highlight, a caret).
+"""
+
+
 def render_ocr_audit(res: Dict[str, Any]) -> str:
     """The Markdown report of :func:`ocr_audit`: the four measures side by side with the paper's."""
     lines = ["# OCR audit: accessibility tree vs OCR on real applications", "",
@@ -771,7 +809,7 @@ def render_ocr_audit(res: Dict[str, Any]) -> str:
         b = pooled["by_truth"][t]
         lines += [f"## The four measures ({pooled['screens']} screens, truth: `{t}`, {b['true_states']} true states)",
                   "", "| measure | a11y (here) | OCR (here) | UIA (paper) | OCR (paper) |", "|---|---|---|---|---|"]
-        for key, label in (("pair_f1", "same-state pair F1"), ("recall_at_10", "recall@10"),
+        for key, label in (("pair_f1", "same-state pair F1"), ("recall_at_k", "recall@10"),
                            ("false_merge_rate", "false-merge rate"),
                            ("successor_consistency", "successor consistency")):
             pa, po = PAPER[key]
@@ -791,10 +829,11 @@ def render_ocr_audit(res: Dict[str, Any]) -> str:
                 m = b[enc]
                 lines.append(f"| {app} | {enc} | {e['screens']} | {b['true_states']} | {m['states']} | "
                              f"{_f(m['precision'])} | {_f(m['recall'])} | {_f(m['pair_f1'])} | "
-                             f"{_f(m['recall_at_10'])} | {_f(m['hit_at_k'])} | {_f(m['false_merge_rate'])} "
+                             f"{_f(m['recall_at_k'])} | {_f(m['hit_at_k'])} | {_f(m['false_merge_rate'])} "
                              f"({m['merges']} merges) | {_f(m['successor_consistency'])} "
                              f"({_f(b['truth_consistency'])}, {m['grouped']} steps) |")
         lines.append("")
+    lines += ["## Definitions", "", *DEFINITIONS.strip().splitlines(), ""]
     lines += ["## Runs", "", "| app | screens | distinct pictures | steps | episodes | capture s | OCR s | "
               "elements per screen a11y / OCR | faults |", "|---|---|---|---|---|---|---|---|---|"]
     for app, e in res["apps"].items():
