@@ -7,7 +7,8 @@ its models (PP-OCRv4 detection and recognition, the mobile direction
 classifier), so nothing is downloaded. The engine is imported on first use and
 created once per process (:func:`ocr_engine`), with RapidOCR's default settings
 except that ONNX Runtime runs one thread per call (:data:`ENGINE_OPTIONS`): on a
-loaded two-core machine that read a 640 x 480 window in 1.2 s instead of 2.6 s.
+loaded two-core machine that read a 640 x 480 window in 1.2-1.7 s instead of
+2.6-2.8 s (three runs of each setting, one after the other).
 
 Each recognized line becomes one :class:`~spatialobs.screen.Element`: its box is
 the axis-aligned box of the detected quadrilateral moved to screen coordinates
@@ -802,7 +803,8 @@ def render_ocr_audit(res: Dict[str, Any]) -> str:
              f"Written by `spatialobs ocr-audit`: {res['starts']} starts x {res['steps']} PUCT actions per "
              f"application (seed {res['seed']}), every screen read from the accessibility tree and "
              "captured as a screenshot at the same moment; the screenshots re-encoded with RapidOCR 1.4.4 "
-             "(default settings). Both encodings go through the same state index (τ = 0.93, grid 30).", ""]
+             "(default settings, one ONNX Runtime thread). Both encodings go through the same state index "
+             "(τ = 0.93, grid 30).", ""]
     pooled = res.get("pooled")
     if pooled:
         t = res["truths"][0]
