@@ -538,6 +538,13 @@ def test_scratch_is_per_thread():
     assert all(all(_same_bits(a, b) for a, b in zip(want, r)) for r in got)
 
 
+def test_huge_thread_counts_are_capped():
+    boxes = seeded_boxes(6, 200)
+    want = g.overlap_pairs(boxes)
+    assert _same_bits(g.overlap_pairs(boxes, threads=2**70), want)
+    assert _same_bits(g.overlap_pairs(boxes, threads=np.int64(1000)), want)
+
+
 def test_old_calls_still_work():
     boxes = seeded_boxes(5, 100)
     assert _same_bits(g.proximity_pairs(boxes, 6.0), g.proximity_pairs(boxes, 6.0, 4, threads=1))

@@ -304,7 +304,7 @@ def _boxes_or_index(boxes: Union[BoxesLike, "BoxIndex"]) -> Any:
 def _threads(threads: Any) -> int:
     if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)) or threads < 0:
         raise InvalidInputError(f"threads must be an integer >= 0 (0: one per core), got {threads!r}")
-    return int(threads)
+    return min(int(threads), 1 << 16)  # the core caps the count far below this anyway
 
 
 def release_scratch() -> None:
