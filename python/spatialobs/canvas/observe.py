@@ -33,6 +33,7 @@ Conventions (*ours* where DESIGN leaves a choice):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -257,14 +258,42 @@ class _PageTables:
 
 
 @dataclass
+class _Ends:
+    """Arrow terminals without a binding: row, terminal code (0 start, 1 end), local and page x, y."""
+
+    rows: np.ndarray
+    term: np.ndarray
+    local: np.ndarray  # (k, 2)
+    x: np.ndarray
+    y: np.ndarray
+
+
+@dataclass
 class _PageState:
     """What observations of one page version share: its arrays, bindings and relation tables."""
 
     pg: _Page
     solid: np.ndarray
     bindings: Tuple[np.ndarray, np.ndarray, np.ndarray]
-    index: Optional[G.BoxIndex] = None  # over the solid rows' boxes, shared by the pair kernels
+    binding_writes: int = -1  # the canvas's binding write count the bindings were read at
+    index: Optional[G.BoxIndex] = None  # over ``index_boxes``, shared by the pair kernels
+    index_boxes: Optional[np.ndarray] = None
+    #: solid positions whose box differs from ``index_boxes`` (a later version's edits): the
+    #: index answers for the others, these are tested directly
+    stale: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     tables: Dict[Tuple[float, float, float], _PageTables] = field(default_factory=dict)
+    ends: Optional[_Ends] = None
+    sub: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # solid rows
+    sb: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))        # their boxes
+    bound_end: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), bool))
+
+    def fresh_index(self) -> G.BoxIndex:
+        """An index over the current solid boxes (rebuilt when edits left it stale)."""
+        if self.index is None or len(self.stale):
+            self.index = G.BoxIndex(self.sb)
+            self.index_boxes = self.sb
+            self.stale = np.zeros(0, np.int64)
+        return self.index
 
 
 class _VersionCache:
@@ -296,18 +325,44 @@ class _VersionCache:
 _CACHE = _VersionCache()
 
 
+def _new_state(canvas: Canvas, page: str) -> _PageState:
+    pg = _page_arrays(canvas, page)
+    types = pg.types
+    is_conn = np.zeros(len(types), bool)
+    for t in CONNECTOR_TYPES:
+        is_conn |= types == t
+    solid = ~(is_conn | (types == "group"))
+    st = _PageState(pg, solid, _bindings(canvas, pg), canvas._binding_writes)
+    st.sub = np.flatnonzero(solid)
+    st.sb = np.ascontiguousarray(pg.boxes[st.sub])
+    n = len(pg.ids)
+    bf, _, bterm = st.bindings
+    st.bound_end = np.zeros((n, 2), bool)
+    st.bound_end[bf, bterm] = True
+    er, et, lxy = _local_ends(canvas, pg, st.bound_end, _ends_rows(pg, st.bound_end))
+    st.ends = _Ends(er, et, lxy, *_ends_xy(pg, er, lxy))
+    return st
+
+
 def _page_state(canvas: Canvas, page: str) -> _PageState:
-    """The cached state of ``page`` for the canvas's current version (built on first use)."""
-    states = _CACHE.pages(canvas.geometry())
+    """The cached state of ``page`` for the canvas's current version (built on first use).
+
+    A version derived from the one observed last with the same tree (only geometry or
+    state edited) and the same bindings starts from that version's state: its tables are
+    updated where the edit reaches (see :func:`_advance`), not computed again.
+    """
+    d = canvas.geometry()
+    states = _CACHE.pages(d)
     st = states.get(page)
     if st is None:
-        pg = _page_arrays(canvas, page)
-        types = pg.types
-        is_conn = np.zeros(len(types), bool)
-        for t in CONNECTOR_TYPES:
-            is_conn |= types == t
-        st = _PageState(pg, ~(is_conn | (types == "group")), _bindings(canvas, pg))
+        last = canvas._observed
+        old = last[1].get(page) if last is not None and d.base >= 0 and last[0] == d.base else None
+        if old is not None:
+            st = _advance(canvas, old, d)
+        if st is None:
+            st = _new_state(canvas, page)
         states[page] = st
+    canvas._observed = (d.serial, states)
     return st
 
 
@@ -343,9 +398,9 @@ def _terminal_points(node: Any) -> Tuple[Optional[Tuple[float, float]], Optional
 _TERMINALS: Dict[int, Tuple[Any, Optional[Tuple[float, float]], Optional[Tuple[float, float]]]] = {}
 
 
-def _arrow_ends(canvas: Canvas, pg: _Page, bound: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Rows, terminal codes (0 start, 1 end) and page x, y of arrow terminals that have no binding."""
-    conn = np.flatnonzero((pg.types == "arrow") & ~(bound[:, 0] & bound[:, 1]))
+def _local_ends(canvas: Canvas, pg: _Page, bound: np.ndarray,
+                conn: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, terminal codes (0 start, 1 end) and local x, y of the terminals without a binding of arrows ``conn``."""
     nodes = canvas.nodes
     ids = pg.ids
     ends_r: List[int] = []
@@ -371,15 +426,24 @@ def _arrow_ends(canvas: Canvas, pg: _Page, bound: np.ndarray) -> Tuple[np.ndarra
     if len(memo) > 2 * len(conn) + 4096:
         for key in [k for k, v in list(memo.items()) if v[0]() is None]:  # list(): one atomic copy
             del memo[key]
-    er = np.asarray(ends_r, dtype=np.int64)
-    lxy = np.asarray(ends_xy, dtype=np.float64).reshape(-1, 2)
+    return (np.asarray(ends_r, dtype=np.int64), np.asarray(ends_t, dtype=np.int64),
+            np.asarray(ends_xy, dtype=np.float64).reshape(-1, 2))
+
+
+def _ends_xy(pg: _Page, er: np.ndarray, lxy: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Page x, y of local terminal points ``lxy`` of rows ``er``."""
     rot = pg.rotation[er]
     c, s_ = np.cos(rot), np.sin(rot)
     c[rot == 0] = 1.0
     s_[rot == 0] = 0.0
     x = pg.px[er] + c * lxy[:, 0] - s_ * lxy[:, 1]
     y = pg.py[er] + s_ * lxy[:, 0] + c * lxy[:, 1]
-    return er, np.asarray(ends_t, dtype=np.int64), x, y
+    return x, y
+
+
+def _ends_rows(pg: _Page, bound: np.ndarray) -> np.ndarray:
+    """Arrow rows with at least one terminal that has no binding."""
+    return np.flatnonzero((pg.types == "arrow") & ~(bound[:, 0] & bound[:, 1]))
 
 
 # --------------------------------------------------------------------------- observation
@@ -657,30 +721,44 @@ def _inside(pg: _Page, sub: np.ndarray, sb: np.ndarray, ix: G.BoxIndex) -> Tuple
     return ci[first], co[first]
 
 
-def _overlaps_touches(canvas: Canvas, pg: _Page, sub: np.ndarray, ix: G.BoxIndex, bound_end: np.ndarray,
+def _touch_filter(pg: _Page, er: np.ndarray, et: np.ndarray, ex: np.ndarray, ey: np.ndarray, ts: np.ndarray,
+                  k: np.ndarray, touch_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(connector, shape, terminal) of candidate pairs (shape row ``ts``, end ``k``) whose end lies on the shape's edge."""
+    tb = pg.boxes[ts]
+    depth_in = np.minimum.reduce([ex[k] - tb[:, 0], tb[:, 2] - ex[k], ey[k] - tb[:, 1], tb[:, 3] - ey[k]])
+    on_edge = (depth_in <= touch_tol) & (ts != er[k])
+    return er[k][on_edge], ts[on_edge], et[k][on_edge]
+
+
+def _end_squares(ends: _Ends, touch_tol: float) -> np.ndarray:
+    ex, ey = ends.x, ends.y
+    return np.stack([ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol], axis=1)
+
+
+def _overlaps_touches(st: _PageState, ix: G.BoxIndex,
                       touch_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``overlaps`` pairs and ``touches`` (connector, shape, terminal), both from the solid rows' index.
 
     Unbound arrow ends query it as small squares of half-size ``touch_tol``.
     """
-    er, et, ex, ey = _arrow_ends(canvas, pg, bound_end)
-    ends = np.stack([ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol], axis=1)
+    pg, sub, ends = st.pg, st.sub, st.ends
+    assert ends is not None
     op, _ = G.overlap_pairs(ix)
-    oa, ob = sub[op[0]], sub[op[1]]
+    ov_a, ov_b = _overlap_filter(pg, sub[op[0]], sub[op[1]])
+    tp, _ = G.overlap_pairs_between(ix, _end_squares(ends, touch_tol))
+    tc, ts, tterm = _touch_filter(pg, ends.rows, ends.term, ends.x, ends.y, sub[tp[0]], tp[1], touch_tol)
+    o = np.lexsort((ts, tterm, tc))
+    return ov_a, ov_b, tc[o], ts[o], tterm[o]
+
+
+def _overlap_filter(pg: _Page, oa: np.ndarray, ob: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The positive-area overlaps ``(oa, ob)`` that are neither containment nor native kin."""
     A, B = pg.boxes[oa], pg.boxes[ob]
     a_in_b = np.all(A[:, :2] >= B[:, :2], axis=1) & np.all(A[:, 2:] <= B[:, 2:], axis=1)
     b_in_a = np.all(B[:, :2] >= A[:, :2], axis=1) & np.all(B[:, 2:] <= A[:, 2:], axis=1)
     identical = a_in_b & b_in_a
     keep = (identical | ~(a_in_b | b_in_a)) & ~_related(pg, oa, ob)
-    ov_a, ov_b = oa[keep], ob[keep]
-    tp, _ = G.overlap_pairs_between(ix, ends)
-    ts, k = sub[tp[0]], tp[1]
-    tb = pg.boxes[ts]
-    depth_in = np.minimum.reduce([ex[k] - tb[:, 0], tb[:, 2] - ex[k], ey[k] - tb[:, 1], tb[:, 3] - ey[k]])
-    on_edge = (depth_in <= touch_tol) & (ts != er[k])
-    tc, ts, tterm = er[k][on_edge], ts[on_edge], et[k][on_edge]
-    o = np.lexsort((ts, tterm, tc))
-    return ov_a, ov_b, tc[o], ts[o], tterm[o]
+    return oa[keep], ob[keep]
 
 
 def _near(pg: _Page, sub: np.ndarray, ix: G.BoxIndex, near_gap: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -705,21 +783,397 @@ def _page_tables(canvas: Canvas, st: _PageState, p: _Params) -> _PageTables:
     tables = st.tables.get(key)
     if tables is not None:
         return tables
-    pg = st.pg
-    n = len(pg.ids)
-    bf, _, bterm = st.bindings
-    bound_end = np.zeros((n, 2), bool)
-    bound_end[bf, bterm] = True
-    sub = np.flatnonzero(st.solid)
-    sb = np.ascontiguousarray(pg.boxes[sub])
-    if st.index is None:  # built once per page version, shared by every kernel and tolerance
-        st.index = G.BoxIndex(sb)
-    ix = st.index
-    ov_a, ov_b, tc, ts, tterm = _overlaps_touches(canvas, pg, sub, ix, bound_end, p.touch_tol)
+    pg, sub, sb = st.pg, st.sub, st.sb
+    ix = st.fresh_index()  # built once per page version, shared by every kernel and tolerance
+    ov_a, ov_b, tc, ts, tterm = _overlaps_touches(st, ix, p.touch_tol)
     tables = _PageTables(_inside(pg, sub, sb, ix), (ov_a, ov_b), (tc, ts, tterm), _near(pg, sub, ix, p.near_gap),
                          _aligned(pg, sub, sb, p.align_tol))
     st.tables[key] = tables
     return tables
+
+
+# --------------------------------------------------------------------------- the next version
+# A version derived from the last observed one with the same tree and bindings changes
+# only some boxes (the edited nodes, their descendants, their group ancestors, arrows
+# bound to them). Its tables are the previous ones with the pairs of the changed rows
+# taken out and found again: overlaps, inside and touches by querying the changed boxes,
+# near for every row whose 4 nearest can differ, aligned by re-cutting the lines the
+# changed boxes leave and join. The previous version's index keeps answering for the
+# unchanged rows; the changed ones (``stale``) are tested directly.
+
+#: Most changed solid rows a version is updated with (*ours*); beyond, its tables are computed afresh.
+_MAX_CHANGED = 256
+#: Most stale rows the index is kept with (*ours*): beyond, the tables are computed afresh with a new index.
+_MAX_STALE = 2048
+#: Most rounds a line is grown by when re-cut (*ours*): a longer chain of close values is cut afresh.
+_MAX_GROW = 64
+
+
+def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
+    """The state of the next version of ``old``'s page, or None when it must be built afresh."""
+    if old.binding_writes != canvas._binding_writes or old.ends is None:
+        return None
+    opg = old.pg
+    rows = opg.canvas_rows
+    bounds = d.bounds[rows]
+    visible = d.visible[rows]
+    gone = np.isnan(visible[:, 0])
+    boxes = np.ascontiguousarray(np.where(gone[:, None], bounds, visible))
+    pg = dataclasses.replace(opg, bounds=bounds, boxes=boxes, gone=gone, opacity=d.opacity[rows], hidden=d.hidden[rows],
+                             locked=d.locked[rows], rotation=d.rotation[rows], px=d.px[rows], py=d.py[rows])
+    sub = old.sub
+    sb = np.ascontiguousarray(boxes[sub])
+    changed = np.flatnonzero((sb != old.sb).any(axis=1))
+    if len(changed) > _MAX_CHANGED:
+        return None
+    st = _PageState(pg, old.solid, old.bindings, old.binding_writes, old.index, old.index_boxes, old.stale)
+    st.sub, st.sb, st.bound_end = sub, sb, old.bound_end
+    if old.index is not None:
+        cand = np.union1d(old.stale, changed)
+        st.stale = cand[(sb[cand] != old.index_boxes[cand]).any(axis=1)]  # type: ignore[index]
+        if len(st.stale) > _MAX_STALE:
+            return None
+    # unbound arrow ends: rows whose record changed read their points again; all move with their arrow
+    e = old.ends
+    rec = d.record_rows
+    redo = np.zeros(0, np.int64)
+    if rec is not None and len(rec):
+        pos = opg.page_pos[rec]
+        redo = np.intersect1d(pos[pos >= 0], _ends_rows(pg, st.bound_end))
+    if len(redo):
+        er, et, lxy = _local_ends(canvas, pg, st.bound_end, redo)
+        keep = ~np.isin(e.rows, redo)
+        er = np.concatenate([e.rows[keep], er])
+        et = np.concatenate([e.term[keep], et])
+        lxy = np.concatenate([e.local[keep], lxy])
+        o = np.lexsort((et, er))
+        er, et, lxy = er[o], et[o], lxy[o]
+    else:
+        er, et, lxy = e.rows, e.term, e.local
+    ex, ey = _ends_xy(pg, er, lxy)
+    st.ends = _Ends(er, et, lxy, ex, ey)
+    # the other rows keep their entries, in the same order
+    kn = ~np.isin(er, redo) if len(redo) else slice(None)
+    ko = ~np.isin(e.rows, redo) if len(redo) else slice(None)
+    moved = (ex[kn] != e.x[ko]) | (ey[kn] != e.y[ko])
+    moved_ends = np.union1d(redo, er[kn][moved])
+    if not len(changed) and not len(moved_ends):
+        st.tables = dict(old.tables)
+        st.index, st.index_boxes, st.stale = old.index, old.index_boxes, old.stale
+        return st
+    if st.index is None:
+        return None
+    for key, tb in old.tables.items():
+        touch_tol, near_gap, align_tol = key
+        st.tables[key] = _PageTables(
+            _inside_update(st, old, tb.inside, changed),
+            _overlaps_update(st, tb.overlaps, changed),
+            _touches_update(st, tb.touches, changed, moved_ends, touch_tol),
+            _near_update(st, old, tb.near, changed, near_gap),
+            _aligned_update(st, old, tb.aligned, changed, align_tol),
+        )
+    return st
+
+
+def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(solid position, query) pairs whose boxes intersect (closed), from the index and the stale rows."""
+    ix = st.index
+    assert ix is not None
+    stale = st.stale
+    is_stale = None
+    if len(stale):
+        is_stale = np.zeros(len(st.sb), bool)
+        is_stale[stale] = True
+    hi: List[np.ndarray] = []
+    hj: List[np.ndarray] = []
+    for j, box in enumerate(q.tolist()):
+        h = ix.query(box)
+        if is_stale is not None and len(h):
+            h = h[~is_stale[h]]
+        hi.append(h)
+        hj.append(np.full(len(h), j, np.int64))
+    if len(stale) and len(q):
+        b = st.sb[stale]
+        m = ((b[:, None, 0] <= q[None, :, 2]) & (q[None, :, 0] <= b[:, None, 2])
+             & (b[:, None, 1] <= q[None, :, 3]) & (q[None, :, 1] <= b[:, None, 3]))
+        si, sj = np.nonzero(m)
+        hi.append(stale[si])
+        hj.append(sj.astype(np.int64))
+    if not hi:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(hi).astype(np.int64), np.concatenate(hj)
+
+
+def _pos_area(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Positive-area intersection, as the kernels test it."""
+    return ((np.minimum(A[:, 2], B[:, 2]) > np.maximum(A[:, 0], B[:, 0]))
+            & (np.minimum(A[:, 3], B[:, 3]) > np.maximum(A[:, 1], B[:, 1])))
+
+
+def _contains(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Closed containment of ``B`` in ``A``, as the kernels test it."""
+    return (A[:, 0] <= B[:, 0]) & (B[:, 2] <= A[:, 2]) & (A[:, 1] <= B[:, 1]) & (B[:, 3] <= A[:, 3])
+
+
+def _gap(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """The kernels' gap: sqrt(dx*dx + dy*dy) of the separations (correctly rounded, so the same bits)."""
+    dx = np.maximum(0.0, np.maximum(B[:, 0] - A[:, 2], A[:, 0] - B[:, 2]))
+    dy = np.maximum(0.0, np.maximum(B[:, 1] - A[:, 3], A[:, 1] - B[:, 3]))
+    return np.sqrt(dx * dx + dy * dy)
+
+
+def _grown(b: np.ndarray, g: float) -> np.ndarray:
+    """Boxes grown by a little more than ``g`` (candidates for a gap <= g; the gap decides)."""
+    m = g + 1e-9 * (g + np.abs(b).max(axis=1)) + 1e-300
+    return np.column_stack([b[:, 0] - m, b[:, 1] - m, b[:, 2] + m, b[:, 3] + m])
+
+
+def _mask_of(rows: np.ndarray, n: int) -> np.ndarray:
+    m = np.zeros(n, bool)
+    m[rows] = True
+    return m
+
+
+def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    pg, sub, sb = st.pg, st.sub, st.sb
+    oa, ob = old
+    if not len(changed):
+        return old
+    isc = _mask_of(sub[changed], len(pg.ids))
+    keep = ~(isc[oa] | isc[ob])
+    i, j = _closed_hits(st, sb[changed])
+    c = changed[j]
+    ok = (i != c) & _pos_area(sb[i], sb[c])
+    a, b = np.minimum(i, c)[ok], np.maximum(i, c)[ok]
+    key = np.unique(a * len(sb) + b)
+    na, nb = _overlap_filter(pg, sub[key // len(sb)], sub[key % len(sb)])
+    a, b = np.concatenate([oa[keep], na]), np.concatenate([ob[keep], nb])
+    o = np.lexsort((b, a))
+    return a[o], b[o]
+
+
+def _inside_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray],
+                   changed: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    pg, sub, sb = st.pg, st.sub, st.sb
+    ci, co = old
+    if not len(changed):
+        return old
+    n = len(pg.ids)
+    subpos = np.full(n, -1, np.int64)
+    subpos[sub] = np.arange(len(sub))
+    isc = _mask_of(sub[changed], n)
+    # rows whose tightest container can differ: the changed ones, those a changed row held, those one holds now
+    i, j = _closed_hits(st, sb[changed])
+    c = changed[j]
+    held = i[(i != c) & _contains(sb[c], sb[i])]
+    redo = np.unique(np.concatenate([changed, subpos[ci[isc[co]]], held]))
+    i, j = _closed_hits(st, sb[redo])
+    r = redo[j]
+    ok = (i != r) & _contains(sb[i], sb[r]) & (sb[i] != sb[r]).any(axis=1)
+    i, r = i[ok], r[ok]
+    no, ni = sub[i], sub[r]
+    kin = ~_related(pg, no, ni)
+    no, ni, b = no[kin], ni[kin], sb[i[kin]]
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    o = np.lexsort((-no, area, ni))
+    no, ni = no[o], ni[o]
+    first = np.r_[True, ni[1:] != ni[:-1]] if len(ni) else np.zeros(0, bool)
+    keep = ~_mask_of(sub[redo], n)[ci]
+    ci, co = np.concatenate([ci[keep], ni[first]]), np.concatenate([co[keep], no[first]])
+    o = np.argsort(ci, kind="stable")
+    return ci[o], co[o]
+
+
+def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
+                    moved_ends: np.ndarray, touch_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    pg, sub, sb, e = st.pg, st.sub, st.sb, st.ends
+    assert e is not None
+    tc, ts, tt = old
+    n = len(pg.ids)
+    isc = _mask_of(sub[changed], n)
+    ism = _mask_of(moved_ends, n)
+    keep = ~(isc[ts] | ism[tc])
+    parts = [(tc[keep], ts[keep], tt[keep])]
+    squares = _end_squares(e, touch_tol)
+    # moved ends against every shape
+    mk = np.flatnonzero(ism[e.rows])
+    if len(mk):
+        i, j = _closed_hits(st, squares[mk])
+        k = mk[j]
+        ok = _pos_area(sb[i], squares[k])
+        parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, sub[i[ok]], k[ok], touch_tol))
+    # the other ends against the changed shapes
+    if len(changed) and len(e.rows):
+        rest = np.flatnonzero(~ism[e.rows])
+        if len(rest):
+            p, _ = G.overlap_pairs_between(G.BoxIndex(sb[changed]), squares[rest])
+            parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, sub[changed[p[0]]], rest[p[1]], touch_tol))
+    tc, ts, tt = (np.concatenate(v) for v in zip(*parts))
+    o = np.lexsort((ts, tt, tc))
+    return tc[o], ts[o], tt[o]
+
+
+def _knn(st: _PageState, rows: np.ndarray, gap: float, k: int = 4) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(keeper, kept, gap) of the ``k`` nearest non-overlapping solid boxes within ``gap`` of each of ``rows``."""
+    sb = st.sb
+    i, j = _closed_hits(st, _grown(sb[rows], gap))
+    h = rows[j]
+    A, B = sb[h], sb[i]
+    g = _gap(A, B)
+    ok = (i != h) & ~_pos_area(A, B) & (g <= gap)
+    h, i, g = h[ok], i[ok], g[ok]
+    o = np.lexsort((i, g, h))
+    h, i, g = h[o], i[o], g[o]
+    if not len(h):
+        return h, i, g
+    start = np.r_[0, np.flatnonzero(h[1:] != h[:-1]) + 1]
+    rank = np.arange(len(h)) - np.repeat(start, np.diff(np.r_[start, len(h)]))
+    m = rank < k
+    return h[m], i[m], g[m]
+
+
+def _near_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
+                 changed: np.ndarray, gap: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    pg, sub, sb = st.pg, st.sub, st.sb
+    na, nb, ng = old
+    if not len(changed):
+        return old
+    n, m = len(pg.ids), len(sub)
+    subpos = np.full(n, -1, np.int64)
+    subpos[sub] = np.arange(m)
+    # rows whose nearest can differ: the changed ones and those within the gap of one, before or after
+    q = np.concatenate([sb[changed], old_st.sb[changed]])
+    c = np.concatenate([changed, changed])
+    i, j = _closed_hits(st, _grown(q, gap))
+    ok = _gap(q[j], sb[i]) <= gap  # a changed row i is in the set anyway
+    affected = np.unique(np.concatenate([changed, i[ok]]))
+    is_a = _mask_of(affected, m)
+    pa, pb = subpos[na], subpos[nb]
+    touch = is_a[pa] | is_a[pb]
+    halo = np.unique(np.concatenate([affected, pa[touch], pb[touch]]))
+    h, k, g = _knn(st, halo, gap)
+    sel = is_a[h] | is_a[k]
+    h, k, g = h[sel], k[sel], g[sel]
+    a, b = np.minimum(h, k), np.maximum(h, k)
+    key, first = np.unique(a * m + b, return_index=True)
+    a, b, g = sub[key // m], sub[key % m], g[first]
+    kin = ~_related(pg, a, b)
+    a = np.concatenate([na[~touch], a[kin]])
+    b = np.concatenate([nb[~touch], b[kin]])
+    g = np.concatenate([ng[~touch], g[kin]])
+    o = np.lexsort((b, a))
+    return a[o], b[o], g[o]
+
+
+def _line_values(sb: np.ndarray, kind: int) -> np.ndarray:
+    """The coordinate of each box that lines of kind ``kind`` (ALIGN_KINDS order) are cut by."""
+    if kind == 0:
+        return sb[:, 0]
+    if kind == 1:
+        return (sb[:, 0] + sb[:, 2]) * 0.5
+    if kind == 2:
+        return sb[:, 2]
+    if kind == 3:
+        return sb[:, 1]
+    if kind == 4:
+        return (sb[:, 1] + sb[:, 3]) * 0.5
+    return sb[:, 3]
+
+
+def _grow_run(v: np.ndarray, lo: float, hi: float, tol: float) -> Optional[np.ndarray]:
+    """Positions of the values in the smallest run containing [lo, hi] whose outside neighbours lie more than ``tol`` away.
+
+    Sorted values are cut into lines only inside such runs (a value more than ``tol``
+    above the previous one always starts a line), so a run is cut the same way
+    whatever the other values are. The run is grown inside a window around [lo, hi],
+    widened while the run reaches near its edge. None when it takes more than
+    _MAX_GROW rounds.
+    """
+    reach = 64.0 * tol + 1.0
+    while True:
+        wlo, whi = lo - reach, hi + reach
+        cand = np.flatnonzero((v >= wlo) & (v <= whi))
+        w = v[cand]
+        rlo, rhi = lo, hi
+        for _ in range(_MAX_GROW):
+            m = ((rlo - w) <= tol) & ((w - rhi) <= tol)
+            if not m.any():
+                break
+            x = w[m]
+            nlo, nhi = min(float(x.min()), rlo), max(float(x.max()), rhi)
+            if nlo == rlo and nhi == rhi:
+                break
+            rlo, rhi = nlo, nhi
+        else:
+            return None
+        if rlo - wlo > 2.0 * tol + 1.0 and whi - rhi > 2.0 * tol + 1.0:
+            return cand[(w >= rlo) & (w <= rhi)]
+        if not (math.isfinite(wlo) and math.isfinite(whi)) or reach > 1e300:
+            return None
+        reach *= 16.0
+
+
+def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
+                    changed: np.ndarray, tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    pg, sub, sb = st.pg, st.sub, st.sb
+    aa, ab, am = old
+    if not len(changed):
+        return old
+    n = len(pg.ids)
+    if len(changed) > 16:
+        return _aligned(pg, sub, sb, tol)
+    keys: List[np.ndarray] = []
+    bits: List[np.ndarray] = []
+    recut = np.zeros(n, np.int64)  # bit k: the row's lines of kind k are cut again
+    for kind in range(6):
+        v_new, v_old = _line_values(sb, kind), _line_values(old_st.sb, kind)
+        parts: List[np.ndarray] = []
+        spans: List[Tuple[float, float]] = []  # value ranges of the runs found (each a whole run)
+        for x in v_new[changed].tolist():  # the lines a changed box joins
+            if any(lo <= x <= hi for lo, hi in spans):
+                continue
+            r = _grow_run(v_new, x, x, tol)
+            if r is None:
+                return _aligned(pg, sub, sb, tol)
+            parts.append(r)
+            w = v_new[r]
+            spans.append((float(w.min()), float(w.max())))
+        # the lines it left, as the other boxes now stand (a box that kept this value is in its run:
+        # the run it left is cut again only if some box left it, and that box's own value seeds it)
+        moved = changed[v_old[changed] != v_new[changed]]
+        for x in v_old[moved].tolist():
+            r = _grow_run(v_old, x, x, tol)
+            if r is None:
+                return _aligned(pg, sub, sb, tol)
+            w = v_old[r]
+            r = _grow_run(v_new, float(w.min()), float(w.max()), tol)
+            if r is None:
+                return _aligned(pg, sub, sb, tol)
+            parts.append(r)
+        u = np.unique(np.concatenate(parts))
+        recut[sub[u]] |= 1 << kind
+        if len(u) > 1:
+            pairs, kinds = G.alignment_pairs(sb[u], tol)
+            sel = kinds == kind
+            a, b = sub[u[pairs[0][sel]]], sub[u[pairs[1][sel]]]
+            same = pg.parent[a] == pg.parent[b]
+            a, b = a[same], b[same]
+            keys.append((a << 33) | (b << 1) | int(kind >= 3))
+            bits.append(np.full(len(a), 1 << kind, np.int64))
+    am = am & ~(recut[aa] & recut[ab])
+    okeys = (aa << 33) | (ab << 1) | np.where((old[2] & 7) != 0, 0, 1)  # a row holds the kinds of one axis
+    allk = np.concatenate([okeys] + keys)
+    allb = np.concatenate([am] + bits)
+    o = np.argsort(allk, kind="stable")
+    allk, allb = allk[o], allb[o]
+    if not len(allk):
+        return old
+    start = np.r_[0, np.flatnonzero(allk[1:] != allk[:-1]) + 1]
+    k = allk[start]
+    mk = np.bitwise_or.reduceat(allb, start)
+    live = mk != 0
+    k, mk = k[live], mk[live]
+    return k >> 33, (k >> 1) & 0xFFFFFFFF, mk
 
 
 def _in_view_pairs(pairs: Tuple[np.ndarray, np.ndarray, np.ndarray],

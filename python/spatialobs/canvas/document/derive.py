@@ -7,6 +7,7 @@ at a time), so the Python-level loop runs over the tree depth, not the node coun
 
 from __future__ import annotations
 
+import itertools
 import math
 from itertools import chain, compress, repeat
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from spatialobs.canvas.document.shapes import rotated_points_box
 __all__ = ["Derived", "Raw", "derive", "extract", "patch", "splice"]
 
 _MAX_KEY_DEPTH = 64
+_SERIALS = itertools.count()
 
 _get_num = attrgetter("x", "y", "w", "h", "rotation", "opacity", "hidden", "locked")
 
@@ -55,6 +57,9 @@ class Derived:
     page_start: np.ndarray   # paint[page_start[k]:page_start[k+1]] are page k's rows
     levels: List[np.ndarray] = field(default_factory=list)  # rows per depth (set by derive)
     arrow_plan: Any = None   # which arrows were resolved, for the next derivation of the same rows
+    serial: int = -1         # names this derivation (set by derive)
+    base: int = -1           # serial of the derivation this one reused (same rows, same tree), else -1
+    record_rows: Any = None  # (k,) int64 rows whose record was replaced since ``base``
 
 
 _HALF_PI = math.pi / 2
@@ -647,6 +652,10 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         dirty[raw.changed_rows] = True
         for lvl in levels[1:]:
             dirty[lvl] |= dirty[parent[lvl]]
+    d.serial = next(_SERIALS)
+    if reuse:
+        d.base = prev.serial  # type: ignore[union-attr]
+        d.record_rows = np.asarray(raw.changed_rows or (), dtype=np.int64)
     raw.changed_rows = None  # a hint for one derivation: the same raw derived again says nothing
     if bindings or (n and (types == "arrow").any()):  # unbound arcs and labelled arrows too
         changed = _resolve_arrows(d, nodes, bindings, arrow_cache, prev if dirty is not None else None, dirty)

@@ -202,6 +202,8 @@ class Canvas:
         self._log: Optional[List[Tuple[str, str, Any]]] = None
         self._writes = 0  # items written so far (rollbacks count): a cheap "has anything changed" for caches
         self._removals = 0  # nodes removed so far
+        self._binding_writes = 0  # binding records written so far: observations reuse their binding rows while it stays
+        self._observed: Any = None  # (derivation serial, page states) of the last observation, for the next version's
         self._top_index: Dict[str, str] = {}  # parent -> highest child index key, filled by _next_index, kept by _put
         self._depth = 0
         #: Who the writes are made by ("person" unless inside :meth:`by`); read by change journals.
@@ -455,6 +457,8 @@ class Canvas:
         self._writes += 1
         if value is None and kind == "node":
             self._removals += 1
+        if kind == "binding":
+            self._binding_writes += 1
         if self._journal is not None:
             self._journal.append((kind, item_id, old, self.write_origin))
         if self._log is not None:

@@ -1,0 +1,180 @@
+"""Observations of a version derived from the last observed one (an edit of geometry or state):
+its relation tables, updated where the edit reaches, equal those of a fresh canvas, and so do
+the observations, after any sequence of edits; the naive oracle agrees on small pages."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from spatialobs.canvas import Canvas, Node, observe
+from spatialobs.canvas.document.records import Binding
+from tests.reference.observe_oracle import observe_naive
+
+P = "page:page"
+OBS = sys.modules["spatialobs.canvas.observe"]
+VIEWS = (((0, 0, 400, 300), {}),
+         ((90, 60, 150, 120), {"max_objects": 12, "max_relations": 40}),
+         ((-500, -500, 10, 10), {"near_gap": 7.0, "align_tol": 0.0, "touch_tol": 1.5}))
+TABLES = ("inside", "overlaps", "touches", "near", "aligned")
+
+
+def page(seed: int, n: int) -> Canvas:
+    """A dense page on a coarse grid (many shared lines, gaps of a few units, containment),
+    a frame and a group with children, and arrows: bound, half bound and free."""
+    rng = np.random.default_rng(seed)
+    c = Canvas()
+    c.add(Node("F", "frame", P, "a0", 40, 40, 120, 90))
+    c.add(Node("G", "group", P, "a0V", 0, 0))
+    for k in range(n):
+        parent = ("F", "G", P, P)[k % 4]
+        x, y = (float(v) for v in rng.integers(0, 40, 2) * 5.0)
+        w, h = (float(v) for v in rng.choice([0.0, 5.0, 10.0, 20.0, 35.0, 60.0], 2))
+        c.add(Node(f"s{k}", ("geo", "note", "text", "geo")[k % 4], parent, None, x, y, w, h))
+    shapes = [f"s{k}" for k in range(n)]
+    for k in range(max(2, n // 4)):
+        x, y = (float(v) for v in rng.integers(0, 40, 2) * 5.0)
+        ex, ey = (float(v) for v in rng.integers(-8, 9, 2) * 5.0)
+        c.add(Node(f"a{k}", "arrow", P, None, x, y, props={"start": {"x": 0, "y": 0}, "end": {"x": ex, "y": ey}}))
+        if k % 3 == 0:
+            c.add(Binding(f"b{k}", "arrow", f"a{k}", shapes[k % n], "end", (0.5, 0.5), True))
+        if k % 6 == 0:
+            c.add(Binding(f"b{k}s", "arrow", f"a{k}", shapes[(3 * k + 1) % n], "start", (0.25, 0.5), False))
+    return c
+
+
+EDIT = st.one_of(
+    st.tuples(st.just("move"), st.integers(0, 10**6), st.sampled_from([0.0, 0.5, 1.0, -1.0, 5.0, -5.0, 30.0, 2.5]),
+              st.sampled_from([0.0, 1.0, -1.0, 5.0, -20.0, 0.25])),
+    st.tuples(st.just("size"), st.integers(0, 10**6), st.sampled_from([0.0, 1.0, 5.0, 10.0, 35.0, 60.0])),
+    st.tuples(st.just("turn"), st.integers(0, 10**6), st.sampled_from([0.0, 0.3, 1.5707963267948966])),
+    st.tuples(st.just("hide"), st.integers(0, 10**6)),
+    st.tuples(st.just("ends"), st.integers(0, 10**6), st.sampled_from([-10.0, 0.0, 5.0, 20.0])),
+    st.tuples(st.just("text"), st.integers(0, 10**6)),
+    st.tuples(st.just("bind"), st.integers(0, 10**6), st.integers(0, 10**6)),
+    st.tuples(st.just("many"), st.integers(0, 10**6), st.sampled_from([1.0, -5.0])),
+)
+
+
+def edit(c: Canvas, o: tuple, count: list) -> None:
+    ids = list(c.nodes)
+    nid = ids[o[1] % len(ids)]
+    nd = c.nodes[nid]
+    kind = o[0]
+    if kind == "move":
+        c.update(nid, x=nd.x + o[2], y=nd.y + o[3])
+    elif kind == "size":
+        c.update(nid, w=o[2])
+    elif kind == "turn":
+        c.update(nid, rotation=o[2])
+    elif kind == "hide":
+        c.update(nid, hidden=not nd.hidden)
+    elif kind == "ends":
+        arrows = [i for i in ids if c.nodes[i].type == "arrow"]
+        a = arrows[o[1] % len(arrows)]
+        c.update(a, props={"end": {"x": o[2], "y": -o[2]}})
+    elif kind == "text":
+        c.update(nid, text=f"t{o[1] % 7}")
+    elif kind == "bind":  # a binding write: the next version is observed afresh
+        arrows = [i for i in ids if c.nodes[i].type == "arrow"]
+        a = arrows[o[1] % len(arrows)]
+        for b in [b for b in c.bindings.values() if b.from_id == a and b.terminal == "start"]:
+            c.remove(b.id)
+        count[0] += 1
+        shapes = [i for i in ids if c.nodes[i].type in ("geo", "note")]
+        c.add(Binding(f"bx{count[0]}", "arrow", a, shapes[o[2] % len(shapes)], "start", (0.5, 0.0), True))
+    else:  # several boxes in one version
+        with c.batch():
+            for k in range(0, len(ids), 5):
+                i = ids[(o[1] + k) % len(ids)]
+                c.update(i, x=c.nodes[i].x + o[2])
+
+
+def observations(c: Canvas) -> list:
+    return [observe(c, vp, **kw).to_json() for vp, kw in VIEWS]
+
+
+def assert_tables_fresh(c: Canvas) -> None:
+    fresh = c.copy()
+    observations(fresh)
+    got = OBS._page_state(c, c.current_page)
+    want = OBS._page_state(fresh, fresh.current_page)
+    assert set(got.tables) == set(want.tables)
+    for key, tw in want.tables.items():
+        tg = got.tables[key]
+        for name in TABLES:
+            for a, b in zip(getattr(tg, name), getattr(tw, name)):
+                assert np.array_equal(a, b), (key, name)
+
+
+@pytest.fixture
+def advanced(monkeypatch):
+    """Counts the versions whose state was updated from the previous one."""
+    count = [0]
+    real = OBS._advance
+
+    def spy(*args):
+        st = real(*args)
+        count[0] += st is not None
+        return st
+
+    monkeypatch.setattr(OBS, "_advance", spy)
+    return count
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(8, 60), st.lists(EDIT, min_size=1, max_size=12))
+def test_edit_sequences_update_tables_as_a_fresh_observation_finds_them(seed, n, edits):
+    c = page(seed, n)
+    observations(c)
+    count = [0]
+    for o in edits:
+        edit(c, o, count)
+        got = observations(c)
+        assert got == observations(c.copy())
+        assert_tables_fresh(c)
+
+
+def test_an_edit_is_observed_through_the_previous_version(advanced):
+    c = page(3, 60)
+    observations(c)
+    for k in range(6):
+        edit(c, ("move", k * 7, 5.0, -1.0), [0])
+        assert observations(c) == observations(c.copy())
+    assert advanced[0] == 6
+
+
+def test_a_binding_write_or_a_new_node_is_observed_afresh(advanced):
+    c = page(4, 30)
+    observations(c)
+    edit(c, ("bind", 1, 2), [0])
+    observations(c)
+    assert advanced[0] == 0
+    c.add(Node("late", "geo", P, None, 5, 5, 10, 10))
+    assert observations(c) == observations(c.copy())
+    assert advanced[0] == 0
+
+
+def test_two_versions_apart_are_observed_afresh(advanced):
+    """A version observed after one that was never observed starts afresh (no base state)."""
+    c = page(5, 30)
+    observations(c)
+    c.update("s1", x=1.0)
+    c.geometry()
+    c.update("s2", x=2.0)
+    assert observations(c) == observations(c.copy())
+    assert advanced[0] == 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_small_pages_after_edits_match_the_oracle(seed):
+    c = page(seed, 20)
+    observations(c)
+    for k, o in enumerate([("move", seed, 5.0, 0.0), ("size", seed + 3, 35.0), ("ends", seed, 20.0),
+                           ("turn", seed + 1, 0.3), ("many", seed, -5.0)]):
+        edit(c, o, [0])
+        for vp, kw in VIEWS:
+            assert observe(c, vp, **kw).to_dict() == observe_naive(c, vp, **kw), (k, vp)
