@@ -285,6 +285,7 @@ class _PageState:
     ends: Optional[_Ends] = None
     sub: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # solid rows
     sb: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))        # their boxes
+    subpos: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # page row -> position in sub, -1
     bound_end: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), bool))
 
     def fresh_index(self) -> G.BoxIndex:
@@ -335,6 +336,8 @@ def _new_state(canvas: Canvas, page: str) -> _PageState:
     st = _PageState(pg, solid, _bindings(canvas, pg), canvas._binding_writes)
     st.sub = np.flatnonzero(solid)
     st.sb = np.ascontiguousarray(pg.boxes[st.sub])
+    st.subpos = np.full(len(solid), -1, np.int64)
+    st.subpos[st.sub] = np.arange(len(st.sub))
     n = len(pg.ids)
     bf, _, bterm = st.bindings
     st.bound_end = np.zeros((n, 2), bool)
@@ -814,20 +817,48 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     if old.binding_writes != canvas._binding_writes or old.ends is None:
         return None
     opg = old.pg
-    rows = opg.canvas_rows
-    bounds = d.bounds[rows]
-    visible = d.visible[rows]
-    gone = np.isnan(visible[:, 0])
-    boxes = np.ascontiguousarray(np.where(gone[:, None], bounds, visible))
-    pg = dataclasses.replace(opg, bounds=bounds, boxes=boxes, gone=gone, opacity=d.opacity[rows], hidden=d.hidden[rows],
-                             locked=d.locked[rows], rotation=d.rotation[rows], px=d.px[rows], py=d.py[rows])
     sub = old.sub
-    sb = np.ascontiguousarray(boxes[sub])
-    changed = np.flatnonzero((sb != old.sb).any(axis=1))
+    if d.reached is not None:  # the derivation says which rows it reached: only those are read again
+        pos = opg.page_pos[d.reached]
+        at = pos >= 0
+        pos, rr = pos[at], d.reached[at]
+        cols: Dict[str, Any] = {}
+        vis = d.visible[rr]
+        g = np.isnan(vis[:, 0])
+        b = d.bounds[rr]
+        for name, new_v in (("bounds", b), ("boxes", np.where(g[:, None], b, vis)), ("gone", g),
+                            ("opacity", d.opacity[rr]), ("hidden", d.hidden[rr]), ("locked", d.locked[rr]),
+                            ("rotation", d.rotation[rr]), ("px", d.px[rr]), ("py", d.py[rr])):
+            cur = getattr(opg, name)
+            if np.array_equal(cur[pos], new_v):
+                cols[name] = cur
+            else:
+                cols[name] = cur.copy()
+                cols[name][pos] = new_v
+        pg = dataclasses.replace(opg, **cols)
+        sp = old.subpos[pos]
+        sp = sp[sp >= 0]
+        moved = sp[(pg.boxes[sub[sp]] != old.sb[sp]).any(axis=1)]
+        sb = old.sb
+        if len(moved):
+            sb = old.sb.copy()
+            sb[moved] = pg.boxes[sub[moved]]
+        changed = np.unique(moved)
+    else:
+        rows = opg.canvas_rows
+        bounds = d.bounds[rows]
+        visible = d.visible[rows]
+        gone = np.isnan(visible[:, 0])
+        boxes = np.ascontiguousarray(np.where(gone[:, None], bounds, visible))
+        pg = dataclasses.replace(opg, bounds=bounds, boxes=boxes, gone=gone, opacity=d.opacity[rows],
+                                 hidden=d.hidden[rows], locked=d.locked[rows], rotation=d.rotation[rows],
+                                 px=d.px[rows], py=d.py[rows])
+        sb = np.ascontiguousarray(boxes[sub])
+        changed = np.flatnonzero((sb != old.sb).any(axis=1))
     if len(changed) > _MAX_CHANGED:
         return None
     st = _PageState(pg, old.solid, old.bindings, old.binding_writes, old.index, old.index_boxes, old.stale)
-    st.sub, st.sb, st.bound_end = sub, sb, old.bound_end
+    st.sub, st.sb, st.bound_end, st.subpos = sub, sb, old.bound_end, old.subpos
     if old.index is not None:
         cand = np.union1d(old.stale, changed)
         st.stale = cand[(sb[cand] != old.index_boxes[cand]).any(axis=1)]  # type: ignore[index]
@@ -838,8 +869,9 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     rec = d.record_rows
     redo = np.zeros(0, np.int64)
     if rec is not None and len(rec):
-        pos = opg.page_pos[rec]
-        redo = np.intersect1d(pos[pos >= 0], _ends_rows(pg, st.bound_end))
+        pos_r = opg.page_pos[rec]
+        pos_r = pos_r[pos_r >= 0]
+        redo = np.unique(pos_r[(pg.types[pos_r] == "arrow") & ~(st.bound_end[pos_r, 0] & st.bound_end[pos_r, 1])])
     if len(redo):
         er, et, lxy = _local_ends(canvas, pg, st.bound_end, redo)
         keep = ~np.isin(e.rows, redo)
@@ -850,7 +882,16 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         er, et, lxy = er[o], et[o], lxy[o]
     else:
         er, et, lxy = e.rows, e.term, e.local
-    ex, ey = _ends_xy(pg, er, lxy)
+    if d.reached is not None and not len(redo):  # only the ends of reached arrows can have moved
+        upd = np.flatnonzero(np.isin(er, pos))
+        ex, ey = e.x, e.y
+        if len(upd):
+            ux, uy = _ends_xy(pg, er[upd], lxy[upd])
+            if not (np.array_equal(ux, ex[upd]) and np.array_equal(uy, ey[upd])):
+                ex, ey = ex.copy(), ey.copy()
+                ex[upd], ey[upd] = ux, uy
+    else:
+        ex, ey = _ends_xy(pg, er, lxy)
     st.ends = _Ends(er, et, lxy, ex, ey)
     # the other rows keep their entries, in the same order
     kn = ~np.isin(er, redo) if len(redo) else slice(None)
@@ -959,8 +1000,7 @@ def _inside_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np
     if not len(changed):
         return old
     n = len(pg.ids)
-    subpos = np.full(n, -1, np.int64)
-    subpos[sub] = np.arange(len(sub))
+    subpos = st.subpos
     isc = _mask_of(sub[changed], n)
     # rows whose tightest container can differ: the changed ones, those a changed row held, those one holds now
     i, j = _closed_hits(st, sb[changed])
@@ -1039,8 +1079,7 @@ def _near_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.n
     if not len(changed):
         return old
     n, m = len(pg.ids), len(sub)
-    subpos = np.full(n, -1, np.int64)
-    subpos[sub] = np.arange(m)
+    subpos = st.subpos
     # rows whose nearest can differ: the changed ones and those within the gap of one, before or after
     q = np.concatenate([sb[changed], old_st.sb[changed]])
     c = np.concatenate([changed, changed])

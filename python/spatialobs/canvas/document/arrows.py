@@ -1430,6 +1430,47 @@ def _resolve_dirty(d: Any, nodes: Sequence[Any], cache: Optional[Dict[str, Any]]
     return rows.tolist()
 
 
+def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cache: Optional[Dict[str, Any]],
+                 plan: Optional[_ArrowPlan], dirty: Any, dirty_rows: Any, point_boxes: Any,
+                 own_local: bool = True) -> Optional[Any]:
+    """Resolve again only the arrows that an edit reaches; return their rows, or None when the
+    full pass of :func:`resolve_bound` is needed.
+
+    ``d`` is a derivation that carries the previous one's local boxes (resolved arrows
+    included) with the page transforms of the edit; ``plan`` the previous derivation's
+    :class:`_ArrowPlan`; ``dirty`` (boolean row mask) and ``dirty_rows`` the rows whose
+    record or page transform may differ (replaced records and their descendants);
+    ``point_boxes`` the resolved rows' boxes before resolution, as of this edit. The
+    arrows looked at are those that are dirty or bound to a dirty row, as in the
+    incremental pass of :func:`resolve_bound`; the others keep their boxes. Without
+    ``own_local``, ``d.local`` is shared with the previous derivation and is copied
+    before an arrow is written into it.
+    """
+    if plan is None:
+        return None if bindings else np.zeros(0, dtype=np.int64)
+    if len(bindings) != len(plan.bindings) or not all(map(operator.is_, bindings.values(), plan.bindings)):
+        return None
+    by_arrow = plan.by_arrow
+    for r in dirty_rows[d.types[dirty_rows] == "arrow"].tolist():
+        nd = nodes[r]
+        terms = None if _keeps_points(nd) else plan.bound_terms.get(r)
+        if (bool(terms) or _needs_resolving(nd)) != (r in by_arrow):
+            return None
+    rows = plan.rows
+    todo = np.union1d(rows[dirty[rows]], plan.dep_arrow[dirty[plan.dep_target]])
+    if len(todo) and not own_local:
+        d.local = d.local.copy()
+    previous: Dict[str, Any] = cache if cache is not None else {}
+    kept: Dict[str, Tuple[List[Any], Box]] = {}
+    for r in todo.tolist():
+        _resolve_one(d, nodes, r, by_arrow[r], previous, kept)
+    if cache is not None:
+        cache.update(kept)
+    d.arrow_plan = _ArrowPlan(plan.bindings, by_arrow, plan.bound_terms, rows, plan.dep_target, plan.dep_arrow,
+                              point_boxes)
+    return todo
+
+
 def _same_key(a: List[Any], b: List[Any]) -> bool:
     # records by identity (they are immutable and replaced on every change), transforms by value
     return len(a) == len(b) and all(x is y or (type(x) is tuple and x == y) for x, y in zip(a, b))

@@ -60,6 +60,11 @@ class Derived:
     serial: int = -1         # names this derivation (set by derive)
     base: int = -1           # serial of the derivation this one reused (same rows, same tree), else -1
     record_rows: Any = None  # (k,) int64 rows whose record was replaced since ``base``
+    clip: Any = None         # (n, 4) the intersection of every ancestor frame's bounds (infinite: none)
+    group_need: Any = None   # (n,) bool groups bounded by their members' page bounds (_group_page_bounds)
+    n_bad: int = 0           # rows bounded by their origin (broken geometry)
+    size: Any = None         # (n,) int64 subtree sizes (rows paint[order[r]:order[r] + size[r]]), on first use
+    reached: Any = None      # rows whose derived values may differ from ``base``'s (None: any row)
 
 
 _HALF_PI = math.pi / 2
@@ -225,7 +230,7 @@ def _turned(prot: np.ndarray) -> np.ndarray:
     return np.minimum(q, _HALF_PI - q) > 1e-9
 
 
-def _turned_arrow_bounds(d: "Derived", nodes: Sequence[Node]) -> None:
+def _turned_arrow_bounds(d: "Derived", nodes: Sequence[Node], only: Optional[np.ndarray] = None) -> None:
     """Page bounds of turned tldraw arrows: the box of their turned geometry vertices, as tldraw's.
 
     The turned box of an arrow's local box holds its body with room to spare (a
@@ -234,7 +239,10 @@ def _turned_arrow_bounds(d: "Derived", nodes: Sequence[Node]) -> None:
     """
     from spatialobs.canvas.document.arrows import _terminals, _to_page, _xf, resolve_arrow
 
-    rows = np.flatnonzero((d.types == "arrow") & _turned(d.rotation))
+    if only is None:
+        rows = np.flatnonzero((d.types == "arrow") & _turned(d.rotation))
+    else:  # these rows only
+        rows = only[(d.types[only] == "arrow") & _turned(d.rotation[only])]
     if not len(rows):
         return
     by_arrow = d.arrow_plan.by_arrow if d.arrow_plan is not None else {}
@@ -253,7 +261,7 @@ def _turned_arrow_bounds(d: "Derived", nodes: Sequence[Node]) -> None:
 
 
 def _group_page_bounds(bounds: np.ndarray, is_group: np.ndarray, parent: np.ndarray, levels: List[np.ndarray],
-                       prot: np.ndarray) -> None:
+                       prot: np.ndarray) -> Optional[np.ndarray]:
     """Bound groups as tldraw does where a turn makes a difference: by their members' page geometry.
 
     tldraw's group geometry is its members' geometry carried into the group, so its
@@ -261,10 +269,11 @@ def _group_page_bounds(bounds: np.ndarray, is_group: np.ndarray, parent: np.ndar
     group's local box is that union only when the group's page rotation is a multiple
     of a right angle and no group inside it is turned otherwise; the other groups (and
     the groups holding them) take the union, bottom-up. Empty groups keep their box.
+    Returns the groups so bounded (None: none).
     """
     turned = is_group & _turned(prot)
     if not turned.any():
-        return
+        return None
     need = turned.copy()
     for lvl in reversed(levels[1:]):
         r = lvl[need[lvl]]
@@ -292,6 +301,7 @@ def _group_page_bounds(bounds: np.ndarray, is_group: np.ndarray, parent: np.ndar
         np.minimum.at(acc[:, 1], k, b[:, 1])
         np.maximum.at(acc[:, 2], k, b[:, 2])
         np.maximum.at(acc[:, 3], k, b[:, 3])
+    return need
 
 
 def _paint_order(raw: "Raw", parent: np.ndarray, page: np.ndarray, levels: List[np.ndarray]) -> np.ndarray:
@@ -519,12 +529,8 @@ def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
     Returns None when a change cannot be patched (a type name longer than the column).
     """
     nodes = list(raw.nodes)
-    parents = list(raw.parents)
-    index = list(raw.index)
-    parent = raw.parent.copy()
-    types = raw.types.copy()
     num = raw.num.copy()
-    width = types.dtype.itemsize // 4 if types.dtype.kind == "U" else 0
+    width = raw.types.dtype.itemsize // 4 if raw.types.dtype.kind == "U" else 0
     same = True
     for nid, nd in changed.items():
         r = raw.row[nid]
@@ -534,11 +540,18 @@ def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
         if old.parent != nd.parent or old.index != nd.index or old.type != nd.type:
             same = False
         nodes[r] = nd
-        parents[r] = nd.parent
-        parent[r] = raw.row.get(nd.parent, -1)
-        types[r] = nd.type
-        index[r] = nd.index
         num[r] = _get_num(nd)
+    # the tree columns are shared with ``raw`` while no parent, index or type changed
+    parents, parent, types, index = raw.parents, raw.parent, raw.types, raw.index
+    if not same:
+        parents, index = list(raw.parents), list(raw.index)
+        parent, types = raw.parent.copy(), raw.types.copy()
+        for nid, nd in changed.items():
+            r = raw.row[nid]
+            parents[r] = nd.parent
+            parent[r] = raw.row.get(nd.parent, -1)
+            types[r] = nd.type
+            index[r] = nd.index
     index_array = raw.index_array
     if not same:
         index_array = _put_str(index_array, [raw.row[nid] for nid in changed], [nd.index for nd in changed.values()])
@@ -567,6 +580,10 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     kept = raw.kept
     if kept is not None and not (prev is not None and prev.page_ids == page_ids and len(prev.ids) == len(kept)):
         kept = None
+    if reuse and raw.changed_rows is not None and prev.clip is not None:  # type: ignore[union-attr]
+        quick = _derive_rows(raw, prev, bindings, local_cache, arrow_cache)  # type: ignore[arg-type]
+        if quick is not None:
+            return quick
     if reuse:
         depth = prev.depth  # type: ignore[union-attr]
         levels = prev.levels  # type: ignore[union-attr]
@@ -666,13 +683,14 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         d.bounds = _outline_boxes(_tight_boxes(_aabb(local, px, py, prot), rows, nodes, is_point, local, px, py, prot),
                                   rows, types, nodes, local, px, py, prot)
         _turned_arrow_bounds(d, nodes)
-        _group_page_bounds(d.bounds, is_group, parent, levels, prot)
+        d.group_need = _group_page_bounds(d.bounds, is_group, parent, levels, prot)
         # A shape's own geometry (points, an arc, a label) can be non-finite or far beyond the
         # coordinates the sanitizer allows (a point at 1e308): such a shape is bounded by its
         # origin, so that no NaN, infinity or overflowing area reaches observations and kernels.
         bad = ~(np.abs(d.bounds) <= MAX_DERIVED).all(axis=1)
         if bad.any():
             d.bounds[bad] = np.column_stack([px[bad], py[bad], px[bad], py[bad]])
+            d.n_bad = int(bad.sum())
     else:
         d.bounds = np.zeros((0, 4))
 
@@ -693,10 +711,12 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     gone = (vis[:, 0] > vis[:, 2]) | (vis[:, 1] > vis[:, 3])
     vis[gone] = np.nan
     d.visible = vis
+    d.clip = clip
 
     d.levels = levels
     if reuse:
         d.paint, d.order, d.page_start = prev.paint, prev.order, prev.page_start  # type: ignore[union-attr]
+        d.size = prev.size  # type: ignore[union-attr]
         return d
     if kept is not None:
         # removing whole subtrees leaves the relative order of every other node as it was
@@ -709,4 +729,254 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     d.paint = paint
     d.order = order
     d.page_start = np.searchsorted(page[paint], np.arange(len(page_ids) + 1)) if n else np.zeros(len(page_ids) + 1, dtype=np.int64)
+    return d
+
+
+def _subtree_sizes(d: Derived) -> np.ndarray:
+    """Rows in each subtree (a row and its descendants), deepest level first."""
+    n = len(d.ids)
+    size = np.ones(n, dtype=np.int64)
+    for lvl in reversed(d.levels[1:]):
+        size += np.bincount(d.parent[lvl], weights=size[lvl], minlength=n).astype(np.int64)
+    return size
+
+
+#: Most rows (*ours*) re-derived one by one after an edit, as a share of the canvas; beyond, all rows are.
+_ROWS_SHARE = 8
+
+
+def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
+                 local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
+                 arrow_cache: Optional[Dict[str, Any]]) -> Optional[Derived]:
+    """:func:`derive` after records were replaced in place (same tree): only the rows they reach.
+
+    Those rows are the replaced ones and their descendants (records and page
+    transforms, frame clips), the arrows resolved against any of them, and the
+    groups holding any of these (their boxes are unions). Every other row keeps
+    ``prev``'s values, and the reached rows go through the same vectorized formulas
+    as a full derivation, so the result is the same to the bit. None when the edit
+    is too large for this to pay or touches what it does not handle (bindings
+    replaced, an arrow starting or stopping being resolved, broken geometry).
+    """
+    from spatialobs.canvas.document.arrows import resolve_rows
+
+    n = len(raw.ids)
+    changed = np.unique(np.asarray(raw.changed_rows, dtype=np.int64))
+    if prev.n_bad or not n or not len(changed):
+        return None
+    if prev.size is None:
+        prev.size = _subtree_sizes(prev)
+    size, order, paint, depth, parent, types = prev.size, prev.order, prev.paint, prev.depth, raw.parent, raw.types
+    if int(size[changed].sum()) > max(64, n // _ROWS_SHARE):
+        return None
+    dirty_rows = np.unique(np.concatenate([paint[order[r]:order[r] + size[r]] for r in changed.tolist()]))
+    dirty = np.zeros(n, dtype=bool)
+    dirty[dirty_rows] = True
+    nodes = raw.nodes
+    num = raw.num
+
+    # records and page transforms, level by level over the reached rows: computed into short
+    # columns (position k is dirty_rows[k]); a column is copied only when some value differs
+    k_of = np.full(n, -1, dtype=np.int64)
+    k_of[dirty_rows] = np.arange(len(dirty_rows))
+    cols = {name: getattr(prev, name)[dirty_rows].copy()
+            for name in ("px", "py", "rotation", "opacity", "hidden", "locked", "frame", "group")}
+    clip = prev.clip
+    new_clip = clip[dirty_rows].copy()
+
+    def up(name: str, p: np.ndarray) -> np.ndarray:
+        """Values of parents ``p``: the new ones for dirty parents, the previous ones otherwise."""
+        kp = k_of[p]
+        out = getattr(prev, name)[p]
+        m = kp >= 0
+        if m.any():
+            out[m] = cols[name][kp[m]]
+        return out
+
+    by_depth = dirty_rows[np.argsort(depth[dirty_rows], kind="stable")]
+    cuts = np.flatnonzero(np.diff(depth[by_depth])) + 1
+    for lvl in np.split(by_depth, cuts):
+        nl = num[lvl]
+        k = k_of[lvl]
+        if depth[lvl[0]] == 0:
+            cols["px"][k] = nl[:, 0]
+            cols["py"][k] = nl[:, 1]
+            cols["rotation"][k] = nl[:, 4]
+            cols["opacity"][k] = nl[:, 5]
+            cols["hidden"][k] = nl[:, 6] != 0
+            cols["locked"][k] = nl[:, 7] != 0
+            cols["frame"][k] = -1
+            cols["group"][k] = -1
+            continue
+        p = parent[lvl]
+        pr = up("rotation", p)
+        c = np.cos(pr)
+        s = np.sin(pr)
+        z = pr == 0.0
+        c[z] = 1.0
+        s[z] = 0.0
+        cols["px"][k] = up("px", p) + c * nl[:, 0] - s * nl[:, 1]
+        cols["py"][k] = up("py", p) + s * nl[:, 0] + c * nl[:, 1]
+        cols["rotation"][k] = pr + nl[:, 4]
+        op = nl[:, 5].copy()
+        op *= up("opacity", p)
+        cols["opacity"][k] = op
+        cols["hidden"][k] = (nl[:, 6] != 0) | up("hidden", p)
+        cols["locked"][k] = (nl[:, 7] != 0) | up("locked", p)
+        tp = types[p]
+        cols["frame"][k] = np.where(tp == "frame", p, up("frame", p))
+        cols["group"][k] = np.where(tp == "group", p, up("group", p))
+    full: Dict[str, np.ndarray] = {}
+    for name, v in cols.items():
+        old = getattr(prev, name)
+        if np.array_equal(v, old[dirty_rows]):
+            full[name] = old
+        else:
+            full[name] = old.copy()
+            full[name][dirty_rows] = v
+    px, py, prot = full["px"], full["py"], full["rotation"]
+
+    # local boxes of the replaced records (stored points through the canvas's cache)
+    plan = prev.arrow_plan
+    point_boxes = plan.point_boxes if plan is not None else None
+    new_local = prev.local[changed].copy()
+    for j, (r, pt) in enumerate(zip(changed.tolist(), np.isin(types[changed], list(POINT_TYPES)).tolist())):
+        nd = nodes[r]
+        if pt:
+            hit = local_cache.get(nd.id)
+            if hit is None or hit[0] is not nd:
+                hit = (nd, local_box(nd.type, nd.props, nd.w, nd.h))
+                local_cache[nd.id] = hit
+            new_local[j] = hit[1]
+        elif types[r] != "group":  # a group's box is its members' (below)
+            new_local[j] = (0.0, 0.0, nd.w, nd.h)
+    local = prev.local
+    if not np.array_equal(new_local, local[changed]):
+        local = local.copy()
+        local[changed] = new_local
+        if point_boxes is not None:
+            at = np.flatnonzero(np.isin(plan.rows, changed))
+            if len(at):
+                point_boxes = point_boxes.copy()  # the plan keeps the boxes before resolution
+                point_boxes[at] = local[plan.rows[at]]
+    d = Derived(raw.ids, raw.row, types, parent, prev.page, prev.page_ids, depth, local, px, py, prot,
+                prev.bounds.copy(), prev.visible.copy(), full["frame"], full["group"], full["opacity"], full["hidden"],
+                full["locked"], prev.order, prev.paint, prev.page_start, prev.levels)
+    d.size = size
+    got = resolve_rows(d, nodes, bindings, arrow_cache, plan, dirty, dirty_rows, point_boxes,
+                       own_local=d.local is not prev.local)
+    if got is None:
+        return None
+    resolved = np.asarray(got, dtype=np.int64)
+    local = d.local
+
+    # groups whose box is a union over a reached row: upwards through group parents
+    grp: List[int] = []
+    seen: Set[int] = set()
+    start = np.concatenate([changed, resolved])
+    frontier = start.tolist()
+    for r in changed[types[changed] == "group"].tolist():
+        if r not in seen:
+            seen.add(r)
+            grp.append(r)
+    while frontier:
+        nxt = []
+        for r in frontier:
+            q = int(parent[r])
+            if q >= 0 and types[q] == "group" and q not in seen:
+                seen.add(q)
+                grp.append(q)
+                nxt.append(q)
+        frontier = nxt
+    groups = np.asarray(sorted(grp, key=lambda g: -int(depth[g])), dtype=np.int64)
+    if len(groups) and local is prev.local:
+        local = d.local = local.copy()
+    x, y, rot_l = num[:, 0], num[:, 1], num[:, 4]
+    for g in groups.tolist():
+        seg = paint[order[g] + 1:order[g] + size[g]]
+        kids = seg[parent[seg] == g]
+        if (types[kids] == "group").any() and (local[kids[types[kids] == "group"]] == 0.0).all(axis=1).any():
+            return None  # a possibly empty group inside: the full pass leaves it out of the union
+        child = local[kids]
+        ok = np.isfinite(child).all(axis=1)
+        kids, child = kids[ok], child[ok]
+        if not len(kids):
+            local[g] = 0.0
+            continue
+        is_pt = np.zeros(n, dtype=bool)
+        box = _aabb(child, x[kids], y[kids], rot_l[kids])
+        pts = np.isin(types[kids], list(POINT_TYPES))
+        if pts.any():
+            is_pt[kids[pts]] = True
+            box = _tight_boxes(box, kids, nodes, is_pt, child, x[kids], y[kids], rot_l[kids])
+        box = _outline_boxes(box, kids, types, nodes, child, x[kids], y[kids], rot_l[kids])
+        local[g] = (box[:, 0].min(), box[:, 1].min(), box[:, 2].max(), box[:, 3].max())
+
+    # page bounds of every reached row
+    rows = np.unique(np.concatenate([dirty_rows, resolved, groups]))
+    lb = local[rows]
+    is_pt = np.zeros(n, dtype=bool)
+    is_pt[rows[np.isin(types[rows], list(POINT_TYPES))]] = True
+    box = _aabb(lb, px[rows], py[rows], prot[rows])
+    box = _tight_boxes(box, rows, nodes, is_pt, lb, px[rows], py[rows], prot[rows])
+    box = _outline_boxes(box, rows, types, nodes, lb, px[rows], py[rows], prot[rows])
+    d.bounds[rows] = box
+    _turned_arrow_bounds(d, nodes, rows)
+    # groups bounded by their members' page bounds (a turned group, or one holding such a group)
+    need = prev.group_need
+    reached_groups = rows[types[rows] == "group"]
+    if len(reached_groups):
+        reached_groups = reached_groups[np.argsort(-depth[reached_groups], kind="stable")]
+        turned = _turned(prot[reached_groups])
+        if need is not None or turned.any():
+            need = need.copy() if need is not None else np.zeros(n, dtype=bool)
+            for g, tg in zip(reached_groups.tolist(), turned.tolist()):
+                seg = paint[order[g] + 1:order[g] + size[g]]
+                kids = seg[parent[seg] == g]
+                need[g] = tg or bool(need[kids].any())
+                if need[g]:
+                    b = d.bounds[kids]
+                    b = b[np.isfinite(b).all(axis=1)]
+                    if len(b):
+                        d.bounds[g] = (b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max())
+            if not need.any():
+                need = None
+    d.group_need = need
+    bb = d.bounds[rows]
+    bad = ~(np.abs(bb) <= MAX_DERIVED).all(axis=1)
+    if bad.any():
+        return None
+
+    # frame clips of the rows below a replaced record, and visible bounds of every reached row
+    for lvl in np.split(by_depth, cuts):
+        if depth[lvl[0]] == 0:
+            continue
+        p = parent[lvl]
+        kp = k_of[p]
+        cp = clip[p]
+        m = kp >= 0
+        if m.any():
+            cp[m] = new_clip[kp[m]]
+        fb = np.where((types[p] == "frame")[:, None], d.bounds[p], (-np.inf, -np.inf, np.inf, np.inf))
+        k = k_of[lvl]
+        new_clip[k, 0] = np.maximum(cp[:, 0], fb[:, 0])
+        new_clip[k, 1] = np.maximum(cp[:, 1], fb[:, 1])
+        new_clip[k, 2] = np.minimum(cp[:, 2], fb[:, 2])
+        new_clip[k, 3] = np.minimum(cp[:, 3], fb[:, 3])
+    if not np.array_equal(new_clip, clip[dirty_rows]):
+        clip = clip.copy()
+        clip[dirty_rows] = new_clip
+    d.clip = clip
+    cr = clip[rows]
+    vis = np.empty((len(rows), 4))
+    vis[:, :2] = np.maximum(bb[:, :2], cr[:, :2])
+    vis[:, 2:] = np.minimum(bb[:, 2:], cr[:, 2:])
+    gone = (vis[:, 0] > vis[:, 2]) | (vis[:, 1] > vis[:, 3])
+    vis[gone] = np.nan
+    d.visible[rows] = vis
+    d.serial = next(_SERIALS)
+    d.base = prev.serial
+    d.record_rows = changed
+    d.reached = rows
+    raw.changed_rows = None
     return d
