@@ -1321,8 +1321,12 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     """
     blist = list(bindings.values())
     plan = getattr(prev, "arrow_plan", None) if dirty is not None else None
-    if plan is not None and len(blist) == len(plan.bindings) and all(map(operator.is_, blist, plan.bindings)):
-        done = _resolve_dirty(d, nodes, cache, prev, dirty, plan)
+    if plan is not None and len(blist) >= len(plan.bindings) and all(map(operator.is_, blist, plan.bindings)):
+        # the previous bindings are still there, in order: at most new ones were added after them
+        if len(blist) == len(plan.bindings):
+            done = _resolve_dirty(d, nodes, cache, prev, dirty, plan)
+        else:
+            done = _resolve_added(d, nodes, blist, cache, prev, dirty, plan)
         if done is not None:
             return done
     by_arrow: Dict[int, Dict[str, Any]] = {}
@@ -1427,6 +1431,54 @@ def _resolve_dirty(d: Any, nodes: Sequence[Any], cache: Optional[Dict[str, Any]]
     if cache is not None:
         cache.update(kept)
     d.arrow_plan = plan
+    return rows.tolist()
+
+
+def _resolve_added(d: Any, nodes: Sequence[Any], blist: List[Any], cache: Optional[Dict[str, Any]], prev: Any,
+                   dirty: Any, plan: _ArrowPlan) -> Optional[List[int]]:
+    """The incremental pass of :func:`resolve_bound` when bindings were only added after the
+    previous ones (an agent creating arrows): the arrows they bind join the plan, and only
+    those, the dirty arrows and the arrows bound to dirty rows are resolved. None when the
+    full pass is needed (an arrow of the previous rows starting or stopping being resolved)."""
+    row = d.row
+    n_old = len(prev.ids)
+    by_arrow = dict(plan.by_arrow)
+    bound_terms = dict(plan.bound_terms)
+    touched: List[int] = []
+    dt: List[int] = []
+    for b in blist[len(plan.bindings):]:
+        r = row.get(b.from_id)
+        if r is None or b.to_id not in row or nodes[r].type != "arrow":
+            continue
+        bound_terms[r] = {**bound_terms.get(r, {}), b.terminal: b}
+        if _keeps_points(nodes[r]):
+            continue
+        by_arrow[r] = {**by_arrow.get(r, {}), b.terminal: b}
+        touched.append(r)
+        dt.append(row[b.to_id])
+    for r in np.flatnonzero(dirty & (d.types == "arrow")).tolist():
+        nd = nodes[r]
+        terms = None if _keeps_points(nd) else bound_terms.get(r)
+        member = bool(terms) or _needs_resolving(nd)
+        if member and r not in by_arrow:
+            if r < n_old:
+                return None
+            by_arrow[r] = {}
+        elif not member and r in by_arrow:
+            return None
+    rows = np.fromiter(by_arrow, np.int64, len(by_arrow))
+    point_boxes = d.local[rows]
+    d.local[plan.rows] = prev.local[plan.rows]
+    dep_target = np.concatenate([plan.dep_target, np.asarray(dt, dtype=np.int64)])
+    dep_arrow = np.concatenate([plan.dep_arrow, np.asarray(touched, dtype=np.int64)])
+    todo = np.union1d(np.union1d(rows[dirty[rows]], dep_arrow[dirty[dep_target]]), np.asarray(touched, dtype=np.int64))
+    previous: Dict[str, Any] = cache if cache is not None else {}
+    kept: Dict[str, Tuple[List[Any], Box]] = {}
+    for r in todo.tolist():
+        _resolve_one(d, nodes, r, by_arrow[r], previous, kept)
+    if cache is not None:
+        cache.update(kept)
+    d.arrow_plan = _ArrowPlan(blist, by_arrow, bound_terms, rows, dep_target, dep_arrow, point_boxes)
     return rows.tolist()
 
 

@@ -376,7 +376,8 @@ class Raw:
     # rows of the previous derivation that remain, when whole subtrees were removed and
     # nothing else changed the tree: the remaining nodes keep their depth and paint order
     kept: Optional[np.ndarray] = None
-    changed_rows: Optional[List[int]] = None  # rows replaced by patch (same ids, same order)
+    changed_rows: Optional[List[int]] = None  # rows replaced by patch (same ids, same order), or by splice
+    appended: int = -1  # rows of the previous derivation when splice only appended rows after them
 
     def sort_keys(self) -> Tuple[np.ndarray, np.ndarray]:
         """``(id_array, index_array)``, built now if no edit carried them over."""
@@ -442,6 +443,7 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
     """
     ids: List[str]
     n0 = len(raw.ids)
+    relinked: List[int] = []
     if gone:
         keep = np.ones(n0, dtype=bool)
         dead = sorted((raw.row[i] for i in gone), reverse=True)
@@ -496,6 +498,7 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
             kids = children.get(nid)
             if kids:
                 parent[[row[c] for c in kids]] = row[nid]
+                relinked.extend(row[c] for c in kids)
     if changed:
         if parent is raw.parent:
             parent, num = parent.copy(), num.copy()
@@ -520,7 +523,11 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
         if all(old_nodes[raw.row[nid]].parent == nd.parent and old_nodes[raw.row[nid]].index == nd.index
                and old_nodes[raw.row[nid]].type == nd.type for nid, nd in changed.items()):
             kept = keep
-    return Raw(nodes, ids, row, parents, parent, types, index, num, False, id_array, index_array, kept)
+    out = Raw(nodes, ids, row, parents, parent, types, index, num, False, id_array, index_array, kept)
+    if not gone:  # rows only appended: the previous rows keep their places
+        out.appended = n0
+        out.changed_rows = [row[nid] for nid in changed] + relinked + list(range(n0, len(ids)))
+    return out
 
 
 def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
@@ -663,8 +670,11 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
                 np.zeros((n, 4)), np.zeros((n, 4)), frame, group, opacity, hidden, locked,
                 np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(len(page_ids) + 1, dtype=np.int64))
     dirty = None
-    if reuse and raw.changed_rows is not None:
-        # the patched rows and their descendants: every row whose record or page transform may differ
+    appended = (prev is not None and raw.appended >= 0 and raw.appended == len(prev.ids)
+                and raw.changed_rows is not None and prev.page_ids == page_ids)
+    if (reuse or appended) and raw.changed_rows is not None:
+        # the patched (or appended) rows and their descendants: every row whose record or page
+        # transform may differ from the previous derivation's
         dirty = np.zeros(n, dtype=bool)
         dirty[raw.changed_rows] = True
         for lvl in levels[1:]:
