@@ -151,3 +151,69 @@ def test_place_shelf_baseline(benchmark, n):
 
     c = benchmark(run)
     check_placed(c, ids, occ)
+
+
+def arrows_reply(n: int):
+    """A canvas of two shapes and a reply of ``n`` create_arrow ops between them."""
+    c = Canvas()
+    c.add(Node("shape:a", "geo", "page:page", None, 0, 0, 100, 100))
+    c.add(Node("shape:b", "geo", "page:page", None, 400, 0, 100, 100))
+    return c, [{"op": "create_arrow", "id": f"ar{k}", "from": "shape:a", "to": "shape:b"} for k in range(n)]
+
+
+@pytest.mark.parametrize("n", sizes(100, 1000))
+@pytest.mark.benchmark(group="ops-arrows")
+def test_reply_create_arrows(benchmark, n):
+    """``n`` arrows created in one reply: each op's derivation resolves the new arrow only."""
+    c0, ops = arrows_reply(n)
+
+    def run():
+        c = c0.copy()
+        return c, Executor(c).apply(ops)
+
+    c, report = benchmark.pedantic(run, rounds=3, iterations=1)
+    assert report.ok and len(report.applied) == n
+    assert len(c.bindings) == 2 * n
+    assert c.page_bounds("shape:ar0") == c.copy().page_bounds("shape:ar0")
+
+
+def mixed_reply(n: int, seed: int = 0):
+    """200 shapes and a reply of ``n`` mixed ops (creations, moves, restyles, texts, arrows), seeded."""
+    rng = np.random.default_rng(seed)
+    c = Canvas()
+    for k in range(200):
+        c.add(Node(f"shape:n{k}", "geo", "page:page", None, 30.0 * (k % 20), 30.0 * (k // 20), 20, 20))
+    ops, made = [], []
+    for k in range(n):
+        r, pick = k % 10, f"shape:n{int(rng.integers(0, 200))}"
+        if r < 3:
+            ops.append({"op": "create_shape", "id": f"s{k}", "x": int(rng.integers(0, 3000)),
+                        "y": int(rng.integers(0, 3000)), "w": 40, "h": 30, "text": f"t{k}"})
+            made.append(f"s{k}")
+        elif r < 5:
+            ops.append({"op": "move_node", "id": pick, "dx": 3, "dy": -2})
+        elif r < 7:
+            ops.append({"op": "update_styles", "id": pick, "styles": {"color": "red"}})
+        elif r < 8:
+            ops.append({"op": "set_text", "id": pick, "text": f"x{k}"})
+        elif r < 9:
+            ops.append({"op": "create_arrow", "from": made[-1], "to": pick})
+        else:
+            ops.append({"op": "update_node", "id": pick, "w": int(rng.integers(10, 50))})
+    return c, ops
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10000))
+@pytest.mark.benchmark(group="ops-mixed")
+def test_reply_mixed_ops(benchmark, n):
+    c0, ops = mixed_reply(n)
+
+    def run():
+        c = c0.copy()
+        return c, Executor(c).apply(ops)
+
+    c, report = benchmark.pedantic(run, rounds=1, iterations=1)
+    assert report.ok, report.errors[:3]
+    assert len(report.applied) == n and len(c.nodes) == 200 + 4 * n // 10
+    fresh = c.copy().geometry()
+    assert np.array_equal(c.geometry().bounds, fresh.bounds)

@@ -326,6 +326,13 @@ def set_page_position(canvas: Canvas, node_id: str, x: float, y: float, *, paren
     >>> c.node("a").x, c.node("a").y, c.page_bounds("a")[:2]
     (50.0, 20.0, (150.0, 120.0))
     """
+    changes = _page_move(canvas, node_id, x, y, parent)
+    if changes:
+        canvas.update(node_id, **changes)
+
+
+def _page_move(canvas: Canvas, node_id: str, x: float, y: float, parent: Optional[str]) -> Dict[str, Any]:
+    """The fields :func:`set_page_position` writes, from the canvas's current geometry."""
     node = canvas.node(node_id)
     ox, oy, rot = _transform(canvas, node_id)
     b = canvas.page_bounds(node_id)
@@ -342,8 +349,22 @@ def set_page_position(canvas: Canvas, node_id: str, x: float, y: float, *, paren
         changes["x"] = lx
     if ly != node.y:
         changes["y"] = ly
-    if changes:
-        canvas.update(node_id, **changes)
+    return changes
+
+
+def set_page_positions(canvas: Canvas, moves: Sequence[Tuple[str, float, float, Optional[str]]]) -> None:
+    """:func:`set_page_position` for several ``(node_id, x, y, parent)`` in one batch.
+
+    Every move is computed from the geometry before the first write, which is what
+    moving them one by one gives when none of the nodes is inside another or inside a
+    destination parent among them (:func:`~spatialobs.canvas.editing.place.place`
+    moves such top-level objects); the geometry is derived once, not once per node.
+    """
+    changes = [(nid, _page_move(canvas, nid, x, y, parent)) for nid, x, y, parent in moves]
+    with canvas.batch():
+        for nid, ch in changes:
+            if ch:
+                canvas.update(nid, **ch)
 
 
 # ---------------------------------------------------------------------- executor

@@ -338,7 +338,7 @@ def place(
     >>> c.node("b").parent
     'f'
     """
-    from spatialobs.canvas.editing.ops import set_page_position
+    from spatialobs.canvas.editing.ops import set_page_positions
 
     if isinstance(ids, str) or not isinstance(ids, Sequence) or not ids:
         raise InvalidInputError(f"place: ids must be a non-empty list of node ids, got {ids!r}")
@@ -394,8 +394,8 @@ def place(
                     raise InvalidInputError(f"place: position of {i!r} must be finite, got {p!r}")
     obstacles = _obstacles(canvas, dest_id, box, moving, page)
     pos = solve_placement(sizes, wants, inner, obstacles, names=top)
-    with canvas.batch():
-        for k, i in enumerate(top):
-            parent = dest_id if (reparent and dest_id is not None) else None
-            set_page_position(canvas, i, float(pos[k, 0]), float(pos[k, 1]), parent=parent)
+    parent = dest_id if (reparent and dest_id is not None) else None
+    # no placed object is inside another, nor holds the destination: each move leaves the
+    # others' transforms as they were, so all are computed from one geometry
+    set_page_positions(canvas, [(i, float(pos[k, 0]), float(pos[k, 1]), parent) for k, i in enumerate(top)])
     return {i: (float(pos[k, 0]) - ox, float(pos[k, 1]) - oy) for k, i in enumerate(top)}
