@@ -22,6 +22,18 @@ def test_unknown_name_is_rejected():
         make_driver("wordpad")
 
 
+def test_desktop_driver_options_are_checked_before_anything_starts():
+    from spatialobs import InvalidInputError
+    from spatialobs.screen.drivers.atspi import AtspiDriver
+
+    with pytest.raises(InvalidInputError, match=r"^settle must be 'stable' or 'fixed', got 'slow'$"):
+        AtspiDriver("mousepad", settle="slow")
+    with pytest.raises(InvalidInputError, match=r"^settle_timeout must be a positive number of seconds, got 0$"):
+        AtspiDriver("mousepad", settle_timeout=0)
+    with pytest.raises(InvalidInputError, match=r"^unknown desktop application 'gedit'; choose one of"):
+        AtspiDriver("gedit")
+
+
 class Flaky(Driver):
     """Two screens; the 'crash' button kills the app (a DriverFault), every launch is counted."""
 

@@ -28,7 +28,7 @@ def _driver(**kw):
     return JupyterLabDriver(**kw)
 
 
-def test_menu_bar_and_file_browser_match_the_page_and_no_state_leaks():
+def test_menu_bar_and_file_browser_match_the_page_no_state_leaks_and_kernels_die():
     from spatialobs.screen.drivers.jupyter import SEED_FILES, marked_processes
 
     d = _driver()
@@ -69,22 +69,7 @@ def test_menu_bar_and_file_browser_match_the_page_and_no_state_leaks():
         assert d.root != first_root and not os.path.exists(first_tmp)
         assert not any("leftover.txt" in (e.text or "") for e in scr.elements)
         assert not any(e.role == "tab" and e.text == "notes.md" for e in scr.elements)
-        tmp = d._tmp
-    finally:
-        d.close()
-    assert not os.path.exists(tmp) and marked_processes(f"SPATIALOBS_JUPYTER_LAUNCH={tmp}") == []
-
-
-def test_short_episode_then_a_kernel_killed_with_the_server():
-    from spatialobs.screen.drivers.jupyter import marked_processes
-
-    d = _driver()
-    try:
-        with ScreenGraph(app="jupyterlab") as g:
-            ep = explore(d, steps=6, selector="puct", graph=g)
-            assert len(ep.steps) == 6 and g.num_states >= 2 and ep.faults == 0
-        # a fresh launch shows the launcher; its notebook button starts a kernel (in a session of its own)
-        scr = d.reset()
+        # the fresh launch shows the launcher; its notebook button starts a kernel (in a session of its own)
         nb = next(a for a in d.actions(scr) if a.op == "click" and a.target.role == "button"
                   and (a.target.text or "").startswith("Python 3"))
         scr = d.step(nb)
@@ -105,4 +90,10 @@ def test_short_episode_then_a_kernel_killed_with_the_server():
         assert exc.value.kind == "crash"
     finally:
         d.close()
-    assert marked_processes(marker) == [] and not os.path.exists(tmp)
+    assert not os.path.exists(tmp) and marked_processes(marker) == []
+
+
+def test_short_episode():
+    with _driver() as d, ScreenGraph(app="jupyterlab") as g:
+        ep = explore(d, steps=6, selector="puct", graph=g)
+        assert len(ep.steps) == 6 and g.num_states >= 2 and ep.faults == 0
