@@ -6,7 +6,8 @@ against the compiled kernel's. Run ``pytest benchmarks`` for timings, or
 
 The pair kernels also run against the numpy sweep-and-prune of ``peers.py`` and a
 ``floor`` row: a copy of the kernel's output arrays into fresh memory, what writing
-the result costs at memory speed, so each kernel shows its distance to the floor.
+the result costs at memory speed, so each kernel shows its distance to the floor;
+and ``spatialobs_threads``, the kernel with ``threads=0`` (one thread per core).
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def test_occluders(benchmark, impl, n):
 
 
 @pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
-@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "numpy", "floor", "python"])
+@pytest.mark.parametrize("impl", ["spatialobs", "spatialobs_threads", "shapely", "numpy", "floor", "python"])
 def test_overlap_pairs(benchmark, impl, n):
     if impl == "python" and n > ORACLE_MAX_N:
         pytest.skip("the O(n^2) oracle is too slow at this size")
@@ -132,6 +133,9 @@ def test_overlap_pairs(benchmark, impl, n):
         geo = shapely_geoms(n)
         got = run(benchmark, lambda: peers.overlap_pairs(geo, d.boxes), slow=n >= 100_000)
         assert np.array_equal(got[0], pairs) and np.array_equal(got[1], areas)
+    elif impl == "spatialobs_threads":
+        got = run(benchmark, lambda: g.overlap_pairs(d.boxes, threads=0))
+        assert np.array_equal(got[0], pairs) and np.array_equal(got[1], areas)
     elif impl == "numpy":
         got = run(benchmark, lambda: peers.overlap_pairs_numpy(d.boxes), slow=n >= 100_000)
         assert np.array_equal(got[0], pairs) and np.array_equal(got[1], areas)
@@ -144,7 +148,7 @@ def test_overlap_pairs(benchmark, impl, n):
 
 
 @pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
-@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "numpy", "floor", "python"])
+@pytest.mark.parametrize("impl", ["spatialobs", "spatialobs_threads", "shapely", "numpy", "floor", "python"])
 def test_containment_pairs(benchmark, impl, n):
     if impl == "python" and n > ORACLE_MAX_N:
         pytest.skip("the O(n^2) oracle is too slow at this size")
@@ -158,6 +162,9 @@ def test_containment_pairs(benchmark, impl, n):
         geo = shapely_geoms(n)
         got = run(benchmark, lambda: peers.containment_pairs(geo, d.boxes), slow=n >= 100_000)
         assert np.array_equal(got, want)
+    elif impl == "spatialobs_threads":
+        got = run(benchmark, lambda: g.containment_pairs(d.boxes, threads=0))
+        assert np.array_equal(got, want)
     elif impl == "numpy":
         got = run(benchmark, lambda: peers.containment_pairs_numpy(d.boxes), slow=n >= 100_000)
         assert np.array_equal(got, want)
@@ -170,7 +177,7 @@ def test_containment_pairs(benchmark, impl, n):
 
 
 @pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
-@pytest.mark.parametrize("impl", ["spatialobs", "shapely", "numpy", "floor", "python"])
+@pytest.mark.parametrize("impl", ["spatialobs", "spatialobs_threads", "shapely", "numpy", "floor", "python"])
 def test_proximity_pairs(benchmark, impl, n):
     if impl == "python" and n > ORACLE_MAX_N:
         pytest.skip("the O(n^2) oracle is too slow at this size")
@@ -183,6 +190,9 @@ def test_proximity_pairs(benchmark, impl, n):
     elif impl == "shapely":
         geo = shapely_geoms(n)
         got = run(benchmark, lambda: peers.proximity_pairs(geo, d.boxes, 20.0, 4), slow=n >= 100_000)
+        assert np.array_equal(got[0], pairs) and np.array_equal(got[1], gaps)
+    elif impl == "spatialobs_threads":
+        got = run(benchmark, lambda: g.proximity_pairs(d.boxes, 20.0, 4, threads=0))
         assert np.array_equal(got[0], pairs) and np.array_equal(got[1], gaps)
     elif impl == "numpy":
         got = run(benchmark, lambda: peers.proximity_pairs_numpy(d.boxes, 20.0, 4), slow=n >= 100_000)
@@ -199,7 +209,7 @@ def test_proximity_pairs(benchmark, impl, n):
 
 
 @pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
-@pytest.mark.parametrize("impl", ["spatialobs", "numpy", "floor", "python"])
+@pytest.mark.parametrize("impl", ["spatialobs", "spatialobs_threads", "numpy", "floor", "python"])
 def test_alignment_pairs(benchmark, impl, n):
     benchmark.group = f"alignment_pairs n={n}"
     d = data(n)
@@ -207,6 +217,9 @@ def test_alignment_pairs(benchmark, impl, n):
     if impl == "spatialobs":
         got = run(benchmark, lambda: g.alignment_pairs(d.boxes, 1.0))
         assert np.array_equal(got[0], pairs) and set(np.unique(kinds).tolist()) <= set(range(6))
+    elif impl == "spatialobs_threads":
+        got = run(benchmark, lambda: g.alignment_pairs(d.boxes, 1.0, threads=0))
+        assert np.array_equal(got[0], pairs) and np.array_equal(got[1], kinds)
     elif impl == "numpy":
         got = run(benchmark, lambda: peers.alignment_pairs_numpy(d.boxes, 1.0), slow=n >= 100_000)
         assert np.array_equal(got[0], pairs) and np.array_equal(got[1], kinds)
