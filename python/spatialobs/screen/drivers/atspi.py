@@ -11,15 +11,17 @@ why this client).
 A screen holds the objects that are SHOWING, have a non-empty box on the screen,
 and are not hidden behind a modal dialog (when one is up, only its window is
 read). Roles are AT-SPI's role names (``"push button"``, ``"menu item"``,
-``"table cell"``); ``text`` is the name, or the text content for text objects;
+``"table cell"``); ``text`` is the name, or the text content for text objects
+(icons too: PCManFM's folder icons carry their file name there only);
 ``editable`` is the EDITABLE state; ``clickable`` means SENSITIVE with an Action
 interface or an interactive role. Tables that manage their descendants
-(LibreOffice's sheet) are read cell by cell over their visible range.
+(LibreOffice's sheet, a tree view) are read cell by cell over their visible
+range. The calls of a tree level are sent together (:meth:`AtspiDriver._read`).
 
 Actions: clicks through the Action interface (``DoAction(0)``, or a pointer click
 through XTest when the object has none), typing a fixed token set through XTest
 after focusing the target, and key chords through XTest (``xdotool``). Every
-D-Bus call is bounded by the driver's timeout.
+D-Bus call, or batch of calls, is bounded by the driver's timeout.
 
 Faults: an element that vanished before the action is counted
 (``faults["vanished"]``) and the step changes nothing; a dead application
