@@ -3,6 +3,7 @@
 #include "spatialobs/radix_sort.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace spatialobs {
@@ -66,12 +67,26 @@ void BoxIndex::assign(const double* boxes, std::size_t n, std::vector<std::uint6
   if (n >= (static_cast<std::size_t>(1) << 32) - 1) {
     throw std::invalid_argument("BoxIndex holds fewer than 2^32 - 1 boxes, got " + std::to_string(n));
   }
-  check_boxes(boxes, n);  // before anything changes: a rejected call leaves the index as it was
+  // One pass checks every row (before anything changes: a rejected call
+  // leaves the index as it was) and takes the total bounds.
+  Rect all{0, 0, 0, 0};
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* b = boxes + 4 * i;
+    // finite and ordered; NaN fails every comparison, an infinity the span test
+    const bool ok = b[0] <= b[2] && b[1] <= b[3] && b[2] - b[0] <= std::numeric_limits<double>::max() &&
+                    b[3] - b[1] <= std::numeric_limits<double>::max() && std::isfinite(b[0]) && std::isfinite(b[1]);
+    if (!ok) check_box_row(b, i);  // throws with the row's message
+    const Rect r = rect_at(boxes, i);
+    if (i == 0) all = r;
+    all.x0 = std::min(all.x0, r.x0);
+    all.y0 = std::min(all.y0, r.y0);
+    all.x1 = std::max(all.x1, r.x1);
+    all.y1 = std::max(all.y1, r.y1);
+  }
   n_ = n;
   const std::size_t node_size = node_size_;
   items_.resize(n);
   level_end_.clear();
-  for (std::size_t i = 0; i < n; ++i) items_[i] = rect_at(boxes, i);
   if (n == 0) {
     rects_.clear();
     children_.clear();
@@ -88,13 +103,6 @@ void BoxIndex::assign(const double* boxes, std::size_t n, std::vector<std::uint6
     level_end_.push_back(total);
   } while (count != 1);
 
-  Rect all = items_[0];
-  for (const Rect& r : items_) {
-    all.x0 = std::min(all.x0, r.x0);
-    all.y0 = std::min(all.y0, r.y0);
-    all.x1 = std::max(all.x1, r.x1);
-    all.y1 = std::max(all.y1, r.y1);
-  }
   // Hilbert key of each center in a 16-bit grid over the total bounds;
   // key << 32 | id, sorted stably on the key bits alone, keeps ids in input
   // order on ties (a deterministic layout).
@@ -102,7 +110,8 @@ void BoxIndex::assign(const double* boxes, std::size_t n, std::vector<std::uint6
   const double sx = w > 0 ? 65535.0 / w : 0.0, sy = h > 0 ? 65535.0 / h : 0.0;
   keys.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const Rect& r = items_[i];
+    const Rect r = rect_at(boxes, i);
+    items_[i] = r;
     double cx = ((r.x0 + r.x1) * 0.5 - all.x0) * sx;
     double cy = ((r.y0 + r.y1) * 0.5 - all.y0) * sy;
     auto hx = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cx)));
