@@ -1,6 +1,7 @@
 // Bindings of the screen-identity core: atoms, the n-gram embedder, the
 // two-set Jaccard score, the atom store (exact table + batch verifier) and the
 // BM25 index. Arguments are checked with the GIL held; kernels run without it.
+#include <cmath>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -12,6 +13,7 @@
 #include "spatialobs/bm25.hpp"
 #include "spatialobs/jaccard.hpp"
 #include "spatialobs/ngram_embed.hpp"
+#include "spatialobs/rrf.hpp"
 
 namespace spatialobs::bind {
 
@@ -133,6 +135,31 @@ void register_screen(py::module_& m) {
   m.def("screen_atoms", &screen_atoms_binding, py::arg("bounds"), py::arg("width"), py::arg("height"),
         py::arg("grid"), py::arg("roles"), py::arg("texts"));
   m.def("ngram_embed", &ngram_embed_binding, py::arg("texts"), py::arg("n"), py::arg("dim"));
+  m.def(
+      "rrf_fuse",
+      [](const py::list& lists, double k) {
+        std::vector<const std::int64_t*> ptrs;
+        std::vector<std::size_t> sizes;
+        std::vector<py::array> keep;  // holds the arrays while the GIL is released
+        for (const py::handle& h : lists) {
+          if (!py::isinstance<py::array>(h)) throw std::invalid_argument("rrf_fuse takes a list of int64 arrays");
+          py::array a = py::reinterpret_borrow<py::array>(h);
+          if (a.ndim() != 1) throw std::invalid_argument("each ranked list must be a 1-D int64 array");
+          check_array<std::int64_t>(a, "ranked list");
+          ptrs.push_back(static_cast<const std::int64_t*>(a.data()));
+          sizes.push_back(static_cast<std::size_t>(a.shape(0)));
+          keep.push_back(a);
+        }
+        if (!(k >= 0) || !std::isfinite(k)) throw std::invalid_argument("k must be finite and >= 0");
+        std::vector<std::int64_t> ids;
+        std::vector<double> scores;
+        {
+          py::gil_scoped_release release;  // raw buffers, kept alive by `keep`
+          rrf_fuse(ptrs.data(), sizes.data(), ptrs.size(), k, ids, scores);
+        }
+        return py::make_tuple(vector_to_numpy(std::move(ids)), vector_to_numpy(std::move(scores)));
+      },
+      py::arg("lists"), py::arg("k"));
 
   m.def(
       "jaccard_score",

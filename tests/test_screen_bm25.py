@@ -136,3 +136,14 @@ def test_long_posting_lists_cross_every_block_size_exactly():
                 want = ref.bm25_top_k(docs[: i + 1], q, 300)
                 assert ids.tolist() == [w for w, _ in want] and scores.tolist() == [s for _, s in want]
     assert ix.num_terms == len({t for d in docs for t in d})
+
+
+def test_core_rrf_bad_input():
+    with pytest.raises(InvalidInputError, match="list of int64 arrays"):
+        _core.rrf_fuse([[1, 2]], 60.0)
+    with pytest.raises(InvalidInputError, match="1-D int64"):
+        _core.rrf_fuse([np.zeros((2, 2), dtype=np.int64)], 60.0)
+    with pytest.raises(InvalidInputError, match="k must be finite"):
+        _core.rrf_fuse([np.array([1], dtype=np.int64)], float("nan"))
+    with pytest.raises(InvalidInputError):
+        _core.rrf_fuse([np.array([1.5])], 60.0)  # not int64

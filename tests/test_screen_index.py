@@ -91,6 +91,7 @@ def test_add_query_members_and_accessors():
     assert ix.query(Screen(base, 400, 1300, ScreenMeta(app="unknown"))) == []
     assert len(ix) == 3  # query indexes nothing
     assert ix.hnsw(ScreenMeta(app="mail")).ntotal == 2
+    assert ix.dense_k == 32 and ix.ef_search == 32  # defaults: DENSE_K, and efSearch = dense_k
     ix.ef_search = 50
     assert ix.hnsw(ScreenMeta(app="mail")).hnsw.efSearch == 50
     assert ix.memory_bytes() > 0
@@ -109,6 +110,10 @@ def test_bad_parameters():
         ({"grid": 0}, "grid must be an integer >= 1"),
         ({"candidates": "all"}, "candidates must be"),
         ({"embedder": object()}, "embedder must have 'dim'"),
+        ({"dense_k": 0}, "dense_k must be an integer from 1 to 65536, got 0"),
+        ({"dense_k": 2**40}, "dense_k must be an integer from 1"),
+        ({"dense_k": 3.5}, "dense_k must be an integer"),
+        ({"dense_k": True}, "dense_k must be an integer"),
     ]:
         with pytest.raises(InvalidInputError, match=msg):
             StateIndex(**kwargs)

@@ -314,3 +314,17 @@ def test_sigkill_mid_save_leaves_a_loadable_index_and_the_next_save_cleans_up(tm
     assert not _temporaries(folder)
     assert sorted(p.name for p in folder.iterdir()) == ["index.spobs"]
     assert len(StateIndex.load(path)) == len(ix)
+
+
+def test_dense_k_is_saved_and_a_file_without_it_takes_top_k(tmp_path, saved):
+    # A file written before dense_k existed took top_k dense candidates; it
+    # loads with dense_k = top_k and decides as it did.
+    assert StateIndex.load(crafted(tmp_path, saved)).dense_k == 20
+    old = StateIndex.load(crafted(tmp_path, saved, edit_header=lambda h: h["config"].pop("dense_k")))
+    assert old.dense_k == 20 and old.top_k == 20
+    ix = StateIndex(top_k=20, dense_k=7)
+    ix.save(tmp_path / "d.spobs")
+    assert StateIndex.load(tmp_path / "d.spobs").dense_k == 7
+    msg = rejected(crafted(tmp_path, saved, edit_header=lambda h: h["config"].update(dense_k=0)), "dense_k")
+    assert "invalid configuration" in msg
+    rejected(crafted(tmp_path, saved, edit_header=lambda h: h["config"].update(dense_k="9")), "dense_k must be an integer")

@@ -128,6 +128,7 @@ def save(index: Any, path: Any) -> None:
             "hnsw_m": index.hnsw_m,
             "ef_construction": index.ef_construction,
             "ef_search": index.ef_search,
+            "dense_k": index.dense_k,
         },
         "embedder": _spec(index.embedder),
         "metas": [list(k) for k in index._metas],
@@ -462,6 +463,8 @@ def _load(cls: Any, name: str, embedder: Any) -> Any:
             hnsw_m=_int(cfg.get("hnsw_m"), "hnsw_m"),
             ef_construction=_int(cfg.get("ef_construction"), "ef_construction"),
             ef_search=_int(cfg.get("ef_search"), "ef_search"),
+            # Files from before dense_k took top_k dense candidates.
+            dense_k=_int(cfg.get("dense_k", cfg.get("top_k")), "dense_k"),
         )
     except InvalidInputError as exc:
         raise _Corrupt(f"invalid configuration: {exc}") from None
