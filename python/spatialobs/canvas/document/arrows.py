@@ -1424,14 +1424,21 @@ def _resolve_dirty(d: Any, nodes: Sequence[Any], cache: Optional[Dict[str, Any]]
     todo = np.union1d(rows[dirty[rows]], plan.dep_arrow[dirty[plan.dep_target]])
     plan = _ArrowPlan(plan.bindings, by_arrow, plan.bound_terms, rows, plan.dep_target, plan.dep_arrow, d.local[rows])
     d.local[rows] = prev.local[rows]
+    _resolve_todo(d, nodes, todo, by_arrow, cache)
+    d.arrow_plan = plan
+    return rows.tolist()
+
+
+def _resolve_todo(d: Any, nodes: Sequence[Any], todo: np.ndarray, by_arrow: Mapping[int, Mapping[str, Any]],
+                  cache: Optional[Dict[str, Any]]) -> None:
+    """Resolve the arrow rows ``todo`` of an incremental pass into ``d.local`` (from
+    ``cache`` while their keys are unchanged), adding their results to ``cache``."""
     previous: Dict[str, Any] = cache if cache is not None else {}
     kept: Dict[str, Tuple[List[Any], Box]] = {}
     for r in todo.tolist():
         _resolve_one(d, nodes, r, by_arrow[r], previous, kept)
     if cache is not None:
         cache.update(kept)
-    d.arrow_plan = plan
-    return rows.tolist()
 
 
 def _resolve_added(d: Any, nodes: Sequence[Any], blist: List[Any], cache: Optional[Dict[str, Any]], prev: Any,
@@ -1472,12 +1479,7 @@ def _resolve_added(d: Any, nodes: Sequence[Any], blist: List[Any], cache: Option
     dep_target = np.concatenate([plan.dep_target, np.asarray(dt, dtype=np.int64)])
     dep_arrow = np.concatenate([plan.dep_arrow, np.asarray(touched, dtype=np.int64)])
     todo = np.union1d(np.union1d(rows[dirty[rows]], dep_arrow[dirty[dep_target]]), np.asarray(touched, dtype=np.int64))
-    previous: Dict[str, Any] = cache if cache is not None else {}
-    kept: Dict[str, Tuple[List[Any], Box]] = {}
-    for r in todo.tolist():
-        _resolve_one(d, nodes, r, by_arrow[r], previous, kept)
-    if cache is not None:
-        cache.update(kept)
+    _resolve_todo(d, nodes, todo, by_arrow, cache)
     d.arrow_plan = _ArrowPlan(blist, by_arrow, bound_terms, rows, dep_target, dep_arrow, point_boxes)
     return rows.tolist()
 
@@ -1512,12 +1514,7 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     todo = np.union1d(rows[dirty[rows]], plan.dep_arrow[dirty[plan.dep_target]])
     if len(todo) and not own_local:
         d.local = d.local.copy()
-    previous: Dict[str, Any] = cache if cache is not None else {}
-    kept: Dict[str, Tuple[List[Any], Box]] = {}
-    for r in todo.tolist():
-        _resolve_one(d, nodes, r, by_arrow[r], previous, kept)
-    if cache is not None:
-        cache.update(kept)
+    _resolve_todo(d, nodes, todo, by_arrow, cache)
     d.arrow_plan = _ArrowPlan(plan.bindings, by_arrow, plan.bound_terms, rows, plan.dep_target, plan.dep_arrow,
                               point_boxes)
     return todo
