@@ -9,6 +9,8 @@ as each kernel builds its own index per call.
 
 from __future__ import annotations
 
+from typing import Tuple
+
 import numpy as np
 import shapely
 from shapely import STRtree
@@ -124,13 +126,19 @@ def proximity_pairs(g, boxes, max_gap: float, k_nearest: int):
     gaps = _gap(boxes[a], boxes[b])
     keep = gaps <= max_gap
     a, b, gaps = a[keep], b[keep], gaps[keep]
-    idx = np.lexsort((b, gaps, a))  # per box a: nearest first, ties by index
-    a, b, gaps = a[idx], b[idx], gaps[idx]
-    starts = np.flatnonzero(np.concatenate([[True], a[1:] != a[:-1]]))
-    rank = np.arange(len(a)) - np.repeat(starts, np.diff(np.append(starts, len(a))))
-    keep = rank < k_nearest
-    lo, hi, gaps = np.minimum(a, b)[keep], np.maximum(a, b)[keep], gaps[keep]
-    key = lo.astype(np.int64) * (len(boxes) + 1) + hi
+    return _k_nearest(a, b, gaps, k_nearest, len(boxes))
+
+
+def _k_nearest(frm: np.ndarray, to: np.ndarray, gaps: np.ndarray, k: int, n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Candidate pairs ``frm -> to`` cut to each ``frm``'s ``k`` nearest (ties by index), as
+    unordered pairs ``(lo, hi)`` sorted and without repeats, with their gaps."""
+    idx = np.lexsort((to, gaps, frm))
+    frm, to, gaps = frm[idx], to[idx], gaps[idx]
+    starts = np.flatnonzero(np.concatenate([[True], frm[1:] != frm[:-1]]))
+    rank = np.arange(len(frm)) - np.repeat(starts, np.diff(np.append(starts, len(frm))))
+    keep = rank < k
+    lo, hi, gaps = np.minimum(frm, to)[keep], np.maximum(frm, to)[keep], gaps[keep]
+    key = lo.astype(np.int64) * (n + 1) + hi
     _, first = np.unique(key, return_index=True)
     return np.stack([lo[first], hi[first]]).astype(np.int64), gaps[first]
 
@@ -213,16 +221,8 @@ def proximity_pairs_numpy(boxes: np.ndarray, max_gap: float, k_nearest: int):
     keep = (gaps <= max_gap) & ~_overlaps_area(ba, bb)
     a, b, gaps = a[keep], b[keep], gaps[keep]
     # both ends keep their k nearest: rank each candidate from both sides
-    frm, to, gg = np.concatenate([a, b]), np.concatenate([b, a]), np.concatenate([gaps, gaps])
-    idx = np.lexsort((to, gg, frm))
-    frm, to, gg = frm[idx], to[idx], gg[idx]
-    starts = np.flatnonzero(np.concatenate([[True], frm[1:] != frm[:-1]]))
-    rank = np.arange(len(frm)) - np.repeat(starts, np.diff(np.append(starts, len(frm))))
-    keep = rank < k_nearest
-    lo, hi, gg = np.minimum(frm, to)[keep], np.maximum(frm, to)[keep], gg[keep]
-    key = lo.astype(np.int64) * (len(boxes) + 1) + hi
-    _, first = np.unique(key, return_index=True)
-    return np.stack([lo[first], hi[first]]).astype(np.int64), gg[first]
+    return _k_nearest(np.concatenate([a, b]), np.concatenate([b, a]), np.concatenate([gaps, gaps]), k_nearest,
+                      len(boxes))
 
 
 def _line_starts(v: np.ndarray, tol: float) -> np.ndarray:
