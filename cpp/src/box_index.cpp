@@ -160,13 +160,7 @@ std::vector<std::int64_t> BoxIndex::query_pairs() const {
          keys.push_back((static_cast<std::uint64_t>(std::min(a, b)) << 32) | std::max(a, b));
        });
   detail::radix_sort(keys);
-  const std::size_t k = keys.size();
-  std::vector<std::int64_t> pairs(2 * k);
-  for (std::size_t t = 0; t < k; ++t) {
-    pairs[t] = static_cast<std::int64_t>(keys[t] >> 32);
-    pairs[k + t] = static_cast<std::int64_t>(keys[t] & 0xffffffffu);
-  }
-  return pairs;
+  return detail::unpack_pairs(keys);
 }
 
 }  // namespace spatialobs

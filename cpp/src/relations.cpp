@@ -250,13 +250,7 @@ std::vector<std::int64_t> containment_pairs(const BoxIndex& index, Scratch& s, s
   std::vector<std::uint64_t>& keys = s.keys(0);
   for (std::size_t t = 1; t < s.all_keys().size(); ++t) keys.insert(keys.end(), s.keys(t).begin(), s.keys(t).end());
   detail::radix_sort(keys, s.keys_tmp);
-  const std::size_t k = keys.size();
-  std::vector<std::int64_t> pairs(2 * k);
-  for (std::size_t t = 0; t < k; ++t) {
-    pairs[t] = static_cast<std::int64_t>(keys[t] >> 32);
-    pairs[k + t] = static_cast<std::int64_t>(keys[t] & 0xffffffffu);
-  }
-  return pairs;
+  return detail::unpack_pairs(keys);
 }
 
 void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_nearest, std::vector<std::int64_t>& pairs,

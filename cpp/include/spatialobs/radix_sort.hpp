@@ -86,4 +86,15 @@ inline void radix_sort_by_key(std::vector<Record>& recs) {
   radix_sort_by_key(recs, tmp);
 }
 
+// Sorted packed pairs (i << 32 | j) as the two rows of a 2 x k array: all i, then all j.
+inline std::vector<std::int64_t> unpack_pairs(const std::vector<std::uint64_t>& keys) {
+  const std::size_t k = keys.size();
+  std::vector<std::int64_t> pairs(2 * k);
+  for (std::size_t t = 0; t < k; ++t) {
+    pairs[t] = static_cast<std::int64_t>(keys[t] >> 32);
+    pairs[k + t] = static_cast<std::int64_t>(keys[t] & 0xffffffffu);
+  }
+  return pairs;
+}
+
 }  // namespace spatialobs::detail
