@@ -5,22 +5,9 @@
 #include <string>
 
 #include "spatialobs/atoms.hpp"
+#include "spatialobs/mix64.hpp"
 
 namespace spatialobs {
-
-namespace detail {
-
-// splitmix64's finalizer: spreads every input bit over the word.
-inline std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
-}  // namespace detail
 
 std::uint64_t AtomStore::exact_key(std::uint32_t meta, const std::uint64_t* control, std::size_t nc,
                                    const std::uint64_t* text, std::size_t nt) {

@@ -1,4 +1,5 @@
 #include "spatialobs/bm25.hpp"
+#include "spatialobs/mix64.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,16 +17,6 @@ Bm25Index::Bm25Index(double k1, double b) : k1_(k1), b_(b) {
 
 namespace detail {
 
-// splitmix64's finalizer: atoms may be chosen by a caller, so the table does
-// not trust their low bits.
-inline std::uint64_t bm25_mix(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
 
 // Capacity of a term's block holding len postings (len >= 1).
 inline std::uint32_t bm25_cap(std::uint32_t len) {
@@ -45,7 +36,7 @@ inline unsigned bm25_class(std::uint32_t cap) {
 std::int64_t Bm25Index::find_term(std::uint64_t key) const {
   if (slots_.empty()) return -1;
   const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = detail::bm25_mix(key) & mask;; i = (i + 1) & mask) {
+  for (std::size_t i = detail::mix64(key) & mask;; i = (i + 1) & mask) {
     const std::uint32_t s = slots_[i];
     if (s == 0) return -1;
     if (terms_[s - 1].key == key) return static_cast<std::int64_t>(s - 1);
@@ -56,7 +47,7 @@ void Bm25Index::grow_slots() {
   std::vector<std::uint32_t> slots(slots_.empty() ? 64 : 2 * slots_.size(), 0);
   const std::size_t mask = slots.size() - 1;
   for (std::size_t t = 0; t < terms_.size(); ++t) {
-    std::size_t i = detail::bm25_mix(terms_[t].key) & mask;
+    std::size_t i = detail::mix64(terms_[t].key) & mask;
     while (slots[i] != 0) i = (i + 1) & mask;
     slots[i] = static_cast<std::uint32_t>(t + 1);
   }
@@ -70,7 +61,7 @@ std::uint32_t Bm25Index::term_for(std::uint64_t key) {
   // Load at most 0.7: probes stay short and the table costs 6 to 11 bytes per term.
   if (10 * (terms_.size() + 1) > 7 * slots_.size()) grow_slots();
   const std::size_t mask = slots_.size() - 1;
-  std::size_t i = detail::bm25_mix(key) & mask;
+  std::size_t i = detail::mix64(key) & mask;
   while (slots_[i] != 0) i = (i + 1) & mask;
   terms_.push_back(Term{key, 0, 0});
   slots_[i] = static_cast<std::uint32_t>(terms_.size());
