@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Sequence
 
 from spatialobs.screen.drivers.base import DriverFault, DriverUnavailable
 
-__all__ = ["Session", "missing_programs", "kill_group"]
+__all__ = ["Session", "missing_programs", "kill_group", "log_tail"]
 
 BUS_LAUNCHER = ("/usr/libexec/at-spi-bus-launcher", "/usr/lib/at-spi2-core/at-spi-bus-launcher",
                 "/usr/lib/at-spi2/at-spi-bus-launcher")
@@ -82,6 +82,15 @@ def missing_programs(programs: Sequence[str]) -> List[str]:
     if bus_launcher() is None:
         out.append("at-spi-bus-launcher")
     return out
+
+
+def log_tail(path: str, n: int = 300) -> str:
+    """The last ``n`` bytes of a process's log file as text ("" when it cannot be read), for an error message."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()[-n:].decode(errors="replace").strip()
+    except OSError:
+        return ""
 
 
 def kill_group(proc: "subprocess.Popen[bytes]", grace: float = 0.0) -> None:

@@ -56,7 +56,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action
-from spatialobs.screen.drivers._session import Session, alive, missing_programs
+from spatialobs.screen.drivers._session import Session, alive, log_tail, missing_programs
 from spatialobs.screen.drivers.base import Driver, DriverFault, DriverUnavailable
 from spatialobs.screen.model import Element, Screen, ScreenMeta
 
@@ -410,7 +410,7 @@ class AtspiDriver(Driver):
         while True:
             if not alive(self._app):
                 raise DriverFault("crash", f"{self.name} exited while starting (code {self._app.poll()}): "
-                                           f"{_tail(self.log)}")
+                                           f"{log_tail(self.log)}")
             try:
                 if self._windows():
                     break
@@ -848,11 +848,3 @@ def _text_calls(ref: Ref) -> List[Call]:
 def _before(ext: Any, axis: int, limit: float) -> bool:
     # Whether a cell's extents reply starts before ``limit`` along ``axis`` (0: x, 1: y).
     return ext is not None and not isinstance(ext, _CallError) and float(ext[0][axis]) < limit
-
-
-def _tail(path: str, n: int = 300) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read()[-n:].decode(errors="replace").strip()
-    except OSError:
-        return ""

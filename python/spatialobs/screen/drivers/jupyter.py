@@ -51,7 +51,7 @@ import urllib.request
 import weakref
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from spatialobs.screen.drivers._session import _catch_sigterm, _die_with_parent, alive, kill_group
+from spatialobs.screen.drivers._session import _catch_sigterm, _die_with_parent, alive, kill_group, log_tail
 from spatialobs.screen.drivers.base import DriverFault, DriverUnavailable
 from spatialobs.screen.drivers.web import WebDriver
 from spatialobs.screen.drivers.web import unavailable_reason as _web_unavailable
@@ -255,7 +255,7 @@ class JupyterLabDriver(WebDriver):
         while True:
             if not alive(self._server_proc):
                 raise DriverFault("crash", f"jupyter lab exited while starting (code {self._server_proc.poll()}): "
-                                           f"{_tail(self.log)}")
+                                           f"{log_tail(self.log)}")
             try:
                 req = urllib.request.Request(f"{base}/api/status", headers={"Authorization": f"token {self._token}"})
                 with urllib.request.urlopen(req, timeout=2) as r:
@@ -329,11 +329,3 @@ class JupyterLabDriver(WebDriver):
 
 def _local(url: str, origin: str) -> bool:
     return url == origin or url.startswith((origin + "/", origin + "?", "data:", "blob:"))
-
-
-def _tail(path: str, n: int = 300) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read()[-n:].decode(errors="replace").strip()
-    except OSError:
-        return ""
