@@ -255,6 +255,8 @@ class _PageTables:
     touches: Tuple[np.ndarray, np.ndarray, np.ndarray]
     near: Tuple[np.ndarray, np.ndarray, np.ndarray]
     aligned: Tuple[np.ndarray, np.ndarray, np.ndarray]
+    #: per type, (viewport, pairs with one end in view) for the last viewport asked
+    in_view_counts: Dict[str, Tuple[Tuple[float, float, float, float], int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -287,6 +289,14 @@ class _PageState:
     sb: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))        # their boxes
     subpos: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # page row -> position in sub, -1
     bound_end: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), bool))
+    n_children: int = 0  # rows with a native parent (the tree is the same for every version of a state)
+    by_target: Optional[np.ndarray] = None  # binding positions sorted by target row (see bindings_by_target)
+
+    def bindings_by_target(self) -> np.ndarray:
+        """Positions of the bindings ordered by target row (stable), computed once per bindings."""
+        if self.by_target is None:
+            self.by_target = np.argsort(self.bindings[1], kind="stable")
+        return self.by_target
 
     def fresh_index(self) -> G.BoxIndex:
         """An index over the current solid boxes (rebuilt when edits left it stale)."""
@@ -344,6 +354,7 @@ def _new_state(canvas: Canvas, page: str) -> _PageState:
     st.bound_end[bf, bterm] = True
     er, et, lxy = _local_ends(canvas, pg, st.bound_end, _ends_rows(pg, st.bound_end))
     st.ends = _Ends(er, et, lxy, *_ends_xy(pg, er, lxy))
+    st.n_children = int(np.count_nonzero(pg.parent >= 0))
     return st
 
 
@@ -618,26 +629,42 @@ class _Params:
 
 @dataclass
 class _View:
-    """Every row against the viewport."""
+    """The page against the viewport: per-row labels and gaps, the rest only for the rows in view."""
 
     solid: np.ndarray        # paints an area of its own (not a connector or group)
-    labels: np.ndarray       # visibility code, OCCLUDED applied
-    gaps: np.ndarray         # distance to the viewport
-    occ: np.ndarray          # occluder row (the frame for a clipped-away row in view), -1 if none
-    in_view: np.ndarray      # visible or partial before occlusion
-    raw_partial: np.ndarray
-    reading: np.ndarray      # reading order among solid rows in view, -1 elsewhere
+    labels: np.ndarray       # visibility code of every row (int8), OCCLUDED applied
+    gaps: np.ndarray         # distance of every row to the viewport
+    rows: np.ndarray         # rows in view (visible or partial before occlusion), ascending
+    occ: np.ndarray          # per in-view row: occluder row (the frame for a clipped-away row), -1 if none
+    reading: np.ndarray      # per in-view row: reading order among solid rows in view, -1 elsewhere
+    partial: np.ndarray      # in-view rows that are partial, ascending
+    near_rows: np.ndarray    # offscreen-near rows, ascending
+    in_view: np.ndarray      # (n,) bool mask of ``rows``
+
+    def at(self, per_row: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``per_row`` (aligned with the in-view rows) read at ``rows``; -1 where a row is not in view."""
+        pos = np.searchsorted(self.rows, rows)
+        hit = pos < len(self.rows)
+        hit[hit] = self.rows[pos[hit]] == rows[hit]
+        out = np.full(len(rows), -1, np.int64)
+        out[hit] = per_row[pos[hit]]
+        return out
 
 
 @dataclass
 class _Relations:
-    """Every relation of the page as parallel row arrays, one entry per type.
+    """The relations an observation can report, by type, without listing the page's.
 
-    ``parts[t] = (a, b, extra)``: ``extra`` is the terminal code for ``bound``
-    and ``touches``, the gap for ``near``, the kind mask for ``aligned``.
+    ``parts[t] = (a, b, extra)`` holds every pair of type ``t`` sorted by ``a``
+    (``occludes`` by ``b``, the occluded row); ``extra`` is the terminal code for
+    ``bound`` and ``touches``, the gap for ``near``, the kind mask for
+    ``aligned``. ``parent`` is not listed: a row's parent is ``pg.parent``.
+    ``near`` and ``aligned`` count only pairs with one end in view; ``counts``
+    gives the size of every type as reported.
     """
 
     parts: Dict[str, Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]]
+    counts: Dict[str, int]
 
 
 @dataclass
@@ -676,23 +703,30 @@ def _inputs(canvas: Any, viewport: Any, page: Optional[str], selected: Optional[
     return p, pg
 
 
-def _view(pg: _Page, solid: np.ndarray, p: _Params) -> _View:
-    """Visibility, occlusion and reading order (linear kernels; reading order only in view)."""
+def _view(st: _PageState, p: _Params) -> _View:
+    """Visibility of every row (one linear kernel); occlusion and reading order among the rows in view."""
+    pg, solid = st.pg, st.solid
     n = len(pg.ids)
     labels, gaps = G.visibility(pg.boxes, p.vbox, p.near_factor)
-    labels = labels.astype(np.int64)
-    no_occ = pg.hidden | ~solid | pg.gone
-    occ = G.occluders(pg.boxes, np.arange(n, dtype=np.int64), pg.opacity, no_occ, p.vbox, p.min_opacity)
-    in_view = (labels == G.VISIBLE) | (labels == G.PARTIAL)
-    raw_partial = labels == G.PARTIAL
-    occ = np.where(pg.gone & in_view, pg.frame, occ)
-    labels = np.where(in_view & (occ >= 0), G.OCCLUDED, labels)
-    # reading order among solid objects in view
-    reading = np.full(n, -1, dtype=np.int64)
-    view_solid = np.flatnonzero(in_view & solid)
-    if len(view_solid):
-        reading[view_solid] = G.reading_order(np.ascontiguousarray(pg.boxes[view_solid]), p.row_tol)
-    return _View(solid, labels, gaps, occ, in_view, raw_partial, reading)
+    shown = np.flatnonzero(labels != G.OFFSCREEN_FAR)
+    code = labels[shown]
+    rows = shown[(code == G.VISIBLE) | (code == G.PARTIAL)]
+    partial = shown[code == G.PARTIAL]
+    near_rows = shown[code == G.OFFSCREEN_NEAR]
+    # an occluder contains a box clipped to the viewport, so it is in view too: the rows
+    # in view are all the kernel needs, and their order is the page's paint order
+    no_occ = pg.hidden[rows] | ~solid[rows] | pg.gone[rows]
+    occ = G.occluders(pg.boxes[rows], None, pg.opacity[rows], no_occ, p.vbox, p.min_opacity)
+    occ = np.where(occ >= 0, rows[np.maximum(occ, 0)], -1)
+    occ = np.where(pg.gone[rows], pg.frame[rows], occ)
+    labels[rows[occ >= 0]] = G.OCCLUDED
+    reading = np.full(len(rows), -1, dtype=np.int64)
+    vs = np.flatnonzero(solid[rows])
+    if len(vs):
+        reading[vs] = G.reading_order(np.ascontiguousarray(pg.boxes[rows[vs]]), p.row_tol)
+    in_view = np.zeros(n, bool)
+    in_view[rows] = True
+    return _View(solid, labels, gaps, rows, occ, reading, partial, near_rows, in_view)
 
 
 def _bindings(canvas: Canvas, pg: _Page) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -859,6 +893,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         return None
     st = _PageState(pg, old.solid, old.bindings, old.binding_writes, old.index, old.index_boxes, old.stale)
     st.sub, st.sb, st.bound_end, st.subpos = sub, sb, old.bound_end, old.subpos
+    st.n_children, st.by_target = old.n_children, old.by_target
     if old.index is not None:
         cand = np.union1d(old.stale, changed)
         st.stale = cand[(sb[cand] != old.index_boxes[cand]).any(axis=1)]  # type: ignore[index]
@@ -1215,31 +1250,38 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     return k >> 33, (k >> 1) & 0xFFFFFFFF, mk
 
 
-def _in_view_pairs(pairs: Tuple[np.ndarray, np.ndarray, np.ndarray],
-                   in_view: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    # near and aligned describe the layout the agent sees: at least one of the
-    # two objects is in view (offscreen objects carry their bounds instead)
-    a, b, x = pairs
-    keep = in_view[a] | in_view[b]
-    return a[keep], b[keep], x[keep]
+def _in_view_count(tables: _PageTables, name: str, view: _View, vbox: Tuple[float, float, float, float]) -> int:
+    """How many ``near`` or ``aligned`` pairs have one end in view (kept per table for the last viewport)."""
+    hit = tables.in_view_counts.get(name)
+    if hit is not None and hit[0] == vbox:
+        return hit[1]
+    a, b, _ = getattr(tables, name)
+    count = int(np.count_nonzero(view.in_view[a] | view.in_view[b]))
+    tables.in_view_counts[name] = (vbox, count)
+    return count
 
 
 def _relations(canvas: Canvas, st: _PageState, view: _View, p: _Params) -> _Relations:
     """Native relations, then the inferred ones: the page's cached tables, and what depends on the view."""
     pg = st.pg
-    nat_child = np.flatnonzero(pg.parent >= 0)
     tb = _page_tables(canvas, st, p)
-    occluded_rows = np.flatnonzero((view.occ >= 0) & ~pg.gone)
-    return _Relations({
-        "parent": (nat_child, pg.parent[nat_child], None),
+    occluded = np.flatnonzero((view.occ >= 0) & ~pg.gone[view.rows])
+    parts = {
         "bound": st.bindings,
         "touches": tb.touches,
         "inside": (*tb.inside, None),
-        "occludes": (view.occ[occluded_rows], occluded_rows, None),
+        "occludes": (view.occ[occluded], view.rows[occluded], None),
         "overlaps": (*tb.overlaps, None),
-        "near": _in_view_pairs(tb.near, view.in_view),
-        "aligned": _in_view_pairs(tb.aligned, view.in_view),
-    })
+        # near and aligned describe the layout the agent sees: at least one of the
+        # two objects is in view (offscreen objects carry their bounds instead)
+        "near": tb.near,
+        "aligned": tb.aligned,
+    }
+    counts = {name: len(part[0]) for name, part in parts.items()}
+    counts["parent"] = st.n_children
+    counts["near"] = _in_view_count(tb, "near", view, p.vbox)
+    counts["aligned"] = _in_view_count(tb, "aligned", view, p.vbox)
+    return _Relations(parts, counts)
 
 
 def _ordered_unique(rows: np.ndarray) -> np.ndarray:
@@ -1256,38 +1298,62 @@ def _nearest(rows: np.ndarray, gaps: np.ndarray, k: int) -> np.ndarray:
     return rows[np.lexsort((rows, gaps[rows]))][:k]
 
 
-def _rank(pg: _Page, view: _View, rels: _Relations, p: _Params) -> _Ranking:
-    """Kept rows by priority, then the relations among them up to the hard limit."""
+def _gather(keys: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Positions in ``keys`` (sorted) of the entries equal to one of ``rows`` (sorted, unique), ascending."""
+    lo = np.searchsorted(keys, rows, "left")
+    cnt = np.searchsorted(keys, rows, "right") - lo
+    total = int(cnt.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    return np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
+
+
+def _neighbours(st: _PageState, rels: _Relations, taken: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Rows connected to the taken ``rows`` (sorted): bound and touching connectors, their
+    targets, and containers (a container's own children are not pulled in)."""
+    pg = st.pg
+    bf, bt, _ = rels.parts["bound"]
+    tc, ts, _ = rels.parts["touches"]
+    by_to = st.bindings_by_target()
+    from_t = by_to[_gather(bt[by_to], rows)]  # bindings whose target is taken
+    pa = pg.parent[rows]
+    out = [bt[_gather(bf, rows)], pa[pa >= 0], bf[from_t][pg.parent[bf[from_t]] != bt[from_t]],
+           ts[taken[tc]], tc[taken[ts] & (pg.parent[tc] != ts)]]
+    return np.concatenate(out)
+
+
+def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking:
+    """Kept rows by priority, then the relations among them up to the hard limit.
+
+    The work follows what is kept: connections are looked up from the taken rows,
+    offscreen rows come from the offscreen-near ones when there are enough, and
+    relations are read for the kept rows only.
+    """
+    pg = st.pg
     n = len(pg.ids)
-    in_view, gaps = view.in_view, view.gaps
-    rank = np.full(n, -1, dtype=np.int64)
+    gaps = view.gaps
     order: List[np.ndarray] = []
     taken = np.zeros(n, bool)
 
-    group1 = np.concatenate([_ordered_unique(p.sel), _ordered_unique(p.ctx), np.flatnonzero(view.raw_partial)])
+    group1 = np.concatenate([_ordered_unique(p.sel), _ordered_unique(p.ctx), view.partial])
     g1 = _ordered_unique(group1)
-    g1 = g1[~taken[g1]]
     taken[g1] = True
     order.append(g1)
     budget = p.max_objects - len(g1)
 
-    g2 = np.flatnonzero(in_view & ~taken)
-    g2_key = np.where(view.reading[g2] >= 0, view.reading[g2], n + g2)
-    g2 = g2[np.argsort(g2_key, kind="stable")][:max(budget, 0)]
+    g2pos = np.flatnonzero(~taken[view.rows])
+    g2 = view.rows[g2pos]
+    rd = view.reading[g2pos]
+    g2 = g2[np.argsort(np.where(rd >= 0, rd, n + g2), kind="stable")][:max(budget, 0)]
     taken[g2] = True
     order.append(g2)
     budget -= len(g2)
 
     # connections: bindings, touching connectors, native containers
-    nat_child = rels.parts["parent"][0]
-    bf, bt, _ = rels.parts["bound"]
-    tc, ts, _ = rels.parts["touches"]
-    ea = np.concatenate([bf, tc, nat_child])
-    eb = np.concatenate([bt, ts, pg.parent[nat_child]])
     for _hop in range(2):
-        if budget <= 0 or not len(ea):
+        if budget <= 0:
             break
-        cand = np.concatenate([eb[taken[ea]], ea[taken[eb] & (pg.parent[ea] != eb)]])
+        cand = _neighbours(st, rels, taken, np.sort(np.concatenate(order)))
         cand = np.unique(cand[~taken[cand]])
         if not len(cand):
             break
@@ -1297,30 +1363,46 @@ def _rank(pg: _Page, view: _View, rels: _Relations, p: _Params) -> _Ranking:
         budget -= len(cand)
 
     if budget > 0:
-        rest = _nearest(np.flatnonzero(~taken & ~in_view), gaps, budget)
+        # every offscreen-near row is nearer than every offscreen-far one
+        near = view.near_rows[~taken[view.near_rows]]
+        pool = near if len(near) >= budget else np.flatnonzero(~taken & ~view.in_view)
+        rest = _nearest(pool, gaps, budget)
         taken[rest] = True
         order.append(rest)
 
     kept = np.concatenate(order) if order else np.zeros(0, np.int64)
+    rank = np.empty(n, dtype=np.int64)  # read only where ``taken``
     rank[kept] = np.arange(len(kept))
+    ks = np.sort(kept)
 
     t_code = {t: i for i, t in enumerate(RELATION_TYPES)}
-    total = sum(len(part[0]) for part in rels.parts.values())
     R_t, R_a, R_b, R_x, R_i = [], [], [], [], []
     for name in RELATION_TYPES:
-        a, b, extra = rels.parts[name]
-        m = (rank[a] >= 0) & (rank[b] >= 0) if len(a) else np.zeros(0, bool)
-        a, b = a[m], b[m]
+        if name == "parent":
+            a = ks[pg.parent[ks] >= 0]
+            b = pg.parent[a]
+            m = taken[b]
+            a, b, x, i = a[m], b[m], np.zeros(int(m.sum())), a[m]
+        else:
+            pa, pb, extra = rels.parts[name]
+            i = _gather(pb, ks) if name == "occludes" else _gather(pa, ks)
+            a, b = pa[i], pb[i]
+            m = taken[b] & taken[a]
+            if name in ("near", "aligned"):
+                m &= view.in_view[a] | view.in_view[b]
+            a, b, i = a[m], b[m], i[m]
+            x = np.zeros(len(a)) if extra is None else np.asarray(extra, dtype=np.float64)[i]
         R_t.append(np.full(len(a), t_code[name], dtype=np.int64))
         R_a.append(a)
         R_b.append(b)
-        R_x.append(np.zeros(len(a)) if extra is None else np.asarray(extra, dtype=np.float64)[m])
-        R_i.append(np.arange(len(a), dtype=np.int64))
+        R_x.append(x)
+        R_i.append(i)
     rt, ra, rb, rx, ri = (np.concatenate(v) for v in (R_t, R_a, R_b, R_x, R_i))
     native = rt <= t_code["bound"]
     lo = np.minimum(rank[ra], rank[rb])
     hi = np.maximum(rank[ra], rank[rb])
     chosen = np.lexsort((ri, hi, rt, lo, ~native))[:p.max_relations]
+    total = sum(rels.counts.values())
     return _Ranking(kept, rt[chosen], ra[chosen], rb[chosen], rx[chosen], total)
 
 
@@ -1329,7 +1411,8 @@ def _records(canvas: Canvas, pg: _Page, view: _View, rk: _Ranking,
     """Object and relation records, and the exact bounds of the kept objects."""
     ox, oy = p.origin
     kept = rk.kept
-    labels, occ, reading = view.labels, view.occ, view.reading
+    labels = view.labels
+    occ, reading = view.at(view.occ, kept), view.at(view.reading, kept)
     nodes = canvas.nodes
     ids = pg.ids
     bnds = pg.bounds
@@ -1344,8 +1427,8 @@ def _records(canvas: Canvas, pg: _Page, view: _View, rk: _Ranking,
     exact: Dict[str, Tuple[float, float, float, float]] = {}
     kl = kept.tolist()
     lab = labels[kept].tolist()
-    occl = occ[kept].tolist()
-    rd = reading[kept].tolist()
+    occl = occ.tolist()
+    rd = reading.tolist()
     lk = pg.locked[kept].tolist()
     hd = pg.hidden[kept].tolist()
     gn = pg.gone[kept].tolist()
@@ -1504,9 +1587,9 @@ def observe(
     p, pg = _inputs(canvas, viewport, page, selected, context, max_objects, max_relations, origin, include_bounds,
                     near_factor, near_gap, align_tol, row_tol, touch_tol, min_opacity)
     st = _page_state(canvas, p.page)
-    view = _view(pg, st.solid, p)
+    view = _view(st, p)
     rels = _relations(canvas, st, view, p)
-    rk = _rank(pg, view, rels, p)
+    rk = _rank(st, view, rels, p)
     objects, relations, exact = _records(canvas, pg, view, rk, p)
     omitted = {"objects": len(pg.ids) - len(rk.kept), "relations": rk.total - len(relations)}
     from spatialobs.canvas import changes as _changes
