@@ -1,6 +1,7 @@
 """observe + to_json on real canvases and synthetic pages, next to the pure-Python observation.
 
-Targets (issue 17): under 30 ms warm at 10^5 shapes and under 40 ms after one edit; the
+Targets (issue 17): under 30 ms warm at 10^5 shapes and under 40 ms after one edit, under 60 ms
+warm at 10^6 (its page takes about a minute and 3 GB to build and derive: CI caps the size); the
 observation of a 180-object workspace well under the paper's 75 kB. The document's derived
 geometry is computed before timing (it is cached per write); a warm observation reuses the
 page version's relation tables, and the after-edit benchmarks time the first observation of a
@@ -81,7 +82,7 @@ def test_observe_real_python(benchmark, path):
     assert got == observe(c, vp).to_dict()
 
 
-@pytest.mark.parametrize("n", sizes(1_000, 10_000, 100_000))
+@pytest.mark.parametrize("n", sizes(1_000, 10_000, 100_000, 1_000_000))
 def test_observe_synthetic(benchmark, n):
     benchmark.group = f"observe-synthetic n={n}"
     c = synth(n)
