@@ -141,6 +141,33 @@ def test_place(benchmark, n):
 
 @pytest.mark.parametrize("n", sizes(10, 100, 1000))
 @pytest.mark.benchmark(group="place")
+def test_place_python_solver(benchmark, n, monkeypatch):
+    """``place`` with the solver's Python twin, the test oracle (the solver before the compiled kernel)."""
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    import spatialobs.canvas.editing.place as placing  # noqa: PLC0415
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.reference.place_oracle import solve_placement_reference  # noqa: PLC0415
+
+    c0, ids, occ = place_scene(n)
+    fast = c0.copy()
+    place(fast, ids, "F")
+    monkeypatch.setattr(placing, "solve_placement", solve_placement_reference)
+
+    def run():
+        c = c0.copy()
+        place(c, ids, "F")
+        return c
+
+    c = benchmark(run)
+    check_placed(c, ids, occ)
+    assert [c.page_bounds(i) for i in ids] == [fast.page_bounds(i) for i in ids]  # the same corners
+
+
+@pytest.mark.parametrize("n", sizes(10, 100, 1000))
+@pytest.mark.benchmark(group="place")
 def test_place_shelf_baseline(benchmark, n):
     c0, ids, occ = place_scene(n)
 

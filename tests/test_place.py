@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from spatialobs import InvalidInputError, OutOfRangeError, SpatialObsError
 from spatialobs.canvas import Canvas, Executor, Node, PlacementError
 from spatialobs.canvas.editing.place import place, solve_placement
-from tests.reference.place_oracle import nearest_free_lattice, overlap_area, placement_violations
+from tests.reference.place_oracle import (nearest_free_lattice, overlap_area, placement_violations,
+                                          solve_placement_reference)
 
 def scene(frame, occupants, objects, rotations=()):
     """A canvas with frame ``F`` (page box), occupant children and loose objects elsewhere."""
@@ -196,3 +197,172 @@ def test_place_bad_input():
     with pytest.raises(PlacementError, match="locked"):
         place(c, ["m0"], "F")
     assert issubclass(PlacementError, SpatialObsError) and issubclass(PlacementError, ValueError)
+
+
+# ---- the compiled solver against its Python twin (tests/reference/place_oracle.py) ----
+
+coords = st.one_of(st.integers(-20, 140).map(float), st.floats(-20, 140, allow_nan=False).map(lambda v: round(v, 3)))
+extents = st.one_of(st.integers(0, 45).map(float), st.floats(0, 45, allow_nan=False))
+
+
+@st.composite
+def solver_inputs(draw):
+    """Rooms, obstacles (up to about 130: on both sides of the 64 cut-over), sizes and wishes.
+
+    Integer coordinates make touching, duplicate and nested boxes common; arbitrary
+    floats exercise the rounding the two solvers must share. The bulk of the
+    obstacles comes from a drawn seed (long hypothesis lists are slow to generate).
+    """
+    L, T = draw(st.integers(-10, 10)), draw(st.integers(-10, 10))
+    W = draw(st.sampled_from([0, 30, 60, 100, 160])) + draw(st.integers(0, 20))
+    H = draw(st.sampled_from([0, 30, 60, 100, 160])) + draw(st.integers(0, 20))
+    inner = (float(L), float(T), float(L + W), float(T + H))
+    boxes = draw(st.lists(st.tuples(coords, coords, extents, extents), max_size=8))
+    if draw(st.booleans()):  # wide and tall walls across the room
+        boxes += draw(st.lists(st.tuples(coords, coords, st.just(400.0), st.integers(0, 30).map(float)), max_size=2))
+        boxes += draw(st.lists(st.tuples(coords, coords, st.integers(0, 30).map(float), st.just(400.0)), max_size=2))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    k = draw(st.sampled_from([0, 10, 60, 120]))
+    lattice = draw(st.booleans())
+    xy = rng.uniform(-10, max(W, H) + 10, (k, 2))
+    wh = rng.uniform(0, 25, (k, 2))
+    bulk = np.hstack([xy, xy + wh])
+    if lattice:
+        bulk = np.round(bulk / 5) * 5
+    obstacles = np.vstack([np.array([(x, y, x + w, y + h) for x, y, w, h in boxes], dtype=float).reshape(-1, 4),
+                           bulk + [L, T, L, T]])
+    n = draw(st.integers(1, 24))
+    sizes = rng.uniform(0, 1 + 30 * draw(st.floats(0, 1)), (n, 2))
+    wants = rng.uniform(-20, max(W, H) + 20, (n, 2))
+    if lattice:
+        sizes, wants = np.round(sizes), np.round(wants)
+    sizes[:1] = draw(st.tuples(extents, extents))
+    return sizes, wants, inner, obstacles
+
+
+def both(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs), None
+    except SpatialObsError as exc:
+        return None, exc
+
+
+def assert_same_outcome(args, names=None):
+    got, err = both(solve_placement, *args, names=names)
+    want, ref_err = both(solve_placement_reference, *args, names=names)
+    if ref_err is not None:
+        assert err is not None and type(err) is type(ref_err) and str(err) == str(ref_err), (err, ref_err)
+        return
+    assert err is None, err
+    assert got.dtype == np.float64 and got.shape == want.shape
+    assert np.array_equal(got, want), np.argwhere(got != want)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(solver_inputs())
+def test_solver_equals_reference(args):
+    # the same corners to the bit, or the same PlacementError (the same pass fails on the same object)
+    assert_same_outcome(args)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_solver_equals_reference_on_tight_scenes(seed):
+    # benchmark-like: a square room with occupants, filled to about 45%; some seeds need the later passes
+    rng = np.random.default_rng(seed)
+    n = 120
+    sizes = rng.integers(4, 30, (n, 2)).astype(float)
+    side = float(np.sqrt(sizes.prod(axis=1).sum() * (2.2 + 0.4 * seed)))
+    occ = rng.uniform(0, side - 15, (n // 2, 2))
+    obstacles = np.hstack([occ, occ + 15])
+    wants = rng.uniform(0, side / 2, (n, 2))
+    assert_same_outcome((sizes, wants, (0.0, 0.0, side, side), obstacles), names=[f"m{k}" for k in range(n)])
+
+
+def test_solver_result_is_free_and_inside_on_a_dense_scene():
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 25, (300, 2)).astype(float)
+    corners = rng.uniform(0, 380, (150, 2))
+    obstacles = np.hstack([corners, corners + 12])
+    pos = solve_placement(sizes, rng.uniform(0, 100, (300, 2)), (0, 0, 400, 400), obstacles)
+    boxes = np.hstack([pos, pos + sizes])
+    assert (boxes[:, :2] >= 0).all() and (boxes[:, 2:] <= 400).all()
+    placed = [tuple(b) for b in boxes]
+    for i, a in enumerate(placed):
+        assert all(overlap_area(a, o) == 0 for o in map(tuple, obstacles))
+        assert all(overlap_area(a, b) == 0 for b in placed[i + 1:])
+
+
+def test_solver_bad_input_matches_reference():
+    for args in [
+        ([[1, 1], [2, 2]], [[0, 0]], (0, 0, 10, 10)),
+        ([[1, float("nan")]], [[0, 0]], (0, 0, 10, 10)),
+        ([[-1, 1]], [[0, 0]], (0, 0, 10, 10)),
+        ([[1, 1]], [[0, float("inf")]], (0, 0, 10, 10)),
+        ([[1, 1]], [[0, 0]], (0, 0, 10, 10), [[0, 0, float("nan"), 1]]),
+        ([[1, 1]], [[0, 0]], (5, 0, 4, 10)),
+        ([[1, 1]], [[0, 0]], (0, 0, float("inf"), 10)),
+    ]:
+        got, err = both(solve_placement, *args)
+        _, ref_err = both(solve_placement_reference, *args)
+        assert ref_err is not None and type(err) is type(ref_err) and str(err) == str(ref_err)
+    with pytest.raises(InvalidInputError, match="place: 2 sizes but 1 positions"):
+        solve_placement([[1, 1], [2, 2]], [[0, 0]], (0, 0, 10, 10))
+    with pytest.raises(InvalidInputError, match="must be finite, sizes >= 0"):
+        solve_placement([[-1, 1]], [[0, 0]], (0, 0, 10, 10))
+    with pytest.raises(PlacementError, match="minus its inset is empty"):
+        solve_placement([[1, 1]], [[0, 0]], (5, 0, 4, 10))
+    with pytest.raises(InvalidInputError, match="place: the destination must be finite"):
+        solve_placement([[1, 1]], [[0, 0]], (0, 0, float("inf"), 10))
+
+
+_OK = dict(sizes=np.ones((2, 2)), wants=np.zeros((2, 2)), room=(0.0, 0.0, 10.0, 10.0),
+           obstacles=np.zeros((0, 4)), order=np.arange(2, dtype=np.int64))
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (dict(sizes=np.ones((2, 2), dtype=np.int64)), InvalidInputError, "sizes must have dtype float64"),
+    (dict(sizes=np.ones((2, 3))), InvalidInputError, r"sizes must have shape \(n, 2\)"),
+    (dict(sizes=np.ones((2, 2))[:, ::-1]), InvalidInputError, "sizes must be C-contiguous"),
+    (dict(wants=np.zeros((3, 2))), InvalidInputError, r"wants must have one row per size \(2\), got 3"),
+    (dict(obstacles=np.zeros((1, 3))), InvalidInputError, r"obstacles must have shape \(n, 4\)"),
+    (dict(order=np.arange(2, dtype=np.int32)), InvalidInputError, "order must have dtype int64"),
+    (dict(order=np.zeros((1, 2), dtype=np.int64)), InvalidInputError, "order must be a 1-D array"),
+    (dict(sizes=np.array([[1.0, 1.0], [np.nan, 1.0]])), InvalidInputError, "sizes row 1 must be finite and >= 0"),
+    (dict(sizes=np.array([[1.0, -2.0], [1.0, 1.0]])), InvalidInputError, "sizes row 0 must be finite and >= 0"),
+    (dict(wants=np.array([[0.0, 0.0], [0.0, np.inf]])), InvalidInputError, "wants row 1 must be finite"),
+    (dict(room=(0.0, 0.0, np.nan, 10.0)), InvalidInputError, "room is not finite"),
+    (dict(room=(5.0, 0.0, 4.0, 10.0)), InvalidInputError, "room has x1 < x0"),
+    (dict(obstacles=np.array([[3.0, 0.0, 2.0, 1.0]])), InvalidInputError, "obstacles row 0 has x1 < x0"),
+    (dict(order=np.array([0, 2], dtype=np.int64)), OutOfRangeError, r"order entry 1 is 2, not a box index in \[0, 2\)"),
+    (dict(order=np.array([-1], dtype=np.int64)), OutOfRangeError, "order entry 0 is -1"),
+])
+def test_place_greedy_kernel_rejects_bad_input(change, error, message):
+    from spatialobs import _core  # noqa: PLC0415
+
+    args = {**_OK, **change}
+    with pytest.raises(error, match=message):
+        _core.place_greedy(args["sizes"], args["wants"], args["room"], args["obstacles"], args["order"])
+
+
+def test_place_greedy_kernel_reports_the_failed_box_and_keeps_earlier_corners():
+    from spatialobs import _core  # noqa: PLC0415
+
+    sizes = np.array([[6.0, 10.0], [6.0, 10.0]])
+    wants = np.array([[0.0, 0.0], [4.0, 0.0]])
+    corners, failed = _core.place_greedy(sizes, wants, (0.0, 0.0, 10.0, 10.0), np.zeros((0, 4)),
+                                         np.array([1, 0], dtype=np.int64))
+    assert failed == 0 and corners.tolist() == [[0.0, 0.0], [4.0, 0.0]]  # row 0 untouched
+    corners, failed = _core.place_greedy(sizes, wants, (0.0, 0.0, 12.0, 10.0), np.zeros((0, 4)),
+                                         np.array([0, 1], dtype=np.int64))
+    assert failed == -1 and corners.tolist() == [[0.0, 0.0], [6.0, 0.0]]  # pushed right, touching
+
+
+@pytest.mark.parametrize("obstacle, want, expected", [
+    ((0, 40, 100, 60), (0, 45), (0.0, 30.0)),   # equally far above and below: the smaller y
+    ((40, 0, 60, 100), (45, 0), (30.0, 0.0)),   # equally far left and right: the smaller x
+    ((40, 40, 60, 60), (45, 45), (45.0, 30.0)),  # four sides at 15: the wish's own line comes first
+])
+def test_solver_breaks_ties_as_documented(obstacle, want, expected):
+    args = ([[10, 10]], [want], (0.0, 0.0, 100.0, 100.0), [obstacle])
+    assert tuple(solve_placement(*args)[0]) == expected
+    assert tuple(solve_placement_reference(*args)[0]) == expected

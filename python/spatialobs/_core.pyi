@@ -85,6 +85,16 @@ def reading_order(boxes: npt.NDArray[np.float64], row_tol: float) -> npt.NDArray
 def release_scratch() -> None: ...
 def scratch_bytes() -> int: ...
 
+# ---- placement ------------------------------------------------------------
+
+def place_greedy(
+    sizes: npt.NDArray[np.float64],
+    wants: npt.NDArray[np.float64],
+    room: _BoxArg,
+    obstacles: npt.NDArray[np.float64],
+    order: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.float64], int]: ...
+
 # ---- screen ---------------------------------------------------------------
 
 _U64 = npt.NDArray[np.uint64]

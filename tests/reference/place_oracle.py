@@ -3,11 +3,21 @@
 ``placement_violations`` states the Correct placement conditions as pure-Python
 loops over page bounds; ``nearest_free_lattice`` scans every integer position of
 one box, the brute-force twin of the placement search for integer inputs.
+``solve_placement_reference`` is the placement solver in Python and numpy, the
+twin of ``solve_placement`` (whose greedy passes run in the compiled core): the
+same lines visited in the same order, so the same corners to the bit and the
+same errors.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+import math
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from spatialobs._errors import InvalidInputError
+from spatialobs.canvas.editing.place import MAX_OVERLAP, PlacementError
 
 Box = Tuple[float, float, float, float]
 _STATE = ("type", "w", "h", "text", "name", "style", "opacity", "locked", "hidden", "props")
@@ -71,3 +81,138 @@ def nearest_free_lattice(w: int, h: int, want: Tuple[int, int], inner: Box,
                 if best is None or d < best[0]:
                     best = (d, x, y)
     return best
+
+
+def nearest_on_line(lo: float, hi: float, t: float, a: np.ndarray, b: np.ndarray) -> Optional[float]:
+    """Point of [lo, hi] nearest to ``t`` outside every open interval (a_i, b_i); None if none."""
+    t = min(max(t, lo), hi)
+    if not len(a):
+        return t
+    order = np.argsort(a, kind="stable")
+    a, b = a[order].tolist(), b[order].tolist()
+    start, end = a[0], b[0]
+    for k in range(1, len(a) + 1):
+        if k < len(a) and a[k] < end:  # overlapping open intervals merge; touching ones leave a free point
+            end = max(end, b[k])
+            continue
+        if start < t < end:
+            cands = [v for v in (start, end) if lo <= v <= hi]
+            return min(cands, key=lambda v: (abs(v - t), v)) if cands else None
+        if k < len(a):
+            start, end = a[k], b[k]
+    return t
+
+
+def nearest_free(w: float, h: float, want: Tuple[float, float], inner: Box,
+                 obs: np.ndarray) -> Optional[Tuple[float, float]]:
+    """Upper-left corner nearest to ``want`` where a w×h box fits in ``inner`` overlapping no obstacle.
+
+    Candidate x lines (the wish clamped, the room's edges, the obstacles' right
+    edges and left edges minus w) are visited by (lower bound of the distance,
+    x, position); the free y nearest to the wish is exact on each line; the
+    visit stops once a lower bound reaches the best distance. With more than 64
+    obstacles a line only looks at those within the best distance's reach.
+    """
+    L, T, R, B = inner
+    hi_x, hi_y = R - w, B - h
+    wx = min(max(want[0], L), hi_x)
+    if len(obs):
+        xs = np.concatenate(([wx, L, hi_x], obs[:, 2], obs[:, 0] - w))
+        gy = np.maximum(0.0, np.maximum((obs[:, 1] - h) - want[1], want[1] - obs[:, 3]))
+        gys = np.concatenate(([0.0, 0.0, 0.0], gy, gy))
+    else:
+        xs, gys = np.array([wx]), np.array([0.0])
+    keep = (xs >= L) & (xs <= hi_x)
+    xs, gys = xs[keep], gys[keep]
+    dx2s = (xs - want[0]) ** 2
+    lbs = dx2s + gys ** 2
+    order = np.lexsort((xs, lbs))
+    best: Optional[Tuple[float, float]] = None
+    bd = math.inf
+    seen = set()
+    for x, dx2, lb in zip(xs[order].tolist(), dx2s[order].tolist(), lbs[order].tolist()):
+        if lb >= bd:
+            break
+        if x in seen:
+            continue
+        seen.add(x)
+        reach = math.sqrt(bd - dx2) if best is not None else math.inf
+        ylo, yhi = max(T, want[1] - reach), min(hi_y, want[1] + reach)
+        if ylo > yhi:
+            continue
+        if not len(obs) or h <= 0 or w <= 0:
+            sub = obs[:0]
+        elif len(obs) > 64:
+            sub = obs[(obs[:, 0] <= x + w) & (obs[:, 2] >= x) & (obs[:, 1] <= yhi + h) & (obs[:, 3] >= ylo)]
+        else:
+            sub = obs
+        if len(sub):
+            ix = np.minimum(x + w, sub[:, 2]) - np.maximum(x, sub[:, 0])
+            sub = sub[(ix > 0) & (sub[:, 3] > sub[:, 1])]
+        y = nearest_on_line(ylo, yhi, want[1], sub[:, 1] - h, sub[:, 3])
+        if y is None:
+            continue
+        d = dx2 + (y - want[1]) * (y - want[1])
+        if d < bd:
+            best, bd = (x, y), d
+    return best
+
+
+def greedy(sizes: np.ndarray, wants: np.ndarray, inner: Box, obstacles: np.ndarray,
+           order: Sequence[int]) -> Tuple[Optional[np.ndarray], int]:
+    """One pass: the boxes of ``order`` in turn, each at its nearest free corner; (corners, -1) or (None, failed)."""
+    out = np.zeros((len(sizes), 2))
+    obs = obstacles
+    for k in order:
+        w, h = float(sizes[k, 0]), float(sizes[k, 1])
+        p = nearest_free(w, h, (float(wants[k, 0]), float(wants[k, 1])), inner, obs)
+        if p is None:
+            return None, k
+        out[k] = p
+        obs = np.vstack([obs, [[p[0], p[1], p[0] + w, p[1] + h]]])
+    return out, -1
+
+
+def solve_placement_reference(sizes: Any, wants: Any, inner: Sequence[float], obstacles: Any = (), *,
+                              names: Optional[Sequence[str]] = None) -> np.ndarray:
+    """The twin of ``solve_placement``: same checks, same three passes, same messages."""
+    sz = np.asarray(sizes, dtype=np.float64).reshape(-1, 2)
+    wt = np.asarray(wants, dtype=np.float64).reshape(-1, 2)
+    obs = np.asarray(obstacles, dtype=np.float64).reshape(-1, 4)
+    n = len(sz)
+    if len(wt) != n:
+        raise InvalidInputError(f"place: {n} sizes but {len(wt)} positions")
+    if not (np.isfinite(sz).all() and np.isfinite(wt).all() and np.isfinite(obs).all()) or (sz < 0).any():
+        raise InvalidInputError("place: sizes, positions and obstacles must be finite, sizes >= 0")
+    L, T, R, B = (float(v) for v in inner)
+    if not all(math.isfinite(v) for v in (L, T, R, B)):
+        raise InvalidInputError(f"place: the destination must be finite, got {(L, T, R, B)!r}")
+    label = (lambda k: repr(names[k])) if names is not None else (lambda k: f"#{k}")
+    if not (R >= L and B >= T):
+        raise PlacementError(f"place: the destination minus its inset is empty ({R - L:g} × {B - T:g})")
+    for k in range(n):
+        if sz[k, 0] > R - L or sz[k, 1] > B - T:
+            raise PlacementError(
+                f"place: object {label(k)} ({sz[k, 0]:g} × {sz[k, 1]:g}) is larger than the room inside the "
+                f"destination ({R - L:g} × {B - T:g} after the inset)")
+    tol = MAX_OVERLAP / 2
+    if len(obs):
+        keep = (np.minimum(obs[:, 2], R) > np.maximum(obs[:, 0], L)) & (np.minimum(obs[:, 3], B) > np.maximum(obs[:, 1], T))
+        obs = obs[keep]
+    need = float((sz[:, 0] * sz[:, 1]).sum())
+    room = (R - L) * (B - T)
+    if need > room + tol * (n * (n - 1) / 2):
+        raise PlacementError(
+            f"place: the objects need {need:g} square units but the destination has only {room:g} "
+            f"inside its inset")
+    big_first = sorted(range(n), key=lambda k: (-sz[k, 0] * sz[k, 1], k))
+    corner = np.tile([L, T], (n, 1))
+    failed = -1
+    for order, wishes in ((list(range(n)), wt), (big_first, wt), (big_first, corner)):
+        out, failed = greedy(sz, wishes, (L, T, R, B), obs, order)
+        if out is not None:
+            return out
+    raise PlacementError(
+        f"place: no free position for object {label(failed)} ({sz[failed, 0]:g} × {sz[failed, 1]:g}) inside the "
+        f"destination ({R - L:g} × {B - T:g} after the inset) among {len(obs)} existing object(s) and the "
+        f"other placed objects")

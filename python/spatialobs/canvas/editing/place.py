@@ -14,8 +14,10 @@ nearest free position is exact: the free corners are bounded by the obstacles'
 edges (shifted by the object's size) and the destination's edges, so the nearest
 one has its x on such an edge or equal to the wish; those vertical lines are
 swept outwards from the wish, the free y nearest to the wish is exact on each,
-and the sweep stops when a line is farther than the best found (obstacles come
-from a :class:`~spatialobs.geometry.BoxIndex`). Several objects are a packing
+and the sweep stops when a line is farther than the best found. Ties go to the
+line visited first: by lower bound of its distance, then x. Each pass runs in
+the compiled core (``place_greedy``), with the obstacles and the objects placed
+so far in vertical strips sorted by top edge. Several objects are a packing
 problem: if the given order fails, the search is repeated largest first, then
 largest first packed from the upper-left corner; only then is the placement
 reported infeasible (it may still exist for very tight packings). The last pass
@@ -25,12 +27,12 @@ always succeeds when the objects fit side by side in one row (or one column).
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from spatialobs._core import place_greedy as _place_greedy
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
-from spatialobs.geometry import BoxIndex
 from spatialobs.canvas.document.model import Canvas
 
 __all__ = ["PlacementError", "solve_placement", "place", "DEFAULT_INSET", "MAX_OVERLAP",
@@ -48,101 +50,6 @@ Box = Tuple[float, float, float, float]
 
 class PlacementError(SpatialObsError, ValueError):
     """The objects cannot be placed; the message says which one and why."""
-
-
-def _nearest_on_line(lo: float, hi: float, t: float, a: np.ndarray, b: np.ndarray) -> Optional[float]:
-    """Point of [lo, hi] nearest to ``t`` outside every open interval (a_i, b_i); None if none."""
-    t = min(max(t, lo), hi)
-    if not len(a):
-        return t
-    order = np.argsort(a, kind="stable")
-    a, b = a[order].tolist(), b[order].tolist()
-    start, end = a[0], b[0]
-    for k in range(1, len(a) + 1):
-        if k < len(a) and a[k] < end:  # overlapping open intervals merge; touching ones leave a free point
-            end = max(end, b[k])
-            continue
-        if start < t < end:
-            cands = [v for v in (start, end) if lo <= v <= hi]
-            return min(cands, key=lambda v: (abs(v - t), v)) if cands else None
-        if k < len(a):
-            start, end = a[k], b[k]
-    return t
-
-
-def _nearest_free(w: float, h: float, want: Tuple[float, float], inner: Box, obs: np.ndarray,
-                  index: Optional[BoxIndex]) -> Optional[Tuple[float, float]]:
-    """Upper-left corner nearest to ``want`` where a w×h box fits in ``inner`` overlapping no obstacle.
-
-    The free corners are bounded by the room's edges and the obstacles' edges
-    shifted by the box size, so the nearest one has its x either on such an edge
-    or equal to the wish (clamped). Those vertical lines are swept outwards from
-    the wish; on each, the free y nearest to the wish is exact (the complement of
-    the open intervals the obstacles forbid). The sweep stops once a line's own
-    distance exceeds the best found, and only obstacles within the best distance
-    are fetched from the index.
-    """
-    L, T, R, B = inner
-    hi_x, hi_y = R - w, B - h
-    wx = min(max(want[0], L), hi_x)
-    # a line from an obstacle's edge can only hold the optimum beside that obstacle, so its
-    # distance from the wish is at least the gap in x plus the gap to the obstacle's y span
-    if len(obs):
-        xs = np.concatenate(([wx, L, hi_x], obs[:, 2], obs[:, 0] - w))
-        gy = np.maximum(0.0, np.maximum((obs[:, 1] - h) - want[1], want[1] - obs[:, 3]))
-        gys = np.concatenate(([0.0, 0.0, 0.0], gy, gy))
-    else:
-        xs, gys = np.array([wx]), np.array([0.0])
-    keep = (xs >= L) & (xs <= hi_x)
-    xs, gys = xs[keep], gys[keep]
-    dx2s = (xs - want[0]) ** 2
-    lbs = dx2s + gys ** 2
-    order = np.lexsort((xs, lbs))
-    best: Optional[Tuple[float, float]] = None
-    bd = math.inf
-    seen = set()
-    for x, dx2, lb in zip(xs[order].tolist(), dx2s[order].tolist(), lbs[order].tolist()):
-        if lb >= bd:
-            break
-        if x in seen:
-            continue
-        seen.add(x)
-        reach = math.sqrt(bd - dx2) if best is not None else math.inf
-        ylo, yhi = max(T, want[1] - reach), min(hi_y, want[1] + reach)
-        if ylo > yhi:
-            continue
-        if not len(obs) or h <= 0 or w <= 0:
-            sub = obs[:0]
-        elif index is not None:
-            sub = obs[index.query((x, ylo, x + w, yhi + h))]
-        else:
-            sub = obs
-        if len(sub):
-            ix = np.minimum(x + w, sub[:, 2]) - np.maximum(x, sub[:, 0])
-            sub = sub[(ix > 0) & (sub[:, 3] > sub[:, 1])]
-        y = _nearest_on_line(ylo, yhi, want[1], sub[:, 1] - h, sub[:, 3])
-        if y is None:
-            continue
-        d = dx2 + (y - want[1]) ** 2
-        if d < bd:
-            best, bd = (x, y), d
-    return best
-
-
-def _greedy(sizes: np.ndarray, wants: np.ndarray, inner: Box, obstacles: np.ndarray,
-            order: Sequence[int]) -> Tuple[Optional[np.ndarray], int]:
-    n = len(sizes)
-    out = np.zeros((n, 2))
-    obs = obstacles
-    for k in order:
-        w, h = float(sizes[k, 0]), float(sizes[k, 1])
-        index = BoxIndex(obs) if len(obs) > 64 else None
-        p = _nearest_free(w, h, (float(wants[k, 0]), float(wants[k, 1])), inner, obs, index)
-        if p is None:
-            return None, k
-        out[k] = p
-        obs = np.vstack([obs, [[p[0], p[1], p[0] + w, p[1] + h]]]) if len(obs) else np.array([[p[0], p[1], p[0] + w, p[1] + h]])
-    return out, -1
 
 
 def solve_placement(
@@ -194,6 +101,8 @@ def solve_placement(
     if not (np.isfinite(sz).all() and np.isfinite(wt).all() and np.isfinite(obs).all()) or (sz < 0).any():
         raise InvalidInputError("place: sizes, positions and obstacles must be finite, sizes >= 0")
     L, T, R, B = (float(v) for v in inner)
+    if not all(math.isfinite(v) for v in (L, T, R, B)):
+        raise InvalidInputError(f"place: the destination must be finite, got {(L, T, R, B)!r}")
     label = (lambda k: repr(names[k])) if names is not None else (lambda k: f"#{k}")
     if not (R >= L and B >= T):
         raise PlacementError(f"place: the destination minus its inset is empty ({R - L:g} × {B - T:g})")
@@ -213,12 +122,14 @@ def solve_placement(
         raise PlacementError(
             f"place: the objects need {need:g} square units but the destination has only {room:g} "
             f"inside its inset")
-    big_first = sorted(range(n), key=lambda k: (-sz[k, 0] * sz[k, 1], k))
+    big_first = np.lexsort((np.arange(n), -(sz[:, 0] * sz[:, 1])))
     corner = np.tile([L, T], (n, 1))
+    obs = np.ascontiguousarray(obs)
     failed = -1
-    for order, wishes in ((list(range(n)), wt), (big_first, wt), (big_first, corner)):
-        out, failed = _greedy(sz, wishes, (L, T, R, B), obs, order)
-        if out is not None:
+    for order, wishes in ((np.arange(n), wt), (big_first, wt), (big_first, corner)):
+        out, failed = _place_greedy(np.ascontiguousarray(sz), np.ascontiguousarray(wishes), (L, T, R, B), obs,
+                                    order.astype(np.int64))
+        if failed < 0:
             return out
     raise PlacementError(
         f"place: no free position for object {label(failed)} ({sz[failed, 0]:g} × {sz[failed, 1]:g}) inside the "
