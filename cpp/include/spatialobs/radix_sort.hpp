@@ -1,7 +1,8 @@
 // LSD radix sort of 64-bit keys, used to order packed (i << 32 | j) pairs.
-// Byte passes whose digit is the same for every key are skipped, so pairs
-// of small ids cost few passes. Sorting from bit `low` up orders by the bits
-// above it only; the sort is stable, so ties keep their input order.
+// Only the bits in which the keys differ are sorted on, in passes of at most
+// 11 bits (a 2,048-entry count table stays in L1), so pairs of small ids cost
+// few passes. Sorting from bit `low` up orders by the bits above it only; the
+// sort is stable, so ties keep their input order.
 #pragma once
 
 #include <algorithm>
@@ -11,30 +12,74 @@
 
 namespace spatialobs::detail {
 
+// The passes of a radix sort over the bits set in `varying`: from its lowest
+// to its highest set bit, cut into `passes` digits of `width` bits each
+// (passes == 0 when no bit varies: the keys are already in order).
+struct DigitPlan {
+  int shift = 0, width = 0, passes = 0;
+};
+
+inline DigitPlan plan_digits(std::uint64_t varying) {
+  constexpr int kMaxBits = 11;
+  DigitPlan p;
+  if (varying == 0) return p;
+  int lo = 0, hi = 63;
+  while (!((varying >> lo) & 1u)) ++lo;
+  while (!((varying >> hi) & 1u)) --hi;
+  const int span = hi - lo + 1;
+  p.passes = (span + kMaxBits - 1) / kMaxBits;
+  p.width = (span + p.passes - 1) / p.passes;
+  p.shift = lo;
+  return p;
+}
+
+// Stable LSD passes over records, digit d of record r being
+// (key(r) >> (plan.shift + d * plan.width)) & mask. One read counts the
+// digits of every pass. The result ends in `recs` (tmp is room, resized).
+template <class Record, class Key>
+inline void radix_passes(std::vector<Record>& recs, std::vector<Record>& tmp, const DigitPlan& plan, Key&& key) {
+  const std::size_t n = recs.size();
+  if (plan.passes == 0 || n < 2) return;
+  tmp.resize(n);  // exactly n: the buffers may be swapped at the end
+  const std::uint64_t mask = (std::uint64_t{1} << plan.width) - 1;
+  const std::size_t buckets = std::size_t{1} << plan.width;
+  std::vector<std::size_t> count(buckets * static_cast<std::size_t>(plan.passes), 0);
+  for (const Record& r : recs) {
+    const std::uint64_t k = key(r) >> plan.shift;
+    for (int d = 0; d < plan.passes; ++d) ++count[d * buckets + ((k >> (d * plan.width)) & mask)];
+  }
+  Record* src = recs.data();
+  Record* dst = tmp.data();
+  for (int d = 0; d < plan.passes; ++d) {
+    std::size_t* c = count.data() + d * buckets;
+    std::size_t at = 0;
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const std::size_t here = c[b];
+      c[b] = at;
+      at += here;
+    }
+    const int shift = plan.shift + d * plan.width;
+    for (std::size_t t = 0; t < n; ++t) dst[c[(key(src[t]) >> shift) & mask]++] = src[t];
+    std::swap(src, dst);
+  }
+  if (src != recs.data()) recs.swap(tmp);
+}
+
 inline void radix_sort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp, int low = 0) {
   const std::size_t n = keys.size();
   if (n < 2) return;
+  const std::uint64_t above = low >= 64 ? 0 : ~std::uint64_t{0} << low;
   if (n < 256) {
-    const std::uint64_t mask = low >= 64 ? 0 : ~std::uint64_t{0} << low;
     std::stable_sort(keys.begin(), keys.end(),
-                     [mask](std::uint64_t a, std::uint64_t b) { return (a & mask) < (b & mask); });
+                     [above](std::uint64_t a, std::uint64_t b) { return (a & above) < (b & above); });
     return;
   }
-  tmp.resize(n);
   std::uint64_t all_or = 0, all_and = ~std::uint64_t{0};
   for (std::uint64_t k : keys) {
     all_or |= k;
     all_and &= k;
   }
-  const std::uint64_t varying = all_or ^ all_and;
-  for (int shift = low; shift < 64; shift += 8) {
-    if (((varying >> shift) & 0xffu) == 0) continue;
-    std::array<std::size_t, 257> count{};
-    for (std::uint64_t k : keys) ++count[((k >> shift) & 0xffu) + 1];
-    for (std::size_t d = 1; d < 257; ++d) count[d] += count[d - 1];
-    for (std::uint64_t k : keys) tmp[count[(k >> shift) & 0xffu]++] = k;
-    keys.swap(tmp);
-  }
+  radix_passes(keys, tmp, plan_digits((all_or ^ all_and) & above), [](std::uint64_t k) { return k; });
 }
 
 inline void radix_sort(std::vector<std::uint64_t>& keys, int low = 0) {
@@ -43,8 +88,7 @@ inline void radix_sort(std::vector<std::uint64_t>& keys, int low = 0) {
 }
 
 // The same sort for records with a `key` member, moved whole; tmp is room
-// for the passes (kept by the caller to reuse its pages). One read counts the
-// digits of every pass.
+// for the passes (kept by the caller to reuse its pages).
 template <class Record>
 inline void radix_sort_by_key(std::vector<Record>& recs, std::vector<Record>& tmp) {
   const std::size_t n = recs.size();
@@ -53,31 +97,12 @@ inline void radix_sort_by_key(std::vector<Record>& recs, std::vector<Record>& tm
     std::stable_sort(recs.begin(), recs.end(), [](const Record& a, const Record& b) { return a.key < b.key; });
     return;
   }
-  if (tmp.size() < n) tmp.resize(n);
   std::uint64_t all_or = 0, all_and = ~std::uint64_t{0};
-  std::vector<std::array<std::size_t, 256>> count(8);
-  for (auto& c : count) c.fill(0);
   for (const Record& r : recs) {
     all_or |= r.key;
     all_and &= r.key;
-    for (int d = 0; d < 8; ++d) ++count[d][(r.key >> (8 * d)) & 0xffu];
   }
-  const std::uint64_t varying = all_or ^ all_and;
-  Record* src = recs.data();
-  Record* dst = tmp.data();
-  for (int d = 0; d < 8; ++d) {
-    if (((varying >> (8 * d)) & 0xffu) == 0) continue;
-    std::size_t at = 0;
-    for (std::size_t& c : count[d]) {
-      const std::size_t here = c;
-      c = at;
-      at += here;
-    }
-    const int shift = 8 * d;
-    for (std::size_t t = 0; t < n; ++t) dst[count[d][(src[t].key >> shift) & 0xffu]++] = src[t];
-    std::swap(src, dst);
-  }
-  if (src != recs.data()) std::copy(src, src + n, recs.data());
+  radix_passes(recs, tmp, plan_digits(all_or ^ all_and), [](const Record& r) { return r.key; });
 }
 
 template <class Record>
