@@ -520,6 +520,41 @@ def test_threaded_join_on_deep_trees(seed, n, node_size, threads):
     assert as_pairs(threaded[2][0]) == ref.proximity_pairs(lst, 6.0, 3)[0]
 
 
+# Pages with wide boxes (backgrounds, overlays): a box over at least 1/64 of
+# the page and, at the page's density, about 256 boxes stays out of the
+# index's tree (at most BoxIndex's 64 widest); queries test it alone and the
+# join walks the tree with it. A box over the whole page always qualifies at
+# these sizes; up to 80 big ones also fill the cap. Zero-area and touching
+# boxes stay in the mix.
+@settings(max_examples=6, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(300, 650), st.integers(0, 80), st.sampled_from([2, 16]))
+def test_kernels_match_oracle_with_wide_boxes(seed, n, n_big, node_size):
+    rng = np.random.default_rng(seed)
+    x0 = rng.integers(0, 90, n_big)
+    y0 = rng.integers(0, 90, n_big)
+    w = rng.integers(0, 150, n_big) + 90
+    h = rng.integers(0, 150, n_big) + 90 * (rng.random(n_big) < 0.9)
+    big = np.stack([x0, y0, x0 + w, y0 + h], axis=1).astype(np.float64)
+    page = np.array([[0.0, 0.0, 240.0, 240.0]])
+    boxes = np.concatenate([seeded_boxes(seed, n)[: n // 2], page, big, seeded_boxes(seed, n)[n // 2 :]])
+    boxes = np.ascontiguousarray(boxes[rng.permutation(len(boxes))])
+    lst = boxes.tolist()
+    ix = g.BoxIndex(boxes, node_size)
+    serial = _pair_kernels(boxes, ix, 1, 6.0, 3, 1.0)
+    threaded = _pair_kernels(boxes, ix, 3, 6.0, 3, 1.0)
+    assert all(_same_bits(s, t) for s, t in zip(serial, threaded))
+    want_pairs, want_areas = ref.overlap_pairs(lst)
+    assert as_pairs(serial[0][0]) == want_pairs and serial[0][1].tolist() == want_areas
+    assert as_pairs(serial[1]) == ref.containment_pairs(lst)
+    want_pairs, want_gaps = ref.proximity_pairs(lst, 6.0, 3)
+    assert as_pairs(serial[2][0]) == want_pairs and serial[2][1].tolist() == want_gaps
+    assert as_pairs(ix.query_pairs()) == ref.index_query_pairs(lst)
+    for q in ([0.0, 0.0, 240.0, 240.0], [100.0, 100.0, 100.0, 100.0], [30.0, 50.0, 60.0, 55.0]):
+        assert ix.query(q).tolist() == ref.index_query(lst, q)
+        assert ix.query_containing(q).tolist() == ref.index_query_containing(lst, q)
+    assert ix.bounds == tuple(float(v) for v in (boxes[:, 0].min(), boxes[:, 1].min(), boxes[:, 2].max(), boxes[:, 3].max()))
+
+
 def test_scratch_is_kept_reused_and_released():
     big, small = seeded_boxes(3, 2000), seeded_boxes(4, 50)
     want_small = g.overlap_pairs(small)

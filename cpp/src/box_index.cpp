@@ -84,10 +84,37 @@ void BoxIndex::assign(const double* boxes, std::size_t n, std::vector<std::uint6
     all.y1 = std::max(all.y1, r.y1);
   }
   n_ = n;
+  all_ = all;
   const std::size_t node_size = node_size_;
   items_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) items_[i] = rect_at(boxes, i);
   level_end_.clear();
-  if (n == 0) {
+  wide_.clear();
+
+  // Wide boxes: those covering at least 1/64 of the total bounds and, at the
+  // page's density, about 256 boxes or more; the widest kMaxWide of them,
+  // by (area, id), so the choice is deterministic. The cut only moves work
+  // between the tree and the walks; no result depends on it.
+  const double w = all.x1 - all.x0, h = all.y1 - all.y0;
+  auto share = [&](const Rect& r) {
+    return (w > 0 ? (r.x1 - r.x0) / w : 1.0) * (h > 0 ? (r.y1 - r.y0) / h : 1.0);
+  };
+  const double min_share = std::max(1.0 / 64, 256.0 / static_cast<double>(std::max<std::size_t>(n, 1)));
+  if (min_share <= 1.0) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (share(items_[i]) >= min_share) wide_.push_back(static_cast<std::uint32_t>(i));
+    if (wide_.size() > kMaxWide) {
+      std::nth_element(wide_.begin(), wide_.begin() + kMaxWide, wide_.end(), [&](std::uint32_t x, std::uint32_t y) {
+        const double sx = share(items_[x]), sy = share(items_[y]);
+        return sx > sy || (sx == sy && x < y);
+      });
+      wide_.resize(kMaxWide);
+      std::sort(wide_.begin(), wide_.end());
+    }
+  }
+  const std::size_t m = n - wide_.size();
+  tree_n_ = m;
+  if (m == 0) {
     rects_.clear();
     children_.clear();
     return;
@@ -95,8 +122,8 @@ void BoxIndex::assign(const double* boxes, std::size_t n, std::vector<std::uint6
 
   // Level sizes: leaves, then ceil(previous / node_size) up to a single root;
   // there is always at least one level above the leaves.
-  std::size_t count = n, total = n;
-  level_end_.push_back(n);
+  std::size_t count = m, total = m;
+  level_end_.push_back(m);
   do {
     count = (count + node_size - 1) / node_size;
     total += count;
@@ -106,28 +133,30 @@ void BoxIndex::assign(const double* boxes, std::size_t n, std::vector<std::uint6
   // Hilbert key of each center in a 16-bit grid over the total bounds;
   // key << 32 | id, sorted stably on the key bits alone, keeps ids in input
   // order on ties (a deterministic layout).
-  const double w = all.x1 - all.x0, h = all.y1 - all.y0;
   const double sx = w > 0 ? 65535.0 / w : 0.0, sy = h > 0 ? 65535.0 / h : 0.0;
-  keys.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Rect r = rect_at(boxes, i);
-    items_[i] = r;
+  keys.resize(m);
+  for (std::size_t i = 0, p = 0, next_wide = 0; i < n; ++i) {
+    if (next_wide < wide_.size() && wide_[next_wide] == i) {
+      ++next_wide;
+      continue;
+    }
+    const Rect& r = items_[i];
     double cx = ((r.x0 + r.x1) * 0.5 - all.x0) * sx;
     double cy = ((r.y0 + r.y1) * 0.5 - all.y0) * sy;
     auto hx = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cx)));
     auto hy = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cy)));
-    keys[i] = (static_cast<std::uint64_t>(detail::hilbert_index(hx, hy)) << 32) | i;
+    keys[p++] = (static_cast<std::uint64_t>(detail::hilbert_index(hx, hy)) << 32) | i;
   }
   detail::radix_sort(keys, tmp, 32);
 
   rects_.resize(total);
   children_.resize(total);
-  for (std::size_t p = 0; p < n; ++p) {
+  for (std::size_t p = 0; p < m; ++p) {
     auto id = static_cast<std::uint32_t>(keys[p] & 0xffffffffu);
     rects_[p] = items_[id];
     children_[p] = id;
   }
-  std::size_t pos = n;
+  std::size_t pos = m;
   for (std::size_t level = 1; level < level_end_.size(); ++level) {
     std::size_t begin = level == 1 ? 0 : level_end_[level - 2];
     std::size_t end = level_end_[level - 1];

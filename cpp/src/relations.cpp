@@ -270,7 +270,7 @@ void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_neares
   // The exact gap decides at the leaves.
   const double lim = std::max(max_gap, 1e-150);
   auto near = [lim](const Rect& a, const Rect& b) {
-    return b.x0 - a.x1 <= lim && a.x0 - b.x1 <= lim && b.y0 - a.y1 <= lim && a.y0 - b.y1 <= lim;
+    return (b.x0 - a.x1 <= lim) & (a.x0 - b.x1 <= lim) & (b.y0 - a.y1 <= lim) & (a.y0 - b.y1 <= lim);
   };
   index.join_parallel(near,
                       detail::hit_writers(s,

@@ -62,6 +62,24 @@ int main() {
       compare_with_brute_force(spatialobs_test::lattice_boxes(rng, n), node_size, rng);
     }
   }
+  // Wide boxes (over 1/64 of the page and ~256 boxes' worth of it) stay out
+  // of the tree, at most kMaxWide of them: 80 big boxes and one over the
+  // whole page among 1,400 small ones fill the cap; the answers do not change.
+  {
+    std::vector<double> b = spatialobs_test::lattice_boxes(rng, 1400, 40);
+    std::uniform_int_distribution<int> corner(0, 12), side(22, 44);
+    b.insert(b.end(), {0, 0, 44, 44});
+    for (int i = 0; i < 80; ++i) {
+      const double x = corner(rng), y = corner(rng);
+      b.insert(b.end(), {x, y, x + side(rng), y + side(rng)});
+    }
+    for (std::size_t node_size : {std::size_t{2}, std::size_t{16}}) {
+      const BoxIndex ix(b.data(), b.size() / 4, node_size);
+      CHECK(ix.wide().size() == BoxIndex::kMaxWide);
+      CHECK(std::is_sorted(ix.wide().begin(), ix.wide().end()));
+      compare_with_brute_force(b, node_size, rng);
+    }
+  }
   // Invalid arguments: node sizes out of range, NaN and inverted boxes.
   CHECK_THROWS(std::invalid_argument, BoxIndex(one, 1, 1));
   CHECK_THROWS(std::invalid_argument, BoxIndex(one, 1, 65));

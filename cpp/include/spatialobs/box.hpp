@@ -22,17 +22,17 @@ inline Rect rect_at(const double* boxes, std::size_t i) {
 }
 
 inline bool intersects(const Rect& a, const Rect& b) {
-  return a.x0 <= b.x1 && b.x0 <= a.x1 && a.y0 <= b.y1 && b.y0 <= a.y1;
+  return (a.x0 <= b.x1) & (b.x0 <= a.x1) & (a.y0 <= b.y1) & (b.y0 <= a.y1);
 }
 
 // a contains b (closed).
 inline bool contains(const Rect& a, const Rect& b) {
-  return a.x0 <= b.x0 && b.x1 <= a.x1 && a.y0 <= b.y0 && b.y1 <= a.y1;
+  return (a.x0 <= b.x0) & (b.x1 <= a.x1) & (a.y0 <= b.y0) & (b.y1 <= a.y1);
 }
 
 // Intersection with positive area: both overlaps strictly positive.
 inline bool overlaps_area(const Rect& a, const Rect& b) {
-  return std::min(a.x1, b.x1) > std::max(a.x0, b.x0) && std::min(a.y1, b.y1) > std::max(a.y0, b.y0);
+  return (std::min(a.x1, b.x1) > std::max(a.x0, b.x0)) & (std::min(a.y1, b.y1) > std::max(a.y0, b.y0));
 }
 
 inline double overlap_area(const Rect& a, const Rect& b) {

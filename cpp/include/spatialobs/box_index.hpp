@@ -2,6 +2,12 @@
 // their centers, then grouped bottom-up into nodes of `node_size` children
 // (the flatbush layout). Built once in O(n log n); queries visit only nodes
 // whose bounds can hold an answer.
+//
+// A few wide boxes (a background, an overlay) stay out of the tree: in a
+// leaf, one such box would stretch that leaf and all its ancestors over the
+// page, and the join would then pair their other children with every node.
+// Queries test them one by one; the join pairs each with the tree by one
+// walk, which costs about the number of items it meets.
 #pragma once
 
 #include <algorithm>
@@ -23,6 +29,8 @@ class BoxIndex {
   static constexpr std::size_t kMaxNodeSize = 64;
   // node_size * (levels + 1) for any allowed node size and n < 2^32.
   static constexpr std::size_t kMaxStack = 2048;
+  // At most this many wide boxes (the widest) are kept out of the tree.
+  static constexpr std::size_t kMaxWide = 64;
 
   // Copies the boxes; validates them (see check_boxes). node_size must lie
   // in [kMinNodeSize, kMaxNodeSize] and n below 2^32.
@@ -38,13 +46,15 @@ class BoxIndex {
   std::size_t size() const { return n_; }
   // Bytes of memory held (capacity).
   std::size_t bytes() const {
-    return (items_.capacity() + rects_.capacity()) * sizeof(Rect) + children_.capacity() * sizeof(std::uint32_t) +
-           level_end_.capacity() * sizeof(std::size_t);
+    return (items_.capacity() + rects_.capacity()) * sizeof(Rect) +
+           (children_.capacity() + wide_.capacity()) * sizeof(std::uint32_t) + level_end_.capacity() * sizeof(std::size_t);
   }
   std::size_t node_size() const { return node_size_; }
   const Rect& item(std::size_t i) const { return items_[i]; }
   // Bounds of all items; only meaningful when size() > 0.
-  Rect bounds() const { return n_ ? rects_.back() : Rect{0, 0, 0, 0}; }
+  Rect bounds() const { return n_ ? all_ : Rect{0, 0, 0, 0}; }
+  // Ids of the boxes kept out of the tree, ascending.
+  const std::vector<std::uint32_t>& wide() const { return wide_; }
 
   // Calls visit(i) for every item whose box intersects q (closed), in no
   // particular order.
@@ -71,8 +81,11 @@ class BoxIndex {
   template <class Keep, class Visit>
   void join(Keep&& keep, Visit&& visit) const {
     if (n_ < 2) return;
-    std::vector<JoinTask> stack{root_task()};
-    drain(stack, keep, visit);
+    if (tree_n_ >= 2) {
+      std::vector<JoinTask> stack{root_task()};
+      drain(stack, keep, visit);
+    }
+    for (std::size_t p = 0; p < wide_.size(); ++p) join_wide(p, keep, visit);
   }
 
   // The same join on `threads` threads: worker t (0 is the calling thread)
@@ -88,7 +101,8 @@ class BoxIndex {
       join(keep, visit);
       return;
     }
-    std::vector<JoinTask> seeds{root_task()}, next;
+    std::vector<JoinTask> seeds, next;
+    if (tree_n_ >= 2) seeds.push_back(root_task());
     auto no_visit = [](std::size_t, std::size_t, const Rect&, const Rect&) {};
     const std::size_t target = 64 * threads;
     // Expand whole frontiers above the leaves: no pair of items is reported
@@ -113,10 +127,16 @@ class BoxIndex {
     for (std::size_t t = 0; t < threads; ++t) visits.push_back(make_visit(t));
     std::atomic<std::size_t> cursor{0};
     std::vector<std::exception_ptr> errors(threads);
+    // tasks: the node pairs, then the walk of each wide box
+    const std::size_t tasks = seeds.size() + wide_.size();
     auto work = [&](std::size_t t) {
       try {
         std::vector<JoinTask> stack;
-        for (std::size_t i = cursor++; i < seeds.size(); i = cursor++) {
+        for (std::size_t i = cursor++; i < tasks; i = cursor++) {
+          if (i >= seeds.size()) {
+            join_wide(i - seeds.size(), keep, visits[t]);
+            continue;
+          }
           stack.assign(1, seeds[i]);
           drain(stack, keep, visits[t]);
         }
@@ -150,6 +170,21 @@ class BoxIndex {
     return JoinTask{root, root, static_cast<std::uint32_t>(level_end_.size() - 1)};
   }
 
+  // The join's pairs of wide box wide_[p]: with the tree's items (one walk,
+  // pruned by keep against node bounds, valid as keep is monotone) and with
+  // the wide boxes after it.
+  template <class Keep, class Visit>
+  void join_wide(std::size_t p, Keep& keep, Visit& visit) const {
+    const std::size_t w = wide_[p];
+    const Rect& rw = items_[w];
+    walk_tree([&](const Rect& r) { return keep(r, rw); },
+              [&](std::size_t i, const Rect& r) { visit(w, i, rw, r); });
+    for (std::size_t q = p + 1; q < wide_.size(); ++q) {
+      const Rect& rq = items_[wide_[q]];
+      if (keep(rw, rq)) visit(w, static_cast<std::size_t>(wide_[q]), rw, rq);
+    }
+  }
+
   template <class Keep, class Visit>
   void drain(std::vector<JoinTask>& stack, Keep& keep, Visit& visit) const {
     while (!stack.empty()) {
@@ -168,14 +203,20 @@ class BoxIndex {
     const std::size_t b0 = children_[t.b], b1 = std::min<std::size_t>(b0 + node_size_, below);
     const bool leaf = t.level == 1;
     if (t.a == t.b) {
+      std::uint32_t hit[kMaxNodeSize];
       for (std::size_t x = a0; x < a1; ++x) {
         const Rect& rx = rects_[x];
-        for (std::size_t y = x + 1; y < a1; ++y) {
-          if (!keep(rx, rects_[y])) continue;
+        std::size_t nh = 0;
+        for (std::size_t y = x + 1; y < a1; ++y) {  // branch-free, as below
+          hit[nh] = static_cast<std::uint32_t>(y);
+          nh += keep(rx, rects_[y]) ? 1 : 0;
+        }
+        for (std::size_t h = 0; h < nh; ++h) {
           if (leaf) {
-            visit(static_cast<std::size_t>(children_[x]), static_cast<std::size_t>(children_[y]), rx, rects_[y]);
+            visit(static_cast<std::size_t>(children_[x]), static_cast<std::size_t>(children_[hit[h]]), rx,
+                  rects_[hit[h]]);
           } else {
-            out.push_back(JoinTask{static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), t.level - 1});
+            out.push_back(JoinTask{static_cast<std::uint32_t>(x), hit[h], t.level - 1});
           }
         }
         // a node paired with itself: the pairs inside its subtree
@@ -190,30 +231,50 @@ class BoxIndex {
     const Rect& ra = rects_[t.a];
     const Rect& rb = rects_[t.b];
     std::size_t nx = 0, ny = 0;
-    for (std::size_t x = a0; x < a1; ++x)
-      if (keep(rects_[x], rb)) xs[nx++] = static_cast<std::uint32_t>(x);
+    // Branch-free filters and cross tests (an unpredictable branch per test
+    // costs more than the test): candidates are written unconditionally and
+    // kept by advancing the count.
+    for (std::size_t x = a0; x < a1; ++x) {
+      xs[nx] = static_cast<std::uint32_t>(x);
+      nx += keep(rects_[x], rb) ? 1 : 0;
+    }
     if (nx == 0) return;
-    for (std::size_t y = b0; y < b1; ++y)
-      if (keep(ra, rects_[y])) ys[ny++] = static_cast<std::uint32_t>(y);
+    for (std::size_t y = b0; y < b1; ++y) {
+      ys[ny] = static_cast<std::uint32_t>(y);
+      ny += keep(ra, rects_[y]) ? 1 : 0;
+    }
+    std::uint32_t hit[kMaxNodeSize];
     for (std::size_t p = 0; p < nx; ++p) {
       const Rect& rx = rects_[xs[p]];
+      std::size_t nh = 0;
       for (std::size_t q = 0; q < ny; ++q) {
-        const Rect& ry = rects_[ys[q]];
-        if (!keep(rx, ry)) continue;
+        hit[nh] = ys[q];
+        nh += keep(rx, rects_[ys[q]]) ? 1 : 0;
+      }
+      for (std::size_t h = 0; h < nh; ++h) {
         if (leaf) {
-          visit(static_cast<std::size_t>(children_[xs[p]]), static_cast<std::size_t>(children_[ys[q]]), rx, ry);
+          visit(static_cast<std::size_t>(children_[xs[p]]), static_cast<std::size_t>(children_[hit[h]]), rx,
+                rects_[hit[h]]);
         } else {
-          out.push_back(JoinTask{xs[p], ys[q], t.level - 1});
+          out.push_back(JoinTask{xs[p], hit[h], t.level - 1});
         }
       }
     }
   }
 
   // Depth-first walk: `keep(rect)` decides, for nodes and items alike,
-  // whether to descend or report.
+  // whether to descend or report visit(id); the wide boxes are tested last.
   template <class Keep, class Visit>
   void walk(Keep&& keep, Visit&& visit) const {
-    if (n_ == 0) return;
+    walk_tree(keep, [&visit](std::size_t i, const Rect&) { visit(i); });
+    for (const std::uint32_t w : wide_)
+      if (keep(items_[w])) visit(static_cast<std::size_t>(w));
+  }
+
+  // The walk over the tree's items alone, reporting visit(id, box).
+  template <class Keep, class Visit>
+  void walk_tree(Keep&& keep, Visit&& visit) const {
+    if (tree_n_ == 0) return;
     // An explicit stack on the C++ stack: at most node_size children are
     // pushed per level, so kMaxStack bounds it for node_size <= kMaxNodeSize.
     // No shared scratch, so concurrent queries from several threads are safe.
@@ -233,7 +294,7 @@ class BoxIndex {
       if (end > level_end_[level - 1]) end = level_end_[level - 1];
       if (level == 1) {
         for (std::size_t c = first; c < end; ++c)
-          if (keep(rects_[c])) visit(static_cast<std::size_t>(children_[c]));
+          if (keep(rects_[c])) visit(static_cast<std::size_t>(children_[c]), rects_[c]);
       } else {
         for (std::size_t c = first; c < end; ++c)
           if (keep(rects_[c])) {
@@ -245,11 +306,14 @@ class BoxIndex {
   }
 
   std::size_t n_;
+  std::size_t tree_n_ = 0;              // items in the tree: n_ minus the wide ones
   std::size_t node_size_;
+  Rect all_{0, 0, 0, 0};                // bounds of every box
   std::vector<Rect> items_;             // input order
   std::vector<Rect> rects_;             // leaves (Hilbert order), then each level up to the root
   std::vector<std::uint32_t> children_; // leaf: item id; node: position of its first child
   std::vector<std::size_t> level_end_;  // end position of each level in rects_
+  std::vector<std::uint32_t> wide_;     // ids kept out of the tree, ascending
 };
 
 }  // namespace spatialobs
