@@ -157,6 +157,49 @@ def test_alignment_masks_match_oracle(boxes, tol, groups, data):
     assert masks.dtype == np.int8 and masks.tolist() == want_masks
 
 
+@settings(deadline=None)
+@given(box_arrays(floats=True, max_size=40), st.sampled_from([0.0, 1e-9, 0.5, 4.0]))
+def test_alignment_pairs_match_oracle_floats(boxes, tol):
+    pairs, kinds = g.alignment_pairs(boxes, tol)
+    want_pairs, want_kinds = ref.alignment_pairs(boxes.tolist(), tol)
+    assert as_pairs(pairs) == want_pairs and kinds.tolist() == want_kinds
+
+
+# The line cut sorts a kind's keys as steps of a power-of-two grid (8-byte
+# words) when every key lies on one with fewer than 2^32 steps from the
+# smallest to the largest, else as order bits: keys on both sides of that
+# cut-over (2^32 - 1 and 2^32 + 1 steps, an odd key off the grid of 2, zeros of
+# both signs, subnormals, spans past 2^900 or overflowing), at sizes on both
+# sides of the radix sort's 256 keys.
+@pytest.mark.parametrize(
+    "xs",
+    [
+        [0.0, 2.0**32 - 1, 7.0],
+        [0.0, 2.0**32, 6.0],
+        [0.0, 2.0**32 + 1, 6.0],
+        [-0.0, 0.0, 0.5, -0.25, 3.0],
+        [5e-324, 0.0, 1e-310, -1e-310, 2.5e-323],
+        [1e300, -1e300, 0.0, 1e299],
+        [1.7e308, -1.7e308, 1.0],
+        [0.1, 0.2, 0.30000000000000004, 0.3],
+    ],
+)
+@pytest.mark.parametrize("n", [9, 300])
+def test_alignment_pairs_at_the_grid_cut_over(xs, n):
+    x = np.array([xs[i % len(xs)] for i in range(n)])
+    w = np.array([0.0, 1.0, 2.0**-20, 0.5][: 4])[np.arange(n) % 4]
+    y = np.arange(n, dtype=np.float64) * 0.75
+    boxes = np.ascontiguousarray(np.stack([x, y, x + w, y + (np.arange(n) % 3)], axis=1))
+    boxes = boxes[np.all(np.isfinite(boxes), axis=1)]
+    for tol in (0.0, 1.0):
+        pairs, kinds = g.alignment_pairs(boxes, tol)
+        want_pairs, want_kinds = ref.alignment_pairs(boxes.tolist(), tol)
+        assert as_pairs(pairs) == want_pairs and kinds.tolist() == want_kinds
+        pairs, axes, masks = g.alignment_masks(boxes, tol)
+        want = ref.alignment_masks(boxes.tolist(), tol)
+        assert (as_pairs(pairs), axes.tolist(), masks.tolist()) == want
+
+
 def test_alignment_masks_reject_a_bad_group():
     with pytest.raises(InvalidInputError, match="group must be one integer per box"):
         g.alignment_masks(GOOD, 1.0, [0])

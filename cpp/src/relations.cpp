@@ -338,6 +338,79 @@ void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_neares
 
 namespace detail {
 
+// Whether the n keys (given as order bits) lie on one grid: every key an
+// integer multiple of step = 2^e, e chosen so that the smallest key `first`
+// and the largest are fewer than 2^32 steps apart (the finest such grid:
+// keys on any coarser power-of-two grid lie on it too). Then, exactly,
+// key / step - first / step is an integer below 2^32 (both terms are
+// integers, scaling by a power of two is exact, and so is the difference),
+// and (that integer + first / step) * step gives the key back.
+inline bool grid_of(const std::uint64_t* keys, std::size_t n, double& step, double& first) {
+  if (n == 0) return false;
+  std::uint64_t kmin = keys[0], kmax = keys[0];
+  for (std::size_t i = 0; i < n; ++i) {
+    kmin = std::min(kmin, keys[i]);
+    kmax = std::max(kmax, keys[i]);
+  }
+  first = from_order_bits(kmin);
+  const double last = from_order_bits(kmax);
+  const double range = last - first;
+  if (!(range < std::numeric_limits<double>::infinity())) return false;
+  const int e = range > 0 ? std::ilogb(range) - 31 : 0;
+  if (e < -900 || e > 900) return false;
+  step = std::ldexp(1.0, e);
+  const double inv = std::ldexp(1.0, -e);
+  // x = key / step is an integer: finite, and no set mantissa bit below the
+  // binary point (a nonzero key scaled to zero would have underflowed)
+  std::uint64_t off_grid = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = from_order_bits(keys[i]);
+    const double x = v * inv;
+    std::uint64_t u;
+    std::memcpy(&u, &x, sizeof u);
+    const int biased = static_cast<int>((u >> 52) & 0x7ffu);
+    const std::uint64_t frac =
+        biased >= 1075 ? 0 : (biased < 1023 ? (u << 1) : u & ((std::uint64_t{1} << (1075 - biased)) - 1));
+    off_grid |= frac | static_cast<std::uint64_t>(biased == 0x7ff) | static_cast<std::uint64_t>(x == 0 && v != 0);
+  }
+  return off_grid == 0 && last * inv - first * inv < 4294967296.0;
+}
+
+// The cut of cut_lines over boxes in (key, index) order: key(t) and id(t)
+// give the t-th. Keys decode to their values in sorted order (no lookups by
+// id); a folded -0.0 differs from +0.0 by nothing the cut can see.
+template <class Key, class Id, class Pair>
+void cut_sorted(std::size_t n, double tol, const double* along, LineScratch& ls, Key&& key, Id&& id, Pair& pair) {
+  for (std::size_t s = 0; s < n;) {
+    const double start = key(s);
+    std::size_t e = s + 1;
+    while (e < n && key(e) - start <= tol) ++e;
+    if (e - s == 2) {  // most lines hold two boxes: no sort needed
+      const std::uint32_t a = id(s), b = id(s + 1);
+      pair(std::min(a, b), std::max(a, b));
+    } else if (e - s > 2) {
+      if (ls.line.size() < e - s) ls.line.resize(e - s);
+      auto* l = ls.line.data();
+      for (std::size_t t = s; t < e; ++t) l[t - s] = {along[id(t)], id(t)};
+      if (e - s <= 16) {  // short lines, nearly all: insertion sort by (along, id)
+        for (std::size_t t = 1; t < e - s; ++t) {
+          const auto x = l[t];
+          std::size_t u = t;
+          for (; u > 0 && x < l[u - 1]; --u) l[u] = l[u - 1];
+          l[u] = x;
+        }
+      } else {
+        std::sort(l, l + (e - s));
+      }
+      for (std::size_t t = 0; t + 1 < e - s; ++t) {
+        const std::uint32_t a = l[t].second, b = l[t + 1].second;
+        pair(std::min(a, b), std::max(a, b));
+      }
+    }
+    s = e;
+  }
+}
+
 // The greedy line cut shared by alignment_pairs and alignment_masks. For
 // kind `kind`, boxes sorted by its key (then index) are cut into lines: a
 // line starts at the smallest key not yet taken and takes every box within
@@ -346,9 +419,10 @@ namespace detail {
 template <class Pair>
 void cut_lines(const double* boxes, std::size_t n, double tol, int kind, LineScratch& ls, Pair&& pair) {
   const bool vertical_line = kind <= kAlignRight;  // left/center-x/right align along a vertical line
-  ls.keyed.resize(n);
   ls.along.resize(n);
+  ls.words.resize(n);
   double* along = ls.along.data();
+  std::uint64_t* words = ls.words.data();
   for (std::size_t i = 0; i < n; ++i) {
     const Rect r = rect_at(boxes, i);
     double key = 0;
@@ -361,41 +435,35 @@ void cut_lines(const double* boxes, std::size_t n, double tol, int kind, LineScr
       default: key = r.y1; break;
     }
     along[i] = vertical_line ? (r.y0 + r.y1) * 0.5 : (r.x0 + r.x1) * 0.5;
-    ls.keyed[i] = KeyedId{order_bits(key), static_cast<std::uint32_t>(i)};
+    words[i] = order_bits(key);
   }
-  // stable radix sort on the key: equal keys keep index order, i.e. sorted by (key, index)
-  radix_sort_by_key(ls.keyed, ls.keyed_tmp);
-  // Keys decode to their values in sorted order (no lookups by id); a
-  // folded -0.0 differs from +0.0 by nothing the cut can see.
-  const KeyedId* keyed = ls.keyed.data();
-  for (std::size_t s = 0; s < n;) {
-    const double start = from_order_bits(keyed[s].key);
-    std::size_t e = s + 1;
-    while (e < n && from_order_bits(keyed[e].key) - start <= tol) ++e;
-    if (e - s == 2) {  // most lines hold two boxes: no sort needed
-      const std::uint32_t a = keyed[s].id, b = keyed[s + 1].id;
-      pair(std::min(a, b), std::max(a, b));
-    } else if (e - s > 2) {
-      ls.line.clear();
-      for (std::size_t t = s; t < e; ++t) ls.line.emplace_back(along[keyed[t].id], keyed[t].id);
-      if (e - s <= 16) {  // short lines, nearly all: insertion sort by (along, id)
-        auto* l = ls.line.data();
-        for (std::size_t t = 1; t < e - s; ++t) {
-          const auto x = l[t];
-          std::size_t u = t;
-          for (; u > 0 && x < l[u - 1]; --u) l[u] = l[u - 1];
-          l[u] = x;
-        }
-      } else {
-        std::sort(ls.line.begin(), ls.line.end());
-      }
-      for (std::size_t t = 0; t + 1 < ls.line.size(); ++t) {
-        const std::uint32_t a = ls.line[t].second, b = ls.line[t + 1].second;
-        pair(std::min(a, b), std::max(a, b));
-      }
+  // Sorted by (key, index): a stable radix sort on the key. When the keys
+  // lie on a grid of 2^e whose span holds fewer than 2^32 steps (canvas
+  // coordinates), a key's step number and its index travel as one 8-byte
+  // word; otherwise the key's order bits and the index as a 16-byte record.
+  double step = 0, first = 0;
+  if (grid_of(words, n, step, first)) {
+    const double inv = 1.0 / step;  // a power of two: exact
+    for (std::size_t i = 0; i < n; ++i) {
+      // key / step and first / step are integers within 2^32: the difference is exact
+      const double k = from_order_bits(words[i]) * inv - first * inv;
+      words[i] = (static_cast<std::uint64_t>(k) << 32) | i;
     }
-    s = e;
+    radix_sort(ls.words, ls.words_tmp, 32);
+    words = ls.words.data();
+    cut_sorted(
+        n, tol, along, ls,
+        [&](std::size_t t) { return (static_cast<double>(words[t] >> 32) + first * inv) * step; },
+        [&](std::size_t t) { return static_cast<std::uint32_t>(words[t]); }, pair);
+    return;
   }
+  ls.keyed.resize(n);
+  for (std::size_t i = 0; i < n; ++i) ls.keyed[i] = KeyedId{words[i], static_cast<std::uint32_t>(i)};
+  radix_sort_by_key(ls.keyed, ls.keyed_tmp);
+  const KeyedId* keyed = ls.keyed.data();
+  cut_sorted(
+      n, tol, along, ls, [&](std::size_t t) { return from_order_bits(keyed[t].key); },
+      [&](std::size_t t) { return keyed[t].id; }, pair);
 }
 
 }  // namespace detail
@@ -418,9 +486,13 @@ void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector
   auto work = [&](std::size_t w) {
     for (std::size_t kind = w; kind < kKinds; kind += threads) {
       std::vector<std::uint64_t>& found = s.lines(kind).found;
-      found.clear();
+      // a line of m boxes gives m - 1 pairs: fewer than n in all
+      found.resize(n);
+      std::uint64_t* out = found.data();
+      std::size_t k = 0;
       detail::cut_lines(boxes, n, tol, static_cast<int>(kind), s.lines(w),
-                        [&found](std::uint64_t a, std::uint64_t b) { found.push_back((a << 32) | b); });
+                        [out, &k](std::uint64_t a, std::uint64_t b) { out[k++] = (a << 32) | b; });
+      found.resize(k);
       // (a, b) packed sorts as (a, b): a radix sort of the words alone, in this worker
       detail::radix_sort(found, s.lines(w).found_tmp);
     }

@@ -27,6 +27,7 @@ struct KeyedId {
 // The buffers of one alignment kind, so that kinds can run on several threads.
 struct LineScratch {
   std::vector<KeyedId> keyed, keyed_tmp;
+  std::vector<std::uint64_t> words, words_tmp;  // the sort's 8-byte form: key bits << 32 | id
   std::vector<double> along;
   std::vector<std::pair<double, std::uint32_t>> line;
   std::vector<std::uint64_t> found, found_tmp;  // pairs packed a << 32 | b
@@ -78,6 +79,7 @@ class Scratch {
     b += keys_tmp.capacity() * sizeof(std::uint64_t);
     for (const auto& l : lines_) {
       b += (l.keyed.capacity() + l.keyed_tmp.capacity()) * sizeof(KeyedId);
+      b += (l.words.capacity() + l.words_tmp.capacity()) * sizeof(std::uint64_t);
       b += l.along.capacity() * sizeof(double);
       b += l.line.capacity() * sizeof(l.line[0]) + (l.found.capacity() + l.found_tmp.capacity()) * sizeof(std::uint64_t);
     }
