@@ -12,54 +12,63 @@
 
 namespace spatialobs::detail {
 
-// The passes of a radix sort over the bits set in `varying`: from its lowest
-// to its highest set bit, cut into `passes` digits of `width` bits each
-// (passes == 0 when no bit varies: the keys are already in order).
+// The passes of a radix sort over the bits set in `varying`: digits of at
+// most 11 bits, each starting at the lowest varying bit above the previous
+// one, so runs of constant bits (the zeros between the two halves of a
+// packed pair of small ids) cost no pass. No digit: the keys are in order.
 struct DigitPlan {
-  int shift = 0, width = 0, passes = 0;
+  int shift[64 / 11 + 1] = {};
+  int width[64 / 11 + 1] = {};
+  int passes = 0;
 };
 
 inline DigitPlan plan_digits(std::uint64_t varying) {
   constexpr int kMaxBits = 11;
   DigitPlan p;
+  int hi = 63;
   if (varying == 0) return p;
-  int lo = 0, hi = 63;
-  while (!((varying >> lo) & 1u)) ++lo;
   while (!((varying >> hi) & 1u)) --hi;
-  const int span = hi - lo + 1;
-  p.passes = (span + kMaxBits - 1) / kMaxBits;
-  p.width = (span + p.passes - 1) / p.passes;
-  p.shift = lo;
+  for (int lo = 0; lo <= hi;) {
+    if (!((varying >> lo) & 1u)) {
+      ++lo;
+      continue;
+    }
+    p.shift[p.passes] = lo;
+    p.width[p.passes] = std::min(kMaxBits, hi - lo + 1);
+    lo += p.width[p.passes++];
+  }
   return p;
 }
 
 // Stable LSD passes over records, digit d of record r being
-// (key(r) >> (plan.shift + d * plan.width)) & mask. One read counts the
+// (key(r) >> plan.shift[d]) & (2^plan.width[d] - 1). One read counts the
 // digits of every pass. The result ends in `recs` (tmp is room, resized).
 template <class Record, class Key>
 inline void radix_passes(std::vector<Record>& recs, std::vector<Record>& tmp, const DigitPlan& plan, Key&& key) {
   const std::size_t n = recs.size();
   if (plan.passes == 0 || n < 2) return;
   tmp.resize(n);  // exactly n: the buffers may be swapped at the end
-  const std::uint64_t mask = (std::uint64_t{1} << plan.width) - 1;
-  const std::size_t buckets = std::size_t{1} << plan.width;
-  std::vector<std::size_t> count(buckets * static_cast<std::size_t>(plan.passes), 0);
+  constexpr std::size_t kBuckets = std::size_t{1} << 11;
+  std::vector<std::size_t> count(kBuckets * static_cast<std::size_t>(plan.passes), 0);
+  std::uint64_t mask[64 / 11 + 1];
+  for (int d = 0; d < plan.passes; ++d) mask[d] = (std::uint64_t{1} << plan.width[d]) - 1;
   for (const Record& r : recs) {
-    const std::uint64_t k = key(r) >> plan.shift;
-    for (int d = 0; d < plan.passes; ++d) ++count[d * buckets + ((k >> (d * plan.width)) & mask)];
+    const std::uint64_t k = key(r);
+    for (int d = 0; d < plan.passes; ++d) ++count[d * kBuckets + ((k >> plan.shift[d]) & mask[d])];
   }
   Record* src = recs.data();
   Record* dst = tmp.data();
   for (int d = 0; d < plan.passes; ++d) {
-    std::size_t* c = count.data() + d * buckets;
+    std::size_t* c = count.data() + d * kBuckets;
     std::size_t at = 0;
-    for (std::size_t b = 0; b < buckets; ++b) {
+    for (std::size_t b = 0; b <= mask[d]; ++b) {
       const std::size_t here = c[b];
       c[b] = at;
       at += here;
     }
-    const int shift = plan.shift + d * plan.width;
-    for (std::size_t t = 0; t < n; ++t) dst[c[(key(src[t]) >> shift) & mask]++] = src[t];
+    const int shift = plan.shift[d];
+    const std::uint64_t m = mask[d];
+    for (std::size_t t = 0; t < n; ++t) dst[c[(key(src[t]) >> shift) & m]++] = src[t];
     std::swap(src, dst);
   }
   if (src != recs.data()) recs.swap(tmp);
