@@ -255,11 +255,7 @@ void register_screen(py::module_& m) {
                std::shared_lock<std::shared_mutex> lock(h.mu);
                if (id < 0 || static_cast<std::size_t>(id) >= h.store.size())
                  throw std::out_of_range("no observation " + std::to_string(id));
-               std::size_t nc = 0, nt = 0;
-               const std::uint64_t* pc = h.store.control(static_cast<std::size_t>(id), nc);
-               const std::uint64_t* pt = h.store.text(static_cast<std::size_t>(id), nt);
-               c.assign(pc, pc + nc);
-               t.assign(pt, pt + nt);
+               h.store.atoms(static_cast<std::size_t>(id), c, t);
              }
              return py::make_tuple(vector_to_numpy(std::move(c)), vector_to_numpy(std::move(t)));
            })

@@ -153,20 +153,21 @@ def test_verify_bad_input():
 
 
 def test_atom_store_across_chunks_and_a_set_larger_than_a_chunk():
-    # Observations fill several storage chunks (2^19 atoms each) and one holds
-    # more atoms than a chunk: every set reads back exactly, exact hits and
-    # verification agree with Python sets, and the saved columns are the sets.
+    # Observations fill several storage chunks (2^20 bytes each; fresh atoms get
+    # consecutive term ids, so about one byte an atom) and one takes more bytes
+    # than a chunk: every set reads back exactly, exact hits and verification
+    # agree with Python sets, and the saved columns are the sets.
     rng = np.random.default_rng(3)
     store = _core.AtomStore()
     sets = []
-    sizes = [(0, 0), (5, 0), (0, 3)] + [(900, 300)] * 600 + [(400_000, 200_000), (2, 2), (0, 0)]
+    sizes = [(0, 0), (5, 0), (0, 3)] + [(900, 300)] * 1000 + [(800_000, 400_000), (2, 2), (0, 0)]
     for i, (nc, nt) in enumerate(sizes):
         c = np.unique(rng.integers(0, 2**63, size=nc, dtype=np.uint64))
         t = np.unique(rng.integers(0, 2**63, size=nt, dtype=np.uint64))
         assert store.add(i % 3, c, t) == i
         sets.append((i % 3, c, t))
     assert len(store) == len(sizes)
-    for i in [0, 1, 2, 3, 300, 580, 602, 603, 604, 605]:
+    for i in [0, 1, 2, 3, 300, 880, 1002, 1003, 1004, 1005]:
         if i >= len(sets):
             continue
         m, c, t = sets[i]
@@ -177,13 +178,60 @@ def test_atom_store_across_chunks_and_a_set_larger_than_a_chunk():
         assert store.find_exact(m, c, t) == first
     meta, co, cv, to, tv = store.columns()
     assert co[-1] == len(cv) == sum(len(s[1]) for s in sets) and to[-1] == len(tv) == sum(len(s[2]) for s in sets)
-    for i in (3, 603):
+    for i in (3, 1003):
         assert np.array_equal(cv[co[i]:co[i + 1]], sets[i][1]) and np.array_equal(tv[to[i]:to[i + 1]], sets[i][2])
-    q = sets[603]
-    ids = np.array([603, 3, 604, 0], dtype=np.int64)
+    q = sets[1003]
+    ids = np.array([1003, 3, 1004, 0], dtype=np.int64)
     scores, passed, best, _ = store.verify(q[1], q[2], ids, 93, 100)
     for s, o in zip(scores, ids):
         want = ref.two_set_score(q[1].tolist(), q[2].tolist(), sets[o][1].tolist(), sets[o][2].tolist())
         assert s == float(want)
     assert best == 0 and passed.tolist() == [True, False, False, False]
-    assert store.memory_bytes() >= 8 * (len(cv) + len(tv))
+    # Each distinct atom is kept once in the dictionary (8 bytes) and at least a
+    # byte per occurrence in the sets.
+    assert store.memory_bytes() >= 8 * len(np.unique(np.concatenate((cv, tv)))) + len(cv) + len(tv)
+
+
+def test_atom_store_ids_far_apart_match_the_oracle():
+    # Term ids follow first appearance: filler observations of fresh atoms
+    # between the real ones spread the ids of a shared 60-atom universe by gaps
+    # of 1, 150 and 20,000, so the stored deltas take one, two and three bytes.
+    # Scores, exact hits and the sets read back all match the definitions.
+    rng = np.random.default_rng(11)
+    universe = np.unique(rng.integers(0, 2**64 - 1, size=60, dtype=np.uint64))
+    store = _core.AtomStore()
+    sets = []  # (id, meta, control, text)
+    fresh = 0
+    for i in range(120):
+        gap = int(rng.choice([0, 150, 20_000]))
+        if gap:
+            filler = np.arange(fresh, fresh + gap, dtype=np.uint64) + np.uint64(2**63)
+            fresh += gap
+            store.add(9, filler, np.array([], dtype=np.uint64))
+        pick = rng.random(len(universe)) < 0.3
+        c = universe[pick & (rng.random(len(universe)) < 0.5)]
+        t = universe[pick & ~np.isin(universe, c)] if i % 4 else np.array([], dtype=np.uint64)
+        if i % 7 == 0 and sets:  # an exact repeat of an earlier one
+            _, m, c, t = sets[int(rng.integers(0, len(sets)))]
+        else:
+            m = int(rng.integers(0, 2))
+        sets.append((store.add(m, c, t), m, c, t))
+    for o, m, c, t in sets:
+        gc, gt = store.atoms(o)
+        assert np.array_equal(gc, c) and np.array_equal(gt, t)
+        first = next(p for p, mp, cp, tp in sets if mp == m and np.array_equal(cp, c) and np.array_equal(tp, t))
+        assert store.find_exact(m, c, t) == first
+    ids = np.array([o for o, *_ in sets], dtype=np.int64)
+    for q in (sets[5], sets[60], (None, 0, universe[:20], universe[20:45]), (None, 0, universe[::2], universe[1::2])):
+        qc, qt = np.ascontiguousarray(q[2]), np.ascontiguousarray(q[3])
+        # Atoms the store has never seen only count in the query's set sizes.
+        qt = np.unique(np.concatenate((qt, np.array([5, 2**62], dtype=np.uint64))))
+        scores, passed, best, _ = store.verify(qc, qt, ids, 1, 2)
+        cand = [(c.tolist(), t.tolist()) for _, _, c, t in sets]
+        want, want_best = ref.verify((qc.tolist(), qt.tolist()), cand, list(range(len(sets))), Fraction(1, 2))
+        assert scores.tolist() == [float(w) for w in want] and best == want_best
+        assert passed.tolist() == [w >= Fraction(1, 2) for w in want]
+    # An unsorted or repeated query equals no stored set, whatever its hash.
+    o, m, c, t = next(s for s in sets if len(s[2]) > 1)
+    assert store.find_exact(m, c[::-1].copy(), t) == -1
+    assert store.find_exact(m, np.concatenate((c[:1], c[:1])), t) == -1

@@ -9,6 +9,70 @@
 
 namespace spatialobs {
 
+namespace detail {
+
+// LEB128: seven bits per byte, low bits first, the high bit set on every byte but the last.
+inline std::uint8_t* put_varint(std::uint8_t* p, std::uint32_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<std::uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<std::uint8_t>(v);
+  return p;
+}
+
+inline std::uint32_t get_varint(const std::uint8_t*& p) {
+  std::uint32_t v = *p++;
+  if (v < 0x80) return v;
+  v &= 0x7f;
+  unsigned shift = 7;
+  std::uint32_t b;
+  do {
+    b = *p++;
+    v |= (b & 0x7f) << shift;
+    shift += 7;
+  } while (b & 0x80);
+  return v;
+}
+
+// Writes n sorted unique ids as deltas (the first from 0); returns the end.
+inline std::uint8_t* put_set(std::uint8_t* p, const std::uint32_t* ids, std::size_t n) {
+  std::uint32_t prev = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    p = put_varint(p, ids[i] - prev);
+    prev = ids[i];
+  }
+  return p;
+}
+
+// Decodes a set of n ids from p (advanced past it) and counts how many of
+// them the sorted array q holds.
+inline std::size_t count_common(const std::uint8_t*& p, std::size_t n, const std::uint32_t* q, std::size_t nq) {
+  std::uint32_t v = 0;
+  std::size_t j = 0, k = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    v += get_varint(p);
+    while (j < nq && q[j] < v) ++j;
+    if (j < nq && q[j] == v) {
+      ++k;
+      ++j;
+    }
+  }
+  return k;
+}
+
+// Decodes a set of n ids from p and returns whether it equals q[0..n).
+inline bool same_set(const std::uint8_t*& p, std::size_t n, const std::uint32_t* q) {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    v += get_varint(p);
+    if (v != q[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace detail
+
 std::uint64_t AtomStore::exact_key(std::uint32_t meta, const std::uint64_t* control, std::size_t nc,
                                    const std::uint64_t* text, std::size_t nt) {
   // The set sizes enter the key, so moving an atom from one set to the other
@@ -20,12 +84,60 @@ std::uint64_t AtomStore::exact_key(std::uint32_t meta, const std::uint64_t* cont
   return h;
 }
 
-bool AtomStore::same(std::size_t id, std::uint32_t meta, const std::uint64_t* control, std::size_t nc,
-                     const std::uint64_t* text, std::size_t nt) const {
-  std::size_t mc = 0, mt = 0;
-  const std::uint64_t* c = this->control(id, mc);
-  const std::uint64_t* t = this->text(id, mt);
-  return meta_[id] == meta && mc == nc && mt == nt && std::equal(c, c + mc, control) && std::equal(t, t + mt, text);
+std::int64_t AtomStore::find_term(std::uint64_t key) const {
+  if (term_slots_.empty()) return -1;
+  const std::size_t mask = term_slots_.size() - 1;
+  for (std::size_t i = detail::mix64(key) & mask;; i = (i + 1) & mask) {
+    const std::uint32_t s = term_slots_[i];
+    if (s == 0) return -1;
+    if (key_of(s - 1) == key) return static_cast<std::int64_t>(s - 1);
+  }
+}
+
+void AtomStore::grow_terms() {
+  std::vector<std::uint32_t> slots(term_slots_.empty() ? 1024 : 2 * term_slots_.size(), 0);
+  const std::size_t mask = slots.size() - 1;
+  for (std::size_t t = 0; t < num_terms_; ++t) {
+    std::size_t i = detail::mix64(key_of(static_cast<std::uint32_t>(t))) & mask;
+    while (slots[i] != 0) i = (i + 1) & mask;
+    slots[i] = static_cast<std::uint32_t>(t + 1);
+  }
+  term_slots_.swap(slots);
+}
+
+std::uint32_t AtomStore::term_for(std::uint64_t key) {
+  const std::int64_t found = find_term(key);
+  if (found >= 0) return static_cast<std::uint32_t>(found);
+  if (num_terms_ >= 0xfffffffeULL) throw std::invalid_argument("an atom store holds fewer than 2^32 - 1 distinct atoms");
+  // Load at most 0.7: probes stay short.
+  if (10 * (num_terms_ + 1) > 7 * term_slots_.size()) grow_terms();
+  const auto t = static_cast<std::uint32_t>(num_terms_);
+  if ((t & ((1u << kKeyChunkBits) - 1)) == 0) keys_.emplace_back(new std::uint64_t[1u << kKeyChunkBits]);
+  keys_.back()[t & ((1u << kKeyChunkBits) - 1)] = key;
+  ++num_terms_;
+  const std::size_t mask = term_slots_.size() - 1;
+  std::size_t i = detail::mix64(key) & mask;
+  while (term_slots_[i] != 0) i = (i + 1) & mask;
+  term_slots_[i] = t + 1;
+  return t;
+}
+
+void AtomStore::map_query(const std::uint64_t* control, std::size_t nc, const std::uint64_t* text, std::size_t nt,
+                          Mapped& q) const {
+  q.nc = nc;
+  q.nt = nt;
+  q.control.clear();
+  q.text.clear();
+  for (std::size_t i = 0; i < nc; ++i) {
+    const std::int64_t t = find_term(control[i]);
+    if (t >= 0) q.control.push_back(static_cast<std::uint32_t>(t));
+  }
+  for (std::size_t i = 0; i < nt; ++i) {
+    const std::int64_t t = find_term(text[i]);
+    if (t >= 0) q.text.push_back(static_cast<std::uint32_t>(t));
+  }
+  std::sort(q.control.begin(), q.control.end());
+  std::sort(q.text.begin(), q.text.end());
 }
 
 void AtomStore::grow_exact() {
@@ -47,26 +159,36 @@ std::uint32_t AtomStore::add(std::uint32_t meta, const std::uint64_t* control, s
   check_atom_set(text, nt, "text atoms");
   const auto id = static_cast<std::uint32_t>(meta_.size());
   const std::size_t n = nc + nt;
+  // Encode first (at most 5 bytes an id), then place: the length is known only then.
+  std::vector<std::uint32_t>& ids = ids_scratch_;
+  ids.resize(n);
+  for (std::size_t i = 0; i < nc; ++i) ids[i] = term_for(control[i]);
+  for (std::size_t i = 0; i < nt; ++i) ids[nc + i] = term_for(text[i]);
+  std::sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(nc));
+  std::sort(ids.begin() + static_cast<std::ptrdiff_t>(nc), ids.end());
+  scratch_.resize(5 * n);
+  std::uint8_t* end = detail::put_set(scratch_.data(), ids.data(), nc);
+  end = detail::put_set(end, ids.data() + nc, nt);
+  const auto bytes = static_cast<std::size_t>(end - scratch_.data());
   std::uint64_t pos;
-  std::uint64_t* dst;
-  if (n > kChunkWords) {
-    big_.emplace_back(new std::uint64_t[n]);
-    big_words_ += n;
+  std::uint8_t* dst;
+  if (bytes > kChunkBytes) {
+    big_.emplace_back(new std::uint8_t[bytes]);
+    big_bytes_ += bytes;
     pos = kBigBase + (big_.size() - 1);
     dst = big_.back().get();
   } else {
-    // A position must name a word inside a chunk, even for two empty sets.
-    if (chunks_.empty() || chunk_used_ + n > kChunkWords || chunk_used_ == kChunkWords) {
+    // A position must name a byte inside a chunk, even for two empty sets.
+    if (chunks_.empty() || chunk_used_ + bytes > kChunkBytes || chunk_used_ == kChunkBytes) {
       // The rest of the previous chunk (less than one observation) stays unused.
-      chunks_.emplace_back(new std::uint64_t[kChunkWords]);
+      chunks_.emplace_back(new std::uint8_t[kChunkBytes]);
       chunk_used_ = 0;
     }
-    pos = (chunks_.size() - 1) * kChunkWords + chunk_used_;
+    pos = (chunks_.size() - 1) * kChunkBytes + chunk_used_;
     dst = chunks_.back().get() + chunk_used_;
-    chunk_used_ += n;
+    chunk_used_ += bytes;
   }
-  std::copy(control, control + nc, dst);
-  std::copy(text, text + nt, dst + nc);
+  std::copy(scratch_.data(), end, dst);
   key32_.push_back(static_cast<std::uint32_t>(exact_key(meta, control, nc, text, nt)));
   meta_.push_back(meta);
   loc_.push_back(Loc{pos, static_cast<std::uint32_t>(nc), static_cast<std::uint32_t>(nt)});
@@ -90,11 +212,41 @@ std::int64_t AtomStore::find_exact(std::uint32_t meta, const std::uint64_t* cont
   const auto k = static_cast<std::uint32_t>(exact_key(meta, control, nc, text, nt));
   const std::size_t mask = exact_.size() - 1;
   std::int64_t best = -1;
+  Mapped q;
+  bool mapped = false;
   for (std::size_t i = k & mask; exact_[i] != 0; i = (i + 1) & mask) {
     const std::uint32_t id = exact_[i] - 1;
-    if (key32_[id] == k && (best < 0 || id < best) && same(id, meta, control, nc, text, nt)) best = id;
+    if (key32_[id] != k || (best >= 0 && id >= best)) continue;
+    if (meta_[id] != meta || loc_[id].nc != nc || loc_[id].nt != nt) continue;
+    if (!mapped) {
+      // Stored sets are sorted and unique: a query that is not equals none of
+      // them. An atom the dictionary does not know is in no stored set.
+      if (!std::is_sorted(control, control + nc) || std::adjacent_find(control, control + nc) != control + nc ||
+          !std::is_sorted(text, text + nt) || std::adjacent_find(text, text + nt) != text + nt) {
+        return -1;
+      }
+      map_query(control, nc, text, nt, q);
+      mapped = true;
+      if (q.control.size() != nc || q.text.size() != nt) return -1;
+    }
+    const std::uint8_t* p = at(loc_[id].pos);
+    if (detail::same_set(p, nc, q.control.data()) && detail::same_set(p, nt, q.text.data())) best = id;
   }
   return best;
+}
+
+void AtomStore::atoms(std::size_t id, std::vector<std::uint64_t>& control, std::vector<std::uint64_t>& text) const {
+  const std::uint8_t* p = at(loc_[id].pos);
+  for (auto [out, n] : {std::pair<std::vector<std::uint64_t>*, std::size_t>{&control, loc_[id].nc},
+                        std::pair<std::vector<std::uint64_t>*, std::size_t>{&text, loc_[id].nt}}) {
+    out->resize(n);
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      v += detail::get_varint(p);
+      (*out)[i] = key_of(v);
+    }
+    std::sort(out->begin(), out->end());
+  }
 }
 
 void AtomStore::columns(std::vector<std::uint32_t>& meta, std::vector<std::uint64_t>& control_offsets,
@@ -107,12 +259,11 @@ void AtomStore::columns(std::vector<std::uint32_t>& meta, std::vector<std::uint6
   text_offsets.reserve(meta_.size() + 1);
   control_values.clear();
   text_values.clear();
+  std::vector<std::uint64_t> c, t;
   for (std::size_t id = 0; id < meta_.size(); ++id) {
-    std::size_t mc = 0, mt = 0;
-    const std::uint64_t* c = control(id, mc);
-    const std::uint64_t* t = text(id, mt);
-    control_values.insert(control_values.end(), c, c + mc);
-    text_values.insert(text_values.end(), t, t + mt);
+    atoms(id, c, t);
+    control_values.insert(control_values.end(), c.begin(), c.end());
+    text_values.insert(text_values.end(), t.begin(), t.end());
     control_offsets.push_back(control_values.size());
     text_offsets.push_back(text_values.size());
   }
@@ -129,11 +280,15 @@ VerifyResult AtomStore::verify(const std::uint64_t* control, std::size_t nc, con
     }
   }
   VerifyResult best;
+  if (k == 0) return best;
+  Mapped q;
+  map_query(control, nc, text, nt, q);
   for (std::size_t i = 0; i < k; ++i) {
-    std::size_t mc = 0, mt = 0;
-    const std::uint64_t* c = this->control(static_cast<std::size_t>(ids[i]), mc);
-    const std::uint64_t* t = this->text(static_cast<std::size_t>(ids[i]), mt);
-    const Ratio r = jaccard_ratio(jaccard_counts(control, nc, text, nt, c, mc, t, mt));
+    const Loc& loc = loc_[static_cast<std::size_t>(ids[i])];
+    const std::uint8_t* p = at(loc.pos);
+    const std::uint64_t ic = detail::count_common(p, loc.nc, q.control.data(), q.control.size());
+    const std::uint64_t it = detail::count_common(p, loc.nt, q.text.data(), q.text.size());
+    const Ratio r = jaccard_ratio(JaccardCounts{ic, nc + loc.nc - ic, it, nt + loc.nt - it});
     scores[i] = r.value();
     const bool ok = ratio_at_least(r, tau);
     pass[i] = ok ? 1 : 0;
@@ -150,11 +305,13 @@ VerifyResult AtomStore::verify(const std::uint64_t* control, std::size_t nc, con
 std::size_t AtomStore::memory_bytes() const {
   // Chunks count as far as they are written: the pages of the last chunk's
   // unwritten tail are never touched.
-  std::size_t words = big_words_;
-  if (!chunks_.empty()) words += (chunks_.size() - 1) * kChunkWords + chunk_used_;
-  return words * sizeof(std::uint64_t) + meta_.capacity() * sizeof(std::uint32_t) + loc_.capacity() * sizeof(Loc) +
-         (key32_.capacity() + exact_.capacity()) * sizeof(std::uint32_t) +
-         (chunks_.capacity() + big_.capacity()) * sizeof(void*);
+  std::size_t bytes = big_bytes_;
+  if (!chunks_.empty()) bytes += (chunks_.size() - 1) * kChunkBytes + chunk_used_;
+  return bytes + meta_.capacity() * sizeof(std::uint32_t) + loc_.capacity() * sizeof(Loc) +
+         (key32_.capacity() + exact_.capacity() + term_slots_.capacity() + ids_scratch_.capacity()) *
+             sizeof(std::uint32_t) +
+         num_terms_ * sizeof(std::uint64_t) + scratch_.capacity() +
+         (chunks_.capacity() + big_.capacity() + keys_.capacity()) * sizeof(void*);
 }
 
 }  // namespace spatialobs
