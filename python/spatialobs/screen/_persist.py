@@ -499,7 +499,6 @@ def _load(cls: Any, name: str, embedder: Any) -> Any:
     num_states = int(state_of.max()) + 1 if n else 0
     index._metas = metas
     index._meta_ids = {m: i for i, m in enumerate(metas)}
-    local_of = np.empty(n, dtype=np.int64)
     seen = np.zeros(n, dtype=bool)
     try:
         for i in range(len(metas)):
@@ -510,13 +509,12 @@ def _load(cls: Any, name: str, embedder: Any) -> Any:
             if not isinstance(hnsw, faiss.IndexHNSWFlat):
                 raise _Corrupt(f"partition {i} has a dense index of another kind")
             part = _Partition(index.embedder.dim, index.hnsw_m, index.ef_construction, index.ef_search, hnsw=hnsw)
-            for local, o in enumerate(obs.tolist()):
+            for o in obs.tolist():
                 if not 0 <= o < n or int(meta[o]) != i or seen[o]:
                     raise _Corrupt(f"partition {i} lists observation {o} wrongly")
                 seen[o] = True
                 part.bm25.add(np.concatenate((cv[co[o] : co[o + 1]], tv[to[o] : to[o + 1]])))
                 part.obs.append(o)
-                local_of[o] = local
             index._parts.append(part)
         if not bool(seen.all()):
             raise _Corrupt("an observation belongs to no partition")
@@ -526,14 +524,20 @@ def _load(cls: Any, name: str, embedder: Any) -> Any:
         raise _Corrupt(f"inconsistent atoms: {exc}") from None
     except RuntimeError as exc:  # faiss
         raise _Corrupt(f"unreadable dense index: {echo(str(exc).splitlines()[0] if str(exc) else '')}") from None
-    members: List[List[int]] = [[] for _ in range(num_states)]
-    for o, st in enumerate(state_of.tolist()):
-        members[st].append(o)
-    if any(not m for m in members):
+    if n and int(np.bincount(state_of, minlength=num_states).min()) == 0:
         raise _Corrupt("a state has no observation")
-    index._members = members
+    # Each state's members in observation order: a stable sort by state puts
+    # them side by side; each links to the next one of its run.
+    order = np.argsort(state_of, kind="stable")
+    nxt = np.full(n, -1, dtype=np.int64)
+    same = state_of[order[1:]] == state_of[order[:-1]] if n else np.zeros(0, dtype=bool)
+    nxt[order[:-1][same]] = order[1:][same]
+    starts = np.flatnonzero(np.concatenate(([True], ~same))) if n else np.zeros(0, dtype=np.int64)
+    ends = np.concatenate((starts[1:] - 1, [n - 1])) if n else np.zeros(0, dtype=np.int64)
     index._state_of = _Grow(state_of)
-    index._local_of = _Grow(local_of)
+    index._next = _Grow(nxt)
+    index._first = _Grow(order[starts])
+    index._last = _Grow(order[ends])
     index._hits = _Grow(hits)
     index._screens = num_screens
     return index

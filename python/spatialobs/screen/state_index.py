@@ -147,7 +147,7 @@ class _Grow:
 
     def __init__(self, data: Optional[npt.NDArray[np.int64]] = None) -> None:
         data = np.empty(0, dtype=np.int64) if data is None else np.asarray(data, dtype=np.int64)
-        self._buf = np.empty(max(16, 2 * len(data)), dtype=np.int64)
+        self._buf = np.empty(max(16, len(data) + len(data) // 2), dtype=np.int64)
         self._buf[: len(data)] = data
         self._n = len(data)
 
@@ -164,6 +164,10 @@ class _Grow:
 
     def __len__(self) -> int:
         return self._n
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._buf.nbytes)
 
 
 class _Partition:
@@ -279,9 +283,12 @@ class StateIndex:
         self._metas: List[MetaKey] = []
         self._meta_ids: Dict[MetaKey, int] = {}
         self._parts: List[_Partition] = []
+        # Per observation and per state, flat arrays only (no Python object per
+        # observation): a state's members are a chain from _first through _next.
         self._state_of = _Grow()
-        self._local_of = _Grow()  # observation -> its local id in its partition
-        self._members: List[List[int]] = []
+        self._next = _Grow()  # observation -> the next one of its state, or -1
+        self._first = _Grow()  # state -> its first observation
+        self._last = _Grow()  # state -> its last observation
         self._hits = _Grow()  # observation -> how many added screens mapped to it
         self._screens = 0
         self._lock = _RWLock()
@@ -300,7 +307,7 @@ class StateIndex:
 
     @property
     def num_states(self) -> int:
-        return len(self._members)
+        return len(self._first)
 
     @property
     def num_screens(self) -> int:
@@ -310,9 +317,15 @@ class StateIndex:
     def members(self, state: int) -> List[int]:
         """Observation ids of a state, in the order they were indexed."""
         with self._lock.read():
-            if not 0 <= state < len(self._members):
-                raise OutOfRangeError(f"no state {state}; the index has {len(self._members)}")
-            return list(self._members[state])
+            if not 0 <= state < len(self._first):
+                raise OutOfRangeError(f"no state {state}; the index has {len(self._first)}")
+            nxt = self._next.view()
+            out = []
+            o = int(self._first.view()[state])
+            while o >= 0:
+                out.append(o)
+                o = int(nxt[o])
+            return out
 
     def state_of(self, observation: int) -> int:
         with self._lock.read():
@@ -360,15 +373,26 @@ class StateIndex:
                 p.hnsw.hnsw.efSearch = value
 
     def memory_bytes(self) -> int:
-        """Bytes held by the atom store, the BM25 postings and the HNSW graphs (estimate)."""
+        """Bytes held by the atom store, the BM25 postings, the HNSW graphs (estimate) and the id arrays."""
+        return sum(self.memory_report().values())
+
+    def memory_report(self) -> Dict[str, int]:
+        """:meth:`memory_bytes` by part: ``atoms``, ``bm25``, ``vectors``, ``hnsw_links`` and ``ids``.
+
+        ``vectors`` are the dense vectors stored in the HNSW indexes (``dim`` float32
+        each); ``hnsw_links`` estimates their graphs (level-0 links and levels);
+        ``ids`` are the per-observation and per-state arrays of this object.
+        """
         with self._lock.read():
-            total = int(self._store.memory_bytes())
+            out = {"atoms": int(self._store.memory_bytes()), "bm25": 0, "vectors": 0, "hnsw_links": 0, "ids": 0}
             for p in self._parts:
-                total += int(p.bm25.memory_bytes())
+                out["bm25"] += int(p.bm25.memory_bytes())
                 n = p.hnsw.ntotal
-                total += n * (4 * p.hnsw.d + 4 * 2 * self.hnsw_m + 16)  # vectors + level-0 links + levels
-            total += 8 * (len(self._state_of) * 3)
-            return total
+                out["vectors"] += n * 4 * p.hnsw.d
+                out["hnsw_links"] += n * (4 * 2 * self.hnsw_m + 16)
+                out["ids"] += p.obs.nbytes
+            out["ids"] += sum(g.nbytes for g in (self._state_of, self._next, self._first, self._last, self._hits))
+            return out
 
     # -- the pipeline ----------------------------------------------------------
 
@@ -445,19 +469,22 @@ class StateIndex:
             self._parts.append(_Partition(self.embedder.dim, self.hnsw_m, self.ef_construction, self._ef_search))
         part = self._parts[meta_id]
         obs = int(self._store.add(meta_id, c, t))
-        local = int(part.bm25.add(np.concatenate((c, t))))
+        part.bm25.add(np.concatenate((c, t)))
         part.hnsw.add(vec)
         part.obs.append(obs)
-        self._local_of.append(local)
         self._hits.append(1)
+        self._next.append(-1)
         self._screens += 1
         if best >= 0:
             state = int(self._state_of.view()[best])
             self._state_of.append(state)
-            self._members[state].append(obs)
+            last = self._last.view()
+            self._next.view()[last[state]] = obs
+            last[state] = obs
             return Match(state, obs, False, False, best_score)
-        state = len(self._members)
-        self._members.append([obs])
+        state = len(self._first)
+        self._first.append(obs)
+        self._last.append(obs)
         self._state_of.append(state)
         return Match(state, obs, True, False, top_score)
 
