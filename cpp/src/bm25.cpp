@@ -39,15 +39,15 @@ std::int64_t Bm25Index::find_term(std::uint64_t key) const {
   for (std::size_t i = detail::mix64(key) & mask;; i = (i + 1) & mask) {
     const std::uint32_t s = slots_[i];
     if (s == 0) return -1;
-    if (terms_[s - 1].key == key) return static_cast<std::int64_t>(s - 1);
+    if (term(s - 1).key == key) return static_cast<std::int64_t>(s - 1);
   }
 }
 
 void Bm25Index::grow_slots() {
   std::vector<std::uint32_t> slots(slots_.empty() ? 64 : 2 * slots_.size(), 0);
   const std::size_t mask = slots.size() - 1;
-  for (std::size_t t = 0; t < terms_.size(); ++t) {
-    std::size_t i = detail::mix64(terms_[t].key) & mask;
+  for (std::size_t t = 0; t < num_terms_; ++t) {
+    std::size_t i = detail::mix64(term(t).key) & mask;
     while (slots[i] != 0) i = (i + 1) & mask;
     slots[i] = static_cast<std::uint32_t>(t + 1);
   }
@@ -57,22 +57,30 @@ void Bm25Index::grow_slots() {
 std::uint32_t Bm25Index::term_for(std::uint64_t key) {
   const std::int64_t found = find_term(key);
   if (found >= 0) return static_cast<std::uint32_t>(found);
-  if (terms_.size() >= 0xfffffffeULL) throw std::invalid_argument("a BM25 index holds fewer than 2^32 - 1 terms");
+  if (num_terms_ >= 0xfffffffeULL) throw std::invalid_argument("a BM25 index holds fewer than 2^32 - 1 terms");
   // Load at most 0.7: probes stay short and the table costs 6 to 11 bytes per term.
-  if (10 * (terms_.size() + 1) > 7 * slots_.size()) grow_slots();
+  if (10 * (num_terms_ + 1) > 7 * slots_.size()) grow_slots();
   const std::size_t mask = slots_.size() - 1;
   std::size_t i = detail::mix64(key) & mask;
   while (slots_[i] != 0) i = (i + 1) & mask;
-  terms_.push_back(Term{key, 0, 0});
-  slots_[i] = static_cast<std::uint32_t>(terms_.size());
-  return static_cast<std::uint32_t>(terms_.size() - 1);
+  if ((num_terms_ & kTermChunkMask) == 0) terms_.emplace_back(new Term[kTermChunkMask + 1]);
+  term(num_terms_) = Term{key, 0, 0};
+  ++num_terms_;
+  slots_[i] = static_cast<std::uint32_t>(num_terms_);
+  return static_cast<std::uint32_t>(num_terms_ - 1);
 }
 
 std::uint32_t Bm25Index::arena_alloc(std::uint32_t cap) {
-  std::vector<std::uint32_t>& fl = free_[detail::bm25_class(cap)];
-  if (!fl.empty()) {
+  const unsigned cls = detail::bm25_class(cap);
+  // The smallest free block that fits: blocks freed by lists that grew past
+  // them are split in halves for the many short lists of new terms, instead
+  // of waiting for a list of their own size.
+  for (unsigned c = cls; c < kNumClasses; ++c) {
+    std::vector<std::uint32_t>& fl = free_[c];
+    if (fl.empty()) continue;
     const std::uint32_t off = fl.back();
     fl.pop_back();
+    for (unsigned h = c; h > cls; --h) free_[h - 1].push_back(off + (2u << (h - 1)));  // upper halves
     arena_free_words_ -= cap;
     return off;
   }
@@ -115,10 +123,11 @@ void Bm25Index::append_posting(Term& t, std::uint32_t doc) {
   ++t.len;
 }
 
-Bm25Index::ListView Bm25Index::list(const Term& t) const {
+Bm25Index::ListView Bm25Index::list(std::uint32_t ti) const {
+  const Term& t = term(ti);
   std::uint32_t df = t.len;
   if (!repeat_df_.empty()) {
-    auto it = repeat_df_.find(static_cast<std::uint32_t>(&t - terms_.data()));
+    auto it = repeat_df_.find(ti);
     if (it != repeat_df_.end()) df = it->second;
   }
   if (t.len > kMaxArenaBlock) return ListView{big_[t.off].data(), t.len, df};
@@ -141,7 +150,7 @@ std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
     std::size_t j = i + 1;
     while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
     const std::uint32_t ti = term_for(sorted[i]);
-    Term& t = terms_[ti];
+    Term& t = term(ti);
     if (j - i > 1 || repeat_df_.count(ti)) {
       auto it = repeat_df_.emplace(ti, t.len).first;  // before this document, df == len unless it has repeats
       ++it->second;
@@ -201,7 +210,7 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
   lists.reserve(terms.size());
   for (std::uint64_t t : terms) {
     const std::int64_t found = find_term(t);
-    if (found >= 0) lists.push_back(list(terms_[static_cast<std::size_t>(found)]));
+    if (found >= 0) lists.push_back(list(static_cast<std::uint32_t>(found)));
   }
   if (lists.empty()) return;
 
@@ -336,7 +345,8 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
 std::size_t Bm25Index::memory_bytes() const {
   std::size_t bytes = (doc_len_.capacity() + doc_class_.capacity() + class_len_.capacity()) * sizeof(std::uint32_t) +
                       len_class_.size() * (sizeof(std::pair<std::uint32_t, std::uint32_t>) + 2 * sizeof(void*)) +
-                      len_class_.bucket_count() * sizeof(void*) + terms_.capacity() * sizeof(Term) +
+                      len_class_.bucket_count() * sizeof(void*) + num_terms_ * sizeof(Term) +
+                      terms_.capacity() * sizeof(void*) +
                       (repeat_df_.size() * 3 + repeat_df_.bucket_count()) * sizeof(void*) +
                       slots_.capacity() * sizeof(std::uint32_t) +
                       chunks_.capacity() * sizeof(void*);

@@ -18,9 +18,10 @@
 // top-k is ordered by score descending, then document id ascending.
 //
 // Storage: postings are uint32 doc ids in a chunked arena of power-of-two
-// blocks (a full block moves to one twice its size and its old block is
-// reused), terms sit in an open-addressing table; no per-term allocation and
-// no copy of the whole index when it grows.
+// blocks (a full block moves to one twice its size; its old block is reused,
+// split in halves when a smaller block is wanted), terms sit in an
+// open-addressing table; no per-term allocation and no copy of the whole
+// index when it grows.
 //
 // Speed without changing a bit: documents are grouped by length (a length
 // class), and for a term with more postings than there are classes the query
@@ -48,7 +49,7 @@ class Bm25Index {
   double k1() const { return k1_; }
   double b() const { return b_; }
   std::size_t size() const { return doc_len_.size(); }
-  std::size_t num_terms() const { return terms_.size(); }
+  std::size_t num_terms() const { return num_terms_; }
 
   // Adds a document (its atoms in any order; repeats raise tf) and returns its
   // id (0, 1, ...).
@@ -106,7 +107,9 @@ class Bm25Index {
     return chunks_[off >> kChunkBits].get() + (off & kChunkMask);
   }
   std::uint32_t arena_alloc(std::uint32_t cap);
-  ListView list(const Term& t) const;
+  ListView list(std::uint32_t ti) const;
+  Term& term(std::size_t i) { return terms_[i >> kTermChunkBits][i & kTermChunkMask]; }
+  const Term& term(std::size_t i) const { return terms_[i >> kTermChunkBits][i & kTermChunkMask]; }
 
   static constexpr unsigned kChunkBits = 20;  // 4 MiB chunks: growing never copies postings
   static constexpr std::uint32_t kChunkMask = (1u << kChunkBits) - 1;
@@ -117,11 +120,17 @@ class Bm25Index {
   std::vector<std::uint32_t> class_len_;   // length class -> document length
   std::unordered_map<std::uint32_t, std::uint32_t> len_class_;
   std::uint64_t total_len_ = 0;
-  std::vector<Term> terms_;
+  // Terms in chunks of 4,096: growing neither copies them nor leaves half a
+  // doubled vector unused.
+  static constexpr unsigned kTermChunkBits = 12;
+  static constexpr std::size_t kTermChunkMask = (static_cast<std::size_t>(1) << kTermChunkBits) - 1;
+  std::vector<std::unique_ptr<Term[]>> terms_;
+  std::size_t num_terms_ = 0;
   std::vector<std::uint32_t> slots_;       // open addressing: term index + 1, 0 empty
   std::vector<std::unique_ptr<std::uint32_t[]>> chunks_;
   std::uint32_t chunk_used_ = 1u << kChunkBits;  // words used in the last chunk
-  std::vector<std::uint32_t> free_[12];    // freed arena blocks by capacity class (2 << c)
+  static constexpr unsigned kNumClasses = 12;  // block capacities 2 << c, up to kMaxArenaBlock
+  std::vector<std::uint32_t> free_[kNumClasses];  // freed arena blocks by capacity class
   std::unordered_map<std::uint32_t, std::uint32_t> repeat_df_;  // term with a tf > 1 -> its df
   std::vector<std::vector<std::uint32_t>> big_;
   std::size_t arena_free_words_ = 0;
