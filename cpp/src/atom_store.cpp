@@ -11,64 +11,21 @@ namespace spatialobs {
 
 namespace detail {
 
-// LEB128: seven bits per byte, low bits first, the high bit set on every byte but the last.
-inline std::uint8_t* put_varint(std::uint8_t* p, std::uint32_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<std::uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<std::uint8_t>(v);
-  return p;
-}
-
-inline std::uint32_t get_varint(const std::uint8_t*& p) {
-  std::uint32_t v = *p++;
-  if (v < 0x80) return v;
-  v &= 0x7f;
-  unsigned shift = 7;
-  std::uint32_t b;
-  do {
-    b = *p++;
-    v |= (b & 0x7f) << shift;
-    shift += 7;
-  } while (b & 0x80);
-  return v;
-}
-
-// Writes n sorted unique ids as deltas (the first from 0); returns the end.
-inline std::uint8_t* put_set(std::uint8_t* p, const std::uint32_t* ids, std::size_t n) {
-  std::uint32_t prev = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    p = put_varint(p, ids[i] - prev);
-    prev = ids[i];
-  }
-  return p;
-}
-
-// Decodes a set of n ids from p (advanced past it) and counts how many of
-// them the sorted array q holds.
-inline std::size_t count_common(const std::uint8_t*& p, std::size_t n, const std::uint32_t* q, std::size_t nq) {
-  std::uint32_t v = 0;
-  std::size_t j = 0, k = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    v += get_varint(p);
-    while (j < nq && q[j] < v) ++j;
-    if (j < nq && q[j] == v) {
+// |a ∩ b| of two sorted unique id arrays, by a linear merge.
+inline std::size_t count_common(const std::uint32_t* a, std::size_t na, const std::uint32_t* b, std::size_t nb) {
+  std::size_t i = 0, j = 0, k = 0;
+  while (i < na && j < nb) {
+    if (a[i] < b[j]) {
+      ++i;
+    } else if (b[j] < a[i]) {
+      ++j;
+    } else {
       ++k;
+      ++i;
       ++j;
     }
   }
   return k;
-}
-
-// Decodes a set of n ids from p and returns whether it equals q[0..n).
-inline bool same_set(const std::uint8_t*& p, std::size_t n, const std::uint32_t* q) {
-  std::uint32_t v = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    v += get_varint(p);
-    if (v != q[i]) return false;
-  }
-  return true;
 }
 
 }  // namespace detail
@@ -159,36 +116,28 @@ std::uint32_t AtomStore::add(std::uint32_t meta, const std::uint64_t* control, s
   check_atom_set(text, nt, "text atoms");
   const auto id = static_cast<std::uint32_t>(meta_.size());
   const std::size_t n = nc + nt;
-  // Encode first (at most 5 bytes an id), then place: the length is known only then.
-  std::vector<std::uint32_t>& ids = ids_scratch_;
-  ids.resize(n);
-  for (std::size_t i = 0; i < nc; ++i) ids[i] = term_for(control[i]);
-  for (std::size_t i = 0; i < nt; ++i) ids[nc + i] = term_for(text[i]);
-  std::sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(nc));
-  std::sort(ids.begin() + static_cast<std::ptrdiff_t>(nc), ids.end());
-  scratch_.resize(5 * n);
-  std::uint8_t* end = detail::put_set(scratch_.data(), ids.data(), nc);
-  end = detail::put_set(end, ids.data() + nc, nt);
-  const auto bytes = static_cast<std::size_t>(end - scratch_.data());
   std::uint64_t pos;
-  std::uint8_t* dst;
-  if (bytes > kChunkBytes) {
-    big_.emplace_back(new std::uint8_t[bytes]);
-    big_bytes_ += bytes;
+  std::uint32_t* dst;
+  if (n > kChunkWords) {
+    big_.emplace_back(new std::uint32_t[n]);
+    big_words_ += n;
     pos = kBigBase + (big_.size() - 1);
     dst = big_.back().get();
   } else {
-    // A position must name a byte inside a chunk, even for two empty sets.
-    if (chunks_.empty() || chunk_used_ + bytes > kChunkBytes || chunk_used_ == kChunkBytes) {
+    // A position must name a word inside a chunk, even for two empty sets.
+    if (chunks_.empty() || chunk_used_ + n > kChunkWords || chunk_used_ == kChunkWords) {
       // The rest of the previous chunk (less than one observation) stays unused.
-      chunks_.emplace_back(new std::uint8_t[kChunkBytes]);
+      chunks_.emplace_back(new std::uint32_t[kChunkWords]);
       chunk_used_ = 0;
     }
-    pos = (chunks_.size() - 1) * kChunkBytes + chunk_used_;
+    pos = (chunks_.size() - 1) * kChunkWords + chunk_used_;
     dst = chunks_.back().get() + chunk_used_;
-    chunk_used_ += bytes;
+    chunk_used_ += n;
   }
-  std::copy(scratch_.data(), end, dst);
+  for (std::size_t i = 0; i < nc; ++i) dst[i] = term_for(control[i]);
+  for (std::size_t i = 0; i < nt; ++i) dst[nc + i] = term_for(text[i]);
+  std::sort(dst, dst + nc);
+  std::sort(dst + nc, dst + n);
   key32_.push_back(static_cast<std::uint32_t>(exact_key(meta, control, nc, text, nt)));
   meta_.push_back(meta);
   loc_.push_back(Loc{pos, static_cast<std::uint32_t>(nc), static_cast<std::uint32_t>(nt)});
@@ -229,24 +178,21 @@ std::int64_t AtomStore::find_exact(std::uint32_t meta, const std::uint64_t* cont
       mapped = true;
       if (q.control.size() != nc || q.text.size() != nt) return -1;
     }
-    const std::uint8_t* p = at(loc_[id].pos);
-    if (detail::same_set(p, nc, q.control.data()) && detail::same_set(p, nt, q.text.data())) best = id;
+    const std::uint32_t* p = at(loc_[id].pos);
+    if (std::equal(p, p + nc, q.control.data()) && std::equal(p + nc, p + nc + nt, q.text.data())) best = id;
   }
   return best;
 }
 
 void AtomStore::atoms(std::size_t id, std::vector<std::uint64_t>& control, std::vector<std::uint64_t>& text) const {
-  const std::uint8_t* p = at(loc_[id].pos);
-  for (auto [out, n] : {std::pair<std::vector<std::uint64_t>*, std::size_t>{&control, loc_[id].nc},
-                        std::pair<std::vector<std::uint64_t>*, std::size_t>{&text, loc_[id].nt}}) {
-    out->resize(n);
-    std::uint32_t v = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      v += detail::get_varint(p);
-      (*out)[i] = key_of(v);
-    }
-    std::sort(out->begin(), out->end());
-  }
+  const std::uint32_t* p = at(loc_[id].pos);
+  const std::size_t nc = loc_[id].nc, nt = loc_[id].nt;
+  control.resize(nc);
+  text.resize(nt);
+  for (std::size_t i = 0; i < nc; ++i) control[i] = key_of(p[i]);
+  for (std::size_t i = 0; i < nt; ++i) text[i] = key_of(p[nc + i]);
+  std::sort(control.begin(), control.end());
+  std::sort(text.begin(), text.end());
 }
 
 void AtomStore::columns(std::vector<std::uint32_t>& meta, std::vector<std::uint64_t>& control_offsets,
@@ -285,9 +231,9 @@ VerifyResult AtomStore::verify(const std::uint64_t* control, std::size_t nc, con
   map_query(control, nc, text, nt, q);
   for (std::size_t i = 0; i < k; ++i) {
     const Loc& loc = loc_[static_cast<std::size_t>(ids[i])];
-    const std::uint8_t* p = at(loc.pos);
+    const std::uint32_t* p = at(loc.pos);
     const std::uint64_t ic = detail::count_common(p, loc.nc, q.control.data(), q.control.size());
-    const std::uint64_t it = detail::count_common(p, loc.nt, q.text.data(), q.text.size());
+    const std::uint64_t it = detail::count_common(p + loc.nc, loc.nt, q.text.data(), q.text.size());
     const Ratio r = jaccard_ratio(JaccardCounts{ic, nc + loc.nc - ic, it, nt + loc.nt - it});
     scores[i] = r.value();
     const bool ok = ratio_at_least(r, tau);
@@ -305,12 +251,11 @@ VerifyResult AtomStore::verify(const std::uint64_t* control, std::size_t nc, con
 std::size_t AtomStore::memory_bytes() const {
   // Chunks count as far as they are written: the pages of the last chunk's
   // unwritten tail are never touched.
-  std::size_t bytes = big_bytes_;
-  if (!chunks_.empty()) bytes += (chunks_.size() - 1) * kChunkBytes + chunk_used_;
-  return bytes + meta_.capacity() * sizeof(std::uint32_t) + loc_.capacity() * sizeof(Loc) +
-         (key32_.capacity() + exact_.capacity() + term_slots_.capacity() + ids_scratch_.capacity()) *
+  std::size_t words = big_words_;
+  if (!chunks_.empty()) words += (chunks_.size() - 1) * kChunkWords + chunk_used_;
+  return (words + meta_.capacity() + key32_.capacity() + exact_.capacity() + term_slots_.capacity()) *
              sizeof(std::uint32_t) +
-         num_terms_ * sizeof(std::uint64_t) + scratch_.capacity() +
+         loc_.capacity() * sizeof(Loc) + num_terms_ * sizeof(std::uint64_t) +
          (chunks_.capacity() + big_.capacity() + keys_.capacity()) * sizeof(void*);
 }
 
