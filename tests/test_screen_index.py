@@ -58,9 +58,9 @@ def test_pipeline_matches_exhaustive_oracle(stream, tau):
             assert m.score == float(score)
     assert len(ix) == len(oracle.obs) and ix.num_states == oracle.num_states
     assert ix.num_screens == len(stream)
-    # Members partition the observations.
-    members = sorted(o for s in range(ix.num_states) for o in ix.members(s))
-    assert members == list(range(len(ix)))
+    # Members partition the observations, each state's in the order indexed.
+    for s in range(ix.num_states):
+        assert ix.members(s) == [o for o, st_o in enumerate(oracle.state_of) if st_o == s]
 
 
 def test_exhaustive_mode_matches_hybrid_on_small_corpus():
@@ -94,7 +94,10 @@ def test_add_query_members_and_accessors():
     assert ix.dense_k == 32 and ix.ef_search == 32  # defaults: DENSE_K, and efSearch = dense_k
     ix.ef_search = 50
     assert ix.hnsw(ScreenMeta(app="mail")).hnsw.efSearch == 50
-    assert ix.memory_bytes() > 0
+    report = ix.memory_report()
+    assert sorted(report) == ["atoms", "bm25", "hnsw_links", "ids", "vectors"]
+    assert ix.memory_bytes() == sum(report.values()) and min(report.values()) > 0
+    assert report["vectors"] == 3 * 4 * ix.embedder.dim
     with pytest.raises(OutOfRangeError, match="no state 7"):
         ix.members(7)
     with pytest.raises(OutOfRangeError, match="no observation 9"):

@@ -38,9 +38,13 @@ def test_round_trip_continues_identically(tmp_path, corpus):
         assert back.state_of(o) == ix.state_of(o) and back.hits(o) == ix.hits(o)
         a, b = ix.observation_atoms(o), back.observation_atoms(o)
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    # The member chains are rebuilt from state_of: same members, same order,
+    # and still the same after both indexes grow.
+    assert [back.members(s) for s in range(ix.num_states)] == [ix.members(s) for s in range(ix.num_states)]
     for s in corpus.screens[half:]:
         assert back.add(s) == ix.add(s)
     assert back.query(corpus.screens[0]) == ix.query(corpus.screens[0])
+    assert [back.members(s) for s in range(ix.num_states)] == [ix.members(s) for s in range(ix.num_states)]
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
 
 
