@@ -15,24 +15,27 @@ namespace {
 
 // The obstacles of one placement, growing as boxes are placed, in vertical
 // strips over the room: a strip keeps the obstacles that cut it sorted by top
-// edge, so that a line walks from a given y through the obstacles of the
-// strips under it only, in order of top edge. An obstacle cutting more than kMaxStrips
-// strips goes to one more list that every line visits instead, so that a few
-// wide obstacles do not fill every strip. Obstacles beyond the room's sides
+// edge and, again, by bottom edge, so that a line walks from a given y through
+// the obstacles of the strips under it only. An obstacle cutting more than
+// kMaxStrips strips goes to one more list that every line visits instead, so
+// that a few wide obstacles do not fill every strip. Obstacles beyond the room's sides
 // sit in its outer strips (strip numbers are clamped), so nothing is missed.
 class ObstacleStrips {
  public:
   static constexpr std::size_t kMaxStrips = 8;
 
-  // Sorted by top edge, with the tallest height among them.
+  // The same obstacles sorted by top edge and by bottom edge, with the tallest height among them.
   struct Strip {
-    std::vector<Rect> boxes;
+    std::vector<Rect> by_top, by_bottom;
     double tallest = 0;
 
     void add(const Rect& r) {
-      const auto at = std::upper_bound(boxes.begin(), boxes.end(), r.y0,
-                                       [](double y, const Rect& b) { return y < b.y0; });
-      boxes.insert(at, r);
+      by_top.insert(std::upper_bound(by_top.begin(), by_top.end(), r.y0,
+                                     [](double y, const Rect& b) { return y < b.y0; }),
+                    r);
+      by_bottom.insert(std::upper_bound(by_bottom.begin(), by_bottom.end(), r.y1,
+                                        [](double y, const Rect& b) { return y < b.y1; }),
+                       r);
       tallest = std::max(tallest, r.y1 - r.y0);
     }
   };
@@ -101,99 +104,98 @@ struct Line {
 };
 
 // Heap order: the line visited later compares greater, so std::*_heap with it pops the next line.
-bool visited_later(const Line& a, const Line& b) {
-  if (a.lb != b.lb) return a.lb > b.lb;
-  if (a.x != b.x) return a.x > b.x;
-  return a.pos > b.pos;
-}
-
-// A walk over the obstacles of several strips merged in order of top edge,
-// upwards (increasing y) or downwards.
-class StripWalk {
- public:
-  // Upwards from the first obstacle with y0 - h >= v, or downwards from the
-  // last one with y0 - h < v (y0 - h is the start of the y interval the
-  // obstacle forbids; it grows with y0).
-  void start(const ObstacleStrips& obs, double x0, double x1, double h, double v, bool up) {
-    up_ = up;
-    runs_.clear();
-    obs.strips_under(x0, x1, [&](const ObstacleStrips::Strip& st) {
-      const Rect* begin = st.boxes.data();
-      const Rect* end = begin + st.boxes.size();
-      const Rect* at = std::lower_bound(begin, end, v, [h](const Rect& b, double y) { return b.y0 - h < y; });
-      if (up && at != end) runs_.push_back(Run{at, end});
-      if (!up && at != begin) runs_.push_back(Run{at, begin});
-    });
+// A function object, not a function, so that the heap's comparisons are inlined.
+struct VisitedLater {
+  bool operator()(const Line& a, const Line& b) const {
+    if (a.lb != b.lb) return a.lb > b.lb;
+    if (a.x != b.x) return a.x > b.x;
+    return a.pos > b.pos;
   }
+};
 
-  // The next obstacle, or nullptr at the end. One in several strips comes once per strip.
-  const Rect* next() {
-    Run* pick = nullptr;
-    for (Run& r : runs_) {
-      if (r.at == r.stop) continue;
-      const double y = up_ ? r.at->y0 : (r.at - 1)->y0;
-      if (!pick || (up_ ? y < (pick->at)->y0 : y > (pick->at - 1)->y0)) pick = &r;
-    }
-    if (!pick) return nullptr;
-    return up_ ? pick->at++ : --pick->at;
-  }
-
- private:
-  // Upwards: the next is *at, the run ends at stop. Downwards: the next is at[-1], down to stop.
-  struct Run {
-    const Rect* at;
-    const Rect* stop;
-  };
-  std::vector<Run> runs_;
-  bool up_ = true;
+// A stretch of one strip's sorted obstacles, walked from `at` towards `stop`.
+struct Run {
+  const Rect* at;
+  const Rect* stop;
 };
 
 // Scratch of one place_greedy call.
 struct Search {
   std::vector<Line> lines;
   std::unordered_set<double> seen;
-  StripWalk walk;
+  std::vector<Run> runs;
 };
 
 // The y of [lo, hi] nearest to t (ties: the smaller) where a w x h box with
 // left edge x overlaps no obstacle with positive area, or none. An obstacle
-// cutting the box's x span forbids the open interval (o.y0 - h, o.y1) of y;
-// the answer is t (clamped) when t is in none, else the nearer end, within
-// [lo, hi], of the union (s, e) of the chain of intervals holding t (open
-// intervals that overlap chain; touching ones leave a free point). The chain
-// is followed from t through the obstacles sorted by top edge: upwards to e,
-// then downwards to s until s leaves [lo, hi] or is farther than e, so only
-// obstacles between the answer and t are visited.
+// cutting the box's x span forbids the open interval (a, b) = (o.y0 - h, o.y1)
+// of y; the answer is t (clamped) when t is in none, else the nearer end,
+// within [lo, hi], of the union (s, e) of the chain of intervals holding t
+// (open intervals that overlap chain; touching ones leave a free point). From
+// the intervals holding t, e grows through those with a < e (by increasing
+// top edge) and s through those with b > s (by decreasing bottom edge); in
+// either walk the order among the strips does not matter, so each strip's run
+// is walked on its own until none moves. A walk stops once its end leaves
+// [lo, hi], s also once it is farther than e: only obstacles between the
+// answer and t are visited.
 std::optional<double> nearest_free_y(const ObstacleStrips& obs, double x, double w, double h, double lo, double hi,
-                                     double t, StripWalk& walk) {
+                                     double t, std::vector<Run>& runs) {
   t = std::min(std::max(t, lo), hi);
   if (!(w > 0 && h > 0) || !obs.size()) return t;  // a box of zero width or height overlaps nothing
   const double xw = x + w;
   auto blocks = [&](const Rect& o) { return std::min(xw, o.x1) - std::max(x, o.x0) > 0 && o.y1 > o.y0; };
-  // An interval spans at most `pad`, so one starting below v - pad ends below v; the
+  // An interval spans at most `pad`, so one starting below t - pad ends below t; the
   // margin covers the rounding of y0 - h and of the heights.
   const double tall = obs.tallest(x, xw);
   const double pad = (h + tall) + 1e-9 * (std::abs(t) + h + tall);
-  // e: the intervals holding t start in [t - pad, t); then the chain upwards
-  double e = t;
-  walk.start(obs, x, xw, h, t, false);
-  for (const Rect* o; (o = walk.next()) && o->y0 - h >= t - pad;) {
-    if (blocks(*o)) e = std::max(e, o->y1);
-  }
+  auto first_start_at_least = [h](const std::vector<Rect>& v, double y) {
+    return std::lower_bound(v.data(), v.data() + v.size(), y, [h](const Rect& b, double q) { return b.y0 - h < q; });
+  };
+  // the intervals holding t start in [t - pad, t); each strip's walk upwards for e goes on from there
+  double s = t, e = t;
+  runs.clear();
+  obs.strips_under(x, xw, [&](const ObstacleStrips::Strip& st) {
+    const Rect* end = st.by_top.data() + st.by_top.size();
+    const Rect* o = first_start_at_least(st.by_top, t - pad);
+    for (; o != end && o->y0 - h < t; ++o) {
+      if (o->y1 > t && blocks(*o)) {
+        s = std::min(s, o->y0 - h);
+        e = std::max(e, o->y1);
+      }
+    }
+    runs.push_back(Run{o, end});
+  });
   if (!(e > t)) return t;  // t is free
-  walk.start(obs, x, xw, h, t, true);
-  for (const Rect* o; e <= hi && (o = walk.next()) && o->y0 - h < e;) {
-    if (blocks(*o)) e = std::max(e, o->y1);
+  // e: upwards through the intervals starting at or above t
+  for (bool moved = true; moved && e <= hi;) {
+    moved = false;
+    for (Run& r : runs) {
+      for (; r.at != r.stop && r.at->y0 - h < e && e <= hi; ++r.at) {
+        moved = true;
+        if (blocks(*r.at)) e = std::max(e, r.at->y1);
+      }
+    }
   }
   const bool e_in = e <= hi;
-  // s: downwards from t, an interval reaching the chain's lower end moves it to its start
-  double s = t;
-  walk.start(obs, x, xw, h, t, false);
-  for (const Rect* o; (o = walk.next());) {
-    const double a = o->y0 - h;
-    if (a < s - pad || s < lo) break;
+  // s: downwards through the intervals ending at or below t (the others hold t or lie above it)
+  runs.clear();
+  obs.strips_under(x, xw, [&](const ObstacleStrips::Strip& st) {
+    const Rect* begin = st.by_bottom.data();
+    runs.push_back(Run{std::upper_bound(begin, begin + st.by_bottom.size(), t,
+                                        [](double q, const Rect& b) { return q < b.y1; }),
+                       begin});
+  });
+  for (bool moved = true; moved;) {
+    if (s < lo) break;
     if (e_in && t - s > e - t) return e;  // s only moves away from t
-    if (a < s && o->y1 > s && blocks(*o)) s = a;
+    moved = false;
+    for (Run& r : runs) {
+      for (; r.at != r.stop && (r.at - 1)->y1 > s; --r.at) {
+        moved = true;
+        const Rect& o = *(r.at - 1);
+        if (blocks(o)) s = std::min(s, o.y0 - h);
+      }
+    }
   }
   if (s >= lo && (!e_in || t - s <= e - t)) return s;  // ties go to the smaller
   if (e_in) return e;
@@ -223,28 +225,42 @@ std::optional<std::pair<double, double>> nearest_free(double w, double h, double
     for (std::size_t i = 0; i < m; ++i) offer(obs.box(i).x1, y_gap(obs.box(i)));
     for (std::size_t i = 0; i < m; ++i) offer(obs.box(i).x0 - w, y_gap(obs.box(i)));
   }
-  std::make_heap(s.lines.begin(), s.lines.end(), visited_later);
   s.seen.clear();
   std::optional<std::pair<double, double>> best;
   double bd = std::numeric_limits<double>::infinity();
-  while (!s.lines.empty()) {
-    std::pop_heap(s.lines.begin(), s.lines.end(), visited_later);
-    const Line line = s.lines.back();
-    s.lines.pop_back();
-    if (line.lb >= bd) break;
-    if (!s.seen.insert(line.x).second) continue;  // -0.0 and 0.0 are one line, as in the reference
+  auto visit = [&](const Line& line) {
+    if (!s.seen.insert(line.x).second) return;  // -0.0 and 0.0 are one line, as in the reference
     const double x = line.x, dx = x - want_x, dx2 = dx * dx;
     const double reach = best ? std::sqrt(bd - dx2) : std::numeric_limits<double>::infinity();
     const double ylo = std::max(T, want_y - reach), yhi = std::min(hi_y, want_y + reach);
-    if (ylo > yhi) continue;
-    const std::optional<double> y = nearest_free_y(obs, x, w, h, ylo, yhi, want_y, s.walk);
-    if (!y) continue;
+    if (ylo > yhi) return;
+    const std::optional<double> y = nearest_free_y(obs, x, w, h, ylo, yhi, want_y, s.runs);
+    if (!y) return;
     const double dy = *y - want_y;
     const double d = dx2 + dy * dy;
     if (d < bd) {
       best = std::make_pair(x, *y);
       bd = d;
     }
+  };
+  if (s.lines.empty()) return best;
+  // The first line is found by a scan and visited; the lines whose bound reaches the distance
+  // it gives would end the visit, so only the others go into the heap.
+  const auto first = std::min_element(s.lines.begin(), s.lines.end(),
+                                      [](const Line& a, const Line& b) { return VisitedLater{}(b, a); });
+  const Line line0 = *first;
+  *first = s.lines.back();
+  s.lines.pop_back();
+  if (line0.lb < bd) visit(line0);
+  s.lines.erase(std::remove_if(s.lines.begin(), s.lines.end(), [bd](const Line& l) { return l.lb >= bd; }),
+                s.lines.end());
+  std::make_heap(s.lines.begin(), s.lines.end(), VisitedLater{});
+  while (!s.lines.empty()) {
+    std::pop_heap(s.lines.begin(), s.lines.end(), VisitedLater{});
+    const Line line = s.lines.back();
+    s.lines.pop_back();
+    if (line.lb >= bd) break;
+    visit(line);
   }
   return best;
 }
