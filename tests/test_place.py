@@ -366,3 +366,15 @@ def test_solver_breaks_ties_as_documented(obstacle, want, expected):
     args = ([[10, 10]], [want], (0.0, 0.0, 100.0, 100.0), [obstacle])
     assert tuple(solve_placement(*args)[0]) == expected
     assert tuple(solve_placement_reference(*args)[0]) == expected
+
+
+@pytest.mark.parametrize("gap", [0.0, 2.0])
+def test_solver_equals_reference_on_aligned_grid(gap):
+    # a grid of equal cards shares every edge: many candidate lines coincide (each visited once)
+    cards = [(x * (20 + gap), y * (20 + gap)) for x in range(12) for y in range(12) if (x * 7 + y * 5) % 11]
+    obstacles = np.array([(x, y, x + 20, y + 20) for x, y in cards])
+    side = 12 * (20 + gap)
+    rng = np.random.default_rng(int(gap))
+    sizes = np.full((30, 2), 20.0)
+    wants = rng.integers(0, int(side) - 20, (30, 2)).astype(float)
+    assert_same_outcome((sizes, wants, (0.0, 0.0, side + 60, side), obstacles))

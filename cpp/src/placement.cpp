@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include "spatialobs/mix64.hpp"
 
 namespace spatialobs {
 
@@ -113,6 +115,66 @@ struct VisitedLater {
   }
 };
 
+// The x of the lines visited for one box: open addressing on the bits of x
+// (-0.0 counts as 0.0, as equality does), emptied in O(1) by a generation
+// stamp, without an allocation per entry.
+class SeenLines {
+ public:
+  void clear() {
+    if (++gen_ == 0) {  // wrapped: forget every stamp
+      std::fill(stamp_.begin(), stamp_.end(), 0);
+      gen_ = 1;
+    }
+    count_ = 0;
+  }
+
+  // False when x was inserted since the last clear.
+  bool insert(double x) {
+    if (2 * (count_ + 1) > keys_.size()) grow();
+    const std::uint64_t k = bits(x);
+    const std::size_t mask = keys_.size() - 1;
+    for (std::size_t i = detail::mix64(k) & mask;; i = (i + 1) & mask) {
+      if (stamp_[i] != gen_) {
+        stamp_[i] = gen_;
+        keys_[i] = k;
+        ++count_;
+        return true;
+      }
+      if (keys_[i] == k) return false;
+    }
+  }
+
+ private:
+  static std::uint64_t bits(double x) {
+    if (x == 0) x = 0.0;
+    std::uint64_t k;
+    std::memcpy(&k, &x, sizeof k);
+    return k;
+  }
+
+  void grow() {
+    std::vector<std::uint64_t> live;
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      if (stamp_[i] == gen_) live.push_back(keys_[i]);
+    const std::size_t size = std::max<std::size_t>(64, 2 * keys_.size());
+    keys_.assign(size, 0);
+    stamp_.assign(size, 0);
+    gen_ = 1;
+    const std::size_t mask = size - 1;
+    for (std::uint64_t k : live) {
+      std::size_t i = detail::mix64(k) & mask;
+      while (stamp_[i] == gen_) i = (i + 1) & mask;
+      stamp_[i] = gen_;
+      keys_[i] = k;
+    }
+  }
+
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::uint32_t> stamp_;
+  std::uint32_t gen_ = 1;
+  std::size_t count_ = 0;
+};
+
 // A stretch of one strip's sorted obstacles, walked from `at` towards `stop`.
 struct Run {
   const Rect* at;
@@ -122,7 +184,7 @@ struct Run {
 // Scratch of one place_greedy call.
 struct Search {
   std::vector<Line> lines;
-  std::unordered_set<double> seen;
+  SeenLines seen;
   std::vector<Run> runs;
 };
 
@@ -177,6 +239,8 @@ std::optional<double> nearest_free_y(const ObstacleStrips& obs, double x, double
     }
   }
   const bool e_in = e <= hi;
+  if (e_in && t - s > e - t) return e;  // s only moves away from t
+  if (s < lo) return e_in ? std::optional<double>(e) : std::nullopt;
   // s: downwards through the intervals ending at or below t (the others hold t or lie above it)
   runs.clear();
   obs.strips_under(x, xw, [&](const ObstacleStrips::Strip& st) {
@@ -229,7 +293,7 @@ std::optional<std::pair<double, double>> nearest_free(double w, double h, double
   std::optional<std::pair<double, double>> best;
   double bd = std::numeric_limits<double>::infinity();
   auto visit = [&](const Line& line) {
-    if (!s.seen.insert(line.x).second) return;  // -0.0 and 0.0 are one line, as in the reference
+    if (!s.seen.insert(line.x)) return;  // a line visited again cannot come nearer
     const double x = line.x, dx = x - want_x, dx2 = dx * dx;
     const double reach = best ? std::sqrt(bd - dx2) : std::numeric_limits<double>::infinity();
     const double ylo = std::max(T, want_y - reach), yhi = std::min(hi_y, want_y + reach);
