@@ -20,8 +20,9 @@ namespace {
 // edge and, again, by bottom edge, so that a line walks from a given y through
 // the obstacles of the strips under it only. An obstacle cutting more than
 // kMaxStrips strips goes to one more list that every line visits instead, so
-// that a few wide obstacles do not fill every strip. Obstacles beyond the room's sides
-// sit in its outer strips (strip numbers are clamped), so nothing is missed.
+// that a few wide obstacles do not fill every strip. Obstacles beyond the
+// room's sides sit in its outer strips (strip numbers are clamped), so nothing
+// is missed.
 class ObstacleStrips {
  public:
   static constexpr std::size_t kMaxStrips = 8;
