@@ -201,7 +201,8 @@ def test_place_bad_input():
 
 # ---- the compiled solver against its Python twin (tests/reference/place_oracle.py) ----
 
-coords = st.one_of(st.integers(-20, 140).map(float), st.floats(-20, 140, allow_nan=False).map(lambda v: round(v, 3)))
+coords = st.one_of(st.integers(-20, 140).map(float), st.floats(-20, 140, allow_nan=False).map(lambda v: round(v, 3)),
+                   st.sampled_from([-0.0, 0.0]))
 extents = st.one_of(st.integers(0, 45).map(float), st.floats(0, 45, allow_nan=False))
 
 
@@ -237,6 +238,7 @@ def solver_inputs(draw):
     if lattice:
         sizes, wants = np.round(sizes), np.round(wants)
     sizes[:1] = draw(st.tuples(extents, extents))
+    wants[:1] = draw(st.tuples(coords, coords))
     return sizes, wants, inner, obstacles
 
 
@@ -256,6 +258,7 @@ def assert_same_outcome(args, names=None):
     assert err is None, err
     assert got.dtype == np.float64 and got.shape == want.shape
     assert np.array_equal(got, want), np.argwhere(got != want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))  # to the bit: -0.0 stays -0.0
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -378,3 +381,11 @@ def test_solver_equals_reference_on_aligned_grid(gap):
     sizes = np.full((30, 2), 20.0)
     wants = rng.integers(0, int(side) - 20, (30, 2)).astype(float)
     assert_same_outcome((sizes, wants, (0.0, 0.0, side + 60, side), obstacles))
+
+
+def test_solver_keeps_the_sign_of_a_zero_wish_as_the_reference_does():
+    # the wish's line (x = -0.0) and the room's left edge (x = 0.0) tie; the wish's comes first
+    args = ([[10, 10]], [[-0.0, 5.0]], (0.0, 0.0, 100.0, 100.0), [[50, 50, 60, 60]])
+    got, want = solve_placement(*args), solve_placement_reference(*args)
+    assert got.tolist() == want.tolist() == [[0.0, 5.0]]
+    assert np.signbit(got[0, 0]) and np.signbit(want[0, 0])

@@ -100,10 +100,13 @@ class ObstacleStrips {
   std::vector<Rect> boxes_;
 };
 
-// A candidate line x; lines are visited by (lb, x, position in the candidate list).
+// A candidate line x with the lower bound of its distance; lines are visited by (lb, x, position in
+// the candidate list). Lines that tie on (lb, x) are one line (its free y depends on x alone),
+// visited once; the position only decides which of -0.0 and 0.0 the corner gets, as in the
+// reference solver.
 struct Line {
   double lb, x;
-  std::uint32_t pos;
+  std::size_t pos;
 };
 
 // Heap order: the line visited later compares greater, so std::*_heap with it pops the next line.
@@ -278,7 +281,7 @@ std::optional<std::pair<double, double>> nearest_free(double w, double h, double
     if (!(x >= L && x <= hi_x)) return;
     const double dx = x - want_x;
     const double dx2 = dx * dx;
-    s.lines.push_back(Line{dx2 + gy * gy, x, static_cast<std::uint32_t>(s.lines.size())});
+    s.lines.push_back(Line{dx2 + gy * gy, x, s.lines.size()});
   };
   offer(wx, 0.0);
   if (m) {
@@ -346,7 +349,6 @@ std::int64_t place_greedy(const PlacementInput& in, double* corners) {
   check_rows(in.wants, in.n, 2, false, "wants");
   check_box(in.room, "room");
   check_boxes(in.obstacles, in.m, "obstacles");
-  if (in.m + in.n_order >= (std::size_t{1} << 31)) throw std::invalid_argument("too many obstacles and boxes (2^31)");
   for (std::size_t k = 0; k < in.n_order; ++k) {
     if (in.order[k] < 0 || static_cast<std::uint64_t>(in.order[k]) >= in.n) {
       throw std::out_of_range("order entry " + std::to_string(k) + " is " + std::to_string(in.order[k]) +

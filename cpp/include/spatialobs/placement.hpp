@@ -32,14 +32,14 @@ struct PlacementInput {
 // For one box the nearest free corner is exact: free corners are bounded by
 // the room's edges and the obstacles' edges shifted by the box's size, so the
 // nearest has its x on such a line or equal to the wish (clamped to the
-// room). The lines are visited by (lower bound of the distance, x, position in
-// the list [wish, room left, room right, obstacles' right edges, obstacles'
-// left edges - w]), the nearest free y is exact on each, and the visit stops
-// once a line's lower bound reaches the best distance found; the first line
-// reaching a distance keeps it. On a line, the free y is found by following
-// the chain of obstacles that block the wish's y, upwards and downwards, in
-// vertical strips that keep the obstacles and the boxes placed so far sorted
-// by top edge.
+// room). The lines (the wish, the room's left and right, the obstacles' right
+// edges and left edges - w, in this order) are visited by (lower bound of the
+// distance, x, order), each x once; the nearest free y is exact on each (ties:
+// the smaller y), and the visit stops once a line's lower bound reaches the
+// best distance found; the first line reaching a distance keeps it. On a line,
+// the free y is found by following the chain of obstacles that block the
+// wish's y, upwards and downwards, through vertical strips that keep the
+// obstacles and the boxes placed so far sorted by top and by bottom edge.
 std::int64_t place_greedy(const PlacementInput& in, double* corners);
 
 }  // namespace spatialobs
