@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from spatialobs.canvas.document.fractional import key_after, key_between
 
-__all__ = ["arrow_index", "load_index_moves"]
+__all__ = ["arrow_index", "arrow_index_at", "load_index_moves"]
 
 
 def arrow_index(current: str, highest: str, higher: Sequence[Tuple[str, bool]]) -> Optional[str]:
@@ -42,11 +42,33 @@ def arrow_index(current: str, highest: str, higher: Sequence[Tuple[str, bool]]) 
     >>> arrow_index("a1", "a2", [])
     'a3'
     """
-    if higher:
-        non_arrow = next((k for k, is_arrow in higher if not is_arrow), None)
-        if current > highest and (non_arrow is None or current < non_arrow):
+    above = higher[0][0] if higher else None
+    return arrow_index_at(current, highest, above, next((k for k, is_arrow in higher if not is_arrow), None))
+
+
+def arrow_index_at(current: str, highest: str, above: Optional[str], solid: Optional[str]) -> Optional[str]:
+    """:func:`arrow_index` from the two siblings the rule looks at, or None when the arrow stays.
+
+    Parameters
+    ----------
+    current, highest : str
+        As for :func:`arrow_index`.
+    above : str or None
+        The lowest index of a sibling above ``highest`` (None: no sibling is above it).
+    solid : str or None
+        The lowest index of a sibling above ``highest`` that is not an arrow.
+
+    Examples
+    --------
+    >>> arrow_index_at("a1", "a2", "a3", "a3")
+    'a2V'
+    >>> arrow_index_at("a2V", "a2", "a2V", "a3") is None
+    True
+    """
+    if above is not None:
+        if current > highest and (solid is None or current < solid):
             return None
-        new = key_between(highest, higher[0][0])
+        new = key_between(highest, above)
     else:
         new = key_after(highest)
     return None if new == current else new

@@ -1349,8 +1349,9 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     previous: Dict[str, Any] = cache if cache is not None else {}
     kept: Dict[str, Tuple[List[Any], Box]] = {}
     plan = _ArrowPlan.build(blist, by_arrow, bound_terms, row, d.local)
+    twins = cache.twins if isinstance(cache, ArrowCache) else {}
     for r, terms in by_arrow.items():
-        _resolve_one(d, nodes, r, terms, previous, kept)
+        _resolve_one(d, nodes, r, terms, previous, kept, twins)
         changed.append(r)
     if cache is not None:
         cache.clear()
@@ -1359,9 +1360,51 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     return changed
 
 
+class ArrowCache(Dict[str, Any]):
+    """A canvas's resolved arrows (arrow id -> (key, box)), and its ``twins``: boxes by
+    :func:`_twin_key`, kept across derivations (at most :data:`MAX_TWINS`, then started
+    afresh), each with the target records its key names by identity (so that no other
+    record can take their ids while the entry lives)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.twins: Dict[Tuple[Any, ...], Tuple[Box, Tuple[Any, ...]]] = {}
+
+
+#: Most distinct arrows (*ours*) an :class:`ArrowCache` remembers by value.
+MAX_TWINS = 256
+
+
+def _twin_key(nd: Any, axf: Xf, terms: Mapping[str, Any], nodes: Sequence[Any], row: Mapping[str, int],
+              d: Any) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
+    """Everything :func:`resolve_arrow` reads for one arrow, by value: two arrows with the same
+    key have the same geometry in their own frame, whatever their ids and indices. Returns
+    the key and the target records it names.
+
+    Props, texts, transforms and binding fields by their ``repr`` (JSON values and floats:
+    equal reprs are the same values of the same types, ``1`` and ``True`` apart, ``0.0``
+    and ``-0.0`` apart); target records by identity.
+    """
+    key: List[Any] = [repr(nd.props), repr(nd.text), repr(axf)]
+    held: List[Any] = []
+    for term in ("start", "end"):
+        b = terms.get(term)
+        if b is not None:
+            t = row[b.to_id]
+            held.append(nodes[t])
+            key += [term, b.to_id, id(nodes[t]), repr(_xf(d, t)), repr(b.anchor), repr(b.precise), repr(b.props)]
+    return tuple(key), tuple(held)
+
+
 def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any], previous: Mapping[str, Any],
-                 kept: Dict[str, Tuple[List[Any], Box]]) -> None:
-    """Resolve arrow row ``r`` into ``d.local`` (from ``previous`` while its key is unchanged); record it in ``kept``."""
+                 kept: Dict[str, Tuple[List[Any], Box]],
+                 twins: Optional[Dict[Tuple[Any, ...], Tuple[Box, Tuple[Any, ...]]]] = None) -> None:
+    """Resolve arrow row ``r`` into ``d.local`` (from ``previous`` while its key is unchanged); record it in ``kept``.
+
+    ``twins`` holds boxes resolved before by :func:`_twin_key` (see :class:`ArrowCache`): a
+    reply that draws the same arrow many times resolves it once (a long arc is sampled in
+    up to :data:`MAX_ARC_SPANS` spans, so one resolution can take a good fraction of a second).
+    """
     nd = nodes[r]
     row = d.row
     axf = _xf(d, r)
@@ -1376,8 +1419,17 @@ def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any],
     if hit is not None and _same_key(hit[0], key):
         box = hit[1]
     else:
-        s, e = _terminals(d, nodes, r, terms)
-        box = resolve_arrow(nd.props, axf, s, e, nd.text).bounds
+        twin, held = _twin_key(nd, axf, terms, nodes, row, d) if twins is not None else ((), ())
+        got = twins.get(twin) if twins is not None else None
+        if got is not None:
+            box = got[0]
+        else:
+            s, e = _terminals(d, nodes, r, terms)
+            box = resolve_arrow(nd.props, axf, s, e, nd.text).bounds
+            if twins is not None:
+                if len(twins) >= MAX_TWINS:
+                    twins.clear()
+                twins[twin] = (box, held)
     kept[nd.id] = (key, box)
     d.local[r] = box
 
@@ -1435,8 +1487,9 @@ def _resolve_todo(d: Any, nodes: Sequence[Any], todo: np.ndarray, by_arrow: Mapp
     ``cache`` while their keys are unchanged), adding their results to ``cache``."""
     previous: Dict[str, Any] = cache if cache is not None else {}
     kept: Dict[str, Tuple[List[Any], Box]] = {}
+    twins = cache.twins if isinstance(cache, ArrowCache) else {}
     for r in todo.tolist():
-        _resolve_one(d, nodes, r, by_arrow[r], previous, kept)
+        _resolve_one(d, nodes, r, by_arrow[r], previous, kept, twins)
     if cache is not None:
         cache.update(kept)
 

@@ -742,6 +742,11 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     return d
 
 
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal to the bit (``array_equal`` takes -0.0 for 0.0, and a column kept for that would differ)."""
+    return a.shape == b.shape and a.dtype == b.dtype and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
 def _subtree_sizes(d: Derived) -> np.ndarray:
     """Rows in each subtree (a row and its descendants), deepest level first."""
     n = len(d.ids)
@@ -839,7 +844,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     full: Dict[str, np.ndarray] = {}
     for name, v in cols.items():
         old = getattr(prev, name)
-        if np.array_equal(v, old[dirty_rows]):
+        if _same_bits(v, old[dirty_rows]):
             full[name] = old
         else:
             full[name] = old.copy()
@@ -861,7 +866,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         elif types[r] != "group":  # a group's box is its members' (below)
             new_local[j] = (0.0, 0.0, nd.w, nd.h)
     local = prev.local
-    if not np.array_equal(new_local, local[changed]):
+    if not _same_bits(new_local, local[changed]):
         local = local.copy()
         local[changed] = new_local
         if point_boxes is not None:
@@ -973,7 +978,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         new_clip[k, 1] = np.maximum(cp[:, 1], fb[:, 1])
         new_clip[k, 2] = np.minimum(cp[:, 2], fb[:, 2])
         new_clip[k, 3] = np.minimum(cp[:, 3], fb[:, 3])
-    if not np.array_equal(new_clip, clip[dirty_rows]):
+    if not _same_bits(new_clip, clip[dirty_rows]):
         clip = clip.copy()
         clip[dirty_rows] = new_clip
     d.clip = clip

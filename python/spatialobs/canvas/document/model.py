@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right, insort
+import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -11,9 +13,11 @@ from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set,
 import numpy as np
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
-from spatialobs.canvas.document.derive import Derived, Raw, derive, extract, patch, splice
+from spatialobs.canvas.document.arrows import ArrowCache
+from spatialobs.canvas.document.derive import MAX_DERIVED, Derived, Raw, derive, extract, patch, splice
 from spatialobs.canvas.document.fractional import key_after, key_between
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
+from spatialobs.canvas.document.shapes import POINT_TYPES
 from spatialobs.canvas.document.sanitize import CleanFields, sanitize_binding_fields, sanitize_node_fields
 from spatialobs.canvas.document.excalidraw_text import fit_new_excalidraw_text, refit_excalidraw_text
 from spatialobs.canvas.document.textmeasure import fit_new_text_geometry, refit_text_geometry
@@ -30,6 +34,18 @@ Box = Tuple[float, float, float, float]
 Item = Union[Node, Binding, Page]
 
 _NODE_SET = object.__setattr__
+
+
+def _drop_key(keys: List[str], key: str) -> None:
+    """Remove one occurrence of ``key`` from the sorted list ``keys`` (equal keys are interchangeable)."""
+    at = bisect_left(keys, key)
+    if at < len(keys) and keys[at] == key:
+        del keys[at]
+
+
+def _same(a: float, b: float) -> bool:
+    """``a`` and ``b`` are the same float, zeros by their sign too."""
+    return a == b and (a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b))
 
 
 def _make_node(fields: Dict[str, Any]) -> Node:
@@ -197,14 +213,20 @@ class Canvas:
         self._orders: Optional[Dict[str, List[str]]] = None  # item orders before a batch's first removal
         self._added: Dict[str, None] = {}        # nodes added since then (in canvas order)
         self._gone: Set[str] = set()             # rows of the last derivation removed since
+        self._rebound: Set[str] = set()          # connectors whose bindings were written since then
         self._local_cache: Dict[str, Any] = {}
-        self._arrow_cache: Dict[str, Any] = {}  # resolved arrows, kept while their inputs are
+        self._arrow_cache: Dict[str, Any] = ArrowCache()  # resolved arrows, kept while their inputs are
         self._log: Optional[List[Tuple[str, str, Any]]] = None
         self._writes = 0  # items written so far (rollbacks count): a cheap "has anything changed" for caches
         self._removals = 0  # nodes removed so far
         self._binding_writes = 0  # binding records written so far: observations reuse their binding rows while it stays
         self._observed: Any = None  # (derivation serial, page states) of the last observation, for the next version's
         self._top_index: Dict[str, str] = {}  # parent -> highest child index key, filled by _next_index, kept by _put
+        # connector id -> ids of its bindings, built on first use (_bindings_from) and kept by _put
+        self._from_index: Optional[Dict[str, Dict[str, None]]] = None
+        # parent -> sorted index keys of its children (all, and those that are not arrows),
+        # built per parent on first use (_keys_above) and kept by _put
+        self._kid_keys: Dict[str, Tuple[List[str], List[str]]] = {}
         self._depth = 0
         #: Who the writes are made by ("person" unless inside :meth:`by`); read by change journals.
         self.write_origin = "person"
@@ -306,6 +328,29 @@ class Canvas:
             p = self._nodes[p].parent
         return p
 
+    def _bindings_from(self, connector: str) -> List[Binding]:
+        """The bindings whose connector is ``connector`` (in no particular order), without a scan."""
+        index = self._from_index
+        if index is None:
+            index = {}
+            for bid, b in self._bindings.items():
+                index.setdefault(b.from_id, {})[bid] = None
+            self._from_index = index
+        own = index.get(connector)
+        return [self._bindings[bid] for bid in own] if own else []
+
+    def _keys_above(self, parent: str, key: str) -> Tuple[Optional[str], Optional[str]]:
+        """The lowest index key above ``key`` among the children of ``parent``, and the lowest
+        among those that are not arrows (None: no such child), by bisection."""
+        keys = self._kid_keys.get(parent)
+        if keys is None:
+            kids = [self._nodes[k] for k in self._children.get(parent, ())]
+            keys = self._kid_keys[parent] = (sorted(nd.index for nd in kids),
+                                             sorted(nd.index for nd in kids if nd.type != "arrow"))
+        every, solid = keys
+        at, at_solid = bisect_right(every, key), bisect_right(solid, key)
+        return (every[at] if at < len(every) else None), (solid[at_solid] if at_solid < len(solid) else None)
+
     # ------------------------------------------------------------------ derived data
     def _geometry(self) -> Derived:
         if self._derived is None:
@@ -331,7 +376,114 @@ class Canvas:
             self._dirty = {}
             self._added = {}
             self._gone = set()
+            self._rebound = set()
         return self._derived
+
+    # Between writes and the next derivation, an op that needs a few nodes' placement reads
+    # it here instead of deriving the whole canvas (O(n) per op would make a reply of n ops
+    # quadratic). Each value is the one the next derivation gives, to the bit: a node whose
+    # inputs are unchanged since the last derivation keeps that derivation's value; a node
+    # on a changed chain is composed from its records with the derivation's own formulas
+    # (the same float operations), where they need no cosine (numpy and the math module may
+    # round one apart). Where neither holds, the peek gives None and the caller derives.
+    def _clean(self, node: Optional[Node]) -> bool:
+        """Whether ``node`` and its ancestors are unchanged since the last derivation."""
+        dirty, added, nodes = self._dirty, self._added, self._nodes
+        assert dirty is not None
+        while node is not None:
+            if node.id in dirty or node.id in added:
+                return False
+            node = nodes.get(node.parent)
+        return True
+
+    def _peek_xf(self, node_id: str) -> Optional[Tuple[float, float, float]]:
+        """``(px, py, rotation)`` of a node as :meth:`geometry` gives them, without deriving (None: derive)."""
+        d = self._derived
+        if d is not None:
+            r = d.row[node_id]
+            return float(d.px[r]), float(d.py[r]), float(d.rotation[r])
+        prev, dirty, added, nodes = self._prev, self._dirty, self._added, self._nodes
+        if prev is None or dirty is None or self._raw is None:
+            return None
+        chain: List[Node] = []  # the node and its ancestors, up to the page
+        up = nodes.get(node_id)
+        while up is not None:
+            chain.append(up)
+            up = nodes.get(up.parent)
+        changed = [k for k, nd in enumerate(chain) if nd.id in dirty or nd.id in added]
+        if not changed:  # unchanged up to the page: the derivation's values stand
+            r = prev.row[node_id]
+            return float(prev.px[r]), float(prev.py[r]), float(prev.rotation[r])
+        top = changed[-1]
+        if top + 1 < len(chain):  # the nearest ancestor unchanged with all of its own
+            r = prev.row[chain[top + 1].id]
+            px, py, rot = float(prev.px[r]), float(prev.py[r]), float(prev.rotation[r])
+        else:  # a root: the derivation starts from its record
+            nd = chain[top]
+            px, py, rot = float(nd.x), float(nd.y), float(nd.rotation)
+            top -= 1
+        for nd in reversed(chain[:top + 1]):
+            if rot != 0.0:
+                return None
+            x, y = float(nd.x), float(nd.y)
+            # the derivation's formulas with cos 0 = 1 and sin 0 = 0, operation for operation
+            px, py, rot = px + 1.0 * x - 0.0 * y, py + 0.0 * x + 1.0 * y, rot + float(nd.rotation)
+        return px, py, rot
+
+    def _peek_frame(self, node_id: str) -> Optional[Tuple[float, float, float, Box]]:
+        """``(px, py, rotation, local box)`` of a node whose local box is its own size (not a
+        group, whose box is its members', nor a point list or arrow), without deriving (None: derive)."""
+        node = self._nodes.get(node_id)
+        if node is None or node.type == "group" or node.type in POINT_TYPES:
+            return None
+        xf = self._peek_xf(node_id)
+        if xf is None:
+            return None
+        return xf[0], xf[1], xf[2], (0.0, 0.0, float(node.w), float(node.h))
+
+    def _peek_bounds(self, node_id: str) -> Optional[Box]:
+        """:meth:`page_bounds` of a node without deriving (None: derive).
+
+        Unchanged inputs keep the last derivation's bounds: the node and its ancestors,
+        and for an arrow its bindings and their targets with their ancestors (a group,
+        bounded by its members, is always derived). A node of its own size is bounded
+        from its page position when that has no turn.
+        """
+        d = self._derived
+        if d is not None:
+            r = d.row.get(node_id)
+            return None if r is None else tuple(float(v) for v in d.bounds[r])  # type: ignore[return-value]
+        node = self._nodes.get(node_id)
+        prev = self._prev
+        if node is None or node.type == "group" or prev is None or self._dirty is None or self._raw is None:
+            return None
+        if self._clean(node):
+            if node.type == "arrow":
+                if node_id in self._rebound:
+                    return None
+                nodes = self._nodes
+                if not all(self._clean(nodes.get(b.to_id)) for b in self._bindings_from(node_id)):
+                    return None
+            r = prev.row[node_id]
+            return tuple(float(v) for v in prev.bounds[r])  # type: ignore[return-value]
+        if node.type in POINT_TYPES:
+            return None
+        xf = self._peek_xf(node_id)
+        if xf is None:
+            return None
+        px, py, rot = xf
+        if node_id not in self._dirty and node_id not in self._added:
+            r = prev.row[node_id]
+            if _same(float(prev.px[r]), px) and _same(float(prev.py[r]), py) and _same(float(prev.rotation[r]), rot):
+                return tuple(float(v) for v in prev.bounds[r])  # type: ignore[return-value]
+        w, h = float(node.w), float(node.h)
+        if rot != 0.0 or not (w > 0.0 and h > 0.0):
+            return None  # a turned box, or corners that tie as signed zeros: the derivation decides
+        # _aabb's corners with cos 0 = 1 and sin 0 = 0: the lowest and highest are the box's own
+        box = (px + 1.0 * 0.0 - 0.0 * 0.0, py + 0.0 * 0.0 + 1.0 * 0.0, px + 1.0 * w - 0.0 * 0.0, py + 0.0 * w + 1.0 * h)
+        if not all(abs(v) <= MAX_DERIVED for v in box):
+            return px, py, px, py  # broken geometry is bounded by its origin, as the derivation bounds it
+        return box
 
     def geometry(self) -> Derived:
         """Derived columnar geometry of every node (canvas order), cached until the next write.
@@ -468,6 +620,7 @@ class Canvas:
                 self._orders[kind] = list(store)
         if kind == "node":
             top_index = self._top_index
+            kid_keys = self._kid_keys
             if old is not None:
                 sib = self._children.get(old.parent)
                 if sib is not None:
@@ -475,11 +628,28 @@ class Canvas:
                 top = top_index.get(old.parent)
                 if top is not None and not old.index < top:  # the highest child left: recomputed when asked
                     del top_index[old.parent]
+                keys = kid_keys.get(old.parent)
+                if keys is not None:
+                    _drop_key(keys[0], old.index)
+                    if old.type != "arrow":
+                        _drop_key(keys[1], old.index)
             if value is not None:
                 self._children.setdefault(value.parent, {})[item_id] = None
                 top = top_index.get(value.parent)
                 if top is not None and value.index > top:
                     top_index[value.parent] = value.index
+                keys = kid_keys.get(value.parent)
+                if keys is not None:
+                    insort(keys[0], value.index)
+                    if value.type != "arrow":
+                        insort(keys[1], value.index)
+        elif kind == "binding" and self._from_index is not None:
+            if old is not None:
+                own = self._from_index.get(old.from_id)
+                if own is not None:
+                    own.pop(item_id, None)
+            if value is not None:
+                self._from_index.setdefault(value.from_id, {})[item_id] = None
         if value is None:
             store.pop(item_id, None)
         else:
@@ -487,6 +657,10 @@ class Canvas:
         if self._derived is not None:
             self._prev = self._derived
         self._derived = None
+        if kind == "binding" and self._dirty is not None and self._raw is not None:
+            for b in (old, value):
+                if b is not None:
+                    self._rebound.add(b.from_id)
         if kind == "node" and self._dirty is not None and self._raw is not None:
             # keep track of how the rows of the last derivation change: an update keeps
             # its row (patched), an add appends one (dict order), a removal drops one
@@ -593,6 +767,8 @@ class Canvas:
             if kind == "node":  # cached rows follow the node order: derive afresh
                 self._derived, self._raw, self._dirty, self._prev = None, None, None, None
                 self._added, self._gone = {}, set()
+            elif kind == "binding":
+                self._from_index = None
 
     def _check_parent(self, node_id: str, parent: str) -> None:
         if parent in self._pages:

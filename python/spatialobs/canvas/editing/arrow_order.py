@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from spatialobs.canvas.document.arrowindex import arrow_index
+from spatialobs.canvas.document.arrowindex import arrow_index_at
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Node
 
@@ -69,9 +69,13 @@ def _nearest_sibling(canvas: Canvas, arrow: Node, target: Optional[Node]) -> Opt
 
 
 def _targets(canvas: Canvas, arrow_id: str) -> Tuple[Optional[Node], Optional[Node]]:
+    own = canvas._bindings_from(arrow_id)
+    if len({b.terminal for b in own}) < len(own):
+        # two bindings at one end: the later one in canvas order wins, as the scan finds it
+        own = [b for b in canvas.bindings.values() if b.from_id == arrow_id]
     ends: Dict[str, Node] = {}
-    for b in canvas.bindings.values():
-        if b.from_id == arrow_id and b.to_id in canvas.nodes:
+    for b in own:
+        if b.to_id in canvas.nodes:
             ends[b.terminal] = canvas.nodes[b.to_id]
     return ends.get("start"), ends.get("end")
 
@@ -92,7 +96,7 @@ def reparent_arrow(canvas: Canvas, arrow_id: str) -> bool:
     >>> reparent_arrow(c, "shape:arr"), c.paint_order()
     (True, ['shape:a', 'shape:arr', 'shape:b'])
     """
-    from spatialobs.canvas.editing.ops import set_page_position
+    from spatialobs.canvas.editing.ops import _bounds, set_page_position
 
     nodes = canvas.nodes
     arrow = nodes.get(arrow_id)
@@ -110,7 +114,7 @@ def reparent_arrow(canvas: Canvas, arrow_id: str) -> bool:
         return False
     moved = False
     if parent != arrow.parent and parent != arrow_id:
-        b = canvas.page_bounds(arrow_id)
+        b = _bounds(canvas, arrow_id)
         set_page_position(canvas, arrow_id, b[0], b[1], parent=parent)
         arrow = nodes[arrow_id]
         moved = True
@@ -119,9 +123,9 @@ def reparent_arrow(canvas: Canvas, arrow_id: str) -> bool:
     if not sibs:
         return moved
     highest = max(sibs, key=lambda s: s.index)
-    higher = sorted((nodes[k].index, nodes[k].type == "arrow") for k in canvas.children(highest.parent)
-                    if nodes[k].index > highest.index)
-    final = arrow_index(arrow.index, highest.index, higher)
+    # the two siblings the rule looks at, by bisection of the canvas's sorted keys (not a sort per arrow)
+    above, solid = canvas._keys_above(highest.parent, highest.index)
+    final = arrow_index_at(arrow.index, highest.index, above, solid)
     if final is not None:
         canvas.update(arrow_id, index=final)
         moved = True

@@ -295,9 +295,18 @@ def _transform(canvas: Canvas, item: str) -> Tuple[float, float, float]:
     """Page position of the local origin and page rotation of a node (0, 0, 0 for a page)."""
     if item not in canvas.nodes:
         return 0.0, 0.0, 0.0
+    got = canvas._peek_xf(item)  # between writes, without deriving the whole canvas
+    if got is not None:
+        return got
     d = canvas.geometry()
     r = d.row[item]
     return float(d.px[r]), float(d.py[r]), float(d.rotation[r])
+
+
+def _bounds(canvas: Canvas, item: str) -> Tuple[float, float, float, float]:
+    """:meth:`Canvas.page_bounds`, read without deriving the whole canvas where that gives the same."""
+    got = canvas._peek_bounds(item)
+    return got if got is not None else canvas.page_bounds(item)
 
 
 def _to_local(canvas: Canvas, parent: str, x: float, y: float) -> Tuple[float, float]:
@@ -335,7 +344,7 @@ def _page_move(canvas: Canvas, node_id: str, x: float, y: float, parent: Optiona
     """The fields :func:`set_page_position` writes, from the canvas's current geometry."""
     node = canvas.node(node_id)
     ox, oy, rot = _transform(canvas, node_id)
-    b = canvas.page_bounds(node_id)
+    b = _bounds(canvas, node_id)
     offx, offy = ox - b[0], oy - b[1]  # local origin relative to the box corner; kept by a translation
     changes: Dict[str, Any] = {}
     target_parent = node.parent if parent is None else parent
@@ -1113,7 +1122,7 @@ class Executor:
         return self.resolve(ref, "parent")
 
     def _move_to(self, nid: str, x: Optional[float], y: Optional[float], parent: Any) -> None:
-        b = self.canvas.page_bounds(nid)
+        b = _bounds(self.canvas, nid)
         tx = b[0] if x is None else x + self.origin[0]
         ty = b[1] if y is None else y + self.origin[1]
         p = None if parent is None else self._resolve_parent(parent)
@@ -1129,7 +1138,7 @@ class Executor:
         for nid in ids:
             self._unlocked(nid)
         # the moved nodes keep their arrangement: the corner of their common box goes to (x, y)
-        boxes = [self.canvas.page_bounds(n) for n in ids]
+        boxes = [_bounds(self.canvas, n) for n in ids]
         gx, gy = min(b[0] for b in boxes), min(b[1] for b in boxes)
         sx = (0.0 if x is None else x + self.origin[0] - gx) + (dx or 0.0)
         sy = (0.0 if y is None else y + self.origin[1] - gy) + (dy or 0.0)
@@ -1324,14 +1333,19 @@ class Executor:
 
     def _anchor_page_point(self, target: str, anchor: Tuple[float, float], precise: bool) -> Tuple[float, float]:
         """Page point of a binding's anchor in its target (the center unless precise), as tldraw aims it."""
-        d = self.canvas.geometry()
-        r = d.row[target]
-        lb = d.local[r]
+        got = self.canvas._peek_frame(target)  # a plain shape: read without deriving the whole canvas
+        if got is not None:
+            px, py, rot, lb = got
+        else:
+            d = self.canvas.geometry()
+            r = d.row[target]
+            px, py, rot = float(d.px[r]), float(d.py[r]), float(d.rotation[r])
+            lb = tuple(float(v) for v in d.local[r])  # type: ignore[assignment]
         ax, ay = anchor if precise else (0.5, 0.5)
         lx = float(lb[0] + ax * (lb[2] - lb[0]))
         ly = float(lb[1] + ay * (lb[3] - lb[1]))
-        c, sn = math.cos(d.rotation[r]), math.sin(d.rotation[r])
-        return float(d.px[r]) + c * lx - sn * ly, float(d.py[r]) + sn * lx + c * ly
+        c, sn = math.cos(rot), math.sin(rot)
+        return px + c * lx - sn * ly, py + sn * lx + c * ly
 
     def _new_binding_id(self, arrow: str, terminal: str) -> str:
         base = "binding:" + arrow.split(":", 1)[-1][:40] + "-" + terminal

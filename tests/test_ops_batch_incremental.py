@@ -1,0 +1,304 @@
+"""Op replies applied without deriving the canvas once per op.
+
+Between writes the executor reads the few positions and bounds an op needs through the
+canvas's peeks (``Canvas._peek_xf``, ``_peek_frame``, ``_peek_bounds``), finds a bound
+arrow's bindings through an index and its neighbours in paint order by bisection
+(``_bindings_from``, ``_keys_above``), and a derivation resolves arrows drawn alike once
+(``ArrowCache.twins``). The oracles here: every peeked value is the bits a derivation
+from scratch gives at that moment; a reply gives the same report, records and bytes as
+the same reply applied with every one of those shortcuts replaced by its naive form
+(derive, scan, sort); and the canvas after the reply derives the columns a fresh copy
+derives, to the bit.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import struct
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from spatialobs.canvas import Canvas, Executor, Node
+from spatialobs.canvas.document.arrowindex import arrow_index, arrow_index_at
+from spatialobs.canvas.document.arrows import ArrowCache, MAX_TWINS, arrow_geometry
+from spatialobs.canvas.document.records import Binding
+
+P = "page:page"
+COLUMNS = ("types", "parent", "page", "depth", "local", "px", "py", "rotation", "bounds", "visible",
+           "frame", "group", "opacity", "hidden", "locked", "order", "paint", "page_start")
+
+
+def bits(v: Any) -> bytes:
+    """The exact bits of a float or a tuple of floats (-0.0 and 0.0 apart)."""
+    vals = v if isinstance(v, tuple) else (v,)
+    out = b""
+    for x in vals:
+        out += struct.pack("<d", float(x)) if not isinstance(x, tuple) else bits(x)
+    return out
+
+
+def assert_fresh_bits(c: Canvas) -> None:
+    """The canvas's derivation equals a fresh copy's, column by column, to the bit."""
+    got, fresh = c.geometry(), c.copy().geometry()
+    assert got.ids == fresh.ids and got.row == fresh.row
+    for name in COLUMNS:
+        a, b = np.ascontiguousarray(getattr(got, name)), np.ascontiguousarray(getattr(fresh, name))
+        assert a.shape == b.shape and a.dtype == b.dtype, name
+        assert a.tobytes() == b.tobytes(), name
+
+
+def base() -> Canvas:
+    c = Canvas()
+    c.add(Node("shape:f", "frame", P, "a1", 400, 50, 300, 300))
+    c.add(Node("shape:g", "group", P, "a2", 0, 0))
+    c.add(Node("shape:a", "geo", P, "a3", 0, 0, 80, 60))
+    c.add(Node("shape:b", "geo", "shape:f", "a1", 40, 40, 50, 50))
+    c.add(Node("shape:t", "geo", P, "a4", -200, 90, 40, 40, rotation=0.4))
+    c.add(Node("shape:g1", "geo", "shape:g", "a1", 900, 0, 30, 30))
+    c.add(Node("shape:n", "note", P, "a5", 200, 300, 200, 200))
+    c.add(Node("shape:z", "geo", P, "a6", -0.0, 0.0, 0.0, 10))
+    return c
+
+
+REFS = ["shape:a", "shape:b", "shape:t", "shape:g", "shape:g1", "shape:n", "shape:f", "shape:z",
+        "s0", "s1", "s2", "ar0", "ar1"]
+coord = st.one_of(st.integers(-500, 500), st.floats(-1e3, 1e3, allow_nan=False), st.sampled_from([-0.0, 0.0, 3e8]))
+ref = st.sampled_from(REFS)
+an_op = st.one_of(
+    st.fixed_dictionaries({"op": st.just("create_shape"), "id": st.sampled_from(["s0", "s1", "s2"]), "x": coord,
+                           "y": coord, "w": st.integers(0, 90), "h": st.integers(1, 90)},
+                          optional={"parent": st.sampled_from(["shape:f", "shape:b", "shape:g"]),
+                                    "text": st.sampled_from(["", "hi", "two words"])}),
+    st.fixed_dictionaries({"op": st.just("create_arrow"), "from": ref, "to": ref},
+                          optional={"id": st.sampled_from(["ar0", "ar1"]), "text": st.sampled_from(["to", "x"]),
+                                    "bend": st.sampled_from([0, 10, -40])}),
+    st.fixed_dictionaries({"op": st.just("move_node"), "id": ref},
+                          optional={"dx": coord, "dy": coord, "x": coord, "parent": st.sampled_from(["shape:f", P])}),
+    st.fixed_dictionaries({"op": st.just("update_node"), "id": ref},
+                          optional={"w": st.integers(0, 120), "rotation": st.sampled_from([0, 0.5, -0.0]), "x": coord}),
+    st.fixed_dictionaries({"op": st.just("delete_node"), "id": ref}),
+    st.fixed_dictionaries({"op": st.just("update_styles"), "id": ref, "styles": st.just({"color": "red"})}),
+    st.fixed_dictionaries({"op": st.just("bind"), "id": st.sampled_from(["ar0", "ar1"]), "to": ref,
+                           "terminal": st.sampled_from(["start", "end"])}),
+    st.fixed_dictionaries({"op": st.just("unbind"), "id": st.sampled_from(["ar0", "ar1"])}),
+)
+replies = st.lists(an_op, min_size=1, max_size=14)
+
+
+def _naive_keys_above(self: Canvas, parent: str, key: str) -> Tuple[Optional[str], Optional[str]]:
+    kids = sorted((self.nodes[k].index, self.nodes[k].type == "arrow") for k in self.children(parent)
+                  if self.nodes[k].index > key)
+    return (kids[0][0] if kids else None), next((k for k, is_arrow in kids if not is_arrow), None)
+
+
+def _naive_bindings_from(self: Canvas, connector: str) -> List[Binding]:
+    return [b for b in self.bindings.values() if b.from_id == connector]
+
+
+def naive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every shortcut replaced by its naive form: derive for every read, scan, sort."""
+    monkeypatch.setattr(Canvas, "_peek_xf", lambda self, node_id: None)
+    monkeypatch.setattr(Canvas, "_peek_frame", lambda self, node_id: None)
+    monkeypatch.setattr(Canvas, "_peek_bounds", lambda self, node_id: None)
+    monkeypatch.setattr(Canvas, "_keys_above", _naive_keys_above)
+    monkeypatch.setattr(Canvas, "_bindings_from", _naive_bindings_from)
+    monkeypatch.setattr(ArrowCache, "__init__", _no_twins_init)
+
+
+class _NoTwins(dict):  # type: ignore[type-arg]
+    """A twins table that never remembers (every arrow resolved on its own)."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+def _no_twins_init(self: ArrowCache) -> None:
+    dict.__init__(self)
+    self.twins = _NoTwins()
+
+
+def run(ops: List[Dict[str, Any]]) -> Tuple[Canvas, Dict[str, Any]]:
+    c = base()
+    c.geometry()
+    report = Executor(c).apply(ops)
+    return c, report.to_dict()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=replies)
+def test_reply_is_the_same_as_with_a_derivation_per_read(ops, monkeypatch):
+    fast, fast_report = run(ops)
+    with monkeypatch.context() as m:
+        naive(m)
+        slow, slow_report = run(ops)
+    assert fast_report == slow_report
+    assert fast == slow and fast.to_json() == slow.to_json()
+    assert list(fast.nodes) == list(slow.nodes) and list(fast.bindings) == list(slow.bindings)
+    assert_fresh_bits(fast)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=replies)
+def test_every_peek_is_what_a_derivation_gives(ops, monkeypatch):
+    seen = {"xf": 0, "bounds": 0}
+    xf0, frame0, bounds0 = Canvas._peek_xf, Canvas._peek_frame, Canvas._peek_bounds
+
+    def truth(c: Canvas, node_id: str) -> Any:
+        fresh = c.copy()
+        d = fresh.geometry()
+        r = d.row[node_id]
+        return d, r
+
+    def xf(self: Canvas, node_id: str) -> Any:
+        got = xf0(self, node_id)
+        if got is not None:
+            d, r = truth(self, node_id)
+            assert bits(got) == bits((d.px[r], d.py[r], d.rotation[r])), node_id
+            seen["xf"] += 1
+        return got
+
+    def frame(self: Canvas, node_id: str) -> Any:
+        got = frame0(self, node_id)
+        if got is not None:
+            d, r = truth(self, node_id)
+            assert bits(got) == bits((d.px[r], d.py[r], d.rotation[r], tuple(d.local[r]))), node_id
+        return got
+
+    def bounds(self: Canvas, node_id: str) -> Any:
+        got = bounds0(self, node_id)
+        if got is not None:
+            d, r = truth(self, node_id)
+            assert bits(got) == bits(tuple(d.bounds[r])), node_id
+            seen["bounds"] += 1
+        return got
+
+    monkeypatch.setattr(Canvas, "_peek_xf", xf)
+    monkeypatch.setattr(Canvas, "_peek_frame", frame)
+    monkeypatch.setattr(Canvas, "_peek_bounds", bounds)
+    c, _ = run(ops)
+    assert_fresh_bits(c)
+
+
+def test_peeks_answer_between_writes_without_deriving():
+    c = base()
+    c.geometry()
+    c.add(Node("shape:new", "geo", "shape:f", None, 10, 20, 30, 40))
+    c.update("shape:a", x=5.0)
+    assert c._derived is None
+    assert c._peek_bounds("shape:new") == (410.0, 70.0, 440.0, 110.0)
+    assert c._peek_xf("shape:a") == (5.0, 0.0, 0.0)
+    assert c._peek_bounds("shape:b") == (440.0, 90.0, 490.0, 140.0)
+    assert c._peek_bounds("shape:g") is None  # a group is bounded by its members: derived
+    assert c._peek_frame("shape:t") is not None and c._peek_bounds("shape:t") is not None  # unchanged, turned
+    c.update("shape:t", x=1.0)
+    assert c._peek_bounds("shape:t") is None  # turned and changed: the derivation's cosine decides
+    assert c._derived is None
+    assert c.page_bounds("shape:new") == (410.0, 70.0, 440.0, 110.0)
+
+
+def test_a_bound_arrow_keeps_its_bounds_until_a_target_or_binding_changes():
+    c = base()
+    Executor(c).apply([{"op": "create_arrow", "id": "ar", "from": "shape:a", "to": "shape:n", "text": "x"}])
+    want = c.page_bounds("shape:ar")
+    c.add(Node("shape:other", "geo", P, None, 0, 0, 5, 5))
+    assert c._peek_bounds("shape:ar") == want
+    c.update("shape:n", x=250.0)
+    assert c._peek_bounds("shape:ar") is None  # its target moved
+    c.geometry()
+    b = next(iter(c._bindings_from("shape:ar")))
+    c.remove(b.id)
+    assert c._peek_bounds("shape:ar") is None  # a binding changed
+
+
+def test_keys_above_and_bindings_from_follow_writes_and_rollbacks():
+    c = base()
+    for k in range(6):
+        c.add(Node(f"shape:r{k}", "arrow" if k % 2 else "geo", P, None, 0, 0, 1, 1))
+    assert c._keys_above(P, "a3") == _naive_keys_above(c, P, "a3")
+    c.add(Binding("b1", "arrow", "shape:r1", "shape:a", "start"))
+    assert [b.id for b in c._bindings_from("shape:r1")] == ["b1"]
+    try:
+        with c.batch():
+            c.remove("shape:a")
+            c.update("shape:r0", index="a0")
+            c.add(Binding("b2", "arrow", "shape:r3", "shape:b", "end"))
+            raise KeyError("roll back")
+    except KeyError:
+        pass
+    for key in ("Zz", "a0", "a3", "a4", "a6", "b0", "zz"):
+        assert c._keys_above(P, key) == _naive_keys_above(c, P, key), key
+    assert [b.id for b in c._bindings_from("shape:r1")] == ["b1"] and c._bindings_from("shape:r3") == []
+    c.update("shape:r0", type="arrow")
+    c.remove("shape:r5")
+    for key in ("Zz", "a3", "a4", "a6"):
+        assert c._keys_above(P, key) == _naive_keys_above(c, P, key), key
+
+
+keys = st.lists(st.sampled_from(["a0", "a1", "a1V", "a2", "a3", "a3V", "a4", "b00"]), max_size=6)
+
+
+@given(current=st.sampled_from(["a0", "a1", "a2V", "a5", "Zz"]), highest=st.sampled_from(["a0", "a1", "a2", "a3"]),
+       kids=st.lists(st.tuples(st.sampled_from(["a0", "a1", "a1V", "a2", "a3", "a3V", "a4", "b00"]), st.booleans()),
+                     max_size=6))
+def test_arrow_index_at_is_arrow_index(current, highest, kids):
+    higher = sorted(k for k in kids if k[0] > highest)
+    every = sorted(k for k, _ in kids)
+    solid = sorted(k for k, is_arrow in kids if not is_arrow)
+    at, at_solid = bisect.bisect_right(every, highest), bisect.bisect_right(solid, highest)
+    above = every[at] if at < len(every) else None
+    first_solid = solid[at_solid] if at_solid < len(solid) else None
+    assert arrow_index_at(current, highest, above, first_solid) == arrow_index(current, highest, higher)
+
+
+def test_arrows_drawn_alike_are_resolved_once_with_the_same_boxes():
+    c = base()
+    ops = [{"op": "create_arrow", "from": "shape:a", "to": "shape:n", "text": "label", "bend": 25}] * 40
+    ops += [{"op": "create_arrow", "from": "shape:t", "to": "shape:b", "bend": -10}] * 5
+    report = Executor(c).apply(ops)
+    assert report.ok and len(report.created) == 45
+    d = c.geometry()
+    for nid in report.created:  # each against resolve_arrow on its own (no cache, no twins)
+        assert bits(tuple(d.local[d.row[nid]])) == bits(arrow_geometry(c, nid).bounds), nid
+    assert 1 <= len(c._arrow_cache.twins) <= MAX_TWINS
+    assert_fresh_bits(c)
+
+
+def test_the_twins_table_is_bounded():
+    c = Canvas()
+    c.add(Node("shape:a", "geo", P, "a1", 0, 0, 10, 10))
+    c.add(Node("shape:b", "geo", P, "a2", 500, 0, 10, 10))
+    Executor(c).apply([{"op": "create_arrow", "from": "shape:a", "to": "shape:b", "bend": float(k) + 20.0}
+                       for k in range(MAX_TWINS + 20)])
+    c.geometry()
+    assert 0 < len(c._arrow_cache.twins) <= MAX_TWINS
+    assert_fresh_bits(c)
+
+
+def test_a_reply_of_many_creations_derives_at_most_once_per_reply(monkeypatch):
+    from spatialobs.canvas.document import model
+
+    calls = {"n": 0}
+    derive0 = model.derive
+
+    def counting(*a: Any, **k: Any) -> Any:
+        calls["n"] += 1
+        return derive0(*a, **k)
+
+    monkeypatch.setattr(model, "derive", counting)
+    c = base()
+    c.geometry()
+    calls["n"] = 0
+    ops: List[Dict[str, Any]] = []
+    for k in range(60):
+        ops.append({"op": "create_shape", "id": f"s{k}", "x": 10 * k, "y": 5, "w": 20, "h": 20})
+        ops.append({"op": "create_arrow", "from": f"s{k}", "to": "shape:a", "text": "t"})
+        ops.append({"op": "move_node", "id": "shape:a", "dx": 1, "dy": 0})
+    report = Executor(c).apply(ops)
+    assert report.ok
+    assert calls["n"] == 0
+    assert_fresh_bits(c)
+    assert math.isfinite(c.page_bounds("shape:a")[0])
