@@ -8,14 +8,14 @@
 
 namespace spatialobs {
 
-namespace detail {
+namespace {
 
 // Position of (x, y) on a Hilbert curve over a 2^16 x 2^16 grid. The
 // bit-parallel form of the classic rotate-and-reflect walk (one step per bit
 // from the top): the prefix XOR-scans below compute every level's rotation
 // state at once; it gives the same index as the walk at about a tenth of
 // the cost.
-std::uint32_t hilbert_index(std::uint32_t x, std::uint32_t y) {
+inline std::uint32_t hilbert_index(std::uint32_t x, std::uint32_t y) {
   std::uint32_t a = x ^ y;
   std::uint32_t b = 0xFFFFu ^ a;
   std::uint32_t c = 0xFFFFu ^ (x | y);
@@ -51,7 +51,7 @@ std::uint32_t hilbert_index(std::uint32_t x, std::uint32_t y) {
   return (spread(i1) << 1) | spread(i0);
 }
 
-}  // namespace detail
+}  // namespace
 
 BoxIndex::BoxIndex(const double* boxes, std::size_t n, std::size_t node_size) : n_(0), node_size_(node_size) {
   if (node_size < kMinNodeSize || node_size > kMaxNodeSize) {
@@ -145,7 +145,7 @@ void BoxIndex::assign(const double* boxes, std::size_t n, std::vector<std::uint6
     double cy = ((r.y0 + r.y1) * 0.5 - all.y0) * sy;
     auto hx = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cx)));
     auto hy = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cy)));
-    keys[p++] = (static_cast<std::uint64_t>(detail::hilbert_index(hx, hy)) << 32) | i;
+    keys[p++] = (static_cast<std::uint64_t>(hilbert_index(hx, hy)) << 32) | i;
   }
   detail::radix_sort(keys, tmp, 32);
 

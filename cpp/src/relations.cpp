@@ -95,9 +95,11 @@ PairHit* sort_run(PairHit* hits, PairHit* tmp, std::size_t m) {
 
 // Writes the hits that for_each(f) passes to f, with first ids below na,
 // sorted by (a, b): firsts to first[0, k), seconds to second[0, k), values
-// to value (when not null). A counting pass groups the hits by first id;
-// each group is then sorted by second id and written to the outputs in
-// place, in its final order, so the outputs are written once. Returns k.
+// to value (when not null). A counting pass groups the hits by first id and
+// a second pass drops each hit's second id and value straight into its
+// group's slots in the outputs; each group is then sorted by second id in
+// place (short ones, nearly all, by insertion; long ones through `room`),
+// and its first ids written in one run. Returns k.
 template <class ForEach>
 std::size_t sort_pairs(ForEach&& for_each, std::size_t na, Scratch& s, std::int64_t* first, std::int64_t* second,
                        double* value) {
@@ -109,21 +111,46 @@ std::size_t sort_pairs(ForEach&& for_each, std::size_t na, Scratch& s, std::int6
     ++k;
   });
   for (std::size_t i = 0; i < na; ++i) start[i + 1] += start[i];
-  if (s.sorted.size() < 2 * k) s.sorted.resize(2 * k);  // never shrunk: no refill of kept room
-  PairHit* grouped = s.sorted.data();
-  PairHit* room = grouped + k;
   // start[a] walks group a; afterwards it is group a's end, group a + 1's start
-  for_each([&](const PairHit& h) { grouped[start[h.a]++] = h; });
+  if (value) {
+    for_each([&](const PairHit& h) {
+      const std::size_t at = start[h.a]++;
+      second[at] = h.b;
+      value[at] = h.v;
+    });
+  } else {
+    for_each([&](const PairHit& h) { second[start[h.a]++] = h.b; });
+  }
+  std::size_t longest = 0;
+  for (std::size_t a = 0, g0 = 0; a < na; g0 = start[a], ++a) longest = std::max(longest, start[a] - g0);
+  if (longest >= 32 && s.sorted.size() < 2 * longest) s.sorted.resize(2 * longest);  // never shrunk
   for (std::size_t a = 0, g0 = 0; a < na; g0 = start[a], ++a) {
     const std::size_t m = start[a] - g0;
-    if (m == 0) continue;
-    const PairHit* in = sort_run(grouped + g0, room + g0, m);
-    for (std::size_t t = 0; t < m; ++t) {
-      first[g0 + t] = static_cast<std::int64_t>(a);
-      second[g0 + t] = in[t].b;
+    std::fill(first + g0, first + g0 + m, static_cast<std::int64_t>(a));
+    if (m < 2) continue;
+    std::int64_t* b = second + g0;
+    double* v = value ? value + g0 : nullptr;
+    if (m < 32) {
+      for (std::size_t t = 1; t < m; ++t) {
+        const std::int64_t hb = b[t];
+        const double hv = v ? v[t] : 0.0;
+        std::size_t u = t;
+        for (; u > 0 && b[u - 1] > hb; --u) {
+          b[u] = b[u - 1];
+          if (v) v[u] = v[u - 1];
+        }
+        b[u] = hb;
+        if (v) v[u] = hv;
+      }
+      continue;
     }
-    if (value)
-      for (std::size_t t = 0; t < m; ++t) value[g0 + t] = in[t].v;
+    PairHit* run = s.sorted.data();
+    for (std::size_t t = 0; t < m; ++t)
+      run[t] = PairHit{static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b[t]), v ? v[t] : 0.0};
+    const PairHit* in = sort_run(run, run + m, m);
+    for (std::size_t t = 0; t < m; ++t) b[t] = in[t].b;
+    if (v)
+      for (std::size_t t = 0; t < m; ++t) v[t] = in[t].v;
   }
   return k;
 }
