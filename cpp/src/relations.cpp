@@ -310,57 +310,58 @@ void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_neares
                                                                     static_cast<std::uint32_t>(b), g});
                                           }),
                       threads);
-  // Bucket each candidate under both of its boxes (a counting sort), then keep
-  // the k closest of each bucket by (gap, id).
+  // Bucket each candidate under both of its boxes (a counting sort), keep the
+  // k closest of each bucket by (gap, id), and mark the candidate kept: a
+  // pair kept from either end is written once, with no copies to drop.
+  std::size_t candidates = 0;
+  for (const auto& part : s.all_hits()) candidates += part.size();
+  if (candidates > std::numeric_limits<std::uint32_t>::max()) {
+    throw std::invalid_argument("proximity_pairs: 2^32 or more pairs within max_gap; use a smaller max_gap");
+  }
   std::vector<std::size_t>& start = s.counts;
   start.assign(n + 1, 0);
-  std::size_t total = 0;
   for (const auto& part : s.all_hits())
     for (const PairHit& h : part) {
       ++start[h.a + 1];
       ++start[h.b + 1];
-      total += 2;
     }
   for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
-  if (s.sorted.size() < total) s.sorted.resize(total);
-  PairHit* bucket = s.sorted.data();  // a = the neighbour, v = the gap
-  for (const auto& part : s.all_hits())
-    for (const PairHit& h : part) {
-      bucket[start[h.a]++] = PairHit{h.b, 0, h.v};
-      bucket[start[h.b]++] = PairHit{h.a, 0, h.v};
-    }
+  if (s.sorted.size() < 2 * candidates) s.sorted.resize(2 * candidates);
+  PairHit* bucket = s.sorted.data();  // a = the neighbour, b = the candidate's number, v = the gap
+  {
+    std::uint32_t c = 0;
+    for (const auto& part : s.all_hits())
+      for (const PairHit& h : part) {
+        bucket[start[h.a]++] = PairHit{h.b, c, h.v};
+        bucket[start[h.b]++] = PairHit{h.a, c, h.v};
+        ++c;
+      }
+  }
   // start[i] is now the end of bucket i (the start of bucket i + 1)
-  std::vector<PairHit>& kept = s.hits(0);
-  kept.clear();
-  for (std::size_t t = 1; t < s.all_hits().size(); ++t) s.hits(t).clear();
+  std::vector<std::uint8_t>& kept = s.flags;
+  kept.assign(candidates, 0);
   auto closer = [](const PairHit& x, const PairHit& y) { return x.v < y.v || (x.v == y.v && x.a < y.a); };
+  const auto k_cut = static_cast<std::ptrdiff_t>(std::min<std::size_t>(k_nearest, candidates + 1));
   for (std::size_t i = 0, first = 0; i < n; first = start[i], ++i) {
     PairHit* lo = bucket + first;
     PairHit* hi = bucket + start[i];
-    PairHit* mid = lo + std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(k_nearest), hi - lo);
-    std::partial_sort(lo, mid, hi, closer);
-    for (PairHit* it = lo; it != mid; ++it) {
-      const auto j = static_cast<std::size_t>(it->a);
-      kept.push_back(PairHit{static_cast<std::uint32_t>(std::min(i, j)), static_cast<std::uint32_t>(std::max(i, j)), it->v});
-    }
+    // (gap, neighbour) orders a bucket strictly (a neighbour comes once), so
+    // the k closest are one set however the selection runs
+    if (hi - lo > k_cut) std::nth_element(lo, lo + (k_cut - 1), hi, closer);
+    PairHit* mid = lo + std::min(k_cut, hi - lo);
+    for (PairHit* it = lo; it != mid; ++it) kept[it->b] = 1;
   }
-  // A pair kept from both ends comes twice, with the same gap: sorted, the
-  // copies are adjacent, and the second is dropped.
-  detail::sort_hits(s, n, pairs, &gaps);
-  const std::size_t k = gaps.size();
-  std::size_t u = 0;
-  for (std::size_t t = 0; t < k; ++t) {
-    if (u > 0 && pairs[t] == pairs[u - 1] && pairs[k + t] == pairs[k + u - 1]) continue;
-    pairs[u] = pairs[t];
-    pairs[k + u] = pairs[k + t];  // k + u <= k + t: a read-before-write in order
-    gaps[u] = gaps[t];
-    ++u;
-  }
-  // move the second row down next to the first
-  std::copy(pairs.begin() + static_cast<std::ptrdiff_t>(k), pairs.begin() + static_cast<std::ptrdiff_t>(k + u),
-            pairs.begin() + static_cast<std::ptrdiff_t>(u));
-  pairs.resize(2 * u);
-  gaps.resize(u);
+  std::size_t k = 0;
+  for (std::size_t c = 0; c < candidates; ++c) k += kept[c];
+  pairs.assign(2 * k, 0);
+  gaps.assign(k, 0.0);
+  auto each = [&s, &kept](auto&& f) {
+    std::size_t c = 0;
+    for (const auto& part : s.all_hits())
+      for (const PairHit& h : part)
+        if (kept[c++]) f(PairHit{std::min(h.a, h.b), std::max(h.a, h.b), h.v});
+  };
+  detail::sort_pairs(each, n, s, pairs.data(), pairs.data() + k, gaps.data());
 }
 
 namespace detail {

@@ -68,12 +68,13 @@ class Scratch {
 
   std::vector<PairHit> sorted;
   std::vector<std::size_t> counts;
+  std::vector<std::uint8_t> flags;
 
   void release() { *this = Scratch(); }
 
   // Bytes held (capacity, not size).
   std::size_t bytes() const {
-    std::size_t b = sorted.capacity() * sizeof(PairHit) + counts.capacity() * sizeof(std::size_t);
+    std::size_t b = sorted.capacity() * sizeof(PairHit) + counts.capacity() * sizeof(std::size_t) + flags.capacity();
     for (const auto& h : hits_) b += h.capacity() * sizeof(PairHit);
     for (const auto& k : keys_) b += k.capacity() * sizeof(std::uint64_t);
     b += keys_tmp.capacity() * sizeof(std::uint64_t);
