@@ -1154,7 +1154,25 @@ def _line_values(sb: np.ndarray, kind: int) -> np.ndarray:
     return sb[:, 3]
 
 
-def _grow_run(v: np.ndarray, lo: float, hi: float, tol: float) -> Optional[np.ndarray]:
+#: Far bound of a strip query across the page (closed: every finite box meets it).
+_BIG = float(np.finfo(np.float64).max)
+
+
+def _window(st: _PageState, kind: int, lo: float, hi: float) -> Tuple[np.ndarray, np.ndarray]:
+    """Solid positions whose line value of kind ``kind`` lies in [lo, hi] (each once), and those values.
+
+    A box's left, centre and right values lie within its x extent (its top, middle and
+    bottom within its y extent), so every such box meets the strip x in [lo, hi] (y in
+    [lo, hi]): the index gives the candidates, the values decide.
+    """
+    q = [lo, -_BIG, hi, _BIG] if kind < 3 else [-_BIG, lo, _BIG, hi]
+    i, _ = _closed_hits(st, np.array([q]))  # one query: each position once
+    w = _line_values(st.sb[i], kind)
+    m = (w >= lo) & (w <= hi)
+    return i[m], w[m]
+
+
+def _grow_run(st: _PageState, kind: int, lo: float, hi: float, tol: float) -> Optional[np.ndarray]:
     """Positions of the values in the smallest run containing [lo, hi] whose outside neighbours lie more than ``tol`` away.
 
     Sorted values are cut into lines only inside such runs (a value more than ``tol``
@@ -1166,8 +1184,9 @@ def _grow_run(v: np.ndarray, lo: float, hi: float, tol: float) -> Optional[np.nd
     reach = 64.0 * tol + 1.0
     while True:
         wlo, whi = lo - reach, hi + reach
-        cand = np.flatnonzero((v >= wlo) & (v <= whi))
-        w = v[cand]
+        if not (math.isfinite(wlo) and math.isfinite(whi)):
+            return None
+        cand, w = _window(st, kind, wlo, whi)
         rlo, rhi = lo, hi
         for _ in range(_MAX_GROW):
             m = ((rlo - w) <= tol) & ((w - rhi) <= tol)
@@ -1182,7 +1201,7 @@ def _grow_run(v: np.ndarray, lo: float, hi: float, tol: float) -> Optional[np.nd
             return None
         if rlo - wlo > 2.0 * tol + 1.0 and whi - rhi > 2.0 * tol + 1.0:
             return cand[(w >= rlo) & (w <= rhi)]
-        if not (math.isfinite(wlo) and math.isfinite(whi)) or reach > 1e300:
+        if reach > 1e300:
             return None
         reach *= 16.0
 
@@ -1198,34 +1217,33 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         return _aligned(pg, sub, sb, tol)
     keys: List[np.ndarray] = []
     bits: List[np.ndarray] = []
-    recut = np.zeros(n, np.int64)  # bit k: the row's lines of kind k are cut again
+    recut = np.zeros(n, np.uint8)  # bit k: the row's lines of kind k are cut again
     for kind in range(6):
-        v_new, v_old = _line_values(sb, kind), _line_values(old_st.sb, kind)
+        c_new, c_old = _line_values(sb[changed], kind), _line_values(old_st.sb[changed], kind)
         parts: List[np.ndarray] = []
         spans: List[Tuple[float, float]] = []  # value ranges of the runs found (each a whole run)
-        for x in v_new[changed].tolist():  # the lines a changed box joins
+        for x in c_new.tolist():  # the lines a changed box joins
             if any(lo <= x <= hi for lo, hi in spans):
                 continue
-            r = _grow_run(v_new, x, x, tol)
+            r = _grow_run(st, kind, x, x, tol)
             if r is None:
                 return _aligned(pg, sub, sb, tol)
             parts.append(r)
-            w = v_new[r]
+            w = _line_values(sb[r], kind)
             spans.append((float(w.min()), float(w.max())))
         # the lines it left, as the other boxes now stand (a box that kept this value is in its run:
         # the run it left is cut again only if some box left it, and that box's own value seeds it)
-        moved = changed[v_old[changed] != v_new[changed]]
-        for x in v_old[moved].tolist():
-            r = _grow_run(v_old, x, x, tol)
+        for x in c_old[c_old != c_new].tolist():
+            r = _grow_run(old_st, kind, x, x, tol)
             if r is None:
                 return _aligned(pg, sub, sb, tol)
-            w = v_old[r]
-            r = _grow_run(v_new, float(w.min()), float(w.max()), tol)
+            w = _line_values(old_st.sb[r], kind)
+            r = _grow_run(st, kind, float(w.min()), float(w.max()), tol)
             if r is None:
                 return _aligned(pg, sub, sb, tol)
             parts.append(r)
         u = np.unique(np.concatenate(parts))
-        recut[sub[u]] |= 1 << kind
+        recut[sub[u]] |= np.uint8(1 << kind)
         if len(u) > 1:
             pairs, kinds = G.alignment_pairs(sb[u], tol)
             sel = kinds == kind
@@ -1234,12 +1252,15 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             a, b = a[same], b[same]
             keys.append((a << 33) | (b << 1) | int(kind >= 3))
             bits.append(np.full(len(a), 1 << kind, np.int64))
-    am = am & ~(recut[aa] & recut[ab])
+    am = am & ~(recut[aa] & recut[ab]).astype(np.int64)
+    # the table is sorted by key (one row per pair and axis): the new keys are merged into it
     okeys = (aa << 33) | (ab << 1) | np.where((old[2] & 7) != 0, 0, 1)  # a row holds the kinds of one axis
-    allk = np.concatenate([okeys] + keys)
-    allb = np.concatenate([am] + bits)
-    o = np.argsort(allk, kind="stable")
-    allk, allb = allk[o], allb[o]
+    nk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    nb = np.concatenate(bits) if bits else np.zeros(0, np.int64)
+    o = np.argsort(nk, kind="stable")
+    nk, nb = nk[o], nb[o]
+    at = np.searchsorted(okeys, nk, "right")
+    allk, allb = np.insert(okeys, at, nk), np.insert(am, at, nb)
     if not len(allk):
         return old
     start = np.r_[0, np.flatnonzero(allk[1:] != allk[:-1]) + 1]
