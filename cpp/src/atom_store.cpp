@@ -11,21 +11,79 @@ namespace spatialobs {
 
 namespace detail {
 
-// |a ∩ b| of two sorted unique id arrays, by a linear merge.
-inline std::size_t count_common(const std::uint32_t* a, std::size_t na, const std::uint32_t* b, std::size_t nb) {
-  std::size_t i = 0, j = 0, k = 0;
-  while (i < na && j < nb) {
-    if (a[i] < b[j]) {
-      ++i;
-    } else if (b[j] < a[i]) {
-      ++j;
-    } else {
+// Bytes readable past the end of every store buffer (see decode_common).
+constexpr std::size_t kPad = 3;
+
+inline unsigned delta_bytes(std::uint32_t d) { return d < (1u << 8) ? 1 : d < (1u << 16) ? 2 : d < (1u << 24) ? 3 : 4; }
+
+// Bytes that put_set writes for n sorted unique ids.
+inline std::size_t set_bytes(const std::uint32_t* ids, std::size_t n) {
+  std::size_t bytes = (n + 3) / 4;
+  std::uint32_t prev = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    bytes += delta_bytes(ids[i] - prev);
+    prev = ids[i];
+  }
+  return bytes;
+}
+
+// A set as (n + 3) / 4 header bytes holding a 2-bit length code (bytes - 1)
+// per id, then the deltas (the first from 0), each in 1 to 4 little-endian
+// bytes. Returns the end.
+inline std::uint8_t* put_set(std::uint8_t* p, const std::uint32_t* ids, std::size_t n) {
+  std::uint8_t* data = p + (n + 3) / 4;
+  std::fill(p, data, std::uint8_t{0});
+  std::uint32_t prev = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t d = ids[i] - prev;
+    prev = ids[i];
+    const unsigned len = delta_bytes(d);
+    p[i >> 2] = static_cast<std::uint8_t>(p[i >> 2] | ((len - 1) << ((i & 3) * 2)));
+    for (unsigned b = 0; b < len; ++b, d >>= 8) *data++ = static_cast<std::uint8_t>(d);
+  }
+  return data;
+}
+
+// Walks a set of n ids at p (advanced past it), calling f(id) in increasing
+// order. The lengths come from the header, not from the data, so the loads of
+// consecutive ids do not wait for one another; each reads four bytes and
+// masks (kPad bytes of slack follow every buffer).
+template <class F>
+inline void for_each_id(const std::uint8_t*& p, std::size_t n, F&& f) {
+  static constexpr std::uint32_t kMask[4] = {0xffu, 0xffffu, 0xffffffu, 0xffffffffu};
+  const std::uint8_t* head = p;
+  const std::uint8_t* data = p + (n + 3) / 4;
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned code = (head[i >> 2] >> ((i & 3) * 2)) & 3u;
+    const std::uint32_t x = static_cast<std::uint32_t>(data[0]) | (static_cast<std::uint32_t>(data[1]) << 8) |
+                            (static_cast<std::uint32_t>(data[2]) << 16) | (static_cast<std::uint32_t>(data[3]) << 24);
+    data += code + 1;
+    v += x & kMask[code];
+    f(v);
+  }
+  p = data;
+}
+
+// Walks a stored set and counts the ids that the sorted array q holds.
+inline std::size_t count_common(const std::uint8_t*& p, std::size_t n, const std::uint32_t* q, std::size_t nq) {
+  std::size_t j = 0, k = 0;
+  for_each_id(p, n, [&](std::uint32_t v) {
+    while (j < nq && q[j] < v) ++j;
+    if (j < nq && q[j] == v) {
       ++k;
-      ++i;
       ++j;
     }
-  }
+  });
   return k;
+}
+
+// Whether a stored set of n ids equals q[0..n).
+inline bool same_set(const std::uint8_t*& p, std::size_t n, const std::uint32_t* q) {
+  bool same = true;
+  std::size_t i = 0;
+  for_each_id(p, n, [&](std::uint32_t v) { same &= v == q[i++]; });
+  return same;
 }
 
 }  // namespace detail
@@ -116,28 +174,33 @@ std::uint32_t AtomStore::add(std::uint32_t meta, const std::uint64_t* control, s
   check_atom_set(text, nt, "text atoms");
   const auto id = static_cast<std::uint32_t>(meta_.size());
   const std::size_t n = nc + nt;
+  // Term ids first (the dictionary grows here), then the encoded size, then
+  // the place: an observation never straddles two chunks.
+  std::vector<std::uint32_t> ids(n);
+  for (std::size_t i = 0; i < nc; ++i) ids[i] = term_for(control[i]);
+  for (std::size_t i = 0; i < nt; ++i) ids[nc + i] = term_for(text[i]);
+  std::sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(nc));
+  std::sort(ids.begin() + static_cast<std::ptrdiff_t>(nc), ids.end());
+  const std::size_t bytes = detail::set_bytes(ids.data(), nc) + detail::set_bytes(ids.data() + nc, nt);
   std::uint64_t pos;
-  std::uint32_t* dst;
-  if (n > kChunkWords) {
-    big_.emplace_back(new std::uint32_t[n]);
-    big_words_ += n;
+  std::uint8_t* dst;
+  if (bytes > kChunkBytes) {
+    big_.emplace_back(new std::uint8_t[bytes + detail::kPad]());
+    big_bytes_ += bytes;
     pos = kBigBase + (big_.size() - 1);
     dst = big_.back().get();
   } else {
-    // A position must name a word inside a chunk, even for two empty sets.
-    if (chunks_.empty() || chunk_used_ + n > kChunkWords || chunk_used_ == kChunkWords) {
+    // A position must name a byte inside a chunk, even for two empty sets.
+    if (chunks_.empty() || chunk_used_ + bytes > kChunkBytes || chunk_used_ == kChunkBytes) {
       // The rest of the previous chunk (less than one observation) stays unused.
-      chunks_.emplace_back(new std::uint32_t[kChunkWords]);
+      chunks_.emplace_back(new std::uint8_t[kChunkBytes + detail::kPad]());
       chunk_used_ = 0;
     }
-    pos = (chunks_.size() - 1) * kChunkWords + chunk_used_;
+    pos = (chunks_.size() - 1) * kChunkBytes + chunk_used_;
     dst = chunks_.back().get() + chunk_used_;
-    chunk_used_ += n;
+    chunk_used_ += bytes;
   }
-  for (std::size_t i = 0; i < nc; ++i) dst[i] = term_for(control[i]);
-  for (std::size_t i = 0; i < nt; ++i) dst[nc + i] = term_for(text[i]);
-  std::sort(dst, dst + nc);
-  std::sort(dst + nc, dst + n);
+  detail::put_set(detail::put_set(dst, ids.data(), nc), ids.data() + nc, nt);
   key32_.push_back(static_cast<std::uint32_t>(exact_key(meta, control, nc, text, nt)));
   meta_.push_back(meta);
   loc_.push_back(Loc{pos, static_cast<std::uint32_t>(nc), static_cast<std::uint32_t>(nt)});
@@ -178,19 +241,18 @@ std::int64_t AtomStore::find_exact(std::uint32_t meta, const std::uint64_t* cont
       mapped = true;
       if (q.control.size() != nc || q.text.size() != nt) return -1;
     }
-    const std::uint32_t* p = at(loc_[id].pos);
-    if (std::equal(p, p + nc, q.control.data()) && std::equal(p + nc, p + nc + nt, q.text.data())) best = id;
+    const std::uint8_t* p = at(loc_[id].pos);
+    if (detail::same_set(p, nc, q.control.data()) && detail::same_set(p, nt, q.text.data())) best = id;
   }
   return best;
 }
 
 void AtomStore::atoms(std::size_t id, std::vector<std::uint64_t>& control, std::vector<std::uint64_t>& text) const {
-  const std::uint32_t* p = at(loc_[id].pos);
-  const std::size_t nc = loc_[id].nc, nt = loc_[id].nt;
-  control.resize(nc);
-  text.resize(nt);
-  for (std::size_t i = 0; i < nc; ++i) control[i] = key_of(p[i]);
-  for (std::size_t i = 0; i < nt; ++i) text[i] = key_of(p[nc + i]);
+  const std::uint8_t* p = at(loc_[id].pos);
+  control.clear();
+  text.clear();
+  detail::for_each_id(p, loc_[id].nc, [&](std::uint32_t v) { control.push_back(key_of(v)); });
+  detail::for_each_id(p, loc_[id].nt, [&](std::uint32_t v) { text.push_back(key_of(v)); });
   std::sort(control.begin(), control.end());
   std::sort(text.begin(), text.end());
 }
@@ -231,9 +293,9 @@ VerifyResult AtomStore::verify(const std::uint64_t* control, std::size_t nc, con
   map_query(control, nc, text, nt, q);
   for (std::size_t i = 0; i < k; ++i) {
     const Loc& loc = loc_[static_cast<std::size_t>(ids[i])];
-    const std::uint32_t* p = at(loc.pos);
+    const std::uint8_t* p = at(loc.pos);
     const std::uint64_t ic = detail::count_common(p, loc.nc, q.control.data(), q.control.size());
-    const std::uint64_t it = detail::count_common(p + loc.nc, loc.nt, q.text.data(), q.text.size());
+    const std::uint64_t it = detail::count_common(p, loc.nt, q.text.data(), q.text.size());
     const Ratio r = jaccard_ratio(JaccardCounts{ic, nc + loc.nc - ic, it, nt + loc.nt - it});
     scores[i] = r.value();
     const bool ok = ratio_at_least(r, tau);
@@ -251,10 +313,10 @@ VerifyResult AtomStore::verify(const std::uint64_t* control, std::size_t nc, con
 std::size_t AtomStore::memory_bytes() const {
   // Chunks count as far as they are written: the pages of the last chunk's
   // unwritten tail are never touched.
-  std::size_t words = big_words_;
-  if (!chunks_.empty()) words += (chunks_.size() - 1) * kChunkWords + chunk_used_;
-  return (words + meta_.capacity() + key32_.capacity() + exact_.capacity() + term_slots_.capacity()) *
-             sizeof(std::uint32_t) +
+  std::size_t bytes = big_bytes_;
+  if (!chunks_.empty()) bytes += (chunks_.size() - 1) * kChunkBytes + chunk_used_;
+  return bytes + (meta_.capacity() + key32_.capacity() + exact_.capacity() + term_slots_.capacity()) *
+                     sizeof(std::uint32_t) +
          loc_.capacity() * sizeof(Loc) + num_terms_ * sizeof(std::uint64_t) +
          (chunks_.capacity() + big_.capacity() + keys_.capacity()) * sizeof(void*);
 }

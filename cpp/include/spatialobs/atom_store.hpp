@@ -5,14 +5,16 @@
 //
 // Storage: every distinct atom gets a 32-bit term id from a dictionary shared
 // by all observations (ids in order of first appearance); an observation's
-// sets are its term ids, sorted, in fixed-size chunks of uint32 words, so
-// growing never copies what is stored and an atom takes four bytes instead of
-// eight. Set sizes, intersections and equality are the same over term ids as
-// over atoms (the mapping is one to one), so every score and exact hit is
-// unchanged; atoms() and columns() map the ids back and sort by atom.
-// (LEB128 deltas took about two bytes an atom, but decoding is a serial chain
-// per set: verification of 200 candidates at 10^5 observations ran 3-4x
-// slower, so the fixed width stays.)
+// sets are its term ids, sorted, as deltas of 1 to 4 bytes with their lengths
+// in a separate 2-bit header (the layout of Lemire's Stream VByte, scalar),
+// in fixed-size byte chunks, so growing never copies what is stored. Atoms
+// that first appear together get neighbouring ids, so most deltas take one or
+// two bytes instead of the eight of a raw atom. Set sizes, intersections and
+// equality are the same over term ids as over atoms (the mapping is one to
+// one), so every score and exact hit is unchanged; atoms() and columns() map
+// the ids back and sort by atom. (LEB128, whose lengths sit in the data
+// bytes, made decoding a serial chain: verification ran 1.4x slower than
+// fixed-width uint32 ids.)
 #pragma once
 
 #include <cstddef>
@@ -75,12 +77,12 @@ class AtomStore {
   // Bytes held, for memory reports.
   std::size_t memory_bytes() const;
 
-  // Observations with more atoms than this get an allocation of their own
-  // (public for tests that cross the boundary).
-  static constexpr std::size_t kChunkWords = static_cast<std::size_t>(1) << 18;
+  // Observations whose encoded sets take more bytes than this get an
+  // allocation of their own (public for tests that cross the boundary).
+  static constexpr std::size_t kChunkBytes = static_cast<std::size_t>(1) << 20;
 
  private:
-  // Where an observation's sets are: control then text, from word pos of the
+  // Where an observation's sets are: control then text, from byte pos of the
   // chunked store (pos >= kBigBase: big_[pos - kBigBase]).
   struct Loc {
     std::uint64_t pos;
@@ -107,18 +109,18 @@ class AtomStore {
   }
   void map_query(const std::uint64_t* control, std::size_t nc, const std::uint64_t* text, std::size_t nt,
                  Mapped& q) const;
-  const std::uint32_t* at(std::uint64_t pos) const {
+  const std::uint8_t* at(std::uint64_t pos) const {
     if (pos >= kBigBase) return big_[pos - kBigBase].get();
-    return chunks_[pos / kChunkWords].get() + pos % kChunkWords;
+    return chunks_[pos / kChunkBytes].get() + pos % kChunkBytes;
   }
   void grow_exact();
 
   std::vector<std::uint32_t> meta_;
   std::vector<Loc> loc_;
-  std::vector<std::unique_ptr<std::uint32_t[]>> chunks_;
-  std::size_t chunk_used_ = kChunkWords;  // words used in the last chunk
-  std::vector<std::unique_ptr<std::uint32_t[]>> big_;
-  std::size_t big_words_ = 0;
+  std::vector<std::unique_ptr<std::uint8_t[]>> chunks_;
+  std::size_t chunk_used_ = kChunkBytes;  // bytes used in the last chunk
+  std::vector<std::unique_ptr<std::uint8_t[]>> big_;
+  std::size_t big_bytes_ = 0;
   std::size_t num_atoms_ = 0;
   std::vector<std::uint32_t> key32_;   // observation -> low 32 bits of its exact key
   std::vector<std::uint32_t> exact_;   // open addressing: observation id + 1, 0 empty
