@@ -126,12 +126,16 @@ void Bm25Index::append_posting(Term& t, std::uint32_t doc) {
 Bm25Index::ListView Bm25Index::list(std::uint32_t ti) const {
   const Term& t = term(ti);
   std::uint32_t df = t.len;
+  bool repeats = false;
   if (!repeat_df_.empty()) {
     auto it = repeat_df_.find(ti);
-    if (it != repeat_df_.end()) df = it->second;
+    if (it != repeat_df_.end()) {
+      df = it->second;
+      repeats = true;
+    }
   }
-  if (t.len > kMaxArenaBlock) return ListView{big_[t.off].data(), t.len, df};
-  return ListView{t.len ? arena_at(t.off) : nullptr, t.len, df};
+  if (t.len > kMaxArenaBlock) return ListView{big_[t.off].data(), t.len, df, repeats};
+  return ListView{t.len ? arena_at(t.off) : nullptr, t.len, df, repeats};
 }
 
 std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
@@ -271,7 +275,17 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
       const double w = idf[j];
       // Every contribution is > 0 (idf > 0, tf >= 1), so a zero sum marks a
       // document not yet touched in this block; the append is branch-free.
-      if (table_of[j] != SIZE_MAX) {
+      if (table_of[j] != SIZE_MAX && !lists[j].repeats) {
+        // Every tf is 1: one table lookup per posting.
+        const double* tab = sc.table.data() + table_of[j];
+        for (; i < e && p[i] < hi; ++i) {
+          const std::uint32_t d = p[i] - base;
+          const double a = acc[d];
+          touched[nt] = d;
+          nt += a == 0.0;
+          acc[d] = a + tab[doc_class[p[i]]];
+        }
+      } else if (table_of[j] != SIZE_MAX) {
         const double* tab = sc.table.data() + table_of[j];
         for (; i < e && p[i] < hi; ++i) {
           const std::uint32_t doc = p[i];

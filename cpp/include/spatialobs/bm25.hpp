@@ -83,6 +83,7 @@ class Bm25Index {
     const std::uint32_t* p;
     std::size_t n;
     std::uint32_t df;
+    bool repeats;  // some document holds the term more than once
   };
   // Per-query accumulators, reused: a query borrows one from the pool, so
   // concurrent queries never share one and no query pays to zero O(N) memory
