@@ -93,14 +93,6 @@ inline std::size_t count_common(const std::uint8_t*& p, std::size_t n, const std
   return k;
 }
 
-// Whether a stored set of n ids equals q[0..n).
-inline bool same_set(const std::uint8_t*& p, std::size_t n, const std::uint32_t* q) {
-  bool same = true;
-  std::size_t i = 0;
-  for_each_id(p, n, [&](std::uint32_t v) { same &= v == q[i++]; });
-  return same;
-}
-
 }  // namespace detail
 
 std::uint64_t AtomStore::exact_key(std::uint32_t meta, const std::uint64_t* control, std::size_t nc,
@@ -239,25 +231,31 @@ std::int64_t AtomStore::find_exact(std::uint32_t meta, const std::uint64_t* cont
   const auto k = static_cast<std::uint32_t>(exact_key(meta, control, nc, text, nt));
   const std::size_t mask = exact_.size() - 1;
   std::int64_t best = -1;
-  Mapped q;
-  bool mapped = false;
+  bool checked = false;
+  std::vector<std::uint64_t> keys;
   for (std::size_t i = k & mask; exact_[i] != 0; i = (i + 1) & mask) {
     const std::uint32_t id = exact_[i] - 1;
     if (key32_[id] != k || (best >= 0 && id >= best)) continue;
     if (meta_[id] != meta || loc_[id].nc != nc || loc_[id].nt != nt) continue;
-    if (!mapped) {
-      // Stored sets are sorted and unique: a query that is not equals none of
-      // them. An atom the dictionary does not know is in no stored set.
+    if (!checked) {
+      // Stored sets are sorted and unique: a query that is not equals none of them.
       if (!std::is_sorted(control, control + nc) || std::adjacent_find(control, control + nc) != control + nc ||
           !std::is_sorted(text, text + nt) || std::adjacent_find(text, text + nt) != text + nt) {
         return -1;
       }
-      map_query(control, nc, text, nt, q);
-      mapped = true;
-      if (q.control.size() != nc || q.text.size() != nt) return -1;
+      checked = true;
     }
+    // The stored atoms, sorted, against the query's (cheaper than mapping the
+    // query to term ids through the dictionary).
     const std::uint8_t* p = at(loc_[id].pos);
-    if (detail::same_set(p, nc, q.control.data()) && detail::same_set(p, nt, q.text.data())) best = id;
+    keys.clear();
+    detail::for_each_id(p, nc, [&](std::uint32_t v) { keys.push_back(key_of(v)); });
+    std::sort(keys.begin(), keys.end());
+    if (!std::equal(keys.begin(), keys.end(), control)) continue;
+    keys.clear();
+    detail::for_each_id(p, nt, [&](std::uint32_t v) { keys.push_back(key_of(v)); });
+    std::sort(keys.begin(), keys.end());
+    if (std::equal(keys.begin(), keys.end(), text)) best = id;
   }
   return best;
 }
