@@ -87,30 +87,54 @@ void BoxIndex::assign(const double* boxes, std::size_t n, std::vector<std::uint6
   all_ = all;
   const std::size_t node_size = node_size_;
   items_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) items_[i] = rect_at(boxes, i);
   level_end_.clear();
   wide_.clear();
 
-  // Wide boxes: those covering at least 1/64 of the total bounds and, at the
-  // page's density, about 256 boxes or more; the widest kMaxWide of them,
-  // by (area, id), so the choice is deterministic. The cut only moves work
-  // between the tree and the walks; no result depends on it.
+  // One pass copies the boxes, takes the Hilbert key of every center in a
+  // 16-bit grid over the total bounds (key << 32 | id, sorted stably on the
+  // key bits alone, keeps ids in input order on ties: a deterministic
+  // layout), and finds the wide boxes: those covering at least 1/64 of the
+  // total bounds and, at the page's density, about 256 boxes or more; the
+  // widest kMaxWide of them, by (share, id), so the choice is deterministic.
+  // The cut only moves work between the tree and the walks; no result
+  // depends on it.
   const double w = all.x1 - all.x0, h = all.y1 - all.y0;
+  const double iw = w > 0 ? 1.0 / w : 0.0, ih = h > 0 ? 1.0 / h : 0.0;
   auto share = [&](const Rect& r) {
-    return (w > 0 ? (r.x1 - r.x0) / w : 1.0) * (h > 0 ? (r.y1 - r.y0) / h : 1.0);
+    return (w > 0 ? (r.x1 - r.x0) * iw : 1.0) * (h > 0 ? (r.y1 - r.y0) * ih : 1.0);
   };
   const double min_share = std::max(1.0 / 64, 256.0 / static_cast<double>(std::max<std::size_t>(n, 1)));
-  if (min_share <= 1.0) {
-    for (std::size_t i = 0; i < n; ++i)
-      if (share(items_[i]) >= min_share) wide_.push_back(static_cast<std::uint32_t>(i));
-    if (wide_.size() > kMaxWide) {
-      std::nth_element(wide_.begin(), wide_.begin() + kMaxWide, wide_.end(), [&](std::uint32_t x, std::uint32_t y) {
-        const double sx = share(items_[x]), sy = share(items_[y]);
-        return sx > sy || (sx == sy && x < y);
-      });
-      wide_.resize(kMaxWide);
-      std::sort(wide_.begin(), wide_.end());
+  const bool find_wide = min_share <= 1.0;
+  const double sx = w > 0 ? 65535.0 / w : 0.0, sy = h > 0 ? 65535.0 / h : 0.0;
+  keys.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Rect r = rect_at(boxes, i);
+    items_[i] = r;
+    double cx = ((r.x0 + r.x1) * 0.5 - all.x0) * sx;
+    double cy = ((r.y0 + r.y1) * 0.5 - all.y0) * sy;
+    auto hx = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cx)));
+    auto hy = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cy)));
+    keys[i] = (static_cast<std::uint64_t>(hilbert_index(hx, hy)) << 32) | i;
+    if (find_wide && share(r) >= min_share) wide_.push_back(static_cast<std::uint32_t>(i));
+  }
+  if (wide_.size() > kMaxWide) {
+    std::nth_element(wide_.begin(), wide_.begin() + kMaxWide, wide_.end(), [&](std::uint32_t x, std::uint32_t y) {
+      const double sx_ = share(items_[x]), sy_ = share(items_[y]);
+      return sx_ > sy_ || (sx_ == sy_ && x < y);
+    });
+    wide_.resize(kMaxWide);
+    std::sort(wide_.begin(), wide_.end());
+  }
+  if (!wide_.empty()) {  // the tree's keys: every box's but the wide ones'
+    std::size_t p = 0;
+    for (std::size_t i = 0, next_wide = 0; i < n; ++i) {
+      if (next_wide < wide_.size() && wide_[next_wide] == i) {
+        ++next_wide;
+        continue;
+      }
+      keys[p++] = keys[i];
     }
+    keys.resize(p);
   }
   const std::size_t m = n - wide_.size();
   tree_n_ = m;
@@ -130,23 +154,6 @@ void BoxIndex::assign(const double* boxes, std::size_t n, std::vector<std::uint6
     level_end_.push_back(total);
   } while (count != 1);
 
-  // Hilbert key of each center in a 16-bit grid over the total bounds;
-  // key << 32 | id, sorted stably on the key bits alone, keeps ids in input
-  // order on ties (a deterministic layout).
-  const double sx = w > 0 ? 65535.0 / w : 0.0, sy = h > 0 ? 65535.0 / h : 0.0;
-  keys.resize(m);
-  for (std::size_t i = 0, p = 0, next_wide = 0; i < n; ++i) {
-    if (next_wide < wide_.size() && wide_[next_wide] == i) {
-      ++next_wide;
-      continue;
-    }
-    const Rect& r = items_[i];
-    double cx = ((r.x0 + r.x1) * 0.5 - all.x0) * sx;
-    double cy = ((r.y0 + r.y1) * 0.5 - all.y0) * sy;
-    auto hx = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cx)));
-    auto hy = static_cast<std::uint32_t>(std::min(65535.0, std::max(0.0, cy)));
-    keys[p++] = (static_cast<std::uint64_t>(hilbert_index(hx, hy)) << 32) | i;
-  }
   detail::radix_sort(keys, tmp, 32);
 
   rects_.resize(total);
