@@ -15,6 +15,7 @@ import pytest
 from conftest import sizes
 
 from spatialobs.canvas import Canvas, Executor, Node, parse_ops
+from spatialobs.canvas.document.records import Binding
 from spatialobs.canvas.editing.place import place
 from spatialobs.geometry import overlap_pairs
 
@@ -257,3 +258,35 @@ def test_reply_mixed_ops(benchmark, n):
     assert len(report.applied) == n and len(c.nodes) == 200 + 4 * n // 10
     fresh = c.copy().geometry()
     assert np.array_equal(c.geometry().bounds, fresh.bounds)
+
+
+def deletes_reply(n: int):
+    """200 shapes, ``n`` arrows bound between them, and a reply deleting every other arrow."""
+    c = Canvas()
+    for k in range(200):
+        c.add(Node(f"shape:n{k}", "geo", "page:page", None, 30.0 * (k % 20), 30.0 * (k // 20), 20, 20))
+    for k in range(n):
+        c.add(Node(f"shape:ar{k}", "arrow", "page:page", None, 0, 0,
+                   props={"start": {"x": 0, "y": 0}, "end": {"x": 9, "y": 9}}))
+        c.add(Binding(f"b{k}s", "arrow", f"shape:ar{k}", f"shape:n{k % 200}", "start"))
+        c.add(Binding(f"b{k}e", "arrow", f"shape:ar{k}", f"shape:n{(k * 7) % 200}", "end"))
+    return c, [{"op": "delete_node", "id": f"shape:ar{k}"} for k in range(0, n, 2)]
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10000))
+@pytest.mark.benchmark(group="ops-deletes")
+def test_reply_delete_arrows(benchmark, n):
+    """``n / 2`` bound arrows deleted in one reply: each finds its bindings through the canvas's index."""
+    c0, ops = deletes_reply(n)
+
+    def run():
+        c = c0.copy()
+        c.geometry()
+        report = Executor(c).apply(ops)
+        c.geometry()
+        return c, report
+
+    c, report = benchmark.pedantic(run, rounds=1, iterations=1)
+    assert report.ok and len(report.applied) == len(ops)
+    assert len(c.bindings) == n and len(c.nodes) == 200 + n // 2
+    assert all(b.from_id in c.nodes for b in c.bindings.values())

@@ -305,3 +305,57 @@ def test_a_reply_of_many_creations_derives_at_most_once_per_reply(monkeypatch):
     assert calls["n"] == 0
     assert_fresh_bits(c)
     assert math.isfinite(c.page_bounds("shape:a")[0])
+
+
+def _naive_removed(c: Canvas, item_id: str) -> List[str]:
+    """What :meth:`Canvas.remove` returns, from a scan of every binding in canvas order."""
+    if item_id in c.bindings:
+        return [item_id]
+    doomed = c.descendants(item_id)[::-1] + [item_id]
+    gone = set(doomed)
+    return doomed + [bid for bid, b in c.bindings.items() if b.from_id in gone or b.to_id in gone]
+
+
+names = st.sampled_from(["n0", "n1", "n2", "n3", "n4", "a0", "a1", "a2"])
+edits = st.lists(st.one_of(
+    st.tuples(st.just("remove"), names),
+    st.tuples(st.just("bind"), st.sampled_from(["b0", "b1", "b2", "b3"]), names, names, st.sampled_from(["start", "end"])),
+    st.tuples(st.just("unbind"), st.sampled_from(["b0", "b1", "b2", "b3"])),
+    st.tuples(st.just("rollback"), names, st.sampled_from(["b0", "b1", "b2", "b3"])),
+    st.tuples(st.just("add"), names, st.sampled_from(["n0", "n1", P])),
+), max_size=25)
+
+
+@settings(max_examples=150, deadline=None)
+@given(steps=edits)
+def test_remove_finds_the_bindings_of_the_removed_nodes_in_canvas_order(steps):
+    c = Canvas()
+    for k, nid in enumerate(["n0", "n1", "n2", "n3", "n4"]):
+        c.add(Node(nid, "geo", P if k < 2 else ("n0" if k < 4 else "n1"), None, 10 * k, 0, 20, 20))
+    for k, nid in enumerate(["a0", "a1", "a2"]):
+        c.add(Node(nid, "arrow", P, None, 0, 0, props={"start": {"x": 0, "y": 0}, "end": {"x": 50, "y": 9}}))
+    for step in steps:
+        kind = step[0]
+        if kind == "remove" and step[1] in c.nodes:
+            want = _naive_removed(c, step[1])
+            assert c.remove(step[1]) == want
+        elif kind == "bind" and step[2] in c.nodes and step[3] in c.nodes and step[1] not in c.bindings:
+            c.add(Binding(step[1], "arrow", step[2], step[3], step[4]))
+        elif kind == "unbind" and step[1] in c.bindings:
+            assert c.remove(step[1]) == [step[1]]
+        elif kind == "rollback":
+            try:
+                with c.batch():
+                    if step[2] in c.bindings:
+                        c.remove(step[2])
+                    if step[1] in c.nodes:
+                        c.remove(step[1])
+                    raise KeyError("roll back")
+            except KeyError:
+                pass
+        elif kind == "add" and step[1] not in c.nodes and step[2] in c.nodes | {P: None}.keys():
+            c.add(Node(step[1], "arrow" if step[1].startswith("a") else "geo", step[2], None, 0, 0, 5, 5,
+                       props={"start": {"x": 0, "y": 0}, "end": {"x": 5, "y": 5}} if step[1].startswith("a") else {}))
+        for nid in c.nodes:
+            assert sorted(b.id for b in c._bindings_from(nid)) == sorted(
+                bid for bid, b in c.bindings.items() if b.from_id == nid)

@@ -43,6 +43,32 @@ def _drop_key(keys: List[str], key: str) -> None:
         del keys[at]
 
 
+class _BindingIndex:
+    """Binding ids by connector and by target, and each binding's rank in canvas order."""
+
+    def __init__(self, bindings: Mapping[str, Binding]) -> None:
+        self.by_from: Dict[str, Dict[str, None]] = {}
+        self.by_to: Dict[str, Dict[str, None]] = {}
+        self.seq: Dict[str, int] = {}
+        self.next_seq = 0
+        for bid, b in bindings.items():
+            self.put(bid, None, b)
+
+    def put(self, bid: str, old: Optional[Binding], new: Optional[Binding]) -> None:
+        """Follow one write of the binding store (a new id goes last, as in the store's dict)."""
+        if old is not None:
+            self.by_from.get(old.from_id, {}).pop(bid, None)
+            self.by_to.get(old.to_id, {}).pop(bid, None)
+            if new is None:
+                del self.seq[bid]
+        if new is not None:
+            self.by_from.setdefault(new.from_id, {})[bid] = None
+            self.by_to.setdefault(new.to_id, {})[bid] = None
+            if old is None:
+                self.seq[bid] = self.next_seq
+                self.next_seq += 1
+
+
 def _same(a: float, b: float) -> bool:
     """``a`` and ``b`` are the same float, zeros by their sign too."""
     return a == b and (a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b))
@@ -222,8 +248,8 @@ class Canvas:
         self._binding_writes = 0  # binding records written so far: observations reuse their binding rows while it stays
         self._observed: Any = None  # (derivation serial, page states) of the last observation, for the next version's
         self._top_index: Dict[str, str] = {}  # parent -> highest child index key, filled by _next_index, kept by _put
-        # connector id -> ids of its bindings, built on first use (_bindings_from) and kept by _put
-        self._from_index: Optional[Dict[str, Dict[str, None]]] = None
+        # bindings by connector and by target, built on first use (_binding_index) and kept by _put
+        self._from_index: Optional[_BindingIndex] = None
         # parent -> sorted index keys of its children (all, and those that are not arrows),
         # built per parent on first use (_keys_above) and kept by _put
         self._kid_keys: Dict[str, Tuple[List[str], List[str]]] = {}
@@ -328,16 +354,25 @@ class Canvas:
             p = self._nodes[p].parent
         return p
 
-    def _bindings_from(self, connector: str) -> List[Binding]:
-        """The bindings whose connector is ``connector`` (in no particular order), without a scan."""
+    def _binding_index(self) -> "_BindingIndex":
         index = self._from_index
         if index is None:
-            index = {}
-            for bid, b in self._bindings.items():
-                index.setdefault(b.from_id, {})[bid] = None
-            self._from_index = index
-        own = index.get(connector)
+            index = self._from_index = _BindingIndex(self._bindings)
+        return index
+
+    def _bindings_from(self, connector: str) -> List[Binding]:
+        """The bindings whose connector is ``connector`` (in no particular order), without a scan."""
+        own = self._binding_index().by_from.get(connector)
         return [self._bindings[bid] for bid in own] if own else []
+
+    def _bindings_touching(self, node_ids: Set[str]) -> List[str]:
+        """Ids of the bindings from or to any of ``node_ids``, in canvas order, without a scan."""
+        index = self._binding_index()
+        found: Set[str] = set()
+        for nid in node_ids:
+            found.update(index.by_from.get(nid, ()))
+            found.update(index.by_to.get(nid, ()))
+        return sorted(found, key=index.seq.__getitem__)
 
     def _keys_above(self, parent: str, key: str) -> Tuple[Optional[str], Optional[str]]:
         """The lowest index key above ``key`` among the children of ``parent``, and the lowest
@@ -644,12 +679,7 @@ class Canvas:
                     if value.type != "arrow":
                         insort(keys[1], value.index)
         elif kind == "binding" and self._from_index is not None:
-            if old is not None:
-                own = self._from_index.get(old.from_id)
-                if own is not None:
-                    own.pop(item_id, None)
-            if value is not None:
-                self._from_index.setdefault(value.from_id, {})[item_id] = None
+            self._from_index.put(item_id, old, value)
         if value is None:
             store.pop(item_id, None)
         else:
@@ -963,18 +993,18 @@ class Canvas:
             else:
                 raise OutOfRangeError(f"no node, binding or page with id {item_id!r}")
             gone = set(doomed)
+            attached = self._bindings_touching(gone)  # in canvas order, as a scan finds them
             # as tldraw does, an arrow that loses its target keeps its end where it was drawn
             freed: Dict[str, List[str]] = {}
-            for b in self._bindings.values():
+            for b in (self._bindings[bid] for bid in attached):
                 if b.to_id in gone and b.from_id not in gone and self._nodes[b.from_id].type == "arrow":
                     freed.setdefault(b.from_id, []).append(b.terminal)
             if freed:
                 from spatialobs.canvas.document.arrows import unbind_patch
                 patches = {aid: unbind_patch(self, aid, terms) for aid, terms in freed.items()}
-            for bid, b in list(self._bindings.items()):
-                if b.from_id in gone or b.to_id in gone:
-                    self._put("binding", bid, None)
-                    removed.append(bid)
+            for bid in attached:
+                self._put("binding", bid, None)
+                removed.append(bid)
             if freed:
                 for aid, patch in patches.items():
                     if patch:
