@@ -6,6 +6,7 @@
 
 #include "spatialobs/atoms.hpp"
 #include "spatialobs/mix64.hpp"
+#include "spatialobs/prefetch.hpp"
 
 namespace spatialobs {
 
@@ -63,21 +64,6 @@ inline void for_each_id(const std::uint8_t*& p, std::size_t n, F&& f) {
     f(v);
   }
   p = data;
-}
-
-// A hint to load the cache lines of [p, p + bytes) (nothing where the
-// compiler offers no prefetch builtin). Addresses go through integers, so no
-// pointer past an allocation is formed; a prefetch never faults.
-inline void prefetch(const void* p, std::size_t bytes) {
-#if defined(__GNUC__) || defined(__clang__)
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  for (std::uintptr_t line = a & ~static_cast<std::uintptr_t>(63); line < a + bytes; line += 64) {
-    __builtin_prefetch(reinterpret_cast<const void*>(line));
-  }
-#else
-  (void)p;
-  (void)bytes;
-#endif
 }
 
 // Walks a stored set and counts the ids that the sorted array q holds.

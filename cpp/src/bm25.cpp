@@ -1,5 +1,6 @@
 #include "spatialobs/bm25.hpp"
 #include "spatialobs/mix64.hpp"
+#include "spatialobs/prefetch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -210,11 +211,25 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
   std::vector<std::uint64_t> terms(query, query + n);
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+  // A query arrives after other partitions' work, so its terms' slots, term
+  // records and postings are cold: each level is requested for every term
+  // before any is read, so that the misses overlap instead of queueing.
+  if (!slots_.empty()) {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::uint64_t t : terms) detail::prefetch(&slots_[detail::mix64(t) & mask]);
+    for (std::uint64_t t : terms) {
+      const std::uint32_t s = slots_[detail::mix64(t) & mask];
+      if (s != 0) detail::prefetch(&term(s - 1), sizeof(Term));
+    }
+  }
   std::vector<ListView> lists;
   lists.reserve(terms.size());
   for (std::uint64_t t : terms) {
     const std::int64_t found = find_term(t);
-    if (found >= 0) lists.push_back(list(static_cast<std::uint32_t>(found)));
+    if (found >= 0) {
+      lists.push_back(list(static_cast<std::uint32_t>(found)));
+      detail::prefetch(lists.back().p, 256);
+    }
   }
   if (lists.empty()) return;
 
