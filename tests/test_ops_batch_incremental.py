@@ -102,6 +102,10 @@ def _naive_bindings_from(self: Canvas, connector: str) -> List[Binding]:
     return [b for b in self.bindings.values() if b.from_id == connector]
 
 
+def _naive_connectors_to(self: Canvas, target: str) -> List[str]:
+    return [b.from_id for b in self.bindings.values() if b.to_id == target]
+
+
 def naive(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every shortcut replaced by its naive form: derive for every read, scan, sort."""
     monkeypatch.setattr(Canvas, "_peek_xf", lambda self, node_id: None)
@@ -109,6 +113,7 @@ def naive(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Canvas, "_peek_bounds", lambda self, node_id: None)
     monkeypatch.setattr(Canvas, "_keys_above", _naive_keys_above)
     monkeypatch.setattr(Canvas, "_bindings_from", _naive_bindings_from)
+    monkeypatch.setattr(Canvas, "_connectors_to", _naive_connectors_to)
     monkeypatch.setattr(ArrowCache, "__init__", _no_twins_init)
 
 
@@ -359,3 +364,4 @@ def test_remove_finds_the_bindings_of_the_removed_nodes_in_canvas_order(steps):
         for nid in c.nodes:
             assert sorted(b.id for b in c._bindings_from(nid)) == sorted(
                 bid for bid, b in c.bindings.items() if b.from_id == nid)
+            assert c._connectors_to(nid) == _naive_connectors_to(c, nid)

@@ -365,6 +365,14 @@ class Canvas:
         own = self._binding_index().by_from.get(connector)
         return [self._bindings[bid] for bid in own] if own else []
 
+    def _connectors_to(self, target: str) -> List[str]:
+        """The connector of every binding to ``target``, in canvas order of the bindings, without a scan."""
+        index = self._binding_index()
+        own = index.by_to.get(target)
+        if not own:
+            return []
+        return [self._bindings[bid].from_id for bid in sorted(own, key=index.seq.__getitem__)]
+
     def _bindings_touching(self, node_ids: Set[str]) -> List[str]:
         """Ids of the bindings from or to any of ``node_ids``, in canvas order, without a scan."""
         index = self._binding_index()

@@ -171,10 +171,7 @@ def reorder_touched(canvas: Canvas, log: Iterable[Tuple[str, str, Any]]) -> List
             elif old is not None:
                 shifted.append(item_id)
     if shifted and canvas.bindings:
-        by_target: Dict[str, List[str]] = {}
-        for b in canvas.bindings.values():
-            by_target.setdefault(b.to_id, []).append(b.from_id)
         for x in shifted:
             for t in [x] + (canvas.descendants(x) if canvas.children(x) else []):
-                arrows.update(dict.fromkeys(by_target.get(t, ())))
+                arrows.update(dict.fromkeys(canvas._connectors_to(t)))
     return [a for a in arrows if a in nodes and reparent_arrow(canvas, a)]
