@@ -1604,11 +1604,16 @@ def arrow_geometry(canvas: Any, arrow_id: str) -> ArrowGeometry:
     r = d.row.get(arrow_id)
     if r is None:
         raise OutOfRangeError(f"no node with id {arrow_id!r}")
-    nodes = [canvas.nodes[i] for i in d.ids]
+    raw = getattr(canvas, "_raw", None)
+    # the records of the derivation's rows: its input columns hold them (no list of n per call)
+    nodes = raw.nodes if raw is not None and raw.ids is d.ids else [canvas.nodes[i] for i in d.ids]
     nd = nodes[r]
     if nd.type != "arrow":
         raise InvalidInputError(f"record {arrow_id!r}: a {nd.type!r} node is not an arrow")
-    terms = {b.terminal: b for b in canvas.bindings.values() if b.from_id == arrow_id and b.to_id in d.row}
+    own = canvas._bindings_from(arrow_id) if hasattr(canvas, "_bindings_from") else None
+    if own is None or len({b.terminal for b in own}) < len(own):  # two at one end: the later in canvas order wins
+        own = [b for b in canvas.bindings.values() if b.from_id == arrow_id]
+    terms = {b.terminal: b for b in own if b.to_id in d.row}
     s, e = _terminals(d, nodes, r, terms)
     return resolve_arrow(nd.props, _xf(d, r), s, e, nd.text)
 
