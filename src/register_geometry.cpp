@@ -27,6 +27,19 @@ py::tuple visibility_binding(const py::array& boxes, const std::array<double, 4>
   return py::make_tuple(labels, gaps);
 }
 
+py::array_t<std::int8_t> visibility_labels_binding(const py::array& boxes, const std::array<double, 4>& viewport,
+                                                  double near_factor) {
+  const std::size_t n = check_boxes_array(boxes);
+  py::array_t<std::int8_t> labels(static_cast<py::ssize_t>(n));
+  const double* b = static_cast<const double*>(boxes.data());
+  std::int8_t* l = labels.mutable_data();
+  {
+    py::gil_scoped_release release;
+    visibility(b, n, to_rect(viewport), near_factor, l, nullptr);
+  }
+  return labels;
+}
+
 OcclusionInput occlusion_input(const py::array& boxes, const py::array& order, const py::array& opacity,
                                const py::array& hidden, const std::array<double, 4>& viewport, double min_opacity) {
   const std::size_t n = check_boxes_array(boxes);
@@ -254,6 +267,8 @@ void register_geometry(py::module_& m) {
   m.attr("OFFSCREEN_NEAR") = static_cast<int>(kOffscreenNear);
   m.attr("OFFSCREEN_FAR") = static_cast<int>(kOffscreenFar);
   m.def("visibility", &visibility_binding, py::arg("boxes"), py::arg("viewport"), py::arg("near_factor") = 0.75);
+  m.def("visibility_labels", &visibility_labels_binding, py::arg("boxes"), py::arg("viewport"),
+        py::arg("near_factor") = 0.75);
   m.def("occluders", &occluders_binding, py::arg("boxes"), py::arg("order"), py::arg("opacity"), py::arg("hidden"),
         py::arg("viewport"), py::arg("min_opacity") = 0.9, py::arg("mode") = "bounds");
   // The index overloads first: pybind11 tries overloads in order.

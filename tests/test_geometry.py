@@ -63,6 +63,8 @@ def test_visibility_matches_oracle_at_extremes(rows, near):
     labels, gaps = g.visibility(boxes, viewport, near)
     want_labels, want_gaps = ref.visibility(boxes.tolist(), viewport, near)
     assert labels.tolist() == want_labels and gaps.tolist() == want_gaps
+    only = g.visibility_labels(boxes, viewport, near)
+    assert only.dtype == np.int8 and only.tolist() == want_labels
 
 
 @given(st.data(), box_arrays(max_size=40), viewports)
@@ -371,6 +373,7 @@ GOOD = np.array([[0, 0, 1, 1], [1, 1, 2, 2]], dtype=np.float64)
 def test_bad_boxes_are_rejected_by_every_kernel(boxes, message):
     calls = [
         lambda b: g.visibility(b, [0, 0, 1, 1]),
+        lambda b: g.visibility_labels(b, [0, 0, 1, 1]),
         lambda b: g.occluders(b, None, None, None, [0, 0, 1, 1]),
         g.overlap_pairs,
         g.containment_pairs,

@@ -306,3 +306,20 @@ def test_near_partner_far_offscreen():
     assert ("in", "F") in near and ("L0", "F") in near
     assert {("in", f"L{k}") for k in range(4)} <= near
     assert not any(r["type"] == "near" for r in observe(c, (-5000, 0, 100, 10)).relations)  # nothing in view
+
+
+@given(hst.lists(hst.tuples(*[hst.one_of(hst.floats(-1e308, 1e308), hst.sampled_from([0.0, -0.0, 5e-324, 10.0]))] * 4),
+                 min_size=1, max_size=20))
+def test_view_gaps_are_the_visibility_kernels_gaps(rows):
+    """The observation computes gaps only for the rows it ranks: the same bits as the kernel's."""
+    import sys
+
+    from spatialobs import geometry as G
+
+    obs_mod = sys.modules["spatialobs.canvas.observe"]
+    boxes = np.array([(min(a, c), min(b, d), max(a, c), max(b, d)) for a, b, c, d in rows], dtype=np.float64)
+    vbox = (0.0, 0.0, 10.0, 10.0)
+    _, want = G.visibility(boxes, vbox)
+    view = obs_mod._View(np.ones(len(boxes), bool), np.zeros(len(boxes), np.int8), boxes, vbox, *([np.zeros(0, np.int64)] * 5),
+                         np.zeros(len(boxes), bool))
+    assert view.gaps(np.arange(len(boxes))).tobytes() == want.tobytes()

@@ -30,7 +30,7 @@ void visibility(const double* boxes, std::size_t n, const Rect& viewport, double
     const bool meets = (dx == 0.0) & (dy == 0.0);
     const std::int8_t off = g <= near ? kOffscreenNear : kOffscreenFar;
     labels[i] = inside ? static_cast<std::int8_t>(kVisible) : meets ? static_cast<std::int8_t>(kPartial) : off;
-    gaps[i] = g;
+    if (gaps != nullptr) gaps[i] = g;  // loop-invariant: the compiler splits the loop on it
   }
   if (bad) check_boxes(boxes, n);
 }

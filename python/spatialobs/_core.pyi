@@ -33,6 +33,9 @@ class BoxIndex:
 def visibility(
     boxes: npt.NDArray[np.float64], viewport: _BoxArg, near_factor: float = 0.75
 ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float64]]: ...
+def visibility_labels(
+    boxes: npt.NDArray[np.float64], viewport: _BoxArg, near_factor: float = 0.75
+) -> npt.NDArray[np.int8]: ...
 @overload
 def occluders(
     boxes: npt.NDArray[np.float64],

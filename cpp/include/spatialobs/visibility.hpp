@@ -22,7 +22,8 @@ enum Label : std::int8_t {
 // intersects the viewport (closed) without being inside, else
 // kOffscreenNear when its gap to the viewport is <= near_factor * max(w, h)
 // of the viewport, else kOffscreenFar. gaps[i] is that gap (0 when it
-// intersects). Linear; needs no index.
+// intersects); gaps may be null when only the labels are wanted. Linear;
+// needs no index.
 void visibility(const double* boxes, std::size_t n, const Rect& viewport, double near_factor,
                 std::int8_t* labels, double* gaps);
 

@@ -633,13 +633,23 @@ class _View:
 
     solid: np.ndarray        # paints an area of its own (not a connector or group)
     labels: np.ndarray       # visibility code of every row (int8), OCCLUDED applied
-    gaps: np.ndarray         # distance of every row to the viewport
+    boxes: np.ndarray        # the page's boxes (gaps are computed for the rows that need them)
+    vbox: Tuple[float, float, float, float]
     rows: np.ndarray         # rows in view (visible or partial before occlusion), ascending
     occ: np.ndarray          # per in-view row: occluder row (the frame for a clipped-away row), -1 if none
     reading: np.ndarray      # per in-view row: reading order among solid rows in view, -1 elsewhere
     partial: np.ndarray      # in-view rows that are partial, ascending
     near_rows: np.ndarray    # offscreen-near rows, ascending
     in_view: np.ndarray      # (n,) bool mask of ``rows``
+
+    def gaps(self, rows: np.ndarray) -> np.ndarray:
+        """Distance of ``rows`` to the viewport, bit for bit as :func:`spatialobs.geometry.visibility` gives it."""
+        b = self.boxes[rows]
+        x0, y0, x1, y1 = self.vbox
+        with np.errstate(over="ignore"):  # far boxes at huge coordinates: infinity, as the kernel gives
+            dx = np.maximum(0.0, np.maximum(x0 - b[:, 2], b[:, 0] - x1))
+            dy = np.maximum(0.0, np.maximum(y0 - b[:, 3], b[:, 1] - y1))
+            return np.sqrt(dx * dx + dy * dy)
 
     def at(self, per_row: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``per_row`` (aligned with the in-view rows) read at ``rows``; -1 where a row is not in view."""
@@ -707,7 +717,7 @@ def _view(st: _PageState, p: _Params) -> _View:
     """Visibility of every row (one linear kernel); occlusion and reading order among the rows in view."""
     pg, solid = st.pg, st.solid
     n = len(pg.ids)
-    labels, gaps = G.visibility(pg.boxes, p.vbox, p.near_factor)
+    labels = G.visibility_labels(pg.boxes, p.vbox, p.near_factor)
     shown = np.flatnonzero(labels != G.OFFSCREEN_FAR)
     code = labels[shown]
     rows = shown[(code == G.VISIBLE) | (code == G.PARTIAL)]
@@ -726,7 +736,7 @@ def _view(st: _PageState, p: _Params) -> _View:
         reading[vs] = G.reading_order(np.ascontiguousarray(pg.boxes[rows[vs]]), p.row_tol)
     in_view = np.zeros(n, bool)
     in_view[rows] = True
-    return _View(solid, labels, gaps, rows, occ, reading, partial, near_rows, in_view)
+    return _View(solid, labels, pg.boxes, p.vbox, rows, occ, reading, partial, near_rows, in_view)
 
 
 def _bindings(canvas: Canvas, pg: _Page) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1311,12 +1321,12 @@ def _ordered_unique(rows: np.ndarray) -> np.ndarray:
 
 
 def _nearest(rows: np.ndarray, gaps: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` rows with the smallest (gap, row), in that order, sorting only those."""
+    """The ``k`` rows with the smallest (gap, row), in that order, sorting only those (``gaps`` per row of ``rows``)."""
     if len(rows) > 4 * k:
-        g = gaps[rows]
-        cut = np.partition(g, k - 1)[k - 1]  # the k-th smallest gap: every chosen row has gap <= cut
-        rows = rows[g <= cut]
-    return rows[np.lexsort((rows, gaps[rows]))][:k]
+        cut = np.partition(gaps, k - 1)[k - 1]  # the k-th smallest gap: every chosen row has gap <= cut
+        keep = gaps <= cut
+        rows, gaps = rows[keep], gaps[keep]
+    return rows[np.lexsort((rows, gaps))][:k]
 
 
 def _gather(keys: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -1352,7 +1362,6 @@ def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking
     """
     pg = st.pg
     n = len(pg.ids)
-    gaps = view.gaps
     order: List[np.ndarray] = []
     taken = np.zeros(n, bool)
 
@@ -1378,7 +1387,7 @@ def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking
         cand = np.unique(cand[~taken[cand]])
         if not len(cand):
             break
-        cand = cand[np.lexsort((cand, gaps[cand]))][:budget]
+        cand = cand[np.lexsort((cand, view.gaps(cand)))][:budget]
         taken[cand] = True
         order.append(cand)
         budget -= len(cand)
@@ -1386,8 +1395,11 @@ def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking
     if budget > 0:
         # every offscreen-near row is nearer than every offscreen-far one
         near = view.near_rows[~taken[view.near_rows]]
-        pool = near if len(near) >= budget else np.flatnonzero(~taken & ~view.in_view)
-        rest = _nearest(pool, gaps, budget)
+        if len(near) >= budget:
+            rest = _nearest(near, view.gaps(near), budget)
+        else:  # few rows near the view: every offscreen row is a candidate
+            pool = np.flatnonzero(~taken & ~view.in_view)
+            rest = _nearest(pool, G.visibility(pg.boxes, p.vbox, p.near_factor)[1][pool], budget)
         taken[rest] = True
         order.append(rest)
 
