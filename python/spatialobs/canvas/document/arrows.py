@@ -1396,6 +1396,16 @@ def _twin_key(nd: Any, axf: Xf, terms: Mapping[str, Any], nodes: Sequence[Any], 
     return tuple(key), tuple(held)
 
 
+def _costly(props: Mapping[str, Any]) -> bool:
+    """Whether resolving an arrow with ``props`` is worth looking up among its twins: elbow
+    routes and bent arcs (sampled in up to :data:`MAX_ARC_SPANS` spans); a straight arrow is
+    resolved in less time than its twin key takes to build."""
+    if props.get("kind") == "elbow":
+        return True
+    bend = props.get("bend")
+    return type(bend) in (int, float) and bend != 0
+
+
 def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any], previous: Mapping[str, Any],
                  kept: Dict[str, Tuple[List[Any], Box]],
                  twins: Optional[Dict[Tuple[Any, ...], Tuple[Box, Tuple[Any, ...]]]] = None) -> None:
@@ -1419,6 +1429,8 @@ def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any],
     if hit is not None and _same_key(hit[0], key):
         box = hit[1]
     else:
+        if twins is not None and not _costly(nd.props):
+            twins = None  # a straight arrow resolves faster than its key is built
         twin, held = _twin_key(nd, axf, terms, nodes, row, d) if twins is not None else ((), ())
         got = twins.get(twin) if twins is not None else None
         if got is not None:
