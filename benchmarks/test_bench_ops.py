@@ -181,6 +181,20 @@ def test_place_shelf_baseline(benchmark, n):
     check_placed(c, ids, occ)
 
 
+def apply_reply(benchmark, c0: Canvas, ops, rounds: int = 1):
+    """Times one reply applied to a derived copy of ``c0`` and the derivation after it (as the
+    next observation pays); returns the canvas and the report of the last round."""
+
+    def run():
+        c = c0.copy()
+        c.geometry()
+        report = Executor(c).apply(ops)
+        c.geometry()
+        return c, report
+
+    return benchmark.pedantic(run, rounds=rounds, iterations=1)
+
+
 def arrows_reply(n: int):
     """A canvas of two shapes and a reply of ``n`` create_arrow ops between them."""
     c = Canvas()
@@ -200,14 +214,7 @@ def test_reply_create_arrows(benchmark, n):
     c0, ops = arrows_reply(n)
     c0.geometry()
 
-    def run():
-        c = c0.copy()
-        c.geometry()
-        report = Executor(c).apply(ops)
-        c.geometry()
-        return c, report
-
-    c, report = benchmark.pedantic(run, rounds=3 if n <= 1000 else 1, iterations=1)
+    c, report = apply_reply(benchmark, c0, ops, rounds=3 if n <= 1000 else 1)
     assert report.ok and len(report.applied) == n
     assert len(c.bindings) == 2 * n
     fresh = c.copy()
@@ -246,14 +253,7 @@ def mixed_reply(n: int, seed: int = 0):
 def test_reply_mixed_ops(benchmark, n):
     c0, ops = mixed_reply(n)
 
-    def run():
-        c = c0.copy()
-        c.geometry()
-        report = Executor(c).apply(ops)
-        c.geometry()
-        return c, report
-
-    c, report = benchmark.pedantic(run, rounds=1, iterations=1)
+    c, report = apply_reply(benchmark, c0, ops)
     assert report.ok, report.errors[:3]
     assert len(report.applied) == n and len(c.nodes) == 200 + 4 * n // 10
     fresh = c.copy().geometry()
@@ -279,14 +279,7 @@ def test_reply_delete_arrows(benchmark, n):
     """``n / 2`` bound arrows deleted in one reply: each finds its bindings through the canvas's index."""
     c0, ops = deletes_reply(n)
 
-    def run():
-        c = c0.copy()
-        c.geometry()
-        report = Executor(c).apply(ops)
-        c.geometry()
-        return c, report
-
-    c, report = benchmark.pedantic(run, rounds=1, iterations=1)
+    c, report = apply_reply(benchmark, c0, ops)
     assert report.ok and len(report.applied) == len(ops)
     assert len(c.bindings) == n and len(c.nodes) == 200 + n // 2
     assert all(b.from_id in c.nodes for b in c.bindings.values())

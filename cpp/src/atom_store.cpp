@@ -103,14 +103,8 @@ std::int64_t AtomStore::find_term(std::uint64_t key) const {
 }
 
 void AtomStore::grow_terms() {
-  std::vector<std::uint32_t> slots(term_slots_.empty() ? 1024 : 2 * term_slots_.size(), 0);
-  const std::size_t mask = slots.size() - 1;
-  for (std::size_t t = 0; t < num_terms_; ++t) {
-    std::size_t i = detail::mix64(key_of(static_cast<std::uint32_t>(t))) & mask;
-    while (slots[i] != 0) i = (i + 1) & mask;
-    slots[i] = static_cast<std::uint32_t>(t + 1);
-  }
-  term_slots_.swap(slots);
+  term_slots_ = detail::grown_slots(term_slots_, 1024, num_terms_,
+                                    [this](std::size_t t) { return key_of(static_cast<std::uint32_t>(t)); });
 }
 
 std::uint32_t AtomStore::term_for(std::uint64_t key) {

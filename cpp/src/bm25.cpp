@@ -45,14 +45,7 @@ std::int64_t Bm25Index::find_term(std::uint64_t key) const {
 }
 
 void Bm25Index::grow_slots() {
-  std::vector<std::uint32_t> slots(slots_.empty() ? 64 : 2 * slots_.size(), 0);
-  const std::size_t mask = slots.size() - 1;
-  for (std::size_t t = 0; t < num_terms_; ++t) {
-    std::size_t i = detail::mix64(term(t).key) & mask;
-    while (slots[i] != 0) i = (i + 1) & mask;
-    slots[i] = static_cast<std::uint32_t>(t + 1);
-  }
-  slots_.swap(slots);
+  slots_ = detail::grown_slots(slots_, 64, num_terms_, [this](std::size_t t) { return term(t).key; });
 }
 
 std::uint32_t Bm25Index::term_for(std::uint64_t key) {

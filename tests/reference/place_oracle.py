@@ -16,8 +16,7 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.editing.place import MAX_OVERLAP, PlacementError
+from spatialobs.canvas.editing.place import _checked, _no_room
 
 Box = Tuple[float, float, float, float]
 _STATE = ("type", "w", "h", "text", "name", "style", "opacity", "locked", "hidden", "props")
@@ -175,36 +174,10 @@ def greedy(sizes: np.ndarray, wants: np.ndarray, inner: Box, obstacles: np.ndarr
 
 def solve_placement_reference(sizes: Any, wants: Any, inner: Sequence[float], obstacles: Any = (), *,
                               names: Optional[Sequence[str]] = None) -> np.ndarray:
-    """The twin of ``solve_placement``: same checks, same three passes, same messages."""
-    sz = np.asarray(sizes, dtype=np.float64).reshape(-1, 2)
-    wt = np.asarray(wants, dtype=np.float64).reshape(-1, 2)
-    obs = np.asarray(obstacles, dtype=np.float64).reshape(-1, 4)
+    """The twin of ``solve_placement``: its checks, then the same three passes in Python."""
+    # the same checks and messages: only the search differs
+    sz, wt, obs, (L, T, R, B), label = _checked(sizes, wants, inner, obstacles, names)
     n = len(sz)
-    if len(wt) != n:
-        raise InvalidInputError(f"place: {n} sizes but {len(wt)} positions")
-    if not (np.isfinite(sz).all() and np.isfinite(wt).all() and np.isfinite(obs).all()) or (sz < 0).any():
-        raise InvalidInputError("place: sizes, positions and obstacles must be finite, sizes >= 0")
-    L, T, R, B = (float(v) for v in inner)
-    if not all(math.isfinite(v) for v in (L, T, R, B)):
-        raise InvalidInputError(f"place: the destination must be finite, got {(L, T, R, B)!r}")
-    label = (lambda k: repr(names[k])) if names is not None else (lambda k: f"#{k}")
-    if not (R >= L and B >= T):
-        raise PlacementError(f"place: the destination minus its inset is empty ({R - L:g} × {B - T:g})")
-    for k in range(n):
-        if sz[k, 0] > R - L or sz[k, 1] > B - T:
-            raise PlacementError(
-                f"place: object {label(k)} ({sz[k, 0]:g} × {sz[k, 1]:g}) is larger than the room inside the "
-                f"destination ({R - L:g} × {B - T:g} after the inset)")
-    tol = MAX_OVERLAP / 2
-    if len(obs):
-        keep = (np.minimum(obs[:, 2], R) > np.maximum(obs[:, 0], L)) & (np.minimum(obs[:, 3], B) > np.maximum(obs[:, 1], T))
-        obs = obs[keep]
-    need = float((sz[:, 0] * sz[:, 1]).sum())
-    room = (R - L) * (B - T)
-    if need > room + tol * (n * (n - 1) / 2):
-        raise PlacementError(
-            f"place: the objects need {need:g} square units but the destination has only {room:g} "
-            f"inside its inset")
     big_first = sorted(range(n), key=lambda k: (-sz[k, 0] * sz[k, 1], k))
     corner = np.tile([L, T], (n, 1))
     failed = -1
@@ -212,7 +185,4 @@ def solve_placement_reference(sizes: Any, wants: Any, inner: Sequence[float], ob
         out, failed = greedy(sz, wishes, (L, T, R, B), obs, order)
         if out is not None:
             return out
-    raise PlacementError(
-        f"place: no free position for object {label(failed)} ({sz[failed, 0]:g} × {sz[failed, 1]:g}) inside the "
-        f"destination ({R - L:g} × {B - T:g} after the inset) among {len(obs)} existing object(s) and the "
-        f"other placed objects")
+    raise _no_room(label, sz, failed, (L, T, R, B), obs)

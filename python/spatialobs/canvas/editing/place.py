@@ -27,7 +27,7 @@ always succeeds when the objects fit side by side in one row (or one column).
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -50,6 +50,52 @@ Box = Tuple[float, float, float, float]
 
 class PlacementError(SpatialObsError, ValueError):
     """The objects cannot be placed; the message says which one and why."""
+
+
+def _checked(sizes: Any, wants: Any, inner: Sequence[float], obstacles: Any,
+             names: Optional[Sequence[str]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray, Box, Callable[[int], str]]:
+    """The checked inputs of a placement: sizes, wishes, the obstacles that cut ``inner``, ``inner``
+    itself and the label of an object in messages; raises when no placement can exist."""
+    sz = np.asarray(sizes, dtype=np.float64).reshape(-1, 2)
+    wt = np.asarray(wants, dtype=np.float64).reshape(-1, 2)
+    obs = np.asarray(obstacles, dtype=np.float64).reshape(-1, 4)
+    n = len(sz)
+    if len(wt) != n:
+        raise InvalidInputError(f"place: {n} sizes but {len(wt)} positions")
+    if not (np.isfinite(sz).all() and np.isfinite(wt).all() and np.isfinite(obs).all()) or (sz < 0).any():
+        raise InvalidInputError("place: sizes, positions and obstacles must be finite, sizes >= 0")
+    L, T, R, B = (float(v) for v in inner)
+    if not all(math.isfinite(v) for v in (L, T, R, B)):
+        raise InvalidInputError(f"place: the destination must be finite, got {(L, T, R, B)!r}")
+    label = (lambda k: repr(names[k])) if names is not None else (lambda k: f"#{k}")
+    if not (R >= L and B >= T):
+        raise PlacementError(f"place: the destination minus its inset is empty ({R - L:g} × {B - T:g})")
+    for k in range(n):
+        if sz[k, 0] > R - L or sz[k, 1] > B - T:
+            raise PlacementError(
+                f"place: object {label(k)} ({sz[k, 0]:g} × {sz[k, 1]:g}) is larger than the room inside the "
+                f"destination ({R - L:g} × {B - T:g} after the inset)")
+    tol = MAX_OVERLAP / 2
+    # obstacles only matter where they cut the inner box
+    if len(obs):
+        keep = (np.minimum(obs[:, 2], R) > np.maximum(obs[:, 0], L)) & (np.minimum(obs[:, 3], B) > np.maximum(obs[:, 1], T))
+        obs = obs[keep]
+    need = float((sz[:, 0] * sz[:, 1]).sum())
+    room = (R - L) * (B - T)
+    if need > room + tol * (n * (n - 1) / 2):
+        raise PlacementError(
+            f"place: the objects need {need:g} square units but the destination has only {room:g} "
+            f"inside its inset")
+    return sz, wt, obs, (L, T, R, B), label
+
+
+def _no_room(label: Callable[[int], str], sz: np.ndarray, failed: int, inner: Box, obs: np.ndarray) -> PlacementError:
+    """The error when every pass left object ``failed`` without a free position."""
+    L, T, R, B = inner
+    return PlacementError(
+        f"place: no free position for object {label(failed)} ({sz[failed, 0]:g} × {sz[failed, 1]:g}) inside the "
+        f"destination ({R - L:g} × {B - T:g} after the inset) among {len(obs)} existing object(s) and the "
+        f"other placed objects")
 
 
 def solve_placement(
@@ -92,36 +138,8 @@ def solve_placement(
     >>> solve_placement([[10, 10], [10, 10]], [[0, 0], [0, 0]], (0, 0, 30, 10)).tolist()
     [[0.0, 0.0], [10.0, 0.0]]
     """
-    sz = np.asarray(sizes, dtype=np.float64).reshape(-1, 2)
-    wt = np.asarray(wants, dtype=np.float64).reshape(-1, 2)
-    obs = np.asarray(obstacles, dtype=np.float64).reshape(-1, 4)
+    sz, wt, obs, (L, T, R, B), label = _checked(sizes, wants, inner, obstacles, names)
     n = len(sz)
-    if len(wt) != n:
-        raise InvalidInputError(f"place: {n} sizes but {len(wt)} positions")
-    if not (np.isfinite(sz).all() and np.isfinite(wt).all() and np.isfinite(obs).all()) or (sz < 0).any():
-        raise InvalidInputError("place: sizes, positions and obstacles must be finite, sizes >= 0")
-    L, T, R, B = (float(v) for v in inner)
-    if not all(math.isfinite(v) for v in (L, T, R, B)):
-        raise InvalidInputError(f"place: the destination must be finite, got {(L, T, R, B)!r}")
-    label = (lambda k: repr(names[k])) if names is not None else (lambda k: f"#{k}")
-    if not (R >= L and B >= T):
-        raise PlacementError(f"place: the destination minus its inset is empty ({R - L:g} × {B - T:g})")
-    for k in range(n):
-        if sz[k, 0] > R - L or sz[k, 1] > B - T:
-            raise PlacementError(
-                f"place: object {label(k)} ({sz[k, 0]:g} × {sz[k, 1]:g}) is larger than the room inside the "
-                f"destination ({R - L:g} × {B - T:g} after the inset)")
-    tol = MAX_OVERLAP / 2
-    # obstacles only matter where they cut the inner box
-    if len(obs):
-        keep = (np.minimum(obs[:, 2], R) > np.maximum(obs[:, 0], L)) & (np.minimum(obs[:, 3], B) > np.maximum(obs[:, 1], T))
-        obs = obs[keep]
-    need = float((sz[:, 0] * sz[:, 1]).sum())
-    room = (R - L) * (B - T)
-    if need > room + tol * (n * (n - 1) / 2):
-        raise PlacementError(
-            f"place: the objects need {need:g} square units but the destination has only {room:g} "
-            f"inside its inset")
     big_first = np.lexsort((np.arange(n), -(sz[:, 0] * sz[:, 1])))
     corner = np.tile([L, T], (n, 1))
     obs = np.ascontiguousarray(obs)
@@ -131,10 +149,7 @@ def solve_placement(
                                     order.astype(np.int64))
         if failed < 0:
             return out
-    raise PlacementError(
-        f"place: no free position for object {label(failed)} ({sz[failed, 0]:g} × {sz[failed, 1]:g}) inside the "
-        f"destination ({R - L:g} × {B - T:g} after the inset) among {len(obs)} existing object(s) and the "
-        f"other placed objects")
+    raise _no_room(label, sz, failed, (L, T, R, B), obs)
 
 
 def _target_box(canvas: Canvas, dest: Any, origin: Tuple[float, float]) -> Tuple[Box, Optional[str]]:
