@@ -12,10 +12,12 @@ pure-Python oracle where that is affordable, and records the observation's size 
 
 from __future__ import annotations
 
+import importlib
 import sys
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import sizes
@@ -134,3 +136,60 @@ def test_observe_synthetic_after_moving_a_bound_target(benchmark, n):
     obs, text = benchmark.pedantic(run_fast, setup=edit, rounds=5, iterations=1)
     check(benchmark, c, VIEW, obs, text)
     assert text == observe(c.copy(), VIEW).to_json()
+
+
+# -- the connector loops of a fresh page version: compiled (Cython) next to the pure-Python twin
+_OBS = importlib.import_module("spatialobs.canvas.observe")
+_TWINS = {"compiled": (_OBS._local_ends_c, _OBS._binding_rows), "python": (_OBS._local_ends_py, _OBS._binding_rows_py)}
+
+
+def _connector_inputs(n: int):
+    c = synth(n)
+    pg = _OBS._page_arrays(c, c.current_page)
+    bf, _, bterm = _OBS._bindings(c, pg)
+    bound = np.zeros((len(pg.ids), 2), bool)
+    bound[bf, bterm] = True
+    conn = _OBS._ends_rows(pg, bound)
+    return c, pg, conn, np.ascontiguousarray(pg.ids._rows[conn]), np.ascontiguousarray(bound[conn]).view(np.uint8)
+
+
+@pytest.mark.parametrize("impl", list(_TWINS))
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_connector_ends(benchmark, n, impl):
+    """Local terminal points of every arrow without a binding at both ends (empty memo: a fresh load)."""
+    benchmark.group = f"observe-connector-ends n={n}"
+    c, pg, conn, rows, bound = _connector_inputs(n)
+    f = _TWINS[impl][0]
+    er, et, lxy = benchmark(lambda: f(c._nodes, pg.ids._names, rows, conn, bound, {}))
+    want = _OBS._local_ends_py(c._nodes, pg.ids._names, rows, conn, bound, {})
+    assert len(er) > 0 and all(np.array_equal(a, b) for a, b in zip((er, et, lxy), want))
+
+
+@pytest.mark.parametrize("impl", list(_TWINS))
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_binding_rows(benchmark, n, impl):
+    """Rows of the connector and target of every binding record."""
+    benchmark.group = f"observe-binding-rows n={n}"
+    c = synth(n)
+    blist, row_of = list(c._bindings.values()), c.geometry().row
+    got = benchmark(_TWINS[impl][1], blist, row_of)
+    want = _OBS._binding_rows_py(blist, row_of)
+    assert len(blist) > 0 and all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+@pytest.mark.parametrize("impl", list(_TWINS))
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_observe_first(benchmark, n, impl, monkeypatch):
+    """The first observation of a freshly derived page (what a load pays), copy and derivation untimed."""
+    benchmark.group = f"observe-first n={n}"
+    monkeypatch.setattr(_OBS, "_local_ends_c", _TWINS[impl][0])
+    monkeypatch.setattr(_OBS, "_binding_rows", _TWINS[impl][1])
+
+    def fresh():
+        c = synth(n).copy()
+        c.geometry()
+        _OBS._TERMINALS.clear()
+        return (c, VIEW), {}
+
+    obs, text = benchmark.pedantic(run_fast, setup=fresh, rounds=3, iterations=1)
+    assert text == observe(synth(n), VIEW).to_json()

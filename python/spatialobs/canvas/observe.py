@@ -412,17 +412,19 @@ def _terminal_points(node: Any) -> Tuple[Optional[Tuple[float, float]], Optional
 _TERMINALS: Dict[int, Tuple[Any, Optional[Tuple[float, float]], Optional[Tuple[float, float]]]] = {}
 
 
-def _local_ends(canvas: Canvas, pg: _Page, bound: np.ndarray,
-                conn: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows, terminal codes (0 start, 1 end) and local x, y of the terminals without a binding of arrows ``conn``."""
-    nodes = canvas.nodes
-    ids = pg.ids
+def _local_ends_py(nodes: Mapping[str, Any], names: List[str], rows: np.ndarray, conn: np.ndarray,
+                   bound: np.ndarray, memo: Dict[int, Any]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # The pure-Python twin of the compiled _cobserve.local_ends (its test oracle, and the
+    # fallback when the compiled module is absent); arguments as there.
+    k = len(conn)
+    if len(rows) != k or bound.shape[0] != k or bound.shape[1] != 2:
+        raise ValueError(f"rows ({len(rows)}) and bound ({bound.shape[0]}, {bound.shape[1]}) "
+                         f"must have one row per connector ({k}), bound two columns")
     ends_r: List[int] = []
     ends_t: List[int] = []
     ends_xy: List[Tuple[float, float]] = []
-    memo = _TERMINALS
-    for r, bs, be in zip(conn.tolist(), bound[conn, 0].tolist(), bound[conn, 1].tolist()):
-        node = nodes[ids[r]]
+    for r, nr, bs, be in zip(conn.tolist(), rows.tolist(), bound[:, 0].tolist(), bound[:, 1].tolist()):
+        node = nodes[names[nr]]
         hit = memo.get(id(node))
         if hit is not None and hit[0]() is node:
             s, e = hit[1], hit[2]
@@ -437,11 +439,38 @@ def _local_ends(canvas: Canvas, pg: _Page, bound: np.ndarray,
             ends_r.append(r)
             ends_t.append(1)
             ends_xy.append(e)
+    return (np.asarray(ends_r, dtype=np.int64), np.asarray(ends_t, dtype=np.int64),
+            np.asarray(ends_xy, dtype=np.float64).reshape(-1, 2))
+
+
+def _binding_rows_py(blist: List[Any], row_of: Dict[str, int]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # The pure-Python twin of _cobserve.binding_rows.
+    bf = np.fromiter(map(row_of.get, [b.from_id for b in blist], repeat(-1)), np.int64, len(blist))
+    bt = np.fromiter(map(row_of.get, [b.to_id for b in blist], repeat(-1)), np.int64, len(blist))
+    bterm = np.fromiter((b.terminal == "end" for b in blist), np.int64, len(blist))
+    return bf, bt, bterm
+
+
+try:
+    from spatialobs.canvas._cobserve import binding_rows as _binding_rows
+    from spatialobs.canvas._cobserve import local_ends as _local_ends_c
+except ImportError:  # a source tree without the compiled module
+    _binding_rows = _binding_rows_py
+    _local_ends_c = _local_ends_py
+
+
+def _local_ends(canvas: Canvas, pg: _Page, bound: np.ndarray,
+                conn: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, terminal codes (0 start, 1 end) and local x, y of the terminals without a binding of arrows ``conn``."""
+    memo = _TERMINALS
+    ids = pg.ids
+    conn = np.ascontiguousarray(conn, dtype=np.int64)
+    out = _local_ends_c(canvas._nodes, ids._names, np.ascontiguousarray(ids._rows[conn], dtype=np.int64), conn,
+                        np.ascontiguousarray(bound[conn]).view(np.uint8), memo)
     if len(memo) > 2 * len(conn) + 4096:
         for key in [k for k, v in list(memo.items()) if v[0]() is None]:  # list(): one atomic copy
             del memo[key]
-    return (np.asarray(ends_r, dtype=np.int64), np.asarray(ends_t, dtype=np.int64),
-            np.asarray(ends_xy, dtype=np.float64).reshape(-1, 2))
+    return out
 
 
 def _ends_xy(pg: _Page, er: np.ndarray, lxy: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -742,11 +771,9 @@ def _view(st: _PageState, p: _Params) -> _View:
 def _bindings(canvas: Canvas, pg: _Page) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Connector row, target row and terminal code (0 start, 1 end) of the page's bindings, sorted."""
     row_of = canvas.geometry().row
-    blist = list(canvas.bindings.values())
     pos = np.append(pg.page_pos, -1)  # index -1 (unknown id) maps to -1
-    bf = pos[np.fromiter(map(row_of.get, [b.from_id for b in blist], repeat(-1)), np.int64, len(blist))]
-    bt = pos[np.fromiter(map(row_of.get, [b.to_id for b in blist], repeat(-1)), np.int64, len(blist))]
-    bterm = np.fromiter((b.terminal == "end" for b in blist), np.int64, len(blist))
+    bf, bt, bterm = _binding_rows(list(canvas._bindings.values()), row_of)
+    bf, bt = pos[bf], pos[bt]
     ok = (bf >= 0) & (bt >= 0)
     bf, bt, bterm = bf[ok], bt[ok], bterm[ok]
     o = np.lexsort((bterm, bt, bf))
