@@ -126,17 +126,23 @@ def shelf_pack(c: Canvas, ids, occupants) -> None:
             row_h = max(row_h, h)
 
 
+def timed_packing(benchmark, c0: Canvas, ids, pack) -> Canvas:
+    """Times ``pack(canvas, ids, "F")`` on a fresh copy of ``c0`` and returns the last copy packed."""
+
+    def run():
+        c = c0.copy()
+        pack(c, ids, "F")
+        return c
+
+    return benchmark(run)
+
+
 @pytest.mark.parametrize("n", sizes(10, 100, 1000))
 @pytest.mark.benchmark(group="place")
 def test_place(benchmark, n):
     c0, ids, occ = place_scene(n)
 
-    def run():
-        c = c0.copy()
-        place(c, ids, "F")
-        return c
-
-    c = benchmark(run)
+    c = timed_packing(benchmark, c0, ids, place)
     check_placed(c, ids, occ)
 
 
@@ -157,12 +163,7 @@ def test_place_python_solver(benchmark, n, monkeypatch):
     place(fast, ids, "F")
     monkeypatch.setattr(placing, "solve_placement", solve_placement_reference)
 
-    def run():
-        c = c0.copy()
-        place(c, ids, "F")
-        return c
-
-    c = benchmark(run)
+    c = timed_packing(benchmark, c0, ids, place)
     check_placed(c, ids, occ)
     assert [c.page_bounds(i) for i in ids] == [fast.page_bounds(i) for i in ids]  # the same corners
 
@@ -172,12 +173,7 @@ def test_place_python_solver(benchmark, n, monkeypatch):
 def test_place_shelf_baseline(benchmark, n):
     c0, ids, occ = place_scene(n)
 
-    def run():
-        c = c0.copy()
-        shelf_pack(c, ids, occ)
-        return c
-
-    c = benchmark(run)
+    c = timed_packing(benchmark, c0, ids, lambda c, ids, _dest: shelf_pack(c, ids, occ))
     check_placed(c, ids, occ)
 
 
