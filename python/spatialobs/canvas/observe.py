@@ -658,7 +658,7 @@ class _Params:
 
 @dataclass
 class _View:
-    """The page against the viewport: per-row labels and gaps, the rest only for the rows in view."""
+    """The page against the viewport: every row's label, gaps for the rows asked, the rest for the rows in view."""
 
     solid: np.ndarray        # paints an area of its own (not a connector or group)
     labels: np.ndarray       # visibility code of every row (int8), OCCLUDED applied
@@ -673,12 +673,8 @@ class _View:
 
     def gaps(self, rows: np.ndarray) -> np.ndarray:
         """Distance of ``rows`` to the viewport, bit for bit as :func:`spatialobs.geometry.visibility` gives it."""
-        b = self.boxes[rows]
-        x0, y0, x1, y1 = self.vbox
         with np.errstate(over="ignore"):  # far boxes at huge coordinates: infinity, as the kernel gives
-            dx = np.maximum(0.0, np.maximum(x0 - b[:, 2], b[:, 0] - x1))
-            dy = np.maximum(0.0, np.maximum(y0 - b[:, 3], b[:, 1] - y1))
-            return np.sqrt(dx * dx + dy * dy)
+            return _gap(self.boxes[rows], np.array([self.vbox]))
 
     def at(self, per_row: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``per_row`` (aligned with the in-view rows) read at ``rows``; -1 where a row is not in view."""
