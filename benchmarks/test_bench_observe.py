@@ -193,3 +193,39 @@ def test_observe_first(benchmark, n, impl, monkeypatch):
 
     obs, text = benchmark.pedantic(run_fast, setup=fresh, rounds=3, iterations=1)
     assert text == observe(synth(n), VIEW).to_json()
+
+
+# -- the record loops of every observation: compiled (Cython) next to the pure-Python twins
+_RECORD_TWINS = {"compiled": (_OBS._object_records, _OBS._relation_records),
+                 "python": (_OBS._object_records_py, _OBS._relation_records_py)}
+
+
+@pytest.mark.parametrize("impl", list(_RECORD_TWINS))
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_observe_records(benchmark, n, impl, monkeypatch):
+    """The records stage of a warm observation (kept rows and chosen relations -> dicts), stages before it untimed."""
+    benchmark.group = f"observe-records n={n}"
+    c = synth(n)
+    obs = observe(c, VIEW)
+    p, pg = _OBS._inputs(c, VIEW, None, None, (), 180, 700, (0, 0), False, 0.75, 32.0, 1.0, 10.0, 4.0, 0.9)
+    st = _OBS._page_state(c, p.page)
+    view = _OBS._view(st, p)
+    rk = _OBS._rank(st, view, _OBS._relations(c, st, view, p), p)
+    monkeypatch.setattr(_OBS, "_object_records", _RECORD_TWINS[impl][0])
+    monkeypatch.setattr(_OBS, "_relation_records", _RECORD_TWINS[impl][1])
+    objects, relations, exact = benchmark(_OBS._records, c, pg, view, rk, p)
+    assert objects == obs.objects and relations == obs.relations and len(exact) == len(objects) > 0
+
+
+@pytest.mark.parametrize("impl", list(_RECORD_TWINS))
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_observe_warm_records(benchmark, n, impl, monkeypatch):
+    """A warm observe + to_json with either record loop."""
+    benchmark.group = f"observe-warm-records n={n}"
+    c = synth(n)
+    want = observe(c, VIEW).to_json()
+    monkeypatch.setattr(_OBS, "_object_records", _RECORD_TWINS[impl][0])
+    monkeypatch.setattr(_OBS, "_relation_records", _RECORD_TWINS[impl][1])
+    obs, text = benchmark(run_fast, c, VIEW)
+    assert text == want
+    check(benchmark, c, VIEW, obs, text)

@@ -1,9 +1,11 @@
-"""The compiled connector loops of observe (Cython) against their pure-Python twins."""
+"""The compiled loops of observe (Cython) against their pure-Python twins: connector records -> columns, columns -> records."""
 
 from __future__ import annotations
 
 import importlib
-from types import MappingProxyType
+import json
+from pathlib import Path
+from types import MappingProxyType, SimpleNamespace
 from typing import Any, Callable, Tuple
 
 import numpy as np
@@ -49,6 +51,7 @@ def test_compiled_loops_are_in_use():
     # The normal build compiles the Cython module; observe must use it.
     co = _compiled()
     assert O._local_ends_c is co.local_ends and O._binding_rows is co.binding_rows
+    assert O._object_records is co.object_records and O._relation_records is co.relation_records
 
 
 @settings(max_examples=300, deadline=None)
@@ -148,3 +151,155 @@ def test_local_ends_shape_mismatch(twin):
         f({}, [], np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros((1, 2), np.uint8), {})
     with pytest.raises(ValueError, match="bound two columns"):
         f({}, [], np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros((2, 3), np.uint8), {})
+
+
+# -- object and relation records (every observation's last stage)
+_texts = st.one_of(st.none(), st.just(""), st.text(max_size=90), st.sampled_from([" a \n\t b ", "x" * 81, "é" * 80, "\u2028 z"]),
+                   st.integers(-5, 5), st.floats(allow_nan=True), st.booleans())
+_style_values = st.one_of(st.none(), st.text(max_size=6), st.integers(-10**20, 10**20), st.booleans(),
+                          st.floats(allow_nan=True, allow_infinity=True), st.lists(st.integers(), max_size=2),
+                          st.sampled_from([MappingProxyType({}), 2**70]))
+_styles = st.fixed_dictionaries({}, optional={"color": _style_values, "fill": _style_values, "dash": _style_values})
+
+
+@st.composite
+def _record_columns(draw: Any) -> Tuple[Any, ...]:
+    k = draw(st.integers(0, 12))
+    nodes = {f"n{i}": SimpleNamespace(type=draw(st.sampled_from(["geo", "frame", "arrow", "note"])), text=draw(_texts),
+                                      name=draw(_texts), style=draw(_styles)) for i in range(k)}
+    names = ["other"] + list(nodes)
+    crow = np.array(draw(st.permutations(range(1, k + 1))), dtype=np.int64)
+    ref = st.integers(-1, k)
+    ints = np.array([[draw(st.integers(0, 10**6)), draw(st.integers(0, 4)), draw(ref), draw(ref), draw(ref), draw(ref),
+                      draw(st.integers(-1, 300))] for _ in range(k)], dtype=np.int64).reshape(k, 7)
+    flags = np.array(draw(st.lists(st.integers(0, 63), min_size=k, max_size=k)), dtype=np.uint8)
+    ab = np.array(draw(st.lists(st.integers(-2**63, 2**63 - 1), min_size=4 * k, max_size=4 * k)), np.int64).reshape(k, 4)
+    opac = np.array(draw(st.lists(st.sampled_from([1.0, 0.0, 0.5, 0.125, 0.335, 0.999, 1.5]), min_size=k, max_size=k)))
+    deg = np.array(draw(st.lists(st.sampled_from([0.0, -0.0, 45.0, 337.5, -90.1, 1e-300]), min_size=k, max_size=k)))
+    bnds = np.array(draw(st.lists(st.floats(allow_nan=False), min_size=4 * k, max_size=4 * k)), np.float64).reshape(k, 4)
+    return nodes, names, crow, ints, flags, ab, opac, deg, bnds
+
+
+@settings(max_examples=200, deadline=None)
+@given(_record_columns(), st.sampled_from([80, 3, 1]))
+def test_object_records_match_python_twin(cols, text_max):
+    co = _compiled()
+    args = (*cols, O.G.LABEL_NAMES, O._FLAG_NAMES, text_max)
+    got, want = _outcome(co.object_records, *args), _outcome(O._object_records_py, *args)
+    # repr, not ==: 1 and 1.0 and True are equal but print differently
+    assert got[0] == want[0] and repr(got[1]) == repr(want[1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 3), st.integers(0, 3),
+                          st.one_of(st.sampled_from([0.0, 1.0, 0.5, 1.5, -0.5, 2.5, 31.999, 1e15]), st.integers(1, 63).map(float))),
+                max_size=20))
+def test_relation_records_match_python_twin(rels):
+    co = _compiled()
+    names = ["a", "b", "c", "d"]
+    t, a, b, x = (np.array([r[i] for r in rels], dtype=dt) for i, dt in enumerate((np.int64, np.int64, np.int64, np.float64)))
+    args = (names, a, b, t, x, O.RELATION_TYPES, O._KIND_NAMES)
+    got, want = _outcome(co.relation_records, *args), _outcome(O._relation_records_py, *args)
+    assert got[0] == want[0] and repr(got[1]) == repr(want[1])
+
+
+@st.composite
+def _rich_canvases(draw: Any) -> Tuple[Canvas, list]:
+    """Pages with everything a record reads: texts, names, styles, opacity, rotation, flags, frames, groups, arrows."""
+    c = Canvas()
+    ids: list = []
+    for k in range(draw(st.integers(1, 20))):
+        kind = draw(st.sampled_from(["geo", "geo", "note", "text", "frame", "group", "arrow"]))
+        containers = [i for i in ids if c.nodes[i].type in ("frame", "group")]
+        parent = draw(st.sampled_from(["page:page"] + containers))
+        coord = st.sampled_from([-300.0, 0.0, 10.4, 40.5, 100.0, 333.3, 2900.0])
+        props = {"start": {"x": 0, "y": 0}, "end": {"x": 30, "y": 40}} if kind == "arrow" else {}
+        c.add(Node(f"n{k}", kind, parent, f"a{k:02d}", draw(coord), draw(coord),
+                   draw(st.sampled_from([0.0, 10.0, 60.0, 400.0])), draw(st.sampled_from([0.0, 10.0, 60.0])),
+                   rotation=draw(st.sampled_from([0.0, 0.0, 0.7853981633974483, -1.0, 3.5])),
+                   text=draw(st.one_of(st.none(), st.text(max_size=100), st.just("  two\n words  " * 9))),
+                   name=draw(st.one_of(st.none(), st.text(max_size=8))),
+                   style=draw(st.fixed_dictionaries({}, optional={"color": st.sampled_from(["red", "#0af", "12", ""]),
+                                                                  "fill": st.sampled_from(["solid", "none", "3.5"])})),
+                   opacity=draw(st.sampled_from([1.0, 1.0, 0.5, 0.333])), locked=draw(st.booleans()),
+                   hidden=draw(st.booleans()), props=props))
+        ids.append(f"n{k}")
+        if kind == "arrow" and k and draw(st.booleans()):
+            target = draw(st.sampled_from(ids[:-1]))
+            c.add(Binding(f"b{k}", "arrow", f"n{k}", target, draw(st.sampled_from(["start", "end"]))))
+    return c, ids
+
+
+def _both(c: Canvas, vp: Any, monkeypatch: Any, **kw: Any) -> Tuple[str, str]:
+    fast = O.observe(c, vp, **kw).to_json()
+    with monkeypatch.context() as m:
+        m.setattr(O, "_object_records", O._object_records_py)
+        m.setattr(O, "_relation_records", O._relation_records_py)
+        slow = O.observe(c, vp, **kw).to_json()
+    return fast, slow
+
+
+@settings(max_examples=80, deadline=None)
+@given(_rich_canvases(), st.tuples(*[st.sampled_from([-50.0, 0.0, 30.5, 400.0])] * 2 + [st.sampled_from([0.0, 200.0, 3000.0])] * 2),
+       st.integers(0, 25), st.integers(0, 30), st.booleans(), st.sampled_from([(0, 0), (10.5, -3.25)]), st.data())
+def test_observations_with_compiled_records_are_byte_identical(cv, vp, max_objects, max_relations, bounds, origin, data):
+    _compiled()
+    c, ids = cv
+    sel = data.draw(st.lists(st.sampled_from(ids), max_size=3))
+    ctx = data.draw(st.lists(st.sampled_from(ids), max_size=3))
+    with pytest.MonkeyPatch.context() as mp:
+        fast, slow = _both(c, vp, mp, selected=sel, context=ctx, max_objects=max_objects, max_relations=max_relations,
+                           include_bounds=bounds, origin=origin, near_gap=64.0)
+    assert fast == slow
+
+
+_REAL = sorted((Path(__file__).resolve().parents[1].parent / "shared" / "data" / "canvases").glob("*"))
+
+
+@pytest.mark.skipif(not _REAL, reason="../shared/data/canvases is absent")
+@pytest.mark.parametrize("path", _REAL, ids=lambda p: p.name[:40])
+def test_real_observations_with_compiled_records_are_byte_identical(path, monkeypatch):
+    _compiled()
+    from spatialobs.canvas import load
+
+    c = load(path)
+    vp = O.resolve_viewport(c, None, c.current_page)
+    first = c.paint_order()[:4]
+    for vpt, kw in [(None, {}), (None, {"include_bounds": True, "origin": (13.3, -7.6)}),
+                    ((vp.x + vp.w / 3, vp.y + vp.h / 3, vp.w / 4, vp.h / 4), {"max_objects": 40, "max_relations": 60}),
+                    (None, {"selected": first[:2], "context": first[2:]})]:
+        fast, slow = _both(c, vpt, monkeypatch, **kw)
+        assert fast == slow and json.loads(fast)["objects"]
+
+
+@pytest.mark.parametrize("twin", ["compiled", "python"])
+def test_record_loops_shape_mismatch(twin):
+    co = _compiled()
+    objects = co.object_records if twin == "compiled" else O._object_records_py
+    relations = co.relation_records if twin == "compiled" else O._relation_records_py
+    z = np.zeros
+    good = [{}, [], z(2, np.int64), z((2, 7), np.int64), z(2, np.uint8), z((2, 4), np.int64), z(2), z(2), z((2, 4))]
+    for i, bad in [(3, z((2, 6), np.int64)), (4, z(1, np.uint8)), (5, z((2, 3), np.int64)), (6, z(3)), (8, z((1, 4)))]:
+        args = list(good)
+        args[i] = bad
+        with pytest.raises(ValueError, match=r"one row per object \(2\): ints 7 columns, ab and bnds 4"):
+            objects(*args, O.G.LABEL_NAMES, O._FLAG_NAMES, 80)
+    with pytest.raises(ValueError, match=r"one row per relation \(2\)"):
+        relations([], z(2, np.int64), z(1, np.int64), z(2, np.int64), z(2), O.RELATION_TYPES, O._KIND_NAMES)
+
+
+def test_record_loops_bad_input():
+    co = _compiled()
+    z = np.zeros
+    with pytest.raises(TypeError, match="nodes"):
+        co.object_records(MappingProxyType({}), [], z(0, np.int64), z((0, 7), np.int64), z(0, np.uint8),
+                          z((0, 4), np.int64), z(0), z(0), z((0, 4)), (), (), 80)
+    with pytest.raises(ValueError, match="dtype mismatch"):
+        co.object_records({}, [], z(0, np.int64), z((0, 7), np.float64), z(0, np.uint8), z((0, 4), np.int64), z(0), z(0),
+                          z((0, 4)), (), (), 80)
+    with pytest.raises(TypeError, match="kind_names"):
+        co.relation_records([], z(0, np.int64), z(0, np.int64), z(0, np.int64), z(0), O.RELATION_TYPES, ())
+    # a row naming no object fails in both twins alike
+    args = ({}, ["x"], np.array([0], np.int64), z((1, 7), np.int64), z(1, np.uint8), z((1, 4), np.int64), z(1), z(1),
+            z((1, 4)), O.G.LABEL_NAMES, O._FLAG_NAMES, 80)
+    assert _outcome(co.object_records, *args) == _outcome(O._object_records_py, *args) == ("err", KeyError)

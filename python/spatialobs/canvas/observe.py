@@ -495,13 +495,13 @@ def _round(v: Any) -> np.ndarray:
     return np.floor(np.asarray(v, dtype=np.float64) + 0.5)
 
 
-def _abbrev(text: Optional[str]) -> Optional[str]:
+def _abbrev(text: Optional[str], text_max: int = _TEXT_MAX) -> Optional[str]:
     if not text:
         return None
     t = " ".join(str(text).split())
     if not t:
         return None
-    return t if len(t) <= _TEXT_MAX else t[: _TEXT_MAX - 1] + "…"
+    return t if len(t) <= text_max else t[: text_max - 1] + "…"
 
 
 def _plain(v: Any) -> bool:
@@ -1462,44 +1462,33 @@ def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking
     return _Ranking(kept, rt[chosen], ra[chosen], rb[chosen], rx[chosen], total)
 
 
-def _records(canvas: Canvas, pg: _Page, view: _View, rk: _Ranking,
-             p: _Params) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], Dict[str, Tuple[float, float, float, float]]]:
-    """Object and relation records, and the exact bounds of the kept objects."""
-    ox, oy = p.origin
-    kept = rk.kept
-    labels = view.labels
-    occ, reading = view.at(view.occ, kept), view.at(view.reading, kept)
-    nodes = canvas.nodes
-    ids = pg.ids
-    bnds = pg.bounds
-    ax = _round(bnds[kept, 0] - ox).astype(np.int64).tolist()
-    ay = _round(bnds[kept, 1] - oy).astype(np.int64).tolist()
-    aw = _round(bnds[kept, 2] - bnds[kept, 0]).astype(np.int64).tolist()
-    ah = _round(bnds[kept, 3] - bnds[kept, 1]).astype(np.int64).tolist()
-    deg = np.round(np.degrees(pg.rotation[kept]), 1).tolist()
-    sel_set = set(p.sel.tolist())
-    ctx_set = set(p.ctx.tolist())
+#: Flags of an object record in output order: bit b of its flag byte is ``_FLAG_NAMES[b]``.
+_FLAG_NAMES = ("selected", "context", "locked", "hidden", "clipped")
+#: The bit of the flag byte that says the record carries ``actionBounds``.
+_WITH_BOUNDS = 1 << len(_FLAG_NAMES)
+
+
+def _object_records_py(nodes: Mapping[str, Any], names: List[str], crow: np.ndarray, ints: np.ndarray,
+                       flags: np.ndarray, ab: np.ndarray, opac: np.ndarray, deg: np.ndarray, bnds: np.ndarray,
+                       label_names: Sequence[str], flag_names: Sequence[str], text_max: int
+                       ) -> Tuple[List[Dict[str, Any]], Dict[str, Tuple[float, float, float, float]]]:
+    # The pure-Python twin of the compiled _cobserve.object_records (its test oracle, and
+    # the fallback when the compiled module is absent); arguments as there.
+    k = len(crow)
+    if (ints.shape != (k, 7) or flags.shape != (k,) or ab.shape != (k, 4) or opac.shape != (k,)
+            or deg.shape != (k,) or bnds.shape != (k, 4)):
+        raise ValueError(f"record columns must have one row per object ({k}): ints 7 columns, ab and bnds 4")
     objects: List[Dict[str, Any]] = []
     exact: Dict[str, Tuple[float, float, float, float]] = {}
-    kl = kept.tolist()
-    lab = labels[kept].tolist()
-    occl = occ.tolist()
-    rd = reading.tolist()
-    lk = pg.locked[kept].tolist()
-    hd = pg.hidden[kept].tolist()
-    gn = pg.gone[kept].tolist()
-    opac = pg.opacity[kept].tolist()
-    par = pg.parent[kept].tolist()
-    grp = pg.group[kept].tolist()
-    frm = pg.frame[kept].tolist()
-    for j, r in enumerate(kl):
-        nid = ids[r]
+    for c, (layer, lab, par, grp, frm, occ, rd), fl, (ax, ay, aw, ah), op, dg, b in zip(
+            crow.tolist(), ints.tolist(), flags.tolist(), ab.tolist(), opac.tolist(), deg.tolist(), bnds.tolist()):
+        nid = names[c]
         nd = nodes[nid]
         rec: Dict[str, Any] = {"id": nid, "type": nd.type}
-        txt = _abbrev(nd.text)
+        txt = _abbrev(nd.text, text_max)
         if txt is not None:
             rec["text"] = txt
-        short_name = _abbrev(nd.name)
+        short_name = _abbrev(nd.name, text_max)
         if short_name is not None:
             rec["name"] = short_name
         st: Dict[str, Any] = {}
@@ -1507,46 +1496,97 @@ def _records(canvas: Canvas, pg: _Page, view: _View, rk: _Ranking,
             v = nd.style.get(key)
             if _plain(v):
                 st[key] = v
-        if opac[j] < 1.0:
-            st["opacity"] = round(opac[j], 2)
+        if op < 1.0:
+            st["opacity"] = round(op, 2)
         if st:
             rec["style"] = st
-        if deg[j] != 0.0:
-            rec["rotation"] = deg[j]
-        rec["layer"] = r
-        flags = [f for f, on in (("selected", r in sel_set), ("context", r in ctx_set), ("locked", lk[j]),
-                                 ("hidden", hd[j]), ("clipped", gn[j])) if on]
-        if flags:
-            rec["flags"] = flags
-        rec["visibility"] = G.LABEL_NAMES[lab[j]]
-        if par[j] >= 0:
-            rec["parent"] = ids[par[j]]
-        if grp[j] >= 0:
-            rec["group"] = ids[grp[j]]
-        if frm[j] >= 0:
-            rec["frame"] = ids[frm[j]]
-        if occl[j] >= 0 and lab[j] == G.OCCLUDED:
-            rec["occludedBy"] = ids[occl[j]]
-        if rd[j] >= 0:
-            rec["readingOrder"] = rd[j]
-        if p.include_bounds or lab[j] >= G.OFFSCREEN_NEAR:
-            rec["actionBounds"] = {"x": ax[j], "y": ay[j], "w": aw[j], "h": ah[j]}
+        if dg != 0.0:
+            rec["rotation"] = dg
+        rec["layer"] = layer
+        on = [f for bit, f in enumerate(flag_names) if fl >> bit & 1]
+        if on:
+            rec["flags"] = on
+        rec["visibility"] = label_names[lab]
+        if par >= 0:
+            rec["parent"] = names[par]
+        if grp >= 0:
+            rec["group"] = names[grp]
+        if frm >= 0:
+            rec["frame"] = names[frm]
+        if occ >= 0:
+            rec["occludedBy"] = names[occ]
+        if rd >= 0:
+            rec["readingOrder"] = rd
+        if fl & _WITH_BOUNDS:
+            rec["actionBounds"] = {"x": ax, "y": ay, "w": aw, "h": ah}
         objects.append(rec)
-        b = bnds[r]
-        exact[nid] = (float(b[0]), float(b[1]), float(b[2]), float(b[3]))
+        exact[nid] = (b[0], b[1], b[2], b[3])
+    return objects, exact
 
+
+def _relation_records_py(names: List[str], ca: np.ndarray, cb: np.ndarray, rt: np.ndarray, rx: np.ndarray,
+                         type_names: Sequence[str], kind_names: Mapping[int, str]) -> List[Dict[str, Any]]:
+    # The pure-Python twin of _cobserve.relation_records.
+    k = len(rt)
+    if ca.shape != (k,) or cb.shape != (k,) or rx.shape != (k,):
+        raise ValueError(f"relation columns must have one row per relation ({k})")
     relations: List[Dict[str, Any]] = []
     terms = ("start", "end")
-    for t, a, b, x in zip(rk.rel_type.tolist(), rk.rel_a.tolist(), rk.rel_b.tolist(), rk.rel_extra.tolist()):
-        name = RELATION_TYPES[t]
-        rel: Dict[str, Any] = {"type": name, "from": ids[a], "to": ids[b], "native": name in _NATIVE}
+    for t, a, b, x in zip(rt.tolist(), ca.tolist(), cb.tolist(), rx.tolist()):
+        name = type_names[t]
+        rel: Dict[str, Any] = {"type": name, "from": names[a], "to": names[b], "native": name in _NATIVE}
         if name in ("bound", "touches"):
             rel["terminal"] = terms[int(x)]
         elif name == "near":
-            rel["gap"] = int(_round(x))
+            rel["gap"] = int(math.floor(x + 0.5))
         elif name == "aligned":
-            rel["kind"] = _KIND_NAMES[int(x)]
+            rel["kind"] = kind_names[int(x)]
         relations.append(rel)
+    return relations
+
+
+try:
+    from spatialobs.canvas._cobserve import object_records as _object_records
+    from spatialobs.canvas._cobserve import relation_records as _relation_records
+except ImportError:  # a source tree without the compiled module
+    _object_records = _object_records_py
+    _relation_records = _relation_records_py
+
+
+def _records(canvas: Canvas, pg: _Page, view: _View, rk: _Ranking,
+             p: _Params) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], Dict[str, Tuple[float, float, float, float]]]:
+    """Object and relation records, and the exact bounds of the kept objects.
+
+    The columns of the kept rows are gathered here; one loop per record kind
+    (compiled, with a pure-Python twin) turns them into dicts.
+    """
+    ox, oy = p.origin
+    kept = rk.kept
+    rows = pg.ids._rows
+    names = pg.ids._names
+
+    def names_at(r: np.ndarray) -> np.ndarray:  # index into ``names`` of page rows r, -1 where r is -1
+        return np.where(r >= 0, rows[np.maximum(r, 0)], -1)
+
+    lab = view.labels[kept].astype(np.int64)
+    occ = view.at(view.occ, kept)
+    ints = np.stack([kept, lab, names_at(pg.parent[kept]), names_at(pg.group[kept]), names_at(pg.frame[kept]),
+                     names_at(np.where(lab == G.OCCLUDED, occ, -1)), view.at(view.reading, kept)], axis=1)
+    flags = (np.isin(kept, p.sel) | np.isin(kept, p.ctx) << 1 | pg.locked[kept].astype(bool) << 2
+             | pg.hidden[kept].astype(bool) << 3 | pg.gone[kept].astype(bool) << 4
+             | (p.include_bounds | (lab >= G.OFFSCREEN_NEAR)) << 5).astype(np.uint8)
+    bnds = np.ascontiguousarray(pg.bounds[kept], dtype=np.float64)
+    ab = np.stack([_round(bnds[:, 0] - ox), _round(bnds[:, 1] - oy), _round(bnds[:, 2] - bnds[:, 0]),
+                   _round(bnds[:, 3] - bnds[:, 1])], axis=1).astype(np.int64)
+    deg = np.round(np.degrees(pg.rotation[kept]), 1).astype(np.float64)
+    opac = np.ascontiguousarray(pg.opacity[kept], dtype=np.float64)
+    objects, exact = _object_records(canvas._nodes, names, np.ascontiguousarray(rows[kept], dtype=np.int64),
+                                     np.ascontiguousarray(ints, dtype=np.int64), flags, np.ascontiguousarray(ab),
+                                     opac, deg, bnds, G.LABEL_NAMES, _FLAG_NAMES, _TEXT_MAX)
+    relations = _relation_records(names, np.ascontiguousarray(rows[rk.rel_a], dtype=np.int64),
+                                  np.ascontiguousarray(rows[rk.rel_b], dtype=np.int64),
+                                  np.ascontiguousarray(rk.rel_type, dtype=np.int64),
+                                  np.ascontiguousarray(rk.rel_extra, dtype=np.float64), RELATION_TYPES, _KIND_NAMES)
     return objects, relations, exact
 
 
