@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from conftest import MAX_N
 
-from spatialobs.screen import Greedy, PUCT, ScreenGraph, explore, sim
+from spatialobs.screen import Element, Greedy, PUCT, ScreenGraph, explore, signature, sim
 
 STEPS = [n for n in (50, 200) if n <= MAX_N]
 
@@ -38,3 +40,45 @@ def test_graph_record(benchmark, store, tmp_path):
     tr = benchmark(one)
     assert tr.target in g.states()
     g.close()
+
+
+# -- the per-step loops over records, compiled (Cython) next to their pure-Python twins:
+# the signature of every candidate action, and the bounds check of every element a screen is built of
+_ACTIONS = importlib.import_module("spatialobs.screen.actions")
+_MODEL = importlib.import_module("spatialobs.screen.model")
+_LOOPS = {"compiled": (_ACTIONS._signatures, _MODEL._plain_bounds),
+          "python": (_ACTIONS._signatures_py, _MODEL._plain_bounds_py)}
+
+
+@pytest.mark.parametrize("impl", list(_LOOPS))
+@pytest.mark.parametrize("app_name", ["explorer", "calc"])
+def test_explore_step_loops(benchmark, app_name, impl, monkeypatch):
+    """200 PUCT steps with either set of loops; the episodes must be the same."""
+    benchmark.group = f"explore-step-loops {app_name}"
+    want = explore(sim.make_app(app_name), 200, PUCT())
+    monkeypatch.setattr(_ACTIONS, "_signatures", _LOOPS[impl][0])
+    monkeypatch.setattr(_MODEL, "_plain_bounds", _LOOPS[impl][1])
+    ep = benchmark(lambda: explore(sim.make_app(app_name), 200, PUCT()))
+    assert [s.signature for s in ep.steps] == [s.signature for s in want.steps] and ep.metrics == want.metrics
+
+
+@pytest.mark.parametrize("impl", list(_LOOPS))
+def test_action_signatures(benchmark, impl):
+    """The signatures of the 78 candidate actions of the calculator's first screen."""
+    benchmark.group = "explore-signatures calc"
+    app = sim.make_app("calc")
+    scr = app.reset()
+    acts = app.actions(scr)
+    got = benchmark(_LOOPS[impl][0], acts, scr, 30)
+    assert got == [signature(a, scr) for a in acts] and len(got) > 50
+
+
+@pytest.mark.parametrize("impl", list(_LOOPS))
+def test_element_bounds(benchmark, impl, monkeypatch):
+    """Building the elements of one calculator screen (bounds checked for each)."""
+    benchmark.group = "explore-elements calc"
+    monkeypatch.setattr(_MODEL, "_plain_bounds", _LOOPS[impl][1])
+    app = sim.make_app("calc")
+    rows = [(e.bounds, e.role, e.text, e.editable, e.clickable, e.id) for e in app.reset().elements]
+    got = benchmark(lambda: [Element(*r) for r in rows])
+    assert [e.bounds for e in got] == [r[0] for r in rows] and len(got) > 50

@@ -64,7 +64,7 @@ __all__ = [
 
 # Exploration (DESIGN §8): state graph, selectors, the exploration loop, simulated apps.
 from spatialobs.screen import sim  # noqa: E402
-from spatialobs.screen.actions import Action, candidate_actions, signature  # noqa: E402
+from spatialobs.screen.actions import Action, candidate_actions, signature, signatures  # noqa: E402
 from spatialobs.screen.explore import Episode, Step, explore, explore_workers  # noqa: E402
 from spatialobs.screen.graph import ScreenGraph, Transition, dispersion, normalized_entropy  # noqa: E402
 from spatialobs.screen.prior import LearnedPrior, train_prior  # noqa: E402
@@ -75,6 +75,7 @@ __all__ += [
     "Action",
     "candidate_actions",
     "signature",
+    "signatures",
     "ScreenGraph",
     "Transition",
     "dispersion",

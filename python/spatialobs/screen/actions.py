@@ -26,7 +26,7 @@ from spatialobs._errors import InvalidInputError
 from spatialobs.screen.features import normalize_text
 from spatialobs.screen.model import Element, Screen
 
-__all__ = ["OPERATIONS", "Action", "signature", "candidate_actions", "cell_of"]
+__all__ = ["OPERATIONS", "Action", "signature", "signatures", "candidate_actions", "cell_of"]
 
 #: The operations an action may carry.
 OPERATIONS = ("click", "type", "key")
@@ -136,6 +136,34 @@ def signature(action: Action, screen: Screen, grid: int = 30) -> str:
     return head
 
 
+def signatures(actions: Sequence[Action], screen: Screen, grid: int = 30) -> List[str]:
+    r"""The signatures of several actions on one screen: ``[signature(a, screen, grid) for a in actions]``.
+
+    One call per step of an exploration; the loop is compiled, with the same
+    results and errors as :func:`signature`.
+
+    Examples
+    --------
+    >>> from spatialobs.screen import Element, Screen
+    >>> ok = Element((200, 500, 300, 540), "Button", "O|K", clickable=True)
+    >>> signatures([Action("click", ok), Action("type", ok, "a\\b"), Action("key", value="tab")], Screen([ok], 600, 600))
+    ['click|button|o\\|k|12,26', 'type|button|o\\|k|12,26|a\\\\b', 'key|||tab']
+    """
+    if isinstance(actions, (str, bytes)) or not isinstance(actions, Sequence):
+        raise InvalidInputError(f"signatures expects a sequence of Actions, got {type(actions).__name__}")
+    return _signatures(list(actions), screen, grid)
+
+
+def _signatures_py(actions: List[Action], screen: Screen, grid: int) -> List[str]:
+    # The pure-Python twin of the compiled _cactions.signatures (its test oracle, and the
+    # fallback when the compiled module is absent).
+    if not isinstance(screen, Screen):
+        raise InvalidInputError(f"signature expects a Screen, got {type(screen).__name__}")
+    if isinstance(grid, bool) or not isinstance(grid, int) or grid < 1:
+        raise InvalidInputError(f"grid must be a positive integer, got {grid!r}")
+    return [signature(a, screen, grid) for a in actions]
+
+
 def candidate_actions(
     screen: Screen,
     values: Iterable[str] = ("text",),
@@ -179,3 +207,10 @@ def candidate_actions(
             out.extend(Action("type", e, v, i) for v in vals)
     out.extend(Action("key", None, k) for k in keys)
     return out
+
+
+try:
+    # below the definitions: the compiled module imports Action and cell_of from here
+    from spatialobs.screen._cactions import signatures as _signatures
+except ImportError:  # a source tree without the compiled module
+    _signatures = _signatures_py

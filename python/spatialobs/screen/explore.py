@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.screen.actions import Action, candidate_actions, signature
+from spatialobs.screen.actions import Action, candidate_actions, signatures
 from spatialobs.screen.drivers.base import DriverFault, fault_screen
 from spatialobs.screen.graph import ScreenGraph, Transition
 from spatialobs.screen.model import Screen
@@ -265,7 +265,7 @@ def choose_action(walk: Walk, screen: Screen, state: int, view: Any, t: int = 0
     acts = list(walk.actions(screen))
     if not acts:
         raise InvalidInputError(f"the environment offers no action on its screen at step {t}")
-    sigs = [signature(a, screen, walk.grid) for a in acts]
+    sigs = signatures(acts, screen, walk.grid)
     seen: Dict[str, int] = {}
     keep = [i for i, sg in enumerate(sigs) if seen.setdefault(sg, i) == i]
     if len(keep) < len(acts):

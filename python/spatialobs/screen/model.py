@@ -17,6 +17,46 @@ __all__ = ["Element", "ScreenMeta", "Screen"]
 Box = Tuple[float, float, float, float]
 
 
+def _checked_bounds(b: Any) -> Box:
+    # Element's full check of its bounds: any four numbers float() takes, finite and ordered.
+    try:
+        if len(b) != 4:
+            raise ValueError
+        values = tuple(float(v) for v in b)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidInputError(f"element bounds must be four numbers [x0, y0, x1, y1], got {echo(b)}") from None
+    if not all(math.isfinite(v) for v in values):
+        raise InvalidInputError(f"element bounds must be finite, got {echo(b)}")
+    if values[2] < values[0] or values[3] < values[1]:
+        raise InvalidInputError(f"element bounds need x1 >= x0 and y1 >= y0, got {echo(b)}")
+    return (values[0], values[1], values[2], values[3])
+
+
+def _plain_bounds_py(b: Any) -> Optional[Box]:
+    # The pure-Python twin of the compiled _cmodel.plain_bounds (its test oracle, and the
+    # fallback when the compiled module is absent): the common case of _checked_bounds, a
+    # tuple or list of four finite, ordered floats or ints, as floats; None otherwise.
+    if (type(b) is not tuple and type(b) is not list) or len(b) != 4:
+        return None
+    if any(type(v) is not float and type(v) is not int for v in b):
+        return None
+    try:
+        x0, y0, x1, y1 = (float(v) for v in b)
+    except OverflowError:
+        return None
+    if not (math.isfinite(x0) and math.isfinite(y0) and math.isfinite(x1) and math.isfinite(y1)):
+        return None
+    if x1 < x0 or y1 < y0:
+        return None
+    return (x0, y0, x1, y1)
+
+
+try:
+    from spatialobs.screen._cmodel import plain_bounds as _plain_bounds
+except ImportError:  # a source tree without the compiled module
+    _plain_bounds = _plain_bounds_py
+
+
 @dataclass(frozen=True)
 class Element:
     """One UI element of a screen.
@@ -50,16 +90,9 @@ class Element:
 
     def __post_init__(self) -> None:
         b = self.bounds
-        try:
-            if len(b) != 4:
-                raise ValueError
-            values = tuple(float(v) for v in b)
-        except (TypeError, ValueError, OverflowError):
-            raise InvalidInputError(f"element bounds must be four numbers [x0, y0, x1, y1], got {echo(b)}") from None
-        if not all(math.isfinite(v) for v in values):
-            raise InvalidInputError(f"element bounds must be finite, got {echo(b)}")
-        if values[2] < values[0] or values[3] < values[1]:
-            raise InvalidInputError(f"element bounds need x1 >= x0 and y1 >= y0, got {echo(b)}")
+        values = _plain_bounds(b)
+        if values is None:
+            values = _checked_bounds(b)
         if not isinstance(self.role, str):
             raise InvalidInputError(f"element role must be a string, got {echo(self.role)}")
         if self.text is not None and not isinstance(self.text, str):

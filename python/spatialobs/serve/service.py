@@ -860,7 +860,7 @@ class Service:
                          actions: Optional[List[Any]] = None, goal: str = "", prior: str = "uniform",
                          c_p: float = 1.0) -> Dict[str, Any]:
         from spatialobs.screen import PUCT
-        from spatialobs.screen.actions import candidate_actions, signature
+        from spatialobs.screen.actions import candidate_actions, signatures
         from spatialobs.screen.explore import Walk, choose_action
         from spatialobs.screen.select import resolve_prior
 
@@ -883,7 +883,7 @@ class Service:
             # signature are one arm, the first of them kept.
             walk = Walk(None, lambda _s: acts, _no_recover, PUCT(c_p), resolve_prior(prior), goal)
             arms, sigs, _, scores, k = choose_action(walk, scr, state, g)
-        every = [signature(a, scr) for a in acts]
+        every = signatures(acts, scr)
         arm_score = dict(zip(sigs, scores))
         choice = every.index(sigs[k])
         return {"index": index, "state": state, "choice": choice, "action": action_json(acts[choice]),

@@ -1,0 +1,3 @@
+from typing import Any, Optional, Tuple
+
+def plain_bounds(b: Any) -> Optional[Tuple[float, float, float, float]]: ...
