@@ -257,10 +257,72 @@ void overlap_pairs(const BoxIndex& index, std::vector<std::int64_t>& pairs, std:
   detail::sort_hits(s, n, pairs, &areas);
 }
 
+namespace {
+
+// containment_pairs on one thread. A wide box (a background) contains most
+// of the page: its inner ids are marked in a bitmap over the ids, read back
+// in order, instead of going through the sort with the other pairs.
+std::vector<std::int64_t> containment_pairs_serial(const BoxIndex& index, Scratch& s) {
+  const std::size_t n = index.size();
+  std::vector<std::uint64_t>& keys = s.keys(0);
+  auto visit = [&keys](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+    if (contains(ra, rb)) keys.push_back((static_cast<std::uint64_t>(a) << 32) | b);
+    if (contains(rb, ra)) keys.push_back((static_cast<std::uint64_t>(b) << 32) | a);
+  };
+  auto keep = [](const Rect& a, const Rect& b) { return intersects(a, b); };
+  index.join_tree(keep, visit);
+  const std::vector<std::uint32_t>& wide = index.wide();
+  const std::size_t words = n / 64 + 1;
+  s.bits.assign(words * wide.size(), 0);
+  for (std::size_t p = 0; p < wide.size(); ++p) {
+    std::uint64_t* bits = s.bits.data() + p * words;
+    // the wide box is always the visit's first box
+    auto mark = [bits, &keys](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+      bits[b >> 6] |= static_cast<std::uint64_t>(contains(ra, rb)) << (b & 63);
+      if (contains(rb, ra)) keys.push_back((static_cast<std::uint64_t>(b) << 32) | a);
+    };
+    index.join_wide(p, keep, mark);
+  }
+  detail::radix_sort(keys, s.keys_tmp);
+  std::size_t k = keys.size();
+  for (const std::uint64_t x : s.bits) k += static_cast<std::size_t>(__builtin_popcountll(x));
+  std::vector<std::int64_t> pairs(2 * k);
+  std::int64_t* first = pairs.data();
+  std::int64_t* second = first + k;
+  std::size_t at = 0, t = 0;
+  auto copy_keys_below = [&](std::uint64_t end) {
+    for (; t < keys.size() && keys[t] < end; ++t, ++at) {
+      first[at] = static_cast<std::int64_t>(keys[t] >> 32);
+      second[at] = static_cast<std::int64_t>(keys[t] & 0xffffffffu);
+    }
+  };
+  for (std::size_t p = 0; p < wide.size(); ++p) {
+    const std::uint64_t w = wide[p];
+    copy_keys_below(w << 32);
+    std::uint64_t* bits = s.bits.data() + p * words;
+    // pairs (w, other wide box) found by an earlier box's walk
+    for (; t < keys.size() && (keys[t] >> 32) == w; ++t) {
+      const std::uint64_t b = keys[t] & 0xffffffffu;
+      bits[b >> 6] |= std::uint64_t{1} << (b & 63);
+    }
+    for (std::size_t q = 0; q < words; ++q) {
+      for (std::uint64_t x = bits[q]; x; x &= x - 1) {
+        first[at] = static_cast<std::int64_t>(w);
+        second[at++] = static_cast<std::int64_t>(64 * q + static_cast<std::size_t>(__builtin_ctzll(x)));
+      }
+    }
+  }
+  copy_keys_below(~std::uint64_t{0});  // ids are below 2^32 - 1, so every key is below this
+  return pairs;
+}
+
+}  // namespace
+
 std::vector<std::int64_t> containment_pairs(const BoxIndex& index, Scratch& s, std::size_t threads) {
   const std::size_t n = index.size();
   threads = detail::resolve_threads(threads, n);
   s.start(threads);
+  if (threads == 1) return containment_pairs_serial(index, s);
   // Containment implies (closed) intersection, so the intersection join
   // finds every candidate; both directions are tested. With no value per
   // pair, the pairs travel as packed words: a radix sort of 8-byte keys
@@ -279,6 +341,7 @@ std::vector<std::int64_t> containment_pairs(const BoxIndex& index, Scratch& s, s
   detail::radix_sort(keys, s.keys_tmp);
   return detail::unpack_pairs(keys);
 }
+
 
 void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_nearest, std::vector<std::int64_t>& pairs,
                      std::vector<double>& gaps, Scratch& s, std::size_t threads) {

@@ -81,11 +81,30 @@ class BoxIndex {
   template <class Keep, class Visit>
   void join(Keep&& keep, Visit&& visit) const {
     if (n_ < 2) return;
-    if (tree_n_ >= 2) {
-      std::vector<JoinTask> stack{root_task()};
-      drain(stack, keep, visit);
-    }
+    join_tree(keep, visit);
     for (std::size_t p = 0; p < wide_.size(); ++p) join_wide(p, keep, visit);
+  }
+
+  // The join in two parts: the pairs of two tree items, and those of wide
+  // box wide()[p] (with the tree's items and the wide boxes after it, so
+  // always reported as visit(wide()[p], other, ...)). Together they report
+  // what join does, so a caller may treat a wide box's pairs apart.
+  template <class Keep, class Visit>
+  void join_tree(Keep&& keep, Visit&& visit) const {
+    if (tree_n_ < 2) return;
+    std::vector<JoinTask> stack{root_task()};
+    drain(stack, keep, visit);
+  }
+  template <class Keep, class Visit>
+  void join_wide(std::size_t p, Keep& keep, Visit& visit) const {
+    const std::size_t w = wide_[p];
+    const Rect& rw = items_[w];
+    walk_tree([&](const Rect& r) { return keep(r, rw); },
+              [&](std::size_t i, const Rect& r) { visit(w, i, rw, r); });
+    for (std::size_t q = p + 1; q < wide_.size(); ++q) {
+      const Rect& rq = items_[wide_[q]];
+      if (keep(rw, rq)) visit(w, static_cast<std::size_t>(wide_[q]), rw, rq);
+    }
   }
 
   // The same join on `threads` threads: worker t (0 is the calling thread)
@@ -168,21 +187,6 @@ class BoxIndex {
   JoinTask root_task() const {
     const auto root = static_cast<std::uint32_t>(rects_.size() - 1);
     return JoinTask{root, root, static_cast<std::uint32_t>(level_end_.size() - 1)};
-  }
-
-  // The join's pairs of wide box wide_[p]: with the tree's items (one walk,
-  // pruned by keep against node bounds, valid as keep is monotone) and with
-  // the wide boxes after it.
-  template <class Keep, class Visit>
-  void join_wide(std::size_t p, Keep& keep, Visit& visit) const {
-    const std::size_t w = wide_[p];
-    const Rect& rw = items_[w];
-    walk_tree([&](const Rect& r) { return keep(r, rw); },
-              [&](std::size_t i, const Rect& r) { visit(w, i, rw, r); });
-    for (std::size_t q = p + 1; q < wide_.size(); ++q) {
-      const Rect& rq = items_[wide_[q]];
-      if (keep(rw, rq)) visit(w, static_cast<std::size_t>(wide_[q]), rw, rq);
-    }
   }
 
   template <class Keep, class Visit>
