@@ -601,6 +601,39 @@ def test_kernels_match_oracle_with_wide_boxes(seed, n, n_big, node_size):
     assert ix.bounds == tuple(float(v) for v in (boxes[:, 0].min(), boxes[:, 1].min(), boxes[:, 2].max(), boxes[:, 3].max()))
 
 
+# Containment on one thread marks a wide box's inner ids in a bitmap over the
+# ids (one 64-bit word per 64 ids) and merges the bitmaps with the other,
+# sorted pairs. Wide boxes here: equal twins (each contains the other), one
+# nested in another, one equal to a small box, and wide boxes at the first,
+# the last and the word-boundary ids; small boxes on edges of the wide ones
+# (closed containment) and outside them. A box is wide when it covers at
+# least max(1/64, 256/n) of the page: from 383 boxes on, the twins and the
+# box around them are; from 500 on, the tall one too.
+@pytest.mark.parametrize("n", [383, 384, 385, 511, 512, 513, 700])
+def test_containment_with_wide_boxes_matches_oracle_at_every_word_boundary(n):
+    rng = np.random.default_rng(n)
+    small = rng.integers(0, 200, (n, 2)).astype(np.float64)
+    boxes = np.concatenate([small, small + rng.integers(0, 12, (n, 2))], axis=1)
+    boxes[n // 2] = (0.0, 0.0, 200.0, 200.0)  # a small box equal to a wide one
+    wide = {
+        0: (0.0, 0.0, 200.0, 200.0),
+        n - 1: (0.0, 0.0, 200.0, 200.0),  # its twin
+        63 % n: (-10.0, -10.0, 212.0, 212.0),  # contains both twins
+        64 % n: (0.0, 0.0, 120.0, 211.0),
+        (n - 2): (100.0, 0.0, 200.0, 100.0),  # inside the twins, on their edges
+    }
+    for i, b in wide.items():
+        boxes[i] = b
+    boxes[3] = (100.0, 0.0, 100.0, 100.0)  # zero width, on an edge of the last wide box
+    page = 222.0 * 222.0
+    assert sum((b[2] - b[0]) * (b[3] - b[1]) >= page * max(1 / 64, 256 / n) for b in wide.values()) >= 3
+    lst = boxes.tolist()
+    want = ref.containment_pairs(lst)
+    assert as_pairs(g.containment_pairs(boxes)) == want
+    assert as_pairs(g.containment_pairs(g.BoxIndex(boxes, 2))) == want
+    assert as_pairs(g.containment_pairs(boxes, threads=2)) == want
+
+
 def test_scratch_is_kept_reused_and_released():
     big, small = seeded_boxes(3, 2000), seeded_boxes(4, 50)
     want_small = g.overlap_pairs(small)
