@@ -8,6 +8,7 @@ object once, is measured too.
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -192,3 +193,36 @@ def test_rederive_after_moving_a_bound_target_100k(benchmark):
         r = d.row[a]
         assert np.array_equal(d.bounds[r], fresh.bounds[r])
     assert np.array_equal(d.local, fresh.local) and np.array_equal(d.bounds, fresh.bounds)
+
+
+# -- the pass over node records of a first derivation: compiled (Cython) next to the pure-Python twin
+_DERIVE = importlib.import_module("spatialobs.canvas.document.derive")
+_NODE_COLUMNS = {"compiled": _DERIVE._node_columns, "python": _DERIVE._node_columns_py}
+
+
+@pytest.mark.parametrize("impl", list(_NODE_COLUMNS))
+def test_extract_100k(benchmark, big_synthetic, impl, monkeypatch):
+    """The input columns of 10^5 Node objects (ids, parents, types, indices, numbers)."""
+    benchmark.group = "canvas-extract-100k"
+    monkeypatch.setattr(_DERIVE, "_node_columns", _NODE_COLUMNS[impl])
+    nodes = list(big_synthetic._nodes.values())
+    raw = benchmark(_DERIVE.extract, nodes)
+    monkeypatch.setattr(_DERIVE, "_node_columns", _DERIVE._node_columns_py)
+    want = _DERIVE.extract(nodes)
+    assert raw.ids == want.ids and raw.parents == want.parents and raw.num.tobytes() == want.num.tobytes()
+
+
+@pytest.mark.parametrize("impl", list(_NODE_COLUMNS))
+def test_page_bounds_100k_from_scratch_twins(benchmark, big_synthetic, impl, monkeypatch):
+    """A canvas's first derivation with either pass over the node records."""
+    benchmark.group = "canvas-first-derivation-100k"
+    monkeypatch.setattr(_DERIVE, "_node_columns", _NODE_COLUMNS[impl])
+    c = big_synthetic
+    want = c.copy().geometry().bounds
+
+    def run():
+        c._derived, c._raw, c._dirty = None, None, None
+        return c.geometry().bounds
+
+    b = benchmark(run)
+    assert b.tobytes() == want.tobytes()

@@ -417,17 +417,30 @@ def _cat_str(arr: Optional[np.ndarray], values: List[str]) -> Optional[np.ndarra
     return np.concatenate([arr, np.array(values)])
 
 
+def _node_columns_py(nodes: List[Node]) -> Tuple[List[str], List[str], List[str], List[str], np.ndarray]:
+    # The pure-Python twin of the compiled _cextract.node_columns (its test oracle, and the
+    # pass for numbers that are not plain floats, ints or bools): one pass per field group.
+    n = len(nodes)
+    num = np.fromiter(chain.from_iterable(map(_get_num, nodes)), np.float64, 8 * n).reshape(n, 8)
+    return ([nd.id for nd in nodes], [nd.parent for nd in nodes], [nd.type for nd in nodes],
+            [nd.index for nd in nodes], num)
+
+
+try:
+    from spatialobs.canvas.document._cextract import node_columns as _node_columns
+except ImportError:  # a source tree without the compiled module
+    _node_columns = _node_columns_py
+
+
 def extract(nodes: Iterable[Node]) -> Raw:
-    """Extract the input columns of every node (one Python pass per field group)."""
+    """Extract the input columns of every node."""
     nodes = list(nodes)
     n = len(nodes)
-    ids = [nd.id for nd in nodes]
+    cols = _node_columns(nodes)
+    ids, parents, type_list, index, num = cols if cols is not None else _node_columns_py(nodes)
     row = dict(zip(ids, range(n)))
-    parents = [nd.parent for nd in nodes]
     parent = np.fromiter((row.get(p, -1) for p in parents), dtype=np.int64, count=n)
-    types = np.array([nd.type for nd in nodes]) if n else np.zeros(0, dtype="<U1")
-    index = [nd.index for nd in nodes]
-    num = np.fromiter(chain.from_iterable(map(_get_num, nodes)), np.float64, 8 * n).reshape(n, 8)
+    types = np.array(type_list) if n else np.zeros(0, dtype="<U1")
     return Raw(nodes, ids, row, parents, parent, types, index, num)
 
 
