@@ -85,6 +85,7 @@ inline py::array_t<std::int64_t> pairs_to_numpy(std::vector<std::int64_t>&& rows
   return to_numpy(std::move(rows), {py::ssize_t{2}, k});
 }
 
+void register_arrows(py::module_& m);
 void register_box_index(py::module_& m);
 void register_geometry(py::module_& m);
 void register_placement(py::module_& m);

@@ -32,6 +32,7 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
+  spatialobs::bind::register_arrows(m);
   spatialobs::bind::register_box_index(m);
   spatialobs::bind::register_geometry(m);
   spatialobs::bind::register_placement(m);

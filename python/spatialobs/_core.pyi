@@ -88,6 +88,36 @@ def reading_order(boxes: npt.NDArray[np.float64], row_tol: float) -> npt.NDArray
 def release_scratch() -> None: ...
 def scratch_bytes() -> int: ...
 
+# ---- arrows ---------------------------------------------------------------
+
+_F64 = npt.NDArray[np.float64]
+_I64 = npt.NDArray[np.int64]
+_Bool = npt.NDArray[np.bool_]
+
+def resolve_straight_arrows(
+    px: _F64,
+    py: _F64,
+    rotation: _F64,
+    arrow_row: _I64,
+    points: _F64,
+    scale: _F64,
+    stroke: _F64,
+    heads: _Bool,
+    target: _I64,
+    outline: _I64,
+    box_outline: _I64,
+    anchor: _F64,
+    precise: _Bool,
+    exact: _Bool,
+    offsets: _I64,
+    outline_points: _F64,
+    closed: _Bool,
+    bounds: _F64,
+    outline_stroke: _F64,
+    hypot_variant: int = 0,
+) -> tuple[_F64, _F64, _Bool]: ...
+def python_hypot(x: float, y: float, hypot_variant: int = 0) -> float: ...
+
 # ---- placement ------------------------------------------------------------
 
 def place_greedy(

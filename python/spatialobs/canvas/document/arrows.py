@@ -18,7 +18,11 @@ tldraw draws, and what its page bounds cover, follows from the arrow's bindings:
   and, for a labelled arrow, of the label rectangle.
 
 Everything here is plain floats on tuples: it runs inside every derivation of a
-canvas, once per bound arrow.
+canvas, once per bound arrow. Straight arrows without a label, most of a real
+canvas's, are resolved in one batch per derivation by the compiled
+``_core.resolve_straight_arrows``, a port of the straight path below operation for
+operation (the same bits, ``math.hypot``'s rounding included); this path stays as its
+twin (:data:`STRAIGHT_KERNEL` ``= False`` sends every arrow through it).
 
 Elbow arrows (``kind: "elbow"``) are routed by :mod:`~spatialobs.canvas.document.elbow`;
 frame masks that clip a bound target are not applied.
@@ -28,11 +32,13 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from spatialobs import _core
 from spatialobs.canvas.document.sanitize import is_mapping
 from spatialobs.canvas.document.shapes import STROKE_SIZES
 
@@ -1350,14 +1356,177 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     kept: Dict[str, Tuple[List[Any], Box]] = {}
     plan = _ArrowPlan.build(blist, by_arrow, bound_terms, row, d.local)
     twins = cache.twins if isinstance(cache, ArrowCache) else {}
+    batch = _StraightBatch.start(d, nodes)
     for r, terms in by_arrow.items():
-        _resolve_one(d, nodes, r, terms, previous, kept, twins)
+        _resolve_one(d, nodes, r, terms, previous, kept, twins, batch)
         changed.append(r)
+    if batch is not None:
+        batch.run(d, nodes, kept)
     if cache is not None:
         cache.clear()
         cache.update(kept)
     d.arrow_plan = plan
     return changed
+
+
+_resolve_straight_arrows: Optional[Callable[..., Any]] = getattr(_core, "resolve_straight_arrows", None)
+
+#: Whether straight arrows without a label are resolved by the compiled kernel
+#: (``_core.resolve_straight_arrows``); False resolves every arrow with its Python twin
+#: (:func:`resolve_arrow`), which gives bit-identical boxes.
+STRAIGHT_KERNEL = True
+
+#: How this interpreter's ``math.hypot`` rounds, for the kernel (CPython 3.10-3.11: 0,
+#: 3.12+: 1); None where the kernel has no copy of it (the Python path is used).
+_HYPOT_VARIANT: Optional[int] = None if sys.version_info < (3, 10) else 0 if sys.version_info < (3, 12) else 1
+
+
+def _straight_unlabelled(props: Mapping[str, Any], label: Any) -> bool:
+    """Whether :func:`resolve_arrow` draws an arrow with ``props`` straight and without a label."""
+    if label and label.strip():
+        return False
+    if props.get("kind") == "elbow":
+        return False
+    scale = _num(props.get("scale"), 1.0) or 1.0
+    bend = _num(props.get("bend"), 0.0)
+    arc_kind = props.get("kind", "arc") == "arc"
+    return not (arc_kind and not abs(bend) < _MIN_ARROW_BEND * scale and not abs(bend) > abs(bend * 10 * scale))
+
+
+#: Target types whose outline is more than their box (see :func:`target_outline`).
+_OWN_OUTLINE = frozenset({"geo", "text", "draw", "highlight", "line"})
+
+
+class _StraightBatch:
+    """Straight arrows without a label gathered into the columns of one
+    ``_core.resolve_straight_arrows`` call: per arrow its row, stored points, scale,
+    stroke and heads; per terminal its target row, outlines, anchor and flags; each
+    target outline once per derivation (flat points with offsets)."""
+
+    def __init__(self, d: Any, nodes: Sequence[Any]) -> None:
+        self._nodes = nodes
+        self._row: Mapping[str, int] = d.row
+        self.rows: List[int] = []
+        self.keys: List[List[Any]] = []
+        self.points: List[float] = []
+        self.scale: List[float] = []
+        self.stroke: List[float] = []
+        self.heads: List[bool] = []
+        self.target: List[int] = []
+        self.outline: List[int] = []
+        self.box_outline: List[int] = []
+        self.anchor: List[float] = []
+        self.precise: List[bool] = []
+        self.exact: List[bool] = []
+        self.slots: Dict[Tuple[int, bool], int] = {}
+        self.ends: Optional[np.ndarray] = None   # after run: the drawn ends and isValid of each arrow
+        self.valid: Optional[np.ndarray] = None
+        self.offsets: List[int] = [0]        # the outlines' flat points, bounds, closed flags and half strokes
+        self.flat: List[float] = []
+        self.bounds: List[float] = []
+        self.closed: List[bool] = []
+        self.half: List[float] = []
+
+    @classmethod
+    def start(cls, d: Any, nodes: Sequence[Any]) -> Optional["_StraightBatch"]:
+        """A new batch for derivation ``d`` (rows' records ``nodes``), or None when the
+        Python twin resolves every arrow."""
+        if not STRAIGHT_KERNEL or _HYPOT_VARIANT is None or _resolve_straight_arrows is None:
+            return None
+        return cls(d, nodes)
+
+    def _slot(self, r: int, node: Any, arrowhead: bool) -> int:
+        key = (r, arrowhead or node.type != "text")
+        k = self.slots.get(key)
+        if k is None:
+            k = self.slots[key] = len(self.closed)
+            if key[1] and node.type not in _OWN_OUTLINE:
+                # what target_outline gives these types: their box, closed (no Outline built)
+                w, h = float(node.w), float(node.h)
+                props = node.props
+                self.flat += (0.0, 0.0, w, 0.0, w, h, 0.0, h)
+                self.bounds += (0.0, 0.0, w, h)
+                self.closed.append(True)
+                self.half.append((STROKE_SIZES.get(str(props.get("size")), 0.0) / 2) if "size" in props else 0.0)
+            else:
+                o = _outline_of(node, arrowhead)
+                for p in o.points:
+                    self.flat += p
+                self.bounds += o.bounds
+                self.closed.append(o.closed)
+                self.half.append(o.stroke)
+            self.offsets.append(len(self.flat) // 2)
+        return k
+
+    def add(self, r: int, terms: Mapping[str, Any], key: List[Any]) -> None:
+        """Gather arrow row ``r`` (bound as ``terms``) whose cache key is ``key``."""
+        nd = self._nodes[r]
+        props = nd.props
+        row = self._row
+        heads = (props.get("arrowheadStart", "none") != "none", props.get("arrowheadEnd", "arrow") != "none")
+        self.rows.append(r)
+        self.keys.append(key)
+        self.scale.append(_num(props.get("scale"), 1.0) or 1.0)
+        self.stroke.append(STROKE_SIZES.get(str(props.get("size", "m")), 3.5))
+        self.heads += heads
+        bound: List[Any] = []
+        for j, term in enumerate(("start", "end")):
+            b = terms.get(term)
+            if b is None:
+                self.points += _point(props.get(term))
+                self.target.append(-1)
+                self.outline.append(0)
+                self.box_outline.append(0)
+                self.anchor += (0.0, 0.0)
+                self.precise.append(False)
+                self.exact.append(False)
+                bound.append(None)
+                continue
+            t = row[b.to_id]
+            tn = self._nodes[t]
+            self.points += (0.0, 0.0)
+            self.target.append(t)
+            k = self._slot(t, tn, heads[j])
+            self.outline.append(k)
+            self.box_outline.append(k)
+            self.anchor += (float(b.anchor[0]), float(b.anchor[1]))
+            self.precise.append(bool(b.precise))
+            self.exact.append(bool(b.props.get("isExact", False)))
+            bound.append(tn)
+        s, e = bound
+        if s is not None and e is not None and s is not e:
+            # nesting is judged on the page boxes of the targets' full outlines
+            self.box_outline[-2] = self._slot(self.target[-2], s, True)
+            self.box_outline[-1] = self._slot(self.target[-1], e, True)
+
+    def run(self, d: Any, nodes: Sequence[Any], kept: Dict[str, Tuple[List[Any], Box]]) -> None:
+        """Resolve the gathered arrows into ``d.local`` and record them in ``kept``."""
+        n = len(self.rows)
+        if not n:
+            return
+        flat = self.flat
+        k = len(self.closed)
+        assert _resolve_straight_arrows is not None and _HYPOT_VARIANT is not None
+        boxes, ends, valid = self._call(d, n, k, flat)
+        self.ends, self.valid = ends, valid
+        d.local[np.array(self.rows, dtype=np.int64)] = boxes
+        for r, key, box in zip(self.rows, self.keys, boxes.tolist()):
+            kept[nodes[r].id] = (key, tuple(box))
+
+    def _call(self, d: Any, n: int, k: int, flat: List[float]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        f64 = np.float64
+        assert _resolve_straight_arrows is not None
+        return _resolve_straight_arrows(
+            np.ascontiguousarray(d.px, dtype=f64), np.ascontiguousarray(d.py, dtype=f64),
+            np.ascontiguousarray(d.rotation, dtype=f64), np.array(self.rows, dtype=np.int64),
+            np.array(self.points, dtype=f64).reshape(n, 4), np.array(self.scale, dtype=f64),
+            np.array(self.stroke, dtype=f64), np.array(self.heads, dtype=bool).reshape(n, 2),
+            np.array(self.target, dtype=np.int64).reshape(n, 2), np.array(self.outline, dtype=np.int64).reshape(n, 2),
+            np.array(self.box_outline, dtype=np.int64).reshape(n, 2), np.array(self.anchor, dtype=f64).reshape(n, 4),
+            np.array(self.precise, dtype=bool).reshape(n, 2), np.array(self.exact, dtype=bool).reshape(n, 2),
+            np.array(self.offsets, dtype=np.int64), np.array(flat, dtype=f64).reshape(len(flat) // 2, 2),
+            np.array(self.closed, dtype=bool), np.array(self.bounds, dtype=f64).reshape(k, 4),
+            np.array(self.half, dtype=f64), _HYPOT_VARIANT)
 
 
 class ArrowCache(Dict[str, Any]):
@@ -1408,12 +1577,15 @@ def _costly(props: Mapping[str, Any]) -> bool:
 
 def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any], previous: Mapping[str, Any],
                  kept: Dict[str, Tuple[List[Any], Box]],
-                 twins: Optional[Dict[Tuple[Any, ...], Tuple[Box, Tuple[Any, ...]]]] = None) -> None:
+                 twins: Optional[Dict[Tuple[Any, ...], Tuple[Box, Tuple[Any, ...]]]] = None,
+                 batch: Optional["_StraightBatch"] = None) -> None:
     """Resolve arrow row ``r`` into ``d.local`` (from ``previous`` while its key is unchanged); record it in ``kept``.
 
     ``twins`` holds boxes resolved before by :func:`_twin_key` (see :class:`ArrowCache`): a
     reply that draws the same arrow many times resolves it once (a long arc is sampled in
     up to :data:`MAX_ARC_SPANS` spans, so one resolution can take a good fraction of a second).
+    With ``batch``, a straight arrow without a label that needs resolving joins it instead
+    (:meth:`_StraightBatch.run` resolves and records it).
     """
     nd = nodes[r]
     row = d.row
@@ -1428,6 +1600,9 @@ def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any],
     hit = previous.get(nd.id)
     if hit is not None and _same_key(hit[0], key):
         box = hit[1]
+    elif batch is not None and _straight_unlabelled(nd.props, nd.text):
+        batch.add(r, terms, key)
+        return
     else:
         if twins is not None and not _costly(nd.props):
             twins = None  # a straight arrow resolves faster than its key is built
@@ -1500,8 +1675,11 @@ def _resolve_todo(d: Any, nodes: Sequence[Any], todo: np.ndarray, by_arrow: Mapp
     previous: Dict[str, Any] = cache if cache is not None else {}
     kept: Dict[str, Tuple[List[Any], Box]] = {}
     twins = cache.twins if isinstance(cache, ArrowCache) else {}
+    batch = _StraightBatch.start(d, nodes)
     for r in todo.tolist():
-        _resolve_one(d, nodes, r, by_arrow[r], previous, kept, twins)
+        _resolve_one(d, nodes, r, by_arrow[r], previous, kept, twins, batch)
+    if batch is not None:
+        batch.run(d, nodes, kept)
     if cache is not None:
         cache.update(kept)
 
