@@ -1385,8 +1385,12 @@ def _straight_unlabelled(props: Mapping[str, Any], label: Any) -> bool:
     """Whether :func:`resolve_arrow` draws an arrow with ``props`` straight and without a label."""
     if label and label.strip():
         return False
-    if props.get("kind") == "elbow":
+    kind = props.get("kind")
+    if kind == "elbow":
         return False
+    bend = props.get("bend")
+    if (bend is None or (type(bend) in (int, float) and not bend)) and "scale" not in props:
+        return True  # no bend (scale 1): not an arc, whatever the kind
     scale = _num(props.get("scale"), 1.0) or 1.0
     bend = _num(props.get("bend"), 0.0)
     arc_kind = props.get("kind", "arc") == "arc"
@@ -1418,7 +1422,8 @@ class _StraightBatch:
         self.anchor: List[float] = []
         self.precise: List[bool] = []
         self.exact: List[bool] = []
-        self.slots: Dict[Tuple[int, bool], int] = {}
+        self.slots: Dict[int, int] = {}   # target row -> outline index (text without a head: ``bare``)
+        self.bare: Dict[int, int] = {}
         self.ends: Optional[np.ndarray] = None   # after run: the drawn ends and isValid of each arrow
         self.valid: Optional[np.ndarray] = None
         self.offsets: List[int] = [0]        # the outlines' flat points, bounds, closed flags and half strokes
@@ -1436,11 +1441,13 @@ class _StraightBatch:
         return cls(d, nodes)
 
     def _slot(self, r: int, node: Any, arrowhead: bool) -> int:
-        key = (r, arrowhead or node.type != "text")
-        k = self.slots.get(key)
+        """The index of row ``r``'s outline (``node``'s, for a terminal with or without ``arrowhead``)."""
+        full = arrowhead or node.type != "text"
+        slots = self.slots if full else self.bare
+        k = slots.get(r)
         if k is None:
-            k = self.slots[key] = len(self.closed)
-            if key[1] and node.type not in _OWN_OUTLINE:
+            k = slots[r] = len(self.closed)
+            if full and node.type not in _OWN_OUTLINE:
                 # what target_outline gives these types: their box, closed (no Outline built)
                 w, h = float(node.w), float(node.h)
                 props = node.props
@@ -1460,16 +1467,15 @@ class _StraightBatch:
 
     def add(self, r: int, terms: Mapping[str, Any], key: List[Any]) -> None:
         """Gather arrow row ``r`` (bound as ``terms``) whose cache key is ``key``."""
-        nd = self._nodes[r]
-        props = nd.props
-        row = self._row
+        nodes = self._nodes
+        props = nodes[r].props
         heads = (props.get("arrowheadStart", "none") != "none", props.get("arrowheadEnd", "arrow") != "none")
         self.rows.append(r)
         self.keys.append(key)
-        self.scale.append(_num(props.get("scale"), 1.0) or 1.0)
+        self.scale.append(_num(props["scale"], 1.0) or 1.0 if "scale" in props else 1.0)
         self.stroke.append(STROKE_SIZES.get(str(props.get("size", "m")), 3.5))
         self.heads += heads
-        bound: List[Any] = []
+        s = e = None
         for j, term in enumerate(("start", "end")):
             b = terms.get(term)
             if b is None:
@@ -1480,24 +1486,29 @@ class _StraightBatch:
                 self.anchor += (0.0, 0.0)
                 self.precise.append(False)
                 self.exact.append(False)
-                bound.append(None)
                 continue
-            t = row[b.to_id]
-            tn = self._nodes[t]
+            t = self._row[b.to_id]
+            tn = nodes[t]
             self.points += (0.0, 0.0)
             self.target.append(t)
             k = self._slot(t, tn, heads[j])
             self.outline.append(k)
             self.box_outline.append(k)
-            self.anchor += (float(b.anchor[0]), float(b.anchor[1]))
+            anchor = b.anchor
+            self.anchor += (float(anchor[0]), float(anchor[1]))
             self.precise.append(bool(b.precise))
-            self.exact.append(bool(b.props.get("isExact", False)))
-            bound.append(tn)
-        s, e = bound
+            self.exact.append(bool(b.props.get("isExact", False)) if b.props else False)
+            if j:
+                e = tn
+            else:
+                s = tn
         if s is not None and e is not None and s is not e:
-            # nesting is judged on the page boxes of the targets' full outlines
-            self.box_outline[-2] = self._slot(self.target[-2], s, True)
-            self.box_outline[-1] = self._slot(self.target[-1], e, True)
+            # nesting is judged on the page boxes of the targets' full outlines (a text
+            # target's differs from the one a terminal without a head meets)
+            if s.type == "text" and not heads[0]:
+                self.box_outline[-2] = self._slot(self.target[-2], s, True)
+            if e.type == "text" and not heads[1]:
+                self.box_outline[-1] = self._slot(self.target[-1], e, True)
 
     def run(self, d: Any, nodes: Sequence[Any], kept: Dict[str, Tuple[List[Any], Box]]) -> None:
         """Resolve the gathered arrows into ``d.local`` and record them in ``kept``."""
@@ -1510,8 +1521,9 @@ class _StraightBatch:
         boxes, ends, valid = self._call(d, n, k, flat)
         self.ends, self.valid = ends, valid
         d.local[np.array(self.rows, dtype=np.int64)] = boxes
-        for r, key, box in zip(self.rows, self.keys, boxes.tolist()):
-            kept[nodes[r].id] = (key, tuple(box))
+        # the cache keeps each box as a row of the batch's result (no float objects made)
+        for r, key, box in zip(self.rows, self.keys, boxes):
+            kept[nodes[r].id] = (key, box)
 
     def _call(self, d: Any, n: int, k: int, flat: List[float]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         f64 = np.float64
