@@ -34,7 +34,7 @@ import math
 import operator
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -1296,7 +1296,7 @@ def _needs_resolving(nd: Any) -> bool:
 
 def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
                   cache: Optional[Dict[str, Any]] = None, prev: Any = None,
-                  dirty: Optional[Any] = None) -> List[int]:
+                  dirty: Optional[Any] = None, remaining: Optional[Any] = None) -> List[int]:
     """Set the local boxes of tldraw arrows in a derivation; return the rows set.
 
     ``d`` is a :class:`~spatialobs.canvas.document.derive.Derived` whose local boxes
@@ -1311,7 +1311,10 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     page transform may differ from ``prev`` (changed rows and their descendants), and
     the bindings unchanged (the same records), only the arrows that are dirty or
     bound to a dirty row are looked at; the others keep ``prev``'s boxes (what the
-    full pass would take from the cache).
+    full pass would take from the cache). With ``remaining`` as well (a boolean mask over
+    ``prev``'s rows: those that remain after whole subtrees were removed, ``dirty`` then
+    in the remaining rows' numbering), bindings may also have been removed: the arrows
+    that lost one are resolved again with the dirty ones.
 
     Examples
     --------
@@ -1327,7 +1330,11 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     """
     blist = list(bindings.values())
     plan = getattr(prev, "arrow_plan", None) if dirty is not None else None
-    if plan is not None and len(blist) >= len(plan.bindings) and all(map(operator.is_, blist, plan.bindings)):
+    if plan is not None and remaining is not None:
+        done = _resolve_remaining(d, nodes, blist, cache, prev, dirty, plan, remaining)
+        if done is not None:
+            return done
+    elif plan is not None and len(blist) >= len(plan.bindings) and all(map(operator.is_, blist, plan.bindings)):
         # the previous bindings are still there, in order: at most new ones were added after them
         if len(blist) == len(plan.bindings):
             done = _resolve_dirty(d, nodes, cache, prev, dirty, plan)
@@ -1734,6 +1741,82 @@ def _resolve_added(d: Any, nodes: Sequence[Any], blist: List[Any], cache: Option
     dep_target = np.concatenate([plan.dep_target, np.asarray(dt, dtype=np.int64)])
     dep_arrow = np.concatenate([plan.dep_arrow, np.asarray(touched, dtype=np.int64)])
     todo = np.union1d(np.union1d(rows[dirty[rows]], dep_arrow[dirty[dep_target]]), np.asarray(touched, dtype=np.int64))
+    _resolve_todo(d, nodes, todo, by_arrow, cache)
+    d.arrow_plan = _ArrowPlan(blist, by_arrow, bound_terms, rows, dep_target, dep_arrow, point_boxes)
+    return rows.tolist()
+
+
+def _resolve_remaining(d: Any, nodes: Sequence[Any], blist: List[Any], cache: Optional[Dict[str, Any]], prev: Any,
+                       dirty: Any, plan: _ArrowPlan, kept: Any) -> Optional[List[int]]:
+    """The incremental pass of :func:`resolve_bound` after whole subtrees were removed (``kept``
+    marks ``prev``'s remaining rows) and bindings at most removed: the plan is carried to the
+    new row numbers, and only the arrows that are dirty, bound to a dirty row, or that lost a
+    binding are resolved. None when the full pass is needed (a binding that is not one of the
+    previous ones, in their order, or an arrow starting or stopping being resolved)."""
+    old_bindings = plan.bindings
+    live = set(map(id, blist))
+    still = [b for b in old_bindings if id(b) in live]
+    if len(still) != len(blist) or not all(map(operator.is_, still, blist)):
+        return None  # a binding that was not there (added), or the order changed
+    old_row = prev.row
+    lost: Set[int] = {old_row[b.from_id] for b in old_bindings if id(b) not in live and b.from_id in old_row}
+    newpos_a = np.cumsum(kept) - 1
+    newpos_a[~kept] = -1
+    newpos = newpos_a.tolist()
+    row = d.row
+    gone_ids = {prev.ids[i] for i in np.flatnonzero(~kept).tolist()}
+    if any(b.to_id in gone_ids and b.from_id in row for b in blist):
+        return None  # a binding to a removed row that stayed: the full pass decides
+    # the arrows that lost a binding take their terminals again as the full pass does (in
+    # canvas order, a later binding of a terminal over an earlier one)
+    lost_ids = {prev.ids[r] for r in lost if kept[r]}
+    touched = sorted(row[i] for i in lost_ids)
+    again: Dict[int, Dict[str, Any]] = {}
+    again_bound: Dict[int, Dict[str, Any]] = {}
+    for b in blist if lost_ids else ():
+        if b.from_id in lost_ids and b.to_id in row:
+            q = row[b.from_id]
+            if nodes[q].type != "arrow":
+                continue
+            again_bound.setdefault(q, {})[b.terminal] = b
+            if not _keeps_points(nodes[q]):
+                again.setdefault(q, {})[b.terminal] = b
+    bound_terms = {q: terms for r, terms in plan.bound_terms.items() if (q := newpos[r]) >= 0 and r not in lost}
+    bound_terms.update(again_bound)
+    by_arrow = {q: terms for r, terms in plan.by_arrow.items() if (q := newpos[r]) >= 0 and r not in lost}
+    for q in touched:
+        terms = again.get(q)
+        if terms is not None:
+            by_arrow[q] = terms
+        elif _needs_resolving(nodes[q]):
+            by_arrow[q] = {}
+    check = np.flatnonzero(dirty & (d.types == "arrow")).tolist() + touched
+    for q in check:
+        nd = nodes[q]
+        terms = None if _keeps_points(nd) else bound_terms.get(q)
+        member = bool(terms) or _needs_resolving(nd)
+        if member != (q in by_arrow):
+            return None
+    rows = np.fromiter(by_arrow, np.int64, len(by_arrow))
+    old_of = np.flatnonzero(kept)  # new row -> old row
+    point_boxes = d.local[rows]
+    d.local[rows] = prev.local[old_of[rows]]
+    dep_t, dep_a = newpos_a[plan.dep_target], newpos_a[plan.dep_arrow]
+    keep_dep = (dep_t >= 0) & (dep_a >= 0)
+    if lost:
+        keep_dep &= ~np.isin(plan.dep_arrow, np.fromiter(lost, np.int64, len(lost)))
+    dt, da = [dep_t[keep_dep]], [dep_a[keep_dep]]
+    for q in touched:
+        terms = by_arrow.get(q)
+        if terms:
+            dt.append(np.fromiter((row[b.to_id] for b in terms.values()), np.int64, len(terms)))
+            da.append(np.full(len(terms), q, dtype=np.int64))
+    dep_target, dep_arrow = np.concatenate(dt), np.concatenate(da)
+    todo = np.union1d(np.union1d(rows[dirty[rows]], dep_arrow[dirty[dep_target]]),
+                      np.intersect1d(np.asarray(touched, dtype=np.int64), rows))
+    if cache is not None:
+        for i in gone_ids:
+            cache.pop(i, None)
     _resolve_todo(d, nodes, todo, by_arrow, cache)
     d.arrow_plan = _ArrowPlan(blist, by_arrow, bound_terms, rows, dep_target, dep_arrow, point_boxes)
     return rows.tolist()

@@ -353,9 +353,9 @@ def _paint_order_walk(ids: List[str], rank: np.ndarray, parent: np.ndarray, page
 
 def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, Binding],
                     cache: Optional[Dict[str, Any]] = None, prev: Optional["Derived"] = None,
-                    dirty: Optional[np.ndarray] = None) -> List[int]:
+                    dirty: Optional[np.ndarray] = None, remaining: Optional[np.ndarray] = None) -> List[int]:
     """Recompute the local boxes of tldraw arrows as tldraw resolves them; return their rows."""
-    return resolve_bound(d, nodes, bindings, cache, prev, dirty)
+    return resolve_bound(d, nodes, bindings, cache, prev, dirty, remaining)
 
 
 @dataclass
@@ -377,6 +377,11 @@ class Raw:
     # nothing else changed the tree: the remaining nodes keep their depth and paint order
     kept: Optional[np.ndarray] = None
     changed_rows: Optional[List[int]] = None  # rows replaced by patch (same ids, same order), or by splice
+    # when whole subtrees were removed and nothing added (the tree of the other nodes may have
+    # changed): the previous derivation's rows that remain, and the remaining rows (new
+    # numbering) of the nodes updated meanwhile; a hint for the arrow pass of one derivation
+    remaining: Optional[np.ndarray] = None
+    remaining_changed: Optional[List[int]] = None
     appended: int = -1  # rows of the previous derivation when splice only appended rows after them
 
     def sort_keys(self) -> Tuple[np.ndarray, np.ndarray]:
@@ -531,12 +536,17 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
             num[r] = _get_num(nd)
         index_array = _put_str(index_array, rows, [nd.index for nd in vals])
     kept = None
+    remaining = None
     if gone and not added and np.array_equal(linked, p >= 0):
+        remaining = keep
         old_nodes = raw.nodes
         if all(old_nodes[raw.row[nid]].parent == nd.parent and old_nodes[raw.row[nid]].index == nd.index
                and old_nodes[raw.row[nid]].type == nd.type for nid, nd in changed.items()):
             kept = keep
     out = Raw(nodes, ids, row, parents, parent, types, index, num, False, id_array, index_array, kept)
+    if remaining is not None:
+        out.remaining = remaining
+        out.remaining_changed = [row[nid] for nid in changed]
     if not gone:  # rows only appended: the previous rows keep their places
         out.appended = n0
         out.changed_rows = [row[nid] for nid in changed] + relinked + list(range(n0, len(ids)))
@@ -600,6 +610,9 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     kept = raw.kept
     if kept is not None and not (prev is not None and prev.page_ids == page_ids and len(prev.ids) == len(kept)):
         kept = None
+    remaining = raw.remaining
+    if remaining is not None and not (prev is not None and prev.page_ids == page_ids and len(prev.ids) == len(remaining)):
+        remaining = None
     if reuse and raw.changed_rows is not None and prev.clip is not None:  # type: ignore[union-attr]
         quick = _derive_rows(raw, prev, bindings, local_cache, arrow_cache)  # type: ignore[arg-type]
         if quick is not None:
@@ -630,6 +643,15 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         if plan is not None:
             local[plan.rows] = plan.point_boxes
         todo_points = np.intersect1d(point_rows, np.asarray(raw.changed_rows, dtype=np.int64))
+    elif remaining is not None and raw.remaining_changed is not None and len(point_rows):
+        # the same after a removal, through the remaining rows' previous numbering
+        before = prev.local  # type: ignore[union-attr]
+        plan = prev.arrow_plan  # type: ignore[union-attr]
+        if plan is not None:
+            before = before.copy()
+            before[plan.rows] = plan.point_boxes
+        local[point_rows] = before[np.flatnonzero(remaining)[point_rows]]
+        todo_points = np.intersect1d(point_rows, np.asarray(raw.remaining_changed, dtype=np.int64))
     if len(todo_points):
         pboxes = []
         for i in todo_points.tolist():
@@ -685,20 +707,24 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     dirty = None
     appended = (prev is not None and raw.appended >= 0 and raw.appended == len(prev.ids)
                 and raw.changed_rows is not None and prev.page_ids == page_ids)
-    if (reuse or appended) and raw.changed_rows is not None:
+    hint = raw.changed_rows if (reuse or appended) else raw.remaining_changed if remaining is not None else None
+    if hint is not None:
         # the patched (or appended) rows and their descendants: every row whose record or page
-        # transform may differ from the previous derivation's
+        # transform may differ from the previous derivation's (after a removal of whole
+        # subtrees, in the remaining rows' numbering)
         dirty = np.zeros(n, dtype=bool)
-        dirty[raw.changed_rows] = True
+        dirty[hint] = True
         for lvl in levels[1:]:
             dirty[lvl] |= dirty[parent[lvl]]
     d.serial = next(_SERIALS)
     if reuse:
         d.base = prev.serial  # type: ignore[union-attr]
         d.record_rows = np.asarray(raw.changed_rows or (), dtype=np.int64)
-    raw.changed_rows = None  # a hint for one derivation: the same raw derived again says nothing
+    # hints for one derivation: the same raw derived again says nothing
+    raw.changed_rows = raw.remaining = raw.remaining_changed = None
     if bindings or (n and (types == "arrow").any()):  # unbound arcs and labelled arrows too
-        changed = _resolve_arrows(d, nodes, bindings, arrow_cache, prev if dirty is not None else None, dirty)
+        changed = _resolve_arrows(d, nodes, bindings, arrow_cache, prev if dirty is not None else None, dirty,
+                                  remaining if dirty is not None else None)
         if changed and (group[changed] >= 0).any():
             _group_boxes(local, is_group, parent, levels, x, y, rot_l, nodes, is_point, types)
     if n:
