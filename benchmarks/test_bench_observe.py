@@ -229,3 +229,19 @@ def test_observe_warm_records(benchmark, n, impl, monkeypatch):
     obs, text = benchmark(run_fast, c, VIEW)
     assert text == want
     check(benchmark, c, VIEW, obs, text)
+
+
+# -- to_json: the compiled writer of plain data next to json.dumps
+_LIMITS = importlib.import_module("spatialobs.canvas.limits")
+
+
+@pytest.mark.parametrize("impl", ["compiled", "json.dumps"])
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_observe_to_json(benchmark, n, impl, monkeypatch):
+    """Observation.to_json of a warm observation, written by either."""
+    benchmark.group = f"observe-to-json n={n}"
+    obs = observe(synth(n), VIEW)
+    want = _LIMITS.utf8_json(obs.to_dict(), separators=(",", ":"), allow_nan=False)
+    if impl != "compiled":
+        monkeypatch.setattr(_LIMITS, "_dumps_compact", None)
+    assert benchmark(obs.to_json) == want

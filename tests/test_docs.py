@@ -15,11 +15,12 @@ import pytest
 import spatialobs
 
 #: Modules with no examples by design: internals (the compiled featurize, observe, signature, element-bounds and
-#: node-columns loops are checked against their Python twins in the screen, observe and canvas tests), and the
+#: node-columns loops are checked against their Python twins, the JSON writer against json.dumps), and the
 #: command line (tested in test_cli.py).
 NO_EXAMPLES = {"spatialobs", "spatialobs._core", "spatialobs._errors", "spatialobs.canvas.document.derive",
                "spatialobs.screen._persist", "spatialobs.screen._cfeatures", "spatialobs.canvas._cobserve",
                "spatialobs.screen._cactions", "spatialobs.screen._cmodel", "spatialobs.canvas.document._cextract",
+               "spatialobs.canvas._cjson",
                "spatialobs.cli"}
 MODULES = sorted(
     m.name for m in pkgutil.walk_packages(spatialobs.__path__, "spatialobs.") if m.name != "spatialobs.__main__"

@@ -303,3 +303,108 @@ def test_record_loops_bad_input():
     args = ({}, ["x"], np.array([0], np.int64), z((1, 7), np.int64), z(1, np.uint8), z((1, 4), np.int64), z(1), z(1),
             z((1, 4)), O.G.LABEL_NAMES, O._FLAG_NAMES, 80)
     assert _outcome(co.object_records, *args) == _outcome(O._object_records_py, *args) == ("err", KeyError)
+
+
+# -- compact JSON of plain data (every observation's to_json)
+L = importlib.import_module("spatialobs.canvas.limits")
+
+
+def _cjson() -> Any:
+    return pytest.importorskip("spatialobs.canvas._cjson")
+
+
+def _json_dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _plain_json(value: Any, depth: int = 0) -> bool:
+    """The data the compiled writer takes (the rest it declines): exact types, string keys, finite floats, depth <= 100."""
+    t = type(value)
+    if t in (str, int, bool) or value is None:
+        return True
+    if t is float:
+        return value - value == 0.0
+    if t is list:
+        return depth < 100 and all(_plain_json(v, depth + 1) for v in value)
+    if t is dict:
+        return depth < 100 and all(type(k) is str and _plain_json(v, depth + 1) for k, v in value.items())
+    return False
+
+
+class _S(str):
+    pass
+
+
+class _I(int):
+    pass
+
+
+class _F(float):
+    def __repr__(self) -> str:
+        return "F!"
+
+
+_plain_leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.integers(-10**40, 10**40),
+    st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([-0.0, 1e16, 1e-7, 5e-324, 1.7976931348623157e308, 0.1 + 0.2]),
+    st.text(), st.text(st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF), max_size=6),
+    st.sampled_from(["\\", '"', "\x00\x1f\x7f\b\f\n\r\t", "\u2028\u2029", "\ud800", "é" * 3, "a/b"]),
+)
+_plain_keys = st.one_of(st.text(max_size=5), st.sampled_from(["id", "type", "\n", '"', "\ud800"]))
+_plain_values = st.recursive(_plain_leaves, lambda kids: st.one_of(st.lists(kids, max_size=4),
+                                                                    st.dictionaries(_plain_keys, kids, max_size=4)),
+                             max_leaves=30)
+# now and then something the compiled writer declines, somewhere inside
+_other_leaves = st.one_of(st.sampled_from([float("nan"), float("inf"), _S("s"), _I(3), _F(1.5), (1, 2), b"x", 1j]),
+                          st.dictionaries(st.sampled_from([1, None, True, 2.5, _S("k"), (1,)]), _plain_leaves,
+                                          min_size=1, max_size=2))
+_json_values = st.one_of(_plain_values, _plain_values, st.recursive(
+    st.one_of(_plain_leaves, _other_leaves), lambda kids: st.one_of(st.lists(kids, max_size=4),
+                                                                     st.dictionaries(_plain_keys, kids, max_size=4),
+                                                                     st.lists(kids, max_size=3).map(tuple)), max_leaves=20))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_json_values)
+def test_dumps_compact_is_json_dumps_or_declines(value):
+    cj = _cjson()
+    got = cj.dumps_compact(value)
+    want = _outcome(_json_dumps, value)
+    assert (got is None) == (not _plain_json(value))
+    if got is not None:
+        assert want == ("ok", got)
+    # the public writer gives json's text, or json's error, in every case
+    assert _outcome(L.compact_json, value) == _outcome(lambda v: L.utf8_json(v, separators=(",", ":"), allow_nan=False), value)
+
+
+def test_dumps_compact_depth_limit():
+    cj = _cjson()
+    for depth in (99, 100, 101):
+        value: Any = "x"
+        for i in range(depth):
+            value = [value] if i % 2 else {"k": value}
+        got = cj.dumps_compact(value)
+        assert (got is None) == (depth > cj.MAX_DEPTH) and L.compact_json(value) == _json_dumps(value)
+
+
+def test_dumps_compact_bad_values_give_json_errors():
+    for bad, err in [({"a": float("nan")}, ValueError), ({"a": {1j}}, TypeError), ({(1,): 2}, TypeError)]:
+        with pytest.raises(err) as got:
+            L.compact_json(bad)
+        with pytest.raises(err) as want:
+            _json_dumps(bad)
+        assert str(got.value) == str(want.value)
+    cyc: list = []
+    cyc.append(cyc)
+    with pytest.raises(ValueError, match="^Circular reference detected$"):
+        L.compact_json(cyc)
+
+
+def test_observation_json_is_written_by_the_compiled_writer(monkeypatch):
+    _cjson()
+    from spatialobs.canvas.scenarios.handoff import synthetic_workspace
+
+    obs = O.observe(synthetic_workspace(3000, seed=5), (0, 0, 2800, 1800), include_bounds=True)
+    fast = obs.to_json()
+    monkeypatch.setattr(L, "_dumps_compact", None)
+    assert fast == obs.to_json() == _json_dumps(obs.to_dict()) and len(obs.objects) > 100

@@ -58,12 +58,12 @@ import json
 import reprlib
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from spatialobs._errors import InvalidInputError, SpatialObsError
 
 __all__ = ["CanvasLimits", "DEFAULT_LIMITS", "ECHO_CHARS", "echo", "current", "check_depth", "one_line",
-           "typed_errors", "utf8_json"]
+           "typed_errors", "utf8_json", "compact_json"]
 
 #: Values quoted in error messages are cut to this many characters.
 ECHO_CHARS = 80
@@ -254,4 +254,34 @@ def utf8_json(value: Any, **kwargs: Any) -> str:
             text.encode("utf-8")
         except UnicodeEncodeError:
             text = json.dumps(value, ensure_ascii=True, **kwargs)
+    return text
+
+
+_dumps_compact: Optional[Callable[[Any], Optional[str]]]
+try:
+    from spatialobs.canvas._cjson import dumps_compact as _dumps_compact
+except ImportError:  # a source tree without the compiled module: json.dumps writes everything
+    _dumps_compact = None
+
+
+def compact_json(value: Any) -> str:
+    """``utf8_json(value, separators=(",", ":"), allow_nan=False)``, by a compiled writer for plain data.
+
+    Plain data (exact dicts with string keys, lists, strings, ints, finite floats,
+    booleans, None) is written by ``spatialobs.canvas._cjson``, byte for byte as
+    ``json.dumps`` writes it; anything else goes to ``json.dumps``, with its errors.
+
+    Examples
+    --------
+    >>> compact_json({"a": [1, 2.5, "é", None, True]}), compact_json({"a": "\\ud800"})
+    ('{"a":[1,2.5,"é",null,true]}', '{"a":"\\\\ud800"}')
+    """
+    text = _dumps_compact(value) if _dumps_compact is not None else None
+    if text is None:
+        return utf8_json(value, separators=(",", ":"), allow_nan=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     return text

@@ -46,7 +46,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from spatialobs import geometry as G
-from spatialobs.canvas.limits import typed_errors, utf8_json
+from spatialobs.canvas.limits import compact_json, typed_errors
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Viewport
@@ -584,7 +584,7 @@ class Observation:
         >>> observe(Canvas(), (0, 0, 10, 10)).to_json()
         '{"viewport":{"x":0,"y":0,"w":10,"h":10},"objects":[],"relations":[],"omitted":{"objects":0,"relations":0}}'
         """
-        return utf8_json(self.to_dict(), separators=(",", ":"), allow_nan=False)
+        return compact_json(self.to_dict())
 
     def ids(self) -> List[str]:
         """Ids of the objects in the observation, in its order."""

@@ -1,0 +1,5 @@
+from typing import Any, Optional
+
+MAX_DEPTH: int
+
+def dumps_compact(value: Any) -> Optional[str]: ...
