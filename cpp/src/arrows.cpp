@@ -262,7 +262,7 @@ inline bool contains(const double* a, const double* b) {
 enum class Rel { kSafe, kDoubleBound, kStartContainsEnd, kEndContainsStart };
 
 // _hit_straight: where the segment from `opposite` to `point` first meets the target's outline.
-Pt hit_straight(const Kernel&, Pt point, Pt opposite, const Xf& arrow_xf, Terminal* t) {
+Pt hit_straight(Pt point, Pt opposite, const Xf& arrow_xf, Terminal* t) {
   if (t == nullptr || t->exact) return point;
   const Pt a = from_page(t->xf, to_page(arrow_xf, opposite));
   const Pt b = from_page(t->xf, to_page(arrow_xf, point));
@@ -299,8 +299,8 @@ Straight straight(const Kernel& k, Pt a0, Pt b0, Terminal* s, Terminal* e, const
                   double sw, double scale, Rel rel) {
   if (equals(a0, b0)) return {a0, b0, false};
   const Pt uab = k.uni(b0.x - a0.x, b0.y - a0.y);
-  Pt b = hit_straight(k, b0, a0, arrow_xf, e);
-  Pt a = hit_straight(k, a0, b0, arrow_xf, s);
+  Pt b = hit_straight(b0, a0, arrow_xf, e);
+  Pt a = hit_straight(a0, b0, arrow_xf, s);
   double offset_a = 0.0, offset_b = 0.0;
   double min_len = 10.0 * scale;
   const bool self_hit = s != nullptr && e != nullptr && s->target == e->target;
