@@ -5,8 +5,9 @@ Groups (one per kernel and size, baseline in the same group):
 * ``verify-200``: exact two-set Jaccard of one query against 200 fused
   candidates, in C++ (GIL released), against Python sets and datasketch MinHash
   estimates (128 permutations) of the same pairs.
-* ``bm25``: top-200 BM25 over the same atom corpus, ours against bm25s (same
-  Lucene variant, k1 = 1.5, b = 0.75), its ``retrieve`` and its raw ``get_scores``.
+* ``bm25``: top-200 BM25 over the same atom corpus, ours (and ours with the
+  exhaustive selection) against bm25s (same Lucene variant, k1 = 1.5,
+  b = 0.75), its ``retrieve`` and its raw ``get_scores``.
 * ``add``: ``StateIndex.add`` of a new screen (featurize included) into an index
   of n unique observations, hybrid against exhaustive verification (brute force);
   ``extra_info`` holds the mean, median, p99 and max of each add (wall and CPU
@@ -205,6 +206,19 @@ def test_bm25_ours(benchmark, n):
     s = r.get_scores([str(a) for a in queries[0].tolist()])
     ids, scores = res[0]
     assert np.allclose(s[ids], scores, rtol=1e-4)
+
+
+@pytest.mark.parametrize("n", screen_sizes(10**4, 10**5))
+def test_bm25_ours_exhaustive(benchmark, n):
+    # The same queries scored by the plain algorithm (every posting, the
+    # selection without the bucket gate): the gate's gain, side by side.
+    ix = ours_bm25(n)
+    _, queries = bm25_case(n)
+    benchmark.group = f"bm25 top-200 n={n}"
+    res = benchmark(lambda: [ix.top_k(q, 200, exhaustive=True) for q in queries])
+    for (ids, scores), q in zip(res, queries):
+        got = ix.top_k(q, 200)
+        assert ids.tolist() == got[0].tolist() and scores.tolist() == got[1].tolist()
 
 
 @pytest.mark.parametrize("n", screen_sizes(10**4, 10**5))

@@ -306,7 +306,7 @@ void register_screen(py::module_& m) {
           py::arg("atoms"))
       .def(
           "top_k",
-          [](const Bm25Holder& h, const py::array& query, py::ssize_t k) {
+          [](const Bm25Holder& h, const py::array& query, py::ssize_t k, bool exhaustive) {
             if (k < 0) throw std::invalid_argument("k must be >= 0, got " + std::to_string(k));
             std::size_t n = 0;
             const std::uint64_t* q = check_atoms(query, "query", n);
@@ -315,11 +315,15 @@ void register_screen(py::module_& m) {
             {
               py::gil_scoped_release release;  // raw buffer; readers share the lock
               std::shared_lock<std::shared_mutex> lock(h.mu);
-              h.index.top_k(q, n, static_cast<std::size_t>(k), ids, scores);
+              if (exhaustive) {
+                h.index.top_k_exhaustive(q, n, static_cast<std::size_t>(k), ids, scores);
+              } else {
+                h.index.top_k(q, n, static_cast<std::size_t>(k), ids, scores);
+              }
             }
             return py::make_tuple(vector_to_numpy(std::move(ids)), vector_to_numpy(std::move(scores)));
           },
-          py::arg("query"), py::arg("k"))
+          py::arg("query"), py::arg("k"), py::kw_only(), py::arg("exhaustive") = false)
       .def("memory_bytes", [](const Bm25Holder& h) {
         py::gil_scoped_release release;
         std::shared_lock<std::shared_mutex> lock(h.mu);

@@ -147,3 +147,82 @@ def test_core_rrf_bad_input():
         _core.rrf_fuse([np.array([1], dtype=np.int64)], float("nan"))
     with pytest.raises(InvalidInputError):
         _core.rrf_fuse([np.array([1.5])], 60.0)  # not int64
+
+
+# -- the gated top-k against the exhaustive one ----------------------------------
+
+# Few terms and few lengths: many documents tie exactly, so the gate and the
+# final cut fall inside runs of equal scores; repeats give tf > 1.
+tie_docs_st = st.lists(st.lists(st.integers(0, 6), min_size=0, max_size=6), max_size=60)
+k_st = st.one_of(st.integers(0, 5), st.integers(6, 80), st.just(10**12))
+
+
+def same_top_k(ix, query, k):
+    q = np.array(query, dtype=np.uint64)
+    got = ix.top_k(q, k)
+    want = ix.top_k(q, k, exhaustive=True)
+    assert got[0].tolist() == want[0].tolist()
+    assert got[1].tolist() == want[1].tolist()
+    return got
+
+
+@settings(max_examples=300, deadline=None)
+@given(tie_docs_st, st.lists(st.integers(0, 8), max_size=8), k_st,
+       st.sampled_from([(1.5, 0.75), (1.2, 0.0), (0.0, 1.0), (2.0, 1.0)]))
+def test_gated_top_k_equals_exhaustive_with_ties_and_repeats(docs, query, k, params):
+    ix = _core.Bm25Index(*params)
+    for i, d in enumerate(docs):
+        ix.add(np.array(d, dtype=np.uint64))
+        # Incremental adds: every intermediate index answers as the oracle does.
+        if i % 7 == 0 or i + 1 == len(docs):
+            ids, scores = same_top_k(ix, query, k)
+            want = ref.bm25_top_k(docs[: i + 1], query, k, *params)
+            assert ids.tolist() == [w for w, _ in want] and scores.tolist() == [s for _, s in want]
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 7, 200, 1000, 10**12]))
+def test_gated_top_k_equals_exhaustive_across_blocks(seed, k):
+    # Several 4,096-document blocks, so that the gate rises between blocks;
+    # Zipf-like term frequencies put long lists (past kMaxArenaBlock) next to
+    # rare terms, lengths vary little (many exact ties) and some atoms repeat.
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4097, 14000))
+    lens = rng.integers(1, 7, size=n)
+    vocab = int(rng.integers(20, 400))
+    ix = _core.Bm25Index()
+    docs = []
+    for m in lens:
+        d = np.minimum(rng.zipf(1.3, size=m) - 1, vocab).astype(np.uint64)
+        docs.append(d)
+        ix.add(d)
+    for _ in range(4):
+        q = rng.choice(vocab + 1, size=int(rng.integers(1, 12)))
+        ids, scores = same_top_k(ix, q.tolist(), k)
+        assert len(ids) == min(k, len({i for i, d in enumerate(docs) if np.isin(d, q).any()}))
+
+
+def test_gated_top_k_on_a_long_list_and_one_term_queries():
+    # One term in every document (a list past kMaxArenaBlock): every score is
+    # that term's contribution at the document's length, so thousands tie and
+    # the k best are the shortest documents, lowest ids first.
+    rng = np.random.default_rng(11)
+    ix = _core.Bm25Index()
+    docs = []
+    for i in range(2 * 4096 + 5):
+        d = [1] + rng.integers(2, 9, size=int(rng.integers(0, 3))).tolist()
+        docs.append(d)
+        ix.add(np.array(d, dtype=np.uint64))
+    for k in (1, 100, 3000, 5000, 9000):
+        ids, scores = same_top_k(ix, [1], k)
+        want = ref.bm25_top_k(docs, [1], k)
+        assert ids.tolist() == [w for w, _ in want] and scores.tolist() == [s for _, s in want]
+    same_top_k(ix, [1, 2, 3, 99], 50)
+
+
+def test_exhaustive_switch_checks_input_the_same_way():
+    ix = build([[1]])
+    with pytest.raises(InvalidInputError, match="query must have dtype uint64"):
+        ix.top_k(np.array([1], dtype=np.int64), 3, exhaustive=True)
+    with pytest.raises(InvalidInputError, match="k must be >= 0"):
+        ix.top_k(np.array([1], dtype=np.uint64), -1, exhaustive=True)

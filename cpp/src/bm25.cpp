@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -181,9 +182,28 @@ void Bm25Index::give_back(std::unique_ptr<Scratch> s) const {
 
 namespace detail {
 
-// Documents scored per block: 4096 sums (32 KiB) stay in L1 while every
-// query term's postings for the block are added.
-constexpr std::size_t kBm25Block = 4096;
+// Documents scored per block: the 8,192 sums (64 KiB) stay in L1 or L2
+// while every query term's postings for the block are added. Blocks of 4,096
+// (all in L1) cost more per query at 10^5 documents: each block reloads every
+// term's table of contributions, and the gate rises after each block
+// anyway.
+constexpr std::size_t kBm25Block = 8192;
+
+// Score buckets of the top-k gate: the upper 16 bits of a positive double
+// (exponent and 4 mantissa bits) order like the values, so a bucket is a
+// score range narrower than 1/16 of its lower edge.
+constexpr unsigned kBm25BucketShift = 48;
+constexpr std::size_t kBm25Buckets = 1024;
+inline std::uint64_t bm25_bits(double x) {
+  std::uint64_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+inline double bm25_from_bits(std::uint64_t u) {
+  double x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
 
 // x ranks before y: higher score, ties to the lower id (a function object,
 // so that the standard algorithms inline it).
@@ -197,6 +217,16 @@ struct Bm25Better {
 
 void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, std::vector<std::int64_t>& ids,
                       std::vector<double>& scores) const {
+  search(query, n, k, ids, scores, false);
+}
+
+void Bm25Index::top_k_exhaustive(const std::uint64_t* query, std::size_t n, std::size_t k,
+                                 std::vector<std::int64_t>& ids, std::vector<double>& scores) const {
+  search(query, n, k, ids, scores, true);
+}
+
+void Bm25Index::search(const std::uint64_t* query, std::size_t n, std::size_t k, std::vector<std::int64_t>& ids,
+                       std::vector<double>& scores, bool exhaustive) const {
   ids.clear();
   scores.clear();
   const std::size_t num_docs = doc_len_.size();
@@ -251,8 +281,36 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
       have_norm = true;
     }
     table_of[j] = sc.table.size();
-    for (std::size_t c = 0; c < num_classes; ++c) sc.table.push_back(idf[j] * 1.0 / (1.0 + sc.norm[c]));
+    sc.table.resize(table_of[j] + num_classes);
+    double* tab = sc.table.data() + table_of[j];
+    for (std::size_t c = 0; c < num_classes; ++c) tab[c] = idf[j] * 1.0 / (1.0 + sc.norm[c]);
   }
+
+  // The gate: documents scoring below it cannot be among the k best.
+  //
+  // Bounds before any document is scored: a document's score is at least its
+  // contribution from any one of its terms (every contribution is > 0, and a
+  // positive addend never lowers a rounded sum), and that is at least the
+  // term's contribution at tf = 1 and the longest length. So no score is below
+  // the smallest such bound (the first score bucket), and a term in k
+  // documents puts k scores at or above its bound (the first gate). The
+  // margin covers rounding: tf > 1 is computed by another expression.
+  double gate = 0.0;
+  double lowest = HUGE_VAL;
+  if (!exhaustive) {
+    std::uint32_t longest = 0;
+    for (std::uint32_t len : class_len_) longest = std::max(longest, len);
+    const double kmax = k1_ * (1.0 - b_ + b_ * static_cast<double>(longest) / avgdl);
+    for (std::size_t j = 0; j < lists.size(); ++j) {
+      const double bound = idf[j] * 1.0 / (1.0 + kmax) * (1.0 - 1e-9);
+      lowest = std::min(lowest, bound);
+      if (lists[j].df >= k) gate = std::max(gate, bound);
+    }
+  }
+  const std::uint64_t bucket0 = detail::bm25_bits(lowest) >> detail::kBm25BucketShift;
+  sc.hist.assign(detail::kBm25Buckets, 0);
+  std::size_t top_bucket = 0;  // the highest bucket holding a candidate
+  std::size_t nb = 0;  // candidates in the buffer
 
   const std::size_t block = std::min(detail::kBm25Block, num_docs);
   if (sc.acc.size() < block) sc.acc.resize(block, 0.0);
@@ -261,7 +319,7 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
   sc.cursor.assign(lists.size(), 0);
   const detail::Bm25Better better;
   auto& best = sc.best;
-  best.clear();
+  if (exhaustive) best.clear();
   // Documents not better than bar cannot be among the k best.
   std::pair<double, std::uint32_t> bar{0.0, 0};
   bool have_bar = false;
@@ -332,9 +390,53 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
       }
       sc.cursor[j] = i;
     }
-    // Candidates at least as good as the k-th best seen so far go to a
-    // buffer; when it holds 2k, it is cut back to its k best, which raises
-    // the bar. Amortized O(1) per touched document.
+    if (!exhaustive) {
+      // Documents scoring at least the gate go to a buffer (appended without
+      // a branch: most documents fall below it, at no predictable place) and
+      // are counted in their score bucket. After each block holding k
+      // candidates, the gate rises to the lower edge of the highest bucket
+      // with k candidates at or above it (k documents score at least the
+      // gate, so one below it cannot be among the k best) and the buffer drops
+      // what is below. O(1) per candidate; pairs are compared only at the
+      // end. `best` only grows (its first nb entries are the buffer), so
+      // reusing it costs nothing.
+      if (best.size() < nb + nt + 1) best.resize(std::max(2 * best.size(), nb + nt + 1));
+      std::pair<double, std::uint32_t>* out = best.data();
+      const std::size_t first_new = nb;
+      for (std::size_t i = 0; i < nt; ++i) {
+        const std::uint32_t d = touched[i];
+        const double s = acc[d];
+        acc[d] = 0.0;
+        out[nb] = {s, base + d};
+        nb += s >= gate;
+      }
+      for (std::size_t i = first_new; i < nb; ++i) {
+        const std::uint64_t key = detail::bm25_bits(out[i].first) >> detail::kBm25BucketShift;
+        const std::size_t bucket =
+            key <= bucket0 ? 0
+                           : static_cast<std::size_t>(std::min<std::uint64_t>(key - bucket0, detail::kBm25Buckets - 1));
+        ++sc.hist[bucket];
+        top_bucket = std::max(top_bucket, bucket);
+      }
+      if (nb < k) continue;
+      std::size_t above = 0;
+      std::size_t g = top_bucket + 1;
+      while (g > 1 && above < k) above += sc.hist[--g];
+      const double edge = detail::bm25_from_bits((bucket0 + g) << detail::kBm25BucketShift);
+      if (above >= k && edge > gate) gate = edge;
+      if (nb >= 2 * k) {  // drop what is below the gate, branch-free
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < nb; ++i) {
+          out[kept] = out[i];
+          kept += out[i].first >= gate;
+        }
+        nb = kept;
+      }
+      continue;
+    }
+    // The exhaustive selection: candidates at least as good as the k-th best
+    // seen so far go to a buffer; when it holds 2k, it is cut back to its k
+    // best, which raises the bar.
     for (std::size_t i = 0; i < nt; ++i) {
       const std::uint32_t d = touched[i];
       const std::pair<double, std::uint32_t> cand{acc[d], base + d};
@@ -350,9 +452,11 @@ void Bm25Index::top_k(const std::uint64_t* query, std::size_t n, std::size_t k, 
       }
     }
   }
-  const std::size_t m = std::min(k, best.size());
-  if (m < best.size()) {
-    std::nth_element(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(m), best.end(), better);
+  if (exhaustive) nb = best.size();
+  const std::size_t m = std::min(k, nb);
+  if (m < nb) {
+    std::nth_element(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(m),
+                     best.begin() + static_cast<std::ptrdiff_t>(nb), better);
   }
   std::sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(m), better);
   ids.reserve(m);
@@ -382,7 +486,7 @@ std::size_t Bm25Index::memory_bytes() const {
   std::lock_guard<std::mutex> lock(pool_mu_);
   for (const auto& sc : pool_) {
     bytes += (sc->acc.capacity() + sc->norm.capacity() + sc->table.capacity()) * sizeof(double) +
-             sc->touched.capacity() * sizeof(std::uint32_t) + sc->cursor.capacity() * sizeof(std::size_t) +
+             (sc->touched.capacity() + sc->hist.capacity()) * sizeof(std::uint32_t) + sc->cursor.capacity() * sizeof(std::size_t) +
              sc->best.capacity() * sizeof(std::pair<double, std::uint32_t>);
   }
   return bytes;

@@ -63,6 +63,15 @@ int main() {
     }
     ix.top_k(q.data(), q.size(), 0, ids, scores);
     CHECK(ids.empty());
+    // The gated selection returns what the exhaustive one does, bit for bit,
+    // for k below, around and above the number of matching documents.
+    for (std::size_t k : {std::size_t{1}, std::size_t{3}, std::size_t{40}, sharing, sharing + 1, std::size_t{1} << 40}) {
+      std::vector<std::int64_t> want_ids;
+      std::vector<double> want_scores;
+      ix.top_k(q.data(), q.size(), k, ids, scores);
+      ix.top_k_exhaustive(q.data(), q.size(), k, want_ids, want_scores);
+      CHECK(ids == want_ids && scores == want_scores);
+    }
   }
   // An unknown atom matches nothing; duplicated query atoms count once.
   const std::uint64_t unknown[1] = {999};

@@ -30,6 +30,18 @@
 // divisions. Documents are scored in blocks of consecutive ids so that the
 // accumulators stay in cache; within a block terms are still visited in
 // increasing order.
+//
+// Selection: a document goes to the candidate buffer only if it scores at
+// least a gate, a proven lower bound of the k-th best score. The gate starts
+// at the smallest contribution a term held by k documents can make (tf = 1,
+// the longest length, less a margin for rounding) and, after each block,
+// rises to the lower edge of the highest score bucket (the top 16 bits of the
+// double) with k candidates at or above it. Every score is still the full
+// sum in term order, so the answer is the exhaustive one bit for bit
+// (top_k_exhaustive keeps that algorithm as the oracle). Dynamic pruning of
+// postings (MaxScore, WAND) does not pay here: queries are whole screens, and
+// the k-th best of a top-200 is about two terms' worth, so no set of terms is
+// light enough to skip.
 #pragma once
 
 #include <cstddef>
@@ -60,6 +72,11 @@ class Bm25Index {
   // returned. Safe to call from several threads while nothing is added.
   void top_k(const std::uint64_t* query, std::size_t n, std::size_t k, std::vector<std::int64_t>& ids,
              std::vector<double>& scores) const;
+
+  // The same answer, bit for bit, from the plain algorithm (every posting of
+  // every query term scored, no bound): the oracle of top_k's pruning.
+  void top_k_exhaustive(const std::uint64_t* query, std::size_t n, std::size_t k, std::vector<std::int64_t>& ids,
+                        std::vector<double>& scores) const;
 
   std::size_t memory_bytes() const;
 
@@ -95,8 +112,11 @@ class Bm25Index {
     std::vector<double> table;              // per long term: its contribution at tf = 1, per class
     std::vector<std::size_t> cursor;        // per term: next posting to score
     std::vector<std::pair<double, std::uint32_t>> best;  // candidates for the k best
+    std::vector<std::uint32_t> hist;        // candidates per score bucket (top_k's gate)
   };
   std::unique_ptr<Scratch> borrow() const;
+  void search(const std::uint64_t* query, std::size_t n, std::size_t k, std::vector<std::int64_t>& ids,
+              std::vector<double>& scores, bool exhaustive) const;
   void give_back(std::unique_ptr<Scratch> s) const;
 
   std::int64_t find_term(std::uint64_t key) const;
