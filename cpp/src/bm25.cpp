@@ -96,8 +96,12 @@ void Bm25Index::append_posting(Term& t, std::uint32_t doc) {
   if (t.len > kMaxArenaBlock) {
     big_[t.off].push_back(doc);
   } else if (t.len == 0) {
-    t.off = arena_alloc(2);
-    *arena_at(t.off) = doc;
+    t.off = doc;  // the first posting sits in the term record itself
+  } else if (t.len == 1) {
+    const std::uint32_t off = arena_alloc(2);
+    arena_at(off)[0] = t.off;
+    arena_at(off)[1] = doc;
+    t.off = off;
   } else if (t.len < detail::bm25_cap(t.len)) {
     arena_at(t.off)[t.len] = doc;
   } else if (t.len < kMaxArenaBlock) {  // block full: move to one twice its size
@@ -130,6 +134,7 @@ Bm25Index::ListView Bm25Index::list(std::uint32_t ti) const {
     }
   }
   if (t.len > kMaxArenaBlock) return ListView{big_[t.off].data(), t.len, df, repeats};
+  if (t.len == 1) return ListView{&t.off, 1, df, repeats};
   return ListView{t.len ? arena_at(t.off) : nullptr, t.len, df, repeats};
 }
 
@@ -188,6 +193,9 @@ namespace detail {
 // term's table of contributions, and the gate rises after each block
 // anyway.
 constexpr std::size_t kBm25Block = 8192;
+// Touched documents read back between two updates of the gate: the buffer
+// holds at most this many more than the candidates kept.
+constexpr std::size_t kBm25GateEvery = 2048;
 
 // Score buckets of the top-k gate: the upper 16 bits of a positive double
 // (exponent and 4 mantissa bits) order like the values, so a bucket is a
@@ -393,44 +401,47 @@ void Bm25Index::search(const std::uint64_t* query, std::size_t n, std::size_t k,
     if (!exhaustive) {
       // Documents scoring at least the gate go to a buffer (appended without
       // a branch: most documents fall below it, at no predictable place) and
-      // are counted in their score bucket. After each block holding k
-      // candidates, the gate rises to the lower edge of the highest bucket
-      // with k candidates at or above it (k documents score at least the
-      // gate, so one below it cannot be among the k best) and the buffer drops
-      // what is below. O(1) per candidate; pairs are compared only at the
-      // end. `best` only grows (its first nb entries are the buffer), so
-      // reusing it costs nothing.
-      if (best.size() < nb + nt + 1) best.resize(std::max(2 * best.size(), nb + nt + 1));
-      std::pair<double, std::uint32_t>* out = best.data();
-      const std::size_t first_new = nb;
-      for (std::size_t i = 0; i < nt; ++i) {
-        const std::uint32_t d = touched[i];
-        const double s = acc[d];
-        acc[d] = 0.0;
-        out[nb] = {s, base + d};
-        nb += s >= gate;
-      }
-      for (std::size_t i = first_new; i < nb; ++i) {
-        const std::uint64_t key = detail::bm25_bits(out[i].first) >> detail::kBm25BucketShift;
-        const std::size_t bucket =
-            key <= bucket0 ? 0
-                           : static_cast<std::size_t>(std::min<std::uint64_t>(key - bucket0, detail::kBm25Buckets - 1));
-        ++sc.hist[bucket];
-        top_bucket = std::max(top_bucket, bucket);
-      }
-      if (nb < k) continue;
-      std::size_t above = 0;
-      std::size_t g = top_bucket + 1;
-      while (g > 1 && above < k) above += sc.hist[--g];
-      const double edge = detail::bm25_from_bits((bucket0 + g) << detail::kBm25BucketShift);
-      if (above >= k && edge > gate) gate = edge;
-      if (nb >= 2 * k) {  // drop what is below the gate, branch-free
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < nb; ++i) {
-          out[kept] = out[i];
-          kept += out[i].first >= gate;
+      // are counted in their score bucket. After every kBm25GateEvery touched
+      // documents, once k candidates are in, the gate rises to the lower edge
+      // of the highest bucket with k candidates at or above it (k documents
+      // score at least the gate, so one below it cannot be among the k best)
+      // and the buffer drops what is below. O(1) per candidate; pairs are
+      // compared only at the end. `best` only grows (its first nb entries are
+      // the buffer), so reusing it costs nothing.
+      for (std::size_t c0 = 0; c0 < nt; c0 += detail::kBm25GateEvery) {
+        const std::size_t c1 = std::min(nt, c0 + detail::kBm25GateEvery);
+        if (best.size() < nb + (c1 - c0) + 1) best.resize(nb + (c1 - c0) + 1);
+        std::pair<double, std::uint32_t>* out = best.data();
+        const std::size_t first_new = nb;
+        for (std::size_t i = c0; i < c1; ++i) {
+          const std::uint32_t d = touched[i];
+          const double s = acc[d];
+          acc[d] = 0.0;
+          out[nb] = {s, base + d};
+          nb += s >= gate;
         }
-        nb = kept;
+        for (std::size_t i = first_new; i < nb; ++i) {
+          const std::uint64_t key = detail::bm25_bits(out[i].first) >> detail::kBm25BucketShift;
+          const std::size_t bucket =
+              key <= bucket0 ? 0
+                             : static_cast<std::size_t>(std::min<std::uint64_t>(key - bucket0, detail::kBm25Buckets - 1));
+          ++sc.hist[bucket];
+          top_bucket = std::max(top_bucket, bucket);
+        }
+        if (nb < k) continue;
+        std::size_t above = 0;
+        std::size_t g = top_bucket + 1;
+        while (g > 1 && above < k) above += sc.hist[--g];
+        const double edge = detail::bm25_from_bits((bucket0 + g) << detail::kBm25BucketShift);
+        if (above >= k && edge > gate) gate = edge;
+        if (nb >= 2 * k) {  // drop what is below the gate, branch-free
+          std::size_t kept = 0;
+          for (std::size_t i = 0; i < nb; ++i) {
+            out[kept] = out[i];
+            kept += out[i].first >= gate;
+          }
+          nb = kept;
+        }
       }
       continue;
     }

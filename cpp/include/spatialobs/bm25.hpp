@@ -87,8 +87,10 @@ class Bm25Index {
  private:
   // One term: its postings are doc ids ascending, a document with tf > 1
   // repeated tf times (tf is 1 for almost every atom, so a posting is one
-  // uint32). `off` is a word offset in the arena, or for a long list its
-  // index in big_; the capacity follows from len (next power of two >= 2).
+  // uint32). `off` is a word offset in the arena, for a list of one posting
+  // that posting itself (most terms are in one document: no arena block), or
+  // for a long list its index in big_; an arena block's capacity follows from
+  // len (next power of two >= 2).
   // The document frequency is len, except for the rare term with a repeat,
   // whose df is kept in repeat_df_.
   struct Term {
