@@ -278,3 +278,34 @@ def test_resolution_moves_with_the_drawing(dx, dy, geo, bend, ax, ay, precise, r
     # side a translated copy lands on, in tldraw as here: such inputs say nothing
     assume(ends(0.0, 0.0, 1e-9) == pytest.approx(ends(0.0, 0.0, -1e-9), abs=1e-6))
     assert ends(dx, dy) == pytest.approx(ends(0.0, 0.0), abs=1e-6)
+
+
+def test_an_arc_whose_ends_meet_on_a_zero_size_target_resolves_as_the_editor_does():
+    """Both ends of a bent arrow bound to a zero-size shape: the body between the two hits has
+    no length, and tldraw divides by it (JavaScript gives an infinity, then NaN points) where
+    Python raised ZeroDivisionError. Truth from the real editor (tldraw 5.4.2) for the same
+    file: the first arrow's offsets land on finite points again and its bounds are exact; the
+    second's are NaN there, and here the arrow is bounded by its origin (non-finite geometry).
+    The ends meet within rounding, so the coordinates are the file's own."""
+    from spatialobs.canvas.document.records import Binding, Node
+    from spatialobs.canvas import Canvas
+    from spatialobs.canvas.formats.tldraw import from_tldraw
+
+    c = Canvas()
+    c.add(Node("shape:dot", "geo", "page:page", "a1", 2030.0, 0.0, 0.0, 0.0, props={"geo": "ellipse"}))
+    c.add(Node("shape:arc", "arrow", "page:page", "a2", 2000.0, 0.0,
+               props={"start": {"x": 10, "y": 0}, "end": {"x": 10, "y": 0}, "bend": -40,
+                      "arrowheadStart": "arrow", "arrowheadEnd": "none"}))
+    c.add(Binding("b1", "arrow", "shape:arc", "shape:dot", "start", (0.08378746579291563, 0.6107918250529271), False))
+    c.add(Binding("b2", "arrow", "shape:arc", "shape:dot", "end", (0.7694127264800901, 0.06835414523795702), True))
+    c.add(Node("shape:dot2", "geo", "page:page", "a3", 1100.0, 100.0, 0.0, 10.0, props={"geo": "ellipse"}))
+    c.add(Node("shape:nan", "arrow", "page:page", "a4", 1000.0, 0.0,
+               props={"start": {"x": 0, "y": 0}, "end": {"x": 50, "y": 0}, "bend": -40,
+                      "arrowheadStart": "arrow", "arrowheadEnd": "arrow"}))
+    c.add(Binding("b3", "arrow", "shape:nan", "shape:dot2", "start", (0.10326501170712521, 0.1557128241642345), True))
+    c.add(Binding("b4", "arrow", "shape:nan", "shape:dot2", "end", (0.3991299021963799, 0.7235055877822264), True))
+    opened = from_tldraw(to_tldraw(c))  # the styles the editor fills in
+    assert opened.page_bounds("shape:arc") == (1998.2396367529557, -34.267931928680554, 2037.6792467773105,
+                                               4.649555408973953)
+    assert opened.page_bounds("shape:nan") == (1000.0, 0.0, 1000.0, 0.0)
+    assert c.page_bounds("shape:nan") == (1000.0, 0.0, 1000.0, 0.0)

@@ -131,7 +131,18 @@ def _uni(x: float, y: float) -> Pt:
 
 
 def _on_circle(c: Pt, r: float, a: float) -> Pt:
+    if math.isinf(a):  # JavaScript's Math.cos(Infinity) is NaN where Python's raises
+        return (math.nan, math.nan)
     return (c[0] + math.cos(a) * r, c[1] + math.sin(a) * r)
+
+
+def _js_div(a: float, b: float) -> float:
+    """``a / b`` as JavaScript divides: by zero gives an infinity, or NaN for ``0 / 0``."""
+    if b != 0:
+        return a / b
+    if a != a or a == 0:
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def intersect_segment_segment(a1: Pt, a2: Pt, b1: Pt, b2: Pt, precision: float = 1e-10) -> Optional[Pt]:
@@ -986,7 +997,7 @@ def _arc(a0: Pt, b0: Pt, bend: float, s: Optional[Terminal], e: Optional[Termina
     sgn = 1.0 if cw else -1.0
 
     def moved(base: float, off: float, sign: float) -> Pt:
-        return _on_circle(center, radius, base + dab * ((off / lab) * sign))
+        return _on_circle(center, radius, base + dab * (_js_div(off, lab) * sign))
 
     pa = moved(aca, offset_a, sgn) if offset_a != 0 else ta
     pb = moved(acb, offset_b, -sgn) if offset_b != 0 else tb
@@ -1016,7 +1027,7 @@ def _arc(a0: Pt, b0: Pt, bend: float, s: Optional[Terminal], e: Optional[Termina
             if not s.hit:
                 ta = a0
             if not e.hit or dist_fn(h_aca, aca) > dist_fn(h_aca, acb):
-                tb = _on_circle(center, radius, aca + dab * (min(0.9, (_MIN_ARROW_LENGTH * scale) / lab) * sgn))
+                tb = _on_circle(center, radius, aca + dab * (min(0.9, _js_div(_MIN_ARROW_LENGTH * scale, lab)) * sgn))
     # the middle handle half-way along the body; a body longer than the handle arc flips
     aca = _angle(center, ta)
     acb = _angle(center, tb)
