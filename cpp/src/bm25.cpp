@@ -139,9 +139,9 @@ Bm25Index::ListView Bm25Index::list(std::uint32_t ti) const {
 }
 
 std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
-  if (doc_len_.size() >= 0xffffffffULL) throw std::invalid_argument("a BM25 index holds fewer than 2^32 documents");
+  if (doc_class_.size() >= 0xffffffffULL) throw std::invalid_argument("a BM25 index holds fewer than 2^32 documents");
   if (n > 0xffffffffULL) throw std::invalid_argument("a BM25 document holds fewer than 2^32 atoms");
-  const auto id = static_cast<std::uint32_t>(doc_len_.size());
+  const auto id = static_cast<std::uint32_t>(doc_class_.size());
   const auto len = static_cast<std::uint32_t>(n);
   auto cls = len_class_.find(len);
   if (cls == len_class_.end()) {
@@ -162,7 +162,6 @@ std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
     for (std::size_t r = i; r < j; ++r) append_posting(t, id);
     i = j;
   }
-  doc_len_.push_back(len);
   doc_class_.push_back(cls->second);
   total_len_ += n;
   return id;
@@ -237,7 +236,7 @@ void Bm25Index::search(const std::uint64_t* query, std::size_t n, std::size_t k,
                        std::vector<double>& scores, bool exhaustive) const {
   ids.clear();
   scores.clear();
-  const std::size_t num_docs = doc_len_.size();
+  const std::size_t num_docs = doc_class_.size();
   if (num_docs == 0 || k == 0 || n == 0) return;
   std::vector<std::uint64_t> terms(query, query + n);
   std::sort(terms.begin(), terms.end());
@@ -335,7 +334,7 @@ void Bm25Index::search(const std::uint64_t* query, std::size_t n, std::size_t k,
   double* acc = sc.acc.data();
   std::uint32_t* touched = sc.touched.data();
   const std::uint32_t* doc_class = doc_class_.data();
-  const std::uint32_t* doc_len = doc_len_.data();
+  const std::uint32_t* class_len = class_len_.data();
   const double* norm = sc.norm.data();
 
   for (std::size_t lo = 0; lo < num_docs; lo += block) {
@@ -388,7 +387,7 @@ void Bm25Index::search(const std::uint64_t* query, std::size_t n, std::size_t k,
           while (r < e && p[r] == doc) ++r;
           const double tf = static_cast<double>(r - i);
           i = r - 1;
-          const double dl = static_cast<double>(doc_len[doc]);
+          const double dl = static_cast<double>(class_len[doc_class[doc]]);
           const double v = w * tf / (tf + k1_ * (1.0 - b_ + b_ * dl / avgdl));
           const double a = acc[d];
           touched[nt] = d;
@@ -480,7 +479,7 @@ void Bm25Index::search(const std::uint64_t* query, std::size_t n, std::size_t k,
 }
 
 std::size_t Bm25Index::memory_bytes() const {
-  std::size_t bytes = (doc_len_.capacity() + doc_class_.capacity() + class_len_.capacity()) * sizeof(std::uint32_t) +
+  std::size_t bytes = (doc_class_.capacity() + class_len_.capacity()) * sizeof(std::uint32_t) +
                       len_class_.size() * (sizeof(std::pair<std::uint32_t, std::uint32_t>) + 2 * sizeof(void*)) +
                       len_class_.bucket_count() * sizeof(void*) + num_terms_ * sizeof(Term) +
                       terms_.capacity() * sizeof(void*) +

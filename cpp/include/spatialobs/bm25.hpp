@@ -60,7 +60,7 @@ class Bm25Index {
 
   double k1() const { return k1_; }
   double b() const { return b_; }
-  std::size_t size() const { return doc_len_.size(); }
+  std::size_t size() const { return doc_class_.size(); }
   std::size_t num_terms() const { return num_terms_; }
 
   // Adds a document (its atoms in any order; repeats raise tf) and returns its
@@ -138,8 +138,7 @@ class Bm25Index {
   static constexpr std::uint32_t kChunkMask = (1u << kChunkBits) - 1;
 
   double k1_, b_;
-  std::vector<std::uint32_t> doc_len_;
-  std::vector<std::uint32_t> doc_class_;   // document -> its length class
+  std::vector<std::uint32_t> doc_class_;   // document -> its length class (its length: class_len_)
   std::vector<std::uint32_t> class_len_;   // length class -> document length
   std::unordered_map<std::uint32_t, std::uint32_t> len_class_;
   std::uint64_t total_len_ = 0;
