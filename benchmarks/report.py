@@ -37,10 +37,11 @@ def table(*paths: str) -> str:
             doc = json.load(f)
         groups: dict = defaultdict(dict)
         for b in doc["benchmarks"]:
-            impl = b["params"].get("impl", b["name"])
-            groups[b["group"]][impl] = b["stats"]["median"]
+            impl = (b.get("params") or {}).get("impl", b["name"])  # a benchmark without parameters goes by its name
+            groups[b.get("group") or b["name"]][impl] = b["stats"]["median"]  # ungrouped: a group of its own
         runs.append(groups)
-    impls = sorted({i for groups in runs for g in groups.values() for i in g if i != "spatialobs"})
+    # peers of the groups that time spatialobs (other groups, such as a lone baseline, have no ratio)
+    impls = sorted({i for groups in runs for g in groups.values() if "spatialobs" in g for i in g if i != "spatialobs"})
 
     def key(group: str):
         name, _, n = group.rpartition(" n=")
