@@ -1339,6 +1339,8 @@ def _relations(canvas: Canvas, st: _PageState, view: _View, p: _Params) -> _Rela
 
 
 def _ordered_unique(rows: np.ndarray) -> np.ndarray:
+    if len(rows) < 2:
+        return rows
     _, first_at = np.unique(rows, return_index=True)
     return rows[np.sort(first_at)]
 
@@ -1354,6 +1356,8 @@ def _nearest(rows: np.ndarray, gaps: np.ndarray, k: int) -> np.ndarray:
 
 def _gather(keys: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Positions in ``keys`` (sorted) of the entries equal to one of ``rows`` (sorted, unique), ascending."""
+    if not len(keys) or not len(rows):
+        return np.zeros(0, np.int64)
     lo = np.searchsorted(keys, rows, "left")
     cnt = np.searchsorted(keys, rows, "right") - lo
     total = int(cnt.sum())
@@ -1432,8 +1436,11 @@ def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking
     ks = np.sort(kept)
 
     t_code = {t: i for i, t in enumerate(RELATION_TYPES)}
-    R_t, R_a, R_b, R_x, R_i = [], [], [], [], []
+    none = np.zeros(0, np.int64)
+    R_t, R_a, R_b, R_x, R_i = [none], [none], [none], [np.zeros(0)], [none]
     for name in RELATION_TYPES:
+        if name != "parent" and not len(rels.parts[name][0]):
+            continue  # an empty table (small pages have several): nothing to read
         if name == "parent":
             a = ks[pg.parent[ks] >= 0]
             b = pg.parent[a]
