@@ -285,7 +285,7 @@ def test_an_arc_whose_ends_meet_on_a_zero_size_target_resolves_as_the_editor_doe
     no length, and tldraw divides by it (JavaScript gives an infinity, then NaN points) where
     Python raised ZeroDivisionError. Truth from the real editor (tldraw 5.4.2) for the same
     file: the first arrow's offsets land on finite points again and its bounds are exact; the
-    second's are NaN there, and here the arrow is bounded by its origin (non-finite geometry).
+    second's points are NaN, and the editor gives it an empty box at its origin, as here.
     The ends meet within rounding, so the coordinates are the file's own."""
     from spatialobs.canvas.document.records import Binding, Node
     from spatialobs.canvas import Canvas
