@@ -13,6 +13,11 @@ Groups (one per kernel and size, baseline in the same group):
   ``extra_info`` holds the mean, median, p99 and max of each add (wall and CPU
   time) and the memory per observation by part (``StateIndex.memory_report``).
 * ``stream``: a stream of screenshots with a realistic exact-duplicate share.
+* ``dense``: the HNSW search of ``add`` in the index's largest metadata partition,
+  one held-out screen's text vector at a time: ``dense_k`` candidates (efSearch
+  ``dense_k``, the default) against the previous default (200 candidates,
+  efSearch 200) and an exact scan of the partition's vectors; ``extra_info``
+  holds recall@k against the exact scan.
 
 Sizes are unique observations. ``SPATIALOBS_BENCH_SCREEN_MAX_N`` (default 10^4,
 and never above ``SPATIALOBS_BENCH_MAX_N``) caps them; set it to 1000000 for
@@ -249,6 +254,53 @@ def test_bm25_bm25s_get_scores(benchmark, n):
 
     res = benchmark(run)
     assert res[0][0] == ours_bm25(n).top_k(queries[0], 200)[0][0]
+
+
+# -- dense search ----------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def dense_case(n: int):
+    """The index's largest metadata partition and 200 text vectors of its screens (held-out ones first)."""
+    ix, held_out = index_for(n)
+    meta_id = max(range(len(ix._parts)), key=lambda m: ix._parts[m].hnsw.ntotal)
+    held = [featurize(s, mask_volatile=True) for s in held_out]
+    texts = [f.text for f in held + features_for(n) if ix._meta_ids.get(f.meta.key()) == meta_id]
+    texts = texts[:: max(1, len(texts) // 200)][:200]
+    return ix, ix._parts[meta_id].hnsw, np.vstack([ix.embedder.embed([t]) for t in texts]).astype(np.float32)
+
+
+def _exact_top(stored: np.ndarray, vecs: np.ndarray, k: int) -> list:
+    out = []
+    for v in vecs:
+        s = stored @ v
+        top = np.argpartition(-s, k - 1)[:k] if k < len(s) else np.arange(len(s))
+        out.append(top[np.lexsort((top, -s[top]))])
+    return out
+
+
+@pytest.mark.parametrize("impl", ["spatialobs", "hnsw_k200", "exact_scan"])
+@pytest.mark.parametrize("n", screen_sizes(10**4, 10**5))
+def test_dense_search(benchmark, n, impl):
+    ix, hnsw, vecs = dense_case(n)
+    k = ix.dense_k if impl != "hnsw_k200" else 200
+    benchmark.group = f"dense n={n}"
+    benchmark.extra_info.update(partition=int(hnsw.ntotal), queries=len(vecs), k=k)  # times are for all queries
+    stored = hnsw.storage.reconstruct_n(0, hnsw.ntotal)
+    if impl == "exact_scan":
+        got = benchmark(_exact_top, stored, vecs, k)
+        assert len(got) == len(vecs) and all(len(g) == min(k, hnsw.ntotal) for g in got)
+        return
+    ef = hnsw.hnsw.efSearch
+    hnsw.hnsw.efSearch = k
+    try:
+        got = benchmark(lambda: [hnsw.search(v[None, :], k)[1][0] for v in vecs])
+    finally:
+        hnsw.hnsw.efSearch = ef  # the cached index serves the other benchmarks
+    want = _exact_top(stored, vecs, k)
+    recall = float(np.mean([len(set(g[g >= 0].tolist()) & set(w.tolist())) / len(w) for g, w in zip(got, want)]))
+    benchmark.extra_info["recall_at_k"] = round(recall, 3)
+    assert recall > 0.5
 
 
 # -- add -------------------------------------------------------------------------
