@@ -248,12 +248,17 @@ def utf8_json(value: Any, **kwargs: Any) -> str:
     >>> utf8_json({"a": "é"}), utf8_json({"a": "\\ud800"})
     ('{"a": "é"}', '{"a": "\\\\ud800"}')
     """
-    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    return _utf8_or_escaped(json.dumps(value, ensure_ascii=False, **kwargs), value, **kwargs)
+
+
+def _utf8_or_escaped(text: str, value: Any, **kwargs: Any) -> str:
+    """``text`` (``value`` written with characters kept) if it has a UTF-8 form, else ``value``
+    written with ASCII escapes (``json.dumps`` with ``kwargs``)."""
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            text = json.dumps(value, ensure_ascii=True, **kwargs)
+            return json.dumps(value, ensure_ascii=True, **kwargs)
     return text
 
 
@@ -279,9 +284,4 @@ def compact_json(value: Any) -> str:
     text = _dumps_compact(value) if _dumps_compact is not None else None
     if text is None:
         return utf8_json(value, separators=(",", ":"), allow_nan=False)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-    return text
+    return _utf8_or_escaped(text, value, separators=(",", ":"), allow_nan=False)

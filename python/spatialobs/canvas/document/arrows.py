@@ -34,7 +34,7 @@ import math
 import operator
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -667,6 +667,11 @@ def _spline(pts: List[Pt]) -> List[Pt]:
     return p.pts
 
 
+def _half_stroke(props: Mapping[str, Any]) -> float:
+    """Half the stroke a target's outline is widened by: its ``size``'s stroke (none without one)."""
+    return (STROKE_SIZES.get(str(props.get("size")), 0.0) / 2) if "size" in props else 0.0
+
+
 def target_outline(node_type: str, props: Mapping[str, Any], w: float, h: float,
                    node_id: str = "", arrowhead: bool = True) -> Outline:
     """The outline a bound arrow meets on a target shape, in the target's local frame.
@@ -693,7 +698,7 @@ def target_outline(node_type: str, props: Mapping[str, Any], w: float, h: float,
     >>> len(target_outline("geo", {"geo": "ellipse"}, 200, 100).points) > 16
     True
     """
-    half = (STROKE_SIZES.get(str(props.get("size")), 0.0) / 2) if "size" in props else 0.0
+    half = _half_stroke(props)
     if node_type == "geo":
         gw, gh = max(1.0, w), max(1.0, h)
         pts = _geo_points(str(props.get("geo", "rectangle")), gw, gh, props, node_id)
@@ -1353,19 +1358,8 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
             done = _resolve_added(d, nodes, blist, cache, prev, dirty, plan)
         if done is not None:
             return done
-    by_arrow: Dict[int, Dict[str, Any]] = {}
-    bound_terms: Dict[int, Dict[str, Any]] = {}
     row = d.row
-    for b in blist:
-        r = row.get(b.from_id)
-        if r is None or b.to_id not in row:
-            continue
-        if nodes[r].type != "arrow":
-            continue
-        bound_terms.setdefault(r, {})[b.terminal] = b
-        if _keeps_points(nodes[r]):
-            continue
-        by_arrow.setdefault(r, {})[b.terminal] = b
+    bound_terms, by_arrow = _terminals_by_arrow(blist, row, nodes)
     for r in (d.types == "arrow").nonzero()[0].tolist():
         if r not in by_arrow and _needs_resolving(nodes[r]):
             by_arrow[r] = {}
@@ -1472,7 +1466,7 @@ class _StraightBatch:
                 self.flat += (0.0, 0.0, w, 0.0, w, h, 0.0, h)
                 self.bounds += (0.0, 0.0, w, h)
                 self.closed.append(True)
-                self.half.append((STROKE_SIZES.get(str(props.get("size")), 0.0) / 2) if "size" in props else 0.0)
+                self.half.append(_half_stroke(props))
             else:
                 o = _outline_of(node, arrowhead)
                 for p in o.points:
@@ -1557,6 +1551,35 @@ class _StraightBatch:
             np.array(self.offsets, dtype=np.int64), np.array(flat, dtype=f64).reshape(len(flat) // 2, 2),
             np.array(self.closed, dtype=bool), np.array(self.bounds, dtype=f64).reshape(k, 4),
             np.array(self.half, dtype=f64), _HYPOT_VARIANT)
+
+
+def _terminals_by_arrow(bindings: Iterable[Any], row: Mapping[str, int], nodes: Sequence[Any]
+                        ) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]]]:
+    """Per arrow row, its bindings by terminal: of every arrow, and of the arrows resolved
+    against their targets (not those that keep their stored points). Bindings between rows
+    of ``row``, in the given (canvas) order: a later binding of a terminal wins."""
+    bound_terms: Dict[int, Dict[str, Any]] = {}
+    by_arrow: Dict[int, Dict[str, Any]] = {}
+    for b in bindings:
+        r = row.get(b.from_id)
+        if r is None or b.to_id not in row or nodes[r].type != "arrow":
+            continue
+        bound_terms.setdefault(r, {})[b.terminal] = b
+        if not _keeps_points(nodes[r]):
+            by_arrow.setdefault(r, {})[b.terminal] = b
+    return bound_terms, by_arrow
+
+
+def _membership_changed(nodes: Sequence[Any], rows: Iterable[int], bound_terms: Mapping[int, Any],
+                        by_arrow: Mapping[int, Any]) -> bool:
+    """Whether one of the arrow ``rows`` now starts or stops being resolved: it is resolved
+    when bound (and not keeping its stored points) or when it needs resolving unbound."""
+    for r in rows:
+        nd = nodes[r]
+        terms = None if _keeps_points(nd) else bound_terms.get(r)
+        if (bool(terms) or _needs_resolving(nd)) != (r in by_arrow):
+            return True
+    return False
 
 
 class ArrowCache(Dict[str, Any]):
@@ -1683,12 +1706,8 @@ def _resolve_dirty(d: Any, nodes: Sequence[Any], cache: Optional[Dict[str, Any]]
     """The incremental pass of :func:`resolve_bound`; None when the full pass is needed
     (an edit made an arrow start or stop being resolved)."""
     by_arrow = plan.by_arrow
-    for r in np.flatnonzero(dirty & (d.types == "arrow")).tolist():
-        nd = nodes[r]
-        terms = None if _keeps_points(nd) else plan.bound_terms.get(r)
-        member = bool(terms) or _needs_resolving(nd)
-        if member != (r in by_arrow):
-            return None
+    if _membership_changed(nodes, np.flatnonzero(dirty & (d.types == "arrow")).tolist(), plan.bound_terms, by_arrow):
+        return None
     rows = plan.rows
     todo = np.union1d(rows[dirty[rows]], plan.dep_arrow[dirty[plan.dep_target]])
     plan = _ArrowPlan(plan.bindings, by_arrow, plan.bound_terms, rows, plan.dep_target, plan.dep_arrow, d.local[rows])
@@ -1782,16 +1801,8 @@ def _resolve_remaining(d: Any, nodes: Sequence[Any], blist: List[Any], cache: Op
     # canvas order, a later binding of a terminal over an earlier one)
     lost_ids = {prev.ids[r] for r in lost if kept[r]}
     touched = sorted(row[i] for i in lost_ids)
-    again: Dict[int, Dict[str, Any]] = {}
-    again_bound: Dict[int, Dict[str, Any]] = {}
-    for b in blist if lost_ids else ():
-        if b.from_id in lost_ids and b.to_id in row:
-            q = row[b.from_id]
-            if nodes[q].type != "arrow":
-                continue
-            again_bound.setdefault(q, {})[b.terminal] = b
-            if not _keeps_points(nodes[q]):
-                again.setdefault(q, {})[b.terminal] = b
+    again_bound, again = _terminals_by_arrow([b for b in blist if b.from_id in lost_ids] if lost_ids else (),
+                                             row, nodes)
     bound_terms = {q: terms for r, terms in plan.bound_terms.items() if (q := newpos[r]) >= 0 and r not in lost}
     bound_terms.update(again_bound)
     by_arrow = {q: terms for r, terms in plan.by_arrow.items() if (q := newpos[r]) >= 0 and r not in lost}
@@ -1801,13 +1812,9 @@ def _resolve_remaining(d: Any, nodes: Sequence[Any], blist: List[Any], cache: Op
             by_arrow[q] = terms
         elif _needs_resolving(nodes[q]):
             by_arrow[q] = {}
-    check = np.flatnonzero(dirty & (d.types == "arrow")).tolist() + touched
-    for q in check:
-        nd = nodes[q]
-        terms = None if _keeps_points(nd) else bound_terms.get(q)
-        member = bool(terms) or _needs_resolving(nd)
-        if member != (q in by_arrow):
-            return None
+    if _membership_changed(nodes, np.flatnonzero(dirty & (d.types == "arrow")).tolist() + touched, bound_terms,
+                           by_arrow):
+        return None
     rows = np.fromiter(by_arrow, np.int64, len(by_arrow))
     old_of = np.flatnonzero(kept)  # new row -> old row
     point_boxes = d.local[rows]
@@ -1854,11 +1861,8 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     if len(bindings) != len(plan.bindings) or not all(map(operator.is_, bindings.values(), plan.bindings)):
         return None
     by_arrow = plan.by_arrow
-    for r in dirty_rows[d.types[dirty_rows] == "arrow"].tolist():
-        nd = nodes[r]
-        terms = None if _keeps_points(nd) else plan.bound_terms.get(r)
-        if (bool(terms) or _needs_resolving(nd)) != (r in by_arrow):
-            return None
+    if _membership_changed(nodes, dirty_rows[d.types[dirty_rows] == "arrow"].tolist(), plan.bound_terms, by_arrow):
+        return None
     rows = plan.rows
     todo = np.union1d(rows[dirty[rows]], plan.dep_arrow[dirty[plan.dep_target]])
     if len(todo) and not own_local:

@@ -607,12 +607,10 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     page_ids = [p.id for p in sorted(pages.values(), key=lambda p: (p.index, p.id))]
     page_rank = {pid: k for k, pid in enumerate(page_ids)}
     reuse = prev is not None and raw.same_tree and prev.page_ids == page_ids and len(prev.ids) == n
-    kept = raw.kept
-    if kept is not None and not (prev is not None and prev.page_ids == page_ids and len(prev.ids) == len(kept)):
-        kept = None
     remaining = raw.remaining
     if remaining is not None and not (prev is not None and prev.page_ids == page_ids and len(prev.ids) == len(remaining)):
         remaining = None
+    kept = raw.kept if remaining is not None else None  # splice sets kept only with remaining (the same rows)
     if reuse and raw.changed_rows is not None and prev.clip is not None:  # type: ignore[union-attr]
         quick = _derive_rows(raw, prev, bindings, local_cache, arrow_cache)  # type: ignore[arg-type]
         if quick is not None:
