@@ -226,3 +226,39 @@ def test_exhaustive_switch_checks_input_the_same_way():
         ix.top_k(np.array([1], dtype=np.int64), 3, exhaustive=True)
     with pytest.raises(InvalidInputError, match="k must be >= 0"):
         ix.top_k(np.array([1], dtype=np.uint64), -1, exhaustive=True)
+
+
+def test_doc_ids_past_65536_score_exactly():
+    # Postings hold the low 16 bits of a doc id; the high half is written as an
+    # escape where it changes, and a low half of 0xffff always is. Lists that
+    # cross 65,536 and 131,072 (every document; every 1,000th), short lists
+    # that cross it while still in their term record, single postings at
+    # 0xffff and just past it, and repeats on both sides, checked against the
+    # recomputation as the index grows past each run of ids.
+    rng = np.random.default_rng(17)
+    docs = []
+    for i in range(140_000):
+        d = [1] + rng.integers(7, 200, size=int(rng.integers(0, 3))).tolist()
+        if i & 0xFFFF in (0xFFFF, 0, 1):
+            d += [2] * (1 + i % 3)
+        if 65_530 <= i < 65_545:
+            d.append(3)
+        if i == 65_535:
+            d.append(4)
+        if i == 70_000:
+            d.append(5)
+        if i % 1000 == 0 or i in (65_535, 131_071):
+            d += [6, 6] if i % 2000 == 0 else [6]
+        docs.append(d)
+    ix = _core.Bm25Index()
+    checks = {65_535, 65_536, 65_537, 131_072, 140_000}
+    for i, d in enumerate(docs):
+        ix.add(np.array(d, dtype=np.uint64))
+        if i + 1 not in checks:
+            continue
+        for q, k in (([2], 10**6), ([3], 10**6), ([4], 5), ([5], 5), ([6], 10**6), ([2, 3, 4, 5, 6, 9], 400),
+                     ([1], 50)):
+            ids, scores = same_top_k(ix, q, k)
+            want = ref.bm25_top_k(docs[: i + 1], q, k)
+            assert ids.tolist() == [w for w, _ in want] and scores.tolist() == [s for _, s in want]
+    assert ix.num_terms == len({t for d in docs for t in d})

@@ -20,17 +20,30 @@ Bm25Index::Bm25Index(double k1, double b) : k1_(k1), b_(b) {
 namespace detail {
 
 
-// Capacity of a term's block holding len postings (len >= 1).
+// Capacity of the arena block of a list of len words (3 <= len).
 inline std::uint32_t bm25_cap(std::uint32_t len) {
-  std::uint32_t c = 2;
+  std::uint32_t c = 4;
   while (c < len) c <<= 1;
   return c;
 }
 
 inline unsigned bm25_class(std::uint32_t cap) {
   unsigned c = 0;
-  while ((2u << c) < cap) ++c;
+  while ((4u << c) < cap) ++c;
   return c;
+}
+
+constexpr std::uint16_t kBm25Escape = 0xffff;
+
+// The posting at word i of a list (i < e) whose doc ids at i have the high
+// half h: its doc id, and the word after it.
+inline std::uint32_t bm25_doc_at(const std::uint16_t* p, std::size_t i, std::uint32_t h, std::size_t& next) {
+  if (p[i] != kBm25Escape) {
+    next = i + 1;
+    return h << 16 | p[i];
+  }
+  next = i + 3;
+  return static_cast<std::uint32_t>(p[i + 1]) << 16 | p[i + 2];
 }
 
 }  // namespace detail
@@ -75,16 +88,16 @@ std::uint32_t Bm25Index::arena_alloc(std::uint32_t cap) {
     if (fl.empty()) continue;
     const std::uint32_t off = fl.back();
     fl.pop_back();
-    for (unsigned h = c; h > cls; --h) free_[h - 1].push_back(off + (2u << (h - 1)));  // upper halves
+    for (unsigned h = c; h > cls; --h) free_[h - 1].push_back(off + (4u << (h - 1)));  // upper halves
     arena_free_words_ -= cap;
     return off;
   }
   if (chunk_used_ + cap > (1u << kChunkBits)) {
     if (chunks_.size() >= (static_cast<std::size_t>(1) << (32 - kChunkBits))) {
-      throw std::invalid_argument("a BM25 index holds fewer than 2^32 postings");
+      throw std::invalid_argument("a BM25 index holds fewer than 2^32 words of postings");
     }
     // The rest of the previous chunk (less than one block) stays unused.
-    chunks_.emplace_back(new std::uint32_t[1u << kChunkBits]);
+    chunks_.emplace_back(new std::uint16_t[1u << kChunkBits]);
     chunk_used_ = 0;
   }
   const auto off = static_cast<std::uint32_t>(((chunks_.size() - 1) << kChunkBits) + chunk_used_);
@@ -92,50 +105,107 @@ std::uint32_t Bm25Index::arena_alloc(std::uint32_t cap) {
   return off;
 }
 
-void Bm25Index::append_posting(Term& t, std::uint32_t doc) {
-  if (t.len > kMaxArenaBlock) {
-    big_[t.off].push_back(doc);
-  } else if (t.len == 0) {
-    t.off = doc;  // the first posting sits in the term record itself
-  } else if (t.len == 1) {
-    const std::uint32_t off = arena_alloc(2);
-    arena_at(off)[0] = t.off;
-    arena_at(off)[1] = doc;
-    t.off = off;
-  } else if (t.len < detail::bm25_cap(t.len)) {
-    arena_at(t.off)[t.len] = doc;
-  } else if (t.len < kMaxArenaBlock) {  // block full: move to one twice its size
-    const std::uint32_t off = arena_alloc(2 * t.len);
-    std::copy(arena_at(t.off), arena_at(t.off) + t.len, arena_at(off));
-    arena_at(off)[t.len] = doc;
-    free_[detail::bm25_class(t.len)].push_back(t.off);
-    arena_free_words_ += t.len;
-    t.off = off;
-  } else {  // the largest block is full: the list gets a vector of its own
-    std::vector<std::uint32_t> v(arena_at(t.off), arena_at(t.off) + t.len);
-    v.push_back(doc);
-    free_[detail::bm25_class(t.len)].push_back(t.off);
-    arena_free_words_ += t.len;
-    t.off = static_cast<std::uint32_t>(big_.size());
-    big_.push_back(std::move(v));
+std::uint16_t* Bm25Index::words_of(Term& t) {
+  const std::uint32_t n = t.words();
+  if (n <= 2) return t.w;
+  if (n > kMaxArenaBlock) return big_[t.off()].data();
+  return arena_at(t.off());
+}
+
+void Bm25Index::append_words(Term& t, const std::uint16_t* w, std::uint32_t k) {
+  const std::uint32_t len = t.words();
+  const std::uint32_t n = len + k;
+  if (n > kWordsMask) throw std::invalid_argument("a BM25 posting list holds fewer than 2^30 words");
+  if (n <= 2) {  // still in the term record
+    std::copy(w, w + k, t.w + len);
+  } else if (len <= 2) {  // leaves the term record
+    const std::uint32_t off = arena_alloc(detail::bm25_cap(n));
+    std::uint16_t* dst = arena_at(off);
+    std::copy(t.w, t.w + len, dst);
+    std::copy(w, w + k, dst + len);
+    t.set_off(off);
+  } else if (len > kMaxArenaBlock) {
+    big_[t.off()].insert(big_[t.off()].end(), w, w + k);
+  } else if (n <= detail::bm25_cap(len)) {
+    std::copy(w, w + k, arena_at(t.off()) + len);
+  } else {  // block full: move to one twice its size, or past the largest to a vector of its own
+    const std::uint32_t old = t.off();
+    const std::uint16_t* src = arena_at(old);
+    if (n <= kMaxArenaBlock) {
+      const std::uint32_t off = arena_alloc(detail::bm25_cap(n));
+      std::uint16_t* dst = arena_at(off);
+      std::copy(src, src + len, dst);
+      std::copy(w, w + k, dst + len);
+      t.set_off(off);
+    } else {
+      std::vector<std::uint16_t> v(src, src + len);
+      v.insert(v.end(), w, w + k);
+      t.set_off(static_cast<std::uint32_t>(big_.size()));
+      big_.push_back(std::move(v));
+    }
+    const std::uint32_t cap = detail::bm25_cap(len);
+    free_[detail::bm25_class(cap)].push_back(old);
+    arena_free_words_ += cap;
   }
-  ++t.len;
+  t.len += k;
+}
+
+void Bm25Index::make_irregular(Term& t) {
+  // The header goes in front of the words: the list is rewritten once, as
+  // the header followed by its words appended.
+  const std::uint32_t n = t.words();
+  const std::uint16_t* src = words_of(t);
+  std::vector<std::uint16_t> old(src, src + n);
+  const std::uint16_t header[kHeaderWords] = {static_cast<std::uint16_t>(n), static_cast<std::uint16_t>(n >> 16), 0};
+  if (n > kMaxArenaBlock) {
+    std::vector<std::uint16_t>& v = big_[t.off()];
+    v.insert(v.begin(), header, header + kHeaderWords);
+    t.len += kHeaderWords;
+  } else {
+    if (n > 2) {
+      const std::uint32_t cap = detail::bm25_cap(n);
+      free_[detail::bm25_class(cap)].push_back(t.off());
+      arena_free_words_ += cap;
+    }
+    // Restart the list from the record: two words there, the rest appended
+    // (at three words it moves to the arena).
+    t.len = (t.len & ~kWordsMask) | 2;
+    t.w[0] = header[0];
+    t.w[1] = header[1];
+    append_words(t, header + 2, 1);
+    if (n > 0) append_words(t, old.data(), n);
+  }
+  t.len |= kIrregular;
+}
+
+void Bm25Index::append_posting(Term& t, std::uint32_t doc) {
+  const auto high = static_cast<std::uint16_t>(doc >> 16);
+  const auto low = static_cast<std::uint16_t>(doc);
+  const std::uint16_t last_high = (t.len & kIrregular) ? words_of(t)[2] : 0;
+  if (high == last_high && low != detail::kBm25Escape) {
+    append_words(t, &low, 1);
+    return;
+  }
+  if (!(t.len & kIrregular)) make_irregular(t);
+  const std::uint16_t w[3] = {detail::kBm25Escape, high, low};
+  append_words(t, w, 3);
+  words_of(t)[2] = high;
 }
 
 Bm25Index::ListView Bm25Index::list(std::uint32_t ti) const {
   const Term& t = term(ti);
-  std::uint32_t df = t.len;
-  bool repeats = false;
-  if (!repeat_df_.empty()) {
-    auto it = repeat_df_.find(ti);
-    if (it != repeat_df_.end()) {
-      df = it->second;
-      repeats = true;
-    }
+  const std::uint32_t n = t.words();
+  const std::uint16_t* p;
+  if (n <= 2) {
+    p = t.w;
+  } else if (n > kMaxArenaBlock) {
+    p = big_[t.off()].data();
+  } else {
+    p = arena_at(t.off());
   }
-  if (t.len > kMaxArenaBlock) return ListView{big_[t.off].data(), t.len, df, repeats};
-  if (t.len == 1) return ListView{&t.off, 1, df, repeats};
-  return ListView{t.len ? arena_at(t.off) : nullptr, t.len, df, repeats};
+  if (!(t.len & kIrregular)) return ListView{p, n, n, false};
+  const std::uint32_t df = static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 16;
+  return ListView{p + kHeaderWords, n - kHeaderWords, df, (t.len & kRepeats) != 0};
 }
 
 std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
@@ -153,13 +223,18 @@ std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
   for (std::size_t i = 0; i < sorted.size();) {
     std::size_t j = i + 1;
     while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
-    const std::uint32_t ti = term_for(sorted[i]);
-    Term& t = term(ti);
-    if (j - i > 1 || repeat_df_.count(ti)) {
-      auto it = repeat_df_.emplace(ti, t.len).first;  // before this document, df == len unless it has repeats
-      ++it->second;
+    Term& t = term(term_for(sorted[i]));
+    if (j - i > 1) {
+      if (!(t.len & kIrregular)) make_irregular(t);
+      t.len |= kRepeats;
     }
     for (std::size_t r = i; r < j; ++r) append_posting(t, id);
+    if (t.len & kIrregular) {  // one more document (a header made for it counted those before it)
+      std::uint16_t* h = words_of(t);
+      const std::uint32_t df = (static_cast<std::uint32_t>(h[0]) | static_cast<std::uint32_t>(h[1]) << 16) + 1;
+      h[0] = static_cast<std::uint16_t>(df);
+      h[1] = static_cast<std::uint16_t>(df >> 16);
+    }
     i = j;
   }
   doc_class_.push_back(cls->second);
@@ -324,6 +399,7 @@ void Bm25Index::search(const std::uint64_t* query, std::size_t n, std::size_t k,
   // One spare slot: the branch-free append writes before it knows whether to count.
   if (sc.touched.size() < block + 1) sc.touched.resize(block + 1);
   sc.cursor.assign(lists.size(), 0);
+  sc.high.assign(lists.size(), 0);
   const detail::Bm25Better better;
   auto& best = sc.best;
   if (exhaustive) best.clear();
@@ -340,61 +416,82 @@ void Bm25Index::search(const std::uint64_t* query, std::size_t n, std::size_t k,
   for (std::size_t lo = 0; lo < num_docs; lo += block) {
     const auto hi = static_cast<std::uint32_t>(std::min(lo + block, num_docs));
     const auto base = static_cast<std::uint32_t>(lo);
+    // The block lies in one run of 65,536 ids (blocks divide it): doc ids
+    // seg + low for the low halves in [off, lim).
+    const std::uint32_t bh = base >> 16;
+    const std::uint32_t seg = bh << 16;
+    const std::uint32_t off = base - seg;
+    const std::uint32_t lim = hi - seg;
+    const std::uint32_t lim_plain = std::min<std::uint32_t>(lim, detail::kBm25Escape);
+    const std::uint32_t* seg_class = doc_class + seg;
     std::size_t nt = 0;
     for (std::size_t j = 0; j < lists.size(); ++j) {
-      const std::uint32_t* p = lists[j].p;
+      const std::uint16_t* p = lists[j].p;
       const std::size_t e = lists[j].n;
       std::size_t i = sc.cursor[j];
+      std::uint32_t h = sc.high[j];
       const double w = idf[j];
       // Every contribution is > 0 (idf > 0, tf >= 1), so a zero sum marks a
       // document not yet touched in this block; the append is branch-free.
       if (table_of[j] != SIZE_MAX && !lists[j].repeats) {
         // Every tf is 1: one table lookup per posting.
         const double* tab = sc.table.data() + table_of[j];
-        for (; i < e && p[i] < hi; ++i) {
-          const std::uint32_t d = p[i] - base;
-          const double a = acc[d];
-          touched[nt] = d;
-          nt += a == 0.0;
-          acc[d] = a + tab[doc_class[p[i]]];
+        for (;;) {
+          if (h == bh) {
+            for (; i < e && p[i] < lim_plain; ++i) {
+              const std::uint32_t d = p[i] - off;
+              const double a = acc[d];
+              touched[nt] = d;
+              nt += a == 0.0;
+              acc[d] = a + tab[seg_class[p[i]]];
+            }
+          }
+          // An escape into this block (the first posting of this run of ids,
+          // or a low half of 0xffff); then plain words again.
+          if (i < e && p[i] == detail::kBm25Escape && p[i + 1] == bh && p[i + 2] < lim) {
+            const std::uint32_t d = p[i + 2] - off;
+            const double a = acc[d];
+            touched[nt] = d;
+            nt += a == 0.0;
+            acc[d] = a + tab[seg_class[p[i + 2]]];
+            h = bh;
+            i += 3;
+            continue;
+          }
+          break;
         }
-      } else if (table_of[j] != SIZE_MAX) {
-        const double* tab = sc.table.data() + table_of[j];
-        for (; i < e && p[i] < hi; ++i) {
-          const std::uint32_t doc = p[i];
+      } else {
+        // Repeats (tf > 1) or a short list: decode each posting and count its repeats.
+        const double* tab = table_of[j] != SIZE_MAX ? sc.table.data() + table_of[j] : nullptr;
+        while (i < e) {
+          std::size_t next;
+          const std::uint32_t doc = detail::bm25_doc_at(p, i, h, next);
+          if (doc >= hi) break;
+          h = doc >> 16;
+          std::uint32_t count = 1;
+          std::size_t after;
+          while (next < e && detail::bm25_doc_at(p, next, h, after) == doc) {
+            ++count;
+            next = after;
+          }
+          i = next;
           const std::uint32_t d = doc - base;
           const std::uint32_t c = doc_class[doc];
+          const double tf = static_cast<double>(count);
           double v;
-          if (i + 1 == e || p[i + 1] != doc) {
-            v = tab[c];
-          } else {  // tf > 1: the document repeats
-            std::size_t r = i + 1;
-            while (r < e && p[r] == doc) ++r;
-            const double tf = static_cast<double>(r - i);
-            i = r - 1;
-            v = w * tf / (tf + norm[c]);
+          if (tab != nullptr) {
+            v = count == 1 ? tab[c] : w * tf / (tf + norm[c]);
+          } else {
+            const double dl = static_cast<double>(class_len[c]);
+            v = w * tf / (tf + k1_ * (1.0 - b_ + b_ * dl / avgdl));
           }
           const double a = acc[d];
           touched[nt] = d;
           nt += a == 0.0;
           acc[d] = a + v;
         }
-      } else {
-        for (; i < e && p[i] < hi; ++i) {
-          const std::uint32_t doc = p[i];
-          const std::uint32_t d = doc - base;
-          std::size_t r = i + 1;
-          while (r < e && p[r] == doc) ++r;
-          const double tf = static_cast<double>(r - i);
-          i = r - 1;
-          const double dl = static_cast<double>(class_len[doc_class[doc]]);
-          const double v = w * tf / (tf + k1_ * (1.0 - b_ + b_ * dl / avgdl));
-          const double a = acc[d];
-          touched[nt] = d;
-          nt += a == 0.0;
-          acc[d] = a + v;
-        }
       }
+      sc.high[j] = h;
       sc.cursor[j] = i;
     }
     if (!exhaustive) {
@@ -483,20 +580,20 @@ std::size_t Bm25Index::memory_bytes() const {
                       len_class_.size() * (sizeof(std::pair<std::uint32_t, std::uint32_t>) + 2 * sizeof(void*)) +
                       len_class_.bucket_count() * sizeof(void*) + num_terms_ * sizeof(Term) +
                       terms_.capacity() * sizeof(void*) +
-                      (repeat_df_.size() * 3 + repeat_df_.bucket_count()) * sizeof(void*) +
                       slots_.capacity() * sizeof(std::uint32_t) +
                       chunks_.capacity() * sizeof(void*);
   // Arena chunks are counted as far as they are written: the pages of a
   // chunk's unwritten tail are never touched, so they take no memory.
   if (!chunks_.empty()) {
-    bytes += ((chunks_.size() - 1) * (static_cast<std::size_t>(1) << kChunkBits) + chunk_used_) * sizeof(std::uint32_t);
+    bytes += ((chunks_.size() - 1) * (static_cast<std::size_t>(1) << kChunkBits) + chunk_used_) * sizeof(std::uint16_t);
   }
   for (const auto& fl : free_) bytes += fl.capacity() * sizeof(std::uint32_t);
-  for (const auto& v : big_) bytes += sizeof(v) + v.capacity() * sizeof(std::uint32_t);
+  for (const auto& v : big_) bytes += sizeof(v) + v.capacity() * sizeof(std::uint16_t);
   std::lock_guard<std::mutex> lock(pool_mu_);
   for (const auto& sc : pool_) {
     bytes += (sc->acc.capacity() + sc->norm.capacity() + sc->table.capacity()) * sizeof(double) +
-             (sc->touched.capacity() + sc->hist.capacity()) * sizeof(std::uint32_t) + sc->cursor.capacity() * sizeof(std::size_t) +
+             (sc->touched.capacity() + sc->hist.capacity() + sc->high.capacity()) * sizeof(std::uint32_t) +
+             sc->cursor.capacity() * sizeof(std::size_t) +
              sc->best.capacity() * sizeof(std::pair<double, std::uint32_t>);
   }
   return bytes;

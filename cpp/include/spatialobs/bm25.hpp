@@ -17,11 +17,16 @@
 // terms are summed in that order, so equal inputs give bit-equal scores; the
 // top-k is ordered by score descending, then document id ascending.
 //
-// Storage: postings are uint32 doc ids in a chunked arena of power-of-two
-// blocks (a full block moves to one twice its size; its old block is reused,
-// split in halves when a smaller block is wanted), terms sit in an
-// open-addressing table; no per-term allocation and no copy of the whole
-// index when it grows.
+// Storage: a posting is the low 16 bits of a doc id (a uint16 word); lists
+// are written in increasing doc order, so the high 16 bits change rarely and
+// are written only when they change, as an escape: the word 0xffff, then the
+// high half, then the low half (a low half of 0xffff is always written that
+// way). A list of up to two words sits in its term record; longer ones live
+// in a chunked arena of power-of-two blocks (a full block moves to one twice
+// its size; its old block is reused, split in halves when a smaller block is
+// wanted), terms sit in an open-addressing table; no per-term allocation and
+// no copy of the whole index when it grows. Below 65,536 documents no escape
+// is ever written and every posting is one word.
 //
 // Speed without changing a bit: documents are grouped by length (a length
 // class), and for a term with more postings than there are classes the query
@@ -80,27 +85,38 @@ class Bm25Index {
 
   std::size_t memory_bytes() const;
 
-  // Postings up to this many entries live in the shared arena; longer lists
+  // Lists up to this many words live in the shared arena; longer lists
   // have a vector of their own (public for tests that cross the boundary).
   static constexpr std::uint32_t kMaxArenaBlock = 4096;
 
  private:
-  // One term: its postings are doc ids ascending, a document with tf > 1
-  // repeated tf times (tf is 1 for almost every atom, so a posting is one
-  // uint32). `off` is a word offset in the arena, for a list of one posting
-  // that posting itself (most terms are in one document: no arena block), or
-  // for a long list its index in big_; an arena block's capacity follows from
-  // len (next power of two >= 2).
-  // The document frequency is len, except for the rare term with a repeat,
-  // whose df is kept in repeat_df_.
+  // One term: its postings are doc ids ascending (encoded as above), a
+  // document with tf > 1 repeated tf times (tf is 1 for almost every atom).
+  // `len` is the stored length in words, with two flags: kIrregular when the
+  // words start with a header (the list holds an escape or a repeat, so its
+  // df is not its word count): the df in two words, then the high half of
+  // the last posting; and kRepeats when some document holds the term more
+  // than once. A list of up to two words is `w` itself; otherwise `w` holds
+  // an offset: of words in the arena (capacity: the next power of two >=
+  // max(len, 4)) or, for a long list, its index in big_.
   struct Term {
     std::uint64_t key;
-    std::uint32_t off;
     std::uint32_t len;
+    std::uint16_t w[2];
+    std::uint32_t words() const { return len & kWordsMask; }
+    std::uint32_t off() const { return static_cast<std::uint32_t>(w[0]) | static_cast<std::uint32_t>(w[1]) << 16; }
+    void set_off(std::uint32_t o) {
+      w[0] = static_cast<std::uint16_t>(o);
+      w[1] = static_cast<std::uint16_t>(o >> 16);
+    }
   };
+  static constexpr std::uint32_t kIrregular = 0x80000000u;
+  static constexpr std::uint32_t kRepeats = 0x40000000u;
+  static constexpr std::uint32_t kWordsMask = 0x3fffffffu;
+  static constexpr std::uint32_t kHeaderWords = 3;
   struct ListView {
-    const std::uint32_t* p;
-    std::size_t n;
+    const std::uint16_t* p;
+    std::size_t n;  // words
     std::uint32_t df;
     bool repeats;  // some document holds the term more than once
   };
@@ -112,7 +128,8 @@ class Bm25Index {
     std::vector<std::uint32_t> touched;     // documents of the block with a nonzero sum
     std::vector<double> norm;               // K(|d|) per length class
     std::vector<double> table;              // per long term: its contribution at tf = 1, per class
-    std::vector<std::size_t> cursor;        // per term: next posting to score
+    std::vector<std::size_t> cursor;        // per term: next word to score
+    std::vector<std::uint32_t> high;        // per term: the high half of the doc ids at its cursor
     std::vector<std::pair<double, std::uint32_t>> best;  // candidates for the k best
     std::vector<std::uint32_t> hist;        // candidates per score bucket (top_k's gate)
   };
@@ -125,8 +142,11 @@ class Bm25Index {
   std::uint32_t term_for(std::uint64_t key);
   void grow_slots();
   void append_posting(Term& t, std::uint32_t doc);
-  std::uint32_t* arena_at(std::uint32_t off) { return chunks_[off >> kChunkBits].get() + (off & kChunkMask); }
-  const std::uint32_t* arena_at(std::uint32_t off) const {
+  void append_words(Term& t, const std::uint16_t* w, std::uint32_t k);
+  std::uint16_t* words_of(Term& t);
+  void make_irregular(Term& t);
+  std::uint16_t* arena_at(std::uint32_t off) { return chunks_[off >> kChunkBits].get() + (off & kChunkMask); }
+  const std::uint16_t* arena_at(std::uint32_t off) const {
     return chunks_[off >> kChunkBits].get() + (off & kChunkMask);
   }
   std::uint32_t arena_alloc(std::uint32_t cap);
@@ -134,7 +154,7 @@ class Bm25Index {
   Term& term(std::size_t i) { return terms_[i >> kTermChunkBits][i & kTermChunkMask]; }
   const Term& term(std::size_t i) const { return terms_[i >> kTermChunkBits][i & kTermChunkMask]; }
 
-  static constexpr unsigned kChunkBits = 20;  // 4 MiB chunks: growing never copies postings
+  static constexpr unsigned kChunkBits = 20;  // 2 MiB chunks of words: growing never copies postings
   static constexpr std::uint32_t kChunkMask = (1u << kChunkBits) - 1;
 
   double k1_, b_;
@@ -149,12 +169,11 @@ class Bm25Index {
   std::vector<std::unique_ptr<Term[]>> terms_;
   std::size_t num_terms_ = 0;
   std::vector<std::uint32_t> slots_;       // open addressing: term index + 1, 0 empty
-  std::vector<std::unique_ptr<std::uint32_t[]>> chunks_;
+  std::vector<std::unique_ptr<std::uint16_t[]>> chunks_;
   std::uint32_t chunk_used_ = 1u << kChunkBits;  // words used in the last chunk
-  static constexpr unsigned kNumClasses = 12;  // block capacities 2 << c, up to kMaxArenaBlock
+  static constexpr unsigned kNumClasses = 11;  // block capacities 4 << c, up to kMaxArenaBlock
   std::vector<std::uint32_t> free_[kNumClasses];  // freed arena blocks by capacity class
-  std::unordered_map<std::uint32_t, std::uint32_t> repeat_df_;  // term with a tf > 1 -> its df
-  std::vector<std::vector<std::uint32_t>> big_;
+  std::vector<std::vector<std::uint16_t>> big_;
   std::size_t arena_free_words_ = 0;
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<Scratch>> pool_;
