@@ -29,6 +29,61 @@ double lucene(const std::vector<std::vector<std::uint64_t>>& docs, const std::ve
   return s;
 }
 
+// Doc ids past 65,536 and 131,072 (postings keep the low 16 bits; the high
+// half is an escape where it changes, and so is every low half of 0xffff):
+// lists that cross the runs of ids in the term record, in arena blocks and
+// past the largest, with repeats on both sides, against the formula from
+// per-term counts, and the gated selection against the exhaustive one.
+void check_past_65536() {
+  constexpr std::uint32_t kDocs = 140000;
+  Bm25Index ix;
+  std::map<std::uint64_t, std::map<std::uint32_t, int>> tf;  // term -> doc -> tf
+  std::vector<std::size_t> len;
+  double total = 0;
+  std::mt19937_64 rng(9);
+  std::uniform_int_distribution<int> filler(7, 200), extra(0, 2);
+  std::vector<std::int64_t> ids, want_ids;
+  std::vector<double> scores, want_scores;
+  for (std::uint32_t i = 0; i < kDocs; ++i) {
+    std::vector<std::uint64_t> d{1};
+    for (int e = extra(rng); e > 0; --e) d.push_back(static_cast<std::uint64_t>(filler(rng)));
+    const std::uint32_t low = i & 0xffff;
+    if (low == 0xffff || low == 0 || low == 1) d.insert(d.end(), 1 + i % 3, 2);
+    if (i >= 65530 && i < 65545) d.push_back(3);
+    if (i == 65535) d.push_back(4);
+    if (i == 70000) d.push_back(5);
+    if (i % 1000 == 0 || i == 131071) d.insert(d.end(), i % 2000 == 0 ? 2 : 1, 6);
+    ix.add(d.data(), d.size());
+    for (std::uint64_t t : d) ++tf[t][i];
+    len.push_back(d.size());
+    total += static_cast<double>(d.size());
+    if (i + 1 != 65536 && i + 1 != 65537 && i + 1 != 131073 && i + 1 != kDocs) continue;
+    const double n = static_cast<double>(i + 1), avgdl = total / n;
+    for (const std::vector<std::uint64_t>& q : {std::vector<std::uint64_t>{2}, {3}, {4}, {5}, {6}, {2, 3, 4, 5, 6, 9}}) {
+      std::map<std::uint32_t, double> want;
+      for (std::uint64_t t : q) {
+        const auto& docs = tf[t];
+        const double df = static_cast<double>(docs.size());
+        const double idf = std::log(1 + (n - df + 0.5) / (df + 0.5));
+        for (const auto& [doc, f] : docs) {
+          want[doc] += idf * f / (f + 1.5 * (1 - 0.75 + 0.75 * static_cast<double>(len[doc]) / avgdl));
+        }
+      }
+      ix.top_k(q.data(), q.size(), want.size() + 5, ids, scores);
+      CHECK(ids.size() == want.size());
+      for (std::size_t r = 0; r < ids.size(); ++r) {
+        CHECK(want.count(static_cast<std::uint32_t>(ids[r])) == 1);
+        CHECK(std::fabs(scores[r] - want[static_cast<std::uint32_t>(ids[r])]) <= 1e-9);
+      }
+      for (std::size_t k : {std::size_t{1}, std::size_t{20}, want.size()}) {
+        ix.top_k(q.data(), q.size(), k, ids, scores);
+        ix.top_k_exhaustive(q.data(), q.size(), k, want_ids, want_scores);
+        CHECK(ids == want_ids && scores == want_scores);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -94,5 +149,6 @@ int main() {
   blank.add(nullptr, 0);
   blank.top_k(once, 1, 5, ids, scores);
   CHECK(ids.empty());
+  check_past_65536();
   return spatialobs_test::finish("test_bm25");
 }
