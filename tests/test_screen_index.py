@@ -269,3 +269,27 @@ def test_sentence_transformers_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     with pytest.raises(InvalidInputError, match="needs the sentence-transformers package"):
         SentenceTransformerEmbedder("x")
+
+
+def test_an_index_refuses_observations_past_its_id_range(monkeypatch):
+    # Observation and state ids are int32: past the limit (lowered here) an add
+    # is refused with nothing changed, while exact repeats still count as hits.
+    from spatialobs.screen import state_index
+
+    corpus = make_corpus(seed=2, apps=1, templates_per_app=4, variants=2)
+    ix = StateIndex()
+    monkeypatch.setattr(state_index, "_MAX_OBSERVATIONS", 3)
+    distinct = []
+    for s in corpus.screens:
+        before = len(ix)
+        if len(ix) == 3:
+            with pytest.raises(InvalidInputError, match="holds at most 3 observations"):
+                ix.add(s)
+            assert len(ix) == 3
+            distinct.append(s)
+            break
+        ix.add(s)
+        assert len(ix) in (before, before + 1)
+    assert distinct, "the corpus must hold more than three distinct screens"
+    first = ix.members(0)[0]
+    assert ix.add(corpus.screens[0]).exact and ix.hits(first) >= 1

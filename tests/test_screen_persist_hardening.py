@@ -328,3 +328,13 @@ def test_dense_k_is_saved_and_a_file_without_it_takes_top_k(tmp_path, saved):
     msg = rejected(crafted(tmp_path, saved, edit_header=lambda h: h["config"].update(dense_k=0)), "dense_k")
     assert "invalid configuration" in msg
     rejected(crafted(tmp_path, saved, edit_header=lambda h: h["config"].update(dense_k="9")), "dense_k must be an integer")
+
+
+def test_more_observations_than_int32_ids_hold_are_rejected(tmp_path, saved, monkeypatch):
+    # Ids live in int32 arrays in memory; a file with more observations than
+    # they can number is refused (the limit lowered so that a small file crosses it).
+    from spatialobs.screen import state_index
+
+    monkeypatch.setattr(state_index, "_MAX_OBSERVATIONS", 5)
+    msg = rejected(crafted(tmp_path, saved), r"observations: an index holds at most 5")
+    assert msg.startswith("crafted.spobs") or "5" in msg

@@ -104,11 +104,11 @@ def save(index: Any, path: Any) -> None:
         ("store.control_values", cv),
         ("store.text_offsets", to),
         ("store.text_values", tv),
-        ("state_of", index._state_of.view()),
+        ("state_of", index._state_of.view().astype(np.int64)),  # the file keeps int64 ids
         ("hits", index._hits.view()),
     ]
     for i, part in enumerate(index._parts):
-        arrays.append((f"part{i}.obs", part.obs.view()))
+        arrays.append((f"part{i}.obs", part.obs.view().astype(np.int64)))
         arrays.append((f"part{i}.hnsw", faiss.serialize_index(part.hnsw)))
     sections = []
     offset = 0
@@ -439,7 +439,7 @@ def load(cls: Any, path: Any, embedder: Any = None) -> Any:
 def _load(cls: Any, name: str, embedder: Any) -> Any:
     import faiss
 
-    from spatialobs.screen.state_index import _Grow, _Partition
+    from spatialobs.screen.state_index import _MAX_OBSERVATIONS, _Grow, _Partition
 
     header, arrays = _read(name)
     spec = _check_embedder_spec(header.get("embedder"))
@@ -485,6 +485,8 @@ def _load(cls: Any, name: str, embedder: Any) -> Any:
     n = len(meta)
     if not (len(co) == len(to) == n + 1 and len(state_of) == len(hits) == n):
         raise _Corrupt("observation columns disagree in length")
+    if n > _MAX_OBSERVATIONS:
+        raise _Corrupt(f"{n} observations: an index holds at most {_MAX_OBSERVATIONS}")
     for off, values in ((co, cv), (to, tv)):
         if off[0] != 0 or off[-1] != len(values) or bool(np.any(off[1:] < off[:-1])):
             raise _Corrupt("atom offsets are inconsistent")
@@ -538,6 +540,6 @@ def _load(cls: Any, name: str, embedder: Any) -> Any:
     index._next = _Grow(nxt)
     index._first = _Grow(order[starts])
     index._last = _Grow(order[ends])
-    index._hits = _Grow(hits)
+    index._hits = _Grow(hits, dtype=np.int64)
     index._screens = num_screens
     return index

@@ -142,24 +142,32 @@ class _RWLock:
                 self._cond.notify_all()
 
 
-class _Grow:
-    """An int64 array that grows by doubling (appends in amortized O(1))."""
+# Observation and state ids are stored as int32.
+_MAX_OBSERVATIONS = 2**31 - 1
 
-    def __init__(self, data: Optional[npt.NDArray[np.int64]] = None) -> None:
-        data = np.empty(0, dtype=np.int64) if data is None else np.asarray(data, dtype=np.int64)
-        self._buf = np.empty(max(16, len(data) + len(data) // 2), dtype=np.int64)
+
+class _Grow:
+    """An integer array that grows by doubling (appends in amortized O(1)).
+
+    Observation and state ids are int32 (the index holds fewer than
+    ``_MAX_OBSERVATIONS``); hit counts are int64.
+    """
+
+    def __init__(self, data: Optional[npt.ArrayLike] = None, dtype: Any = np.int32) -> None:
+        data = np.empty(0, dtype=dtype) if data is None else np.asarray(data, dtype=dtype)
+        self._buf = np.empty(max(16, len(data) + len(data) // 2), dtype=dtype)
         self._buf[: len(data)] = data
         self._n = len(data)
 
     def append(self, v: int) -> None:
         if self._n == len(self._buf):
-            new = np.empty(2 * len(self._buf), dtype=np.int64)
+            new = np.empty(2 * len(self._buf), dtype=self._buf.dtype)
             new[: self._n] = self._buf[: self._n]
             self._buf = new
         self._buf[self._n] = v
         self._n += 1
 
-    def view(self) -> npt.NDArray[np.int64]:
+    def view(self) -> npt.NDArray[np.integer]:
         return self._buf[: self._n]
 
     def __len__(self) -> int:
@@ -289,7 +297,7 @@ class StateIndex:
         self._next = _Grow()  # observation -> the next one of its state, or -1
         self._first = _Grow()  # state -> its first observation
         self._last = _Grow()  # state -> its last observation
-        self._hits = _Grow()  # observation -> how many added screens mapped to it
+        self._hits = _Grow(dtype=np.int64)  # observation -> how many added screens mapped to it
         self._screens = 0
         self._lock = _RWLock()
         self._add_lock = threading.Lock()
@@ -439,13 +447,13 @@ class StateIndex:
         part = self._parts[meta_id]
         obs = part.obs.view()
         if self.candidates == "exhaustive":
-            return obs
+            return obs.astype(np.int64)
         k = self.top_k
         bm_ids, _ = part.bm25.top_k(np.concatenate((c, t)), k)
         _, dense = part.hnsw.search(vec, min(self.dense_k, part.hnsw.ntotal))
         dense = dense[0]
         fused, _ = rrf_fuse([bm_ids, dense[dense >= 0]], self.rrf_k)
-        return obs[fused[:k]]
+        return obs[fused[:k]].astype(np.int64)
 
     def _decide(self, meta_id: Optional[int], c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
                 vec: npt.NDArray[np.float32]) -> Tuple[int, float, float]:
@@ -462,6 +470,8 @@ class StateIndex:
 
     def _insert(self, key: MetaKey, meta_id: Optional[int], c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
                 vec: npt.NDArray[np.float32], best: int, best_score: float, top_score: float) -> Match:
+        if len(self._state_of) >= _MAX_OBSERVATIONS:
+            raise InvalidInputError(f"a state index holds at most {_MAX_OBSERVATIONS} observations")
         if meta_id is None:
             meta_id = len(self._metas)
             self._metas.append(key)
@@ -529,7 +539,7 @@ class StateIndex:
             bm_ids, _ = part.bm25.top_k(np.concatenate((f.control_atoms, f.text_atoms)), k)
             _, dense = part.hnsw.search(vec, min(self.dense_k, part.hnsw.ntotal))
             fused, _ = rrf_fuse([bm_ids, dense[0][dense[0] >= 0]], self.rrf_k)
-            return part.obs.view()[fused[:k]].copy()
+            return part.obs.view()[fused[:k]].astype(np.int64)
 
     def exhaustive_best(self, screen: Union[Screen, Features]) -> Tuple[int, float]:
         """(state, score) that verification against every eligible observation would choose; (-1, 0.0) for none."""
@@ -538,7 +548,7 @@ class StateIndex:
             meta_id = self._meta_ids.get(_meta_key(f.meta))
             if meta_id is None:
                 return -1, 0.0
-            ids = self._parts[meta_id].obs.view()
+            ids = self._parts[meta_id].obs.view().astype(np.int64)
             _, _, best, (num, den) = self._store.verify(
                 f.control_atoms, f.text_atoms, ids, self._tau.numerator, self._tau.denominator
             )
