@@ -262,3 +262,39 @@ def test_doc_ids_past_65536_score_exactly():
             want = ref.bm25_top_k(docs[: i + 1], q, k)
             assert ids.tolist() == [w for w, _ in want] and scores.tolist() == [s for _, s in want]
     assert ix.num_terms == len({t for d in docs for t in d})
+
+
+def test_indexes_sharing_threads_answer_as_alone():
+    # Query scratch is one per thread, shared by every index: a thread going
+    # from a large index to a small one and back, and threads querying both at
+    # once, get what each index answers on its own.
+    import threading
+
+    rng = np.random.default_rng(23)
+    big_docs = [rng.integers(0, 300, size=int(rng.integers(1, 9))).tolist() for _ in range(20_000)]
+    small_docs = [rng.integers(0, 40, size=int(rng.integers(1, 5))).tolist() for _ in range(50)]
+    big, small = build(big_docs), build(small_docs)
+    queries = [np.array(rng.integers(0, 300, size=6), dtype=np.uint64) for _ in range(12)]
+    alone = [(ix.top_k(q, 100), q, ix) for q in queries for ix in (big, small)]
+    for (ids, scores), q, ix in alone:
+        got = ix.top_k(q, 100)
+        assert got[0].tolist() == ids.tolist() and got[1].tolist() == scores.tolist()
+        want = ref.bm25_top_k(small_docs, q.tolist(), 100) if ix is small else None
+        if want is not None:
+            assert ids.tolist() == [w for w, _ in want] and scores.tolist() == [s for _, s in want]
+    failures = []
+
+    def worker(seed):
+        order = np.random.default_rng(seed).permutation(len(alone))
+        for i in order.tolist() * 3:
+            (ids, scores), q, ix = alone[i]
+            got = ix.top_k(q, 100)
+            if got[0].tolist() != ids.tolist() or got[1].tolist() != scores.tolist():
+                failures.append(i)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []

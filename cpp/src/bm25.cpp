@@ -242,21 +242,9 @@ std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
   return id;
 }
 
-std::unique_ptr<Bm25Index::Scratch> Bm25Index::borrow() const {
-  {
-    std::lock_guard<std::mutex> lock(pool_mu_);
-    if (!pool_.empty()) {
-      std::unique_ptr<Scratch> s = std::move(pool_.back());
-      pool_.pop_back();
-      return s;
-    }
-  }
-  return std::make_unique<Scratch>();
-}
-
-void Bm25Index::give_back(std::unique_ptr<Scratch> s) const {
-  std::lock_guard<std::mutex> lock(pool_mu_);
-  pool_.push_back(std::move(s));
+Bm25Index::Scratch& Bm25Index::thread_scratch() {
+  thread_local Scratch scratch;
+  return scratch;
 }
 
 namespace detail {
@@ -341,8 +329,10 @@ void Bm25Index::search(const std::uint64_t* query, std::size_t n, std::size_t k,
   const double N = static_cast<double>(num_docs);
   const double avgdl = static_cast<double>(total_len_) / N;
   const std::size_t num_classes = class_len_.size();
-  std::unique_ptr<Scratch> scratch = borrow();
-  Scratch& sc = *scratch;
+  Scratch& sc = thread_scratch();
+  // A query that threw (out of memory) may have left sums behind.
+  if (!sc.clean) std::fill(sc.acc.begin(), sc.acc.end(), 0.0);
+  sc.clean = false;
 
   // Per term: idf, and for a term with more postings than length classes a
   // table of its tf = 1 contribution per class (offset into sc.table).
@@ -572,7 +562,7 @@ void Bm25Index::search(const std::uint64_t* query, std::size_t n, std::size_t k,
     ids.push_back(best[i].second);
     scores.push_back(best[i].first);
   }
-  give_back(std::move(scratch));
+  sc.clean = true;
 }
 
 std::size_t Bm25Index::memory_bytes() const {
@@ -589,13 +579,6 @@ std::size_t Bm25Index::memory_bytes() const {
   }
   for (const auto& fl : free_) bytes += fl.capacity() * sizeof(std::uint32_t);
   for (const auto& v : big_) bytes += sizeof(v) + v.capacity() * sizeof(std::uint16_t);
-  std::lock_guard<std::mutex> lock(pool_mu_);
-  for (const auto& sc : pool_) {
-    bytes += (sc->acc.capacity() + sc->norm.capacity() + sc->table.capacity()) * sizeof(double) +
-             (sc->touched.capacity() + sc->hist.capacity() + sc->high.capacity()) * sizeof(std::uint32_t) +
-             sc->cursor.capacity() * sizeof(std::size_t) +
-             sc->best.capacity() * sizeof(std::pair<double, std::uint32_t>);
-  }
   return bytes;
 }
 

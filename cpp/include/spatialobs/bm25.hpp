@@ -52,7 +52,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -120,10 +119,13 @@ class Bm25Index {
     std::uint32_t df;
     bool repeats;  // some document holds the term more than once
   };
-  // Per-query accumulators, reused: a query borrows one from the pool, so
-  // concurrent queries never share one and no query pays to zero O(N) memory
-  // (only the entries it touched are reset).
+  // Per-query accumulators, one per thread shared by every index (so
+  // concurrent queries never share one, an index holds none, and no query
+  // pays to zero O(N) memory: only the entries it touched are reset). Its
+  // size is bounded by a scoring block and the largest query, not by the
+  // number of documents; memory_bytes() does not count it.
   struct Scratch {
+    bool clean = true;                      // acc is all zeros (false while a query runs)
     std::vector<double> acc;                // one block of per-document sums
     std::vector<std::uint32_t> touched;     // documents of the block with a nonzero sum
     std::vector<double> norm;               // K(|d|) per length class
@@ -133,10 +135,9 @@ class Bm25Index {
     std::vector<std::pair<double, std::uint32_t>> best;  // candidates for the k best
     std::vector<std::uint32_t> hist;        // candidates per score bucket (top_k's gate)
   };
-  std::unique_ptr<Scratch> borrow() const;
+  static Scratch& thread_scratch();
   void search(const std::uint64_t* query, std::size_t n, std::size_t k, std::vector<std::int64_t>& ids,
               std::vector<double>& scores, bool exhaustive) const;
-  void give_back(std::unique_ptr<Scratch> s) const;
 
   std::int64_t find_term(std::uint64_t key) const;
   std::uint32_t term_for(std::uint64_t key);
@@ -175,8 +176,6 @@ class Bm25Index {
   std::vector<std::uint32_t> free_[kNumClasses];  // freed arena blocks by capacity class
   std::vector<std::vector<std::uint16_t>> big_;
   std::size_t arena_free_words_ = 0;
-  mutable std::mutex pool_mu_;
-  mutable std::vector<std::unique_ptr<Scratch>> pool_;
 };
 
 }  // namespace spatialobs
