@@ -220,3 +220,22 @@ def test_compiled_columns_bad_input():
         cf.reading_text(["a"], np.zeros((2, 4)), np.zeros(1, dtype=np.int32))
     with pytest.raises(ValueError):  # wrong dtype for rows
         cf.reading_text(["a"], np.zeros((1, 4)), np.zeros(1, dtype=np.int64))
+
+
+# ASCII texts meet the compiled one-pass normalizer: every ASCII whitespace str.split()
+# knows (the 0x1c-0x1f separators included), digits between the separators _VOLATILE
+# joins on, upper case, and lengths around MAX_TEXT.
+_ascii_pieces = st.sampled_from(["a", "Z", "x", "7", "0", "12", ".", ",", ":", "/", "-", " ", "  ", "\t", "\n",
+                                 "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x00", "\x7f", "AM", "1.2",
+                                 "3:04", "5/6", "7,8", "9."])
+ascii_texts = st.lists(_ascii_pieces, max_size=80).map("".join) | st.text(
+    alphabet=st.characters(max_codepoint=127), max_size=300)
+
+
+@settings(max_examples=400, deadline=None)
+@given(ascii_texts | texts, st.booleans())
+def test_compiled_normalizer_matches_normalize_text(text, mask):
+    from spatialobs.screen.features import _utf8_safe
+
+    cf = _compiled()
+    assert cf.normalize(text, mask) == _utf8_safe(normalize_text(text, mask=mask))

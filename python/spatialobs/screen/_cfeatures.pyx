@@ -7,6 +7,7 @@ text of every element. The pure-Python twin is
 ``spatialobs.screen.features._element_columns_py``; tests compare the two.
 """
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t
 from libc.stdlib cimport free, malloc, qsort
 
@@ -23,7 +24,80 @@ cdef Py_ssize_t _CACHE_MAX = 1 << 16
 cdef Py_ssize_t _CACHED_CHARS = 256
 
 
+cdef Py_ssize_t _MAX_TEXT = MAX_TEXT
+
+
+cdef inline bint _is_space(unsigned char c) noexcept:
+    # str.split()'s whitespace among ASCII: \t \n \v \f \r, the separators 0x1c-0x1f, space
+    return c == 32 or 9 <= c <= 13 or 28 <= c <= 31
+
+
+cdef inline bint _is_digit(unsigned char c) noexcept:
+    return 48 <= c <= 57
+
+
+cdef str _normalize_ascii(str text, bint mask):
+    # normalize_text in one pass over the bytes of an ASCII string: lower case and
+    # single spaces, then each match of _VOLATILE (digits, and separator-digits
+    # groups after them) replaced by "#", then the first MAX_TEXT characters.
+    cdef bytes raw = text.encode("ascii")
+    cdef const unsigned char* src = <const unsigned char*>PyBytes_AS_STRING(raw)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(raw), i, j, m = 0, k = 0
+    cdef unsigned char c
+    cdef bint gap = False
+    cdef unsigned char* buf = <unsigned char*>malloc(n + 1)
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            c = src[i]
+            if _is_space(c):
+                gap = m > 0
+                continue
+            if gap:
+                buf[m] = 32
+                m += 1
+                gap = False
+            if 65 <= c <= 90:
+                c += 32
+            buf[m] = c
+            m += 1
+        if mask:
+            i = 0
+            while i < m:
+                c = buf[i]
+                if not _is_digit(c):
+                    buf[k] = c
+                    k += 1
+                    i += 1
+                    continue
+                j = i + 1
+                while j < m and _is_digit(buf[j]):
+                    j += 1
+                while j + 1 < m and (buf[j] == 46 or buf[j] == 44 or buf[j] == 58 or buf[j] == 47) \
+                        and _is_digit(buf[j + 1]):
+                    j += 2
+                    while j < m and _is_digit(buf[j]):
+                        j += 1
+                buf[k] = 35
+                k += 1
+                i = j
+            m = k
+        if m > _MAX_TEXT:
+            m = _MAX_TEXT
+        return (<char*>buf)[:m].decode("ascii")
+    finally:
+        free(buf)
+
+
+def normalize(str text, bint mask):
+    """What featurize makes of one role or text (``_utf8_safe(normalize_text(...))``), uncached."""
+    return _normalize(text, mask)
+
+
 cdef str _normalize(str text, bint mask):
+    if text.isascii():
+        return _normalize_ascii(text, mask)
     cdef str s = " ".join(text.lower().split())
     if mask:
         s = _VOLATILE.sub("#", s)
