@@ -389,7 +389,9 @@ class StateIndex:
 
         ``vectors`` are the dense vectors stored in the HNSW indexes (``dim`` float32
         each); ``hnsw_links`` estimates their graphs (level-0 links and levels);
-        ``ids`` are the per-observation and per-state arrays of this object.
+        ``ids`` are the per-observation and per-state arrays of this object. BM25's
+        query scratch is one per thread shared by every index (a block of sums and
+        the query's tables, not growing with the index) and is not counted.
         """
         with self._lock.read():
             out = {"atoms": int(self._store.memory_bytes()), "bm25": 0, "vectors": 0, "hnsw_links": 0, "ids": 0}
