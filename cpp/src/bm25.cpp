@@ -105,11 +105,15 @@ std::uint32_t Bm25Index::arena_alloc(std::uint32_t cap) {
   return off;
 }
 
-std::uint16_t* Bm25Index::words_of(Term& t) {
+const std::uint16_t* Bm25Index::words_of(const Term& t) const {
   const std::uint32_t n = t.words();
   if (n <= 2) return t.w;
   if (n > kMaxArenaBlock) return big_[t.off()].data();
   return arena_at(t.off());
+}
+
+std::uint16_t* Bm25Index::words_of(Term& t) {
+  return const_cast<std::uint16_t*>(static_cast<const Bm25Index*>(this)->words_of(static_cast<const Term&>(t)));
 }
 
 void Bm25Index::append_words(Term& t, const std::uint16_t* w, std::uint32_t k) {
@@ -156,7 +160,8 @@ void Bm25Index::make_irregular(Term& t) {
   const std::uint32_t n = t.words();
   const std::uint16_t* src = words_of(t);
   std::vector<std::uint16_t> old(src, src + n);
-  const std::uint16_t header[kHeaderWords] = {static_cast<std::uint16_t>(n), static_cast<std::uint16_t>(n >> 16), 0};
+  std::uint16_t header[kHeaderWords] = {0, 0, 0};
+  set_header_df(header, n);  // every document so far holds the term once: df is the word count
   if (n > kMaxArenaBlock) {
     std::vector<std::uint16_t>& v = big_[t.off()];
     v.insert(v.begin(), header, header + kHeaderWords);
@@ -167,12 +172,8 @@ void Bm25Index::make_irregular(Term& t) {
       free_[detail::bm25_class(cap)].push_back(t.off());
       arena_free_words_ += cap;
     }
-    // Restart the list from the record: two words there, the rest appended
-    // (at three words it moves to the arena).
-    t.len = (t.len & ~kWordsMask) | 2;
-    t.w[0] = header[0];
-    t.w[1] = header[1];
-    append_words(t, header + 2, 1);
+    t.len &= ~kWordsMask;  // an empty list, written anew (the old words were copied first)
+    append_words(t, header, kHeaderWords);
     if (n > 0) append_words(t, old.data(), n);
   }
   t.len |= kIrregular;
@@ -195,17 +196,9 @@ void Bm25Index::append_posting(Term& t, std::uint32_t doc) {
 Bm25Index::ListView Bm25Index::list(std::uint32_t ti) const {
   const Term& t = term(ti);
   const std::uint32_t n = t.words();
-  const std::uint16_t* p;
-  if (n <= 2) {
-    p = t.w;
-  } else if (n > kMaxArenaBlock) {
-    p = big_[t.off()].data();
-  } else {
-    p = arena_at(t.off());
-  }
+  const std::uint16_t* p = words_of(t);
   if (!(t.len & kIrregular)) return ListView{p, n, n, false};
-  const std::uint32_t df = static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 16;
-  return ListView{p + kHeaderWords, n - kHeaderWords, df, (t.len & kRepeats) != 0};
+  return ListView{p + kHeaderWords, n - kHeaderWords, header_df(p), (t.len & kRepeats) != 0};
 }
 
 std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
@@ -231,9 +224,7 @@ std::uint32_t Bm25Index::add(const std::uint64_t* atoms, std::size_t n) {
     for (std::size_t r = i; r < j; ++r) append_posting(t, id);
     if (t.len & kIrregular) {  // one more document (a header made for it counted those before it)
       std::uint16_t* h = words_of(t);
-      const std::uint32_t df = (static_cast<std::uint32_t>(h[0]) | static_cast<std::uint32_t>(h[1]) << 16) + 1;
-      h[0] = static_cast<std::uint16_t>(df);
-      h[1] = static_cast<std::uint16_t>(df >> 16);
+      set_header_df(h, header_df(h) + 1);
     }
     i = j;
   }

@@ -113,6 +113,14 @@ class Bm25Index {
   static constexpr std::uint32_t kRepeats = 0x40000000u;
   static constexpr std::uint32_t kWordsMask = 0x3fffffffu;
   static constexpr std::uint32_t kHeaderWords = 3;
+  // The df in an irregular list's header (its first two words).
+  static std::uint32_t header_df(const std::uint16_t* h) {
+    return static_cast<std::uint32_t>(h[0]) | static_cast<std::uint32_t>(h[1]) << 16;
+  }
+  static void set_header_df(std::uint16_t* h, std::uint32_t df) {
+    h[0] = static_cast<std::uint16_t>(df);
+    h[1] = static_cast<std::uint16_t>(df >> 16);
+  }
   struct ListView {
     const std::uint16_t* p;
     std::size_t n;  // words
@@ -144,6 +152,7 @@ class Bm25Index {
   void grow_slots();
   void append_posting(Term& t, std::uint32_t doc);
   void append_words(Term& t, const std::uint16_t* w, std::uint32_t k);
+  const std::uint16_t* words_of(const Term& t) const;
   std::uint16_t* words_of(Term& t);
   void make_irregular(Term& t);
   std::uint16_t* arena_at(std::uint32_t off) { return chunks_[off >> kChunkBits].get() + (off & kChunkMask); }
