@@ -108,7 +108,7 @@ def save(index: Any, path: Any) -> None:
         ("hits", index._hits.view()),
     ]
     for i, part in enumerate(index._parts):
-        arrays.append((f"part{i}.obs", part.obs.view().astype(np.int64)))
+        arrays.append((f"part{i}.obs", part.ids()))
         arrays.append((f"part{i}.hnsw", faiss.serialize_index(part.hnsw)))
     sections = []
     offset = 0

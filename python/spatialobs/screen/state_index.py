@@ -192,6 +192,11 @@ class _Partition:
         self.hnsw = hnsw
         self.obs = _Grow()
 
+    def ids(self, rows: Optional[npt.NDArray[np.int64]] = None) -> npt.NDArray[np.int64]:
+        """The observation ids of local ``rows`` (all when None), as the int64 the core's verification takes."""
+        obs = self.obs.view()
+        return (obs if rows is None else obs[rows]).astype(np.int64)
+
 
 class StateIndex:
     """Merge near-duplicate screens into states (see the module docstring for the pipeline).
@@ -447,15 +452,19 @@ class StateIndex:
     def _candidate_ids(self, meta_id: int, c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
                        vec: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
         part = self._parts[meta_id]
-        obs = part.obs.view()
         if self.candidates == "exhaustive":
-            return obs.astype(np.int64)
+            return part.ids()
+        return self._retrieved(part, c, t, vec)
+
+    def _retrieved(self, part: _Partition, c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
+                   vec: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
+        """The hybrid retrievers' candidates in a partition: BM25 and dense lists fused, the ``top_k`` first."""
         k = self.top_k
         bm_ids, _ = part.bm25.top_k(np.concatenate((c, t)), k)
         _, dense = part.hnsw.search(vec, min(self.dense_k, part.hnsw.ntotal))
         dense = dense[0]
         fused, _ = rrf_fuse([bm_ids, dense[dense >= 0]], self.rrf_k)
-        return obs[fused[:k]].astype(np.int64)
+        return part.ids(fused[:k])
 
     def _decide(self, meta_id: Optional[int], c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
                 vec: npt.NDArray[np.float32]) -> Tuple[int, float, float]:
@@ -536,12 +545,7 @@ class StateIndex:
             meta_id = self._meta_ids.get(_meta_key(f.meta))
             if meta_id is None:
                 return np.empty(0, dtype=np.int64)
-            part = self._parts[meta_id]
-            k = self.top_k
-            bm_ids, _ = part.bm25.top_k(np.concatenate((f.control_atoms, f.text_atoms)), k)
-            _, dense = part.hnsw.search(vec, min(self.dense_k, part.hnsw.ntotal))
-            fused, _ = rrf_fuse([bm_ids, dense[0][dense[0] >= 0]], self.rrf_k)
-            return part.obs.view()[fused[:k]].astype(np.int64)
+            return self._retrieved(self._parts[meta_id], f.control_atoms, f.text_atoms, vec)
 
     def exhaustive_best(self, screen: Union[Screen, Features]) -> Tuple[int, float]:
         """(state, score) that verification against every eligible observation would choose; (-1, 0.0) for none."""
@@ -550,7 +554,7 @@ class StateIndex:
             meta_id = self._meta_ids.get(_meta_key(f.meta))
             if meta_id is None:
                 return -1, 0.0
-            ids = self._parts[meta_id].obs.view().astype(np.int64)
+            ids = self._parts[meta_id].ids()
             _, _, best, (num, den) = self._store.verify(
                 f.control_atoms, f.text_atoms, ids, self._tau.numerator, self._tau.denominator
             )
