@@ -25,6 +25,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from spatialobs.canvas.document.arrowindex import arrow_index_at
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Node
+from spatialobs.canvas.editing.position import _bounds, set_page_position
 
 __all__ = ["reparent_arrow", "reorder_touched"]
 
@@ -96,7 +97,6 @@ def reparent_arrow(canvas: Canvas, arrow_id: str) -> bool:
     >>> reparent_arrow(c, "shape:arr"), c.paint_order()
     (True, ['shape:a', 'shape:arr', 'shape:b'])
     """
-    from spatialobs.canvas.editing.ops import _bounds, set_page_position
 
     nodes = canvas.nodes
     arrow = nodes.get(arrow_id)
