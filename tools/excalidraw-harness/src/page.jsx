@@ -10,6 +10,7 @@ import React from 'react'
 import { createRoot } from 'react-dom/client'
 import {
 	CaptureUpdateAction,
+	convertToExcalidrawElements,
 	Excalidraw,
 	getCommonBounds,
 	isLinearElement,
@@ -46,6 +47,7 @@ const FIELDS = [
 	'containerId', 'boundElements', 'startBinding', 'endBinding', 'points', 'roughness', 'roundness',
 	'strokeWidth', 'elbowed', 'text', 'originalText', 'fontSize', 'fontFamily', 'lineHeight',
 	'textAlign', 'verticalAlign', 'autoResize', 'name', 'opacity', 'locked', 'version',
+	'startArrowhead', 'endArrowhead', 'strokeStyle',
 ]
 
 const nextFrame = () => new Promise((r) => requestAnimationFrame(() => r()))
@@ -179,12 +181,20 @@ async function run(text, opts = {}) {
 		changed: restoreDiff.changed,
 		appStateKeys: Object.keys(restored.appState || {}).length,
 	}
+	// the camera File › Open restores: the file's scroll and zoom (restoreAppState keeps them)
+	const ra = restored.appState || {}
+	result.restore.camera = { scrollX: ra.scrollX, scrollY: ra.scrollY, zoom: ra.zoom && ra.zoom.value }
 
 	// the editor: replace the scene the way File › Open does, then read it back
 	api.resetScene()
 	api.updateScene({
 		elements: restoredElements,
-		appState: { viewBackgroundColor: restored.appState.viewBackgroundColor },
+		appState: {
+			viewBackgroundColor: restored.appState.viewBackgroundColor,
+			scrollX: ra.scrollX,
+			scrollY: ra.scrollY,
+			zoom: ra.zoom,
+		},
 		captureUpdate: CaptureUpdateAction.NEVER,
 	})
 	await document.fonts.ready
@@ -194,6 +204,8 @@ async function run(text, opts = {}) {
 	const sceneMap = new Map(scene.map((e) => [e.id, e]))
 	const editorDiff = diffElements(restoredElements, scene)
 	result.editor = { changed: editorDiff.changed, missing: editorDiff.missing, added: editorDiff.added }
+	const ea = api.getAppState()
+	result.editor.camera = { scrollX: ea.scrollX, scrollY: ea.scrollY, zoom: ea.zoom.value, width: ea.width, height: ea.height }
 	result.elements = scene.map((e) => describe(e, sceneMap))
 	const live = scene.filter((e) => !e.isDeleted)
 	result.sceneBounds = live.length ? box(getCommonBounds(live, sceneMap)) : null
@@ -213,9 +225,45 @@ function fonts() {
 	return byFamily
 }
 
+// ---------------------------------------------------------------------------
+// Mermaid: what Excalidraw's own Mermaid import makes of a flowchart
+
+async function mermaid(definition) {
+	await readyPromise
+	const result = { ok: false, error: null }
+	let skeleton
+	try {
+		// the package Excalidraw's "Mermaid to Excalidraw" dialog loads, with its defaults
+		const { parseMermaidToExcalidraw } = await import('@excalidraw/mermaid-to-excalidraw')
+		const parsed = await parseMermaidToExcalidraw(definition)
+		skeleton = parsed.elements
+	} catch (e) {
+		result.error = { name: e && e.name, message: String((e && e.message) || e) }
+		return result
+	}
+	result.skeleton = skeleton.map((e) => ({
+		id: e.id, type: e.type, groupIds: e.groupIds || [], x: e.x, y: e.y, width: e.width, height: e.height,
+		label: e.label ? e.label.text : null, start: e.start ? e.start.id : null, end: e.end ? e.end.id : null,
+		startArrowhead: e.startArrowhead, endArrowhead: e.endArrowhead, strokeStyle: e.strokeStyle,
+		strokeWidth: e.strokeWidth, roundness: e.roundness || null,
+	}))
+	// the elements Excalidraw makes of the skeleton (ids kept, so they name the Mermaid ids), opened in the editor
+	const elements = convertToExcalidrawElements(skeleton, { regenerateIds: false })
+	api.resetScene()
+	api.updateScene({ elements, captureUpdate: CaptureUpdateAction.NEVER })
+	await document.fonts.ready
+	await nextFrame()
+	const scene = api.getSceneElementsIncludingDeleted()
+	const sceneMap = new Map(scene.map((e) => [e.id, e]))
+	result.elements = scene.map((e) => describe(e, sceneMap))
+	result.ok = true
+	return result
+}
+
 window.__harness = {
 	isReady: () => api !== null,
 	run,
+	mermaid,
 	info: () => ({ packageVersions: PKG_VERSIONS, excalidrawVersion: PKG_VERSIONS['@excalidraw/excalidraw'], userAgent: navigator.userAgent }),
 	fonts,
 }

@@ -246,7 +246,7 @@ def align(canvas: Canvas, ids: Sequence[str], operation: str) -> None:
             T = min(b[1] for _, b in clusters)
             R = max(b[2] for _, b in clusters)
             B = max(b[3] for _, b in clusters)
-            moves = []
+            moves: List[Tuple[str, float, float]] = []
             for members, (x0, y0, x1, y1) in clusters:
                 dx = dy = 0.0
                 if step == "left":
@@ -303,7 +303,7 @@ def _distribute(canvas: Canvas, ids: List[str], op: str) -> None:
     total = sum(c[1][hi] - c[1][lo] for c in middle)
     gap = (span - total) / (len(middle) + 1)
     v = max_first + gap
-    moves = []
+    moves: List[Tuple[str, float, float]] = []
     for members, box in middle:
         dim = box[hi] - box[lo]
         d = v - box[lo]
@@ -538,8 +538,8 @@ def duplicate(canvas: Canvas, ids: Sequence[str], *, offset: Optional[Tuple[floa
             fields["props"] = props
             canvas.add(fields)
             if k in root_moves:
-                b = root_moves[k]
-                set_page_position(canvas, copy_of[k], b[0] + offset[0], b[1] + offset[1])
+                rb = root_moves[k]
+                set_page_position(canvas, copy_of[k], rb[0] + offset[0], rb[1] + offset[1])
         for b in new_bindings:
             bid = _fresh_id(canvas, b.id, taken)
             taken.add(bid)

@@ -163,7 +163,8 @@ def _statements(text: str) -> List[Tuple[int, str]]:
     for no, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("%%"):
             continue
-        buf, depth, quote = [], 0, False
+        buf: List[str] = []
+        depth, quote = 0, False
         for ch in line:
             if ch == '"':
                 quote = not quote
@@ -273,10 +274,10 @@ class _Reader:
                      "-.": r"\.-+(?P<r>>|[ox](?=\s|$))?"}[body]
             m2 = re.compile(r"\s" + close).search(self.s, m.end())
             if m2:
-                label = _clean_label(self.s[m.end():m2.start()])
+                inline = _clean_label(self.s[m.end():m2.start()])
                 self.i = m2.end()
                 stroke = {"--": "normal", "==": "thick", "-.": "dotted"}[body]
-                return stroke, _head(m.group("l")), _head(m2.group("r")), label or None
+                return stroke, _head(m.group("l")), _head(m2.group("r")), inline or None
         m = self._LINK.match(self.s, self.i)
         if not m:
             return None
@@ -284,7 +285,7 @@ class _Reader:
         body = m.group("body")
         stroke = "invisible" if body.startswith("~") else "thick" if body.startswith("=") else (
             "dotted" if "." in body else "normal")
-        label = None
+        label: Optional[str] = None
         self.ws()
         if self.s.startswith("|", self.i):
             k = self.s.find("|", self.i + 1)
@@ -559,8 +560,8 @@ def layout_mermaid(chart: Flowchart, sizes: Mapping[str, Tuple[float, float]]) -
         hmax = max(size[k][1] for k in layer)
         offset = -x / 2
         for k, px in placed:
-            w, h = size[k]
-            boxes[k] = (px + offset, y + (hmax - h) / 2, w, h)
+            kw, kh = size[k]
+            boxes[k] = (px + offset, y + (hmax - kh) / 2, kw, kh)
         y += hmax + RANK_SPACING + (SUBGRAPH_TITLE if depth_top else 0.0)
     # subgraph boxes, innermost first
     sub: Dict[str, Tuple[float, float, float, float]] = {}

@@ -178,6 +178,10 @@ def from_excalidraw(doc: Mapping[str, Any]) -> Canvas:
             diags.append(Diagnostic("missing_field", eid, "element has no type; 'unknown' used"))
             etype = "unknown"
         ntype = "line" if etype == "draw" else etype
+        if etype not in ELEMENT_TYPES and etype not in ("draw", "unknown"):
+            # kept as it is: written back unchanged while it is not edited, with its type when it is
+            diags.append(Diagnostic("unknown_type", eid, f"unknown element type {etype[:40]!r}; kept as it is, "
+                                                         "drawn as its box"))
         x = _f(e, "x", 0.0, diags)
         y = _f(e, "y", 0.0, diags)
         angle = _f(e, "angle", 0.0, diags)
