@@ -288,7 +288,11 @@ class _Reader:
         label: Optional[str] = None
         self.ws()
         if self.s.startswith("|", self.i):
-            k = self.s.find("|", self.i + 1)
+            j = self.i + 1
+            while j < len(self.s) and self.s[j] == " ":
+                j += 1
+            q = self.s.find('"', j + 1) if j < len(self.s) and self.s[j] == '"' else -1
+            k = self.s.find("|", q + 1 if q >= 0 else self.i + 1)
             if k < 0:
                 raise self.fail("unterminated |label|")
             label = _clean_label(self.s[self.i + 1:k]) or None
