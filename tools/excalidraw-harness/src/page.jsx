@@ -15,6 +15,7 @@ import {
 	getCommonBounds,
 	isLinearElement,
 	loadFromBlob,
+	restoreAppState,
 } from '@excalidraw/excalidraw'
 import '@excalidraw/excalidraw/index.css'
 
@@ -181,20 +182,18 @@ async function run(text, opts = {}) {
 		changed: restoreDiff.changed,
 		appStateKeys: Object.keys(restored.appState || {}).length,
 	}
-	// the camera File › Open restores: the file's scroll and zoom (restoreAppState keeps them)
+	// the camera: File › Open drops the file's scroll and zoom (cleanAppStateForExport), while an app that
+	// passes the file as initialData (restore without that cleaning) opens at the stored one
 	const ra = restored.appState || {}
 	result.restore.camera = { scrollX: ra.scrollX, scrollY: ra.scrollY, zoom: ra.zoom && ra.zoom.value }
+	const ia = restoreAppState(raw && typeof raw.appState === 'object' ? raw.appState : {}, null)
+	result.restore.initialDataCamera = { scrollX: ia.scrollX, scrollY: ia.scrollY, zoom: ia.zoom && ia.zoom.value }
 
 	// the editor: replace the scene the way File › Open does, then read it back
 	api.resetScene()
 	api.updateScene({
 		elements: restoredElements,
-		appState: {
-			viewBackgroundColor: restored.appState.viewBackgroundColor,
-			scrollX: ra.scrollX,
-			scrollY: ra.scrollY,
-			zoom: ra.zoom,
-		},
+		appState: { viewBackgroundColor: restored.appState.viewBackgroundColor },
 		captureUpdate: CaptureUpdateAction.NEVER,
 	})
 	await document.fonts.ready
@@ -206,6 +205,11 @@ async function run(text, opts = {}) {
 	result.editor = { changed: editorDiff.changed, missing: editorDiff.missing, added: editorDiff.added }
 	const ea = api.getAppState()
 	result.editor.camera = { scrollX: ea.scrollX, scrollY: ea.scrollY, zoom: ea.zoom.value, width: ea.width, height: ea.height }
+	// the editor at the stored camera, as an app restoring it shows the scene
+	api.updateScene({ appState: { scrollX: ia.scrollX, scrollY: ia.scrollY, zoom: ia.zoom }, captureUpdate: CaptureUpdateAction.NEVER })
+	await nextFrame()
+	const sa = api.getAppState()
+	result.editor.storedCamera = { scrollX: sa.scrollX, scrollY: sa.scrollY, zoom: sa.zoom.value }
 	result.elements = scene.map((e) => describe(e, sceneMap))
 	const live = scene.filter((e) => !e.isDeleted)
 	result.sceneBounds = live.length ? box(getCommonBounds(live, sceneMap)) : null

@@ -157,6 +157,7 @@ def reorder_touched(canvas: Canvas, log: Iterable[Tuple[str, str, Any]]) -> List
     nodes = canvas.nodes
     arrows: Dict[str, None] = {}
     shifted: List[str] = []
+    landed: Dict[str, None] = {}  # parents that got a shape at a new place among their children
     for kind, item_id, old in list(log):
         if kind == "binding":
             b = canvas.bindings.get(item_id) or old
@@ -168,10 +169,19 @@ def reorder_touched(canvas: Canvas, log: Iterable[Tuple[str, str, Any]]) -> List
                 continue
             if n.type == "arrow":
                 arrows[item_id] = None
-            elif old is not None:
-                shifted.append(item_id)
+            else:
+                landed[n.parent] = None
+                if old is not None:
+                    shifted.append(item_id)
     if shifted and canvas.bindings:
         for x in shifted:
             for t in [x] + (canvas.descendants(x) if canvas.children(x) else []):
                 arrows.update(dict.fromkeys(canvas._connectors_to(t)))
+    if landed and canvas.bindings:
+        # a shape put between a bound arrow and the target it sits above (a duplicate, a new group,
+        # ungrouped children): when tldraw opens the file it moves that arrow above the target again
+        for parent in landed:
+            for k in canvas._children.get(parent, ()):
+                if nodes[k].type == "arrow" and canvas._bindings_from(k):
+                    arrows[k] = None
     return [a for a in arrows if a in nodes and reparent_arrow(canvas, a)]

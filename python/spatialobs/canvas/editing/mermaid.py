@@ -760,7 +760,7 @@ def build_mermaid(canvas: Canvas, text: str, *, parent: Optional[str] = None,
             nid = fresh(k)
             if excalidraw:
                 etype = EXCALIDRAW_TYPES.get(n.shape, "rectangle")
-                props: Dict[str, Any] = {"roundness": {"type": 3}} if n.shape in ROUNDED else {}
+                shape_props: Dict[str, Any] = {"roundness": {"type": 3}} if n.shape in ROUNDED else {}
                 if n.shape == "doublecircle":  # an outer and an inner ellipse, grouped, as the package draws it
                     gid = fresh("doublecircle_" + k, "group:")
                     canvas.add({"id": gid, "type": "group", "parent": holder, "x": 0.0, "y": 0.0,
@@ -769,7 +769,7 @@ def build_mermaid(canvas: Canvas, text: str, *, parent: Optional[str] = None,
                     holder = gid
                     lx, ly = to_local(canvas, gid, ax + bx, ay + by)
                 canvas.add({"id": nid, "type": etype, "parent": holder, "x": lx, "y": ly, "w": bw, "h": bh,
-                            "text": n.label, "style": {"strokeWidth": 2}, "props": props})
+                            "text": n.label, "style": {"strokeWidth": 2}, "props": shape_props})
                 if n.shape == "doublecircle":
                     inner = fresh(k + "-inner")
                     canvas.add({"id": inner, "type": "ellipse", "parent": holder, "x": lx + 5, "y": ly + 5,
@@ -792,12 +792,19 @@ def build_mermaid(canvas: Canvas, text: str, *, parent: Optional[str] = None,
             holder = container_of[sa] if sa is not None and sa == sb else page
             if excalidraw and sa is not None and sa == sb:
                 holder = container_of[sa]
-            # straight from center to center; the bindings keep it on the shapes
+            # straight between the centers; the bindings keep it on the shapes
             ba, bb = canvas.page_bounds(a), canvas.page_bounds(b)
             sx, sy = (ba[0] + ba[2]) / 2, (ba[1] + ba[3]) / 2
             ex, ey = (bb[0] + bb[2]) / 2, (bb[1] + bb[3]) / 2
+            props: Dict[str, Any]
+            if excalidraw:
+                # Excalidraw's form: the points it draws, from outline to outline (it keeps stored points)
+                (sx, sy), (ex, ey) = (_outline(ba, canvas.nodes[a].type, (ex, ey)),
+                                      _outline(bb, canvas.nodes[b].type, (sx, sy)))
+                props = {"points": [[0.0, 0.0], [ex - sx, ey - sy]]}
+            else:
+                props = {"start": {"x": 0.0, "y": 0.0}, "end": {"x": ex - sx, "y": ey - sy}, "bend": 0.0}
             lx, ly = to_local(canvas, holder, sx, sy)
-            props = {"start": {"x": 0.0, "y": 0.0}, "end": {"x": ex - sx, "y": ey - sy}, "bend": 0.0}
             style: Dict[str, Any] = {}
             if tldraw:
                 props.update({"kind": "arc", "arrowheadStart": _TL_HEAD[e.start_head],
@@ -820,6 +827,28 @@ def build_mermaid(canvas: Canvas, text: str, *, parent: Optional[str] = None,
                                    {"isExact": False, "snap": "none"} if tldraw else {"focus": 0, "gap": 5}))
     top = [c for c in created if c in canvas.nodes and canvas.nodes[c].parent == page]
     return Built(created, ids, top[0] if len(top) == 1 else None, notes, chart)
+
+
+#: Gap between an arrow's end and the outline it is bound to in Excalidraw (its binding ``gap``).
+ARROW_GAP = 5.0
+
+
+def _outline(box: Tuple[float, float, float, float], kind: str, toward: Tuple[float, float]) -> Tuple[float, float]:
+    """Where the ray from a box's center toward a point leaves the shape drawn in it (plus the gap)."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    a, b = (box[2] - box[0]) / 2, (box[3] - box[1]) / 2
+    dx, dy = toward[0] - cx, toward[1] - cy
+    n = (dx * dx + dy * dy) ** 0.5
+    if n == 0 or a <= 0 or b <= 0:
+        return cx, cy
+    if kind == "ellipse":
+        t = 1.0 / ((dx / a) ** 2 + (dy / b) ** 2) ** 0.5
+    elif kind == "diamond":
+        t = 1.0 / (abs(dx) / a + abs(dy) / b)
+    else:
+        t = min(a / abs(dx) if dx else float("inf"), b / abs(dy) if dy else float("inf"))
+    t += ARROW_GAP / n
+    return cx + dx * min(t, 1.0), cy + dy * min(t, 1.0)
 
 
 _TL_HEAD = {None: "none", "arrow": "arrow", "circle": "dot", "cross": "bar"}
