@@ -239,8 +239,8 @@ def test_excalidraw_opens_the_new_ops_results_where_the_canvas_says(excalidraw_r
     # cleanAppStateForExport); an app that opens the file as initialData shows exactly our viewport
     vp = c.cameras[done["page"]]
     z = rep.viewport[done["page"]]["zoom"]
-    assert r["restore"]["camera"] == {"scrollX": 0, "scrollY": 0, "zoom": 1}
-    for cam in (r["restore"]["initialDataCamera"], r["editor"]["storedCamera"]):
+    assert r["camera"]["fileOpen"] == {"scrollX": 0, "scrollY": 0, "zoom": 1}
+    for cam in (r["camera"]["initialData"], r["camera"]["editorAtStored"]):
         assert (cam["scrollX"], cam["scrollY"]) == pytest.approx((-vp.x, -vp.y), abs=1e-9)
         assert cam["zoom"] == pytest.approx(z, rel=1e-6)  # Excalidraw keeps six decimals of a zoom
 

@@ -185,9 +185,11 @@ async function run(text, opts = {}) {
 	// the camera: File › Open drops the file's scroll and zoom (cleanAppStateForExport), while an app that
 	// passes the file as initialData (restore without that cleaning) opens at the stored one
 	const ra = restored.appState || {}
-	result.restore.camera = { scrollX: ra.scrollX, scrollY: ra.scrollY, zoom: ra.zoom && ra.zoom.value }
 	const ia = restoreAppState(raw && typeof raw.appState === 'object' ? raw.appState : {}, null)
-	result.restore.initialDataCamera = { scrollX: ia.scrollX, scrollY: ia.scrollY, zoom: ia.zoom && ia.zoom.value }
+	result.camera = {
+		fileOpen: { scrollX: ra.scrollX, scrollY: ra.scrollY, zoom: ra.zoom && ra.zoom.value },
+		initialData: { scrollX: ia.scrollX, scrollY: ia.scrollY, zoom: ia.zoom && ia.zoom.value },
+	}
 
 	// the editor: replace the scene the way File › Open does, then read it back
 	api.resetScene()
@@ -204,12 +206,12 @@ async function run(text, opts = {}) {
 	const editorDiff = diffElements(restoredElements, scene)
 	result.editor = { changed: editorDiff.changed, missing: editorDiff.missing, added: editorDiff.added }
 	const ea = api.getAppState()
-	result.editor.camera = { scrollX: ea.scrollX, scrollY: ea.scrollY, zoom: ea.zoom.value, width: ea.width, height: ea.height }
+	result.camera.editor = { scrollX: ea.scrollX, scrollY: ea.scrollY, zoom: ea.zoom.value, width: ea.width, height: ea.height }
 	// the editor at the stored camera, as an app restoring it shows the scene
 	api.updateScene({ appState: { scrollX: ia.scrollX, scrollY: ia.scrollY, zoom: ia.zoom }, captureUpdate: CaptureUpdateAction.NEVER })
 	await nextFrame()
 	const sa = api.getAppState()
-	result.editor.storedCamera = { scrollX: sa.scrollX, scrollY: sa.scrollY, zoom: sa.zoom.value }
+	result.camera.editorAtStored = { scrollX: sa.scrollX, scrollY: sa.scrollY, zoom: sa.zoom.value }
 	result.elements = scene.map((e) => describe(e, sceneMap))
 	const live = scene.filter((e) => !e.isDeleted)
 	result.sceneBounds = live.length ? box(getCommonBounds(live, sceneMap)) : null

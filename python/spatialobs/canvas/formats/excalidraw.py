@@ -22,6 +22,7 @@ import copy
 import hashlib
 import math
 from bisect import bisect_left
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -355,7 +356,9 @@ _TL_ALIGN = {"start": "left", "middle": "center", "end": "right", "start-legacy"
              "middle-legacy": "center", "end-legacy": "right"}
 
 Tf = Tuple[float, float, float]
-_DROP = object()  # a derived field value meaning: remove the field
+_DROP = object()
+# while an Excalidraw scene is written back: element types it held that this writer does not know are kept
+_KEEP_UNKNOWN: ContextVar[bool] = ContextVar("excalidraw_keep_unknown", default=False)  # a derived field value meaning: remove the field
 
 
 def _hash31(text: str) -> int:
@@ -379,6 +382,8 @@ def _element_type(node: Node) -> Optional[str]:
     if t == "geo":
         kind = node.props.get("geo", node.style.get("geo"))
         return _GEO_KINDS.get(kind, "rectangle") if isinstance(kind, str) else "rectangle"
+    if t not in TYPE_MAP and _KEEP_UNKNOWN.get():
+        return t  # an element type this writer does not know, read from an Excalidraw scene: kept (copies too)
     return TYPE_MAP.get(t, "rectangle")
 
 
@@ -1140,8 +1145,12 @@ def to_excalidraw(canvas: Canvas, *, page: Optional[str] = None, updated: Option
         raise InvalidInputError(f"no page with id {page!r} (pages: {', '.join(map(repr, pages)) or 'none'})")
     if updated is not None and (isinstance(updated, bool) or not isinstance(updated, int)):
         raise InvalidInputError(f"updated must be an integer timestamp in ms, got {updated!r}")
-    ex = _Exporter(canvas, page, updated)
-    elements = ex.run()
+    keep = _KEEP_UNKNOWN.set(isinstance(canvas._source, ExcalidrawSource))
+    try:
+        ex = _Exporter(canvas, page, updated)
+        elements = ex.run()
+    finally:
+        _KEEP_UNKNOWN.reset(keep)
     src = ex.src
     if src is not None and src.top:
         doc: Dict[str, Any] = dict(src.top)
