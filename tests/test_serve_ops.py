@@ -88,6 +88,11 @@ def test_http_new_ops_snapshots_and_undo(tmp_path: Path) -> None:
             # the person's view moved: the default observation is now that viewport
             seen = ok("GET", f"/v1/documents/{doc}/observe")["observation"]
             assert seen["viewport"]["w"] == pytest.approx(rep["viewport"][next(iter(rep["viewport"]))]["w"], abs=1)
+            drawn = ok("POST", f"/v1/documents/{doc}/mermaid", {"mermaid": "graph TD\n  p --> q", "x": 0, "y": -800})
+            assert drawn["applied"] == [0] and len(drawn["created"]) == 3
+            status, out = request(base, "POST", f"/v1/documents/{doc}/mermaid", {"mermaid": "graph TD\n  p[open"})
+            assert status == 400 and "no ']' closes the shape" in out["error"]["message"]
+            ok("POST", f"/v1/documents/{doc}/undo")
             ok("POST", f"/v1/documents/{doc}/snapshots", {"name": "arranged"})
             assert [s["name"] for s in ok("GET", f"/v1/documents/{doc}/snapshots")["snapshots"]] == ["start", "arranged"]
             # restore the start: one undo step, and the snapshot is kept
@@ -142,6 +147,10 @@ def test_mcp_new_ops_and_snapshots(tmp_path: Path) -> None:
                 await tool(client, "restore_snapshot", {"document": "d", "name": "s0"})
                 same = await tool(client, "observe", {"document": "d", "max_objects": 1000})
                 assert same["observation"] == first["observation"]
+                drawn = await tool(client, "create_from_mermaid", {"document": "d", "mermaid": FLOW, "x": 0, "y": 900})
+                assert drawn["applied"] == [0] and {"A", "B", "C"} <= set(drawn["aliases"])
+                bad = await client.call_tool("create_from_mermaid", {"document": "d", "mermaid": "pie\n \"a\": 1"})
+                assert bad.is_error and "not a flowchart ('pie')" in bad.content[0].text
                 bad = await client.call_tool("restore_snapshot", {"document": "d", "name": "zzz"})
                 assert bad.is_error and bad.content[0].text.startswith("not_found: ")
                 bad = await client.call_tool("apply", {"document": "d", "ops": [{"op": "group", "ids": ["nope", ids[0]]}]})

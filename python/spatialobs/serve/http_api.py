@@ -13,6 +13,7 @@ schema) and a JSON body are merged into the tool's arguments::
     GET    /v1/documents/{document}/snapshot  snapshot
     POST   /v1/documents/{document}/apply     apply
     POST   /v1/documents/{document}/undo      undo
+    POST   /v1/documents/{document}/mermaid   create_from_mermaid
     GET    /v1/documents/{document}/snapshots list_snapshots (POST: save_snapshot)
     POST   /v1/documents/{document}/snapshots/{name}/restore   restore_snapshot
     DELETE /v1/documents/{document}/snapshots/{name}           delete_snapshot
@@ -71,6 +72,7 @@ ROUTES: Tuple[Tuple[str, str, str], ...] = (
     ("GET", "/v1/documents/{document}/snapshot", "snapshot"),
     ("POST", "/v1/documents/{document}/apply", "apply"),
     ("POST", "/v1/documents/{document}/undo", "undo"),
+    ("POST", "/v1/documents/{document}/mermaid", "create_from_mermaid"),
     ("GET", "/v1/documents/{document}/snapshots", "list_snapshots"),
     ("POST", "/v1/documents/{document}/snapshots", "save_snapshot"),
     ("POST", "/v1/documents/{document}/snapshots/{name}/restore", "restore_snapshot"),

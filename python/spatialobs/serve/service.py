@@ -172,6 +172,13 @@ TOOLS: Tuple[ToolSpec, ...] = (
                       "by": {"type": "string", "enum": ["agent", "person"],
                              "description": "who makes the edit (default agent)"}}, ["document"]),
              "canvas", "apply"),
+    ToolSpec("create_from_mermaid", "Draw a Mermaid flowchart (graph/flowchart: nodes and their shapes, edges "
+             "with labels, subgraphs) into a document as shapes and arrows bound at both ends, laid out in layers "
+             "along its direction; subgraphs become frames in tldraw, grouped rectangles in Excalidraw. The same "
+             "as apply with one create_from_mermaid op (one undo step); Mermaid node ids name the new shapes.",
+             _schema({"document": _DOC, "mermaid": {"type": "string"}, "x": {"type": "number"},
+                      "y": {"type": "number"}, "parent": {"type": "string"}, "origin": _ORIGIN},
+                     ["document", "mermaid"]), "canvas", "create_from_mermaid"),
     ToolSpec("undo", "Undo the last apply or snapshot restore on a document (its writes only, and the camera).",
              _schema({"document": _DOC}, ["document"]), "canvas", "undo"),
     ToolSpec("save_snapshot", "Keep the document's current state under a name (its nodes, bindings, cameras and "
@@ -702,6 +709,18 @@ class Service:
             d.undo.pop()
             d.executor = None  # its aliases may name undone nodes
             return {"document": d.name, "undone": True, "written": written, "undo": len(d.undo)}
+
+    def _t_create_from_mermaid(self, document: str, mermaid: str, x: Optional[float] = None,
+                               y: Optional[float] = None, parent: Optional[str] = None,
+                               origin: Any = None) -> Dict[str, Any]:
+        op: Dict[str, Any] = {"op": "create_from_mermaid", "mermaid": mermaid}
+        for k, v in (("x", x), ("y", y), ("parent", parent)):
+            if v is not None:
+                op[k] = v
+        out = self._t_apply(document, ops=[op], origin=origin)
+        if not out["applied"]:  # the one op failed: the document is as it was
+            raise ServiceError("bad_request", "create_from_mermaid: " + "; ".join(out["errors"]))
+        return out
 
     def _snapshot_name(self, name: Any) -> str:
         if not isinstance(name, str) or not _NAME.match(name):
