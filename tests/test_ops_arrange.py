@@ -149,12 +149,14 @@ def test_a_locked_node_and_its_contents_refuse_edits_until_unlocked():
             {"op": "group", "ids": ["shape:0", "shape:1"]},
             {"op": "duplicate", "id": "shape:in"},
             {"op": "delete_node", "id": "shape:in"},
-            {"op": "set_text", "id": "shape:0", "text": "x"})
+            {"op": "set_text", "id": "shape:0", "text": "x"},
+            {"op": "update_node", "id": "shape:in", "x": 3})
     assert r.applied == []
     assert [e.reason for e in r.errors] == [
         "node 'shape:0' is locked", "node 'shape:in' is inside locked node 'shape:f'", "node 'shape:0' is locked",
         "node 'shape:0' is locked", "node 'shape:in' is inside locked node 'shape:f'",
-        "node 'shape:in' is inside locked node 'shape:f'", "node 'shape:0' is locked"]
+        "node 'shape:in' is inside locked node 'shape:f'", "node 'shape:0' is locked",
+        "node 'shape:in' is inside locked node 'shape:f'"]
     assert c.to_json() == locked
     assert run(c, {"op": "unlock", "ids": ["shape:0", "shape:f"]}).ok
     assert c.to_json() == before

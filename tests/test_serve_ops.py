@@ -102,7 +102,8 @@ def test_http_new_ops_snapshots_and_undo(tmp_path: Path) -> None:
             ok("POST", f"/v1/documents/{doc}/undo")  # undoes the restore
             again = ok("GET", f"/v1/documents/{doc}/observe")["observation"]
             assert again == seen
-            ok("POST", f"/v1/documents/{doc}/undo")  # undoes the apply, camera included
+            undone = ok("POST", f"/v1/documents/{doc}/undo")  # undoes the apply, camera included
+            assert undone["undone"] and "viewport" in undone
             assert ok("GET", f"/v1/documents/{doc}/observe?max_objects=1000")["observation"] == first["observation"]
             # bad input: typed, with the record named
             status, out = request(base, "POST", f"/v1/documents/{doc}/snapshots/nope/restore")

@@ -702,13 +702,17 @@ class Service:
                 touched = (set(before.nodes) | set(d.canvas.nodes), set(before.bindings) | set(d.canvas.bindings))
             with d.canvas.by("agent"):
                 written = sync(d.canvas, before, only=touched)
-            if d.canvas.cameras != before.cameras:  # set_viewport moved a camera: it goes back too
+            moved = d.canvas.cameras != before.cameras
+            if moved:  # set_viewport moved a camera: it goes back too
                 d.canvas.cameras = dict(before.cameras)
                 written += 1
             d.viewport = viewport
             d.undo.pop()
             d.executor = None  # its aliases may name undone nodes
-            return {"document": d.name, "undone": True, "written": written, "undo": len(d.undo)}
+            out = {"document": d.name, "undone": True, "written": written, "undo": len(d.undo)}
+            if moved:  # for a live canvas to follow: the cameras as they are again
+                out["viewport"] = _cameras(d.canvas)
+            return out
 
     def _t_create_from_mermaid(self, document: str, mermaid: str, x: Optional[float] = None,
                                y: Optional[float] = None, parent: Optional[str] = None,
@@ -755,14 +759,18 @@ class Service:
             before = d.canvas.copy()
             viewport_before = d.viewport
             token = issue_token(d.canvas)
+            cams = dict(d.canvas.cameras)
             with d.canvas.by(by):
                 written = sync(d.canvas, saved)  # one transaction: all of it or nothing
             d.viewport = viewport
             d.undo.append((before, token, viewport_before))
             del d.undo[:-self.limits.undo_depth]
             d.executor = None  # its aliases may name nodes the snapshot does not have
-            return {"document": d.name, "snapshot": name, "restored": True, "written": written, "undo": len(d.undo),
-                    "token": issue_token(d.canvas)}
+            out = {"document": d.name, "snapshot": name, "restored": True, "written": written, "undo": len(d.undo),
+                   "token": issue_token(d.canvas)}
+            if d.canvas.cameras != cams:
+                out["viewport"] = _cameras(d.canvas)
+            return out
 
     def _t_list_snapshots(self, document: str) -> Dict[str, Any]:
         d = self._doc(document)
@@ -1053,6 +1061,15 @@ class Service:
             with d.lock:
                 return d.canvas.to_json(), "application/json"
         raise ServiceError("not_found", f"no resource {uri!r}")
+
+
+def _cameras(canvas: Any) -> Dict[str, Dict[str, float]]:
+    """Page id -> ``{x, y, w, h, zoom}`` of each saved camera (as ``apply`` reports a moved one)."""
+    from spatialobs.canvas.editing.editor import document_screen
+
+    sw = document_screen(canvas)[0]
+    return {p: {"x": v.x, "y": v.y, "w": v.w, "h": v.h, "zoom": sw / v.w if v.w > 0 else 1.0}
+            for p, v in canvas.cameras.items()}
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -72,6 +72,36 @@ Ops (each a JSON object with ``"op"``; field spellings in brackets are accepted 
     ``ids``, ``into`` [``destination``, ``target``, ``to``] (node id or box
     ``{x, y, w, h}``), ``inset`` (8), ``at`` [``positions``] (id -> ``[x, y]``),
     ``reparent`` (true). See :func:`spatialobs.canvas.place.place`.
+``align`` [``alignShapes``]
+    ``ids``, ``align`` [``alignment``, ``operation``, ``edge``, ``to``]: ``left``,
+    ``center-horizontal`` (``center_x``, ``hcenter``), ``right``, ``top``,
+    ``center-vertical`` (``center_y``, ``middle``), ``bottom`` or ``center``.
+``distribute`` [``distributeShapes``]
+    ``ids`` (three or more), ``axis`` [``direction``, ``operation``]: ``horizontal``
+    (``x``, ``row``) or ``vertical`` (``y``, ``column``).
+``group``
+    ``ids`` (two or more), ``ref`` [``as``; or ``id`` beside ``ids``] (alias of the group).
+``ungroup``
+    ``id`` or ``ids``: groups.
+``lock`` / ``unlock``
+    ``id`` or ``ids``.
+``duplicate``
+    ``id`` or ``ids``, ``dx``, ``dy`` (offset) or ``x``, ``y`` (corner of the copies'
+    box; default tldraw's offset), ``ref`` (alias of the one copy) or ``refs`` (one per id).
+``set_viewport`` [``set_camera``]
+    ``x``, ``y`` (the view's upper-left corner) with ``zoom`` or ``w``, ``h``; or
+    ``center`` ``[x, y]`` with ``zoom``; or ``dx``, ``dy``; or ``fit`` (nodes to show,
+    ``padding`` 32); ``page``. The zoom is clamped to tldraw's [0.15, 4].
+``create_from_mermaid`` [``mermaid``]
+    ``mermaid`` [``definition``, ``source``, ``code``, ``text``]: a flowchart; ``x``,
+    ``y`` (its corner; default beside the page's content), ``parent`` [``into``].
+    Mermaid node and subgraph ids become aliases.
+    See :mod:`spatialobs.canvas.editing.mermaid`.
+
+The rules of the arrangement ops are tldraw's (see :mod:`spatialobs.canvas.editing.arrange`).
+Locked nodes: an op that would change a locked node, or a node inside a locked one,
+fails with ``node '…' is locked`` / ``node '…' is inside locked node '…'`` and
+changes nothing; only ``lock`` and ``unlock`` touch them.
 
 Styles: on tldraw shapes (geo, text, note, arrow, line, draw, highlight, frame) of
 a canvas that is written as tldraw, style values are mapped onto tldraw's at op
@@ -1039,7 +1069,10 @@ class Executor:
         changes.pop("y", None)
         for nid in self._ids(op):
             if self.canvas.node(nid).locked and changes.get("locked") not in (False, "false", 0):
-                raise InvalidInputError(f"node {nid!r} is locked")
+                raise arrange.LockedError(f"node {nid!r} is locked")
+            by = arrange.locked_by(self.canvas, nid)
+            if by is not None and by != nid:
+                raise arrange.LockedError(f"node {nid!r} is inside locked node {by!r}")
             own = self._note_size(nid, changes) if ("w" in changes or "h" in changes) else changes
             if own:
                 self.canvas.update(nid, **own)

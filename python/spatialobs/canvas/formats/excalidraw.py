@@ -26,6 +26,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from spatialobs.canvas.limits import current as current_limits
 from spatialobs.canvas.limits import echo, typed_errors
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.document.sanitize import is_mapping
@@ -179,8 +180,9 @@ def from_excalidraw(doc: Mapping[str, Any]) -> Canvas:
             diags.append(Diagnostic("missing_field", eid, "element has no type; 'unknown' used"))
             etype = "unknown"
         ntype = "line" if etype == "draw" else etype
-        if etype not in ELEMENT_TYPES and etype not in ("draw", "unknown"):
+        if etype not in ELEMENT_TYPES and etype not in ("draw", "unknown") and len(etype) <= current_limits().max_key_chars:
             # kept as it is: written back unchanged while it is not edited, with its type when it is
+            # (a type longer than the key limit is cut by the sanitizer, which reports that instead)
             diags.append(Diagnostic("unknown_type", eid, f"unknown element type {etype[:40]!r}; kept as it is, "
                                                          "drawn as its box"))
         x = _f(e, "x", 0.0, diags)
