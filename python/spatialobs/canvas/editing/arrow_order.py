@@ -170,7 +170,8 @@ def reorder_touched(canvas: Canvas, log: Iterable[Tuple[str, str, Any]]) -> List
             if n.type == "arrow":
                 arrows[item_id] = None
             else:
-                landed[n.parent] = None
+                if canvas._keys_above(n.parent, n.index)[0] is not None:
+                    landed[n.parent] = None  # not on top: it may have come between an arrow and its target
                 if old is not None:
                     shifted.append(item_id)
     if shifted and canvas.bindings:
@@ -182,6 +183,6 @@ def reorder_touched(canvas: Canvas, log: Iterable[Tuple[str, str, Any]]) -> List
         # ungrouped children): when tldraw opens the file it moves that arrow above the target again
         for parent in landed:
             for k in canvas._children.get(parent, ()):
-                if nodes[k].type == "arrow" and canvas._bindings_from(k):
+                if k not in arrows and nodes[k].type == "arrow" and canvas._bindings_from(k):
                     arrows[k] = None
     return [a for a in arrows if a in nodes and reparent_arrow(canvas, a)]
