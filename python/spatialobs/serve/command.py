@@ -6,8 +6,8 @@ Examples
 >>> p = argparse.ArgumentParser()
 >>> configure(p)
 >>> a = p.parse_args(["--http", "127.0.0.1:0"])
->>> a.root, a.http, a.token
-('.', '127.0.0.1:0', None)
+>>> a.root, a.http, a.token, a.allow_origin
+('.', '127.0.0.1:0', None, [])
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="serve HTTP instead of stdio: JSON API at /v1, MCP (streamable HTTP) at /mcp; "
                              "HOST defaults to 127.0.0.1, PORT 0 picks a free port")
     parser.add_argument("--token", help="bearer token every HTTP request must carry (default: $SPATIALOBS_TOKEN)")
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                        help="a web origin (scheme://host[:port]) whose pages may call the HTTP server, besides "
+                             "loopback ones and the server's own; repeatable")
     parser.set_defaults(func=run)
 
 
@@ -50,6 +53,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from spatialobs.serve.http_api import parse_hostport, run_http
 
+    from spatialobs.serve.security import normalize_origin
+
     host, port = parse_hostport(args.http)
-    run_http(service, host, port, token=token)
+    try:
+        origins = [normalize_origin(o) for o in args.allow_origin]
+    except ValueError as exc:
+        print(f"spatialobs: error: --allow-origin: {exc}", file=sys.stderr)
+        return 2
+    run_http(service, host, port, token=token, allow_origins=origins)
     return 0

@@ -26,9 +26,13 @@ schema) and a JSON body are merged into the tool's arguments::
     POST   /mcp                               MCP over streamable HTTP
 
 A success is ``{"ok": true, "result": ...}``; a failure ``{"ok": false, "error":
-{"code", "message"}}`` with the matching HTTP status. With a token every route
-but ``/v1/health`` needs ``Authorization: Bearer <token>``. Bodies larger than
-the service's ``max_request_bytes`` are refused with 413.
+{"code", "message"}}`` with the matching HTTP status. Before anything else every
+request and WebSocket passes the :class:`~spatialobs.serve.security.OriginPolicy`
+(Host and Origin checks against DNS rebinding and cross-site pages, ``--allow-origin``
+for others; POST only as ``application/json``). With a token every route but
+``/v1/health`` needs ``Authorization: Bearer <token>`` (health shows the root
+folder only with it). Bodies larger than the service's ``max_request_bytes`` are
+refused with 413.
 
 Examples
 --------
@@ -43,13 +47,14 @@ import hmac
 import json
 import socket
 import sys
-from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Sequence, Tuple
 
 import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from spatialobs.serve.security import OriginPolicy, Refusal, refuse
 from spatialobs.serve.service import TOOLS, Service, ServiceError
 
 __all__ = ["build_app", "ROUTES", "run_http", "serve_socket", "parse_hostport"]
@@ -169,7 +174,12 @@ def _endpoint(service: Service, tool: str) -> Callable[[Request], Awaitable[Resp
 
 def _routes(service: Service) -> List[Route]:
     async def health(request: Request) -> Response:
-        return JSONResponse({"ok": True, "result": {"status": "ok", "root": str(service.root)}})
+        from spatialobs import __version__
+
+        result: Dict[str, Any] = {"status": "ok", "version": __version__}
+        if request.scope.get("spatialobs.authenticated"):  # the root folder only to a token holder
+            result["root"] = str(service.root)
+        return JSONResponse({"ok": True, "result": result})
 
     async def tools(request: Request) -> Response:
         return JSONResponse({"ok": True, "result": {"tools": [
@@ -193,33 +203,45 @@ def _routes(service: Service) -> List[Route]:
 
 
 class _Guard:
-    """ASGI middleware: bearer token, request size (by Content-Length), one-line JSON errors."""
+    """ASGI middleware in front of every route: origin policy, CORS, bearer token, request size."""
 
-    def __init__(self, app: ASGIApp, token: Optional[str], max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, token: Optional[str], max_bytes: int, policy: OriginPolicy) -> None:
         self.app = app
         self.token = token
         self.max_bytes = max_bytes
+        self.policy = policy
 
-    async def _reject(self, send: Callable[[Any], Awaitable[None]], exc: ServiceError,
-                      extra: Tuple[Tuple[bytes, bytes], ...] = ()) -> None:
-        body = json.dumps({"ok": False, "error": exc.to_dict()}).encode()
-        await send({"type": "http.response.start", "status": exc.status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                *extra]})
-        await send({"type": "http.response.body", "body": body})
+    def _authorized(self, headers: Dict[bytes, bytes]) -> bool:
+        if self.token is None:
+            return True
+        auth = headers.get(b"authorization", b"").decode("latin-1")
+        given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+        return hmac.compare_digest(given.encode(), self.token.encode())
 
     async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        refusal = self.policy.check(scope)
+        if refusal is not None:
+            await refuse(scope, send, refusal)
+            return
+        if scope["type"] != "http":  # a WebSocket endpoint checks its own credentials
+            await self.app(scope, receive, send)
+            return
+        cors = self.policy.cors_headers(scope)
+        answer = self.policy.preflight(scope)
+        if answer is not None:
+            await send({"type": "http.response.start", "status": 204, "headers": answer})
+            await send({"type": "http.response.body", "body": b""})
+            return
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
-        if self.token is not None and scope.get("path") != "/v1/health":
-            auth = headers.get(b"authorization", b"").decode("latin-1")
-            given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
-            if not hmac.compare_digest(given.encode(), self.token.encode()):
-                await self._reject(send, ServiceError("unauthorized", "missing or wrong bearer token"),
-                                   ((b"www-authenticate", b"Bearer"),))
-                return
+        authorized = self._authorized(headers)
+        scope["spatialobs.authenticated"] = authorized and self.token is not None
+        if not authorized and scope.get("path") != "/v1/health":
+            await refuse(scope, send, Refusal(401, "unauthorized", "missing or wrong bearer token"),
+                         [(b"www-authenticate", b"Bearer"), *cors])
+            return
         length = headers.get(b"content-length")
         if length is not None:
             try:
@@ -227,29 +249,47 @@ class _Guard:
             except ValueError:
                 n = -1
             if n < 0 or n > self.max_bytes:
-                await self._reject(send, ServiceError("too_large", f"request body over {self.max_bytes} bytes"))
+                await refuse(scope, send, Refusal(413, "too_large", f"request body over {self.max_bytes} bytes"), cors)
                 return
+        if cors:
+            async def send_cors(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    message = dict(message, headers=[*message.get("headers", []), *cors])
+                await send(message)
+
+            await self.app(scope, receive, send_cors)
+            return
         await self.app(scope, receive, send)
 
 
-def build_app(service: Service, *, token: Optional[str] = None, mcp: bool = True, host: str = "127.0.0.1") -> ASGIApp:
+def build_app(service: Service, *, token: Optional[str] = None, mcp: bool = True, host: str = "127.0.0.1",
+              allow_origins: Sequence[str] = ()) -> ASGIApp:
     """The ASGI app: the JSON routes, and MCP over streamable HTTP at ``/mcp`` (when ``mcp``).
 
-    ``host`` is what the server binds; for a loopback host the MCP endpoint also
-    refuses requests whose Host or Origin header is not a loopback one (DNS rebinding).
+    ``host`` is what the server binds and ``allow_origins`` the web origins
+    allowed besides loopback ones: every request and WebSocket goes through
+    their :class:`~spatialobs.serve.security.OriginPolicy` first (Host, Origin,
+    no simple-request writes), then the token check. The policy is also
+    ``app.state.origin_policy`` of the Starlette app inside.
     """
+    policy = OriginPolicy(host, allow_origins)
     routes = _routes(service)
     if mcp:
+        from mcp.server.transport_security import TransportSecuritySettings
+
         from spatialobs.serve.mcp_server import build_server
 
         server = build_server(service)
-        app: Any = server.streamable_http_app(custom_starlette_routes=routes, host=host,
-                                              max_request_body_size=service.limits.max_request_bytes)
+        # the SDK's own Host/Origin check would refuse the origins --allow-origin allows; ours runs first
+        app: Any = server.streamable_http_app(
+            custom_starlette_routes=routes, host=host, max_request_body_size=service.limits.max_request_bytes,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     else:
         from starlette.applications import Starlette
 
         app = Starlette(routes=routes)
-    return _Guard(app, token, service.limits.max_request_bytes)
+    app.state.origin_policy = policy
+    return _Guard(app, token, service.limits.max_request_bytes, policy)
 
 
 def parse_hostport(text: str) -> Tuple[str, int]:
@@ -286,7 +326,8 @@ def serve_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_http(service: Service, host: str = "127.0.0.1", port: int = 8765, *, token: Optional[str] = None) -> None:
+def run_http(service: Service, host: str = "127.0.0.1", port: int = 8765, *, token: Optional[str] = None,
+             allow_origins: Sequence[str] = ()) -> None:
     """Serve the HTTP API and MCP over streamable HTTP with uvicorn until interrupted.
 
     Prints ``listening on http://HOST:PORT`` to stderr once the socket is bound
@@ -296,7 +337,7 @@ def run_http(service: Service, host: str = "127.0.0.1", port: int = 8765, *, tok
 
     sock = serve_socket(host, port)
     bound = sock.getsockname()[1]
-    app = build_app(service, token=token, host=host)
+    app = build_app(service, token=token, host=host, allow_origins=allow_origins)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host

@@ -42,8 +42,9 @@ __all__ = ["Service", "ServiceError", "Limits", "ToolSpec", "TOOLS", "reference_
 log = logging.getLogger("spatialobs.serve")
 
 #: HTTP status of each error code.
-ERROR_STATUS = {"bad_request": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404, "conflict": 409,
-                "too_large": 413, "internal": 500}
+ERROR_STATUS = {"bad_request": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404,
+                "method_not_allowed": 405, "timeout": 408, "conflict": 409, "too_large": 413,
+                "unsupported_media_type": 415, "misdirected": 421, "internal": 500, "unavailable": 503}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _FORMATS = ("tldraw", "excalidraw", "native")
 _SUFFIX = {"tldraw": ".tldr", "excalidraw": ".excalidraw", "native": ".json"}
