@@ -45,17 +45,19 @@ from __future__ import annotations
 import base64
 import hmac
 import json
+import logging
 import socket
 import sys
 from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Sequence, Tuple
 
 import anyio.to_thread
-from starlette.requests import Request
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from spatialobs.serve.security import OriginPolicy, Refusal, refuse
-from spatialobs.serve.service import TOOLS, Service, ServiceError
+from spatialobs.serve.service import ERROR_STATUS, TOOLS, Service, ServiceError
 
 __all__ = ["build_app", "ROUTES", "run_http", "serve_socket", "parse_hostport"]
 
@@ -163,6 +165,8 @@ def _endpoint(service: Service, tool: str) -> Callable[[Request], Awaitable[Resp
             result = await anyio.to_thread.run_sync(service.call, name, args)
         except ServiceError as exc:
             return _fail(exc)
+        except ClientDisconnect:  # the client left mid-body: nobody to answer, nothing to log
+            return Response(status_code=400)
         if raw and name == "render":
             if result["format"] == "svg":
                 return Response(result["svg"], media_type="image/svg+xml")
@@ -200,6 +204,39 @@ def _routes(service: Service) -> List[Route]:
 
         routes.append(Route(path, dispatch(handlers), methods=list(methods)))
     return routes
+
+
+_CODE_OF_STATUS = {status: code for code, status in ERROR_STATUS.items()}
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no route, wrong method...) as the service's JSON error."""
+    status = getattr(exc, "status_code", 500)
+    path = request.url.path[:200]
+    if status == 404:
+        message = f"no route {request.method} {path}"
+    elif status == 405:
+        allow = (getattr(exc, "headers", None) or {}).get("Allow", "")
+        message = f"{path} does not take {request.method}" + (f"; it takes {allow}" if allow else "")
+    else:
+        message = str(getattr(exc, "detail", "")) or f"HTTP {status}"
+    code = _CODE_OF_STATUS.get(status, "bad_request" if status < 500 else "internal")
+    return JSONResponse({"ok": False, "error": ServiceError(code, message).to_dict()}, status_code=status,
+                        headers=getattr(exc, "headers", None))
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """An unexpected exception (a bug; the server logs its traceback) as a one-line JSON 500."""
+    return JSONResponse({"ok": False, "error": ServiceError("internal", f"internal error ({type(exc).__name__})")
+                         .to_dict()}, status_code=500)
+
+
+class _QuietDisconnect(logging.Filter):
+    """Drops the MCP transport's traceback for a client that disconnected mid-request (not a server fault)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, ClientDisconnect)
 
 
 class _Guard:
@@ -251,15 +288,37 @@ class _Guard:
             if n < 0 or n > self.max_bytes:
                 await refuse(scope, send, Refusal(413, "too_large", f"request body over {self.max_bytes} bytes"), cors)
                 return
-        if cors:
-            async def send_cors(message: Any) -> None:
-                if message["type"] == "http.response.start":
-                    message = dict(message, headers=[*message.get("headers", []), *cors])
-                await send(message)
+        # the body counted as it arrives (chunked bodies announce no length): over the limit, the client gets
+        # the 413 at once and the app sees a disconnect; what the app sends after that is dropped
+        state = {"received": 0, "started": False, "refused": False}
 
-            await self.app(scope, receive, send_cors)
-            return
-        await self.app(scope, receive, send)
+        async def counted() -> Any:
+            if state["refused"]:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                state["received"] += len(message.get("body", b""))
+                if state["received"] > self.max_bytes:
+                    if not state["started"]:
+                        state["started"] = state["refused"] = True
+                        await refuse(scope, send, Refusal(413, "too_large", f"request body over {self.max_bytes} "
+                                                                            "bytes"), cors)
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def tracked(message: Any) -> None:
+            if state["refused"]:
+                return
+            if message["type"] == "http.response.start":
+                state["started"] = True
+                if cors:
+                    message = dict(message, headers=[*message.get("headers", []), *cors])
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except ClientDisconnect:
+            pass
 
 
 def build_app(service: Service, *, token: Optional[str] = None, mcp: bool = True, host: str = "127.0.0.1",
@@ -289,6 +348,11 @@ def build_app(service: Service, *, token: Optional[str] = None, mcp: bool = True
 
         app = Starlette(routes=routes)
     app.state.origin_policy = policy
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _internal_error)
+    sdk_log = logging.getLogger("mcp.server.streamable_http")
+    if not any(isinstance(f, _QuietDisconnect) for f in sdk_log.filters):
+        sdk_log.addFilter(_QuietDisconnect())
     return _Guard(app, token, service.limits.max_request_bytes, policy)
 
 

@@ -322,15 +322,12 @@ async def refuse(scope: Mapping[str, Any], send: Send, refusal: Refusal,
                  extra: Sequence[Tuple[bytes, bytes]] = ()) -> None:
     """Send ``refusal`` on an ASGI connection before anything else was sent.
 
-    HTTP: the JSON error with its status (and ``Connection: close`` after a
-    413, so an unread body is not drained). WebSocket: the same JSON response
+    HTTP: the JSON error with its status. WebSocket: the same JSON response
     when the server supports the ``websocket.http.response`` extension, else
     a close before the handshake (the server answers 403).
     """
     body = refusal.body()
     head: Headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
-    if refusal.status == 413:
-        head.append((b"connection", b"close"))
     if scope.get("type") == "websocket":
         if "websocket.http.response" in (scope.get("extensions") or {}):
             await send({"type": "websocket.http.response.start", "status": refusal.status, "headers": head})
