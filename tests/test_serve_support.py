@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -163,3 +164,26 @@ def test_one_document_at_a_time_while_others_proceed(tmp_path):
         assert done == []  # a waits for its turn
     t.join(timeout=30)
     assert done == ["a"]
+
+
+@contextlib.contextmanager
+def inprocess_server(root: Path, limits: Any = None, token: Optional[str] = None) -> Iterator[str]:
+    """The command's uvicorn server (``make_server``) in a thread of this process on a free loopback port, for
+    limits the command line does not expose; yields its base URL; always stops it."""
+    from spatialobs.serve import Service
+    from spatialobs.serve.http_api import make_server
+
+    server, sock = make_server(Service(root), "127.0.0.1", 0, token=token, limits=limits)
+    t = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    t.start()
+    try:
+        for _ in range(1000):
+            if server.started:
+                break
+            time.sleep(0.01)
+        assert server.started, "uvicorn did not start"
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        t.join(timeout=15)
+        sock.close()

@@ -56,10 +56,11 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from spatialobs.serve.connections import ConnectionLimits
 from spatialobs.serve.security import OriginPolicy, Refusal, refuse
 from spatialobs.serve.service import ERROR_STATUS, TOOLS, Service, ServiceError
 
-__all__ = ["build_app", "ROUTES", "run_http", "serve_socket", "parse_hostport"]
+__all__ = ["build_app", "ROUTES", "run_http", "make_server", "serve_socket", "parse_hostport"]
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
@@ -242,11 +243,13 @@ class _QuietDisconnect(logging.Filter):
 class _Guard:
     """ASGI middleware in front of every route: origin policy, CORS, bearer token, request size."""
 
-    def __init__(self, app: ASGIApp, token: Optional[str], max_bytes: int, policy: OriginPolicy) -> None:
+    def __init__(self, app: ASGIApp, token: Optional[str], max_bytes: int, policy: OriginPolicy,
+                 max_header_bytes: int) -> None:
         self.app = app
         self.token = token
         self.max_bytes = max_bytes
         self.policy = policy
+        self.max_header_bytes = max_header_bytes
 
     def _authorized(self, headers: Dict[bytes, bytes]) -> bool:
         if self.token is None:
@@ -259,7 +262,10 @@ class _Guard:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        refusal = self.policy.check(scope)
+        # h11 caps only a head that arrives in pieces; one read can bring a bigger one whole
+        size = sum(len(k) + len(v) + 4 for k, v in scope.get("headers", ()))
+        refusal = (Refusal(431, "too_large", f"request headers over {self.max_header_bytes} bytes")
+                   if size > self.max_header_bytes else self.policy.check(scope))
         if refusal is not None:
             await refuse(scope, send, refusal)
             return
@@ -322,7 +328,7 @@ class _Guard:
 
 
 def build_app(service: Service, *, token: Optional[str] = None, mcp: bool = True, host: str = "127.0.0.1",
-              allow_origins: Sequence[str] = ()) -> ASGIApp:
+              allow_origins: Sequence[str] = (), max_header_bytes: int = ConnectionLimits.max_header_bytes) -> ASGIApp:
     """The ASGI app: the JSON routes, and MCP over streamable HTTP at ``/mcp`` (when ``mcp``).
 
     ``host`` is what the server binds and ``allow_origins`` the web origins
@@ -353,7 +359,7 @@ def build_app(service: Service, *, token: Optional[str] = None, mcp: bool = True
     sdk_log = logging.getLogger("mcp.server.streamable_http")
     if not any(isinstance(f, _QuietDisconnect) for f in sdk_log.filters):
         sdk_log.addFilter(_QuietDisconnect())
-    return _Guard(app, token, service.limits.max_request_bytes, policy)
+    return _Guard(app, token, service.limits.max_request_bytes, policy, max_header_bytes)
 
 
 def parse_hostport(text: str) -> Tuple[str, int]:
@@ -386,24 +392,40 @@ def serve_socket(host: str, port: int) -> socket.socket:
     # accepted connections) Nagle's algorithm holds the body until the client's delayed ACK, ~40 ms
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
-    sock.listen(128)
+    sock.listen(1024)
     return sock
 
 
-def run_http(service: Service, host: str = "127.0.0.1", port: int = 8765, *, token: Optional[str] = None,
-             allow_origins: Sequence[str] = ()) -> None:
-    """Serve the HTTP API and MCP over streamable HTTP with uvicorn until interrupted.
+def make_server(service: Service, host: str = "127.0.0.1", port: int = 0, *, token: Optional[str] = None,
+                allow_origins: Sequence[str] = (), limits: Optional[ConnectionLimits] = None) -> Tuple[Any, socket.socket]:
+    """The uvicorn server :func:`run_http` runs, and its listening socket (bound, port 0: a free one).
 
-    Prints ``listening on http://HOST:PORT`` to stderr once the socket is bound
-    (with the real port when ``port`` is 0).
+    ``server.run(sockets=[sock])`` serves (from any thread); ``server.should_exit = True`` stops it.
     """
     import uvicorn
 
+    from spatialobs.serve.connections import protocol_class
+
+    lim = limits or ConnectionLimits()
     sock = serve_socket(host, port)
+    app = build_app(service, token=token, host=host, allow_origins=allow_origins, max_header_bytes=lim.max_header_bytes)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, http=protocol_class(lim),
+                            timeout_keep_alive=lim.keep_alive,  # type: ignore[arg-type]  # a float works
+                            h11_max_incomplete_event_size=lim.max_header_bytes, timeout_graceful_shutdown=5)
+    return uvicorn.Server(config), sock
+
+
+def run_http(service: Service, host: str = "127.0.0.1", port: int = 8765, *, token: Optional[str] = None,
+             allow_origins: Sequence[str] = (), limits: Optional[ConnectionLimits] = None) -> None:
+    """Serve the HTTP API and MCP over streamable HTTP with uvicorn until interrupted.
+
+    Connections are held to ``limits`` (:class:`~spatialobs.serve.connections.ConnectionLimits`:
+    header, body and write timeouts, keep-alive, a cap on open connections).
+    Prints ``listening on http://HOST:PORT`` to stderr once the socket is bound
+    (with the real port when ``port`` is 0).
+    """
+    server, sock = make_server(service, host, port, token=token, allow_origins=allow_origins, limits=limits)
     bound = sock.getsockname()[1]
-    app = build_app(service, token=token, host=host, allow_origins=allow_origins)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
-    server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
     print(f"spatialobs serve: listening on http://{shown}:{bound} (MCP at /mcp, API at /v1)", file=sys.stderr,
           flush=True)
