@@ -72,7 +72,7 @@ class _Remote:
     def mcp_observe(self, doc: str) -> str:
         r = self.portal.call(self.mcp.call_tool, "observe", {"document": doc, "form": "text"})
         assert not r.is_error, r.content[0].text
-        return str(r.structured_content["observation"])
+        return str(json.loads(r.content[0].text)["observation"])
 
     def close(self) -> None:
         self._client_cm.__exit__(None, None, None)
