@@ -13,7 +13,9 @@ Safety: file paths are confined to the root folder (``..`` is refused, symlinks
 are resolved before the check); requests, documents, replies and op lists
 have size limits (:class:`Limits`); a failing tool leaves every document as it
 was (ops are atomic, undo and reload are one transaction, saves write a
-temporary file, fsync it and rename it into place).
+temporary file, fsync it and rename it into place). A save over an existing
+file keeps its mode; a new file gets the mode ``open`` would give it (0o666
+minus the umask).
 
 Concurrency: the tools of one document run one at a time (a lock per
 document); different documents and screen indexes proceed independently, so
@@ -29,7 +31,8 @@ import logging
 import math
 import os
 import re
-import tempfile
+import secrets
+import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -950,15 +953,45 @@ class Service:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all: temporary file in the folder, fsync, rename, fsync folder."""
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    """Write ``data`` to ``path`` whole or not at all: temporary file in the folder, fsync, rename, fsync folder.
+
+    The file keeps the permission bits (and, where allowed, the owner and group)
+    of the file it replaces; a new file gets 0o666 minus the umask, as ``open``
+    would make it (``mkstemp`` would make it 0o600).
+    """
     try:
+        old: Optional[os.stat_result] = os.stat(path)
+    except FileNotFoundError:
+        old = None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            # an existing file's copy starts private and gets its mode before any data is in it
+            fd = os.open(tmp, flags, 0o600 if old is not None else 0o666)
+        except FileExistsError:
+            continue
+        break
+    else:  # pragma: no cover - 100 random names taken
+        raise ServiceError("conflict", f"save: cannot create a temporary file beside {path.name!r}")
+    try:
+        if old is not None:
+            if hasattr(os, "fchown"):
+                try:
+                    os.fchown(fd, old.st_uid, old.st_gid)
+                except OSError:  # not ours to give away: the saver keeps it
+                    pass
+            if os.chmod in os.supports_fd:
+                os.chmod(fd, stat.S_IMODE(old.st_mode) & 0o777)
         with os.fdopen(fd, "wb") as f:
+            fd = -1
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
+        if fd >= 0:
+            os.close(fd)
         try:
             os.unlink(tmp)
         except OSError:
