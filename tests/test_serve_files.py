@@ -112,3 +112,34 @@ def test_the_cli_serve_help_names_the_new_options():
                          timeout=60)
     for option in ("--allow-origin", "--max-connections", "--header-timeout", "--body-timeout", "--keep-alive"):
         assert option in out.stdout
+
+
+def test_a_save_lets_observes_through_and_saves_land_in_order(tmp_path):
+    import threading
+    import time
+
+    from spatialobs.canvas.scenarios.handoff import synthetic_workspace
+
+    svc = Service(tmp_path)
+    big = synthetic_workspace(5000, seed=3)
+    svc.call("open_document", {"document": big.to_json(), "name": "big"})
+    d = svc._docs["big"]
+    svc.call("observe", {"document": "big"})  # derived once, before the timing matters
+    first = threading.Thread(target=svc.call, args=("save", {"document": "big", "path": "big.json"}))
+    first.start()
+    for _ in range(2000):  # until the save holds its copy and has let the document go
+        if d.saves_taken == 1:
+            break
+        time.sleep(0.005)
+    assert d.saves_taken == 1
+    t0 = time.perf_counter()
+    svc.call("observe", {"document": "big"})
+    moved = svc.call("apply", {"document": "big", "ops": [{"op": "move_node", "id": next(iter(big.nodes)), "dx": 7}]})
+    assert moved["applied"] == [0]
+    observed_while_saving = first.is_alive()
+    svc.call("save", {"document": "big", "path": "big.json"})  # the later save: it must land last
+    first.join(timeout=120)
+    assert observed_while_saving, f"the observe and apply waited for the save ({time.perf_counter() - t0:.2f} s)"
+    saved = load(tmp_path / "big.json")
+    assert saved.to_json() == svc._docs["big"].canvas.to_json()
+    assert (d.saves_taken, d.saves_done) == (2, 2) and leftovers(tmp_path) == []

@@ -18,8 +18,10 @@ file keeps its mode; a new file gets the mode ``open`` would give it (0o666
 minus the umask).
 
 Concurrency: the tools of one document run one at a time (a lock per
-document); different documents and screen indexes proceed independently, so
-a slow render of one document does not hold up another. Transports call
+document), but a save holds the document only to copy it and serializes and
+writes the copy outside (saves of one document land in the order they were
+called); different documents and screen indexes proceed independently, so a
+slow render of one document does not hold up another. Transports call
 :meth:`Service.call` from worker threads.
 """
 
@@ -387,6 +389,9 @@ class _Doc:
     viewport: Any = None
     config: Optional[int] = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    save_turn: threading.Condition = field(default_factory=threading.Condition)  # saves write in ticket order
+    saves_taken: int = 0
+    saves_done: int = 0
     executor: Any = None
     undo: List[Tuple[Any, str]] = field(default_factory=list)  # (canvas copy, token) before each apply
     last_token: Optional[str] = None
@@ -700,6 +705,10 @@ class Service:
 
     def _t_save(self, document: str, path: Optional[str] = None, format: Optional[str] = None) -> Dict[str, Any]:
         d = self._doc(document)
+        # The document is held only to copy it (copies share the immutable nodes: well under a millisecond);
+        # the serialization (tens of milliseconds for thousands of shapes) and the write happen outside, so
+        # observes and applies go on meanwhile. Each save takes a ticket with its copy and writes in ticket
+        # order, so a later save never lands under an earlier one.
         with d.lock:
             if path is None:
                 if d.path is None:
@@ -712,17 +721,29 @@ class Service:
                 raise ServiceError("not_found", f"save: folder {self._rel(full.parent)!r} does not exist")
             if full.is_dir():
                 raise ServiceError("bad_request", f"save: {self._rel(full)!r} is a folder")
+            snapshot = d.canvas.copy()
+            adopt = path is None or d.path is None
+            ticket = d.saves_taken
+            d.saves_taken += 1
+        try:
             if fmt == "tldraw":
-                data = json.dumps(d.canvas.to_tldraw(), ensure_ascii=False)
+                data = json.dumps(snapshot.to_tldraw(), ensure_ascii=False)
             elif fmt == "excalidraw":
-                data = json.dumps(d.canvas.to_excalidraw(), ensure_ascii=False)
+                data = json.dumps(snapshot.to_excalidraw(), ensure_ascii=False)
             else:
-                data = d.canvas.to_json()
+                data = snapshot.to_json()
             raw = data.encode("utf-8")
-            _atomic_write(full, raw)
-            if path is None or d.path is None:
-                d.path = full
-            return {"document": d.name, "path": self._rel(full), "format": fmt, "bytes": len(raw)}
+            with d.save_turn:
+                d.save_turn.wait_for(lambda: d.saves_done == ticket)
+                _atomic_write(full, raw)
+                if adopt:
+                    d.path = full
+        finally:
+            with d.save_turn:
+                d.save_turn.wait_for(lambda: d.saves_done == ticket)
+                d.saves_done += 1
+                d.save_turn.notify_all()
+        return {"document": d.name, "path": self._rel(full), "format": fmt, "bytes": len(raw)}
 
     def _t_reload(self, document: str) -> Dict[str, Any]:
         from spatialobs.canvas import load
