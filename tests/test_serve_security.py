@@ -8,6 +8,8 @@ page through it) would send.
 from __future__ import annotations
 
 import json
+import logging
+import socket
 import subprocess
 from typing import Any, Dict, List, Sequence, Tuple
 
@@ -190,13 +192,9 @@ def test_the_policy_on_websocket_scopes():
     async def collect(message: Dict[str, Any]) -> None:
         sent.append(message)
 
-    refusal = Refusal(403, "forbidden", "no")
-    anyio.run(refuse, _ws_scope("x"), collect, refusal)
-    assert sent == [{"type": "websocket.close", "code": 1008, "reason": "no"}]
-    sent.clear()
+    refusal = Refusal(421, "misdirected", "no")
     anyio.run(refuse, _ws_scope("x", extensions={"websocket.http.response": {}}), collect, refusal)
-    assert [m["type"] for m in sent] == ["websocket.http.response.start", "websocket.http.response.body"]
-    assert sent[0]["status"] == 403 and json.loads(sent[1]["body"])["error"]["code"] == "forbidden"
+    assert sent == [{"type": "websocket.close", "code": 1008, "reason": "no"}]
 
 
 def test_the_policy_on_other_binds():
@@ -209,3 +207,46 @@ def test_the_policy_on_other_binds():
     assert normalize_origin("http://Example.com:80") == "http://example.com"
     with pytest.raises(ValueError, match="is not an origin"):
         normalize_origin("http://*.example.com")
+
+
+def test_websocket_upgrades_pass_the_same_checks(tmp_path):
+    """A real WebSocket route on the real server (uvicorn with the websockets library) and a real client."""
+    pytest.importorskip("websockets")
+    from starlette.routing import WebSocketRoute
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    from tests.test_serve_support import inprocess_server
+
+    async def echo(websocket: Any) -> None:
+        # what a live endpoint can check itself (the guard has already refused bad Hosts and Origins)
+        assert websocket.app.state.origin_policy.check(websocket.scope) is None
+        await websocket.accept()
+        await websocket.send_text("echo " + await websocket.receive_text())
+        await websocket.close()
+
+    def add_route(app: Any) -> None:
+        app.app.router.routes.append(WebSocketRoute("/v1/documents/{name}/live", echo))
+
+    log: List[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: log.append(f"{record.levelname} {record.getMessage()}")  # type: ignore[method-assign]
+    with inprocess_server(tmp_path, configure=add_route) as base:
+        logging.getLogger("uvicorn.error").addHandler(handler)  # after uvicorn configured its logging
+        url = "ws" + base[4:] + "/v1/documents/board/live"
+        for origin in (None, f"http://{host_of(base)}", "http://localhost:5173"):
+            with connect(url, origin=origin, open_timeout=10) as ws:  # type: ignore[arg-type]
+                ws.send("hi")
+                assert ws.recv(timeout=10) == "echo hi"
+        port = int(host_of(base).rsplit(":", 1)[1])
+        for host, origin in (("127.0.0.1", "https://evil.example"), ("127.0.0.1", "null"),
+                             ("evil.example", f"http://evil.example:{port}"), ("evil.example", None)):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)  # a rebinding: the name is evil's
+            with pytest.raises(InvalidStatus) as info:
+                with connect(f"ws://{host}:{port}/v1/documents/board/live", sock=sock, origin=origin,  # type: ignore[arg-type]
+                             open_timeout=10):
+                    pass
+            sock.close()
+            assert info.value.response.status_code == 403, (host, origin)
+        logging.getLogger("uvicorn.error").removeHandler(handler)
+    assert not [line for line in log if "ERROR" in line or "Traceback" in line], log

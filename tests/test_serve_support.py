@@ -167,13 +167,17 @@ def test_one_document_at_a_time_while_others_proceed(tmp_path):
 
 
 @contextlib.contextmanager
-def inprocess_server(root: Path, limits: Any = None, token: Optional[str] = None) -> Iterator[str]:
+def inprocess_server(root: Path, limits: Any = None, token: Optional[str] = None,
+                     configure: Any = None) -> Iterator[str]:
     """The command's uvicorn server (``make_server``) in a thread of this process on a free loopback port, for
-    limits the command line does not expose; yields its base URL; always stops it."""
+    limits the command line does not expose; yields its base URL; always stops it. ``configure(app)`` may
+    change the ASGI app first."""
     from spatialobs.serve import Service
     from spatialobs.serve.http_api import make_server
 
     server, sock = make_server(Service(root), "127.0.0.1", 0, token=token, limits=limits)
+    if configure is not None:
+        configure(server.config.app)
     t = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     t.start()
     try:

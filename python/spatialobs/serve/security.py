@@ -31,7 +31,8 @@ the API; no credentials mode is offered (the token is a bearer header).
 
 :class:`OriginPolicy` holds the rules; :meth:`OriginPolicy.check` takes an ASGI
 scope (``http`` or ``websocket``) and returns a :class:`Refusal` or None, and
-:func:`refuse` sends a refusal on either kind of connection. The HTTP app runs
+:func:`refuse` sends a refusal on either kind of connection (a WebSocket
+handshake is refused with 403 whatever the reason). The HTTP app runs
 the check in front of every route (:mod:`spatialobs.serve.http_api`), and
 stores its policy as ``app.state.origin_policy`` for endpoints that want it::
 
@@ -322,18 +323,15 @@ async def refuse(scope: Mapping[str, Any], send: Send, refusal: Refusal,
                  extra: Sequence[Tuple[bytes, bytes]] = ()) -> None:
     """Send ``refusal`` on an ASGI connection before anything else was sent.
 
-    HTTP: the JSON error with its status. WebSocket: the same JSON response
-    when the server supports the ``websocket.http.response`` extension, else
-    a close before the handshake (the server answers 403).
+    HTTP: the JSON error with its status. WebSocket: a close before the
+    handshake, which the server answers with 403 (a browser shows a failed
+    handshake's body to no one; uvicorn logs an error for a denial response
+    sent instead, so none is).
     """
+    if scope.get("type") == "websocket":
+        await send({"type": "websocket.close", "code": 1008, "reason": refusal.message[:120]})
+        return
     body = refusal.body()
     head: Headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
-    if scope.get("type") == "websocket":
-        if "websocket.http.response" in (scope.get("extensions") or {}):
-            await send({"type": "websocket.http.response.start", "status": refusal.status, "headers": head})
-            await send({"type": "websocket.http.response.body", "body": body})
-        else:
-            await send({"type": "websocket.close", "code": 1008, "reason": refusal.message[:120]})
-        return
     await send({"type": "http.response.start", "status": refusal.status, "headers": head})
     await send({"type": "http.response.body", "body": body})
