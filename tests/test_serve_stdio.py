@@ -213,3 +213,18 @@ def test_stdio_message_and_recover_id():
     assert recover_id(b'{"x": "unterminated') is None
     assert stdio_line_limit(Service(".", limits=Limits(max_request_bytes=10))) == 10 + 65536
 
+
+
+def test_requests_in_flight_when_the_client_closes_stdin_are_still_answered(raw):
+    raw.send_json({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "scenario_open", "arguments": {"config": 5, "name": "s"}}})
+    assert "result" in raw.next()
+    # a slow call, then the end of input at once: the answer still comes before the server exits
+    raw.send_json({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "render", "arguments": {"document": "s", "format": "svg", "width": 4000}}})
+    raw.send_json({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    assert raw.proc.stdin is not None
+    raw.proc.stdin.close()
+    got = {m["id"]: m for m in (raw.next(), raw.next())}
+    assert set(got) == {2, 3} and json.loads(got[2]["result"]["content"][0]["text"])["svg"].startswith("<svg")
+    assert raw.proc.wait(timeout=30) == 0

@@ -255,21 +255,61 @@ def _rpc_error(rid: Optional[Union[int, str]], code: int, message: str) -> "type
     return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=message[:500]))
 
 
-def _read_line(stream: BinaryIO, limit: int) -> Tuple[Optional[bytes], bool]:
-    """The next line (without its end), and whether it was over ``limit`` (then only its start is kept and the
-    rest is read and dropped); ``(None, False)`` at the end of input."""
-    line = stream.readline(limit + 1)
-    if not line:
-        return None, False
-    if line.endswith(b"\n"):
-        return line.rstrip(b"\r\n"), False
-    if len(line) <= limit:  # the last line, without a newline
-        return line.rstrip(b"\r"), False
-    head = line[:_ID_SCAN]
-    while True:
-        more = stream.readline(1 << 20)
-        if not more or more.endswith(b"\n"):
+class _Lines:
+    """Splits a byte stream into lines of at most ``limit`` bytes, holding no more than that.
+
+    :meth:`feed` returns the lines a chunk completes, as ``(line, over)``: a line
+    longer than ``limit`` comes once as ``(its first 64 kB, True)`` and the rest
+    of it is dropped as it arrives.
+
+    Examples
+    --------
+    >>> lines = _Lines(5)
+    >>> lines.feed(b"ab\\ncdefgh"), lines.feed(b"ij\\nk\\r\\n"), lines.end()
+    ([(b'ab', False)], [(b'cdefgh', True), (b'k', False)], [])
+    >>> lines.feed(b"tail"), lines.end()
+    ([], [(b'tail', False)])
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.buf = bytearray()
+        self.head: Optional[bytes] = None  # the start of an over-long line being dropped
+
+    def feed(self, chunk: bytes) -> List[Tuple[bytes, bool]]:
+        out: List[Tuple[bytes, bool]] = []
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if self.head is None:
+                self.buf += memoryview(chunk)[start:len(chunk) if nl < 0 else nl]
+                if len(self.buf) > self.limit:
+                    self.head, self.buf = bytes(self.buf[:_ID_SCAN]), bytearray()
+            if nl < 0:
+                return out
+            out.append(self._line())
+            start = nl + 1
+
+    def end(self) -> List[Tuple[bytes, bool]]:
+        """The last line, when the input ends without a newline."""
+        return [self._line()] if self.buf or self.head is not None else []
+
+    def _line(self) -> Tuple[bytes, bool]:
+        if self.head is not None:
+            head, self.head = self.head, None
             return head, True
+        line, self.buf = bytes(self.buf), bytearray()
+        return line.rstrip(b"\r"), False
+
+
+async def _chunks(stream: BinaryIO) -> AsyncIterator[bytes]:
+    """What arrives on ``stream``, as it arrives (read by a worker thread), until its end."""
+    read = getattr(stream, "read1", stream.read)
+    while True:
+        chunk = await anyio.to_thread.run_sync(read, 1 << 16, abandon_on_cancel=True)
+        if not chunk:
+            return
+        yield chunk
 
 
 def _write_line(stream: BinaryIO, data: bytes) -> None:
@@ -284,7 +324,8 @@ async def stdio_transport(service: Service, stdin: Optional[BinaryIO] = None,
 
     Like the SDK's ``stdio_server``, but every line gets a message or an error
     (see the module docstring), lines are bounded by :func:`stdio_line_limit`,
-    and each message is one write and one flush. With the default streams the
+    each message is one write and one flush, and at the end of input the
+    session stays until every request it passed on is answered (or cancelled). With the default streams the
     process's fds 0 and 1 are handed to the transport and pointed at the null
     device and stderr meanwhile (the SDK's claim), so stray output misses the wire.
     """
@@ -318,21 +359,46 @@ async def stdio_transport(service: Service, stdin: Optional[BinaryIO] = None,
         assert stdin is not None and stdout is not None
         source, sink = stdin, stdout
 
+        # requests handed to the server and not answered yet: at the end of input the session stays open until
+        # they are (or the client cancels them), so the last request of a closing client is not dropped
+        pending: Dict[Any, None] = {}
+        settled = anyio.Event()
+
+        def answered(rid: Any) -> None:
+            nonlocal settled
+            pending.pop(rid, None)
+            if not pending:
+                settled.set()
+
+        async def dispatch(lines: List[Tuple[bytes, bool]]) -> None:
+            nonlocal settled
+            for line, over in lines:
+                msg = stdio_message(line, over, limit)
+                if isinstance(msg, types.JSONRPCError):
+                    await answer.send(SessionMessage(msg))
+                elif msg is not None:
+                    if isinstance(msg, types.JSONRPCRequest):
+                        if not pending:
+                            settled = anyio.Event()
+                        pending[msg.id] = None
+                    elif isinstance(msg, types.JSONRPCNotification) and msg.method == "notifications/cancelled":
+                        answered((msg.params or {}).get("requestId"))
+                    await read_send.send(SessionMessage(msg))
+
         async def reader() -> None:
+            lines = _Lines(limit)
             async with read_send, answer:
-                while True:
-                    line, over = await anyio.to_thread.run_sync(_read_line, source, limit, abandon_on_cancel=True)
-                    if line is None:
-                        return
-                    msg = stdio_message(line, over, limit)
-                    if isinstance(msg, types.JSONRPCError):
-                        await answer.send(SessionMessage(msg))
-                    elif msg is not None:
-                        await read_send.send(SessionMessage(msg))
+                async for chunk in _chunks(source):
+                    await dispatch(lines.feed(chunk))
+                await dispatch(lines.end())
+                if pending:
+                    await settled.wait()
 
         async def writer() -> None:
             async with write_recv:
                 async for item in write_recv:
+                    if isinstance(item.message, (types.JSONRPCResponse, types.JSONRPCError)):
+                        answered(item.message.id)
                     data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
                     await anyio.to_thread.run_sync(_write_line, sink, data)
 
