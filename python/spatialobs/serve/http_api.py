@@ -32,7 +32,11 @@ request and WebSocket passes the :class:`~spatialobs.serve.security.OriginPolicy
 for others; POST only as ``application/json``). With a token every route but
 ``/v1/health`` needs ``Authorization: Bearer <token>`` (health shows the root
 folder only with it). Bodies larger than the service's ``max_request_bytes`` are
-refused with 413.
+refused with 413 (announced or chunked), heads over 64 kB with 431. Unknown
+routes (404), wrong methods (405) and malformed requests (400) get the same JSON
+error. :func:`run_http` serves with the connection limits of
+:mod:`spatialobs.serve.connections` (header, body and write timeouts, keep-alive,
+a cap on open connections that closes idle ones first).
 
 Examples
 --------
