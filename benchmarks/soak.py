@@ -20,8 +20,9 @@ its lateness counted):
   first pass every add is a revisit, so the index stops growing).
 
 Every ``--interval`` seconds it samples the server process's resident memory
-(``/proc/PID/status``: VmRSS) and open file descriptors, and each operation's
-p50/p99/max latency and error count over the window; it prints one line per
+(``/proc/PID/status``: VmRSS), open file descriptors and CPU seconds used in
+the window, the machine's load average (latency on a shared machine follows
+it), and each operation's p50/p99/max latency and error count over the window; it prints one line per
 sample and, at the end, the summary: memory at the end of warm-up (the first
 fifth) and at the end, the least-squares slope of memory over the rest in
 MB per 10 minutes, p99 per operation in the first and last thirds, and the
@@ -37,6 +38,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -61,6 +63,18 @@ def _rss_mb(pid: int) -> float:
 
 def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def _cpu_s(pid: int) -> float:
+    """User and system CPU seconds the process has used."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _load() -> float:
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
 
 
 def _pct(xs: List[float], q: float) -> float:
@@ -236,6 +250,7 @@ def soak(seconds: float, interval: float, out: Optional[Path], seed: int = 26) -
         for t in loads.values():
             t.start()
         samples: List[Dict[str, Any]] = []
+        cpu = _cpu_s(server.proc.pid)
         print(f"soak: {seconds:.0f} s on {source}; rates/s {RATES}; sample every {interval:.0f} s", flush=True)
         next_at = started + interval
         while True:
@@ -244,8 +259,11 @@ def soak(seconds: float, interval: float, out: Optional[Path], seed: int = 26) -
                 time.sleep(min(0.5, max(0.0, end - time.monotonic())))
                 if server.proc.poll() is not None:
                     raise RuntimeError("the server exited: " + "".join(server.log)[-2000:])
+            now_cpu = _cpu_s(server.proc.pid)
             row: Dict[str, Any] = {"t": round(time.monotonic() - started, 1), "rss_mb": round(_rss_mb(server.proc.pid), 1),
-                                   "fds": _fds(server.proc.pid), "ops": {}}
+                                   "fds": _fds(server.proc.pid), "server_cpu_s": round(now_cpu - cpu, 2),
+                                   "machine_load": _load(), "ops": {}}
+            cpu = now_cpu
             for name, t in loads.items():
                 w, errors, late = t.take()
                 row["ops"][name] = {"n": len(w), "p50_ms": round(1000 * _pct(w, 0.5), 2),
@@ -253,7 +271,8 @@ def soak(seconds: float, interval: float, out: Optional[Path], seed: int = 26) -
                                     "max_ms": round(1000 * max(w), 2) if w else None,
                                     "errors": len(errors), "late": late, "first_error": errors[0] if errors else None}
             samples.append(row)
-            print(f"t={row['t']:7.1f}s rss={row['rss_mb']:7.1f} MB fds={row['fds']:3d} " + " ".join(
+            print(f"t={row['t']:7.1f}s rss={row['rss_mb']:7.1f} MB fds={row['fds']:3d} cpu={row['server_cpu_s']:5.1f}s "
+                  f"load={row['machine_load']:4.1f} " + " ".join(
                 f"{n}: p50 {o['p50_ms']:.1f} p99 {o['p99_ms']:.1f} ms ({o['n']}, {o['errors']} err)"
                 for n, o in row["ops"].items()), flush=True)
             if end >= started + seconds:
@@ -296,7 +315,13 @@ def _summary(samples: List[Dict[str, Any]], stats: Dict[str, Any], counts: Dict[
         last = [s["ops"][op]["p99_ms"] for s in samples[-third:] if s["ops"][op]["n"]]
         p99[op] = {"first_third_median_p99_ms": round(statistics.median(first), 2) if first else None,
                    "last_third_median_p99_ms": round(statistics.median(last), 2) if last else None}
-    return {"seconds": samples[-1]["t"], "requests": counts, "errors": sum(o["errors"] for s in samples for o in s["ops"].values()),
+    cpu_first = statistics.median(s["server_cpu_s"] for s in samples[:third])
+    cpu_last = statistics.median(s["server_cpu_s"] for s in samples[-third:])
+    return {"seconds": samples[-1]["t"], "requests": counts,
+            "server_cpu_s_per_window_first_last_third": [round(cpu_first, 2), round(cpu_last, 2)],
+            "machine_load_min_median_max": [min(s["machine_load"] for s in samples),
+                                            statistics.median(s["machine_load"] for s in samples),
+                                            max(s["machine_load"] for s in samples)], "errors": sum(o["errors"] for s in samples for o in s["ops"].values()),
             "late": sum(o["late"] for s in samples for o in s["ops"].values()),
             "rss_mb_after_warmup": rest[0]["rss_mb"], "rss_mb_end": samples[-1]["rss_mb"],
             "rss_mb_max": max(s["rss_mb"] for s in samples),
@@ -313,6 +338,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--out", type=Path, help="write the samples and the summary as JSON here")
     a = p.parse_args(argv)
     seconds = a.seconds if a.seconds is not None else 60 * a.minutes
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a terminated soak still stops its server
     if not seconds > 0 or not a.interval > 0:
         p.error("the duration and the interval must be positive")
     result = soak(seconds, min(a.interval, seconds), a.out)

@@ -18,7 +18,7 @@ def test_a_short_soak_runs_samples_and_stops(tmp_path):
     result = json.loads(out.read_text())
     samples, summary = result["samples"], result["summary"]
     assert len(samples) == 3 and [s["t"] for s in samples] == sorted(s["t"] for s in samples)
-    assert all(s["rss_mb"] > 10 and s["fds"] > 0 for s in samples)
+    assert all(s["rss_mb"] > 10 and s["fds"] > 0 and s["server_cpu_s"] >= 0 and s["machine_load"] >= 0 for s in samples)
     assert set(samples[0]["ops"]) == {"observe", "apply", "save", "screen_add"}
     assert summary["errors"] == 0 and all(n > 0 for n in summary["requests"].values())
     assert summary["index"]["observations"] <= 400  # the 400 screens, revisited
