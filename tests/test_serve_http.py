@@ -164,6 +164,7 @@ def test_bad_requests_get_one_line_errors_and_change_nothing(server):
     conn = http.client.HTTPConnection(host, int(port), timeout=30)
     conn.putrequest("POST", "/v1/documents")
     conn.putheader("Authorization", f"Bearer {TOKEN}")
+    conn.putheader("Content-Type", "application/json")
     conn.putheader("Content-Length", str(17 * 1024 * 1024))
     conn.endheaders()
     resp = conn.getresponse()

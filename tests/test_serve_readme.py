@@ -49,12 +49,12 @@ def test_mcp_host_configuration_starts_a_working_server(tmp_path, shared_data):
         async with Client(params) as client:
             doc = await client.call_tool("open_document", {"path": "board.tldr"})
             assert not doc.is_error, doc.content[0].text
-            name = doc.structured_content["document"]
+            name = json.loads(doc.content[0].text)["document"]
             obs = await client.call_tool("observe", {"document": name})
-            assert obs.structured_content["observation"]["objects"]
+            assert json.loads(obs.content[0].text)["observation"]["objects"]
             rep = await client.call_tool("apply", {"document": name, "ops": [
                 {"op": "create_artboard", "name": "Notes", "w": 300, "h": 200}]})
-            assert rep.structured_content["applied"] == [0]
+            assert json.loads(rep.content[0].text)["applied"] == [0]
             saved = await client.call_tool("save", {"document": name, "path": "board-saved.tldr"})
             assert not saved.is_error, saved.content[0].text
 

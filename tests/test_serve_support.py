@@ -7,15 +7,17 @@ that names the bound port, and always stop the process (terminate, then kill).
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
 
@@ -30,14 +32,18 @@ def serve_command(root: Path, *extra: str) -> List[str]:
 
 
 @contextlib.contextmanager
-def http_server(root: Path, token: Optional[str] = None, timeout: float = 60.0) -> Iterator[str]:
-    """Run ``spatialobs serve --http 127.0.0.1:0`` in ``root``; yield its base URL; always stop it."""
-    args = serve_command(root, "--http", "127.0.0.1:0") + (["--token", token] if token else [])
+def http_server(root: Path, token: Optional[str] = None, timeout: float = 60.0, extra: Sequence[str] = (),
+                log: Optional[List[str]] = None) -> Iterator[str]:
+    """Run ``spatialobs serve --http 127.0.0.1:0`` in ``root``; yield its base URL; always stop it.
+
+    ``extra``: more command-line options; ``log``: a list that receives the server's stderr lines.
+    """
+    args = serve_command(root, "--http", "127.0.0.1:0", *extra) + (["--token", token] if token else [])
     env = dict(os.environ)
     env.pop("SPATIALOBS_TOKEN", None)
     proc = subprocess.Popen(args, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, env=env)
-    lines: List[str] = []
+    lines: List[str] = [] if log is None else log
     ready = threading.Event()
     url: List[str] = []
 
@@ -83,6 +89,29 @@ def request(base: str, method: str, path: str, body: Any = None, token: Optional
             return resp.status, json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())
+
+
+def address(base: str) -> Tuple[str, int]:
+    host, port = base.rsplit("/", 1)[1].rsplit(":", 1)
+    return host.strip("[]"), int(port)
+
+
+def exact_request(base: str, method: str, path: str, headers: Sequence[Tuple[str, str]] = (), body: bytes = b"",
+                  timeout: float = 30.0) -> Tuple[int, Dict[str, str], bytes]:
+    """One request carrying exactly ``headers`` (no Host, Content-Type or Accept-Encoding added unless given);
+    ``(status, response headers with lower-case names, body)``."""
+    conn = http.client.HTTPConnection(*address(base), timeout=timeout)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for k, v in headers:
+            conn.putheader(k, v)
+        if body or method in ("POST", "PUT", "PATCH"):
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body or None)
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
 
 
 def test_server_starts_on_a_free_loopback_port_and_stops(tmp_path):
@@ -135,3 +164,30 @@ def test_one_document_at_a_time_while_others_proceed(tmp_path):
         assert done == []  # a waits for its turn
     t.join(timeout=30)
     assert done == ["a"]
+
+
+@contextlib.contextmanager
+def inprocess_server(root: Path, limits: Any = None, token: Optional[str] = None,
+                     configure: Any = None) -> Iterator[str]:
+    """The command's uvicorn server (``make_server``) in a thread of this process on a free loopback port, for
+    limits the command line does not expose; yields its base URL; always stops it. ``configure(app)`` may
+    change the ASGI app first."""
+    from spatialobs.serve import Service
+    from spatialobs.serve.http_api import make_server
+
+    server, sock = make_server(Service(root), "127.0.0.1", 0, token=token, limits=limits)
+    if configure is not None:
+        configure(server.config.app)
+    t = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    t.start()
+    try:
+        for _ in range(1000):
+            if server.started:
+                break
+            time.sleep(0.01)
+        assert server.started, "uvicorn did not start"
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        t.join(timeout=15)
+        sock.close()

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 import struct
 from fractions import Fraction
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
@@ -147,10 +148,11 @@ def save(index: Any, path: Any) -> None:
 def _write_atomic(name: str, chunks: List[Union[bytes, memoryview]]) -> None:
     """Write chunks and their SHA-256 to a temporary file beside ``name``, fsync, rename over ``name``.
 
-    The temporary file is created with mode 0o666 minus the umask (as ``open`` would),
-    held under an exclusive ``flock`` while it exists, and removed on every failure
-    path. A save killed outright cannot remove its own; the next save of the same
-    target removes every temporary file of that target that no live save holds.
+    The temporary file is created with mode 0o666 minus the umask (as ``open`` would)
+    and given the mode of the file it replaces if there is one, held under an exclusive
+    ``flock`` while it exists, and removed on every failure path. A save killed outright
+    cannot remove its own; the next save of the same target removes every temporary file
+    of that target that no live save holds.
     """
     folder = os.path.dirname(os.path.abspath(name))
     base = os.path.basename(name)
@@ -161,6 +163,8 @@ def _write_atomic(name: str, chunks: List[Union[bytes, memoryview]]) -> None:
     _remove_stale(folder, base)
     fd, tmp = _create_temporary(folder, base)
     try:
+        if os.path.isfile(name) and os.chmod in os.supports_fd:  # a save over a file keeps its mode
+            os.chmod(fd, stat.S_IMODE(os.stat(name).st_mode) & 0o777)
         digest = hashlib.sha256()
         with os.fdopen(fd, "wb") as f:
             fd = -1  # the file object owns it now

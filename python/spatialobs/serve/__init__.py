@@ -9,7 +9,9 @@ as JSON routes served by uvicorn; both need the optional extra::
 
     pip install "spatialobs[serve]"
 
-and ``spatialobs serve [--root DIR] [--http HOST:PORT] [--token T]`` runs them.
+and ``spatialobs serve [--root DIR] [--http HOST:PORT] [--token T] [--allow-origin ORIGIN]`` runs
+them; :mod:`spatialobs.serve.security` decides which web pages may reach the HTTP server and
+:mod:`spatialobs.serve.connections` how long and how many connections clients may hold.
 
 Examples
 --------

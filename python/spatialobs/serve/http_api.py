@@ -30,9 +30,17 @@ schema) and a JSON body are merged into the tool's arguments::
     POST   /mcp                               MCP over streamable HTTP
 
 A success is ``{"ok": true, "result": ...}``; a failure ``{"ok": false, "error":
-{"code", "message"}}`` with the matching HTTP status. With a token every route
-but ``/v1/health`` needs ``Authorization: Bearer <token>``. Bodies larger than
-the service's ``max_request_bytes`` are refused with 413.
+{"code", "message"}}`` with the matching HTTP status. Before anything else every
+request and WebSocket passes the :class:`~spatialobs.serve.security.OriginPolicy`
+(Host and Origin checks against DNS rebinding and cross-site pages, ``--allow-origin``
+for others; POST only as ``application/json``). With a token every route but
+``/v1/health`` needs ``Authorization: Bearer <token>`` (health shows the root
+folder only with it). Bodies larger than the service's ``max_request_bytes`` are
+refused with 413 (announced or chunked), heads over 64 kB with 431. Unknown
+routes (404), wrong methods (405) and malformed requests (400) get the same JSON
+error. :func:`run_http` serves with the connection limits of
+:mod:`spatialobs.serve.connections` (header, body and write timeouts, keep-alive,
+a cap on open connections that closes idle ones first).
 
 Examples
 --------
@@ -45,18 +53,22 @@ from __future__ import annotations
 import base64
 import hmac
 import json
+import logging
 import socket
 import sys
-from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Sequence, Tuple
 
 import anyio.to_thread
-from starlette.requests import Request
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from spatialobs.serve.service import TOOLS, Service, ServiceError
+from spatialobs.serve.connections import ConnectionLimits
+from spatialobs.serve.security import OriginPolicy, Refusal, refuse
+from spatialobs.serve.service import ERROR_STATUS, TOOLS, Service, ServiceError
 
-__all__ = ["build_app", "ROUTES", "run_http", "serve_socket", "parse_hostport"]
+__all__ = ["build_app", "ROUTES", "run_http", "make_server", "serve_socket", "parse_hostport"]
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
@@ -167,6 +179,8 @@ def _endpoint(service: Service, tool: str) -> Callable[[Request], Awaitable[Resp
             result = await anyio.to_thread.run_sync(service.call, name, args)
         except ServiceError as exc:
             return _fail(exc)
+        except ClientDisconnect:  # the client left mid-body: nobody to answer, nothing to log
+            return Response(status_code=400)
         if raw and name == "render":
             if result["format"] == "svg":
                 return Response(result["svg"], media_type="image/svg+xml")
@@ -178,7 +192,12 @@ def _endpoint(service: Service, tool: str) -> Callable[[Request], Awaitable[Resp
 
 def _routes(service: Service) -> List[Route]:
     async def health(request: Request) -> Response:
-        return JSONResponse({"ok": True, "result": {"status": "ok", "root": str(service.root)}})
+        from spatialobs import __version__
+
+        result: Dict[str, Any] = {"status": "ok", "version": __version__}
+        if request.scope.get("spatialobs.authenticated"):  # the root folder only to a token holder
+            result["root"] = str(service.root)
+        return JSONResponse({"ok": True, "result": result})
 
     async def tools(request: Request) -> Response:
         return JSONResponse({"ok": True, "result": {"tools": [
@@ -201,34 +220,84 @@ def _routes(service: Service) -> List[Route]:
     return routes
 
 
-class _Guard:
-    """ASGI middleware: bearer token, request size (by Content-Length), one-line JSON errors."""
+_CODE_OF_STATUS = {status: code for code, status in ERROR_STATUS.items()}
 
-    def __init__(self, app: ASGIApp, token: Optional[str], max_bytes: int) -> None:
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no route, wrong method...) as the service's JSON error."""
+    status = getattr(exc, "status_code", 500)
+    path = request.url.path[:200]
+    if status == 404:
+        message = f"no route {request.method} {path}"
+    elif status == 405:
+        allow = (getattr(exc, "headers", None) or {}).get("Allow", "")
+        message = f"{path} does not take {request.method}" + (f"; it takes {allow}" if allow else "")
+    else:
+        message = str(getattr(exc, "detail", "")) or f"HTTP {status}"
+    code = _CODE_OF_STATUS.get(status, "bad_request" if status < 500 else "internal")
+    return JSONResponse({"ok": False, "error": ServiceError(code, message).to_dict()}, status_code=status,
+                        headers=getattr(exc, "headers", None))
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """An unexpected exception (a bug; the server logs its traceback) as a one-line JSON 500."""
+    return JSONResponse({"ok": False, "error": ServiceError("internal", f"internal error ({type(exc).__name__})")
+                         .to_dict()}, status_code=500)
+
+
+class _QuietDisconnect(logging.Filter):
+    """Drops the MCP transport's traceback for a client that disconnected mid-request (not a server fault)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, ClientDisconnect)
+
+
+class _Guard:
+    """ASGI middleware in front of every route: origin policy, CORS, bearer token, request size."""
+
+    def __init__(self, app: ASGIApp, token: Optional[str], max_bytes: int, policy: OriginPolicy,
+                 max_header_bytes: int) -> None:
         self.app = app
         self.token = token
         self.max_bytes = max_bytes
+        self.policy = policy
+        self.max_header_bytes = max_header_bytes
 
-    async def _reject(self, send: Callable[[Any], Awaitable[None]], exc: ServiceError,
-                      extra: Tuple[Tuple[bytes, bytes], ...] = ()) -> None:
-        body = json.dumps({"ok": False, "error": exc.to_dict()}).encode()
-        await send({"type": "http.response.start", "status": exc.status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                *extra]})
-        await send({"type": "http.response.body", "body": body})
+    def _authorized(self, headers: Dict[bytes, bytes]) -> bool:
+        if self.token is None:
+            return True
+        auth = headers.get(b"authorization", b"").decode("latin-1")
+        given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+        return hmac.compare_digest(given.encode(), self.token.encode())
 
     async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        # h11 caps only a head that arrives in pieces; one read can bring a bigger one whole
+        size = sum(len(k) + len(v) + 4 for k, v in scope.get("headers", ()))
+        refusal = (Refusal(431, "too_large", f"request headers over {self.max_header_bytes} bytes")
+                   if size > self.max_header_bytes else self.policy.check(scope))
+        if refusal is not None:
+            await refuse(scope, send, refusal)
+            return
+        if scope["type"] != "http":  # a WebSocket endpoint checks its own credentials
+            await self.app(scope, receive, send)
+            return
+        cors = self.policy.cors_headers(scope)
+        answer = self.policy.preflight(scope)
+        if answer is not None:
+            await send({"type": "http.response.start", "status": 204, "headers": answer})
+            await send({"type": "http.response.body", "body": b""})
+            return
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
-        if self.token is not None and scope.get("path") != "/v1/health":
-            auth = headers.get(b"authorization", b"").decode("latin-1")
-            given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
-            if not hmac.compare_digest(given.encode(), self.token.encode()):
-                await self._reject(send, ServiceError("unauthorized", "missing or wrong bearer token"),
-                                   ((b"www-authenticate", b"Bearer"),))
-                return
+        authorized = self._authorized(headers)
+        scope["spatialobs.authenticated"] = authorized and self.token is not None
+        if not authorized and scope.get("path") != "/v1/health":
+            await refuse(scope, send, Refusal(401, "unauthorized", "missing or wrong bearer token"),
+                         [(b"www-authenticate", b"Bearer"), *cors])
+            return
         length = headers.get(b"content-length")
         if length is not None:
             try:
@@ -236,29 +305,74 @@ class _Guard:
             except ValueError:
                 n = -1
             if n < 0 or n > self.max_bytes:
-                await self._reject(send, ServiceError("too_large", f"request body over {self.max_bytes} bytes"))
+                await refuse(scope, send, Refusal(413, "too_large", f"request body over {self.max_bytes} bytes"), cors)
                 return
-        await self.app(scope, receive, send)
+        # the body counted as it arrives (chunked bodies announce no length): over the limit, the client gets
+        # the 413 at once and the app sees a disconnect; what the app sends after that is dropped
+        state = {"received": 0, "started": False, "refused": False}
+
+        async def counted() -> Any:
+            if state["refused"]:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                state["received"] += len(message.get("body", b""))
+                if state["received"] > self.max_bytes:
+                    if not state["started"]:
+                        state["started"] = state["refused"] = True
+                        await refuse(scope, send, Refusal(413, "too_large", f"request body over {self.max_bytes} "
+                                                                            "bytes"), cors)
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def tracked(message: Any) -> None:
+            if state["refused"]:
+                return
+            if message["type"] == "http.response.start":
+                state["started"] = True
+                if cors:
+                    message = dict(message, headers=[*message.get("headers", []), *cors])
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except ClientDisconnect:
+            pass
 
 
-def build_app(service: Service, *, token: Optional[str] = None, mcp: bool = True, host: str = "127.0.0.1") -> ASGIApp:
+def build_app(service: Service, *, token: Optional[str] = None, mcp: bool = True, host: str = "127.0.0.1",
+              allow_origins: Sequence[str] = (), max_header_bytes: int = ConnectionLimits.max_header_bytes) -> ASGIApp:
     """The ASGI app: the JSON routes, and MCP over streamable HTTP at ``/mcp`` (when ``mcp``).
 
-    ``host`` is what the server binds; for a loopback host the MCP endpoint also
-    refuses requests whose Host or Origin header is not a loopback one (DNS rebinding).
+    ``host`` is what the server binds and ``allow_origins`` the web origins
+    allowed besides loopback ones: every request and WebSocket goes through
+    their :class:`~spatialobs.serve.security.OriginPolicy` first (Host, Origin,
+    no simple-request writes), then the token check. The policy is also
+    ``app.state.origin_policy`` of the Starlette app inside.
     """
+    policy = OriginPolicy(host, allow_origins)
     routes = _routes(service)
     if mcp:
+        from mcp.server.transport_security import TransportSecuritySettings
+
         from spatialobs.serve.mcp_server import build_server
 
         server = build_server(service)
-        app: Any = server.streamable_http_app(custom_starlette_routes=routes, host=host,
-                                              max_request_body_size=service.limits.max_request_bytes)
+        # the SDK's own Host/Origin check would refuse the origins --allow-origin allows; ours runs first
+        app: Any = server.streamable_http_app(
+            custom_starlette_routes=routes, host=host, max_request_body_size=service.limits.max_request_bytes,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     else:
         from starlette.applications import Starlette
 
         app = Starlette(routes=routes)
-    return _Guard(app, token, service.limits.max_request_bytes)
+    app.state.origin_policy = policy
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _internal_error)
+    sdk_log = logging.getLogger("mcp.server.streamable_http")
+    if not any(isinstance(f, _QuietDisconnect) for f in sdk_log.filters):
+        sdk_log.addFilter(_QuietDisconnect())
+    return _Guard(app, token, service.limits.max_request_bytes, policy, max_header_bytes)
 
 
 def parse_hostport(text: str) -> Tuple[str, int]:
@@ -291,23 +405,40 @@ def serve_socket(host: str, port: int) -> socket.socket:
     # accepted connections) Nagle's algorithm holds the body until the client's delayed ACK, ~40 ms
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
-    sock.listen(128)
+    sock.listen(1024)
     return sock
 
 
-def run_http(service: Service, host: str = "127.0.0.1", port: int = 8765, *, token: Optional[str] = None) -> None:
-    """Serve the HTTP API and MCP over streamable HTTP with uvicorn until interrupted.
+def make_server(service: Service, host: str = "127.0.0.1", port: int = 0, *, token: Optional[str] = None,
+                allow_origins: Sequence[str] = (), limits: Optional[ConnectionLimits] = None) -> Tuple[Any, socket.socket]:
+    """The uvicorn server :func:`run_http` runs, and its listening socket (bound, port 0: a free one).
 
-    Prints ``listening on http://HOST:PORT`` to stderr once the socket is bound
-    (with the real port when ``port`` is 0).
+    ``server.run(sockets=[sock])`` serves (from any thread); ``server.should_exit = True`` stops it.
     """
     import uvicorn
 
+    from spatialobs.serve.connections import protocol_class
+
+    lim = limits or ConnectionLimits()
     sock = serve_socket(host, port)
+    app = build_app(service, token=token, host=host, allow_origins=allow_origins, max_header_bytes=lim.max_header_bytes)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, http=protocol_class(lim),
+                            timeout_keep_alive=lim.keep_alive,  # type: ignore[arg-type]  # a float works
+                            h11_max_incomplete_event_size=lim.max_header_bytes, timeout_graceful_shutdown=5)
+    return uvicorn.Server(config), sock
+
+
+def run_http(service: Service, host: str = "127.0.0.1", port: int = 8765, *, token: Optional[str] = None,
+             allow_origins: Sequence[str] = (), limits: Optional[ConnectionLimits] = None) -> None:
+    """Serve the HTTP API and MCP over streamable HTTP with uvicorn until interrupted.
+
+    Connections are held to ``limits`` (:class:`~spatialobs.serve.connections.ConnectionLimits`:
+    header, body and write timeouts, keep-alive, a cap on open connections).
+    Prints ``listening on http://HOST:PORT`` to stderr once the socket is bound
+    (with the real port when ``port`` is 0).
+    """
+    server, sock = make_server(service, host, port, token=token, allow_origins=allow_origins, limits=limits)
     bound = sock.getsockname()[1]
-    app = build_app(service, token=token, host=host)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
-    server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
     print(f"spatialobs serve: listening on http://{shown}:{bound} (MCP at /mcp, API at /v1)", file=sys.stderr,
           flush=True)

@@ -13,11 +13,15 @@ Safety: file paths are confined to the root folder (``..`` is refused, symlinks
 are resolved before the check); requests, documents, replies and op lists
 have size limits (:class:`Limits`); a failing tool leaves every document as it
 was (ops are atomic, undo and reload are one transaction, saves write a
-temporary file, fsync it and rename it into place).
+temporary file, fsync it and rename it into place). A save over an existing
+file keeps its mode; a new file gets the mode ``open`` would give it (0o666
+minus the umask).
 
 Concurrency: the tools of one document run one at a time (a lock per
-document); different documents and screen indexes proceed independently, so
-a slow render of one document does not hold up another. Transports call
+document), but a save holds the document only to copy it and serializes and
+writes the copy outside (saves of one document land in the order they were
+called); different documents and screen indexes proceed independently, so a
+slow render of one document does not hold up another. Transports call
 :meth:`Service.call` from worker threads.
 """
 
@@ -29,7 +33,8 @@ import logging
 import math
 import os
 import re
-import tempfile
+import secrets
+import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,8 +47,9 @@ __all__ = ["Service", "ServiceError", "Limits", "ToolSpec", "TOOLS", "reference_
 log = logging.getLogger("spatialobs.serve")
 
 #: HTTP status of each error code.
-ERROR_STATUS = {"bad_request": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404, "conflict": 409,
-                "too_large": 413, "internal": 500}
+ERROR_STATUS = {"bad_request": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404,
+                "method_not_allowed": 405, "timeout": 408, "conflict": 409, "too_large": 413,
+                "unsupported_media_type": 415, "misdirected": 421, "internal": 500, "unavailable": 503}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _FORMATS = ("tldraw", "excalidraw", "native")
 _SUFFIX = {"tldraw": ".tldr", "excalidraw": ".excalidraw", "native": ".json"}
@@ -410,6 +416,9 @@ class _Doc:
     viewport: Any = None
     config: Optional[int] = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    save_turn: threading.Condition = field(default_factory=threading.Condition)  # saves write in ticket order
+    saves_taken: int = 0
+    saves_done: int = 0
     executor: Any = None
     undo: List[Tuple[Any, str, Any]] = field(default_factory=list)  # (canvas copy, token, viewport) before each apply
     snapshots: Dict[str, Tuple[Any, Any, int]] = field(default_factory=dict)  # name -> (canvas copy, viewport, serial)
@@ -811,6 +820,10 @@ class Service:
 
     def _t_save(self, document: str, path: Optional[str] = None, format: Optional[str] = None) -> Dict[str, Any]:
         d = self._doc(document)
+        # The document is held only to copy it (copies share the immutable nodes: well under a millisecond);
+        # the serialization (tens of milliseconds for thousands of shapes) and the write happen outside, so
+        # observes and applies go on meanwhile. Each save takes a ticket with its copy and writes in ticket
+        # order, so a later save never lands under an earlier one.
         with d.lock:
             if path is None:
                 if d.path is None:
@@ -823,17 +836,29 @@ class Service:
                 raise ServiceError("not_found", f"save: folder {self._rel(full.parent)!r} does not exist")
             if full.is_dir():
                 raise ServiceError("bad_request", f"save: {self._rel(full)!r} is a folder")
+            snapshot = d.canvas.copy()
+            adopt = path is None or d.path is None
+            ticket = d.saves_taken
+            d.saves_taken += 1
+        try:
             if fmt == "tldraw":
-                data = json.dumps(d.canvas.to_tldraw(), ensure_ascii=False)
+                data = json.dumps(snapshot.to_tldraw(), ensure_ascii=False)
             elif fmt == "excalidraw":
-                data = json.dumps(d.canvas.to_excalidraw(), ensure_ascii=False)
+                data = json.dumps(snapshot.to_excalidraw(), ensure_ascii=False)
             else:
-                data = d.canvas.to_json()
+                data = snapshot.to_json()
             raw = data.encode("utf-8")
-            _atomic_write(full, raw)
-            if path is None or d.path is None:
-                d.path = full
-            return {"document": d.name, "path": self._rel(full), "format": fmt, "bytes": len(raw)}
+            with d.save_turn:
+                d.save_turn.wait_for(lambda: d.saves_done == ticket)
+                _atomic_write(full, raw)
+                if adopt:
+                    d.path = full
+        finally:
+            with d.save_turn:
+                d.save_turn.wait_for(lambda: d.saves_done == ticket)
+                d.saves_done += 1
+                d.save_turn.notify_all()
+        return {"document": d.name, "path": self._rel(full), "format": fmt, "bytes": len(raw)}
 
     def _t_reload(self, document: str) -> Dict[str, Any]:
         from spatialobs.canvas import load
@@ -1073,15 +1098,45 @@ def _cameras(canvas: Any) -> Dict[str, Dict[str, float]]:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all: temporary file in the folder, fsync, rename, fsync folder."""
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    """Write ``data`` to ``path`` whole or not at all: temporary file in the folder, fsync, rename, fsync folder.
+
+    The file keeps the permission bits (and, where allowed, the owner and group)
+    of the file it replaces; a new file gets 0o666 minus the umask, as ``open``
+    would make it (``mkstemp`` would make it 0o600).
+    """
     try:
+        old: Optional[os.stat_result] = os.stat(path)
+    except FileNotFoundError:
+        old = None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            # an existing file's copy starts private and gets its mode before any data is in it
+            fd = os.open(tmp, flags, 0o600 if old is not None else 0o666)
+        except FileExistsError:
+            continue
+        break
+    else:  # pragma: no cover - 100 random names taken
+        raise ServiceError("conflict", f"save: cannot create a temporary file beside {path.name!r}")
+    try:
+        if old is not None:
+            if hasattr(os, "fchown"):
+                try:
+                    os.fchown(fd, old.st_uid, old.st_gid)
+                except OSError:  # not ours to give away: the saver keeps it
+                    pass
+            if os.chmod in os.supports_fd:
+                os.chmod(fd, stat.S_IMODE(old.st_mode) & 0o777)
         with os.fdopen(fd, "wb") as f:
+            fd = -1
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
+        if fd >= 0:
+            os.close(fd)
         try:
             os.unlink(tmp)
         except OSError:
