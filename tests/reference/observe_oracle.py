@@ -10,9 +10,14 @@ for record, and the benchmarks use it as the baseline.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from spatialobs.canvas.observe import GUIDE  # noqa: F401  (same guide)
+from spatialobs.canvas.paint import clip_convex, local_outline, paints_interior
+from tests.reference import coverage_oracle as COV
 from tests.reference import geometry_oracle as GO
 
 LABELS = ("visible", "partial", "occluded", "offscreen_near", "offscreen_far")
@@ -55,7 +60,8 @@ def terminal_points(node) -> Tuple[Any, Any]:
 
 def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max_objects=180,
                   max_relations=700, origin=(0, 0), include_bounds=False, near_factor=0.75,
-                  near_gap=32.0, align_tol=1.0, row_tol=10.0, touch_tol=4.0, min_opacity=0.9) -> Dict[str, Any]:
+                  near_gap=32.0, align_tol=1.0, row_tol=10.0, touch_tol=4.0, min_opacity=0.9,
+                  occlusion="painted") -> Dict[str, Any]:
     """The observation as a dict (what ``observe(...).to_dict()`` returns); viewport (x, y, w, h)."""
     pid = page or canvas.current_page
     vx, vy, vw, vh = viewport
@@ -87,6 +93,48 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
     def related(a, b):
         return a in anc[b] or b in anc[a]
 
+    def page_poly(r, local):
+        out = []
+        for x, y in local:
+            for k in [r] + anc[r]:
+                nd = nodes[k]
+                cs, sn = math.cos(nd.rotation), math.sin(nd.rotation)
+                x, y = nd.x + cs * x - sn * y, nd.y + sn * x + cs * y
+            out.append((x, y))
+        return out
+
+    def region(r):
+        # the outline on the page, clipped by every frame ancestor
+        poly = page_poly(r, local_outline(nodes[r]).tolist())
+        for a in anc[r]:
+            if types[a] == "frame":
+                fw, fh = nodes[a].w, nodes[a].h
+                poly = clip_convex(np.array(poly, dtype=np.float64).reshape(-1, 2),
+                                   np.array(page_poly(a, [(0, 0), (fw, 0), (fw, fh), (0, fh)]), dtype=np.float64)).tolist()
+        return poly
+
+    def painted_occluder(i, c):
+        # every higher shape that paints an opaque interior, on its outline; the target's
+        # outline clipped to the view (a sliver for a line); covered entirely, up to rounding
+        painters = [j for j in range(i + 1, n) if solid[j] and not hidden[j] and not gone[j]
+                    and opacity[j] >= min_opacity and paints_interior(types[j], nodes[j].style, min_opacity)
+                    and GO.overlaps_area(box[j], c)]
+        if not painters:
+            return -1
+        if c[2] - c[0] <= 0 or c[3] - c[1] <= 0:
+            e = 1e-3 * max(1.0, abs(c[0]), abs(c[1]))
+            tpoly = [(c[0] - e, c[1] - e), (c[2] + e, c[1] - e), (c[2] + e, c[3] + e), (c[0] - e, c[3] + e)]
+        else:
+            tpoly = clip_convex(np.array(region(i), dtype=np.float64),
+                                np.array([(vbox[0], vbox[1]), (vbox[2], vbox[1]), (vbox[2], vbox[3]), (vbox[0], vbox[3])])).tolist()
+        if len(tpoly) < 3:
+            return -1
+        fr = lambda poly: [(Fraction(x), Fraction(y)) for x, y in poly]  # noqa: E731
+        area, covered, best = COV.coverage(fr(tpoly), [fr(region(j)) for j in painters])
+        if area > 0 and area - covered <= Fraction(1, 10**9) * area and best is not None:
+            return painters[best]
+        return -1
+
     # visibility and occlusion
     labels, gaps = GO.visibility(box, vbox, near_factor)
     in_view = [lab in (0, 1) for lab in labels]
@@ -98,10 +146,13 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
             occ[i] = frame[i]
             continue
         c = (max(box[i][0], vbox[0]), max(box[i][1], vbox[1]), min(box[i][2], vbox[2]), min(box[i][3], vbox[3]))
-        for j in range(i + 1, n):
-            if solid[j] and not hidden[j] and not gone[j] and opacity[j] >= min_opacity and GO.contains(box[j], c):
-                occ[i] = j
-                break
+        if occlusion == "paper":
+            for j in range(i + 1, n):
+                if solid[j] and not hidden[j] and not gone[j] and opacity[j] >= min_opacity and GO.contains(box[j], c):
+                    occ[i] = j
+                    break
+        else:
+            occ[i] = painted_occluder(i, c)
     label = [2 if in_view[i] and occ[i] >= 0 else labels[i] for i in range(n)]
 
     # relations

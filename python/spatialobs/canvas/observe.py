@@ -51,6 +51,7 @@ from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Viewport
 from spatialobs.canvas.document.shapes import arrow_terminals
+from spatialobs.canvas.paint import OCCLUSION_MODES, box_polygon, clip_convex, local_outline, paints_interior, to_page
 
 __all__ = ["observe", "Observation", "GUIDE", "CONNECTOR_TYPES", "RELATION_TYPES", "resolve_viewport"]
 
@@ -654,6 +655,7 @@ class _Params:
     row_tol: float
     touch_tol: float
     min_opacity: float
+    occlusion: str = "painted"
 
 
 @dataclass
@@ -716,10 +718,13 @@ class _Ranking:
 
 def _inputs(canvas: Any, viewport: Any, page: Optional[str], selected: Optional[Iterable[str]], context: Iterable[str],
             max_objects: Any, max_relations: Any, origin: Any, include_bounds: bool, near_factor: float,
-            near_gap: Any, align_tol: Any, row_tol: Any, touch_tol: Any, min_opacity: float) -> Tuple[_Params, _Page]:
+            near_gap: Any, align_tol: Any, row_tol: Any, touch_tol: Any, min_opacity: float,
+            occlusion: Any = "painted") -> Tuple[_Params, _Page]:
     """Check the arguments and read the page's arrays."""
     if not isinstance(canvas, Canvas):
         raise InvalidInputError(f"canvas must be a Canvas, got {type(canvas).__name__}")
+    if not isinstance(occlusion, str) or occlusion not in OCCLUSION_MODES:
+        raise InvalidInputError(f"occlusion must be one of {', '.join(map(repr, OCCLUSION_MODES))}, got {occlusion!r}")
     max_objects = _limit(max_objects, "max_objects")
     max_relations = _limit(max_relations, "max_relations")
     ox, oy = _origin(origin)
@@ -734,11 +739,11 @@ def _inputs(canvas: Any, viewport: Any, page: Optional[str], selected: Optional[
     sel = _id_rows(canvas.selected(pid) if selected is None else selected, row_of, pg.page_pos, "selected", pid)
     ctx = _id_rows(context, row_of, pg.page_pos, "context", pid)
     p = _Params(pid, vp, vp.as_box(), (ox, oy), sel, ctx, max_objects, max_relations, bool(include_bounds),
-                near_factor, near_gap, align_tol, row_tol, touch_tol, min_opacity)
+                near_factor, near_gap, align_tol, row_tol, touch_tol, min_opacity, occlusion)
     return p, pg
 
 
-def _view(st: _PageState, p: _Params) -> _View:
+def _view(st: _PageState, p: _Params, canvas: Optional[Canvas] = None) -> _View:
     """Visibility of every row (one linear kernel); occlusion and reading order among the rows in view."""
     pg, solid = st.pg, st.solid
     n = len(pg.ids)
@@ -748,11 +753,14 @@ def _view(st: _PageState, p: _Params) -> _View:
     rows = shown[(code == G.VISIBLE) | (code == G.PARTIAL)]
     partial = shown[code == G.PARTIAL]
     near_rows = shown[code == G.OFFSCREEN_NEAR]
-    # an occluder contains a box clipped to the viewport, so it is in view too: the rows
+    # an occluder covers part of a box clipped to the viewport, so it is in view too: the rows
     # in view are all the kernel needs, and their order is the page's paint order
     no_occ = pg.hidden[rows] | ~solid[rows] | pg.gone[rows]
-    occ = G.occluders(pg.boxes[rows], None, pg.opacity[rows], no_occ, p.vbox, p.min_opacity)
-    occ = np.where(occ >= 0, rows[np.maximum(occ, 0)], -1)
+    if p.occlusion == "paper" or canvas is None:
+        occ = G.occluders(pg.boxes[rows], None, pg.opacity[rows], no_occ, p.vbox, p.min_opacity)
+        occ = np.where(occ >= 0, rows[np.maximum(occ, 0)], -1)
+    else:
+        occ = _painted_occluders(canvas, pg, rows, no_occ, p)
     occ = np.where(pg.gone[rows], pg.frame[rows], occ)
     labels[rows[occ >= 0]] = G.OCCLUDED
     reading = np.full(len(rows), -1, dtype=np.int64)
@@ -762,6 +770,146 @@ def _view(st: _PageState, p: _Params) -> _View:
     in_view = np.zeros(n, bool)
     in_view[rows] = True
     return _View(solid, labels, pg.boxes, p.vbox, rows, occ, reading, partial, near_rows, in_view)
+
+
+#: Per node record: (weakref, min_alpha, paints its interior) (records are immutable).
+_PAINTS: Dict[int, Tuple[Any, float, bool]] = {}
+#: Share of a target's area that may stay uncovered while it counts as covered (rounding of the areas).
+_COVER_TOL = 1e-9
+_QUARTER = math.pi / 2
+
+
+def _paints(nodes: Mapping[str, Any], names: List[str], crow: np.ndarray, min_alpha: float) -> np.ndarray:
+    """Whether each node (canvas rows ``crow``) paints an opaque interior (memoized per record)."""
+    memo = _PAINTS
+    out = np.zeros(len(crow), bool)
+    for k, c in enumerate(crow.tolist()):
+        nd = nodes[names[c]]
+        hit = memo.get(id(nd))
+        if hit is not None and hit[0]() is nd and hit[1] == min_alpha:
+            out[k] = hit[2]
+            continue
+        v = paints_interior(nd.type, nd.style, min_alpha)
+        memo[id(nd)] = (weakref.ref(nd), min_alpha, v)
+        out[k] = v
+    if len(memo) > 4 * len(crow) + 65536:
+        for key in [k for k, v in list(memo.items()) if v[0]() is None]:
+            del memo[key]
+    return out
+
+
+def _frame_chain(pg: _Page, r: int) -> List[int]:
+    """Rows of the frames that clip row ``r``, nearest first."""
+    out = []
+    f = int(pg.frame[r])
+    while f >= 0:
+        out.append(f)
+        f = int(pg.frame[f])
+    return out
+
+
+def _page_outline(canvas: Canvas, pg: _Page, r: int, memo: Dict[int, np.ndarray]) -> np.ndarray:
+    """Row ``r``'s outline on the page, clipped by every frame that clips it."""
+    hit = memo.get(r)
+    if hit is not None:
+        return hit
+    nd = canvas._nodes[pg.ids[r]]
+    poly = to_page(local_outline(nd), float(pg.px[r]), float(pg.py[r]), float(pg.rotation[r]))
+    for f in _frame_chain(pg, r):
+        fn = canvas._nodes[pg.ids[f]]
+        clip = to_page(np.array([[0.0, 0.0], [fn.w, 0.0], [fn.w, fn.h], [0.0, fn.h]], dtype=np.float64),
+                       float(pg.px[f]), float(pg.py[f]), float(pg.rotation[f]))
+        poly = clip_convex(poly, clip)
+    memo[r] = poly
+    return poly
+
+
+def _box_like(canvas: Canvas, pg: _Page, r: int) -> bool:
+    """Whether row ``r``'s region is its (frame-clipped) bounds: a box turned by quarter turns only."""
+    if float(pg.rotation[r]) % _QUARTER != 0.0:
+        return False
+    if len(local_outline(canvas._nodes[pg.ids[r]])) != 4 or canvas._nodes[pg.ids[r]].type not in _BOXY:
+        return False
+    return all(float(pg.rotation[f]) % _QUARTER == 0.0 for f in _frame_chain(pg, r))
+
+
+#: Types whose outline is their w x h box (a ``geo`` shape only as a rectangle-like kind).
+_BOXY = frozenset({"note", "frame", "text", "image", "rectangle", "video", "embed", "bookmark", "embeddable",
+                   "iframe", "arrow", "line", "draw", "freedraw", "highlight", "group"})
+
+
+def _painted_occluders(canvas: Canvas, pg: _Page, rows: np.ndarray, no_occ: np.ndarray, p: _Params) -> np.ndarray:
+    """Per in-view row, the higher shape whose painted region covers most of it when the painted regions
+    of the higher shapes cover it entirely (clipped to the view and its frames), else -1.
+
+    The box kernel's union mode (over the painters' bounds, which hold their regions) finds the
+    candidates; the polygon kernel decides them on the outlines.
+    """
+    k = len(rows)
+    out = np.full(k, -1, np.int64)
+    if k < 2:
+        return out
+    names = pg.ids._names
+    painter = ~no_occ & (pg.opacity[rows] >= p.min_opacity)
+    cand = np.flatnonzero(painter)
+    if not len(cand):
+        return out
+    painter[cand] = _paints(canvas._nodes, names, pg.ids._rows[rows[cand]], p.min_opacity)
+    if not painter.any():
+        return out
+    boxes = pg.boxes[rows]
+    _, frac = G.occluders(boxes, None, None, ~painter, p.vbox, p.min_opacity, mode="union")
+    pos = np.flatnonzero(frac > 0)
+    if not len(pos):
+        return out
+    vx0, vy0, vx1, vy1 = p.vbox
+    view_poly = box_polygon(p.vbox)
+    pb = boxes[painter]
+    prow = np.flatnonzero(painter)
+    memo: Dict[int, np.ndarray] = {}
+    polys: List[np.ndarray] = []
+    owner: List[int] = []
+    targets: List[int] = []
+    covers: List[List[int]] = []
+    asked: List[int] = []
+    slot: Dict[int, int] = {}
+    for i in pos.tolist():
+        r = int(rows[i])
+        if pg.gone[r] or (frac[i] < 1.0 and _box_like(canvas, pg, r)):
+            continue
+        b = boxes[i]
+        c0, c1, c2, c3 = max(b[0], vx0), max(b[1], vy0), min(b[2], vx1), min(b[3], vy1)
+        hit = prow[(prow > i) & (pb[:, 0] < c2) & (pb[:, 2] > c0) & (pb[:, 1] < c3) & (pb[:, 3] > c1)]
+        if not len(hit):
+            continue
+        if c2 - c0 <= 0 or c3 - c1 <= 0:  # a line or point: a sliver around it stands for it
+            e = 1e-3 * max(1.0, abs(c0), abs(c1))
+            tpoly = box_polygon((c0 - e, c1 - e, c2 + e, c3 + e))
+        else:
+            tpoly = clip_convex(_page_outline(canvas, pg, r, memo), view_poly)
+        if len(tpoly) < 3:
+            continue
+        targets.append(len(polys))
+        polys.append(tpoly)
+        owner.append(-1)
+        cl = []
+        for j in hit.tolist():
+            s_ = slot.get(j)
+            if s_ is None:
+                s_ = slot[j] = len(polys)
+                polys.append(_page_outline(canvas, pg, int(rows[j]), memo))
+                owner.append(j)
+            cl.append(s_)
+        covers.append(cl)
+        asked.append(i)
+    if not targets:
+        return out
+    area, covered, best = G.polygon_coverage(polys, np.asarray(targets, np.int64), covers)
+    own = np.asarray(owner, np.int64)
+    for q, i in enumerate(asked):
+        if area[q] > 0 and area[q] - covered[q] <= _COVER_TOL * area[q] and best[q] >= 0:
+            out[i] = rows[own[best[q]]]
+    return out
 
 
 def _bindings(canvas: Canvas, pg: _Page) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1617,6 +1765,7 @@ def observe(
     min_opacity: float = 0.9,
     since: Optional[str] = None,
     max_changes: int = 100,
+    occlusion: str = "painted",
 ) -> Observation:
     """Build the structured observation of one page of ``canvas``.
 
@@ -1655,7 +1804,16 @@ def observe(
     touch_tol : float, default 4
         Distance from a shape's edge within which an unbound connector end ``touches`` it.
     min_opacity : float, default 0.9
-        Least opacity of an occluder.
+        Least opacity of an occluder (and least alpha of its fill colour).
+    occlusion : {"painted", "paper"}, default "painted"
+        How ``occluded`` is decided. ``"painted"``: a shape in view is occluded when the
+        regions that higher shapes paint opaquely cover it entirely, on their outlines
+        (an ellipse covers less than its bounds), clipped to the view and to its frames;
+        an outline without fill, text, lines, arrows, strokes, hatched or translucent
+        fills paint no such region (see :mod:`spatialobs.canvas.paint`); ``occludedBy``
+        names the shape that covers the largest part of it. ``"paper"``: the CanvasObs
+        rule, a single higher shape with opacity >= ``min_opacity`` whose bounds contain
+        the clipped bounds, whatever it paints.
     since : str, optional
         The ``token`` of an earlier observation of this canvas: add ``changes``,
         what was changed since then and by whom (person or agent), most relevant
@@ -1688,9 +1846,9 @@ def observe(
     {'x': 600, 'y': 35, 'w': 50, 'h': 50}
     """
     p, pg = _inputs(canvas, viewport, page, selected, context, max_objects, max_relations, origin, include_bounds,
-                    near_factor, near_gap, align_tol, row_tol, touch_tol, min_opacity)
+                    near_factor, near_gap, align_tol, row_tol, touch_tol, min_opacity, occlusion)
     st = _page_state(canvas, p.page)
-    view = _view(st, p)
+    view = _view(st, p, canvas)
     rels = _relations(canvas, st, view, p)
     rk = _rank(st, view, rels, p)
     objects, relations, exact = _records(canvas, pg, view, rk, p)
