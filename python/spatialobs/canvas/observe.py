@@ -51,7 +51,8 @@ from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Viewport
 from spatialobs.canvas.document.shapes import arrow_terminals
-from spatialobs.canvas.paint import OCCLUSION_MODES, box_polygon, clip_convex, local_outline, paints_interior, to_page
+from spatialobs.canvas.paint import (OCCLUSION_MODES, box_polygon, clip_convex, local_outline, along_stroke, paints_interior,
+                                     straight_segment, stroke_and_heads, to_page)
 
 __all__ = ["observe", "Observation", "GUIDE", "CONNECTOR_TYPES", "RELATION_TYPES", "resolve_viewport"]
 
@@ -850,18 +851,73 @@ def _painted_occluders(canvas: Canvas, pg: _Page, rows: np.ndarray, no_occ: np.n
     if k < 2:
         return out
     names = pg.ids._names
-    painter = ~no_occ & (pg.opacity[rows] >= p.min_opacity)
+    shown = ~(pg.hidden[rows] | pg.gone[rows]) & (pg.opacity[rows] >= p.min_opacity) & (pg.types[rows] != "group")
+    _painted_cover(canvas, pg, rows, no_occ, p, out, names, shown)
+    _copies_above(canvas, pg, rows, shown, out)
+    _strokes_on_strokes(canvas, pg, rows, shown, out)
+    return out
+
+
+#: Distance (page units, *ours*) within which a straight connector lies on another's stroke:
+#: half the thinnest stroke either editor draws a connector with.
+_ON_STROKE = 1.0
+
+
+def _strokes_on_strokes(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray, out: np.ndarray) -> None:
+    """Mark in ``out`` the straight connectors in view (still -1) that lie along a higher shown straight
+    connector's stroke (both end points within half its stroke, or :data:`_ON_STROKE`, of its line,
+    between its ends stretched by its arrowheads): its stroke paints over theirs, as when two arrows
+    join the same shapes in opposite directions."""
+    types = pg.types[rows]
+    conn = np.flatnonzero((types == "arrow") | (types == "line"))
+    if len(conn) < 2:
+        return
+    b = pg.boxes[rows[conn]]
+    segs: Dict[int, Optional[Tuple[float, float, float, float]]] = {}
+
+    def seg(i: int) -> Optional[Tuple[float, float, float, float]]:
+        if i not in segs:
+            segs[i] = straight_segment(canvas, pg.ids[int(rows[i])])
+        return segs[i]
+
+    for a in range(len(conn) - 1):
+        i = int(conn[a])
+        if out[i] >= 0:
+            continue
+        bi = b[a]
+        t = _ON_STROKE
+        hit = np.flatnonzero((b[a + 1:, 0] < bi[2]) & (b[a + 1:, 2] > bi[0])
+                             & (b[a + 1:, 1] <= bi[3]) & (b[a + 1:, 3] >= bi[1])) + a + 1
+        hit = [int(conn[h]) for h in hit if shown[int(conn[h])]]
+        if not hit or seg(i) is None:
+            continue
+        si = seg(i)
+        assert si is not None
+        for j in hit:
+            sj = seg(j)
+            if sj is None:
+                continue
+            sw, hs, he = stroke_and_heads(canvas._nodes[pg.ids[int(rows[j])]])
+            if along_stroke(si, sj, max(t, sw / 2), hs, he):
+                out[i] = rows[j]
+                break
+
+
+def _painted_cover(canvas: Canvas, pg: _Page, rows: np.ndarray, no_occ: np.ndarray, p: _Params, out: np.ndarray,
+                   names: List[str], shown: np.ndarray) -> None:
+    """Set ``out`` where the painted interiors of higher shapes cover a row (see :func:`_painted_occluders`)."""
+    painter = shown & ~no_occ
     cand = np.flatnonzero(painter)
     if not len(cand):
-        return out
+        return
     painter[cand] = _paints(canvas._nodes, names, pg.ids._rows[rows[cand]], p.min_opacity)
     if not painter.any():
-        return out
+        return
     boxes = pg.boxes[rows]
     _, frac = G.occluders(boxes, None, None, ~painter, p.vbox, p.min_opacity, mode="union")
     pos = np.flatnonzero(frac > 0)
     if not len(pos):
-        return out
+        return
     vx0, vy0, vx1, vy1 = p.vbox
     view_poly = box_polygon(p.vbox)
     pb = boxes[painter]
@@ -903,13 +959,58 @@ def _painted_occluders(canvas: Canvas, pg: _Page, rows: np.ndarray, no_occ: np.n
         covers.append(cl)
         asked.append(i)
     if not targets:
-        return out
+        return
     area, covered, best = G.polygon_coverage(polys, np.asarray(targets, np.int64), covers)
     own = np.asarray(owner, np.int64)
     for q, i in enumerate(asked):
         if area[q] > 0 and area[q] - covered[q] <= _COVER_TOL * area[q] and best[q] >= 0:
             out[i] = rows[own[best[q]]]
-    return out
+
+
+def _copy_key(nd: Any) -> str:
+    """What decides a node's pixels besides its place: type, size, text and every style and prop."""
+    hit = _COPY_KEYS.get(id(nd))
+    if hit is not None and hit[0]() is nd:
+        return hit[1]
+    try:
+        key = json.dumps([nd.type, nd.w, nd.h, nd.text, nd.name, nd.style, nd.props], sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        key = repr((nd.type, nd.w, nd.h, nd.text, nd.name, sorted(map(repr, nd.style.items())), id(nd)))
+    if len(_COPY_KEYS) > 65536:
+        for k in [k for k, v in list(_COPY_KEYS.items()) if v[0]() is None]:
+            del _COPY_KEYS[k]
+    _COPY_KEYS[id(nd)] = (weakref.ref(nd), key)
+    return key
+
+
+_COPY_KEYS: Dict[int, Tuple[Any, str]] = {}
+
+
+def _copies_above(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray, out: np.ndarray) -> None:
+    """Mark in ``out`` the in-view rows (still -1) with an exact copy painted above them: the same
+    type, size, text, style and props at the same page place and rotation, shown and opaque. It
+    paints the same pixels over them, whatever it paints (an outline hides an outline)."""
+    k = len(rows)
+    if k < 2:
+        return
+    place = np.column_stack([pg.px[rows], pg.py[rows], pg.rotation[rows], pg.boxes[rows]])
+    _, inv, cnt = np.unique(place, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    multi = np.flatnonzero(cnt[inv] > 1)
+    if not len(multi):
+        return
+    nodes = canvas._nodes
+    groups: Dict[Tuple[int, str], List[int]] = {}
+    for i in multi.tolist():
+        nd = nodes[pg.ids[int(rows[i])]]
+        groups.setdefault((int(inv[i]), _copy_key(nd)), []).append(i)
+    for members in groups.values():
+        for a, i in enumerate(members):  # ascending paint order: the next shown copy above covers it
+            if out[i] >= 0:
+                continue
+            above = next((j for j in members[a + 1:] if shown[j]), None)
+            if above is not None:
+                out[i] = rows[above]
 
 
 def _bindings(canvas: Canvas, pg: _Page) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

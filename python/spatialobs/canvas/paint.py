@@ -220,3 +220,109 @@ def box_polygon(b: Any) -> np.ndarray:
     """The rectangle ``[x0, y0, x1, y1]`` as a polygon."""
     x0, y0, x1, y1 = (float(v) for v in b)
     return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
+
+
+class _Rows:
+    """``nodes[r]`` for derivation rows, read from the canvas without building the list."""
+
+    def __init__(self, canvas: Any, d: Any) -> None:
+        self._nodes = canvas._nodes
+        self._ids = d.ids
+
+    def __getitem__(self, r: int) -> Any:
+        return self._nodes[self._ids[r]]
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
+def straight_segment(canvas: Any, node_id: str) -> Optional[Tuple[float, float, float, float]]:
+    """The page end points ``(x0, y0, x1, y1)`` of a connector drawn as one straight segment, else None.
+
+    A tldraw arrow with no bend (resolved against its bound targets as tldraw draws it),
+    a two-point line, or an Excalidraw arrow or line of two points.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas, Node
+    >>> c = Canvas()
+    >>> _ = c.add(Node("l", "line", "page:page", "a1", 10, 10, props={"points": [[0, 0], [100, 50]]}))
+    >>> straight_segment(c, "l")
+    (10.0, 10.0, 110.0, 60.0)
+    """
+    from spatialobs.canvas.document import arrows as A
+
+    nd = canvas._nodes[node_id]
+    d = canvas.geometry()
+    r = d.row[node_id]
+    xf = A._xf(d, r)
+    pts = nd.props.get("points")
+    if isinstance(pts, list) or (nd.type == "line" and isinstance(pts, Mapping)):
+        lp = A._line_points(nd.props)
+        if len(lp) != 2 or (nd.type == "line" and nd.props.get("spline") == "cubic" and len(lp) > 2):
+            return None
+        (ax, ay), (bx, by) = (A._to_page(xf, p) for p in lp)
+        return (ax, ay, bx, by)
+    if nd.type != "arrow" or A._num(nd.props.get("bend"), 0.0) != 0.0 or nd.props.get("kind") == "elbow":
+        return None
+    terms = {b.terminal: b for b in canvas._bindings.values() if b.from_id == node_id and b.to_id in d.row}
+    try:
+        s, e = A._terminals(d, _Rows(canvas, d), r, terms)
+        g = A.resolve_arrow(nd.props, xf, s, e)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    if g.kind != "straight" or not g.valid:
+        return None
+    (ax, ay), (bx, by) = A._to_page(xf, g.start), A._to_page(xf, g.end)
+    return (ax, ay, bx, by)
+
+
+def on_segment(p: Tuple[float, float], seg: Tuple[float, float, float, float], tol: float) -> bool:
+    """Whether point ``p`` lies within ``tol`` of the segment ``seg``."""
+    ax, ay, bx, by = seg
+    dx, dy = bx - ax, by - ay
+    L2 = dx * dx + dy * dy
+    t = 0.0 if L2 == 0 else max(0.0, min(1.0, ((p[0] - ax) * dx + (p[1] - ay) * dy) / L2))
+    qx, qy = ax + t * dx - p[0], ay + t * dy - p[1]
+    return qx * qx + qy * qy <= tol * tol
+
+
+def stroke_and_heads(node: Any) -> Tuple[float, float, float]:
+    """A connector's stroke width and how far its start and end arrowheads reach back along it.
+
+    tldraw: the ``size`` stroke (times ``scale``), heads unless ``arrowheadStart`` /
+    ``arrowheadEnd`` is ``"none"`` (an arrow's end has one by default); Excalidraw: its
+    ``strokeWidth``, heads from ``startArrowhead`` / ``endArrowhead``. A head is taken to
+    reach 8 stroke widths (*ours*: both editors scale their heads with the stroke).
+    """
+    from spatialobs.canvas.document.arrows import STROKE_SIZES, _num
+
+    props, style = node.props, node.style
+    if "strokeWidth" in style:
+        sw = _num(style.get("strokeWidth"), 2.0)
+        hs = props.get("startArrowhead") is not None
+        he = props.get("endArrowhead") is not None
+    else:
+        sw = STROKE_SIZES.get(str(style.get("size", props.get("size", "m"))), 3.5) * _num(props.get("scale"), 1.0)
+        is_arrow = node.type == "arrow"
+        hs = is_arrow and props.get("arrowheadStart", "none") != "none"
+        he = is_arrow and props.get("arrowheadEnd", "arrow") != "none"
+    return sw, 8 * sw if hs else 0.0, 8 * sw if he else 0.0
+
+
+def along_stroke(seg: Tuple[float, float, float, float], cover: Tuple[float, float, float, float], half: float,
+                 head_start: float, head_end: float) -> bool:
+    """Whether the segment ``seg`` lies on the stroke of ``cover``: both its ends within ``half`` of
+    the cover's line, between the cover's ends stretched by its arrowheads' reach."""
+    ax, ay, bx, by = cover
+    dx, dy = bx - ax, by - ay
+    L = math.hypot(dx, dy)
+    if L == 0:
+        return False
+    ux, uy = dx / L, dy / L
+    for px, py in ((seg[0], seg[1]), (seg[2], seg[3])):
+        t = (px - ax) * ux + (py - ay) * uy
+        n = abs(-(px - ax) * uy + (py - ay) * ux)
+        if n > half or t < -head_start - half or t > L + head_end + half:
+            return False
+    return True
