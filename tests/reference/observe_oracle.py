@@ -9,6 +9,7 @@ for record, and the benchmarks use it as the baseline.
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -16,7 +17,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from spatialobs.canvas.observe import GUIDE  # noqa: F401  (same guide)
-from spatialobs.canvas.paint import clip_convex, local_outline, paints_interior
+from spatialobs.canvas.paint import (along_stroke, clip_convex, fills_area, local_outline, paints_interior,
+                                     straight_segment, stroke_and_heads)
 from tests.reference import coverage_oracle as COV
 from tests.reference import geometry_oracle as GO
 
@@ -116,14 +118,17 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
     def painted_occluder(i, c):
         # every higher shape that paints an opaque interior, on its outline; the target's
         # outline clipped to the view (a sliver for a line); covered entirely, up to rounding
+        sliver = c[2] - c[0] <= 0 or c[3] - c[1] <= 0
+        if sliver:
+            e = 1e-3 * max(1.0, abs(c[0]), abs(c[1]))
+            c = (c[0] - e, c[1] - e, c[2] + e, c[3] + e)
         painters = [j for j in range(i + 1, n) if solid[j] and not hidden[j] and not gone[j]
                     and opacity[j] >= min_opacity and paints_interior(types[j], nodes[j].style, min_opacity)
                     and GO.overlaps_area(box[j], c)]
         if not painters:
             return -1
-        if c[2] - c[0] <= 0 or c[3] - c[1] <= 0:
-            e = 1e-3 * max(1.0, abs(c[0]), abs(c[1]))
-            tpoly = [(c[0] - e, c[1] - e), (c[2] + e, c[1] - e), (c[2] + e, c[3] + e), (c[0] - e, c[3] + e)]
+        if sliver:
+            tpoly = [(c[0], c[1]), (c[2], c[1]), (c[2], c[3]), (c[0], c[3])]
         else:
             tpoly = clip_convex(np.array(region(i), dtype=np.float64),
                                 np.array([(vbox[0], vbox[1]), (vbox[2], vbox[1]), (vbox[2], vbox[3]), (vbox[0], vbox[3])])).tolist()
@@ -131,8 +136,48 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
             return -1
         fr = lambda poly: [(Fraction(x), Fraction(y)) for x, y in poly]  # noqa: E731
         area, covered, best = COV.coverage(fr(tpoly), [fr(region(j)) for j in painters])
-        if area > 0 and area - covered <= Fraction(1, 10**9) * area and best is not None:
+        need = Fraction(9, 10) if fills_area(types[i], nodes[i].style) else Fraction(1)
+        if area > 0 and area - covered <= (1 - need + Fraction(1, 10**9)) * area and best is not None:
             return painters[best]
+        return -1
+
+    d = canvas.geometry()
+    place = [(d.px[d.row[i]], d.py[d.row[i]], d.rotation[d.row[i]], *box[r]) for r, i in enumerate(ids)]
+
+    def shown(j):
+        return not hidden[j] and not gone[j] and opacity[j] >= min_opacity and types[j] != "group"
+
+    def look(r):
+        nd = nodes[r]
+        props = {k: v for k, v in nd.props.items() if k not in ("seed", "version", "versionNonce", "updated", "index",
+                                                                  "boundElements", "link")}
+        return json.dumps([nd.type, nd.w, nd.h, nd.text, nd.name, nd.style, props], sort_keys=True, default=repr)
+
+    def copy_above(i):
+        # an exact copy (same look, same place) painted above, shown
+        for j in range(i + 1, n):
+            if in_view[j] and shown(j) and place[j] == place[i] and look(j) == look(i):
+                return j
+        return -1
+
+    def stroke_above(i):
+        # a straight connector lying along a higher straight connector's stroke
+        si = straight_segment(canvas, ids[i])
+        if si is None:
+            return -1
+        bi = box[i]
+        for j in range(i + 1, n):
+            bj = box[j]
+            if not (in_view[j] and types[j] in CONNECTORS and shown(j)):
+                continue
+            if not (bj[0] < bi[2] and bj[2] > bi[0] and bj[1] <= bi[3] and bj[3] >= bi[1]):
+                continue
+            sj = straight_segment(canvas, ids[j])
+            if sj is None:
+                continue
+            sw, hs, he = stroke_and_heads(nodes[j])
+            if along_stroke(si, sj, max(1.0, sw / 2), hs, he):
+                return j
         return -1
 
     # visibility and occlusion
@@ -153,6 +198,13 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
                     break
         else:
             occ[i] = painted_occluder(i, c)
+    if occlusion != "paper":
+        for i in range(n):
+            if in_view[i] and not gone[i] and occ[i] < 0:
+                occ[i] = copy_above(i)
+        for i in range(n):
+            if in_view[i] and not gone[i] and occ[i] < 0 and types[i] in CONNECTORS:
+                occ[i] = stroke_above(i)
     label = [2 if in_view[i] and occ[i] >= 0 else labels[i] for i in range(n)]
 
     # relations

@@ -51,7 +51,7 @@ from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Viewport
 from spatialobs.canvas.document.shapes import arrow_terminals
-from spatialobs.canvas.paint import (OCCLUSION_MODES, box_polygon, clip_convex, local_outline, along_stroke, paints_interior,
+from spatialobs.canvas.paint import (OCCLUSION_MODES, box_polygon, clip_convex, local_outline, along_stroke, fills_area, paints_interior,
                                      straight_segment, stroke_and_heads, to_page)
 
 __all__ = ["observe", "Observation", "GUIDE", "CONNECTOR_TYPES", "RELATION_TYPES", "resolve_viewport"]
@@ -777,6 +777,18 @@ def _view(st: _PageState, p: _Params, canvas: Optional[Canvas] = None) -> _View:
 _PAINTS: Dict[int, Tuple[Any, float, bool]] = {}
 #: Share of a target's area that may stay uncovered while it counts as covered (rounding of the areas).
 _COVER_TOL = 1e-9
+#: Share of its area a shape whose pixels fill its outline (a fill of any kind, text, a note,
+#: an image) must have covered to be occluded (*ours*: the pixel rule, fewer than 10% of its
+#: pixels left to see); an outline without fill, a line or a connector must be covered entirely,
+#: since its pixels lie on its edge.
+AREA_COVER = 0.9
+
+
+def _need(nd: Any) -> float:
+    """The share of a target's region that must be covered for it to be occluded (see :data:`AREA_COVER`)."""
+    if fills_area(nd.type, nd.style):
+        return AREA_COVER
+    return 1.0
 _QUARTER = math.pi / 2
 
 
@@ -915,7 +927,8 @@ def _painted_cover(canvas: Canvas, pg: _Page, rows: np.ndarray, no_occ: np.ndarr
         return
     boxes = pg.boxes[rows]
     _, frac = G.occluders(boxes, None, None, ~painter, p.vbox, p.min_opacity, mode="union")
-    pos = np.flatnonzero(frac > 0)
+    flat = (boxes[:, 2] <= boxes[:, 0]) | (boxes[:, 3] <= boxes[:, 1])  # the box kernel is no filter for these
+    pos = np.flatnonzero((frac > 0) | flat)
     if not len(pos):
         return
     vx0, vy0, vx1, vy1 = p.vbox
@@ -928,19 +941,24 @@ def _painted_cover(canvas: Canvas, pg: _Page, rows: np.ndarray, no_occ: np.ndarr
     targets: List[int] = []
     covers: List[List[int]] = []
     asked: List[int] = []
+    needs: List[float] = []
     slot: Dict[int, int] = {}
     for i in pos.tolist():
         r = int(rows[i])
-        if pg.gone[r] or (frac[i] < 1.0 and _box_like(canvas, pg, r)):
+        need = _need(canvas._nodes[pg.ids[r]])
+        if pg.gone[r] or (frac[i] < need and _box_like(canvas, pg, r)):
             continue
         b = boxes[i]
         c0, c1, c2, c3 = max(b[0], vx0), max(b[1], vy0), min(b[2], vx1), min(b[3], vy1)
+        sliver = c2 - c0 <= 0 or c3 - c1 <= 0
+        if sliver:  # a line or point: a sliver around it stands for it
+            e = 1e-3 * max(1.0, abs(c0), abs(c1))
+            c0, c1, c2, c3 = c0 - e, c1 - e, c2 + e, c3 + e
         hit = prow[(prow > i) & (pb[:, 0] < c2) & (pb[:, 2] > c0) & (pb[:, 1] < c3) & (pb[:, 3] > c1)]
         if not len(hit):
             continue
-        if c2 - c0 <= 0 or c3 - c1 <= 0:  # a line or point: a sliver around it stands for it
-            e = 1e-3 * max(1.0, abs(c0), abs(c1))
-            tpoly = box_polygon((c0 - e, c1 - e, c2 + e, c3 + e))
+        if sliver:
+            tpoly = box_polygon((c0, c1, c2, c3))
         else:
             tpoly = clip_convex(_page_outline(canvas, pg, r, memo), view_poly)
         if len(tpoly) < 3:
@@ -958,12 +976,13 @@ def _painted_cover(canvas: Canvas, pg: _Page, rows: np.ndarray, no_occ: np.ndarr
             cl.append(s_)
         covers.append(cl)
         asked.append(i)
+        needs.append(need)
     if not targets:
         return
     area, covered, best = G.polygon_coverage(polys, np.asarray(targets, np.int64), covers)
     own = np.asarray(owner, np.int64)
     for q, i in enumerate(asked):
-        if area[q] > 0 and area[q] - covered[q] <= _COVER_TOL * area[q] and best[q] >= 0:
+        if area[q] > 0 and area[q] - covered[q] <= (1.0 - needs[q] + _COVER_TOL) * area[q] and best[q] >= 0:
             out[i] = rows[own[best[q]]]
 
 
@@ -973,7 +992,8 @@ def _copy_key(nd: Any) -> str:
     if hit is not None and hit[0]() is nd:
         return hit[1]
     try:
-        key = json.dumps([nd.type, nd.w, nd.h, nd.text, nd.name, nd.style, nd.props], sort_keys=True, default=repr)
+        props = {k: v for k, v in nd.props.items() if k not in _BOOKKEEPING}
+        key = json.dumps([nd.type, nd.w, nd.h, nd.text, nd.name, nd.style, props], sort_keys=True, default=repr)
     except (TypeError, ValueError):
         key = repr((nd.type, nd.w, nd.h, nd.text, nd.name, sorted(map(repr, nd.style.items())), id(nd)))
     if len(_COPY_KEYS) > 65536:
@@ -984,6 +1004,8 @@ def _copy_key(nd: Any) -> str:
 
 
 _COPY_KEYS: Dict[int, Tuple[Any, str]] = {}
+#: Props that name a record, not its look (Excalidraw's seed only jitters a sketchy stroke by a pixel or two).
+_BOOKKEEPING = frozenset({"seed", "version", "versionNonce", "updated", "index", "boundElements", "link"})
 
 
 def _copies_above(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray, out: np.ndarray) -> None:

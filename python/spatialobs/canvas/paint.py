@@ -121,6 +121,28 @@ def paints_interior(node_type: str, style: Mapping[str, Any], min_alpha: float =
     return fill_alpha(fill) >= min_alpha
 
 
+def fills_area(node_type: str, style: Mapping[str, Any]) -> bool:
+    """Whether a node's pixels spread over its outline (any fill, even hatched or translucent;
+    text; notes, frames, images) rather than lying on its edge (an outline, a line, a stroke).
+
+    Examples
+    --------
+    >>> fills_area("geo", {"fill": "none"}), fills_area("rectangle", {"fill": "#fff", "fillStyle": "hachure"})
+    (False, True)
+    >>> fills_area("text", {}), fills_area("arrow", {})
+    (True, False)
+    """
+    if node_type == "text" or node_type in _OPAQUE:
+        return True
+    if node_type in _STROKES:
+        return False
+    if "fillStyle" in style:
+        return node_type in _EXCALIDRAW_FILLED and fill_alpha(style.get("fill")) > 0
+    if node_type in ("frame", "artboard"):
+        return True
+    return fill_alpha(style.get("fill")) > 0
+
+
 _KIND_OF = {"ellipse": "ellipse", "diamond": "diamond"}
 
 #: Local outlines per node record (records are immutable: an unchanged record keeps its entry).
