@@ -281,10 +281,53 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
     for r in sel + ctx + [r for r in range(n) if labels[r] == 1]:
         if r not in kept:
             kept.append(r)
+    why = {r: ("selected" if r in sel else "context" if r in ctx else "partial") for r in kept}
     budget = max_objects - len(kept)
+    binds = [(a, b) for a, b, _ in rels["bound"]]
+
+    def native_first(before, chosen, eligible, key, base):
+        # swap pending rows (connectors with all bound targets kept, parents of kept rows) in
+        # for unconnected chosen rows, lowest priority first, round by round
+        S = list(chosen)
+        came = {}
+        for _ in range(8):
+            K = set(before) | set(S)
+            pend = set()
+            for x in range(n):
+                tg = [b for a, b in binds if a == x]
+                if x not in K and eligible(x) and ((tg and all(t in K for t in tg)) or any(parent[k] == x for k in K)):
+                    pend.add(x)
+            if not pend or not S:
+                break
+
+            def linked(x):
+                return ((parent[x] >= 0 and parent[x] in K) or any(parent[k] == x for k in K)
+                        or any(a == x and b in K for a, b in binds) or any(b == x and a in K for a, b in binds))
+
+            unc = [x for x in S if not linked(x)]
+            m = min(len(pend), len(unc))
+            if m == 0:
+                break
+            take = sorted(pend, key=lambda r: (key(r), r))[:m]
+            drop = set(unc[len(unc) - m:])
+            S = [x for x in S if x not in drop] + take
+            for r in take:
+                tg = [b for a, b in binds if a == r]
+                came[r] = "bound" if tg and all(t in K for t in tg) else "parent"
+        S.sort(key=lambda r: (key(r), r))
+        return S, {r: came.get(r, base) for r in S}
+
     g2 = sorted((r for r in range(n) if in_view[r] and r not in kept), key=lambda r: reading[r] if reading[r] >= 0 else n + r)
-    kept += g2[:max(budget, 0)]
-    budget -= len(g2[:max(budget, 0)])
+    if len(g2) > max(budget, 0):
+        pos2 = {r: i for i, r in enumerate(g2)}
+        ks0 = set(kept)
+        chosen2, w2 = native_first(list(kept), g2[:max(budget, 0)], lambda r: in_view[r] and r not in ks0,
+                                   lambda r: pos2[r], "view")
+    else:
+        chosen2, w2 = g2, {r: "view" for r in g2}
+    kept += chosen2
+    why.update(w2)
+    budget -= len(chosen2)
     edges = [(a, b) for a, b, _ in rels["bound"]] + [(a, b) for a, b, _ in rels["touches"]] + \
         [(a, b) for a, b, _ in rels["parent"]]
     for _ in range(2):
@@ -301,11 +344,17 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
             break
         take = sorted(cand, key=lambda r: (gaps[r], r))[:budget]
         kept += take
+        why.update({r: "connected" for r in take})
         budget -= len(take)
     if budget > 0:
         ks = set(kept)
         rest = sorted((r for r in range(n) if r not in ks and not in_view[r]), key=lambda r: (gaps[r], r))
-        kept += rest[:budget]
+        chosen4, w4 = rest[:budget], {r: "nearby" for r in rest[:budget]}
+        if len(chosen4) == budget:
+            chosen4, w4 = native_first(list(kept), chosen4, lambda r: r not in ks and not in_view[r],
+                                       lambda r: gaps[r], "nearby")
+        kept += chosen4
+        why.update(w4)
     rank = {r: k for k, r in enumerate(kept)}
 
     total = sum(len(v) for v in rels.values())

@@ -293,6 +293,13 @@ class _PageState:
     bound_end: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), bool))
     n_children: int = 0  # rows with a native parent (the tree is the same for every version of a state)
     by_target: Optional[np.ndarray] = None  # binding positions sorted by target row (see bindings_by_target)
+    n_bound: Optional[np.ndarray] = None    # bindings per connector row (see binding_counts)
+
+    def binding_counts(self) -> np.ndarray:
+        """Bindings per connector row (computed once per bindings)."""
+        if self.n_bound is None:
+            self.n_bound = np.bincount(self.bindings[0], minlength=len(self.pg.ids)).astype(np.int64)
+        return self.n_bound
 
     def bindings_by_target(self) -> np.ndarray:
         """Positions of the bindings ordered by target row (stable), computed once per bindings."""
@@ -715,6 +722,7 @@ class _Ranking:
     rel_b: np.ndarray
     rel_extra: np.ndarray
     total: int               # relations before the limits
+    why: Optional[np.ndarray] = None  # per kept row, its reason (a code into KEPT_FOR)
 
 
 def _inputs(canvas: Any, viewport: Any, page: Optional[str], selected: Optional[Iterable[str]], context: Iterable[str],
@@ -1197,7 +1205,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         return None
     st = _PageState(pg, old.solid, old.bindings, old.binding_writes, old.index, old.index_boxes, old.stale)
     st.sub, st.sb, st.bound_end, st.subpos = sub, sb, old.bound_end, old.subpos
-    st.n_children, st.by_target = old.n_children, old.by_target
+    st.n_children, st.by_target, st.n_bound = old.n_children, old.by_target, old.n_bound
     if old.index is not None:
         cand = np.union1d(old.stale, changed)
         st.stale = cand[(sb[cand] != old.index_boxes[cand]).any(axis=1)]  # type: ignore[index]
@@ -1651,6 +1659,77 @@ def _neighbours(st: _PageState, rels: _Relations, taken: np.ndarray, rows: np.nd
     return np.concatenate(out)
 
 
+#: Why an object was kept (``keptFor``), one per priority band and reason: selected, named as
+#: context, crossing the viewport's edge, in view, a connector whose bound targets are all kept
+#: or the parent (frame or group) of a kept object taken before unconnected rows of its band,
+#: connected to a kept object (bindings, touching connectors, containers), near the view.
+KEPT_FOR = ("selected", "context", "partial", "view", "bound", "parent", "connected", "nearby")
+_WHY = {name: i for i, name in enumerate(KEPT_FOR)}
+#: Most rounds of swaps in one band (*ours*): each round takes in the rows the last one connected.
+_NATIVE_ROUNDS = 8
+
+
+def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], chosen: np.ndarray, eligible: Any,
+                  key: Any, base_why: int) -> Tuple[np.ndarray, np.ndarray]:
+    """A band's rows with its native relations kept before its unconnected rows.
+
+    ``chosen`` holds the band's rows by its own priority, as many as fit; ``taken`` marks (and
+    ``order`` lists) the rows kept by the bands before. A row of the band not chosen is
+    *pending* when it is a connector with bindings whose targets are all kept, or the parent
+    of a kept row; a chosen row is *unconnected* when it has no native relation (parent,
+    child, binding either way) with another kept row. Each round swaps the pending rows
+    first by ``key`` for the unconnected chosen rows last by priority, as many as both
+    have; rounds repeat (at most :data:`_NATIVE_ROUNDS`) while both remain. Returns the
+    rows ordered by ``key`` and their reasons (``base_why``, or ``bound`` / ``parent``).
+    """
+    pg = st.pg
+    bf, bt, _ = st.bindings
+    by_to = st.bindings_by_target()
+    nb = st.binding_counts()
+    before = np.concatenate(order) if order else np.zeros(0, np.int64)
+    mask = taken.copy()
+    S = chosen
+    mask[S] = True
+    came: Dict[int, int] = {}
+    for _ in range(_NATIVE_ROUNDS):
+        K = np.sort(np.concatenate([before, S]))
+        bpos = by_to[_gather(bt[by_to], K)]  # bindings whose target is kept
+        conn, cnt = np.unique(bf[bpos], return_counts=True)
+        full = conn[cnt == nb[conn]]
+        par = pg.parent[K]
+        par = np.unique(par[par >= 0])
+        pend = np.unique(np.concatenate([full, par]))
+        pend = pend[~mask[pend]]
+        pend = pend[eligible(pend)] if len(pend) else pend
+        if not len(pend) or not len(S):
+            break
+        sp = pg.parent[S]
+        has_par = (sp >= 0) & mask[np.maximum(sp, 0)]
+        ss = np.sort(S)
+        into = by_to[_gather(bt[by_to], ss)]
+        into_kept = bt[into[mask[bf[into]]]]
+        linked = has_par | np.isin(S, par) | np.isin(S, conn) | np.isin(S, into_kept)
+        unc = S[~linked]
+        m = min(len(pend), len(unc))
+        if m == 0:
+            break
+        pend = pend[np.lexsort((pend, key(pend)))][:m]
+        drop = unc[len(unc) - m:]
+        mask[drop] = False
+        mask[pend] = True
+        S = np.concatenate([S[~np.isin(S, drop)], pend])
+        fset = set(full.tolist())
+        for r in pend.tolist():
+            came[r] = _WHY["bound"] if r in fset else _WHY["parent"]
+    S = S[np.lexsort((S, key(S)))]
+    w = np.full(len(S), base_why, np.int8)
+    if came:
+        for i, r in enumerate(S.tolist()):
+            if r in came:
+                w[i] = came[r]
+    return S, w
+
+
 def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking:
     """Kept rows by priority, then the relations among them up to the hard limit.
 
@@ -1663,18 +1742,34 @@ def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking
     order: List[np.ndarray] = []
     taken = np.zeros(n, bool)
 
+    why: List[np.ndarray] = []
+
     group1 = np.concatenate([_ordered_unique(p.sel), _ordered_unique(p.ctx), view.partial])
     g1 = _ordered_unique(group1)
+    w1 = np.full(len(g1), _WHY["partial"], np.int8)
+    w1[np.isin(g1, p.ctx)] = _WHY["context"]
+    w1[np.isin(g1, p.sel)] = _WHY["selected"]
     taken[g1] = True
     order.append(g1)
+    why.append(w1)
     budget = p.max_objects - len(g1)
 
     g2pos = np.flatnonzero(~taken[view.rows])
     g2 = view.rows[g2pos]
     rd = view.reading[g2pos]
-    g2 = g2[np.argsort(np.where(rd >= 0, rd, n + g2), kind="stable")][:max(budget, 0)]
+    g2 = g2[np.argsort(np.where(rd >= 0, rd, n + g2), kind="stable")]
+    if len(g2) > max(budget, 0):
+        # the rest of the view does not fit: its native relations are kept before unconnected rows
+        pos2 = np.empty(n, np.int64)
+        pos2[g2] = np.arange(len(g2))
+        in2 = view.in_view & ~taken
+        g2, w2 = _native_first(st, taken, order, g2[:max(budget, 0)], lambda r: in2[r], lambda r: pos2[r].astype(float),
+                               _WHY["view"])
+    else:
+        w2 = np.full(len(g2), _WHY["view"], np.int8)
     taken[g2] = True
     order.append(g2)
+    why.append(w2)
     budget -= len(g2)
 
     # connections: bindings, touching connectors, native containers
@@ -1688,6 +1783,7 @@ def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking
         cand = cand[np.lexsort((cand, view.gaps(cand)))][:budget]
         taken[cand] = True
         order.append(cand)
+        why.append(np.full(len(cand), _WHY["connected"], np.int8))
         budget -= len(cand)
 
     if budget > 0:
@@ -1698,10 +1794,19 @@ def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking
         else:  # few rows near the view: every offscreen row is a candidate
             pool = np.flatnonzero(~taken & ~view.in_view)
             rest = _nearest(pool, G.visibility(pg.boxes, p.vbox, p.near_factor)[1][pool], budget)
+        w4 = np.full(len(rest), _WHY["nearby"], np.int8)
+        if len(rest) == budget:  # more offscreen rows than room: native relations first here too
+            def gap_key(r: np.ndarray) -> np.ndarray:
+                return view.gaps(r) + 0.0
+
+            rest, w4 = _native_first(st, taken, order, rest, lambda r: ~taken[r] & ~view.in_view[r], gap_key,
+                                     _WHY["nearby"])
         taken[rest] = True
         order.append(rest)
+        why.append(w4)
 
     kept = np.concatenate(order) if order else np.zeros(0, np.int64)
+    kept_why = np.concatenate(why) if why else np.zeros(0, np.int8)
     rank = np.empty(n, dtype=np.int64)  # read only where ``taken``
     rank[kept] = np.arange(len(kept))
     ks = np.sort(kept)
@@ -1737,7 +1842,7 @@ def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking
     hi = np.maximum(rank[ra], rank[rb])
     chosen = np.lexsort((ri, hi, rt, lo, ~native))[:p.max_relations]
     total = sum(rels.counts.values())
-    return _Ranking(kept, rt[chosen], ra[chosen], rb[chosen], rx[chosen], total)
+    return _Ranking(kept, rt[chosen], ra[chosen], rb[chosen], rx[chosen], total, kept_why)
 
 
 #: Flags of an object record in output order: bit b of its flag byte is ``_FLAG_NAMES[b]``.
