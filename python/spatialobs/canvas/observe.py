@@ -54,7 +54,8 @@ from spatialobs.canvas.document.shapes import arrow_terminals
 from spatialobs.canvas.paint import (OCCLUSION_MODES, box_polygon, clip_convex, local_outline, along_stroke, fills_area, paints_interior,
                                      straight_segment, stroke_and_heads, to_page)
 
-__all__ = ["observe", "Observation", "GUIDE", "CONNECTOR_TYPES", "RELATION_TYPES", "resolve_viewport"]
+__all__ = ["observe", "Observation", "GUIDE", "CONNECTOR_TYPES", "RELATION_TYPES", "KEPT_FOR", "BYTES_PER_TOKEN",
+           "resolve_viewport"]
 
 #: Node types that connect other nodes; they relate through ``bound`` and ``touches``.
 CONNECTOR_TYPES = frozenset({"arrow", "line"})
@@ -557,6 +558,8 @@ class Observation:
     token: Optional[str] = None
     #: What changed since the ``since`` token (None when no ``since`` was given).
     changes: Optional[Dict[str, Any]] = None
+    #: Per object record, why it was kept (codes into KEPT_FOR).
+    _why: Optional[np.ndarray] = field(default=None, repr=False)
 
     GUIDE = GUIDE
 
@@ -584,16 +587,40 @@ class Observation:
         return out
 
     @typed_errors("Observation.to_json")
-    def to_json(self) -> str:
-        """Compact deterministic JSON: the same input gives the same string.
+    def to_json(self, compact: bool = False) -> str:
+        """Deterministic JSON without spaces: the same input gives the same string.
+
+        ``compact=True`` writes the compact form (:mod:`spatialobs.canvas.compact`): the
+        same fields with each id written once, objects and relations as arrays;
+        :func:`spatialobs.canvas.compact.expand` reads it back to :meth:`to_dict`.
 
         Examples
         --------
         >>> from spatialobs.canvas import Canvas
         >>> observe(Canvas(), (0, 0, 10, 10)).to_json()
         '{"viewport":{"x":0,"y":0,"w":10,"h":10},"objects":[],"relations":[],"omitted":{"objects":0,"relations":0}}'
+        >>> observe(Canvas(), (0, 0, 10, 10)).to_json(compact=True)
+        '{"v":[0,0,10,10],"o":[],"r":[],"om":[0,0]}'
         """
+        if compact:
+            from spatialobs.canvas.compact import compact as _compact
+
+            return compact_json(_compact(self.to_dict()))
         return compact_json(self.to_dict())
+
+    def kept_for(self) -> Dict[str, str]:
+        """Why each object was kept, by id (see :data:`KEPT_FOR`).
+
+        Examples
+        --------
+        >>> from spatialobs.canvas import Canvas, Node
+        >>> c = Canvas()
+        >>> _ = c.add(Node("a", "geo", "page:page", "a1", 0, 0, 10, 10))
+        >>> observe(c, (0, 0, 100, 100), selected=["a"]).kept_for()
+        {'a': 'selected'}
+        """
+        codes = self._why.tolist() if self._why is not None else [3] * len(self.objects)
+        return {o["id"]: KEPT_FOR[w] for o, w in zip(self.objects, codes)}
 
     def ids(self) -> List[str]:
         """Ids of the objects in the observation, in its order."""
@@ -1994,6 +2021,10 @@ def observe(
     since: Optional[str] = None,
     max_changes: int = 100,
     occlusion: str = "painted",
+    max_bytes: Optional[int] = None,
+    max_tokens: Optional[int] = None,
+    budget_form: str = "json",
+    explain: bool = False,
 ) -> Observation:
     """Build the structured observation of one page of ``canvas``.
 
@@ -2042,6 +2073,19 @@ def observe(
         names the shape that covers the largest part of it. ``"paper"``: the CanvasObs
         rule, a single higher shape with opacity >= ``min_opacity`` whose bounds contain
         the clipped bounds, whatever it paints.
+    max_bytes : int, optional
+        A budget: the observation keeps the longest prefix of its objects, in the same
+        priority, whose output (``budget_form``) fits this many bytes of UTF-8, with the
+        relations among them; ``omitted`` counts what the budget cut too.
+    max_tokens : int, optional
+        The same budget in tokens, at :data:`BYTES_PER_TOKEN` bytes per token (the
+        smaller budget wins when both are given).
+    budget_form : {"json", "compact"}, default "json"
+        The output the budget is measured in: :meth:`Observation.to_json` or its
+        ``compact=True`` form.
+    explain : bool, default False
+        Give each record ``keptFor``, why it was kept (see :data:`KEPT_FOR`;
+        :meth:`Observation.kept_for` has the same without it).
     since : str, optional
         The ``token`` of an earlier observation of this canvas: add ``changes``,
         what was changed since then and by whom (person or agent), most relevant
@@ -2075,11 +2119,18 @@ def observe(
     """
     p, pg = _inputs(canvas, viewport, page, selected, context, max_objects, max_relations, origin, include_bounds,
                     near_factor, near_gap, align_tol, row_tol, touch_tol, min_opacity, occlusion)
+    budget = _budget(max_bytes, max_tokens)
+    if not isinstance(budget_form, str) or budget_form not in BUDGET_FORMS:
+        raise InvalidInputError(f"budget_form must be 'json' or 'compact', got {budget_form!r}")
     st = _page_state(canvas, p.page)
     view = _view(st, p, canvas)
     rels = _relations(canvas, st, view, p)
     rk = _rank(st, view, rels, p)
     objects, relations, exact = _records(canvas, pg, view, rk, p)
+    why = rk.why if rk.why is not None else np.zeros(len(objects), np.int8)
+    if explain:
+        for o, w in zip(objects, why.tolist()):
+            o["keptFor"] = KEPT_FOR[w]
     omitted = {"objects": len(pg.ids) - len(rk.kept), "relations": rk.total - len(relations)}
     from spatialobs.canvas import changes as _changes
 
@@ -2087,5 +2138,54 @@ def observe(
     if since is not None:
         diff = _changes.changes_since(canvas, since, ranks={o["id"]: i for i, o in enumerate(objects)},
                                       max_changes=max_changes, origin=p.origin)
-    return Observation(p.page, p.viewport, p.origin, objects, relations, omitted, exact, _changes.issue_token(canvas),
-                       diff)
+    obs = Observation(p.page, p.viewport, p.origin, objects, relations, omitted, exact, _changes.issue_token(canvas),
+                      diff, why)
+    if budget is not None:
+        obs = _fit(obs, budget, budget_form)
+    return obs
+
+
+#: Bytes per token of the token estimate (*ours*): JSON of ids, numbers and short words runs
+#: at about 3 to 4 bytes per token in the tokenizers of current models; 4 errs on the large side.
+BYTES_PER_TOKEN = 4
+#: Forms a byte budget can be measured in.
+BUDGET_FORMS = ("json", "compact")
+
+
+def _budget(max_bytes: Any, max_tokens: Any) -> Optional[int]:
+    """The byte budget of ``max_bytes`` and ``max_tokens`` (the smaller when both are given)."""
+    out: Optional[int] = None
+    if max_bytes is not None:
+        out = _limit(max_bytes, "max_bytes")
+    if max_tokens is not None:
+        t = _limit(max_tokens, "max_tokens") * BYTES_PER_TOKEN
+        out = t if out is None else min(out, t)
+    return out
+
+
+def _fit(obs: Observation, budget: int, form: str) -> Observation:
+    """The longest prefix of ``obs``'s objects (its priority order) whose observation, with the relations
+    among them in their order, fits ``budget`` bytes of UTF-8 in ``form``; the omitted counts grow by what
+    is cut. When not even the frame of an empty observation fits, that empty observation."""
+    def cut(m: int) -> Observation:
+        keep = {o["id"] for o in obs.objects[:m]}
+        rels = [r for r in obs.relations if r["from"] in keep and r["to"] in keep]
+        om = {"objects": obs.omitted["objects"] + len(obs.objects) - m,
+              "relations": obs.omitted["relations"] + len(obs.relations) - len(rels)}
+        why = obs._why[:m] if obs._why is not None else None
+        return dataclasses.replace(obs, objects=obs.objects[:m], relations=rels, omitted=om,
+                                   _bounds={k: v for k, v in obs._bounds.items() if k in keep}, _why=why)
+
+    def size(o: Observation) -> int:
+        return len(o.to_json(compact=form == "compact").encode("utf-8"))
+
+    if size(obs) <= budget:
+        return obs
+    lo, hi = 0, len(obs.objects)  # size(cut(lo)) fits or lo == 0; size(cut(hi)) does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if size(cut(mid)) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    return cut(lo)
