@@ -286,7 +286,7 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
     binds = [(a, b) for a, b, _ in rels["bound"]]
 
     def native_first(before, chosen, eligible, key, base):
-        # swap pending rows (connectors with all bound targets kept, parents of kept rows) in
+        # swap pending rows (connectors bound to a kept row, parents of kept rows) in
         # for unconnected chosen rows, lowest priority first, round by round
         S = list(chosen)
         came = {}
@@ -295,14 +295,16 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
             pend = set()
             for x in range(n):
                 tg = [b for a, b in binds if a == x]
-                if x not in K and eligible(x) and ((tg and all(t in K for t in tg)) or any(parent[k] == x for k in K)):
+                if x not in K and eligible(x) and (any(t in K for t in tg) or any(parent[k] == x for k in K)):
                     pend.add(x)
             if not pend or not S:
                 break
 
+            KP = K | pend
+
             def linked(x):
-                return ((parent[x] >= 0 and parent[x] in K) or any(parent[k] == x for k in K)
-                        or any(a == x and b in K for a, b in binds) or any(b == x and a in K for a, b in binds))
+                return ((parent[x] >= 0 and parent[x] in KP) or any(parent[k] == x for k in K)
+                        or any(a == x and b in K for a, b in binds) or any(b == x and a in KP for a, b in binds))
 
             unc = [x for x in S if not linked(x)]
             m = min(len(pend), len(unc))
@@ -313,7 +315,7 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
             S = [x for x in S if x not in drop] + take
             for r in take:
                 tg = [b for a, b in binds if a == r]
-                came[r] = "bound" if tg and all(t in K for t in tg) else "parent"
+                came[r] = "bound" if any(t in K for t in tg) else "parent"
         S.sort(key=lambda r: (key(r), r))
         return S, {r: came.get(r, base) for r in S}
 

@@ -294,13 +294,6 @@ class _PageState:
     bound_end: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), bool))
     n_children: int = 0  # rows with a native parent (the tree is the same for every version of a state)
     by_target: Optional[np.ndarray] = None  # binding positions sorted by target row (see bindings_by_target)
-    n_bound: Optional[np.ndarray] = None    # bindings per connector row (see binding_counts)
-
-    def binding_counts(self) -> np.ndarray:
-        """Bindings per connector row (computed once per bindings)."""
-        if self.n_bound is None:
-            self.n_bound = np.bincount(self.bindings[0], minlength=len(self.pg.ids)).astype(np.int64)
-        return self.n_bound
 
     def bindings_by_target(self) -> np.ndarray:
         """Positions of the bindings ordered by target row (stable), computed once per bindings."""
@@ -1232,7 +1225,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         return None
     st = _PageState(pg, old.solid, old.bindings, old.binding_writes, old.index, old.index_boxes, old.stale)
     st.sub, st.sb, st.bound_end, st.subpos = sub, sb, old.bound_end, old.subpos
-    st.n_children, st.by_target, st.n_bound = old.n_children, old.by_target, old.n_bound
+    st.n_children, st.by_target = old.n_children, old.by_target
     if old.index is not None:
         cand = np.union1d(old.stale, changed)
         st.stale = cand[(sb[cand] != old.index_boxes[cand]).any(axis=1)]  # type: ignore[index]
@@ -1687,8 +1680,8 @@ def _neighbours(st: _PageState, rels: _Relations, taken: np.ndarray, rows: np.nd
 
 
 #: Why an object was kept (``keptFor``), one per priority band and reason: selected, named as
-#: context, crossing the viewport's edge, in view, a connector whose bound targets are all kept
-#: or the parent (frame or group) of a kept object taken before unconnected rows of its band,
+#: context, crossing the viewport's edge, in view, a connector bound to a kept object or the
+#: parent (frame or group) of a kept object taken before unconnected rows of its band,
 #: connected to a kept object (bindings, touching connectors, containers), near the view.
 KEPT_FOR = ("selected", "context", "partial", "view", "bound", "parent", "connected", "nearby")
 _WHY = {name: i for i, name in enumerate(KEPT_FOR)}
@@ -1702,9 +1695,9 @@ def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], ch
 
     ``chosen`` holds the band's rows by its own priority, as many as fit; ``taken`` marks (and
     ``order`` lists) the rows kept by the bands before. A row of the band not chosen is
-    *pending* when it is a connector with bindings whose targets are all kept, or the parent
+    *pending* when it is a connector bound to a kept row, or the parent
     of a kept row; a chosen row is *unconnected* when it has no native relation (parent,
-    child, binding either way) with another kept row. Each round swaps the pending rows
+    child, binding either way) with another kept or pending row. Each round swaps the pending rows
     first by ``key`` for the unconnected chosen rows last by priority, as many as both
     have; rounds repeat (at most :data:`_NATIVE_ROUNDS`) while both remain. Returns the
     rows ordered by ``key`` and their reasons (``base_why``, or ``bound`` / ``parent``).
@@ -1712,7 +1705,6 @@ def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], ch
     pg = st.pg
     bf, bt, _ = st.bindings
     by_to = st.bindings_by_target()
-    nb = st.binding_counts()
     before = np.concatenate(order) if order else np.zeros(0, np.int64)
     mask = taken.copy()
     S = chosen
@@ -1721,8 +1713,8 @@ def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], ch
     for _ in range(_NATIVE_ROUNDS):
         K = np.sort(np.concatenate([before, S]))
         bpos = by_to[_gather(bt[by_to], K)]  # bindings whose target is kept
-        conn, cnt = np.unique(bf[bpos], return_counts=True)
-        full = conn[cnt == nb[conn]]
+        conn = np.unique(bf[bpos])  # connectors bound to a kept row
+        full = conn
         par = pg.parent[K]
         par = np.unique(par[par >= 0])
         pend = np.unique(np.concatenate([full, par]))
@@ -1730,11 +1722,14 @@ def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], ch
         pend = pend[eligible(pend)] if len(pend) else pend
         if not len(pend) or not len(S):
             break
+        # linked to what is kept or about to be: a pending row's reason is never the one dropped
+        both = mask.copy()
+        both[pend] = True
         sp = pg.parent[S]
-        has_par = (sp >= 0) & mask[np.maximum(sp, 0)]
+        has_par = (sp >= 0) & both[np.maximum(sp, 0)]
         ss = np.sort(S)
         into = by_to[_gather(bt[by_to], ss)]
-        into_kept = bt[into[mask[bf[into]]]]
+        into_kept = bt[into[both[bf[into]]]]
         linked = has_par | np.isin(S, par) | np.isin(S, conn) | np.isin(S, into_kept)
         unc = S[~linked]
         m = min(len(pend), len(unc))
