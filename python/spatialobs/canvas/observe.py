@@ -73,7 +73,9 @@ GUIDE = (
     "objects: one record per object, most relevant first. layer: paint order (higher is drawn "
     "on top). flags: selected, context (named by the user), locked (cannot be edited), hidden, "
     "clipped (cut away by its frame). visibility: visible (inside the viewport), partial (crosses "
-    "its edge), occluded (in view but covered by the opaque object occludedBy), offscreen_near, "
+    "its edge), occluded (in view but hidden by what objects above it paint: fills, notes, frames, images, "
+    "an exact copy; outlines, text, lines and hatched or translucent fills hide nothing; occludedBy covers "
+    "most of it), offscreen_near, "
     "offscreen_far. parent/group/frame: native structure ids. readingOrder: rank in view, rows "
     "top to bottom, left to right. actionBounds {x,y,w,h}: upper-left corner and size, given for "
     "offscreen objects. "
@@ -83,6 +85,7 @@ GUIDE = (
     "member), overlaps, near (gap) and aligned (kind: shared edge or center; both only when one "
     "end is in view), occludes (from covers "
     "to), touches (connector end lies on to's edge with no binding). Trust native over inferred. "
+    "keptFor (if asked): why an object was kept. "
     "omitted: how many objects and relations were left out."
 )
 
