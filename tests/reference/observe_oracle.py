@@ -170,7 +170,7 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
             bj = box[j]
             if not (in_view[j] and types[j] in CONNECTORS and shown(j)):
                 continue
-            if not (bj[0] < bi[2] and bj[2] > bi[0] and bj[1] <= bi[3] and bj[3] >= bi[1]):
+            if not GO.intersects(bi, bj):
                 continue
             sj = straight_segment(canvas, ids[j])
             if sj is None:

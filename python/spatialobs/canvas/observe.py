@@ -297,6 +297,8 @@ class _PageState:
     bound_end: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), bool))
     n_children: int = 0  # rows with a native parent (the tree is the same for every version of a state)
     by_target: Optional[np.ndarray] = None  # binding positions sorted by target row (see bindings_by_target)
+    #: (min_alpha, per row: paints an opaque interior 1, not 0, not read yet -1)
+    paints: Optional[Tuple[float, np.ndarray]] = None
 
     def bindings_by_target(self) -> np.ndarray:
         """Positions of the bindings ordered by target row (stable), computed once per bindings."""
@@ -792,7 +794,7 @@ def _view(st: _PageState, p: _Params, canvas: Optional[Canvas] = None) -> _View:
         occ = G.occluders(pg.boxes[rows], None, pg.opacity[rows], no_occ, p.vbox, p.min_opacity)
         occ = np.where(occ >= 0, rows[np.maximum(occ, 0)], -1)
     else:
-        occ = _painted_occluders(canvas, pg, rows, no_occ, p)
+        occ = _painted_occluders(canvas, st, rows, no_occ, p)
     occ = np.where(pg.gone[rows], pg.frame[rows], occ)
     labels[rows[occ >= 0]] = G.OCCLUDED
     reading = np.full(len(rows), -1, dtype=np.int64)
@@ -842,6 +844,21 @@ def _paints(nodes: Mapping[str, Any], names: List[str], crow: np.ndarray, min_al
     return out
 
 
+def _paints_cached(canvas: Canvas, st: _PageState, r: np.ndarray, min_alpha: float) -> np.ndarray:
+    """:func:`_paints` for page rows ``r``, kept per page version (rows whose record changes are read again)."""
+    if st.paints is None or st.paints[0] != min_alpha:
+        st.paints = (min_alpha, np.full(len(st.pg.ids), -1, np.int8))
+    col = st.paints[1]
+    got = col[r]
+    todo = got < 0
+    if todo.any():
+        pg = st.pg
+        v = _paints(canvas._nodes, pg.ids._names, pg.ids._rows[r[todo]], min_alpha)
+        col[r[todo]] = v
+        got = col[r]
+    return got > 0
+
+
 def _frame_chain(pg: _Page, r: int) -> List[int]:
     """Rows of the frames that clip row ``r``, nearest first."""
     out = []
@@ -882,20 +899,21 @@ _BOXY = frozenset({"note", "frame", "text", "image", "rectangle", "video", "embe
                    "iframe", "arrow", "line", "draw", "freedraw", "highlight", "group"})
 
 
-def _painted_occluders(canvas: Canvas, pg: _Page, rows: np.ndarray, no_occ: np.ndarray, p: _Params) -> np.ndarray:
+def _painted_occluders(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params) -> np.ndarray:
     """Per in-view row, the higher shape whose painted region covers most of it when the painted regions
     of the higher shapes cover it entirely (clipped to the view and its frames), else -1.
 
     The box kernel's union mode (over the painters' bounds, which hold their regions) finds the
     candidates; the polygon kernel decides them on the outlines.
     """
+    pg = st.pg
     k = len(rows)
     out = np.full(k, -1, np.int64)
     if k < 2:
         return out
     names = pg.ids._names
     shown = ~(pg.hidden[rows] | pg.gone[rows]) & (pg.opacity[rows] >= p.min_opacity) & (pg.types[rows] != "group")
-    _painted_cover(canvas, pg, rows, no_occ, p, out, names, shown)
+    _painted_cover(canvas, st, rows, no_occ, p, out, names, shown)
     _copies_above(canvas, pg, rows, shown, out)
     _strokes_on_strokes(canvas, pg, rows, shown, out)
     return out
@@ -904,6 +922,17 @@ def _painted_occluders(canvas: Canvas, pg: _Page, rows: np.ndarray, no_occ: np.n
 #: Distance (page units, *ours*) within which a straight connector lies on another's stroke:
 #: half the thinnest stroke either editor draws a connector with.
 _ON_STROKE = 1.0
+
+
+def _meeting_pairs(b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Pairs (a, h), a < h, of boxes that intersect (closed), by position."""
+    if len(b) <= 2048:
+        m = ((b[:, None, 0] <= b[None, :, 2]) & (b[None, :, 0] <= b[:, None, 2])
+             & (b[None, :, 1] <= b[:, None, 3]) & (b[:, None, 1] <= b[None, :, 3]))
+        a, h = np.nonzero(np.triu(m, 1))
+        return a.astype(np.int64), h.astype(np.int64)
+    pairs = G.BoxIndex(np.ascontiguousarray(b)).query_pairs()
+    return pairs[0], pairs[1]
 
 
 def _strokes_on_strokes(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray, out: np.ndarray) -> None:
@@ -923,16 +952,15 @@ def _strokes_on_strokes(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.n
             segs[i] = straight_segment(canvas, pg.ids[int(rows[i])])
         return segs[i]
 
-    for a in range(len(conn) - 1):
+    # candidate pairs (lower a, higher h) whose boxes meet, found for all connectors at once
+    ca, ch = _meeting_pairs(b)
+    keep = shown[conn[ch]] & (out[conn[ca]] < 0)
+    ca, ch = ca[keep], ch[keep]
+    t = _ON_STROKE
+    for a in np.unique(ca).tolist():
         i = int(conn[a])
-        if out[i] >= 0:
-            continue
-        bi = b[a]
-        t = _ON_STROKE
-        hit = np.flatnonzero((b[a + 1:, 0] < bi[2]) & (b[a + 1:, 2] > bi[0])
-                             & (b[a + 1:, 1] <= bi[3]) & (b[a + 1:, 3] >= bi[1])) + a + 1
-        hit = [int(conn[h]) for h in hit if shown[int(conn[h])]]
-        if not hit or seg(i) is None:
+        hit = [int(conn[h]) for h in ch[ca == a].tolist()]
+        if seg(i) is None:
             continue
         si = seg(i)
         assert si is not None
@@ -946,14 +974,15 @@ def _strokes_on_strokes(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.n
                 break
 
 
-def _painted_cover(canvas: Canvas, pg: _Page, rows: np.ndarray, no_occ: np.ndarray, p: _Params, out: np.ndarray,
+def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params, out: np.ndarray,
                    names: List[str], shown: np.ndarray) -> None:
     """Set ``out`` where the painted interiors of higher shapes cover a row (see :func:`_painted_occluders`)."""
+    pg = st.pg
     painter = shown & ~no_occ
     cand = np.flatnonzero(painter)
     if not len(cand):
         return
-    painter[cand] = _paints(canvas._nodes, names, pg.ids._rows[rows[cand]], p.min_opacity)
+    painter[cand] = _paints_cached(canvas, st, rows[cand], p.min_opacity)
     if not painter.any():
         return
     boxes = pg.boxes[rows]
@@ -1047,11 +1076,14 @@ def _copies_above(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray
     if k < 2:
         return
     place = np.column_stack([pg.px[rows], pg.py[rows], pg.rotation[rows], pg.boxes[rows]])
-    _, inv, cnt = np.unique(place, axis=0, return_inverse=True, return_counts=True)
-    inv = inv.reshape(-1)
-    multi = np.flatnonzero(cnt[inv] > 1)
-    if not len(multi):
+    o = np.lexsort(place.T[::-1])
+    same = np.all(place[o[1:]] == place[o[:-1]], axis=1)  # sorted neighbours at the same place
+    if not same.any():
         return
+    run = np.concatenate([[0], np.cumsum(~same)])  # run number of each sorted row
+    inv = np.empty(k, np.int64)
+    inv[o] = run
+    multi = np.sort(o[np.concatenate([same, [False]]) | np.concatenate([[False], same])])
     nodes = canvas._nodes
     groups: Dict[Tuple[int, str], List[int]] = {}
     for i in multi.tolist():
@@ -1237,6 +1269,10 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     # unbound arrow ends: rows whose record changed read their points again; all move with their arrow
     e = old.ends
     rec = d.record_rows
+    if old.paints is not None and rec is not None:  # what each row paints, read again where its record changed
+        st.paints = (old.paints[0], old.paints[1].copy())
+        pr = opg.page_pos[rec]
+        st.paints[1][pr[pr >= 0]] = -1
     redo = np.zeros(0, np.int64)
     if rec is not None and len(rec):
         pos_r = opg.page_pos[rec]
