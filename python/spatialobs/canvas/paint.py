@@ -289,7 +289,7 @@ def straight_segment(canvas: Any, node_id: str) -> Optional[Tuple[float, float, 
         return None
     terms = {b.terminal: b for b in canvas._bindings.values() if b.from_id == node_id and b.to_id in d.row}
     try:
-        s, e = A._terminals(d, _Rows(canvas, d), r, terms)
+        s, e = A._terminals(d, _Rows(canvas, d), r, terms)  # type: ignore[arg-type]  # indexed by row only
         g = A.resolve_arrow(nd.props, xf, s, e)
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return None
