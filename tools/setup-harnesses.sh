@@ -42,6 +42,10 @@ if [ -f tools/excalidraw-harness/package.json ] && [ ! -d .harness/excalidraw-ha
     rm -rf .harness/excalidraw-harness
     cp -r tools/excalidraw-harness .harness/excalidraw-harness
     (cd .harness/excalidraw-harness && npm ci --no-audit --no-fund --loglevel=error && node build.mjs) >&2
+elif [ -d .harness/excalidraw-harness/node_modules ] && ! cmp -s tools/excalidraw-harness/src/page.jsx .harness/excalidraw-harness/src/page.jsx; then
+    # an install from older sources: take the project's page and bundle it again
+    cp tools/excalidraw-harness/src/* .harness/excalidraw-harness/src/
+    (cd .harness/excalidraw-harness && node build.mjs) >&2
 fi
 
 echo "export SPATIALOBS_TLDRAW_HARNESS=$PWD/.harness/tldraw-harness"

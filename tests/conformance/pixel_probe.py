@@ -42,6 +42,11 @@ def unavailable_reason(editor: str) -> Optional[str]:
         why = ex_reason()
     if why is None and shutil.which("node") is None:
         why = "node is not on PATH"
+    if why is None and editor == "excalidraw":
+        page = harness(editor) / "dist" / "page.js"
+        if page.is_file() and "probeScene" not in page.read_text(encoding="utf-8", errors="replace"):
+            why = (f"the Excalidraw harness in {page.parent.parent} predates the pixel probe "
+                   "(bash tools/setup-harnesses.sh bundles it again)")
     return why
 
 

@@ -299,6 +299,18 @@ class _PageState:
     by_target: Optional[np.ndarray] = None  # binding positions sorted by target row (see bindings_by_target)
     #: (min_alpha, per row: paints an opaque interior 1, not 0, not read yet -1)
     paints: Optional[Tuple[float, np.ndarray]] = None
+    #: straight connectors' page segments by row (None: not one segment), filled as asked
+    segments: Dict[int, Optional[Tuple[float, float, float, float]]] = field(default_factory=dict)
+    _terms: Optional[Dict[str, Dict[str, Any]]] = None
+
+    def terms_by_arrow(self, canvas: Canvas) -> Dict[str, Dict[str, Any]]:
+        """The canvas's bindings by connector id and terminal (read once per state)."""
+        if self._terms is None:
+            out: Dict[str, Dict[str, Any]] = {}
+            for b in canvas._bindings.values():
+                out.setdefault(b.from_id, {})[b.terminal] = b  # the last per terminal, as a dict of them keeps
+            self._terms = out
+        return self._terms
 
     def bindings_by_target(self) -> np.ndarray:
         """Positions of the bindings ordered by target row (stable), computed once per bindings."""
@@ -915,7 +927,7 @@ def _painted_occluders(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ:
     shown = ~(pg.hidden[rows] | pg.gone[rows]) & (pg.opacity[rows] >= p.min_opacity) & (pg.types[rows] != "group")
     _painted_cover(canvas, st, rows, no_occ, p, out, names, shown)
     _copies_above(canvas, pg, rows, shown, out)
-    _strokes_on_strokes(canvas, pg, rows, shown, out)
+    _strokes_on_strokes(canvas, st, rows, shown, out)
     return out
 
 
@@ -935,22 +947,26 @@ def _meeting_pairs(b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return pairs[0], pairs[1]
 
 
-def _strokes_on_strokes(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray, out: np.ndarray) -> None:
+def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown: np.ndarray, out: np.ndarray) -> None:
     """Mark in ``out`` the straight connectors in view (still -1) that lie along a higher shown straight
     connector's stroke (both end points within half its stroke, or :data:`_ON_STROKE`, of its line,
     between its ends stretched by its arrowheads): its stroke paints over theirs, as when two arrows
     join the same shapes in opposite directions."""
+    pg = st.pg
     types = pg.types[rows]
     conn = np.flatnonzero((types == "arrow") | (types == "line"))
     if len(conn) < 2:
         return
     b = pg.boxes[rows[conn]]
-    segs: Dict[int, Optional[Tuple[float, float, float, float]]] = {}
+    segs = st.segments
+    terms = st.terms_by_arrow(canvas)
 
     def seg(i: int) -> Optional[Tuple[float, float, float, float]]:
-        if i not in segs:
-            segs[i] = straight_segment(canvas, pg.ids[int(rows[i])])
-        return segs[i]
+        r = int(rows[i])
+        if r not in segs:
+            nid = pg.ids[r]
+            segs[r] = straight_segment(canvas, nid, terms.get(nid, {}))
+        return segs[r]
 
     # candidate pairs (lower a, higher h) whose boxes meet, found for all connectors at once
     ca, ch = _meeting_pairs(b)

@@ -258,11 +258,13 @@ class _Rows:
         return len(self._ids)
 
 
-def straight_segment(canvas: Any, node_id: str) -> Optional[Tuple[float, float, float, float]]:
+def straight_segment(canvas: Any, node_id: str,
+                     terms: Optional[Mapping[str, Any]] = None) -> Optional[Tuple[float, float, float, float]]:
     """The page end points ``(x0, y0, x1, y1)`` of a connector drawn as one straight segment, else None.
 
     A tldraw arrow with no bend (resolved against its bound targets as tldraw draws it),
-    a two-point line, or an Excalidraw arrow or line of two points.
+    a two-point line, or an Excalidraw arrow or line of two points. ``terms`` (the arrow's
+    bindings by terminal) saves looking them up among all the canvas's bindings.
 
     Examples
     --------
@@ -287,7 +289,9 @@ def straight_segment(canvas: Any, node_id: str) -> Optional[Tuple[float, float, 
         return (ax, ay, bx, by)
     if nd.type != "arrow" or A._num(nd.props.get("bend"), 0.0) != 0.0 or nd.props.get("kind") == "elbow":
         return None
-    terms = {b.terminal: b for b in canvas._bindings.values() if b.from_id == node_id and b.to_id in d.row}
+    if terms is None:
+        terms = {b.terminal: b for b in canvas._bindings.values() if b.from_id == node_id}
+    terms = {t: b for t, b in terms.items() if b.to_id in d.row}
     try:
         s, e = A._terminals(d, _Rows(canvas, d), r, terms)  # type: ignore[arg-type]  # indexed by row only
         g = A.resolve_arrow(nd.props, xf, s, e)
