@@ -313,11 +313,12 @@ def _observation(args: argparse.Namespace, canvas: Any) -> Any:
         max_objects=args.max_objects,
         max_relations=args.max_relations,
         include_bounds=args.all_bounds,
-        max_bytes=args.max_bytes,
-        max_tokens=args.max_tokens,
-        budget_form="compact" if args.format == "compact" else "json",
-        occlusion=args.occlusion,
-        explain=args.explain,
+        # options of observe only (render observes with the defaults)
+        max_bytes=getattr(args, "max_bytes", None),
+        max_tokens=getattr(args, "max_tokens", None),
+        budget_form="compact" if getattr(args, "format", "json") == "compact" else "json",
+        occlusion=getattr(args, "occlusion", "painted"),
+        explain=getattr(args, "explain", False),
     )
 
 
