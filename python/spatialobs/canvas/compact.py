@@ -24,7 +24,7 @@ dict back exactly, but writes each id once:
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Tuple, Union
+from typing import Any, Dict, List, Mapping, Union
 
 __all__ = ["compact", "expand", "COMPACT_GUIDE"]
 
@@ -189,7 +189,3 @@ def expand(c: Mapping[str, Any]) -> Dict[str, Any]:
         out["changes"] = c["changes"]
         out["token"] = c.get("token")
     return out
-
-
-def _pairs(d: Mapping[str, Any]) -> Tuple[int, int]:  # pragma: no cover - a debugging aid
-    return len(d["objects"]), len(d["relations"])

@@ -34,7 +34,8 @@ import numpy as np
 
 from spatialobs.canvas.document.arrows import target_outline
 
-__all__ = ["paints_interior", "fill_alpha", "local_outline", "OCCLUSION_MODES"]
+__all__ = ["paints_interior", "fills_area", "fill_alpha", "local_outline", "to_page", "clip_convex", "box_polygon",
+           "straight_segment", "stroke_and_heads", "along_stroke", "OCCLUSION_MODES"]
 
 #: The observation's occlusion rules: ``"painted"`` (the default: painted regions,
 #: exact outlines, union coverage) and ``"paper"`` (CanvasObs: the bounds of one
@@ -301,16 +302,6 @@ def straight_segment(canvas: Any, node_id: str,
         return None
     (ax, ay), (bx, by) = A._to_page(xf, g.start), A._to_page(xf, g.end)
     return (ax, ay, bx, by)
-
-
-def on_segment(p: Tuple[float, float], seg: Tuple[float, float, float, float], tol: float) -> bool:
-    """Whether point ``p`` lies within ``tol`` of the segment ``seg``."""
-    ax, ay, bx, by = seg
-    dx, dy = bx - ax, by - ay
-    L2 = dx * dx + dy * dy
-    t = 0.0 if L2 == 0 else max(0.0, min(1.0, ((p[0] - ax) * dx + (p[1] - ay) * dy) / L2))
-    qx, qy = ax + t * dx - p[0], ay + t * dy - p[1]
-    return qx * qx + qy * qy <= tol * tol
 
 
 def stroke_and_heads(node: Any) -> Tuple[float, float, float]:
