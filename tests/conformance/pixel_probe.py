@@ -59,14 +59,21 @@ def harness(editor: str) -> Path:
 
 def run_probe(editor: str, path: Path, *extra: str) -> Dict[str, Any]:
     """The probe's JSON for one file."""
+    return run_probes(editor, [path], *extra)[0]
+
+
+def run_probes(editor: str, paths: List[Path], *extra: str) -> List[Dict[str, Any]]:
+    """The probe's JSON for each file, from one browser session."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "probe.json"
-        proc = subprocess.run(["node", str(PROBE), "--editor", editor, "--harness", str(harness(editor)), str(path),
-                               "--out", str(out), *extra], capture_output=True, text=True, timeout=TIMEOUT)
+        proc = subprocess.run(["node", str(PROBE), "--editor", editor, "--harness", str(harness(editor)),
+                               *map(str, paths), "--out", str(out), *extra], capture_output=True, text=True,
+                              timeout=TIMEOUT * len(paths))
         if proc.returncode != 0 or not out.exists():
-            raise RuntimeError(f"pixel probe failed on {path} (exit {proc.returncode}): {proc.stderr[-2000:]}")
+            raise RuntimeError(f"pixel probe failed on {paths} (exit {proc.returncode}): {proc.stderr[-2000:]}")
         result: Dict[str, Any] = json.loads(out.read_text())
-    return result
+    files: List[Dict[str, Any]] = result["files"] if "files" in result else [result]
+    return files
 
 
 @dataclass

@@ -2,7 +2,7 @@
 // Pixel truth for occlusion: renders a page in the real tldraw or Excalidraw editor and
 // measures, for every shape in view, how many of its own pixels a person still sees.
 //
-//   node probe.mjs --editor tldraw|excalidraw --harness DIR INPUT [--window W,H] [--min-zoom Z] [--out FILE]
+//   node probe.mjs --editor tldraw|excalidraw --harness DIR INPUT [MORE ...] [--window W,H] [--min-zoom Z] [--out FILE]
 //
 // One render does not show what lies under a shape, and one render per shape is slow, so
 // shapes are rendered in passes: a pass holds shapes whose padded screen boxes are pairwise
@@ -23,6 +23,7 @@
 //
 // Large pages are cut into tiles at zoom max(fit, --min-zoom); tiles with no shape are skipped.
 // Output: {editor, input, unordered: [ids whose paint order tldraw chose at random on load], views: [{page, viewport {x,y,w,h} (page units), zoom, shapes: [{id, own, visible}]}]}
+// for one INPUT; for several, {editor, files: [that object for each INPUT]}, from one browser session.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { resolve, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -30,7 +31,7 @@ import { inflateSync } from 'node:zlib'
 
 function usage(msg) {
 	if (msg) process.stderr.write(`error: ${msg}\n`)
-	process.stderr.write('usage: node probe.mjs --editor tldraw|excalidraw --harness DIR INPUT [--window W,H] [--min-zoom Z] [--out FILE]\n')
+	process.stderr.write('usage: node probe.mjs --editor tldraw|excalidraw --harness DIR INPUT [MORE ...] [--window W,H] [--min-zoom Z] [--out FILE]\n')
 	process.exit(2)
 }
 
@@ -51,10 +52,10 @@ function parseArgs(argv) {
 	}
 	if (!['tldraw', 'excalidraw'].includes(o.editor)) usage('--editor tldraw|excalidraw')
 	if (!o.harness) usage('--harness DIR (an installed harness)')
-	if (rest.length !== 1) usage('exactly one INPUT')
+	if (!rest.length) usage('at least one INPUT')
 	if (o.window.length !== 2 || !o.window.every((v) => Number.isInteger(v) && v > 0)) usage('--window W,H')
 	if (!(o.minZoom > 0)) usage('--min-zoom > 0')
-	o.input = rest[0]
+	o.inputs = rest
 	return o
 }
 
@@ -197,16 +198,34 @@ html, body, #root, .tl-container, .tl-canvas { background: transparent !importan
 .tl-shape { visibility: hidden !important; opacity: 1 !important; }
 `
 
-// Shapes whose paint order the file does not fix (tldraw replaced their invalid index keys with random ones).
-const unordered = []
-
 async function probeTldraw(opts) {
 	const { openHarness } = await import(pathToFileURL(join(resolve(opts.harness), 'lib/browser.mjs')).href)
 	const [W, H] = opts.window
 	const h = await openHarness({ width: W, height: H, seed: 1 })
-	const views = []
+	const files = []
+	let cdp = null
 	try {
-		const text = readFileSync(opts.input, 'utf8')
+		for (const input of opts.inputs) files.push(await probeTldrawFile(opts, h, input, W, H, cdp || (cdp = await setUpTldraw(h))))
+	} finally {
+		await h.close()
+	}
+	return files
+}
+
+async function setUpTldraw(h) {
+	await h.page.addStyleTag({ content: TL_STYLE })
+	const cdp = await h.page.context().newCDPSession(h.page)
+	await cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } })
+	await h.page.evaluate(() => document.head.appendChild(Object.assign(document.createElement('style'), { id: 'probe-pass' })))
+	return cdp
+}
+
+async function probeTldrawFile(opts, h, input, W, H, cdp) {
+	// shapes whose paint order the file does not fix (tldraw replaced their invalid index keys with random ones)
+	const unordered = []
+	const views = []
+	{
+		const text = readFileSync(input, 'utf8')
 		const loaded = await h.page.evaluate(
 			([t, W, H]) =>
 				window.__harness.run(t, { viewport: [W, H], page: 'first' }).then((r) => ({
@@ -216,12 +235,8 @@ async function probeTldraw(opts) {
 				})),
 			[text, W, H]
 		)
-		if (!loaded.ok) throw new Error(`tldraw could not load ${opts.input}: ${JSON.stringify(loaded.error)}`)
+		if (!loaded.ok) throw new Error(`tldraw could not load ${input}: ${JSON.stringify(loaded.error)}`)
 		unordered.push(...loaded.rewritten)
-		await h.page.addStyleTag({ content: TL_STYLE })
-		const cdp = await h.page.context().newCDPSession(h.page)
-		await cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } })
-		await h.page.evaluate(() => document.head.appendChild(Object.assign(document.createElement('style'), { id: 'probe-pass' })))
 		const pages = await h.page.evaluate(() => window.editor.getPages().map((p) => ({ id: p.id, name: p.name })))
 		for (const pg of pages) {
 			const info = await h.page.evaluate((pid) => {
@@ -266,10 +281,8 @@ async function probeTldraw(opts) {
 				views.push({ page: pg.id, viewport: { x: vp.x, y: vp.y, w: vp.w, h: vp.h }, zoom: vp.z, passes: passes.length, shapes: composite(items, W, H) })
 			}
 		}
-	} finally {
-		await h.close()
 	}
-	return views
+	return { input: resolve(input), unordered, views }
 }
 
 // ---------------------------------------------------------------------------- Excalidraw
@@ -277,13 +290,23 @@ async function probeExcalidraw(opts) {
 	const { openHarness } = await import(pathToFileURL(join(resolve(opts.harness), 'lib/browser.mjs')).href)
 	const [W, H] = opts.window
 	const h = await openHarness({ width: 800, height: 600, seed: 1 })
-	const views = []
+	const files = []
 	try {
-		const text = readFileSync(opts.input, 'utf8')
 		const ok = await h.page.evaluate(() => typeof window.__harness.probeScene === 'function')
 		if (!ok) throw new Error('this Excalidraw harness has no probeScene: rebuild it from tools/excalidraw-harness')
+		for (const input of opts.inputs) files.push(await probeExcalidrawFile(opts, h, input, W, H))
+	} finally {
+		await h.close()
+	}
+	return files
+}
+
+async function probeExcalidrawFile(opts, h, input, W, H) {
+	const views = []
+	{
+		const text = readFileSync(input, 'utf8')
 		const scene = await h.page.evaluate((t) => window.__harness.probeScene(t), text)
-		if (!scene.ok) throw new Error(`Excalidraw could not load ${opts.input}: ${scene.error}`)
+		if (!scene.ok) throw new Error(`Excalidraw could not load ${input}: ${scene.error}`)
 		const live = scene.elements.filter((e) => e.b && e.opacity > 0)
 		for (const v of tiles(scene.bounds, W, H, opts.minZoom)) {
 			const inView = live.filter((e) => meets(e.b, v))
@@ -299,14 +322,13 @@ async function probeExcalidraw(opts) {
 			}
 			views.push({ page: 'page:page', viewport: { x: v.x, y: v.y, w: v.w, h: v.h }, zoom: v.z, passes: passes.length, shapes: composite(items, W, H) })
 		}
-	} finally {
-		await h.close()
 	}
-	return views
+	return { input: resolve(input), unordered: [], views }
 }
 
 const opts = parseArgs(process.argv.slice(2))
-const views = opts.editor === 'tldraw' ? await probeTldraw(opts) : await probeExcalidraw(opts)
-const out = JSON.stringify({ editor: opts.editor, input: resolve(opts.input), window: opts.window, minZoom: opts.minZoom, unordered, views }) + '\n'
+const files = opts.editor === 'tldraw' ? await probeTldraw(opts) : await probeExcalidraw(opts)
+const head = { editor: opts.editor, window: opts.window, minZoom: opts.minZoom }
+const out = JSON.stringify(files.length === 1 ? { ...head, ...files[0] } : { ...head, files }) + '\n'
 if (opts.out) writeFileSync(opts.out, out)
 else process.stdout.write(out)
