@@ -37,15 +37,18 @@ else
     exit 1
 fi
 
-# The Excalidraw harness is the project's own.
-if [ -f tools/excalidraw-harness/package.json ] && [ ! -d .harness/excalidraw-harness/node_modules ]; then
-    rm -rf .harness/excalidraw-harness
-    cp -r tools/excalidraw-harness .harness/excalidraw-harness
-    (cd .harness/excalidraw-harness && npm ci --no-audit --no-fund --loglevel=error && node build.mjs) >&2
-elif [ -d .harness/excalidraw-harness/node_modules ] && ! cmp -s tools/excalidraw-harness/src/page.jsx .harness/excalidraw-harness/src/page.jsx; then
-    # an install from older sources: take the project's page and bundle it again
-    cp tools/excalidraw-harness/src/* .harness/excalidraw-harness/src/
-    (cd .harness/excalidraw-harness && node build.mjs) >&2
+# The Excalidraw harness is the project's own (with @excalidraw/mermaid-to-excalidraw for the Mermaid
+# truth): installed again when its lock file changed, rebuilt when its sources did.
+if [ -f tools/excalidraw-harness/package.json ]; then
+    dst=.harness/excalidraw-harness
+    if [ ! -d "$dst/node_modules" ] || ! cmp -s tools/excalidraw-harness/package-lock.json "$dst/package-lock.json"; then
+        rm -rf "$dst"
+        cp -r tools/excalidraw-harness "$dst"
+        (cd "$dst" && npm ci --no-audit --no-fund --loglevel=error && node build.mjs) >&2
+    elif ! diff -rq --exclude=node_modules --exclude=dist tools/excalidraw-harness "$dst" >/dev/null; then
+        cp -r tools/excalidraw-harness/. "$dst"/
+        (cd "$dst" && node build.mjs) >&2
+    fi
 fi
 
 echo "export SPATIALOBS_TLDRAW_HARNESS=$PWD/.harness/tldraw-harness"

@@ -105,6 +105,50 @@ def run_harness(paths: Iterable[Path], *, timeout: float = 600.0) -> List[Dict[s
     return files
 
 
+def mermaid_unavailable_reason() -> Optional[str]:
+    """Why the harness cannot convert Mermaid here (its ``mermaid.mjs`` or the package is missing), or None."""
+    reason = unavailable_reason()
+    if reason is not None:
+        return reason
+    d = harness_dir()
+    assert d is not None
+    if not (d / "mermaid.mjs").is_file():
+        return f"the Excalidraw harness in {d} has no mermaid.mjs (bash tools/setup-harnesses.sh installs it)"
+    if not (d / "node_modules" / "@excalidraw" / "mermaid-to-excalidraw").is_dir():
+        return f"the Excalidraw harness in {d} has no @excalidraw/mermaid-to-excalidraw (run npm ci there)"
+    return None
+
+
+def run_mermaid(paths: Iterable[Path], *, timeout: float = 600.0) -> List[Dict[str, Any]]:
+    """What Excalidraw's own Mermaid import makes of each ``.mmd`` file, in one browser session.
+
+    Returns
+    -------
+    list of dict
+        Per file: ``ok``, ``error``, ``skeleton`` (the package's element skeletons: id,
+        type, groupIds, label, start, end, arrowheads, stroke), ``elements`` (what
+        ``convertToExcalidrawElements`` makes of them, opened in the editor, with bounds),
+        ``consoleErrors``; and ``meta`` (package versions).
+    """
+    paths = [Path(p) for p in paths]
+    reason = mermaid_unavailable_reason()
+    if reason is not None:
+        raise RuntimeError(reason)
+    d = harness_dir()
+    assert d is not None
+    with tempfile.TemporaryDirectory(prefix="mermaid-harness-") as tmp:
+        out = Path(tmp) / "out.json"
+        cmd = ["node", str(d / "mermaid.mjs"), *[str(p) for p in paths], "--seed", str(SEED), "--out", str(out)]
+        proc = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=timeout)
+        if not out.is_file():
+            raise RuntimeError(f"the Mermaid harness failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+        result = json.loads(out.read_text(encoding="utf-8"))
+    meta = {k: v for k, v in result.items() if k != "files"}
+    for f in result["files"]:
+        f["meta"] = meta
+    return list(result["files"])
+
+
 class HarnessCache:
     """Harness results per file for one test session (Chromium starts once per batch).
 

@@ -57,6 +57,17 @@ SEED_OPS: List[Dict[str, Any]] = [
     {"op": "bind", "id": "arr", "terminal": "start", "to": "t", "anchor": [0.2, 0.5]},
     {"op": "unbind", "id": "arr", "terminal": "end"},
     {"op": "place", "ids": ["note"], "into": "home", "inset": 8},
+    {"op": "create_shape", "id": "c", "shape": "ellipse", "x": 500, "y": 700, "w": 80, "h": 40},
+    {"op": "align", "ids": ["box", "note", "c"], "align": "top"},
+    {"op": "distribute", "ids": ["box", "note", "c"], "axis": "horizontal"},
+    {"op": "group", "ids": ["box", "c"], "ref": "g"},
+    {"op": "duplicate", "id": "g", "dx": 0, "dy": 200, "ref": "g2"},
+    {"op": "ungroup", "id": "g2"},
+    {"op": "lock", "id": "note"},
+    {"op": "unlock", "id": "note"},
+    {"op": "set_viewport", "x": -40, "y": -20, "zoom": 1.5},
+    {"op": "create_from_mermaid", "mermaid": "flowchart LR\n  A[a] -->|x| B{b}\n  subgraph s\n    B -.-> C((c))\n  end",
+     "y": 900},
     {"op": "delete_node", "id": "t"},
 ]
 

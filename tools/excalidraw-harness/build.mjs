@@ -15,7 +15,7 @@ export function packageVersions() {
 			return null
 		}
 	}
-	return Object.fromEntries(['@excalidraw/excalidraw', 'react', 'react-dom', 'roughjs'].map((n) => [n, v(n)]))
+	return Object.fromEntries(['@excalidraw/excalidraw', '@excalidraw/mermaid-to-excalidraw', 'mermaid', 'react', 'react-dom', 'roughjs'].map((n) => [n, v(n)]))
 }
 
 export async function build({ quiet = false } = {}) {
@@ -26,6 +26,9 @@ export async function build({ quiet = false } = {}) {
 		outdir: dist,
 		bundle: true,
 		format: 'esm',
+		// the Mermaid package (and Mermaid) load only when a flowchart is converted
+		splitting: true,
+		chunkNames: 'chunks/[name]-[hash]',
 		platform: 'browser',
 		target: 'es2022',
 		jsx: 'automatic',

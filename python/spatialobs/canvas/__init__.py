@@ -49,7 +49,10 @@ from spatialobs.canvas.editing.ops import Executor, Report, parse_ops  # noqa: E
 from spatialobs.canvas.editing import place  # noqa: E402  (the module; place.place moves objects)
 from spatialobs.canvas.editing.place import PlacementError  # noqa: E402
 from spatialobs.canvas.editing.snapshot import snapshot, snapshot_json  # noqa: E402
+from spatialobs.canvas.editing import arrange  # noqa: E402  (align, distribute, group, ungroup, duplicate ...)
+from spatialobs.canvas.editing.mermaid import build_mermaid, parse_mermaid  # noqa: E402
 
+__all__ += ["arrange", "build_mermaid", "parse_mermaid"]
 __all__ += ["ops", "Editor", "Camera", "Executor", "Report", "parse_ops", "place", "PlacementError",
             "snapshot", "snapshot_json"]
 

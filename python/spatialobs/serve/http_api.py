@@ -13,6 +13,10 @@ schema) and a JSON body are merged into the tool's arguments::
     GET    /v1/documents/{document}/snapshot  snapshot
     POST   /v1/documents/{document}/apply     apply
     POST   /v1/documents/{document}/undo      undo
+    POST   /v1/documents/{document}/mermaid   create_from_mermaid
+    GET    /v1/documents/{document}/snapshots list_snapshots (POST: save_snapshot)
+    POST   /v1/documents/{document}/snapshots/{name}/restore   restore_snapshot
+    DELETE /v1/documents/{document}/snapshots/{name}           delete_snapshot
     GET    /v1/documents/{document}/render    render (``raw=1``: the SVG or PNG itself)
     POST   /v1/documents/{document}/save      save
     POST   /v1/documents/{document}/reload    reload
@@ -68,6 +72,11 @@ ROUTES: Tuple[Tuple[str, str, str], ...] = (
     ("GET", "/v1/documents/{document}/snapshot", "snapshot"),
     ("POST", "/v1/documents/{document}/apply", "apply"),
     ("POST", "/v1/documents/{document}/undo", "undo"),
+    ("POST", "/v1/documents/{document}/mermaid", "create_from_mermaid"),
+    ("GET", "/v1/documents/{document}/snapshots", "list_snapshots"),
+    ("POST", "/v1/documents/{document}/snapshots", "save_snapshot"),
+    ("POST", "/v1/documents/{document}/snapshots/{name}/restore", "restore_snapshot"),
+    ("DELETE", "/v1/documents/{document}/snapshots/{name}", "delete_snapshot"),
     ("GET", "/v1/documents/{document}/render", "render"),
     ("POST", "/v1/documents/{document}/save", "save"),
     ("POST", "/v1/documents/{document}/reload", "reload"),

@@ -92,6 +92,8 @@ class Limits:
         Most screen indexes at once.
     undo_depth : int
         Applies that can be undone per document.
+    max_snapshots : int
+        Named snapshots kept per document.
 
     Examples
     --------
@@ -105,6 +107,7 @@ class Limits:
     max_documents: int = 256
     max_indexes: int = 64
     undo_depth: int = 16
+    max_snapshots: int = 32
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,7 @@ _DOC = {"type": "string", "description": "name of an open document (from open_do
 _IDX = {"type": "string", "description": "name of a screen index (created on first use)"}
 _VIEW = {"type": ["object", "array"], "description": "viewport in page units: {x, y, w, h} or [x, y, w, h]; "
                                                       "default: the document's (a scenario's, else its saved camera)"}
+_SNAP = {"type": "string", "description": "snapshot name: 1-64 letters, digits, '_', '-' or '.'"}
 _ORIGIN = {"type": "array", "description": "action frame [x, y]: action coordinates = page - origin; "
                                            "default: the document's"}
 _SCREEN = {"type": ["object", "array"], "description": "a screen: generic element JSON {width, height, meta?: "
@@ -167,14 +171,37 @@ TOOLS: Tuple[ToolSpec, ...] = (
              _schema({"document": _DOC, "page": {"type": "string"}, "origin": _ORIGIN}, ["document"]),
              "canvas", "snapshot"),
     ToolSpec("apply", "Apply operations: a model reply with fenced canvas_ops blocks, or a list of ops "
-             "(create_artboard, parse_html, update_styles, set_text, update_node, move_node, delete_node, place). "
-             "Each op is atomic; returns the applied op indices, the errors and the created ids.",
+             "(create_artboard, parse_html, update_styles, set_text, update_node, move_node, delete_node, place, "
+             "create_shape, create_arrow, bind, unbind, align, distribute, group, ungroup, lock, unlock, duplicate, "
+             "set_viewport, create_from_mermaid). Each op is atomic; a locked node, or one inside a locked node, "
+             "refuses every op but unlock. Returns the applied op indices, the errors, the created ids and, after "
+             "set_viewport, the viewport the person now sees (it also becomes the document's default viewport). "
+             "One apply is one undo step.",
              _schema({"document": _DOC, "reply": {"type": "string"}, "ops": {"type": "array"}, "origin": _ORIGIN,
                       "by": {"type": "string", "enum": ["agent", "person"],
                              "description": "who makes the edit (default agent)"}}, ["document"]),
              "canvas", "apply"),
-    ToolSpec("undo", "Undo the last apply on a document (its writes only).", _schema({"document": _DOC}, ["document"]),
-             "canvas", "undo"),
+    ToolSpec("create_from_mermaid", "Draw a Mermaid flowchart (graph/flowchart: nodes and their shapes, edges "
+             "with labels, subgraphs) into a document as shapes and arrows bound at both ends, laid out in layers "
+             "along its direction; subgraphs become frames in tldraw, grouped rectangles in Excalidraw. The same "
+             "as apply with one create_from_mermaid op (one undo step); Mermaid node ids name the new shapes.",
+             _schema({"document": _DOC, "mermaid": {"type": "string"}, "x": {"type": "number"},
+                      "y": {"type": "number"}, "parent": {"type": "string"}, "origin": _ORIGIN},
+                     ["document", "mermaid"]), "canvas", "create_from_mermaid"),
+    ToolSpec("undo", "Undo the last apply or snapshot restore on a document (its writes only, and the camera).",
+             _schema({"document": _DOC}, ["document"]), "canvas", "undo"),
+    ToolSpec("save_snapshot", "Keep the document's current state under a name (its nodes, bindings, cameras and "
+             "selection), to restore later; a name already in use is replaced.",
+             _schema({"document": _DOC, "name": _SNAP}, ["document", "name"]), "canvas", "save_snapshot"),
+    ToolSpec("restore_snapshot", "Bring the document back to a named snapshot through the write path (one undo "
+             "step; the snapshot is kept).",
+             _schema({"document": _DOC, "name": _SNAP, "by": {"type": "string", "enum": ["agent", "person"],
+                                                            "description": "who makes the edit (default agent)"}},
+                     ["document", "name"]), "canvas", "restore_snapshot"),
+    ToolSpec("list_snapshots", "The named snapshots of a document, oldest first.",
+             _schema({"document": _DOC}, ["document"]), "canvas", "list_snapshots"),
+    ToolSpec("delete_snapshot", "Forget a named snapshot.", _schema({"document": _DOC, "name": _SNAP},
+                                                                     ["document", "name"]), "canvas", "delete_snapshot"),
     ToolSpec("render", "Draw the observation of a document: SVG text, or a PNG image.",
              _schema({"document": _DOC, "format": {"type": "string", "enum": ["svg", "png"]},
                       "width": {"type": "integer"}, "viewport": _VIEW, "page": {"type": "string"}},
@@ -393,7 +420,8 @@ class _Doc:
     config: Optional[int] = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     executor: Any = None
-    undo: List[Tuple[Any, str]] = field(default_factory=list)  # (canvas copy, token) before each apply
+    undo: List[Tuple[Any, str, Any]] = field(default_factory=list)  # (canvas copy, token, viewport) before each apply
+    snapshots: Dict[str, Tuple[Any, Any, int]] = field(default_factory=dict)  # name -> (canvas copy, viewport, serial)
     last_token: Optional[str] = None
     applies: int = 0
 
@@ -659,12 +687,18 @@ class Service:
             if d.executor is None or d.executor.origin != frame:
                 d.executor = Executor(d.canvas, frame)
             before = d.canvas.copy()
+            viewport_before = d.viewport
             token = issue_token(d.canvas)
             d.executor.by = by
             with d.canvas.batch():  # an unexpected failure undoes the whole call
                 report = d.executor.apply(ops)
+            if report.viewport:
+                # the person's view moved: the document's default viewport follows the current page's camera
+                cur = d.canvas._resolve_page(None)
+                if cur in report.viewport:
+                    d.viewport = d.canvas.cameras[cur]
             if report.applied:
-                d.undo.append((before, token))
+                d.undo.append((before, token, viewport_before))
                 del d.undo[:-self.limits.undo_depth]
             out = _plain(report.to_dict())
             out["errors"] = parse_errors + [str(e) for e in report.errors if isinstance(e, OpError)]
@@ -682,16 +716,97 @@ class Service:
         with d.lock:
             if not d.undo:
                 return {"document": d.name, "undone": False, "written": 0, "undo": 0}
-            before, token = d.undo[-1]
+            before, token, viewport = d.undo[-1]
             try:
                 touched = touched_since(d.canvas, token)
             except SpatialObsError:
                 touched = (set(before.nodes) | set(d.canvas.nodes), set(before.bindings) | set(d.canvas.bindings))
             with d.canvas.by("agent"):
                 written = sync(d.canvas, before, only=touched)
+            moved = d.canvas.cameras != before.cameras
+            if moved:  # set_viewport moved a camera: it goes back too
+                d.canvas.cameras = dict(before.cameras)
+                written += 1
+            d.viewport = viewport
             d.undo.pop()
             d.executor = None  # its aliases may name undone nodes
-            return {"document": d.name, "undone": True, "written": written, "undo": len(d.undo)}
+            out = {"document": d.name, "undone": True, "written": written, "undo": len(d.undo)}
+            if moved:  # for a live canvas to follow: the cameras as they are again
+                out["viewport"] = _cameras(d.canvas)
+            return out
+
+    def _t_create_from_mermaid(self, document: str, mermaid: str, x: Optional[float] = None,
+                               y: Optional[float] = None, parent: Optional[str] = None,
+                               origin: Any = None) -> Dict[str, Any]:
+        op: Dict[str, Any] = {"op": "create_from_mermaid", "mermaid": mermaid}
+        for k, v in (("x", x), ("y", y), ("parent", parent)):
+            if v is not None:
+                op[k] = v
+        out = self._t_apply(document, ops=[op], origin=origin)
+        if not out["applied"]:  # the one op failed: the document is as it was
+            raise ServiceError("bad_request", "create_from_mermaid: " + "; ".join(out["errors"]))
+        return out
+
+    def _snapshot_name(self, name: Any) -> str:
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ServiceError("bad_request", f"snapshot name {name!r} must be 1-64 letters, digits, '_', '-' or '.'")
+        return name
+
+    def _t_save_snapshot(self, document: str, name: str) -> Dict[str, Any]:
+        name = self._snapshot_name(name)
+        d = self._doc(document)
+        with d.lock:
+            if name not in d.snapshots and len(d.snapshots) >= self.limits.max_snapshots:
+                raise ServiceError("too_large", f"save_snapshot: document {d.name!r} keeps {len(d.snapshots)} "
+                                                f"snapshots (the limit); delete one first")
+            with self._lock:
+                self._serial += 1
+                serial = self._serial
+            d.snapshots.pop(name, None)
+            d.snapshots[name] = (d.canvas.copy(), d.viewport, serial)
+            return {"document": d.name, "snapshot": name, "nodes": len(d.canvas.nodes),
+                    "bindings": len(d.canvas.bindings), "snapshots": len(d.snapshots)}
+
+    def _t_restore_snapshot(self, document: str, name: str, by: str = "agent") -> Dict[str, Any]:
+        from spatialobs.canvas.changes import issue_token, sync
+
+        name = self._snapshot_name(name)
+        d = self._doc(document)
+        with d.lock:
+            if name not in d.snapshots:
+                raise ServiceError("not_found", f"document {d.name!r} has no snapshot {name!r}; "
+                                                f"snapshots: {sorted(d.snapshots)}")
+            saved, viewport, _ = d.snapshots[name]
+            before = d.canvas.copy()
+            viewport_before = d.viewport
+            token = issue_token(d.canvas)
+            cams = dict(d.canvas.cameras)
+            with d.canvas.by(by):
+                written = sync(d.canvas, saved)  # one transaction: all of it or nothing
+            d.viewport = viewport
+            d.undo.append((before, token, viewport_before))
+            del d.undo[:-self.limits.undo_depth]
+            d.executor = None  # its aliases may name nodes the snapshot does not have
+            out = {"document": d.name, "snapshot": name, "restored": True, "written": written, "undo": len(d.undo),
+                   "token": issue_token(d.canvas)}
+            if d.canvas.cameras != cams:
+                out["viewport"] = _cameras(d.canvas)
+            return out
+
+    def _t_list_snapshots(self, document: str) -> Dict[str, Any]:
+        d = self._doc(document)
+        with d.lock:
+            items = sorted(d.snapshots.items(), key=lambda kv: kv[1][2])
+            return {"document": d.name, "snapshots": [{"name": k, "nodes": len(c.nodes), "bindings": len(c.bindings)}
+                                                      for k, (c, _, _) in items]}
+
+    def _t_delete_snapshot(self, document: str, name: str) -> Dict[str, Any]:
+        name = self._snapshot_name(name)
+        d = self._doc(document)
+        with d.lock:
+            if d.snapshots.pop(name, None) is None:
+                raise ServiceError("not_found", f"document {d.name!r} has no snapshot {name!r}")
+            return {"document": d.name, "snapshot": name, "deleted": True, "snapshots": len(d.snapshots)}
 
     def _t_render(self, document: str, format: str = "svg", width: int = 1200, viewport: Any = None,
                   page: Optional[str] = None) -> Dict[str, Any]:
@@ -967,6 +1082,15 @@ class Service:
             with d.lock:
                 return d.canvas.to_json(), "application/json"
         raise ServiceError("not_found", f"no resource {uri!r}")
+
+
+def _cameras(canvas: Any) -> Dict[str, Dict[str, float]]:
+    """Page id -> ``{x, y, w, h, zoom}`` of each saved camera (as ``apply`` reports a moved one)."""
+    from spatialobs.canvas.editing.editor import document_screen
+
+    sw = document_screen(canvas)[0]
+    return {p: {"x": v.x, "y": v.y, "w": v.w, "h": v.h, "zoom": sw / v.w if v.w > 0 else 1.0}
+            for p, v in canvas.cameras.items()}
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

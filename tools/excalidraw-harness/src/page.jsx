@@ -10,11 +10,13 @@ import React from 'react'
 import { createRoot } from 'react-dom/client'
 import {
 	CaptureUpdateAction,
+	convertToExcalidrawElements,
 	Excalidraw,
 	exportToCanvas,
 	getCommonBounds,
 	isLinearElement,
 	loadFromBlob,
+	restoreAppState,
 } from '@excalidraw/excalidraw'
 import '@excalidraw/excalidraw/index.css'
 
@@ -47,6 +49,7 @@ const FIELDS = [
 	'containerId', 'boundElements', 'startBinding', 'endBinding', 'points', 'roughness', 'roundness',
 	'strokeWidth', 'elbowed', 'text', 'originalText', 'fontSize', 'fontFamily', 'lineHeight',
 	'textAlign', 'verticalAlign', 'autoResize', 'name', 'opacity', 'locked', 'version',
+	'startArrowhead', 'endArrowhead', 'strokeStyle',
 ]
 
 const nextFrame = () => new Promise((r) => requestAnimationFrame(() => r()))
@@ -180,6 +183,14 @@ async function run(text, opts = {}) {
 		changed: restoreDiff.changed,
 		appStateKeys: Object.keys(restored.appState || {}).length,
 	}
+	// the camera: File › Open drops the file's scroll and zoom (cleanAppStateForExport), while an app that
+	// passes the file as initialData (restore without that cleaning) opens at the stored one
+	const ra = restored.appState || {}
+	const ia = restoreAppState(raw && typeof raw.appState === 'object' ? raw.appState : {}, null)
+	result.camera = {
+		fileOpen: { scrollX: ra.scrollX, scrollY: ra.scrollY, zoom: ra.zoom && ra.zoom.value },
+		initialData: { scrollX: ia.scrollX, scrollY: ia.scrollY, zoom: ia.zoom && ia.zoom.value },
+	}
 
 	// the editor: replace the scene the way File › Open does, then read it back
 	api.resetScene()
@@ -195,6 +206,13 @@ async function run(text, opts = {}) {
 	const sceneMap = new Map(scene.map((e) => [e.id, e]))
 	const editorDiff = diffElements(restoredElements, scene)
 	result.editor = { changed: editorDiff.changed, missing: editorDiff.missing, added: editorDiff.added }
+	const ea = api.getAppState()
+	result.camera.editor = { scrollX: ea.scrollX, scrollY: ea.scrollY, zoom: ea.zoom.value, width: ea.width, height: ea.height }
+	// the editor at the stored camera, as an app restoring it shows the scene
+	api.updateScene({ appState: { scrollX: ia.scrollX, scrollY: ia.scrollY, zoom: ia.zoom }, captureUpdate: CaptureUpdateAction.NEVER })
+	await nextFrame()
+	const sa = api.getAppState()
+	result.camera.editorAtStored = { scrollX: sa.scrollX, scrollY: sa.scrollY, zoom: sa.zoom.value }
 	result.elements = scene.map((e) => describe(e, sceneMap))
 	const live = scene.filter((e) => !e.isDeleted)
 	result.sceneBounds = live.length ? box(getCommonBounds(live, sceneMap)) : null
@@ -272,11 +290,47 @@ async function probePass(ids, v, W, H) {
 	return btoa(bin)
 }
 
+// ---------------------------------------------------------------------------
+// Mermaid: what Excalidraw's own Mermaid import makes of a flowchart
+
+async function mermaid(definition) {
+	await readyPromise
+	const result = { ok: false, error: null }
+	let skeleton
+	try {
+		// the package Excalidraw's "Mermaid to Excalidraw" dialog loads, with its defaults
+		const { parseMermaidToExcalidraw } = await import('@excalidraw/mermaid-to-excalidraw')
+		const parsed = await parseMermaidToExcalidraw(definition)
+		skeleton = parsed.elements
+	} catch (e) {
+		result.error = { name: e && e.name, message: String((e && e.message) || e) }
+		return result
+	}
+	result.skeleton = skeleton.map((e) => ({
+		id: e.id, type: e.type, groupIds: e.groupIds || [], x: e.x, y: e.y, width: e.width, height: e.height,
+		label: e.label ? e.label.text : null, start: e.start ? e.start.id : null, end: e.end ? e.end.id : null,
+		startArrowhead: e.startArrowhead, endArrowhead: e.endArrowhead, strokeStyle: e.strokeStyle,
+		strokeWidth: e.strokeWidth, roundness: e.roundness || null,
+	}))
+	// the elements Excalidraw makes of the skeleton (ids kept, so they name the Mermaid ids), opened in the editor
+	const elements = convertToExcalidrawElements(skeleton, { regenerateIds: false })
+	api.resetScene()
+	api.updateScene({ elements, captureUpdate: CaptureUpdateAction.NEVER })
+	await document.fonts.ready
+	await nextFrame()
+	const scene = api.getSceneElementsIncludingDeleted()
+	const sceneMap = new Map(scene.map((e) => [e.id, e]))
+	result.elements = scene.map((e) => describe(e, sceneMap))
+	result.ok = true
+	return result
+}
+
 window.__harness = {
 	isReady: () => api !== null,
 	run,
 	probeScene,
 	probePass,
+	mermaid,
 	info: () => ({ packageVersions: PKG_VERSIONS, excalidrawVersion: PKG_VERSIONS['@excalidraw/excalidraw'], userAgent: navigator.userAgent }),
 	fonts,
 }

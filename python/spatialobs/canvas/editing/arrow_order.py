@@ -25,6 +25,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from spatialobs.canvas.document.arrowindex import arrow_index_at
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Node
+from spatialobs.canvas.editing.position import _bounds, set_page_position
 
 __all__ = ["reparent_arrow", "reorder_touched"]
 
@@ -96,7 +97,6 @@ def reparent_arrow(canvas: Canvas, arrow_id: str) -> bool:
     >>> reparent_arrow(c, "shape:arr"), c.paint_order()
     (True, ['shape:a', 'shape:arr', 'shape:b'])
     """
-    from spatialobs.canvas.editing.ops import _bounds, set_page_position
 
     nodes = canvas.nodes
     arrow = nodes.get(arrow_id)
@@ -157,6 +157,7 @@ def reorder_touched(canvas: Canvas, log: Iterable[Tuple[str, str, Any]]) -> List
     nodes = canvas.nodes
     arrows: Dict[str, None] = {}
     shifted: List[str] = []
+    landed: Dict[str, None] = {}  # parents that got a shape at a new place among their children
     for kind, item_id, old in list(log):
         if kind == "binding":
             b = canvas.bindings.get(item_id) or old
@@ -168,10 +169,20 @@ def reorder_touched(canvas: Canvas, log: Iterable[Tuple[str, str, Any]]) -> List
                 continue
             if n.type == "arrow":
                 arrows[item_id] = None
-            elif old is not None:
-                shifted.append(item_id)
+            else:
+                if canvas._keys_above(n.parent, n.index)[0] is not None:
+                    landed[n.parent] = None  # not on top: it may have come between an arrow and its target
+                if old is not None:
+                    shifted.append(item_id)
     if shifted and canvas.bindings:
         for x in shifted:
             for t in [x] + (canvas.descendants(x) if canvas.children(x) else []):
                 arrows.update(dict.fromkeys(canvas._connectors_to(t)))
+    if landed and canvas.bindings:
+        # a shape put between a bound arrow and the target it sits above (a duplicate, a new group,
+        # ungrouped children): when tldraw opens the file it moves that arrow above the target again
+        for parent in landed:
+            for k in canvas._children.get(parent, ()):
+                if k not in arrows and nodes[k].type == "arrow" and canvas._bindings_from(k):
+                    arrows[k] = None
     return [a for a in arrows if a in nodes and reparent_arrow(canvas, a)]

@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -31,7 +32,8 @@ from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Viewport
 
-__all__ = ["Editor", "Camera", "MIN_ZOOM", "MAX_ZOOM", "ARTBOARD_TYPES", "AGENT_STATUSES"]
+__all__ = ["Editor", "Camera", "MIN_ZOOM", "MAX_ZOOM", "ARTBOARD_TYPES", "AGENT_STATUSES", "document_screen",
+           "fit_camera"]
 
 #: Camera zoom limits (tldraw's defaults).
 MIN_ZOOM = 0.15
@@ -266,3 +268,88 @@ class Editor:
         pid = self._page(page)
         nodes = self.canvas.nodes
         return [i for i in self.canvas.paint_order(pid) if nodes[i].type in ARTBOARD_TYPES]
+
+
+def document_screen(canvas: Canvas) -> Tuple[float, float]:
+    """The screen size (pixels) that turns the document's saved viewports into zooms.
+
+    A tldraw document's own (its instance record's ``screenBounds``, else 1280 × 720),
+    an Excalidraw scene's (``appState.width`` / ``height``, else 1280 × 720), else the
+    editor state's :attr:`Editor.screen`; the writers turn a viewport back into a
+    zoom with the same size.
+
+    Examples
+    --------
+    >>> document_screen(Canvas())
+    (1280.0, 720.0)
+    """
+    src = canvas._source
+    fmt = getattr(src, "format", None)
+    if fmt == "tldraw":
+        w, h = src.screen
+        return float(w), float(h)
+    if fmt == "excalidraw":
+        app = src.top.get("appState") if isinstance(getattr(src, "top", None), dict) else None
+        app = app if isinstance(app, dict) else {}
+        w, h = app.get("width"), app.get("height")
+        return (float(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 else DEFAULT_SCREEN[0],
+                float(h) if isinstance(h, (int, float)) and not isinstance(h, bool) and h > 0 else DEFAULT_SCREEN[1])
+    return Editor(canvas).screen
+
+
+def fit_camera(canvas: Canvas, page: str, *, box: Optional[Tuple[float, float, float, float]] = None,
+               corner: Optional[Tuple[Optional[float], Optional[float]]] = None,
+               center: Optional[Tuple[float, float]] = None, zoom: Optional[float] = None,
+               pan: Tuple[float, float] = (0.0, 0.0)) -> Tuple[Viewport, Optional[str]]:
+    """The viewport a camera move gives on a page, in page units, and a note when the zoom was clamped.
+
+    ``box`` (x0, y0, x1, y1): the whole box shown, centered, at the largest zoom
+    that fits it (tldraw's ``zoomToBounds`` without its inset); ``center`` with
+    ``zoom``: that point in the middle; ``corner`` (either coordinate may be None:
+    kept) with ``zoom``: the viewport's upper-left corner; ``zoom`` alone zooms about
+    the current view's center; ``pan`` moves the result. The zoom is clamped to
+    [:data:`MIN_ZOOM`, :data:`MAX_ZOOM`]; the viewport has the screen's aspect
+    (:func:`document_screen`).
+
+    Examples
+    --------
+    >>> vp, note = fit_camera(Canvas(), "page:page", box=(0, 0, 640, 720))
+    >>> vp, note
+    (Viewport(x=-320.0, y=0.0, w=1280.0, h=720.0), None)
+    """
+    sw, sh = document_screen(canvas)
+    cur = canvas.cameras.get(page) or Viewport(0.0, 0.0, sw, sh)
+    cur_zoom = sw / cur.w if cur.w > 0 else 1.0
+    note = None
+    if zoom is not None and not zoom > 0:
+        raise InvalidInputError(f"zoom must be > 0, got {zoom!r}")
+    if box is not None:
+        bw, bh = box[2] - box[0], box[3] - box[1]
+        if bw < 0 or bh < 0:
+            raise InvalidInputError(f"the box to show has a negative size ({bw!r} × {bh!r})")
+        fits = [v for v in ((sw / bw) if bw > 0 else None, (sh / bh) if bh > 0 else None) if v is not None]
+        z = min(fits) if fits else (zoom or cur_zoom)
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    elif center is not None:
+        z = zoom or cur_zoom
+        cx, cy = center
+    else:
+        z = zoom or cur_zoom
+        cx = cy = None  # type: ignore[assignment]
+    clamped = min(MAX_ZOOM, max(MIN_ZOOM, z))
+    if clamped != z:
+        note = f"{page}: zoom {z:g} clamped to {clamped:g}"
+    z = clamped
+    w, h = sw / z, sh / z
+    if cx is not None and cy is not None:
+        x, y = cx - w / 2, cy - h / 2
+    elif corner is not None and (corner[0] is not None or corner[1] is not None):
+        x = corner[0] if corner[0] is not None else cur.x
+        y = corner[1] if corner[1] is not None else cur.y
+    else:  # zoom about the current view's center
+        x, y = cur.x + cur.w / 2 - w / 2, cur.y + cur.h / 2 - h / 2
+    x, y = x + pan[0], y + pan[1]
+    for v in (x, y, w, h):
+        if not math.isfinite(v):
+            raise InvalidInputError(f"the viewport is not finite ({x!r}, {y!r}, {w!r}, {h!r})")
+    return Viewport(float(x), float(y), float(w), float(h)), note

@@ -72,6 +72,36 @@ Ops (each a JSON object with ``"op"``; field spellings in brackets are accepted 
     ``ids``, ``into`` [``destination``, ``target``, ``to``] (node id or box
     ``{x, y, w, h}``), ``inset`` (8), ``at`` [``positions``] (id -> ``[x, y]``),
     ``reparent`` (true). See :func:`spatialobs.canvas.place.place`.
+``align`` [``alignShapes``]
+    ``ids``, ``align`` [``alignment``, ``operation``, ``edge``, ``to``]: ``left``,
+    ``center-horizontal`` (``center_x``, ``hcenter``), ``right``, ``top``,
+    ``center-vertical`` (``center_y``, ``middle``), ``bottom`` or ``center``.
+``distribute`` [``distributeShapes``]
+    ``ids`` (three or more), ``axis`` [``direction``, ``operation``]: ``horizontal``
+    (``x``, ``row``) or ``vertical`` (``y``, ``column``).
+``group``
+    ``ids`` (two or more), ``ref`` [``as``; or ``id`` beside ``ids``] (alias of the group).
+``ungroup``
+    ``id`` or ``ids``: groups.
+``lock`` / ``unlock``
+    ``id`` or ``ids``.
+``duplicate``
+    ``id`` or ``ids``, ``dx``, ``dy`` (offset) or ``x``, ``y`` (corner of the copies'
+    box; default tldraw's offset), ``ref`` (alias of the one copy) or ``refs`` (one per id).
+``set_viewport`` [``set_camera``]
+    ``x``, ``y`` (the view's upper-left corner) with ``zoom`` or ``w``, ``h``; or
+    ``center`` ``[x, y]`` with ``zoom``; or ``dx``, ``dy``; or ``fit`` (nodes to show,
+    ``padding`` 32); ``page``. The zoom is clamped to tldraw's [0.15, 4].
+``create_from_mermaid`` [``mermaid``]
+    ``mermaid`` [``definition``, ``source``, ``code``, ``text``]: a flowchart; ``x``,
+    ``y`` (its corner; default beside the page's content), ``parent`` [``into``].
+    Mermaid node and subgraph ids become aliases.
+    See :mod:`spatialobs.canvas.editing.mermaid`.
+
+The rules of the arrangement ops are tldraw's (see :mod:`spatialobs.canvas.editing.arrange`).
+Locked nodes: an op that would change a locked node, or a node inside a locked one,
+fails with ``node '…' is locked`` / ``node '…' is inside locked node '…'`` and
+changes nothing; only ``lock`` and ``unlock`` touch them.
 
 Styles: on tldraw shapes (geo, text, note, arrow, line, draw, highlight, frame) of
 a canvas that is written as tldraw, style values are mapped onto tldraw's at op
@@ -118,8 +148,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
+from spatialobs.canvas.editing import arrange
+from spatialobs.canvas.editing.arrange import check_editable
 from spatialobs.canvas.editing.arrow_order import reorder_touched
 from spatialobs.canvas.editing.editor import ARTBOARD_TYPES, Editor
+from spatialobs.canvas.editing.position import _bounds, _to_local, _transform, set_page_position, set_page_positions
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Binding
 from spatialobs.canvas.formats import tldraw_schema as tschema
@@ -130,7 +163,15 @@ __all__ = ["parse_ops", "ParseError", "Executor", "Report", "OpError", "OpNote",
            "set_page_position", "apply_reply"]
 
 OP_NAMES = ("create_artboard", "parse_html", "update_styles", "set_text", "update_node", "move_node",
-            "delete_node", "place", "create_shape", "create_arrow", "bind", "unbind")
+            "delete_node", "place", "create_shape", "create_arrow", "bind", "unbind", "align", "distribute",
+            "group", "ungroup", "lock", "unlock", "duplicate", "set_viewport", "create_from_mermaid")
+#: Other names agents give the ops (after the op name is normalized to snake_case).
+OP_ALIASES = {"align_shapes": "align", "distribute_shapes": "distribute", "group_shapes": "group",
+              "ungroup_shapes": "ungroup", "lock_shapes": "lock", "unlock_shapes": "unlock", "lock_node": "lock",
+              "unlock_node": "unlock", "duplicate_shapes": "duplicate", "duplicate_node": "duplicate",
+              "copy_node": "duplicate", "set_camera": "set_viewport", "move_camera": "set_viewport",
+              "zoom_to": "set_viewport", "mermaid": "create_from_mermaid", "from_mermaid": "create_from_mermaid",
+              "import_mermaid": "create_from_mermaid"}
 #: Container types that parse_html may fill.
 HTML_TARGET_TYPES = frozenset({"frame", "artboard", "container"})
 #: Size of a new artboard when the op gives none (*ours*).
@@ -287,93 +328,8 @@ def _op_name(raw: Any) -> Optional[str]:
     if not isinstance(raw, str):
         return None
     s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", raw.strip())
-    return re.sub(r"[\s\-]+", "_", s).lower()
-
-
-# ---------------------------------------------------------------------- geometry helpers
-def _transform(canvas: Canvas, item: str) -> Tuple[float, float, float]:
-    """Page position of the local origin and page rotation of a node (0, 0, 0 for a page)."""
-    if item not in canvas.nodes:
-        return 0.0, 0.0, 0.0
-    got = canvas._peek_xf(item)  # between writes, without deriving the whole canvas
-    if got is not None:
-        return got
-    d = canvas.geometry()
-    r = d.row[item]
-    return float(d.px[r]), float(d.py[r]), float(d.rotation[r])
-
-
-def _bounds(canvas: Canvas, item: str) -> Tuple[float, float, float, float]:
-    """:meth:`Canvas.page_bounds`, read without deriving the whole canvas where that gives the same."""
-    got = canvas._peek_bounds(item)
-    return got if got is not None else canvas.page_bounds(item)
-
-
-def _to_local(canvas: Canvas, parent: str, x: float, y: float) -> Tuple[float, float]:
-    """A page point in the coordinates of ``parent`` (a node or a page)."""
-    px, py, rot = _transform(canvas, parent)
-    dx, dy = x - px, y - py
-    if rot == 0.0:
-        return dx, dy
-    c, s = math.cos(rot), math.sin(rot)
-    return c * dx + s * dy, -s * dx + c * dy
-
-
-def set_page_position(canvas: Canvas, node_id: str, x: float, y: float, *, parent: Optional[str] = None) -> None:
-    """Move a node so that the upper-left corner of its page bounds is at page ``(x, y)``.
-
-    With ``parent`` the node is also moved under that node or page, keeping its
-    page rotation. The write is one :meth:`Canvas.update`, as a person's drag.
-
-    Examples
-    --------
-    >>> from spatialobs.canvas import Canvas, Node
-    >>> c = Canvas()
-    >>> _ = c.add(Node("f", "frame", "page:page", "a1", 100, 100, 300, 300))
-    >>> _ = c.add(Node("a", "geo", "page:page", "a2", 0, 0, 10, 10))
-    >>> set_page_position(c, "a", 150, 120, parent="f")
-    >>> c.node("a").x, c.node("a").y, c.page_bounds("a")[:2]
-    (50.0, 20.0, (150.0, 120.0))
-    """
-    changes = _page_move(canvas, node_id, x, y, parent)
-    if changes:
-        canvas.update(node_id, **changes)
-
-
-def _page_move(canvas: Canvas, node_id: str, x: float, y: float, parent: Optional[str]) -> Dict[str, Any]:
-    """The fields :func:`set_page_position` writes, from the canvas's current geometry."""
-    node = canvas.node(node_id)
-    ox, oy, rot = _transform(canvas, node_id)
-    b = _bounds(canvas, node_id)
-    offx, offy = ox - b[0], oy - b[1]  # local origin relative to the box corner; kept by a translation
-    changes: Dict[str, Any] = {}
-    target_parent = node.parent if parent is None else parent
-    lx, ly = _to_local(canvas, target_parent, x + offx, y + offy)
-    if target_parent != node.parent:
-        changes["parent"] = target_parent
-        new_rot = rot - _transform(canvas, target_parent)[2]
-        if new_rot != node.rotation:
-            changes["rotation"] = new_rot
-    if lx != node.x:
-        changes["x"] = lx
-    if ly != node.y:
-        changes["y"] = ly
-    return changes
-
-
-def set_page_positions(canvas: Canvas, moves: Sequence[Tuple[str, float, float, Optional[str]]]) -> None:
-    """:func:`set_page_position` for several ``(node_id, x, y, parent)`` in one batch.
-
-    Every move is computed from the geometry before the first write, which is what
-    moving them one by one gives when none of the nodes is inside another or inside a
-    destination parent among them (:func:`~spatialobs.canvas.editing.place.place`
-    moves such top-level objects); the geometry is derived once, not once per node.
-    """
-    changes = [(nid, _page_move(canvas, nid, x, y, parent)) for nid, x, y, parent in moves]
-    with canvas.batch():
-        for nid, ch in changes:
-            if ch:
-                canvas.update(nid, **ch)
+    name = re.sub(r"[\s\-]+", "_", s).lower()
+    return OP_ALIASES.get(name, name)
 
 
 # ---------------------------------------------------------------------- executor
@@ -422,7 +378,11 @@ class Report:
         Alias -> id of every node named in the ops so far.
     mapped : list of OpNote
         Every value of an applied op that was mapped onto tldraw's values
-        (``shape:a: color '#ff0000' → 'red'``).
+        (``shape:a: color '#ff0000' → 'red'``), and other notes of applied ops
+        (a clamped zoom, Mermaid statements that were ignored).
+    viewport : dict
+        Page id -> the camera ``set_viewport`` left there: ``{x, y, w, h}`` in page
+        units (the viewport the person sees) and ``zoom``; empty when no op moved it.
     """
 
     applied: List[int] = field(default_factory=list)
@@ -430,6 +390,7 @@ class Report:
     created: List[str] = field(default_factory=list)
     aliases: Dict[str, str] = field(default_factory=dict)
     mapped: List[OpNote] = field(default_factory=list)
+    viewport: Dict[str, Dict[str, float]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -438,9 +399,12 @@ class Report:
 
     def to_dict(self) -> Dict[str, Any]:
         """Plain JSON values, for telling the agent what happened."""
-        return {"applied": list(self.applied), "errors": [str(e) for e in self.errors],
-                "created": list(self.created), "aliases": dict(self.aliases),
-                "mapped": [str(m) for m in self.mapped]}
+        out: Dict[str, Any] = {"applied": list(self.applied), "errors": [str(e) for e in self.errors],
+                               "created": list(self.created), "aliases": dict(self.aliases),
+                               "mapped": [str(m) for m in self.mapped]}
+        if self.viewport:
+            out["viewport"] = {p: dict(v) for p, v in self.viewport.items()}
+        return out
 
 
 class _OpFailed(SpatialObsError):
@@ -478,6 +442,7 @@ def _first(op: Mapping[str, Any], keys: Sequence[str]) -> Any:
     return None
 
 
+_MERMAID_KEYS = ("mermaid", "definition", "diagram", "source", "code", "text")
 _FIELD_ALIASES = {"width": "w", "height": "h", "styles": "style", "content": "text", "label": "text",
                   "title": "name", "isLocked": "locked", "is_locked": "locked", "isHidden": "hidden",
                   "is_hidden": "hidden", "parentId": "parent", "parent_id": "parent"}
@@ -583,9 +548,12 @@ class Executor:
             "update_styles": self._update_styles, "set_text": self._set_text, "update_node": self._update_node,
             "move_node": self._move_node, "delete_node": self._delete_node, "place": self._place,
             "create_shape": self._create_shape, "create_arrow": self._create_arrow, "bind": self._bind,
-            "unbind": self._unbind,
+            "unbind": self._unbind, "align": self._align, "distribute": self._distribute, "group": self._group,
+            "ungroup": self._ungroup, "lock": self._lock, "unlock": self._unlock, "duplicate": self._duplicate,
+            "set_viewport": self._set_viewport, "create_from_mermaid": self._create_from_mermaid,
         }
         self._notes: List[str] = []
+        self._cams: List[str] = []
         self._suffix: Dict[str, int] = {}
         self._extent: Optional[Tuple[str, int, Any]] = None  # (page, canvas writes, extent) after our last artboard
 
@@ -640,6 +608,7 @@ class Executor:
                 self._fail_aliases(op, i)
                 continue
             self._pending, self._new, self._new_boards, self._touch, self._notes = {}, [], [], [], []
+            self._cams = []
             try:
                 check_depth(op, f"op {i}")
                 with self.canvas.by(self.by), self.canvas.batch():
@@ -664,6 +633,12 @@ class Executor:
                 self._failed.pop(a, None)
             report.created.extend(self._new)
             report.mapped.extend(OpNote(i, name, n) for n in self._notes)
+            for pid in self._cams:
+                from spatialobs.canvas.editing.editor import document_screen
+
+                vp = self.canvas.cameras[pid]
+                report.viewport[pid] = {"x": vp.x, "y": vp.y, "w": vp.w, "h": vp.h,
+                                        "zoom": document_screen(self.canvas)[0] / vp.w}
             for b in self._new_boards:
                 self._created_boards.append(b)
                 self.editor.add_working_artboard(b)
@@ -751,6 +726,28 @@ class Executor:
                     out.append(op[k].strip())
         if name in ("create_artboard", "parse_html") and isinstance(op.get("html"), str) and len(op["html"]) < 200_000:
             out.extend(m.group(2) for m in re.finditer(r"""\b(id|data-ref)\s*=\s*["']([^"']+)["']""", op["html"]))
+        if name == "group" or name == "create_from_mermaid":
+            for k in ("ref", "as") if name == "create_from_mermaid" else ("ref", "as", "group_id", "groupId"):
+                if isinstance(op.get(k), str) and op[k].strip():
+                    out.append(op[k].strip())
+            if name == "group" and isinstance(op.get("id"), str) and isinstance(op.get("ids"), list):
+                out.append(op["id"].strip())  # "id" names the new group when "ids" names the members
+        if name == "duplicate":
+            for k in ("ref", "as"):
+                if isinstance(op.get(k), str) and op[k].strip():
+                    out.append(op[k].strip())
+            refs = op.get("refs")
+            if isinstance(refs, list):
+                out.extend(r.strip() for r in refs if isinstance(r, str) and r.strip())
+        if name == "create_from_mermaid":
+            src = _first(op, _MERMAID_KEYS)
+            if isinstance(src, str) and len(src) < 200_000:
+                from spatialobs.canvas.editing.mermaid import MermaidError, parse_mermaid
+
+                try:
+                    out.extend(parse_mermaid(src).nodes)
+                except (MermaidError, RecursionError):
+                    pass
         return out
 
     def _fail_aliases(self, op: Mapping[str, Any], i: int) -> None:
@@ -768,8 +765,8 @@ class Executor:
         return list(dict.fromkeys(self.resolve(r, "ids" if isinstance(raw, list) else "id") for r in refs))
 
     def _unlocked(self, node_id: str) -> None:
-        if self.canvas.node(node_id).locked:
-            raise InvalidInputError(f"node {node_id!r} is locked")
+        # as tldraw: a locked shape, or a shape inside a locked one, takes no edit (tldraw skips it; we refuse)
+        check_editable(self.canvas, [node_id])
 
     def _new_id(self, hint: Optional[str]) -> str:
         slug = re.sub(r"[^A-Za-z0-9_\-]+", "-", str(hint or "node")).strip("-")[:40] or "node"
@@ -1072,7 +1069,10 @@ class Executor:
         changes.pop("y", None)
         for nid in self._ids(op):
             if self.canvas.node(nid).locked and changes.get("locked") not in (False, "false", 0):
-                raise InvalidInputError(f"node {nid!r} is locked")
+                raise arrange.LockedError(f"node {nid!r} is locked")
+            by = arrange.locked_by(self.canvas, nid)
+            if by is not None and by != nid:
+                raise arrange.LockedError(f"node {nid!r} is inside locked node {by!r}")
             own = self._note_size(nid, changes) if ("w" in changes or "h" in changes) else changes
             if own:
                 self.canvas.update(nid, **own)
@@ -1474,6 +1474,192 @@ class Executor:
         if patch:
             self.canvas.update(arrow, props=patch)
         self._touches(arrow)
+
+
+    # ------------------------------------------------------------------ arrangement
+    def _align(self, op: Mapping[str, Any]) -> None:
+        how = _first(op, ("align", "alignment", "operation", "edge", "how", "to", "mode"))
+        if how is None:
+            raise InvalidInputError("missing field 'align' (left, center-horizontal, right, top, center-vertical, "
+                                    "bottom or center)")
+        ids = self._ids(op, ("ids", "id", "nodes", "shapes"))
+        arrange.align(self.canvas, ids, how)
+        for nid in ids:
+            self._touches(nid)
+
+    def _distribute(self, op: Mapping[str, Any]) -> None:
+        how = _first(op, ("axis", "direction", "operation", "orientation", "distribute", "how", "mode"))
+        if how is None:
+            raise InvalidInputError("missing field 'axis' (horizontal or vertical)")
+        ids = self._ids(op, ("ids", "id", "nodes", "shapes"))
+        arrange.distribute(self.canvas, ids, how)
+        for nid in ids:
+            self._touches(nid)
+
+    def _group_alias(self, op: Mapping[str, Any]) -> Optional[str]:
+        raw = _first(op, ("ref", "as", "group_id", "groupId"))
+        if raw is None and isinstance(op.get("ids"), list) and op.get("id") is not None:
+            raw = op["id"]
+        if raw is None:
+            return None
+        if not isinstance(raw, str) or not raw.strip():
+            raise InvalidInputError(f"field 'ref' must be a non-empty string, got {raw!r}")
+        return raw.strip()
+
+    def _group(self, op: Mapping[str, Any]) -> None:
+        alias = self._group_alias(op)
+        keys = ("ids", "nodes", "shapes", "children", "members") if isinstance(op.get("ids"), list) or alias else (
+            "ids", "id", "nodes", "shapes", "children", "members")
+        ids = self._ids(op, keys)
+        if self.canvas.source_format == "excalidraw":
+            gid = self._unique("group:" + re.sub(r"[^A-Za-z0-9_\-]+", "-", alias or "group").strip("-")[:40])
+        else:
+            gid = self._new_id(alias or "group")
+        arrange.group(self.canvas, ids, group_id=gid)
+        if alias:
+            self._pending.setdefault(alias, gid)
+        self._new.append(gid)
+        self._touches(gid)
+
+    def _ungroup(self, op: Mapping[str, Any]) -> None:
+        ids = self._ids(op, ("ids", "id", "groups", "group"))
+        for nid in ids:
+            self._touches(nid)
+        arrange.ungroup(self.canvas, ids)
+
+    def _lock(self, op: Mapping[str, Any]) -> None:
+        ids = self._ids(op)
+        arrange.set_locked(self.canvas, ids, True)
+
+    def _unlock(self, op: Mapping[str, Any]) -> None:
+        ids = self._ids(op)
+        arrange.set_locked(self.canvas, ids, False)
+
+    def _duplicate(self, op: Mapping[str, Any]) -> None:
+        ids = self._ids(op, ("ids", "id", "nodes", "shapes", "source"))
+        refs_raw = op.get("refs")
+        single = _first(op, ("ref", "as"))
+        refs: List[Optional[str]] = [None] * len(ids)
+        if refs_raw is not None:
+            if not isinstance(refs_raw, list) or len(refs_raw) != len(ids):
+                raise InvalidInputError(f"field 'refs' must list one alias per id ({len(ids)}), got {refs_raw!r}")
+            refs = [r.strip() if isinstance(r, str) and r.strip() else None for r in refs_raw]
+        elif single is not None:
+            if not isinstance(single, str) or not single.strip():
+                raise InvalidInputError(f"field 'ref' must be a non-empty string, got {single!r}")
+            if len(ids) != 1:
+                raise InvalidInputError(f"field 'ref' names one copy but {len(ids)} ids are duplicated; give 'refs'")
+            refs = [single.strip()]
+        dx, dy = _num(op, ("dx",), "dx"), _num(op, ("dy",), "dy")
+        x, y = _num(op, ("x",), "x"), _num(op, ("y",), "y")
+        offset: Optional[Tuple[float, float]] = None
+        if x is not None or y is not None:
+            boxes = [_bounds(self.canvas, n) for n in ids]
+            gx, gy = min(b[0] for b in boxes), min(b[1] for b in boxes)
+            offset = ((0.0 if x is None else x + self.origin[0] - gx) + (dx or 0.0),
+                      (0.0 if y is None else y + self.origin[1] - gy) + (dy or 0.0))
+        elif dx is not None or dy is not None:
+            offset = (dx or 0.0, dy or 0.0)
+
+        def new_id(orig: str, taken: set) -> str:
+            return self._unique(self._new_id_base(orig), taken)
+
+        copies = arrange.duplicate(self.canvas, ids, offset=offset, new_id=new_id)
+        for nid, ref in zip(ids, refs):
+            if ref:
+                self._pending.setdefault(ref, copies[nid])
+        self._new.extend(copies.values())
+        for nid in ids:
+            self._touches(copies[nid])
+
+    def _new_id_base(self, hint: str) -> str:
+        if self.canvas.source_format == "excalidraw" and hint.startswith("group:"):
+            return hint
+        slug = re.sub(r"[^A-Za-z0-9_\-]+", "-", hint.split(":", 1)[-1]).strip("-")[:40] or "node"
+        return "shape:" + slug
+
+    def _unique(self, base: str, taken: Iterable[str] = ()) -> str:
+        """``base``, else ``base-2``, ``base-3`` ...: the first id not in the canvas, the pending aliases or ``taken``."""
+        avoid = set(taken) | set(self._pending.values())
+        nid, k = base, 2
+        while nid in self.canvas or nid in avoid:
+            nid, k = f"{base}-{k}", k + 1
+        return nid
+
+    # ------------------------------------------------------------------ camera
+    def _set_viewport(self, op: Mapping[str, Any]) -> None:
+        from spatialobs.canvas.editing.editor import fit_camera
+
+        page = op.get("page")
+        if page is not None and (not isinstance(page, str) or page not in self.canvas.pages):
+            raise OutOfRangeError(f"no page {echo(page)}")
+        fit = _first(op, ("fit", "ids", "show", "zoom_to", "zoomTo"))
+        box: Optional[Tuple[float, float, float, float]] = None
+        if fit is not None:
+            refs = fit if isinstance(fit, list) else [fit]
+            ids = [self.resolve(r, "fit") for r in refs]
+            if not ids:
+                raise InvalidInputError("field 'fit' is empty")
+            boxes = [_bounds(self.canvas, n) for n in ids]
+            pages = {self.canvas.page_of(n) for n in ids}
+            if len(pages) > 1:
+                raise InvalidInputError(f"field 'fit': the nodes are on {len(pages)} pages")
+            page = page or pages.pop()
+            pad = _num(op, ("padding", "inset", "margin"), "padding", 32.0)
+            if pad < 0:
+                raise InvalidInputError(f"field 'padding' must be >= 0, got {pad!r}")
+            box = (min(b[0] for b in boxes) - pad, min(b[1] for b in boxes) - pad,
+                   max(b[2] for b in boxes) + pad, max(b[3] for b in boxes) + pad)
+        pid = self.canvas._resolve_page(page)
+        x, y = self._page_point(op)
+        w, h = _num(op, ("w", "width"), "w"), _num(op, ("h", "height"), "h")
+        zoom = _num(op, ("zoom", "z", "scale"), "zoom")
+        center = _first(op, ("center", "centre"))
+        dx, dy = _num(op, ("dx",), "dx"), _num(op, ("dy",), "dy")
+        if box is None and w is not None and h is not None:
+            if not (w > 0 and h > 0):
+                raise InvalidInputError(f"fields 'w' and 'h' must be > 0, got {w!r}, {h!r}")
+            if x is None or y is None:
+                raise InvalidInputError("a viewport box needs x, y, w and h")
+            box = (x, y, x + w, y + h)
+        c = None
+        if center is not None:
+            pt = _anchor(center, "center")
+            assert pt is not None
+            c = (pt[0] + self.origin[0], pt[1] + self.origin[1])
+        if box is None and zoom is None and c is None and x is None and y is None and dx is None and dy is None:
+            raise InvalidInputError("set_viewport needs x/y (with zoom or w/h), center, dx/dy, zoom or fit")
+        vp, note = fit_camera(self.canvas, pid, box=box, corner=None if box is not None else (x, y), center=c,
+                              zoom=zoom, pan=(dx or 0.0, dy or 0.0))
+        if note:
+            self._notes.append(note)
+        self.canvas.cameras = {**self.canvas.cameras, pid: vp}
+        self._cams.append(pid)
+
+    # ------------------------------------------------------------------ mermaid
+    def _create_from_mermaid(self, op: Mapping[str, Any]) -> None:
+        from spatialobs.canvas.editing.mermaid import build_mermaid
+
+        src = _first(op, _MERMAID_KEYS)
+        if not isinstance(src, str) or not src.strip():
+            raise InvalidInputError("missing field 'mermaid' (the flowchart's text)")
+        parent_ref = _first(op, ("parent", "into", "frame", "artboard"))
+        parent = self.canvas._resolve_page(None) if parent_ref is None else self._resolve_parent(parent_ref)
+        if parent in self.canvas.nodes:
+            self._unlocked(parent)
+        x, y = self._page_point(op)
+        made = build_mermaid(self.canvas, src, parent=parent, at=(x, y), origin=self.origin,
+                             new_id=lambda hint: self._unique(self._new_id_base(hint)),
+                             tldraw=self._maps_tldraw())
+        for alias, nid in made.aliases.items():
+            self._pending.setdefault(alias, nid)
+        ref = _first(op, ("ref", "as"))
+        if isinstance(ref, str) and ref.strip() and made.group is not None:
+            self._pending.setdefault(ref.strip(), made.group)
+        self._new.extend(made.created)
+        self._notes.extend(made.notes)
+        if made.created:
+            self._touches(made.created[0])
 
 
 def apply_reply(canvas: Canvas, reply: str, origin: Sequence[float] = (0, 0)) -> Report:

@@ -34,6 +34,7 @@ import numpy as np
 from spatialobs._core import place_greedy as _place_greedy
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
 from spatialobs.canvas.document.model import Canvas
+from spatialobs.canvas.editing.position import set_page_positions
 
 __all__ = ["PlacementError", "solve_placement", "place", "DEFAULT_INSET", "MAX_OVERLAP",
            "CONNECTOR_TYPES"]
@@ -264,7 +265,6 @@ def place(
     >>> c.node("b").parent
     'f'
     """
-    from spatialobs.canvas.editing.ops import set_page_positions
 
     if isinstance(ids, str) or not isinstance(ids, Sequence) or not ids:
         raise InvalidInputError(f"place: ids must be a non-empty list of node ids, got {ids!r}")

@@ -22,9 +22,11 @@ import copy
 import hashlib
 import math
 from bisect import bisect_left
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from spatialobs.canvas.limits import current as current_limits
 from spatialobs.canvas.limits import echo, typed_errors
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.document.sanitize import is_mapping
@@ -178,6 +180,11 @@ def from_excalidraw(doc: Mapping[str, Any]) -> Canvas:
             diags.append(Diagnostic("missing_field", eid, "element has no type; 'unknown' used"))
             etype = "unknown"
         ntype = "line" if etype == "draw" else etype
+        if etype not in ELEMENT_TYPES and etype not in ("draw", "unknown") and len(etype) <= current_limits().max_key_chars:
+            # kept as it is: written back unchanged while it is not edited, with its type when it is
+            # (a type longer than the key limit is cut by the sanitizer, which reports that instead)
+            diags.append(Diagnostic("unknown_type", eid, f"unknown element type {etype[:40]!r}; kept as it is, "
+                                                         "drawn as its box"))
         x = _f(e, "x", 0.0, diags)
         y = _f(e, "y", 0.0, diags)
         angle = _f(e, "angle", 0.0, diags)
@@ -351,7 +358,9 @@ _TL_ALIGN = {"start": "left", "middle": "center", "end": "right", "start-legacy"
              "middle-legacy": "center", "end-legacy": "right"}
 
 Tf = Tuple[float, float, float]
-_DROP = object()  # a derived field value meaning: remove the field
+_DROP = object()
+# while an Excalidraw scene is written back: element types it held that this writer does not know are kept
+_KEEP_UNKNOWN: ContextVar[bool] = ContextVar("excalidraw_keep_unknown", default=False)  # a derived field value meaning: remove the field
 
 
 def _hash31(text: str) -> int:
@@ -375,6 +384,8 @@ def _element_type(node: Node) -> Optional[str]:
     if t == "geo":
         kind = node.props.get("geo", node.style.get("geo"))
         return _GEO_KINDS.get(kind, "rectangle") if isinstance(kind, str) else "rectangle"
+    if t not in TYPE_MAP and _KEEP_UNKNOWN.get():
+        return t  # an element type this writer does not know, read from an Excalidraw scene: kept (copies too)
     return TYPE_MAP.get(t, "rectangle")
 
 
@@ -1136,8 +1147,12 @@ def to_excalidraw(canvas: Canvas, *, page: Optional[str] = None, updated: Option
         raise InvalidInputError(f"no page with id {page!r} (pages: {', '.join(map(repr, pages)) or 'none'})")
     if updated is not None and (isinstance(updated, bool) or not isinstance(updated, int)):
         raise InvalidInputError(f"updated must be an integer timestamp in ms, got {updated!r}")
-    ex = _Exporter(canvas, page, updated)
-    elements = ex.run()
+    keep = _KEEP_UNKNOWN.set(isinstance(canvas._source, ExcalidrawSource))
+    try:
+        ex = _Exporter(canvas, page, updated)
+        elements = ex.run()
+    finally:
+        _KEEP_UNKNOWN.reset(keep)
     src = ex.src
     if src is not None and src.top:
         doc: Dict[str, Any] = dict(src.top)

@@ -807,6 +807,21 @@ def _valid_ids_and_keys(out: List[Any], written: List[Any], versions: tschema.Sc
                 written.append(new_r)
 
 
+def _camera_screen(canvas: Canvas, src: Optional[TldrawSource]) -> float:
+    """Screen width the canvas's viewports were measured with (see ``editing.editor.document_screen``)."""
+    if src is not None:
+        return float(src.screen[0])
+    other = canvas._source
+    app = getattr(other, "top", {}).get("appState") if isinstance(getattr(other, "top", None), dict) else None
+    if is_mapping(app) and isinstance(app.get("width"), (int, float)) and app["width"] > 0:
+        return float(app["width"])
+    ed = canvas.meta.get("editor")
+    scr = ed.get("screen") if isinstance(ed, dict) else None
+    if isinstance(scr, list) and len(scr) == 2 and isinstance(scr[0], (int, float)) and scr[0] > 0:
+        return float(scr[0])
+    return DEFAULT_SCREEN[0]
+
+
 @typed_errors("to_tldraw")
 def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
     """Write a canvas as a tldraw document.
@@ -914,6 +929,14 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
     for p in canvas._pages.values():
         if p.id not in seen_pages:
             out.append(_page_record(p, None))
+    # a page whose camera the document did not store (a new page, a document from elsewhere): a camera record
+    stored = {str(r["id"])[len("camera:"):] for r in records if is_mapping(r) and r.get("typeName") == "camera"
+              and isinstance(r.get("id"), str)}
+    sw = _camera_screen(canvas, src)
+    for pid, vp in canvas.cameras.items():
+        if pid in canvas._pages and pid not in stored and vp.w > 0:
+            out.append({"x": -vp.x, "y": -vp.y, "z": sw / vp.w, "meta": {}, "id": "camera:" + pid,
+                        "typeName": "camera"})
     for nid in (i for pid in canvas.page_ids() for i in canvas.paint_order(pid)):
         if nid not in seen_nodes:
             out.append(node_to_record(canvas._nodes[nid], None, src, canvas, versions))
