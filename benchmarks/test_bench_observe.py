@@ -245,3 +245,37 @@ def test_observe_to_json(benchmark, n, impl, monkeypatch):
     if impl != "compiled":
         monkeypatch.setattr(_LIMITS, "_dumps_compact", None)
     assert benchmark(obs.to_json) == want
+
+
+@pytest.mark.skipif(not REAL, reason="../shared/data/canvases is absent")
+@pytest.mark.parametrize("occlusion", ["painted", "paper"])
+@pytest.mark.parametrize("path", [p for p in REAL if "VictoryZone" in p.name or "System-Design" in p.name],
+                         ids=lambda p: p.name.split("__")[1][:24])
+def test_observe_occlusion_rules(benchmark, path, occlusion):
+    """A warm observation under the default rule (painted regions, exact outlines) and the paper's bounds rule."""
+    benchmark.group = f"observe-occlusion {path.name.split('__')[1][:24]}"
+    c, vp = real(path)
+    obs = benchmark(observe, c, vp, occlusion=occlusion)
+    labelled = sum(o["visibility"] == "occluded" for o in obs.objects)
+    benchmark.extra_info["occluded"] = labelled
+    painted = observe(c, vp)
+    assert {o["id"] for o in painted.objects if o["visibility"] == "occluded"} <= {o["id"] for o in painted.objects}
+    if occlusion == "paper":
+        assert labelled >= sum(o["visibility"] == "occluded" for o in painted.objects)
+
+
+@pytest.mark.parametrize("form", ["json", "compact"])
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_observe_to_json_forms(benchmark, n, form):
+    """to_json and to_json(compact=True) of one warm 180-object observation, with their sizes."""
+    from spatialobs.canvas.compact import expand
+
+    benchmark.group = f"observe-json-forms n={n}"
+    obs = observe(synth(n), VIEW)
+    text = benchmark(obs.to_json, compact=form == "compact")
+    benchmark.extra_info["bytes"] = len(text.encode("utf-8"))
+    if form == "compact":
+        import json
+
+        assert expand(json.loads(text)) == obs.to_dict()
+        assert len(text) <= 0.5 * len(obs.to_json())

@@ -299,3 +299,18 @@ def test_damaged_real_files_give_one_line_errors(path, tmp_path, capsys):
         assert code in (0, 2), (name, err)
         if code == 2:
             assert err.count("\n") == 1 and err.startswith("spatialobs: error:"), (name, err)
+
+
+def test_observe_budget_compact_and_paper_rule(shared_data):
+    from spatialobs.canvas import load, observe
+    from spatialobs.canvas.compact import expand
+
+    path = next(p for p in shared_files("canvases", "*.tldr") if "taramti" in p.name)
+    out = run("observe", str(path), "--format", "compact", "--max-bytes", "4000")
+    assert out.returncode == 0, out.stderr
+    assert len(out.stdout.strip().encode()) <= 4000
+    assert expand(json.loads(out.stdout)) == observe(load(path), max_bytes=4000, budget_form="compact").to_dict()
+    tok = run("observe", str(path), "--max-tokens", "800", "--explain", "--occlusion", "paper")
+    assert json.loads(tok.stdout) == observe(load(path), max_tokens=800, explain=True, occlusion="paper").to_dict()
+    bad = run("observe", str(path), "--max-bytes", "-1")
+    assert bad.returncode != 0 and "max_bytes must be a non-negative integer" in bad.stderr

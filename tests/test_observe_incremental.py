@@ -33,7 +33,9 @@ def page(seed: int, n: int) -> Canvas:
         parent = ("F", "G", P, P)[k % 4]
         x, y = (float(v) for v in rng.integers(0, 40, 2) * 5.0)
         w, h = (float(v) for v in rng.choice([0.0, 5.0, 10.0, 20.0, 35.0, 60.0], 2))
-        c.add(Node(f"s{k}", ("geo", "note", "text", "geo")[k % 4], parent, None, x, y, w, h))
+        # fills of every kind, so that occlusion by painted regions (and by copies) is exercised too
+        c.add(Node(f"s{k}", ("geo", "note", "text", "geo")[k % 4], parent, None, x, y, w, h,
+                   style={"fill": ("solid", "none", "semi")[k % 3]}, props={"geo": ("rectangle", "ellipse")[k % 2]}))
     shapes = [f"s{k}" for k in range(n)]
     for k in range(max(2, n // 4)):
         x, y = (float(v) for v in rng.integers(0, 40, 2) * 5.0)

@@ -221,3 +221,23 @@ def test_generic_call_route_mirrors_every_tool(server):
     assert s["total_nodes"] if "total_nodes" in s else True
     assert json.dumps(s)
     assert snap["family"] == "membership"
+
+
+def test_observe_budget_compact_form_and_paper_rule_over_http(server, shared_data):
+    from spatialobs.canvas.compact import expand
+
+    _, root = server
+    src = next(p for p in shared_files("canvases", "*.excalidraw") if "upendrku" in p.name)
+    shutil.copy(src, root / "sd.excalidraw")
+    doc = ok(server, "POST", "/v1/documents", {"path": "sd.excalidraw"})["document"]
+    small = ok(server, "GET", f"/v1/documents/{doc}/observe?form=compact&max_bytes=6000")["observation"]
+    assert len(json.dumps(small, separators=(",", ":"), ensure_ascii=False).encode()) <= 6000
+    want = observe(load(src), max_bytes=6000, budget_form="compact")
+    assert expand(small) == want.to_dict() and want.omitted["objects"] > 0
+    tokens = ok(server, "GET", f"/v1/documents/{doc}/observe?max_tokens=1500&explain=true")["observation"]
+    assert tokens == observe(load(src), max_tokens=1500, explain=True).to_dict()
+    assert all("keptFor" in o for o in tokens["objects"])
+    paper = ok(server, "GET", f"/v1/documents/{doc}/observe?occlusion=paper")["observation"]
+    assert paper == observe(load(src), occlusion="paper").to_dict()
+    status, body = call(server, "GET", f"/v1/documents/{doc}/observe?occlusion=pixels")
+    assert status == 400 and "occlusion" in json.dumps(body)

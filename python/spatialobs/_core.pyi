@@ -66,6 +66,13 @@ def occluders(
     min_opacity: float = 0.9,
     mode: str = "bounds",
 ) -> npt.NDArray[np.int64] | tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def polygon_coverage(
+    verts: npt.NDArray[np.float64],
+    starts: npt.NDArray[np.int64],
+    targets: npt.NDArray[np.int64],
+    cover_starts: npt.NDArray[np.int64],
+    cover: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int64]]: ...
 # The pair kernels take the boxes or a BoxIndex built over them (reused, not rebuilt).
 def overlap_pairs(
     boxes: npt.NDArray[np.float64] | BoxIndex, *, threads: int = 1

@@ -313,6 +313,12 @@ def _observation(args: argparse.Namespace, canvas: Any) -> Any:
         max_objects=args.max_objects,
         max_relations=args.max_relations,
         include_bounds=args.all_bounds,
+        # options of observe only (render observes with the defaults)
+        max_bytes=getattr(args, "max_bytes", None),
+        max_tokens=getattr(args, "max_tokens", None),
+        budget_form="compact" if getattr(args, "format", "json") == "compact" else "json",
+        occlusion=getattr(args, "occlusion", "painted"),
+        explain=getattr(args, "explain", False),
     )
 
 
@@ -352,7 +358,7 @@ def _observe(args: argparse.Namespace) -> int:
         print(context_json(ctx) if args.format == "json" else json.dumps(ctx, indent=2, ensure_ascii=False))
         return 0
     obs = _observation(args, canvas)
-    print(obs.to_json() if args.format == "json" else _text_table(obs))
+    print(_text_table(obs) if args.format == "text" else obs.to_json(compact=args.format == "compact"))
     return 0
 
 
@@ -761,7 +767,14 @@ def _parser() -> argparse.ArgumentParser:
 
     ob = sub.add_parser("observe", help="print the structured observation of a canvas")
     view_options(ob)
-    ob.add_argument("--format", choices=("json", "text"), default="json", help="json (default) or a table for people")
+    ob.add_argument("--format", choices=("json", "text", "compact"), default="json",
+                    help="json (default), a table for people, or compact JSON (the same fields, ids written once)")
+    ob.add_argument("--max-bytes", type=int, default=None, metavar="N",
+                    help="byte budget of the output (objects kept by priority; json or compact)")
+    ob.add_argument("--max-tokens", type=int, default=None, metavar="N", help="the same budget in tokens (4 bytes each)")
+    ob.add_argument("--occlusion", choices=("painted", "paper"), default="painted",
+                    help="painted (default: what higher shapes paint hides) or paper (the CanvasObs bounds rule)")
+    ob.add_argument("--explain", action="store_true", help="give each object keptFor, why it was kept")
     ob.add_argument("--baseline", action="store_true", help="print the agent-kit baseline context instead")
     ob.set_defaults(func=_observe)
 

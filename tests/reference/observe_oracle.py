@@ -9,10 +9,17 @@ for record, and the benchmarks use it as the baseline.
 
 from __future__ import annotations
 
+import json
 import math
+from fractions import Fraction
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from spatialobs.canvas.observe import GUIDE  # noqa: F401  (same guide)
+from spatialobs.canvas.paint import (along_stroke, clip_convex, fills_area, local_outline, paints_interior,
+                                     straight_segment, stroke_and_heads)
+from tests.reference import coverage_oracle as COV
 from tests.reference import geometry_oracle as GO
 
 LABELS = ("visible", "partial", "occluded", "offscreen_near", "offscreen_far")
@@ -55,7 +62,8 @@ def terminal_points(node) -> Tuple[Any, Any]:
 
 def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max_objects=180,
                   max_relations=700, origin=(0, 0), include_bounds=False, near_factor=0.75,
-                  near_gap=32.0, align_tol=1.0, row_tol=10.0, touch_tol=4.0, min_opacity=0.9) -> Dict[str, Any]:
+                  near_gap=32.0, align_tol=1.0, row_tol=10.0, touch_tol=4.0, min_opacity=0.9,
+                  occlusion="painted") -> Dict[str, Any]:
     """The observation as a dict (what ``observe(...).to_dict()`` returns); viewport (x, y, w, h)."""
     pid = page or canvas.current_page
     vx, vy, vw, vh = viewport
@@ -87,6 +95,91 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
     def related(a, b):
         return a in anc[b] or b in anc[a]
 
+    def page_poly(r, local):
+        out = []
+        for x, y in local:
+            for k in [r] + anc[r]:
+                nd = nodes[k]
+                cs, sn = math.cos(nd.rotation), math.sin(nd.rotation)
+                x, y = nd.x + cs * x - sn * y, nd.y + sn * x + cs * y
+            out.append((x, y))
+        return out
+
+    def region(r):
+        # the outline on the page, clipped by every frame ancestor
+        poly = page_poly(r, local_outline(nodes[r]).tolist())
+        for a in anc[r]:
+            if types[a] == "frame":
+                fw, fh = nodes[a].w, nodes[a].h
+                poly = clip_convex(np.array(poly, dtype=np.float64).reshape(-1, 2),
+                                   np.array(page_poly(a, [(0, 0), (fw, 0), (fw, fh), (0, fh)]), dtype=np.float64)).tolist()
+        return poly
+
+    def painted_occluder(i, c):
+        # every higher shape that paints an opaque interior, on its outline; the target's
+        # outline clipped to the view (a sliver for a line); covered entirely, up to rounding
+        sliver = c[2] - c[0] <= 0 or c[3] - c[1] <= 0
+        if sliver:
+            e = 1e-3 * max(1.0, abs(c[0]), abs(c[1]))
+            c = (c[0] - e, c[1] - e, c[2] + e, c[3] + e)
+        painters = [j for j in range(i + 1, n) if solid[j] and not hidden[j] and not gone[j]
+                    and opacity[j] >= min_opacity and paints_interior(types[j], nodes[j].style, min_opacity)
+                    and GO.overlaps_area(box[j], c)]
+        if not painters:
+            return -1
+        if sliver:
+            tpoly = [(c[0], c[1]), (c[2], c[1]), (c[2], c[3]), (c[0], c[3])]
+        else:
+            tpoly = clip_convex(np.array(region(i), dtype=np.float64),
+                                np.array([(vbox[0], vbox[1]), (vbox[2], vbox[1]), (vbox[2], vbox[3]), (vbox[0], vbox[3])])).tolist()
+        if len(tpoly) < 3:
+            return -1
+        fr = lambda poly: [(Fraction(x), Fraction(y)) for x, y in poly]  # noqa: E731
+        area, covered, best = COV.coverage(fr(tpoly), [fr(region(j)) for j in painters])
+        need = Fraction(9, 10) if fills_area(types[i], nodes[i].style) else Fraction(1)
+        if area > 0 and area - covered <= (1 - need + Fraction(1, 10**9)) * area and best is not None:
+            return painters[best]
+        return -1
+
+    d = canvas.geometry()
+    place = [(d.px[d.row[i]], d.py[d.row[i]], d.rotation[d.row[i]], *box[r]) for r, i in enumerate(ids)]
+
+    def shown(j):
+        return not hidden[j] and not gone[j] and opacity[j] >= min_opacity and types[j] != "group"
+
+    def look(r):
+        nd = nodes[r]
+        props = {k: v for k, v in nd.props.items() if k not in ("seed", "version", "versionNonce", "updated", "index",
+                                                                  "boundElements", "link")}
+        return json.dumps([nd.type, nd.w, nd.h, nd.text, nd.name, nd.style, props], sort_keys=True, default=repr)
+
+    def copy_above(i):
+        # an exact copy (same look, same place) painted above, shown
+        for j in range(i + 1, n):
+            if in_view[j] and shown(j) and place[j] == place[i] and look(j) == look(i):
+                return j
+        return -1
+
+    def stroke_above(i):
+        # a straight connector lying along a higher straight connector's stroke
+        si = straight_segment(canvas, ids[i])
+        if si is None:
+            return -1
+        bi = box[i]
+        for j in range(i + 1, n):
+            bj = box[j]
+            if not (in_view[j] and types[j] in CONNECTORS and shown(j)):
+                continue
+            if not GO.intersects(bi, bj):
+                continue
+            sj = straight_segment(canvas, ids[j])
+            if sj is None:
+                continue
+            sw, hs, he = stroke_and_heads(nodes[j])
+            if along_stroke(si, sj, max(1.0, sw / 2), hs, he):
+                return j
+        return -1
+
     # visibility and occlusion
     labels, gaps = GO.visibility(box, vbox, near_factor)
     in_view = [lab in (0, 1) for lab in labels]
@@ -98,10 +191,20 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
             occ[i] = frame[i]
             continue
         c = (max(box[i][0], vbox[0]), max(box[i][1], vbox[1]), min(box[i][2], vbox[2]), min(box[i][3], vbox[3]))
-        for j in range(i + 1, n):
-            if solid[j] and not hidden[j] and not gone[j] and opacity[j] >= min_opacity and GO.contains(box[j], c):
-                occ[i] = j
-                break
+        if occlusion == "paper":
+            for j in range(i + 1, n):
+                if solid[j] and not hidden[j] and not gone[j] and opacity[j] >= min_opacity and GO.contains(box[j], c):
+                    occ[i] = j
+                    break
+        else:
+            occ[i] = painted_occluder(i, c)
+    if occlusion != "paper":
+        for i in range(n):
+            if in_view[i] and not gone[i] and occ[i] < 0:
+                occ[i] = copy_above(i)
+        for i in range(n):
+            if in_view[i] and not gone[i] and occ[i] < 0 and types[i] in CONNECTORS:
+                occ[i] = stroke_above(i)
     label = [2 if in_view[i] and occ[i] >= 0 else labels[i] for i in range(n)]
 
     # relations
@@ -178,10 +281,55 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
     for r in sel + ctx + [r for r in range(n) if labels[r] == 1]:
         if r not in kept:
             kept.append(r)
+    why = {r: ("selected" if r in sel else "context" if r in ctx else "partial") for r in kept}
     budget = max_objects - len(kept)
+    binds = [(a, b) for a, b, _ in rels["bound"]]
+
+    def native_first(before, chosen, eligible, key, base):
+        # swap pending rows (connectors bound to a kept row, parents of kept rows) in
+        # for unconnected chosen rows, lowest priority first, round by round
+        S = list(chosen)
+        came = {}
+        for _ in range(8):
+            K = set(before) | set(S)
+            pend = set()
+            for x in range(n):
+                tg = [b for a, b in binds if a == x]
+                if x not in K and eligible(x) and (any(t in K for t in tg) or any(parent[k] == x for k in K)):
+                    pend.add(x)
+            if not pend or not S:
+                break
+
+            KP = K | pend
+
+            def linked(x):
+                return ((parent[x] >= 0 and parent[x] in KP) or any(parent[k] == x for k in K)
+                        or any(a == x and b in K for a, b in binds) or any(b == x and a in KP for a, b in binds))
+
+            unc = [x for x in S if not linked(x)]
+            m = min(len(pend), len(unc))
+            if m == 0:
+                break
+            take = sorted(pend, key=lambda r: (key(r), r))[:m]
+            drop = set(unc[len(unc) - m:])
+            S = [x for x in S if x not in drop] + take
+            for r in take:
+                tg = [b for a, b in binds if a == r]
+                came[r] = "bound" if any(t in K for t in tg) else "parent"
+        S.sort(key=lambda r: (key(r), r))
+        return S, {r: came.get(r, base) for r in S}
+
     g2 = sorted((r for r in range(n) if in_view[r] and r not in kept), key=lambda r: reading[r] if reading[r] >= 0 else n + r)
-    kept += g2[:max(budget, 0)]
-    budget -= len(g2[:max(budget, 0)])
+    if len(g2) > max(budget, 0):
+        pos2 = {r: i for i, r in enumerate(g2)}
+        ks0 = set(kept)
+        chosen2, w2 = native_first(list(kept), g2[:max(budget, 0)], lambda r: in_view[r] and r not in ks0,
+                                   lambda r: pos2[r], "view")
+    else:
+        chosen2, w2 = g2, {r: "view" for r in g2}
+    kept += chosen2
+    why.update(w2)
+    budget -= len(chosen2)
     edges = [(a, b) for a, b, _ in rels["bound"]] + [(a, b) for a, b, _ in rels["touches"]] + \
         [(a, b) for a, b, _ in rels["parent"]]
     for _ in range(2):
@@ -198,11 +346,17 @@ def observe_naive(canvas, viewport, *, page=None, selected=None, context=(), max
             break
         take = sorted(cand, key=lambda r: (gaps[r], r))[:budget]
         kept += take
+        why.update({r: "connected" for r in take})
         budget -= len(take)
     if budget > 0:
         ks = set(kept)
         rest = sorted((r for r in range(n) if r not in ks and not in_view[r]), key=lambda r: (gaps[r], r))
-        kept += rest[:budget]
+        chosen4, w4 = rest[:budget], {r: "nearby" for r in rest[:budget]}
+        if len(chosen4) == budget:
+            chosen4, w4 = native_first(list(kept), chosen4, lambda r: r not in ks and not in_view[r],
+                                       lambda r: gaps[r], "nearby")
+        kept += chosen4
+        why.update(w4)
     rank = {r: k for k, r in enumerate(kept)}
 
     total = sum(len(v) for v in rels.values())

@@ -227,6 +227,12 @@ def typed_errors(what: str) -> Callable[[_F], _F]:
                 return fn(*args, **kwargs)
             except SpatialObsError:
                 raise
+            except TypeError as exc:
+                tb = exc.__traceback__
+                if tb is not None and tb.tb_next is None:
+                    raise  # the call itself did not bind (an unknown or missing argument): the caller's mistake
+                why = one_line(f"{type(exc).__name__}: {exc}")
+                raise InvalidInputError(one_line(f"{what}: the canvas holds a value that cannot be used ({why})")) from None
             except _UNTYPED as exc:
                 why = "nests too deep" if isinstance(exc, RecursionError) else one_line(f"{type(exc).__name__}: {exc}")
                 raise InvalidInputError(one_line(f"{what}: the canvas holds a value that cannot be used ({why})")) from None

@@ -159,7 +159,16 @@ TOOLS: Tuple[ToolSpec, ...] = (
                       "max_objects": {"type": "integer"}, "max_relations": {"type": "integer"},
                       "max_changes": {"type": "integer"}, "origin": _ORIGIN, "include_bounds": {"type": "boolean"},
                       "since": {"type": "string", "description": "token of an earlier observation, or 'last'"},
-                      "form": {"type": "string", "enum": ["json", "text"]},
+                      "form": {"type": "string", "enum": ["json", "text", "compact"],
+                               "description": "json (an object), text (the same as a JSON string) or compact (the "
+                                              "same fields with each id once, about a third of the bytes)"},
+                      "max_bytes": {"type": "integer", "description": "byte budget of the observation in its form "
+                                                                      "(objects kept by priority)"},
+                      "max_tokens": {"type": "integer", "description": "the same budget in tokens (4 bytes each)"},
+                      "occlusion": {"type": "string", "enum": ["painted", "paper"],
+                                    "description": "painted (default: what higher shapes paint hides) or paper "
+                                                   "(the CanvasObs bounds rule)"},
+                      "explain": {"type": "boolean", "description": "give each object keptFor, why it was kept"},
                       "baseline": {"type": "boolean", "description": "also the baseline context (shapes in the "
                                                                     "request bounds and peripheral clusters)"},
                       "guide": {"type": "boolean", "description": "also the guide to reading the observation"}},
@@ -620,7 +629,8 @@ class Service:
     def _t_observe(self, document: str, viewport: Any = None, page: Optional[str] = None, selected: Any = None,
                    context: Any = None, max_objects: int = 180, max_relations: int = 700, max_changes: int = 100,
                    origin: Any = None, include_bounds: bool = False, since: Optional[str] = None, form: str = "json",
-                   baseline: bool = False, guide: bool = False) -> Dict[str, Any]:
+                   baseline: bool = False, guide: bool = False, max_bytes: Optional[int] = None,
+                   max_tokens: Optional[int] = None, occlusion: str = "painted", explain: bool = False) -> Dict[str, Any]:
         from spatialobs.canvas import GUIDE, observe
         from spatialobs.canvas.baseline import baseline_context
 
@@ -634,14 +644,25 @@ class Service:
                 since = d.last_token
             obs = observe(d.canvas, vp, page=page, selected=selected, context=context or (),
                           max_objects=max_objects, max_relations=max_relations, origin=(ox, oy),
-                          include_bounds=include_bounds, since=since, max_changes=max_changes)
+                          include_bounds=include_bounds, since=since, max_changes=max_changes,
+                          max_bytes=max_bytes, max_tokens=max_tokens, budget_form="compact" if form == "compact" else "json",
+                          occlusion=occlusion, explain=explain)
             d.last_token = obs.token
-            out: Dict[str, Any] = {"document": d.name, "page": obs.page, "token": obs.token,
-                                   "observation": obs.to_json() if form == "text" else obs.to_dict()}
+            if form == "compact":
+                from spatialobs.canvas.compact import compact
+
+                body: Any = compact(obs.to_dict())
+            else:
+                body = obs.to_json() if form == "text" else obs.to_dict()
+            out: Dict[str, Any] = {"document": d.name, "page": obs.page, "token": obs.token, "observation": body}
             if baseline:
                 out["baseline"] = _plain(baseline_context(d.canvas, vp, page=page, selected=selected, origin=(ox, oy)))
         if guide:
             out["guide"] = GUIDE
+            if form == "compact":
+                from spatialobs.canvas.compact import COMPACT_GUIDE
+
+                out["guide"] = GUIDE + " " + COMPACT_GUIDE
         return out
 
     def _t_snapshot(self, document: str, page: Optional[str] = None, origin: Any = None) -> Dict[str, Any]:

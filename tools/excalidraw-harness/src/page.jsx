@@ -12,6 +12,7 @@ import {
 	CaptureUpdateAction,
 	convertToExcalidrawElements,
 	Excalidraw,
+	exportToCanvas,
 	getCommonBounds,
 	isLinearElement,
 	loadFromBlob,
@@ -232,6 +233,64 @@ function fonts() {
 }
 
 // ---------------------------------------------------------------------------
+// pixel probe (tools/pixel-probe): one scene, rendered a few elements at a time
+
+let probe = null
+
+// Opens a file as File › Open does and lists its live elements in paint order with their
+// bounds {x, y, w, h} and opacity 0..1; later probePass calls render from it.
+async function probeScene(text) {
+	await readyPromise
+	let restored
+	try {
+		restored = await loadFromBlob(new Blob([text], { type: 'application/json' }), null, null)
+	} catch (e) {
+		return { ok: false, error: String((e && e.message) || e) }
+	}
+	const elements = restored.elements.filter((e) => !e.isDeleted)
+	const map = new Map(elements.map((e) => [e.id, e]))
+	probe = { elements, files: restored.files || {} }
+	const xywh = (b) => (b && b.every(Number.isFinite) ? [b[0], b[1], b[2] - b[0], b[3] - b[1]] : null)
+	return {
+		ok: true,
+		bounds: elements.length ? xywh(getCommonBounds(elements, map)) : null,
+		elements: elements.map((e, i) => ({ id: e.id, type: e.type, order: i, opacity: (e.opacity ?? 100) / 100, b: xywh(getCommonBounds([e], map)) })),
+	}
+}
+
+// Renders the elements `ids` alone (the others at opacity 0, so the canvas keeps its extent)
+// with Excalidraw's exportToCanvas at zoom v.z, frames clipping their children, on a
+// transparent background; returns the alpha of the W x H window at scene (v.x, v.y), base64.
+async function probePass(ids, v, W, H) {
+	const on = new Set(ids)
+	// frames stay at full opacity: Excalidraw skips the children of a frame it does not draw
+	const els = probe.elements.map((e) => ({ ...e, opacity: on.has(e.id) || e.type === 'frame' || e.type === 'magicframe' ? 100 : 0 }))
+	const have = new Set(els.map((e) => e.id))
+	const root = els.filter((e) => !e.frameId || !have.has(e.frameId))
+	const [minX, minY] = getCommonBounds(root)
+	const canvas = await exportToCanvas({
+		elements: els,
+		files: probe.files,
+		exportPadding: 0,
+		appState: {
+			exportBackground: false,
+			viewBackgroundColor: '#ffffff',
+			frameRendering: { enabled: true, clip: true, name: false, outline: false },
+		},
+		getDimensions: (w, h) => ({ width: Math.ceil(w * v.z), height: Math.ceil(h * v.z), scale: v.z }),
+	})
+	const ctx = canvas.getContext('2d')
+	const dx = Math.round((v.x - minX) * v.z)
+	const dy = Math.round((v.y - minY) * v.z)
+	const img = ctx.getImageData(dx, dy, W, H).data
+	const alpha = new Uint8Array(W * H)
+	for (let i = 0; i < W * H; i++) alpha[i] = img[i * 4 + 3]
+	let bin = ''
+	for (let i = 0; i < alpha.length; i += 0x8000) bin += String.fromCharCode.apply(null, alpha.subarray(i, i + 0x8000))
+	return btoa(bin)
+}
+
+// ---------------------------------------------------------------------------
 // Mermaid: what Excalidraw's own Mermaid import makes of a flowchart
 
 async function mermaid(definition) {
@@ -269,6 +328,8 @@ async function mermaid(definition) {
 window.__harness = {
 	isReady: () => api !== null,
 	run,
+	probeScene,
+	probePass,
 	mermaid,
 	info: () => ({ packageVersions: PKG_VERSIONS, excalidrawVersion: PKG_VERSIONS['@excalidraw/excalidraw'], userAgent: navigator.userAgent }),
 	fonts,

@@ -1,0 +1,345 @@
+"""What each shape paints: whether it fills its interior, and the outline of what it covers.
+
+Occlusion as a person sees it (DESIGN §4) needs two facts per shape that the real
+editors' renderers decide:
+
+* **Does it paint its interior?** tldraw fills a ``geo`` shape unless ``fill`` is
+  ``"none"`` (``semi``, ``solid``, ``fill``, ``pattern`` and ``lined-fill`` all lay an
+  opaque colour under any hatching); notes, frames (their body has the theme's frame
+  fill) and images are opaque; text, arrows, lines, freehand strokes and highlights
+  paint strokes only. Excalidraw fills a rectangle, diamond or ellipse only with a
+  ``backgroundColor`` other than ``"transparent"`` and the ``solid`` fill style
+  (``hachure``, ``cross-hatch`` and ``zigzag`` draw lines with gaps); its frames are
+  outlines; images and embeds are opaque. A fill colour with an alpha channel below the
+  observation's ``min_opacity`` is translucent and hides nothing. Other node types
+  (the native form's own) paint their interior when they carry a ``fill`` that is not
+  ``"none"`` or ``"transparent"``.
+* **Where?** The shape's outline in its local frame: the 20 tldraw ``geo`` kinds as
+  :func:`~spatialobs.canvas.document.arrows.target_outline` computes them (an ellipse
+  covers less than its bounds, a star much less), Excalidraw's diamond and ellipse, and
+  the ``w × h`` box for everything else.
+
+The observation maps the outline to the page, clips it by every ancestor frame and
+measures coverage with :func:`spatialobs.geometry.polygon_coverage`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import weakref
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from spatialobs.canvas.document.arrows import target_outline
+
+__all__ = ["paints_interior", "fills_area", "fill_alpha", "local_outline", "to_page", "clip_convex", "box_polygon",
+           "straight_segment", "stroke_and_heads", "along_stroke", "OCCLUSION_MODES"]
+
+#: The observation's occlusion rules: ``"painted"`` (the default: painted regions,
+#: exact outlines, union coverage) and ``"paper"`` (CanvasObs: the bounds of one
+#: higher shape with opacity >= min_opacity contain the clipped bounds).
+OCCLUSION_MODES = ("painted", "paper")
+
+#: Types that paint strokes (or glyphs) only.
+_STROKES = frozenset({"group", "arrow", "line", "draw", "freedraw", "highlight", "text", "selection", "laser"})
+#: Types that paint an opaque box.
+_OPAQUE = frozenset({"note", "image", "video", "embed", "bookmark", "embeddable", "iframe", "magicframe_image"})
+#: Excalidraw's filled shape types (the only ones its renderer fills).
+_EXCALIDRAW_FILLED = frozenset({"rectangle", "ellipse", "diamond"})
+#: tldraw ``fill`` values that lay no colour.
+_NO_FILL = frozenset({"none", "transparent", ""})
+
+_HEX = re.compile(r"^#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$")
+_RGBA = re.compile(r"^(?:rgba|hsla)\(\s*[^,]+,[^,]+,[^,]+,\s*([0-9.]+)(%?)\s*\)$")
+
+
+def fill_alpha(color: Any) -> float:
+    """The alpha of a CSS-like fill colour: 0 for none or transparent, else 0–1 (1 without an alpha).
+
+    Examples
+    --------
+    >>> fill_alpha("transparent"), fill_alpha("#ffc9c9"), fill_alpha("#ffc9c980"), fill_alpha("rgba(0,0,0,0.5)")
+    (0.0, 1.0, 0.5019607843137255, 0.5)
+    """
+    if not isinstance(color, str):
+        return 0.0 if color is None else 1.0
+    c = color.strip().lower()
+    if c in _NO_FILL:
+        return 0.0
+    m = _HEX.match(c)
+    if m:
+        h = m.group(1)
+        if len(h) == 4:
+            return int(h[3] * 2, 16) / 255.0
+        if len(h) == 8:
+            return int(h[6:], 16) / 255.0
+        return 1.0
+    m = _RGBA.match(c)
+    if m:
+        try:
+            a = float(m.group(1))
+        except ValueError:
+            return 1.0
+        a = a / 100.0 if m.group(2) else a
+        return min(max(a, 0.0), 1.0)
+    return 1.0
+
+
+def paints_interior(node_type: str, style: Mapping[str, Any], min_alpha: float = 0.9) -> bool:
+    """Whether a node of this type and style paints an opaque interior (see the module docstring).
+
+    The node's own opacity is not considered here (the observation compares its page
+    opacity with ``min_opacity``).
+
+    Examples
+    --------
+    >>> paints_interior("geo", {"fill": "none"}), paints_interior("geo", {"fill": "solid"})
+    (False, True)
+    >>> paints_interior("rectangle", {"fill": "#a5d8ff", "fillStyle": "hachure"})
+    False
+    >>> paints_interior("rectangle", {"fill": "#a5d8ff", "fillStyle": "solid"}), paints_interior("text", {})
+    (True, False)
+    """
+    if node_type in _STROKES:
+        return False
+    if node_type in _OPAQUE:
+        return True
+    if "fillStyle" in style:  # an Excalidraw element: its renderer's rules
+        if node_type not in _EXCALIDRAW_FILLED:
+            return False
+        return style.get("fillStyle") == "solid" and fill_alpha(style.get("fill")) >= min_alpha
+    if node_type == "frame" or node_type == "artboard":
+        return True
+    fill = style.get("fill")
+    if fill is None:
+        return False
+    if isinstance(fill, str) and fill.strip().lower() in _NO_FILL:
+        return False
+    if node_type == "geo":
+        return True  # every tldraw fill but none is opaque
+    return fill_alpha(fill) >= min_alpha
+
+
+def fills_area(node_type: str, style: Mapping[str, Any]) -> bool:
+    """Whether a node's pixels spread over its outline (any fill, even hatched or translucent;
+    text; notes, frames, images) rather than lying on its edge (an outline, a line, a stroke).
+
+    Examples
+    --------
+    >>> fills_area("geo", {"fill": "none"}), fills_area("rectangle", {"fill": "#fff", "fillStyle": "hachure"})
+    (False, True)
+    >>> fills_area("text", {}), fills_area("arrow", {})
+    (True, False)
+    """
+    if node_type == "text" or node_type in _OPAQUE:
+        return True
+    if node_type in _STROKES:
+        return False
+    if "fillStyle" in style:
+        return node_type in _EXCALIDRAW_FILLED and fill_alpha(style.get("fill")) > 0
+    if node_type in ("frame", "artboard"):
+        return True
+    return fill_alpha(style.get("fill")) > 0
+
+
+_KIND_OF = {"ellipse": "ellipse", "diamond": "diamond"}
+
+#: Local outlines per node record (records are immutable: an unchanged record keeps its entry).
+_OUTLINES: Dict[int, Tuple[Any, np.ndarray]] = {}
+_OUTLINES_MAX = 1 << 15
+
+
+def local_outline(node: Any) -> np.ndarray:
+    """The outline of what ``node`` covers, in its local frame, as a ``(k, 2)`` float64 array.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Node
+    >>> local_outline(Node("a", "geo", "page:page", "a1", 0, 0, 10, 20)).tolist()
+    [[0.0, 0.0], [10.0, 0.0], [10.0, 20.0], [0.0, 20.0]]
+    >>> len(local_outline(Node("e", "ellipse", "page:page", "a1", 0, 0, 10, 20))) > 16
+    True
+    """
+    key = id(node)
+    hit = _OUTLINES.get(key)
+    if hit is not None and hit[0]() is node:
+        return hit[1]
+    w, h = float(node.w), float(node.h)
+    pts: Optional[List[Tuple[float, float]]] = None
+    if node.type == "geo" and w > 0 and h > 0:
+        pts = [(float(x), float(y)) for x, y in target_outline("geo", node.props, w, h, node.id).points]
+    elif node.type in _KIND_OF and w > 0 and h > 0:
+        pts = [(float(x), float(y)) for x, y in target_outline("geo", {"geo": _KIND_OF[node.type]}, w, h, node.id).points]
+    if pts and len(pts) > 3 and pts[-1] == pts[0]:
+        pts = pts[:-1]  # a closed path repeats its first point
+    if not pts or len(pts) < 3:
+        pts = [(0.0, 0.0), (w, 0.0), (w, h), (0.0, h)]
+    arr = np.asarray(pts, dtype=np.float64)
+    if len(_OUTLINES) >= _OUTLINES_MAX:
+        for k in [k for k, v in list(_OUTLINES.items()) if v[0]() is None]:
+            del _OUTLINES[k]
+        if len(_OUTLINES) >= _OUTLINES_MAX:
+            _OUTLINES.clear()
+    _OUTLINES[key] = (weakref.ref(node), arr)
+    return arr
+
+
+def to_page(local: np.ndarray, px: float, py: float, rotation: float) -> np.ndarray:
+    """Local outline points mapped by a page transform (origin ``px, py``, rotation in radians)."""
+    if rotation == 0.0:
+        return local + np.array([px, py])
+    c, s = math.cos(rotation), math.sin(rotation)
+    x, y = local[:, 0], local[:, 1]
+    return np.column_stack([px + c * x - s * y, py + s * x + c * y])
+
+
+def clip_convex(poly: np.ndarray, clip: np.ndarray) -> np.ndarray:
+    """``poly`` clipped by the convex polygon ``clip`` (Sutherland–Hodgman; either orientation).
+
+    Examples
+    --------
+    >>> sq = np.array([[0., 0], [10, 0], [10, 10], [0, 10]])
+    >>> clip_convex(sq, np.array([[5., -5], [20, -5], [20, 20], [5, 20]])).tolist()
+    [[5.0, 0.0], [10.0, 0.0], [10.0, 10.0], [5.0, 10.0]]
+    """
+    if len(clip) < 3 or len(poly) == 0:
+        return poly[:0]
+    cx, cy = clip[:, 0], clip[:, 1]
+    signed = float(np.sum(cx * np.roll(cy, -1) - np.roll(cx, -1) * cy))
+    sign = 1.0 if signed >= 0 else -1.0
+    out = [tuple(p) for p in poly.tolist()]
+    m = len(clip)
+    for i in range(m):
+        if not out:
+            break
+        ax, ay = clip[i]
+        bx, by = clip[(i + 1) % m]
+        ex, ey = bx - ax, by - ay
+
+        def side(p: Tuple[float, float]) -> float:
+            return sign * (ex * (p[1] - ay) - ey * (p[0] - ax))
+
+        src = out
+        out = []
+        prev = src[-1]
+        sp = side(prev)
+        for cur in src:
+            sc = side(cur)
+            if sc >= 0:
+                if sp < 0:
+                    t = sp / (sp - sc)
+                    out.append((prev[0] + t * (cur[0] - prev[0]), prev[1] + t * (cur[1] - prev[1])))
+                out.append(cur)
+            elif sp >= 0:
+                t = sp / (sp - sc)
+                out.append((prev[0] + t * (cur[0] - prev[0]), prev[1] + t * (cur[1] - prev[1])))
+            prev, sp = cur, sc
+    return np.asarray(out, dtype=np.float64).reshape(-1, 2)
+
+
+def box_polygon(b: Any) -> np.ndarray:
+    """The rectangle ``[x0, y0, x1, y1]`` as a polygon."""
+    x0, y0, x1, y1 = (float(v) for v in b)
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
+
+
+class _Rows:
+    """``nodes[r]`` for derivation rows, read from the canvas without building the list."""
+
+    def __init__(self, canvas: Any, d: Any) -> None:
+        self._nodes = canvas._nodes
+        self._ids = d.ids
+
+    def __getitem__(self, r: int) -> Any:
+        return self._nodes[self._ids[r]]
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
+def straight_segment(canvas: Any, node_id: str,
+                     terms: Optional[Mapping[str, Any]] = None) -> Optional[Tuple[float, float, float, float]]:
+    """The page end points ``(x0, y0, x1, y1)`` of a connector drawn as one straight segment, else None.
+
+    A tldraw arrow with no bend (resolved against its bound targets as tldraw draws it),
+    a two-point line, or an Excalidraw arrow or line of two points. ``terms`` (the arrow's
+    bindings by terminal) saves looking them up among all the canvas's bindings.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas, Node
+    >>> c = Canvas()
+    >>> _ = c.add(Node("l", "line", "page:page", "a1", 10, 10, props={"points": [[0, 0], [100, 50]]}))
+    >>> straight_segment(c, "l")
+    (10.0, 10.0, 110.0, 60.0)
+    """
+    from spatialobs.canvas.document import arrows as A
+
+    nd = canvas._nodes[node_id]
+    d = canvas.geometry()
+    r = d.row[node_id]
+    xf = A._xf(d, r)
+    pts = nd.props.get("points")
+    if isinstance(pts, list) or (nd.type == "line" and isinstance(pts, Mapping)):
+        lp = A._line_points(nd.props)
+        if len(lp) != 2 or (nd.type == "line" and nd.props.get("spline") == "cubic" and len(lp) > 2):
+            return None
+        (ax, ay), (bx, by) = (A._to_page(xf, p) for p in lp)
+        return (ax, ay, bx, by)
+    if nd.type != "arrow" or A._num(nd.props.get("bend"), 0.0) != 0.0 or nd.props.get("kind") == "elbow":
+        return None
+    if terms is None:
+        terms = {b.terminal: b for b in canvas._bindings.values() if b.from_id == node_id}
+    terms = {t: b for t, b in terms.items() if b.to_id in d.row}
+    try:
+        s, e = A._terminals(d, _Rows(canvas, d), r, terms)  # type: ignore[arg-type]  # indexed by row only
+        g = A.resolve_arrow(nd.props, xf, s, e)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    if g.kind != "straight" or not g.valid:
+        return None
+    (ax, ay), (bx, by) = A._to_page(xf, g.start), A._to_page(xf, g.end)
+    return (ax, ay, bx, by)
+
+
+def stroke_and_heads(node: Any) -> Tuple[float, float, float]:
+    """A connector's stroke width and how far its start and end arrowheads reach back along it.
+
+    tldraw: the ``size`` stroke (times ``scale``), heads unless ``arrowheadStart`` /
+    ``arrowheadEnd`` is ``"none"`` (an arrow's end has one by default); Excalidraw: its
+    ``strokeWidth``, heads from ``startArrowhead`` / ``endArrowhead``. A head is taken to
+    reach 8 stroke widths (*ours*: both editors scale their heads with the stroke).
+    """
+    from spatialobs.canvas.document.arrows import STROKE_SIZES, _num
+
+    props, style = node.props, node.style
+    if "strokeWidth" in style:
+        sw = _num(style.get("strokeWidth"), 2.0)
+        hs = props.get("startArrowhead") is not None
+        he = props.get("endArrowhead") is not None
+    else:
+        sw = STROKE_SIZES.get(str(style.get("size", props.get("size", "m"))), 3.5) * _num(props.get("scale"), 1.0)
+        is_arrow = node.type == "arrow"
+        hs = is_arrow and props.get("arrowheadStart", "none") != "none"
+        he = is_arrow and props.get("arrowheadEnd", "arrow") != "none"
+    return sw, 8 * sw if hs else 0.0, 8 * sw if he else 0.0
+
+
+def along_stroke(seg: Tuple[float, float, float, float], cover: Tuple[float, float, float, float], half: float,
+                 head_start: float, head_end: float) -> bool:
+    """Whether the segment ``seg`` lies on the stroke of ``cover``: both its ends within ``half`` of
+    the cover's line, between the cover's ends stretched by its arrowheads' reach."""
+    ax, ay, bx, by = cover
+    dx, dy = bx - ax, by - ay
+    L = math.hypot(dx, dy)
+    if L == 0:
+        return False
+    ux, uy = dx / L, dy / L
+    for px, py in ((seg[0], seg[1]), (seg[2], seg[3])):
+        t = (px - ax) * ux + (py - ay) * uy
+        n = abs(-(px - ax) * uy + (py - ay) * ux)
+        if n > half or t < -head_start - half or t > L + head_end + half:
+            return False
+    return True

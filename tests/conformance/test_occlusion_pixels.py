@@ -1,0 +1,162 @@
+"""``occluded`` against what the real tldraw and Excalidraw editors paint.
+
+For every shared real file and for generated stress pages (stacks, copies, nested frames,
+translucency, rotation, every fill kind), the pixel probe (``tools/pixel-probe``) renders
+the page in the real editor and measures each shape's visible pixels; the observation of
+the same viewport must say ``occluded`` exactly for the shapes a person cannot see (fewer
+than 10% of their own pixels visible) on at least ``TARGET`` of the judged shapes, per
+file. The paper's bounds rule is measured beside it and must do worse where outlines
+and text are common. Large pages are tiled at zoom 0.25 (``--min-zoom``) to keep the
+run short; ``docs/occlusion.md`` has the measurements at zoom 0.5.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any, Dict, Tuple
+
+import pytest
+
+from spatialobs.canvas import Canvas, load
+from tests.conformance import pixel_probe as pp
+from tests.conformance.conftest import require
+from tests.conftest import shared_files
+
+#: Share of judged shapes whose label must match the pixels, per file.
+TARGET = 0.99
+#: Files below the target and why (measured; see docs/occlusion.md).
+KNOWN_BELOW = {
+    # exact copies of hand-drawn outlines: tldraw seeds each outline's wobble with the
+    # shape's id, so a copy on top hides all of the one below or leaves 10-40% of its
+    # stroke showing, at random
+    "QuentinJoanon__VictoryZone-Front__wireframe.tldr": 0.97,
+}
+REAL = shared_files("canvases", "*.tldr") + shared_files("canvases", "*.excalidraw")
+
+
+def _editor(path: Path) -> str:
+    return "tldraw" if path.suffix == ".tldr" else "excalidraw"
+
+
+def stress_canvas(seed: int) -> Canvas:
+    """A page of the cases occlusion turns on, placed on a grid, with a seeded random stack."""
+    rng = random.Random(seed)
+    c = Canvas()
+    page = c.current_page
+    k = iter(range(10**6))
+
+    def add(nid: str, typ: str, x: float, y: float, w: float, h: float, parent: str = page, **kw: Any) -> str:
+        c.add({"id": f"shape:{nid}", "type": typ, "parent": parent, "index": f"a{next(k):06d}", "x": x, "y": y,
+               "w": w, "h": h, **kw})
+        return f"shape:{nid}"
+
+    def geo(nid: str, x: float, y: float, w: float, h: float, fill: str, kind: str = "rectangle", parent: str = page,
+            **kw: Any) -> str:
+        return add(nid, "geo", x, y, w, h, parent, style={"color": "blue", "fill": fill, "dash": "solid", "size": "m"},
+                   props={"geo": kind}, **kw)
+
+    def text(nid: str, x: float, y: float, parent: str = page, t: str = "label") -> str:
+        return add(nid, "text", x, y, 60, 30, parent, text=t, style={"color": "black", "size": "m"})
+
+    # a row of text under each fill kind (tldraw's fills; Excalidraw maps them to its styles)
+    for i, fill in enumerate(["none", "semi", "solid", "pattern", "fill", "lined-fill"]):
+        x = 40 + i * 260
+        text(f"t_{fill}", x + 60, 80)
+        geo(f"g_{fill}", x, 40, 200, 120, fill)
+    # translucency: the same solid cover at three opacities
+    for i, op in enumerate([0.5, 0.89, 0.95]):
+        x = 40 + i * 260
+        text(f"t_op{i}", x + 60, 280)
+        geo(f"g_op{i}", x, 240, 200, 120, "solid", opacity=op)
+    # outlines: an ellipse covers a text at its centre but leaves a rectangle's corners
+    text("t_ell", 900, 290)
+    geo("g_ell", 840, 230, 200, 140, "solid", kind="ellipse")
+    geo("r_under", 1100, 230, 200, 140, "solid")
+    geo("e_over", 1100, 230, 200, 140, "solid", kind="ellipse")
+    # rotation: a square turned 45 degrees covers its centre, not its bounds' corners
+    s = 200 / math.sqrt(2)
+    text("t_rot_in", 1440, 290)
+    text("t_rot_out", 1345, 235, t="x")
+    geo("g_rot", 1470, 230, s, s, "solid", rotation=math.pi / 4)
+    # exact copies and a stack of equal cards
+    # exact copies, drawn smooth (roughness 0): a sketchy copy's stroke is jittered by its own seed
+    for cid in ("copy_a", "copy_b"):
+        add(cid, "geo", 40, 440, 200, 120, style={"color": "blue", "fill": "none", "dash": "solid", "size": "m",
+                                                  "roughness": 0}, props={"geo": "rectangle"})
+    for j in range(3):
+        geo(f"stack{j}", 300 + 16 * j, 440 + 16 * j, 200, 120, "solid")
+    # almost covered: 4% of a card left showing, then 25%
+    geo("g_almost", 40, 620, 200, 100, "solid")
+    geo("g_almost_cover", 48, 612, 200, 120, "solid")
+    geo("g_quarter", 300, 620, 200, 100, "solid")
+    geo("g_quarter_cover", 350, 612, 200, 120, "solid")
+    # nested frames: a card inside the inner frame, covered by a card of the outer one
+    f1 = add("f_outer", "frame", 600, 420, 520, 320, name="Outer")
+    f2 = add("f_inner", "frame", 20, 40, 240, 200, parent=f1, name="Inner")
+    text("t_inner", 40, 60, parent=f2)
+    geo("g_inner_low", 120, 100, 100, 60, "none", parent=f2)
+    geo("g_outer_cover", 20, 40, 120, 100, "solid", parent=f1)
+    geo("g_clip_out", 200, 150, 120, 80, "solid", parent=f2)  # sticks out of the inner frame
+    text("t_beside", 300, 60, parent=f1)
+    # a seeded random stack of cards and labels
+    for j in range(24):
+        x, y = 1200 + rng.uniform(0, 500), 440 + rng.uniform(0, 300)
+        if rng.random() < 0.5:
+            text(f"rt{j}", x, y, t=rng.choice(["a", "note", "longer label"]))
+        else:
+            geo(f"rg{j}", x, y, rng.uniform(40, 180), rng.uniform(30, 120), rng.choice(["none", "solid", "semi"]),
+                kind=rng.choice(["rectangle", "ellipse", "diamond"]), rotation=rng.choice([0.0, 0.0, 0.3]))
+    return c
+
+
+def _stress_file(tmp: Path, editor: str, seed: int) -> Path:
+    c = stress_canvas(seed)
+    if editor == "tldraw":
+        path = tmp / f"stress{seed}.tldr"
+        path.write_text(json.dumps(c.to_tldraw()))
+    else:
+        path = tmp / f"stress{seed}.excalidraw"
+        path.write_text(json.dumps(c.to_excalidraw()))
+    return path
+
+
+_PROBES: Dict[Path, Dict[str, Any]] = {}
+
+
+def _measure(path: Path) -> Tuple[pp.Agreement, pp.Agreement]:
+    editor = _editor(path)
+    require(editor, pp.unavailable_reason(editor))
+    if path not in _PROBES:
+        # the real files of this editor in one browser session (starting one is most of a small file's time)
+        batch = [p for p in REAL if _editor(p) == editor and p not in _PROBES] if path in REAL else [path]
+        for p, probe in zip(batch, pp.run_probes(editor, batch, "--min-zoom", "0.25")):
+            _PROBES[p] = probe
+    probe = _PROBES.pop(path)
+    canvas = load(path)
+    return pp.agreement(canvas, probe), pp.agreement(canvas, probe, occlusion="paper")
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name.split("__")[1][:24])
+def test_real_file_labels_agree_with_the_pixels(path: Path) -> None:
+    ours, paper = _measure(path)
+    want = KNOWN_BELOW.get(path.name, TARGET)
+    assert ours.judged > 0
+    assert ours.rate >= want, (f"{path.name}: {ours.agree}/{ours.judged} agree; labelled occluded but seen "
+                               f"{ours.false_occluded[:5]}, hidden but not labelled {ours.missed[:5]}")
+    assert ours.rate >= paper.rate
+
+
+@pytest.mark.parametrize("editor", ["tldraw", "excalidraw"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_stress_page_labels_agree_with_the_pixels(tmp_path: Path, editor: str, seed: int) -> None:
+    path = _stress_file(tmp_path, editor, seed)
+    ours, paper = _measure(path)
+    assert ours.judged >= 40
+    assert ours.rate >= TARGET, (f"{editor} stress {seed}: {ours.agree}/{ours.judged}; false {ours.false_occluded}, "
+                                 f"missed {ours.missed}")
+    # the page has hidden shapes, and the paper's rule calls visible ones occluded
+    assert ours.pixel_occluded >= 3
+    assert paper.rate < ours.rate
