@@ -55,6 +55,7 @@ __all__ = [
     "arc_vertices",
     "resolve_bound",
     "arrow_geometry",
+    "arrow_ends",
     "page_terminals",
     "unbind_patch",
 ]
@@ -1191,6 +1192,32 @@ def resolve_arrow(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Termin
     >>> g.end, g.end_handle
     ((186.5, 50.0), (250.0, 50.0))
     """
+    geo, body, gaps = _course(props, arrow_xf, start, end)
+    if geo.kind == "arc":
+        assert geo.center is not None
+        body = arc_vertices(geo.center, geo.start, geo.end, geo.sweep, geo.large) if not _equals(geo.start, geo.end) else [geo.start, geo.end]
+    box = _bbox(body)
+    verts = tuple(body)
+    if label and label.strip() and geo.valid:
+        scale = _num(props.get("scale"), 1.0) or 1.0
+        heads = (props.get("arrowheadStart", "none") != "none", props.get("arrowheadEnd", "arrow") != "none")
+        lb = _label_box(body, geo.start, geo.end, label, props, scale, (start is not None, end is not None), heads,
+                        gaps)
+        box = (min(box[0], lb[0]), min(box[1], lb[1]), max(box[2], lb[2]), max(box[3], lb[3]))
+        verts += ((lb[0], lb[1]), (lb[2], lb[1]), (lb[2], lb[3]), (lb[0], lb[3]))
+    return ArrowGeometry(geo.kind, geo.start, geo.end, geo.start_handle, geo.end_handle, box, geo.valid,
+                         geo.center, geo.sweep, geo.large, verts)
+
+
+def _course(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Terminal],
+            end: Optional[Terminal]) -> Tuple[ArrowGeometry, List[Pt], Optional[Tuple[float, float]]]:
+    """The first half of :func:`resolve_arrow`: where the body runs, before an arc is sampled.
+
+    Returns the geometry with its ends, handles, kind and arc (its ``bounds`` and
+    ``vertices`` not computed yet), the body's points (an elbow route's or a straight
+    body's two; empty for an arc) and an elbow route's arrowhead gaps. The ends never
+    depend on the label or the sampling, so :func:`arrow_ends` stops here.
+    """
     scale = _num(props.get("scale"), 1.0) or 1.0
     bend = _num(props.get("bend"), 0.0)
     size = str(props.get("size", "m"))
@@ -1222,18 +1249,7 @@ def resolve_arrow(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Termin
         a, b, valid = _straight(a0, b0, start, end, arrow_xf, heads, sw, scale, rel)
         body = [a, b]
         geo = ArrowGeometry("straight", a, b, a0, b0, (0.0, 0.0, 0.0, 0.0), valid)
-    elif geo.kind == "arc":
-        assert geo.center is not None
-        body = arc_vertices(geo.center, geo.start, geo.end, geo.sweep, geo.large) if not _equals(geo.start, geo.end) else [geo.start, geo.end]
-    box = _bbox(body)
-    verts = tuple(body)
-    if label and label.strip() and geo.valid:
-        lb = _label_box(body, geo.start, geo.end, label, props, scale, (start is not None, end is not None), heads,
-                        gaps)
-        box = (min(box[0], lb[0]), min(box[1], lb[1]), max(box[2], lb[2]), max(box[3], lb[3]))
-        verts += ((lb[0], lb[1]), (lb[2], lb[1]), (lb[2], lb[3]), (lb[0], lb[3]))
-    return ArrowGeometry(geo.kind, geo.start, geo.end, geo.start_handle, geo.end_handle, box, geo.valid,
-                         geo.center, geo.sweep, geo.large, verts)
+    return geo, body, gaps
 
 
 def _point(p: Any) -> Pt:
@@ -1898,6 +1914,41 @@ def arrow_geometry(canvas: Any, arrow_id: str) -> ArrowGeometry:
     >>> arrow_geometry(c, "shape:a").end
     (100.0, 0.0)
     """
+    nd, axf, s, e = _arrow_inputs(canvas, arrow_id)
+    return resolve_arrow(nd.props, axf, s, e, nd.text)
+
+
+def arrow_ends(canvas: Any, arrow_id: str) -> Tuple[Pt, Pt]:
+    """The ends of one arrow of a canvas as tldraw draws them (in the arrow's local frame).
+
+    The ``start`` and ``end`` of :func:`arrow_geometry`, to the bit, without sampling
+    an arc or placing the label (neither moves an end): what a writer needs from an
+    arrow whose ends its format stores.
+
+    Raises
+    ------
+    OutOfRangeError
+        No node ``arrow_id``.
+    InvalidInputError
+        The node is not an arrow.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas
+    >>> from spatialobs.canvas.document.records import Node
+    >>> c = Canvas()
+    >>> a = c.add(Node("shape:a", "arrow", "page:page", "a1", 10, 10, text="a label",
+    ...                props={"start": {"x": 0, "y": 0}, "end": {"x": 100, "y": 0}, "bend": 40}))
+    >>> arrow_ends(c, "shape:a") == (arrow_geometry(c, "shape:a").start, arrow_geometry(c, "shape:a").end)
+    True
+    """
+    nd, axf, s, e = _arrow_inputs(canvas, arrow_id)
+    geo = _course(nd.props, axf, s, e)[0]
+    return geo.start, geo.end
+
+
+def _arrow_inputs(canvas: Any, arrow_id: str) -> Tuple[Any, Xf, Optional[Terminal], Optional[Terminal]]:
+    """What :func:`resolve_arrow` takes for one arrow of a canvas: its record, page transform and terminals."""
     from spatialobs._errors import InvalidInputError, OutOfRangeError
 
     d = canvas.geometry()
@@ -1915,7 +1966,7 @@ def arrow_geometry(canvas: Any, arrow_id: str) -> ArrowGeometry:
         own = [b for b in canvas.bindings.values() if b.from_id == arrow_id]
     terms = {b.terminal: b for b in own if b.to_id in d.row}
     s, e = _terminals(d, nodes, r, terms)
-    return resolve_arrow(nd.props, _xf(d, r), s, e, nd.text)
+    return nd, _xf(d, r), s, e
 
 
 def page_terminals(canvas: Any, arrow_id: str) -> Tuple[Pt, Pt]:
@@ -1957,7 +2008,8 @@ def unbind_patch(canvas: Any, arrow_id: str, terminals: Sequence[str]) -> Dict[s
     """
     if _keeps_points(canvas.nodes[arrow_id]):
         return {}  # Excalidraw keeps the stored points of an arrow whose target goes
-    g = arrow_geometry(canvas, arrow_id)
+    nd, axf, s, e = _arrow_inputs(canvas, arrow_id)
+    g = _course(nd.props, axf, s, e)[0]  # ends, handles and arc: no sampling, no label
     props = canvas.nodes[arrow_id].props
     patch: Dict[str, Any] = {}
     for term in terminals:
