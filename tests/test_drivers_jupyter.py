@@ -27,7 +27,11 @@ def _driver(**kw):
     return JupyterLabDriver(**kw)
 
 
+@pytest.mark.timeout(300)
 def test_menu_bar_and_file_browser_match_the_page_no_state_leaks_and_kernels_die():
+    """Slow by design: a real JupyterLab server read in Chromium, launched twice (a reset is a new server), and
+    a kernel started, then killed with its server (49 s on the shared 2-core machine under load).
+    """
     from spatialobs.screen.drivers.jupyter import SEED_FILES, marked_processes
 
     d = _driver()
@@ -93,7 +97,11 @@ def test_menu_bar_and_file_browser_match_the_page_no_state_leaks_and_kernels_die
     assert not os.path.exists(tmp) and marked_processes(marker) == []
 
 
+@pytest.mark.timeout(300)
 def test_short_episode():
+    """Slow by design: a real JupyterLab server and Chromium for six steps (36 s on the shared 2-core machine
+    under load).
+    """
     with _driver() as d, ScreenGraph(app="jupyterlab") as g:
         ep = explore(d, steps=6, selector="puct", graph=g)
         assert len(ep.steps) == 6 and g.num_states >= 2 and ep.faults == 0
