@@ -30,6 +30,8 @@ frame masks that clip a bound target are not applied.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import operator
 import sys
@@ -1073,20 +1075,40 @@ def _label_size(text: str, size: str, scale: float, body: Box, font: str = "draw
     return (width + pad, h + pad)
 
 
-def _interp(pts: Sequence[Pt], t: float) -> Pt:
+def _interp(pts: Sequence[Pt], t: float, runs: Optional["_Runs"] = None) -> Pt:
+    """The point a fraction ``t`` of the way along a polyline. ``runs``: its :class:`_Runs`,
+    when several points of one polyline are asked for (the same result, without
+    measuring the polyline again)."""
     if t <= 0:
         return pts[0]
-    lens = [_dist(pts[i], pts[i + 1]) for i in range(len(pts) - 1)]
-    goal = t * sum(lens)
-    run = 0.0
-    for i, d in enumerate(lens):
-        if run + d >= goal:
-            if d == 0:
-                return pts[i]
-            k = (goal - run) / d
-            return (pts[i][0] + (pts[i + 1][0] - pts[i][0]) * k, pts[i][1] + (pts[i + 1][1] - pts[i][1]) * k)
-        run += d
-    return pts[-1]
+    r = runs if runs is not None else _Runs(pts)
+    lens, ends = r.lens, r.ends
+    goal = t * r.total
+    if goal != goal:  # NaN: no length reaches it
+        return pts[-1]
+    # the first segment whose running end reaches the goal (ends never decrease: lengths are >= 0)
+    i = bisect.bisect_left(ends, goal) if r.ordered else next((k for k, e in enumerate(ends) if e >= goal), len(ends))
+    if i == len(ends):
+        return pts[-1]
+    d = lens[i]
+    if d == 0:
+        return pts[i]
+    k = (goal - (ends[i - 1] if i else 0.0)) / d
+    return (pts[i][0] + (pts[i + 1][0] - pts[i][0]) * k, pts[i][1] + (pts[i + 1][1] - pts[i][1]) * k)
+
+
+class _Runs:
+    """A polyline's segment lengths, their sum (as ``sum`` adds them) and running ends (as a
+    loop adds them, one after another): measured once for every point asked of it."""
+
+    __slots__ = ("lens", "total", "ends", "ordered")
+
+    def __init__(self, pts: Sequence[Pt]) -> None:
+        self.lens = [_dist(pts[i], pts[i + 1]) for i in range(len(pts) - 1)]
+        self.total = sum(self.lens)
+        self.ends = list(itertools.accumulate(self.lens))
+        # bisection needs ends that never decrease: no NaN among the lengths
+        self.ordered = all(d == d for d in self.lens)
 
 
 def _uninterp(pts: Sequence[Pt], p: Pt) -> float:
@@ -1095,14 +1117,14 @@ def _uninterp(pts: Sequence[Pt], p: Pt) -> float:
     at = 0.0
     run = 0.0
     px, py = p
-    for i in range(len(pts) - 1):
-        (sx, sy), (ex, ey) = pts[i], pts[i + 1]
+    hypot, sqrt = math.hypot, math.sqrt
+    for (sx, sy), (ex, ey) in zip(pts, pts[1:]):
         dx, dy = ex - sx, ey - sy
         l2 = dx * dx + dy * dy
         t = 0.0 if l2 == 0 else min(1.0, max(0.0, ((px - sx) * dx + (py - sy) * dy) / l2))
         nx, ny = sx + dx * t, sy + dy * t
-        d = math.hypot(px - nx, py - ny)
-        seg = math.sqrt(l2)
+        d = hypot(px - nx, py - ny)
+        seg = sqrt(l2)
         if d < best:
             best = d
             at = run + seg * t
@@ -1121,7 +1143,8 @@ def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str
     pad = (_LABEL_TO_ARROW_PADDING + (sw - 2.0) * 2 + (20 if sw >= 10.0 else 0)) * scale
     margin = 64.0 if elbow is None else max(elbow[0] + pad, 32.0) + max(elbow[1] + pad, 32.0)
     lw, lh = _label_size(text, size, scale, _bbox(body), font if isinstance(font, str) else "draw", margin)
-    length = sum(_dist(body[i], body[i + 1]) for i in range(len(body) - 1))
+    runs = _Runs(body)  # one measure of the body for its length and the three points asked of it
+    length = runs.total
     rel = pad / length if length else 0.0
 
     def constrained(center: Pt, end_pt: Pt, grow: float = 0.0) -> Optional[Pt]:
@@ -1129,12 +1152,12 @@ def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str
         x1, y1 = center[0] + lw / 2 + grow, center[1] + lh / 2 + grow
         box = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
         hits: List[Pt] = []
-        for j in range(len(body) - 1):
-            (px, py), (qx, qy) = body[j], body[j + 1]
+        for a, b in zip(body, body[1:]):
+            (px, py), (qx, qy) = a, b
             if max(px, qx) < x0 or min(px, qx) > x1 or max(py, qy) < y0 or min(py, qy) > y1:
                 continue  # cannot cross the box's edges
             for i in range(4):
-                p = intersect_segment_segment(box[i], box[(i + 1) % 4], body[j], body[j + 1])
+                p = intersect_segment_segment(box[i], box[(i + 1) % 4], a, b)
                 if p is not None and p not in hits:
                     hits.append(p)
         far = None
@@ -1146,8 +1169,8 @@ def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str
         return far
 
     if elbow is None:
-        sc = constrained(_interp(body, rel), start)
-        ec = constrained(_interp(body, 1 - rel), end)
+        sc = constrained(_interp(body, rel, runs), start)
+        ec = constrained(_interp(body, 1 - rel, runs), end)
     else:
         sc = constrained(start, start, pad)
         ec = constrained(end, end, pad)
@@ -1159,7 +1182,7 @@ def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str
     lo = r0 if (heads[0] or bound[0]) else 0.0
     hi = r1 if (heads[1] or bound[1]) else 1.0
     pos = max(lo, min(hi, pos))
-    c = _interp(body, pos)
+    c = _interp(body, pos, runs)
     return (c[0] - lw / 2, c[1] - lh / 2, c[0] + lw / 2, c[1] + lh / 2)
 
 
