@@ -174,3 +174,31 @@ def test_ends_of_an_arrow_whose_arc_is_sampled_at_the_cap():
     assert len(g.vertices) > arrows.MAX_ARC_SPANS
     s, e = arrow_ends(c, "shape:r")
     assert bits((s, e)) == bits((g.start, g.end)) and all(math.isfinite(v) for v in s + e)
+
+
+def _naive_interp(pts, t):
+    """The point a fraction ``t`` along a polyline: every length measured anew, a loop (the code before issue 34)."""
+    if t <= 0:
+        return pts[0]
+    lens = [math.hypot(pts[i][0] - pts[i + 1][0], pts[i][1] - pts[i + 1][1]) for i in range(len(pts) - 1)]
+    goal = t * sum(lens)
+    run = 0.0
+    for i, d in enumerate(lens):
+        if run + d >= goal:
+            if d == 0:
+                return pts[i]
+            k = (goal - run) / d
+            return (pts[i][0] + (pts[i + 1][0] - pts[i][0]) * k, pts[i][1] + (pts[i + 1][1] - pts[i][1]) * k)
+        run += d
+    return pts[-1]
+
+
+coord = st.one_of(st.floats(-100, 100), st.sampled_from([0.0, -0.0, 1e-300, 1e300, math.inf, -math.inf, math.nan]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(coord, coord), min_size=1, max_size=8),
+       st.one_of(st.floats(-1, 2), st.sampled_from([0.0, 1.0, math.nan, math.inf, 1e-12])))
+def test_a_point_along_a_polyline_measured_once_is_the_naive_one_to_the_bit(pts, t):
+    runs = arrows._Runs(pts)
+    assert bits(arrows._interp(pts, t, runs)) == bits(_naive_interp(pts, t)) == bits(arrows._interp(pts, t))
