@@ -163,9 +163,13 @@ def signature(exc: BaseException) -> str:
     """Exception type and the innermost package frame, e.g. ``OverflowError@importers.py:_box``."""
     import traceback
 
+    import spatialobs
+
+    # frames of the package wherever it is installed, not of a checkout whose path names it
+    package = os.path.join(os.path.dirname(os.path.abspath(spatialobs.__file__)), "")
     where = "?"
     for frame in traceback.extract_tb(exc.__traceback__):
-        if "spatialobs" in frame.filename:
+        if os.path.abspath(frame.filename).startswith(package):
             where = f"{os.path.basename(frame.filename)}:{frame.name}"
     return f"{type(exc).__name__}@{where}"
 
