@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+import time
+from typing import Any, Callable, Optional
 
 import pytest
 
@@ -36,3 +37,25 @@ def session_processes(tmp_prefix: str) -> list:
         if tmp_prefix.encode() in env or tmp_prefix.encode() in cmd:
             out.append(cmd.replace(b"\0", b" ").decode(errors="replace"))
     return out
+
+
+def wait_for(probe: Callable[[], Any], what: str, timeout: float = 15.0, interval: float = 0.1) -> Any:
+    """Poll ``probe()`` until it returns something truthy (returned); fail, saying ``what`` was
+    awaited and for how long, after ``timeout`` seconds.
+
+    For a condition of a real application, a browser or a server, which settles in its own
+    time: a bounded poll instead of a fixed sleep, and a clear message when it never comes.
+
+    Examples
+    --------
+    >>> wait_for(lambda: 42, "the answer")
+    42
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        got = probe()
+        if got:
+            return got
+        if time.monotonic() >= deadline:
+            pytest.fail(f"waited {timeout:g} s for {what}; it never came")
+        time.sleep(interval)

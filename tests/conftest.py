@@ -9,6 +9,8 @@ import os
 import pytest
 from hypothesis import settings
 
+from tests.timeouts import pytest_configure, pytest_runtest_protocol  # noqa: F401 - the hooks of every test's limit
+
 # CI explores the same examples on every run (a failure there is reproducible from the log);
 # elsewhere each run draws new ones, so developers keep finding new edge cases.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)

@@ -248,7 +248,11 @@ def test_traces_train_prior_and_learned_prior(tmp_path):
         assert bad.returncode == 2 and bad.stderr.startswith("spatialobs: error:"), (args, bad.stderr)
 
 
+@pytest.mark.timeout(300)
 def test_studies_small_scale_writes_the_report(tmp_path):
+    """Slow by design: the command's whole small-scale study (every simulated app, every selector) in a process
+    of its own; the report checked needs all of it (78 s on the shared 2-core machine under load).
+    """
     report = tmp_path / "exploration.md"
     out = run("studies", "--out", str(report), "--scale", "small")
     assert out.returncode == 0, out.stderr

@@ -173,8 +173,12 @@ def _worker_logs(folder):
     return sent, acked
 
 
+@pytest.mark.timeout(300)
 @needs_ray
 def test_nothing_acknowledged_is_lost_when_a_worker_a_shard_and_the_graph_die(ray_rt, tmp_path):
+    """Slow by design: a real Ray run of two workers, two shards and the graph, each of the three killed once
+    mid-run and restarted (72 s on the shared 2-core machine under load).
+    """
     from spatialobs.distributed.runtime import RayExploration
 
     run = RayExploration(partial(sim.make_app, "notepad", 0), "notepad", workers=2, shards=2, folder=tmp_path,
@@ -212,8 +216,12 @@ def test_nothing_acknowledged_is_lost_when_a_worker_a_shard_and_the_graph_die(ra
         assert back.num_states == summary["states"]
 
 
+@pytest.mark.timeout(300)
 @needs_ray
 def test_the_commands_on_ray(ray_rt, tmp_path, capsys):
+    """Slow by design: dedup and explore through the command line on a real Ray runtime (45 s on the shared
+    2-core machine under load).
+    """
     from spatialobs.cli import main
 
     c = make_corpus(seed=5, apps=2, templates_per_app=6, variants=3)
@@ -233,9 +241,14 @@ def test_the_commands_on_ray(ray_rt, tmp_path, capsys):
         assert g.num_transitions + len(g.captures()) == 10
 
 
+@pytest.mark.timeout(300)
 @needs_ray
 def test_explore_on_ray_drives_a_real_application(ray_rt, tmp_path, capsys):
-    """``explore --ray`` builds each worker's driver with make_driver: one worker explores Mousepad."""
+    """``explore --ray`` builds each worker's driver with make_driver: one worker explores Mousepad.
+
+    Slow by design: a Ray worker drives the real Mousepad over AT-SPI (47 s on the shared 2-core machine
+    under load).
+    """
     from spatialobs.cli import main
     from spatialobs.screen.drivers.atspi import unavailable_reason
     from tests._drivers import require

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from spatialobs.screen import ScreenGraph, explore
 from spatialobs.screen.actions import Action
-from tests._drivers import require
+from tests._drivers import require, wait_for
 
 WEBAPP = Path(__file__).parent / "data" / "webapp"
 
@@ -32,8 +32,10 @@ def test_typing_a_task_and_a_modal_dialog():
     with _driver() as d:
         scr = d.reset()
         tasks = next(a for a in d.actions(scr) if a.op == "click" and a.target.text == "Tasks")
-        scr = d.step(tasks)
-        box = next(a for a in d.actions(scr) if a.op == "type" and a.value == "hello")
+        d.step(tasks)
+        # the Tasks page offers its text box once it has settled: polled, bounded
+        box = wait_for(lambda: next((a for a in d.actions(d.screen()) if a.op == "type" and a.value == "hello"), None),
+                       "a 'type hello' action on the Tasks page after clicking Tasks")
         scr = d.step(box)
         scr = d.step(Action("key", None, "enter"))
         assert any(e.role == "listitem" and e.text == "hello" or e.text == "hello" for e in scr.elements)

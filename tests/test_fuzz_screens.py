@@ -35,6 +35,7 @@ def test_the_corpus_is_kept():
     assert len(CASES) >= 5
 
 
+@pytest.mark.timeout(suite.KEPT_LIMIT)
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.name)
 def test_kept_finding_stays_fixed(path):
     suite.check_kept(targets, path)

@@ -555,6 +555,9 @@ def test_threaded_kernels_are_bit_identical_to_serial_and_the_oracle(boxes, thre
 @settings(max_examples=8, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(200, 1500), st.sampled_from([2, 4, 16]), st.sampled_from([2, 3, 0]))
 def test_threaded_join_on_deep_trees(seed, n, node_size, threads):
+    """Slow by design: trees of up to 1,500 boxes with nodes of two, every pair kernel run serial and threaded
+    (32 s on the shared 2-core machine under load).
+    """
     boxes = seeded_boxes(seed, n)
     ix = g.BoxIndex(boxes, node_size)
     serial = _pair_kernels(boxes, ix, 1, 6.0, 3, 1.0)

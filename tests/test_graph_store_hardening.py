@@ -95,10 +95,20 @@ def test_workers_killed_mid_step_lose_no_committed_step_and_leave_no_half_step(t
     try:
         for proc in procs.values():
             assert proc.stdout.readline().strip() == "ready"
-        time.sleep(0.3 + float(rng.uniform(0, 0.5)))
+        # kill once the workers have committed a random number of steps between them (polled, bounded)
+        goal, committed = int(rng.integers(10, 80)), 0
+        deadline = time.monotonic() + 30
+        while committed < goal:
+            assert time.monotonic() < deadline, f"the workers committed {committed} of {goal} steps in 30 s"
+            con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+            try:
+                committed = con.execute("SELECT COUNT(*) FROM transitions").fetchone()[0]
+            finally:
+                con.close()
+            time.sleep(0.005)  # the poll's interval
         for name, proc in procs.items():
             proc.send_signal(signal.SIGKILL)
-            time.sleep(float(rng.uniform(0, 0.05)))
+            time.sleep(float(rng.uniform(0, 0.05)))  # kills spread at random, not a wait for anything
     finally:
         for name, proc in procs.items():
             proc.kill()

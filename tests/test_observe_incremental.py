@@ -130,6 +130,9 @@ def advanced(monkeypatch):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10**6), st.integers(8, 60), st.lists(EDIT, min_size=1, max_size=12))
 def test_edit_sequences_update_tables_as_a_fresh_observation_finds_them(seed, n, edits):
+    """Slow by design: 60 edit sequences, every observation after every edit compared with a fresh one (33 s on
+    the shared 2-core machine under load).
+    """
     c = page(seed, n)
     observations(c)
     count = [0]

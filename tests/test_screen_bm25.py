@@ -180,9 +180,13 @@ def test_gated_top_k_equals_exhaustive_with_ties_and_repeats(docs, query, k, par
             assert ids.tolist() == [w for w, _ in want] and scores.tolist() == [s for _, s in want]
 
 
+@pytest.mark.timeout(300)
 @settings(max_examples=12, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 7, 200, 1000, 10**12]))
 def test_gated_top_k_equals_exhaustive_across_blocks(seed, k):
+    """Slow by design: twelve corpora of several 4,096-document blocks (the gate must rise between blocks),
+    every query scored exhaustively too (53 s on the shared 2-core machine under load).
+    """
     # Several 4,096-document blocks, so that the gate rises between blocks;
     # Zipf-like term frequencies put long lists (past kMaxArenaBlock) next to
     # rare terms, lengths vary little (many exact ties) and some atoms repeat.
@@ -228,7 +232,11 @@ def test_exhaustive_switch_checks_input_the_same_way():
         ix.top_k(np.array([1], dtype=np.uint64), -1, exhaustive=True)
 
 
+@pytest.mark.timeout(300)
 def test_doc_ids_past_65536_score_exactly():
+    """Slow by design: an index past 131,072 documents, to cross the 16-bit boundary of the postings twice (37
+    s on the shared 2-core machine under load).
+    """
     # Postings hold the low 16 bits of a doc id; the high half is written as an
     # escape where it changes, and a low half of 0xffff always is. Lists that
     # cross 65,536 and 131,072 (every document; every 1,000th), short lists

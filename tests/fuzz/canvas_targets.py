@@ -13,12 +13,16 @@ Run by the same harness as the screen side (:mod:`tests.fuzz.screens`, with
     loaded from a file and observed;
 ``ops``
     a mutated op reply (from a seed list of every op, marker form) applied by an
-    ``Executor`` to a real canvas, and written back; half the time as reply text
-    through ``parse_ops``.
+    ``Executor`` to a canvas, and written back; half the time as reply text
+    through ``parse_ops``. The input carries the document it runs on (``canvas``: a
+    real one while fuzzing, named in ``found_on``); a kept one carries a made-up
+    document of the same editor, schema and pages (:func:`skeleton`), so that what a
+    kept case runs never depends on the files beside the checkout.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import random
@@ -72,21 +76,30 @@ SEED_OPS: List[Dict[str, Any]] = [
 ]
 
 
+#: The seed document when the shared folder is absent: one rectangle holding a text.
+BUILT_IN = {"type": "excalidraw", "elements": [
+    {"id": "a", "type": "rectangle", "x": 0, "y": 0, "width": 10, "height": 10},
+    {"id": "t", "type": "text", "x": 1, "y": 1, "width": 8, "height": 5, "text": "hi", "containerId": "a"}]}
+
+
 @lru_cache(maxsize=None)
 def seeds() -> Tuple[List[Any], List[List[Any]]]:
     """The real canvas documents (one small one when the shared folder is absent) and their paths."""
     docs: List[Any] = []
-    for p in sorted(CANVASES.glob("*")):
-        if p.suffix in (".tldr", ".excalidraw"):
-            with open(p, encoding="utf-8") as f:
-                docs.append(json.load(f))
+    for p in seed_names():
+        with open(CANVASES / p, encoding="utf-8") as f:
+            docs.append(json.load(f))
     if not docs:
-        docs.append({"type": "excalidraw", "elements": [
-            {"id": "a", "type": "rectangle", "x": 0, "y": 0, "width": 10, "height": 10},
-            {"id": "t", "type": "text", "x": 1, "y": 1, "width": 8, "height": 5, "text": "hi", "containerId": "a"}]})
+        docs.append(copy.deepcopy(BUILT_IN))
     for d in docs:
         mutate.register_pristine(d)
     return docs, [mutate.paths(d) for d in docs]
+
+
+@lru_cache(maxsize=None)
+def seed_names() -> Tuple[str, ...]:
+    """File names of the real canvas documents, in the order of :func:`seeds` (none without the shared folder)."""
+    return tuple(p.name for p in sorted(CANVASES.glob("*")) if p.suffix in (".tldr", ".excalidraw"))
 
 
 @lru_cache(maxsize=None)
@@ -105,7 +118,9 @@ def make_input(seed: int, number: int) -> Tuple[str, Any]:
     if kind == "ops":
         base, opaths = ops_seed()
         reply = mutate.mutate(base, rng, opaths, rounds=rng.choice((1, 2, 3, 5)), keys=CANVAS_KEYS)
-        return kind, {"canvas": k, "ops": reply, "as_text": rng.random() < 0.5}
+        names = seed_names()
+        return kind, {"canvas": docs[k], "found_on": names[k] if names else "built-in", "ops": reply,
+                      "as_text": rng.random() < 0.5}
     doc = mutate.mutate(docs[k], rng, paths[k], keys=CANVAS_KEYS)
     if kind == "canvas":
         return kind, doc
@@ -148,8 +163,11 @@ def run(kind: str, payload: Any, workdir: str) -> None:
                 f.write(payload)
             _use(load(path))
         elif kind == "ops":
-            docs, _ = seeds()
-            canvas = load(docs[payload["canvas"] % len(docs)])
+            doc = payload.get("canvas")
+            if not isinstance(doc, (dict, list)):
+                raise ValueError(f"an ops input carries the document it runs on, not {type(doc).__name__} "
+                                 f"{doc!r} (an index into the shared files: see skeleton())")
+            canvas = load(mutate.materialize(doc))
             reply = mutate.materialize(payload["ops"])
             ex = Executor(canvas)
             if payload.get("as_text"):
@@ -184,3 +202,144 @@ def save_case(folder: Path, stem: str, kind: str, payload: Any) -> Path:
 
 
 describe = cases.describe
+
+
+def self_contained(kind: str, payload: Any) -> Any:
+    """A finding as it is kept: an ``ops`` input runs on the :func:`skeleton` of its document."""
+    if kind == "ops" and isinstance(payload.get("canvas"), dict):
+        return {**payload, "canvas": skeleton(payload["canvas"])}
+    return payload
+
+
+#: tldraw record types a skeleton keeps (made neutral), and shape types it leaves out
+#: (they need an asset, a URL or children).
+_TL_KEPT = ("document", "page", "camera", "instance", "instance_page_state", "pointer", "user")
+_TL_SKIPPED = ("image", "video", "bookmark", "embed", "group")
+
+
+def skeleton(doc: Any) -> Any:
+    """A made-up document in the form of ``doc``: same editor, file form, schema and pages,
+    and one blank shape (element) of each type ``doc`` holds, so that new shapes find the
+    same templates; none of ``doc``'s content. What a kept ``ops`` case runs on instead of
+    the real document it was found on (which stays beside the checkout, not in the project).
+
+    Examples
+    --------
+    >>> sk = skeleton({"type": "excalidraw", "version": 2, "elements": [
+    ...     {"id": "x1", "type": "text", "text": "secret", "x": 5, "y": 5, "width": 40, "height": 20}]})
+    >>> [(e["id"], e["type"], e["text"]) for e in sk["elements"]]
+    [('text-1', 'text', 'a')]
+    """
+    if isinstance(doc, dict) and isinstance(doc.get("records"), list):
+        return _tldraw_skeleton(doc)
+    if isinstance(doc, dict) and isinstance(doc.get("elements"), list):
+        return _excalidraw_skeleton(doc)
+    return copy.deepcopy(doc)
+
+
+def _tldraw_skeleton(doc: Dict[str, Any]) -> Dict[str, Any]:
+    records = [r for r in doc["records"] if isinstance(r, dict)]
+    pages = [r["id"] for r in records if r.get("typeName") == "page"]
+    page_id = {p: f"page:p{k + 1}" for k, p in enumerate(pages)}
+
+    def page_of(pid: Any) -> Any:
+        return page_id.get(pid, pid)
+
+    out: List[Any] = []
+    for r in records:
+        tn = r.get("typeName")
+        if tn not in _TL_KEPT:
+            continue
+        r = copy.deepcopy(r)
+        if "meta" in r:
+            r["meta"] = {}
+        if tn == "page":
+            r.update(id=page_of(r["id"]), name=f"Page {pages.index(r['id']) + 1}")
+        elif tn == "camera":
+            pid = r["id"][len("camera:"):]
+            r.update(id=f"camera:{page_of(pid)}", x=0, y=0, z=1)
+        elif tn == "instance_page_state":
+            r.update(id=f"instance_page_state:{page_of(r.get('pageId'))}", pageId=page_of(r.get("pageId")))
+        elif tn == "instance":
+            if "currentPageId" in r:
+                r["currentPageId"] = page_of(r["currentPageId"])
+        elif tn == "pointer":
+            r.update({k: 0 for k in ("x", "y", "lastActivityTimestamp") if k in r})
+        elif tn == "user":
+            r.update(id="user:user", name="", imageUrl="")
+        out.append(r)
+    seen: List[str] = []
+    for r in records:
+        t = r.get("type")
+        if r.get("typeName") != "shape" or not isinstance(t, str) or t in seen or t in _TL_SKIPPED:
+            continue
+        seen.append(t)
+        shape = copy.deepcopy(r)
+        shape.update(id=f"shape:{t}-1", parentId=page_of(pages[0]) if pages else "page:page",
+                     index=f"a{len(seen)}", x=200.0 * (len(seen) - 1), y=0.0, rotation=0, isLocked=False,
+                     opacity=1, meta={})
+        props = shape.get("props")
+        if isinstance(props, dict):
+            shape["props"] = _blank_props(props)
+        out.append(shape)
+    return {**{k: copy.deepcopy(v) for k, v in doc.items() if k != "records"}, "records": out}
+
+
+def _blank_props(props: Dict[str, Any]) -> Dict[str, Any]:
+    """A shape's props with its content made up: empty text, a 100-unit size and line, no binding."""
+    out = copy.deepcopy(props)
+    for k, v in props.items():
+        if k == "text" and isinstance(v, str):
+            out[k] = ""
+        elif k == "richText":
+            out[k] = {"type": "doc", "content": [{"type": "paragraph"}]}
+        elif k in ("w", "h") and isinstance(v, (int, float)):
+            out[k] = 100
+        elif k in ("growY", "bend") and isinstance(v, (int, float)):
+            out[k] = 0
+        elif k in ("url", "name") and isinstance(v, str):
+            out[k] = ""
+        elif k == "segments" and isinstance(v, list):
+            kind = v[0].get("type", "free") if v and isinstance(v[0], dict) else "free"
+            out[k] = [{"type": kind, "points": [{"x": 0, "y": 0, "z": 0.5}, {"x": 100, "y": 0, "z": 0.5}]}]
+        elif k in ("handles", "points") and isinstance(v, dict):
+            out[k] = {hk: {**h, "x": 100 * (j > 0), "y": 0} if isinstance(h, dict) else h
+                      for j, (hk, h) in enumerate(v.items())}
+        elif k in ("start", "end") and isinstance(v, dict):
+            x = 0 if k == "start" else 100
+            out[k] = {"type": "point", "x": x, "y": 0} if "type" in v else {"x": x, "y": 0}
+    return out
+
+
+def _excalidraw_skeleton(doc: Dict[str, Any]) -> Dict[str, Any]:
+    elements: List[Any] = []
+    seen: List[str] = []
+    for e in doc["elements"]:
+        t = e.get("type") if isinstance(e, dict) else None
+        if not isinstance(t, str) or t in seen or t == "image" or e.get("isDeleted"):
+            continue
+        seen.append(t)
+        el = copy.deepcopy(e)
+        el.update(id=f"{t}-1", x=200.0 * (len(seen) - 1), y=0.0, width=100, height=100, angle=0, groupIds=[],
+                  frameId=None, boundElements=None, link=None, locked=False, seed=len(seen), version=1,
+                  versionNonce=len(seen), updated=1)
+        for k in ("text", "originalText"):
+            if k in el:
+                el[k] = "a"
+        if "containerId" in el:
+            el["containerId"] = None
+        if t == "frame" and "name" in el:
+            el["name"] = None
+        if isinstance(el.get("points"), list):
+            el["points"] = [[0, 0], [100, 0]]
+            if "pressures" in el:
+                el["pressures"] = []
+        for k in ("startBinding", "endBinding"):
+            if k in el:
+                el[k] = None
+        elements.append(el)
+    out = {k: copy.deepcopy(v) for k, v in doc.items() if k not in ("elements", "files")}
+    out["elements"] = elements
+    if "files" in doc:
+        out["files"] = {}
+    return out

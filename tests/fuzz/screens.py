@@ -304,6 +304,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         findings += [(f"hang-{i}", None, i) for i in figures.hangs]
         for stem, sig, number in findings:
             kind, payload = targets.make_input(args.seed, number)
+            if hasattr(targets, "self_contained"):  # a kept case carries what it runs on
+                payload = targets.self_contained(kind, payload)
             if sig and args.minimize:
                 payload = minimize(kind, payload, sig, target=args.target)
             path = targets.save_case(args.keep, f"{stem}-s{args.seed}-{number}", kind, payload)

@@ -7,7 +7,6 @@ index files, :mod:`tests.fuzz.canvas_targets` for canvases and op replies).
 from __future__ import annotations
 
 import tempfile
-import time
 from pathlib import Path
 from types import ModuleType
 
@@ -23,10 +22,14 @@ def check_budget(target: ModuleType, budget: int, seed: int) -> None:
     assert not figures.crashes and not figures.hangs, figures.as_dict()
 
 
+#: Seconds a kept finding may run: the tests that run them carry it as their timeout
+#: (``@pytest.mark.timeout(KEPT_LIMIT)``), so a finding that hangs again is stopped there,
+#: failing with the stack of the code it is stuck in (see ``tests/timeouts.py``).
+KEPT_LIMIT = 30.0
+
+
 def check_kept(target: ModuleType, path: Path) -> None:
-    """A kept finding of ``target`` runs to a SpatialObsError or success, within 30 s."""
+    """A kept finding of ``target`` runs to a SpatialObsError or success (its test bounds the time)."""
     kind, payload = target.load_case(path)
-    start = time.monotonic()
     with tempfile.TemporaryDirectory() as d:
         target.run(kind, payload, d)  # a SpatialObsError is fine; anything else fails here
-    assert time.monotonic() - start < 30

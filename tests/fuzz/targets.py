@@ -11,7 +11,8 @@ Kinds of input:
     loaded from a file;
 ``index-file``
     a saved state index mutated by :func:`tests.fuzz.indexfile.mutate` (usually
-    with a valid checksum), loaded; when it loads, screens are added and queried
+    with a valid checksum), loaded; when it loads, made-up screens (the same on every
+    machine: :func:`probe_screens`) are added and queried
     and the index is saved and loaded again.
 """
 
@@ -53,6 +54,16 @@ def seeds() -> Tuple[List[Any], List[List[Any]]]:
 
 @lru_cache(maxsize=None)
 def probe_screens() -> List[Any]:
+    """The screens every ``index-file`` input adds and queries: made up (seeded), so that a kept
+    index file runs the same with or without the files beside the checkout."""
+    from spatialobs.screen.synth import make_corpus
+
+    return list(make_corpus(seed=34, apps=3, templates_per_app=2, variants=1, elements=(25, 160)).screens[:5])
+
+
+@lru_cache(maxsize=None)
+def seed_screens() -> List[Any]:
+    """Some of the real screens (every fourth): what the seed index of the ``index-file`` inputs holds."""
     from spatialobs.screen import load_screen
 
     docs, _ = seeds()
@@ -65,7 +76,7 @@ def index_bytes() -> bytes:
     from spatialobs.screen import HashedNgramEmbedder, ScreenMeta, StateIndex
 
     ix = StateIndex(embedder=HashedNgramEmbedder(dim=16), top_k=8, hnsw_m=4)
-    for k, s in enumerate(probe_screens()):
+    for k, s in enumerate(seed_screens()):
         ix.add(s)
         if k % 2:
             ix.add(replace(s, meta=ScreenMeta(app="other")))
@@ -152,9 +163,13 @@ def signature(exc: BaseException) -> str:
     """Exception type and the innermost package frame, e.g. ``OverflowError@importers.py:_box``."""
     import traceback
 
+    import spatialobs
+
+    # frames of the package wherever it is installed, not of a checkout whose path names it
+    package = os.path.join(os.path.dirname(os.path.abspath(spatialobs.__file__)), "")
     where = "?"
     for frame in traceback.extract_tb(exc.__traceback__):
-        if "spatialobs" in frame.filename:
+        if os.path.abspath(frame.filename).startswith(package):
             where = f"{os.path.basename(frame.filename)}:{frame.name}"
     return f"{type(exc).__name__}@{where}"
 

@@ -30,6 +30,8 @@ frame masks that clip a bound target are not applied.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import operator
 import sys
@@ -55,6 +57,7 @@ __all__ = [
     "arc_vertices",
     "resolve_bound",
     "arrow_geometry",
+    "arrow_ends",
     "page_terminals",
     "unbind_patch",
 ]
@@ -1072,20 +1075,40 @@ def _label_size(text: str, size: str, scale: float, body: Box, font: str = "draw
     return (width + pad, h + pad)
 
 
-def _interp(pts: Sequence[Pt], t: float) -> Pt:
+def _interp(pts: Sequence[Pt], t: float, runs: Optional["_Runs"] = None) -> Pt:
+    """The point a fraction ``t`` of the way along a polyline. ``runs``: its :class:`_Runs`,
+    when several points of one polyline are asked for (the same result, without
+    measuring the polyline again)."""
     if t <= 0:
         return pts[0]
-    lens = [_dist(pts[i], pts[i + 1]) for i in range(len(pts) - 1)]
-    goal = t * sum(lens)
-    run = 0.0
-    for i, d in enumerate(lens):
-        if run + d >= goal:
-            if d == 0:
-                return pts[i]
-            k = (goal - run) / d
-            return (pts[i][0] + (pts[i + 1][0] - pts[i][0]) * k, pts[i][1] + (pts[i + 1][1] - pts[i][1]) * k)
-        run += d
-    return pts[-1]
+    r = runs if runs is not None else _Runs(pts)
+    lens, ends = r.lens, r.ends
+    goal = t * r.total
+    if goal != goal:  # NaN: no length reaches it
+        return pts[-1]
+    # the first segment whose running end reaches the goal (ends never decrease: lengths are >= 0)
+    i = bisect.bisect_left(ends, goal) if r.ordered else next((k for k, e in enumerate(ends) if e >= goal), len(ends))
+    if i == len(ends):
+        return pts[-1]
+    d = lens[i]
+    if d == 0:
+        return pts[i]
+    k = (goal - (ends[i - 1] if i else 0.0)) / d
+    return (pts[i][0] + (pts[i + 1][0] - pts[i][0]) * k, pts[i][1] + (pts[i + 1][1] - pts[i][1]) * k)
+
+
+class _Runs:
+    """A polyline's segment lengths, their sum (as ``sum`` adds them) and running ends (as a
+    loop adds them, one after another): measured once for every point asked of it."""
+
+    __slots__ = ("lens", "total", "ends", "ordered")
+
+    def __init__(self, pts: Sequence[Pt]) -> None:
+        self.lens = [_dist(pts[i], pts[i + 1]) for i in range(len(pts) - 1)]
+        self.total = sum(self.lens)
+        self.ends = list(itertools.accumulate(self.lens))
+        # bisection needs ends that never decrease: no NaN among the lengths
+        self.ordered = all(d == d for d in self.lens)
 
 
 def _uninterp(pts: Sequence[Pt], p: Pt) -> float:
@@ -1094,14 +1117,14 @@ def _uninterp(pts: Sequence[Pt], p: Pt) -> float:
     at = 0.0
     run = 0.0
     px, py = p
-    for i in range(len(pts) - 1):
-        (sx, sy), (ex, ey) = pts[i], pts[i + 1]
+    hypot, sqrt = math.hypot, math.sqrt
+    for (sx, sy), (ex, ey) in zip(pts, pts[1:]):
         dx, dy = ex - sx, ey - sy
         l2 = dx * dx + dy * dy
         t = 0.0 if l2 == 0 else min(1.0, max(0.0, ((px - sx) * dx + (py - sy) * dy) / l2))
         nx, ny = sx + dx * t, sy + dy * t
-        d = math.hypot(px - nx, py - ny)
-        seg = math.sqrt(l2)
+        d = hypot(px - nx, py - ny)
+        seg = sqrt(l2)
         if d < best:
             best = d
             at = run + seg * t
@@ -1120,7 +1143,8 @@ def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str
     pad = (_LABEL_TO_ARROW_PADDING + (sw - 2.0) * 2 + (20 if sw >= 10.0 else 0)) * scale
     margin = 64.0 if elbow is None else max(elbow[0] + pad, 32.0) + max(elbow[1] + pad, 32.0)
     lw, lh = _label_size(text, size, scale, _bbox(body), font if isinstance(font, str) else "draw", margin)
-    length = sum(_dist(body[i], body[i + 1]) for i in range(len(body) - 1))
+    runs = _Runs(body)  # one measure of the body for its length and the three points asked of it
+    length = runs.total
     rel = pad / length if length else 0.0
 
     def constrained(center: Pt, end_pt: Pt, grow: float = 0.0) -> Optional[Pt]:
@@ -1128,12 +1152,12 @@ def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str
         x1, y1 = center[0] + lw / 2 + grow, center[1] + lh / 2 + grow
         box = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
         hits: List[Pt] = []
-        for j in range(len(body) - 1):
-            (px, py), (qx, qy) = body[j], body[j + 1]
+        for a, b in zip(body, body[1:]):
+            (px, py), (qx, qy) = a, b
             if max(px, qx) < x0 or min(px, qx) > x1 or max(py, qy) < y0 or min(py, qy) > y1:
                 continue  # cannot cross the box's edges
             for i in range(4):
-                p = intersect_segment_segment(box[i], box[(i + 1) % 4], body[j], body[j + 1])
+                p = intersect_segment_segment(box[i], box[(i + 1) % 4], a, b)
                 if p is not None and p not in hits:
                     hits.append(p)
         far = None
@@ -1145,8 +1169,8 @@ def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str
         return far
 
     if elbow is None:
-        sc = constrained(_interp(body, rel), start)
-        ec = constrained(_interp(body, 1 - rel), end)
+        sc = constrained(_interp(body, rel, runs), start)
+        ec = constrained(_interp(body, 1 - rel, runs), end)
     else:
         sc = constrained(start, start, pad)
         ec = constrained(end, end, pad)
@@ -1158,7 +1182,7 @@ def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str
     lo = r0 if (heads[0] or bound[0]) else 0.0
     hi = r1 if (heads[1] or bound[1]) else 1.0
     pos = max(lo, min(hi, pos))
-    c = _interp(body, pos)
+    c = _interp(body, pos, runs)
     return (c[0] - lw / 2, c[1] - lh / 2, c[0] + lw / 2, c[1] + lh / 2)
 
 
@@ -1191,6 +1215,32 @@ def resolve_arrow(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Termin
     >>> g.end, g.end_handle
     ((186.5, 50.0), (250.0, 50.0))
     """
+    geo, body, gaps = _course(props, arrow_xf, start, end)
+    if geo.kind == "arc":
+        assert geo.center is not None
+        body = arc_vertices(geo.center, geo.start, geo.end, geo.sweep, geo.large) if not _equals(geo.start, geo.end) else [geo.start, geo.end]
+    box = _bbox(body)
+    verts = tuple(body)
+    if label and label.strip() and geo.valid:
+        scale = _num(props.get("scale"), 1.0) or 1.0
+        heads = (props.get("arrowheadStart", "none") != "none", props.get("arrowheadEnd", "arrow") != "none")
+        lb = _label_box(body, geo.start, geo.end, label, props, scale, (start is not None, end is not None), heads,
+                        gaps)
+        box = (min(box[0], lb[0]), min(box[1], lb[1]), max(box[2], lb[2]), max(box[3], lb[3]))
+        verts += ((lb[0], lb[1]), (lb[2], lb[1]), (lb[2], lb[3]), (lb[0], lb[3]))
+    return ArrowGeometry(geo.kind, geo.start, geo.end, geo.start_handle, geo.end_handle, box, geo.valid,
+                         geo.center, geo.sweep, geo.large, verts)
+
+
+def _course(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Terminal],
+            end: Optional[Terminal]) -> Tuple[ArrowGeometry, List[Pt], Optional[Tuple[float, float]]]:
+    """The first half of :func:`resolve_arrow`: where the body runs, before an arc is sampled.
+
+    Returns the geometry with its ends, handles, kind and arc (its ``bounds`` and
+    ``vertices`` not computed yet), the body's points (an elbow route's or a straight
+    body's two; empty for an arc) and an elbow route's arrowhead gaps. The ends never
+    depend on the label or the sampling, so :func:`arrow_ends` stops here.
+    """
     scale = _num(props.get("scale"), 1.0) or 1.0
     bend = _num(props.get("bend"), 0.0)
     size = str(props.get("size", "m"))
@@ -1222,18 +1272,7 @@ def resolve_arrow(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Termin
         a, b, valid = _straight(a0, b0, start, end, arrow_xf, heads, sw, scale, rel)
         body = [a, b]
         geo = ArrowGeometry("straight", a, b, a0, b0, (0.0, 0.0, 0.0, 0.0), valid)
-    elif geo.kind == "arc":
-        assert geo.center is not None
-        body = arc_vertices(geo.center, geo.start, geo.end, geo.sweep, geo.large) if not _equals(geo.start, geo.end) else [geo.start, geo.end]
-    box = _bbox(body)
-    verts = tuple(body)
-    if label and label.strip() and geo.valid:
-        lb = _label_box(body, geo.start, geo.end, label, props, scale, (start is not None, end is not None), heads,
-                        gaps)
-        box = (min(box[0], lb[0]), min(box[1], lb[1]), max(box[2], lb[2]), max(box[3], lb[3]))
-        verts += ((lb[0], lb[1]), (lb[2], lb[1]), (lb[2], lb[3]), (lb[0], lb[3]))
-    return ArrowGeometry(geo.kind, geo.start, geo.end, geo.start_handle, geo.end_handle, box, geo.valid,
-                         geo.center, geo.sweep, geo.large, verts)
+    return geo, body, gaps
 
 
 def _point(p: Any) -> Pt:
@@ -1898,6 +1937,41 @@ def arrow_geometry(canvas: Any, arrow_id: str) -> ArrowGeometry:
     >>> arrow_geometry(c, "shape:a").end
     (100.0, 0.0)
     """
+    nd, axf, s, e = _arrow_inputs(canvas, arrow_id)
+    return resolve_arrow(nd.props, axf, s, e, nd.text)
+
+
+def arrow_ends(canvas: Any, arrow_id: str) -> Tuple[Pt, Pt]:
+    """The ends of one arrow of a canvas as tldraw draws them (in the arrow's local frame).
+
+    The ``start`` and ``end`` of :func:`arrow_geometry`, to the bit, without sampling
+    an arc or placing the label (neither moves an end): what a writer needs from an
+    arrow whose ends its format stores.
+
+    Raises
+    ------
+    OutOfRangeError
+        No node ``arrow_id``.
+    InvalidInputError
+        The node is not an arrow.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas
+    >>> from spatialobs.canvas.document.records import Node
+    >>> c = Canvas()
+    >>> a = c.add(Node("shape:a", "arrow", "page:page", "a1", 10, 10, text="a label",
+    ...                props={"start": {"x": 0, "y": 0}, "end": {"x": 100, "y": 0}, "bend": 40}))
+    >>> arrow_ends(c, "shape:a") == (arrow_geometry(c, "shape:a").start, arrow_geometry(c, "shape:a").end)
+    True
+    """
+    nd, axf, s, e = _arrow_inputs(canvas, arrow_id)
+    geo = _course(nd.props, axf, s, e)[0]
+    return geo.start, geo.end
+
+
+def _arrow_inputs(canvas: Any, arrow_id: str) -> Tuple[Any, Xf, Optional[Terminal], Optional[Terminal]]:
+    """What :func:`resolve_arrow` takes for one arrow of a canvas: its record, page transform and terminals."""
     from spatialobs._errors import InvalidInputError, OutOfRangeError
 
     d = canvas.geometry()
@@ -1915,7 +1989,7 @@ def arrow_geometry(canvas: Any, arrow_id: str) -> ArrowGeometry:
         own = [b for b in canvas.bindings.values() if b.from_id == arrow_id]
     terms = {b.terminal: b for b in own if b.to_id in d.row}
     s, e = _terminals(d, nodes, r, terms)
-    return resolve_arrow(nd.props, _xf(d, r), s, e, nd.text)
+    return nd, _xf(d, r), s, e
 
 
 def page_terminals(canvas: Any, arrow_id: str) -> Tuple[Pt, Pt]:
@@ -1957,7 +2031,8 @@ def unbind_patch(canvas: Any, arrow_id: str, terminals: Sequence[str]) -> Dict[s
     """
     if _keeps_points(canvas.nodes[arrow_id]):
         return {}  # Excalidraw keeps the stored points of an arrow whose target goes
-    g = arrow_geometry(canvas, arrow_id)
+    nd, axf, s, e = _arrow_inputs(canvas, arrow_id)
+    g = _course(nd.props, axf, s, e)[0]  # ends, handles and arc: no sampling, no label
     props = canvas.nodes[arrow_id].props
     patch: Dict[str, Any] = {}
     for term in terminals:

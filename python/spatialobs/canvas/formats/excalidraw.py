@@ -33,7 +33,7 @@ from spatialobs.canvas.document.sanitize import is_mapping
 from spatialobs.canvas.document.fractional import is_valid_key, key_after, key_between, key_sequence
 from spatialobs.canvas.document.model import Canvas, build_canvas
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
-from spatialobs.canvas.document.arrows import arrow_geometry
+from spatialobs.canvas.document.arrows import arrow_ends
 from spatialobs.canvas.document.excalidraw_text import (bound_text_layout, default_line_height, label_fields,
                                                          measure_text, text_element_size, wrap_text)
 from spatialobs.canvas.document.shapes import arrow_terminals, local_box
@@ -620,6 +620,7 @@ class _Exporter:
         self._pos: Optional[Dict[str, int]] = None
         self._raw_objs = {id(e) for e in self.raw}  # source objects are never modified in place
         self._src_ids = {e["id"] for e in self.raw if is_mapping(e) and isinstance(e.get("id"), str)}
+        self._ends: Dict[str, Tuple[Tuple[float, float], Tuple[float, float]]] = {}
 
     # ---------------------------------------------------------------- per element
     def text_id(self, nid: str, st: _State) -> Optional[str]:
@@ -648,10 +649,14 @@ class _Exporter:
         canvas resolves them from its bindings: where it says the arrow is (None for other nodes)."""
         if st is not self.cur or node.type != "arrow" or isinstance(node.props.get("points"), list):
             return None
-        if not any(b.from_id == node.id for b in self.canvas._bindings.values()):
+        if node.id not in st.by_arrow:  # no binding from it
             return None
-        g = arrow_geometry(self.canvas, node.id)
-        return (float(g.start[0]), float(g.start[1])), (float(g.end[0]), float(g.end[1]))
+        # once per arrow and export (its element and its label both ask), without sampling its arc
+        got = self._ends.get(node.id)
+        if got is None:
+            s, e = arrow_ends(self.canvas, node.id)
+            got = self._ends[node.id] = (float(s[0]), float(s[1])), (float(e[0]), float(e[1]))
+        return got
 
     def derived(self, node: Node, st: _State) -> Dict[str, Any]:
         """Every element field computed from canvas state ``st`` for ``node``."""
@@ -955,10 +960,14 @@ class _Exporter:
                     prev = new[-1]["id"]
 
             def emit(e: Any) -> None:
-                out.append(e)
-                if is_mapping(e) and isinstance(e.get("id"), str):
-                    for f in after.pop(e["id"], []):
-                        emit(f)
+                # each element, then what follows it, depth first: new elements follow one
+                # another in chains as long as a reply (a loop, not recursion, walks them)
+                stack = [e]
+                while stack:
+                    x = stack.pop()
+                    out.append(x)
+                    if is_mapping(x) and isinstance(x.get("id"), str):
+                        stack.extend(reversed(after.pop(x["id"], [])))
 
             for f in after.pop(None, []):
                 emit(f)

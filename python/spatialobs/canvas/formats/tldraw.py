@@ -541,7 +541,8 @@ def _same_kind(value: Any, template: Any) -> bool:
 
 
 def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[TldrawSource],
-                   canvas: Canvas, versions: Optional[tschema.SchemaVersions] = None) -> Dict[str, Any]:
+                   canvas: Canvas, versions: Optional[tschema.SchemaVersions] = None,
+                   by_arrow: Optional[Mapping[str, List[Binding]]] = None) -> Dict[str, Any]:
     """A valid tldraw shape record for a changed or new node.
 
     A changed node starts from its original record (unknown fields and ``meta``
@@ -553,6 +554,8 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
     :func:`~spatialobs.canvas.formats.tldraw_schema.default_props`). Styles are
     mapped onto tldraw's values (the raw style is kept in ``meta``), and the
     ``hidden`` flag, which tldraw has no field for, is kept in ``meta`` too.
+    ``by_arrow``: the canvas's bindings by connector, in canvas order (see
+    :func:`_bindings_by_arrow`; a writer of many records passes it, else it is made here).
     """
     versions = versions if versions is not None else _schema_versions(src)
     orig = src.origin_nodes.get(node.id) if src is not None else None
@@ -638,8 +641,9 @@ def node_to_record(node: Node, base: Optional[Mapping[str, Any]], src: Optional[
             if k in props and (orig is None or old_style.get(k) != v):
                 props[k] = v
     if src is not None and src.props_bindings and tl_type == "arrow":
+        own = (by_arrow if by_arrow is not None else _bindings_by_arrow(canvas._bindings)).get(node.id, [])
         for term in ("start", "end"):
-            b = next((b for b in canvas._bindings.values() if b.from_id == node.id and b.terminal == term), None)
+            b = next((b for b in own if b.terminal == term), None)
             cur = props.get(term)
             if b is not None:
                 extra = {k: v for k, v in b.props.items()}
@@ -715,8 +719,17 @@ def _page_record(p: Page, base: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     return rec
 
 
-def _arrow_bindings(canvas_bindings: Mapping[str, Binding], arrow_id: str) -> List[Binding]:
-    return sorted((b for b in canvas_bindings.values() if b.from_id == arrow_id), key=lambda b: b.terminal)
+def _bindings_by_arrow(bindings: Mapping[str, Binding]) -> Dict[str, List[Binding]]:
+    """Bindings by connector, each list in canvas order: one pass, for a writer that asks per arrow."""
+    out: Dict[str, List[Binding]] = {}
+    for b in bindings.values():
+        out.setdefault(b.from_id, []).append(b)
+    return out
+
+
+def _arrow_bindings(by_arrow: Mapping[str, List[Binding]], arrow_id: str) -> List[Binding]:
+    """An arrow's bindings by terminal (two at one end in canvas order)."""
+    return sorted(by_arrow.get(arrow_id, ()), key=lambda b: b.terminal)
 
 
 _ID_PREFIX = {"shape": "shape:", "page": "page:", "binding": "binding:"}
@@ -866,6 +879,9 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
     else:
         records = src.records
     prev_bindings = src.origin_bindings if src is not None else {}
+    # the bindings by connector, now and at import: looked up per arrow, grouped once per export
+    by_arrow = _bindings_by_arrow(canvas._bindings)
+    prev_by_arrow: Optional[Dict[str, List[Binding]]] = None
     for raw in records:
         if not is_mapping(raw) or not isinstance(raw.get("id"), str):
             out.append(raw)
@@ -878,11 +894,13 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
             seen_nodes.add(rid)
             same = src.origin_nodes.get(rid) == node  # type: ignore[union-attr]
             if same and src.props_bindings and node.type == "arrow":  # type: ignore[union-attr]
-                same = _arrow_bindings(canvas._bindings, rid) == _arrow_bindings(prev_bindings, rid)
+                if prev_by_arrow is None:
+                    prev_by_arrow = _bindings_by_arrow(prev_bindings)
+                same = _arrow_bindings(by_arrow, rid) == _arrow_bindings(prev_by_arrow, rid)
             if same:
                 out.append(raw)
             else:
-                out.append(node_to_record(node, raw, src, canvas, versions))
+                out.append(node_to_record(node, raw, src, canvas, versions, by_arrow))
                 written.append(out[-1])
         elif tn == "binding":
             b = canvas._bindings.get(rid)
@@ -939,7 +957,7 @@ def to_tldraw(canvas: Canvas) -> Dict[str, Any]:
                         "typeName": "camera"})
     for nid in (i for pid in canvas.page_ids() for i in canvas.paint_order(pid)):
         if nid not in seen_nodes:
-            out.append(node_to_record(canvas._nodes[nid], None, src, canvas, versions))
+            out.append(node_to_record(canvas._nodes[nid], None, src, canvas, versions, by_arrow))
             written.append(out[-1])
     if src is None or not src.props_bindings:
         for b in canvas._bindings.values():
