@@ -17,8 +17,8 @@ with the first answer. A worker killed mid-episode is restarted for its next
 episodes; the episode it was running is reported as ended at its last
 acknowledged step (:attr:`RayRun.interrupted`).
 
-Across nodes: a :class:`Placement` pins each actor to a node (softly: when that
-node dies, Ray restarts the actor on a surviving one). A restarted actor recovers
+Across nodes: a :class:`Placement` pins each actor to a node (when that node
+dies, Ray restarts the actor on a surviving one). A restarted actor recovers
 from the run folder, so the folder must be on storage that every node mounts at
 the same path; each actor checks, before it opens a log, that it sees the folder
 the driver marked (:class:`RunFolderError` otherwise). When the nodes are on
@@ -151,9 +151,9 @@ class Placement:
 
     ``shards[k]`` is shard ``k``'s node and ``workers[i]`` worker ``i``'s; both are
     cycled when shorter than the run's actors (empty: Ray's choice). An actor is
-    pinned softly (``NodeAffinitySchedulingStrategy(soft=True)``): it runs on its
-    node while that node is alive, and when the node dies Ray restarts it on a
-    surviving node.
+    pinned by its node's ``ray.io/node-id`` label with any node as the fallback: it
+    runs on its node while that node is alive, and when the node dies Ray restarts
+    it on a surviving node.
 
     Examples
     --------
@@ -375,7 +375,8 @@ class RayRun:
     seconds, steps per second, calls, waits and seconds spent waiting;
     ``interrupted`` lists the episodes whose worker died (ended at their last
     acknowledged step, their steps rebuilt from the graph with ``action=None``);
-    ``graph`` is the graph's summary; ``store`` the graph store's path.
+    ``graph`` is the graph's summary; ``store`` the graph store's path; ``nodes``
+    the node id each actor ran on at the end (by name: ``graph``, ``shard<k>``, ``w<i>``).
     """
 
     episodes: List[Episode]
@@ -384,6 +385,7 @@ class RayRun:
     graph: Dict[str, int]
     store: str
     interrupted: List[int] = field(default_factory=list)
+    nodes: Dict[str, str] = field(default_factory=dict)
 
     @property
     def steps(self) -> int:
@@ -458,12 +460,17 @@ class RayExploration:
 
         def remote(cls: Any, node: Optional[str], retries: int) -> Any:
             # num_cpus=0: actors are placed regardless of the CPU count (workers may outnumber cores).
-            opts: Dict[str, Any] = {"num_cpus": 0, "max_restarts": -1, "max_task_retries": retries}
-            if node is not None:
-                from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-                opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node, soft=True)
-            return ray.remote(**opts)(cls)
+            actor = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=retries)(cls)
+            if node is None:
+                return actor
+            # The node's own label, with anywhere as the fallback once that node is gone. (A soft
+            # NodeAffinitySchedulingStrategy was tried first: Ray spills it to other nodes while the
+            # chosen one is busy starting workers, so placement was not what was asked.)
+            try:
+                return actor.options(label_selector={"ray.io/node-id": node}, fallback_strategy=[{"label_selector": {}}])
+            except (TypeError, ValueError) as exc:
+                raise SpatialObsError(f"placement needs a Ray with label_selector and fallback_strategy "
+                                      f"(this is Ray {ray.__version__}): {exc}") from None
 
         self.shards = [remote(_Shard, self.placement.node("shard", k), -1).remote(
             k, str(self.folder / "shards"), mark=mark, checkpoint_every=checkpoint_every, fsync=self.sync, **index)
@@ -721,7 +728,8 @@ def explore_ray(app: str, *, starts: int = 4, steps: int = 50, workers: int = 2,
                 t0 = time.perf_counter()
                 eps, lost = run.explore(run.starts(starts), steps, selector, prior)
                 seconds = time.perf_counter() - t0
-                out = RayRun(eps, run.counters(), seconds, run.summary(), run.store, lost)
+                out = RayRun(eps, run.counters(), seconds, run.summary(), run.store, lost,
+                             {name: node for name, (node, _) in run.where().items()})
             finally:
                 run.close()
         return out
@@ -800,6 +808,8 @@ class LocalCluster:
         CPUs each node advertises.
     detect_seconds : float
         About how long the head takes to declare a silent node dead.
+    start_attempts : int
+        Starts to try when a node does not register in time (Ray allows 30 s).
 
     Examples
     --------
@@ -808,12 +818,14 @@ class LocalCluster:
     ...     cluster.kill(1)                                  # node 1, its raylet and every actor on it
     """
 
-    def __init__(self, nodes: int = 3, *, num_cpus: int = 1, detect_seconds: float = 3.0) -> None:
+    def __init__(self, nodes: int = 3, *, num_cpus: int = 1, detect_seconds: float = 3.0,
+                 start_attempts: int = 2) -> None:
         if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
             raise InvalidInputError(f"nodes must be a positive integer, got {nodes!r}")
         self.size = nodes
         self.num_cpus = int(num_cpus)
         self.detect_seconds = float(detect_seconds)
+        self.start_attempts = max(1, int(start_attempts))
         self.nodes: List[str] = []
         self.leftover: List[int] = []
         self._handles: List[Any] = []
@@ -832,8 +844,22 @@ class LocalCluster:
         ray = require_ray()
         if ray.is_initialized():
             raise SpatialObsError("LocalCluster: Ray is already initialized in this process; shut it down first")
+        for attempt in range(self.start_attempts):
+            try:
+                return self._start()
+            except Exception as exc:
+                # Ray gives a node 30 s to register (its agents start slowly on a busy machine): start again.
+                if "timed out during startup" not in str(exc) or attempt + 1 == self.start_attempts:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start(self) -> "LocalCluster":
+        ray = require_ray()
         from ray.cluster_utils import Cluster
 
+        self._procs = {}
+        self._cluster = None
+        self._handles = []
         self._before = _descendants([os.getpid()])
         self._env = os.environ.get("RAY_TMPDIR")
         self._tmp = tempfile.mkdtemp(prefix="so-ray-", dir="/tmp")  # short: Ray's socket paths live under it
