@@ -570,8 +570,8 @@ class RayExploration:
         probes: Dict[Any, int] = {}  # worker -> its liveness probe after a death
         usable = set(range(len(self.workers)))
 
-        def fill(i: int) -> None:
-            while todo and len(queued[i]) < depth:
+        def fill(i: int, upto: int = depth) -> None:
+            while todo and len(queued[i]) < upto:
                 k, start = todo.popleft()
                 ref = self.workers[i].run_episode.remote(k, start, steps, selector, prior)
                 self._episodes[k] = (self.worker_names[i], start)
@@ -584,8 +584,9 @@ class RayExploration:
             probes[ref] = i
             owner[ref] = i
 
-        for i in sorted(usable):
-            fill(i)
+        for level in range(1, depth + 1):  # one episode each first, so that few starts still spread
+            for i in sorted(usable):
+                fill(i, level)
         while owner:
             [ref], _ = ray.wait(list(owner), num_returns=1)
             i = owner.pop(ref)
