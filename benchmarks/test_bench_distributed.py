@@ -10,7 +10,8 @@ busiest shard actor per call (their service times: step time / service time is h
 many workers one actor serves before it is the bottleneck); then dedup throughput of
 synthetic screens on Ray against one in-process ``StateIndex``.
 ``SPATIALOBS_BENCH_DEDUP_N`` sets the number of screens (default 4000;
-``docs/scaling.md`` quotes a run at 10^5).
+``docs/scaling.md`` quotes a run at 10^5). ``test_distributed_nodes_side_by_side``
+runs one exploration on a ``LocalCluster`` of 1, 2 and 3 nodes on this machine.
 """
 
 from __future__ import annotations
@@ -145,3 +146,82 @@ def test_distributed_side_by_side(benchmark, tmp_path):
         if name.startswith("Ray"):
             assert r[2] <= 2.0
     assert rows["_dedup_equal"]
+
+
+# ---- across nodes ------------------------------------------------------------------------
+
+NODE_STARTS = 8
+NODE_STEPS = 60 if MAX_N >= 100_000 else 25
+NODE_ROUNDS = int(os.environ.get("SPATIALOBS_BENCH_NODE_ROUNDS", "3"))
+
+
+def _on_nodes(cluster, tmp, workers, shards=2, sync=False):
+    from spatialobs.distributed.runtime import RayExploration
+
+    folder = tmp / f"n{cluster.size}w{workers}{'s' if sync else ''}-{time.monotonic_ns()}"
+    run = RayExploration(partial(sim.make_app, APP, 0), APP, workers=workers, shards=shards, folder=folder,
+                         placement="spread", sync=sync)
+    try:
+        where = run.where()
+        starts = run.starts(NODE_STARTS)
+        t0 = time.perf_counter()
+        eps, lost = run.explore(starts, NODE_STEPS)
+        dt = time.perf_counter() - t0
+        c = run.counters()
+    finally:
+        run.close()
+    assert not lost
+    n = sum(len(e.steps) for e in eps)
+    assert n == NODE_STARTS * NODE_STEPS
+    nodes_used = len({node for node, _ in where.values()})
+    assert nodes_used == min(cluster.size, 1 + shards + workers)
+    wait_ms = 1000 * sum(v["wait_seconds"] for v in c.values()) / n
+    return n / dt, wait_ms
+
+
+def test_distributed_nodes_side_by_side(benchmark, tmp_path):
+    """Steps/s of one exploration with 1, 2 and 3 nodes of a LocalCluster on this machine.
+
+    Every node is a separate raylet with its own worker processes at its own loopback
+    address, but all of them share this machine's cores: the figures show what nodes
+    cost and how the run spreads, not what more machines add. Configurations: 2
+    workers per node (what adding machines would add), 6 workers whatever the nodes,
+    and 6 workers on 3 nodes with every log record and commit fsynced (``sync``, the
+    setting for several machines). Rounds are interleaved (``SPATIALOBS_BENCH_NODE_ROUNDS``,
+    default 3; with timing off, one round of 1 and 3 nodes); printed: the median steps/s [range] and
+    the milliseconds per step spent waiting for the actors, and each cluster's start-up.
+    """
+    from spatialobs.distributed.runtime import LocalCluster
+
+    rounds = 1 if benchmark.disabled else NODE_ROUNDS
+    sizes = (1, 3) if benchmark.disabled else (1, 2, 3)  # with timing off (CI): results checked, fewer starts
+    rows: dict = {}
+    start_s: dict = {}
+
+    def measure():
+        for _ in range(rounds):
+            for nodes in sizes:
+                t0 = time.perf_counter()
+                with LocalCluster(nodes, num_cpus=1) as cluster:
+                    start_s.setdefault(nodes, []).append(time.perf_counter() - t0)
+                    configs = [(f"{nodes} node(s), {w} workers", w, False) for w in sorted({2 * nodes, 6})]
+                    if nodes == 3:
+                        configs.append(("3 node(s), 6 workers, sync", 6, True))
+                    for name, workers, sync in configs:
+                        rows.setdefault(name, []).append(_on_nodes(cluster, tmp_path, workers, sync=sync))
+                assert cluster.leftover == []
+        return rows
+
+    benchmark.pedantic(measure, rounds=1, iterations=1)
+
+    def med(xs):
+        xs = sorted(xs)
+        m = xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+        return f"{m:8.1f} [{xs[0]:.1f}-{xs[-1]:.1f}]"
+
+    print(f"\n{'configuration':<34} {'steps/s median [range]':>26} {'ms wait/step':>24}  ({rounds} round(s), "
+          f"{NODE_STARTS} starts x {NODE_STEPS} steps)")
+    for name in sorted(rows, key=lambda k: (k.split()[0], "sync" in k, len(k), k)):
+        print(f"{name:<34} {med([r[0] for r in rows[name]]):>26} {med([r[1] for r in rows[name]]):>24}")
+    for nodes, ts in sorted(start_s.items()):
+        print(f"cluster of {nodes} node(s) up and connected in {med(ts)} s")

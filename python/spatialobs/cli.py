@@ -654,10 +654,12 @@ def _explore_ray(args: argparse.Namespace) -> int:
     app = probe.app
     probe.close()
     print(f"exploring {args.app} (seed {args.seed}) on Ray: {args.starts} start(s) x {args.steps} actions, "
-          f"prior {args.prior}, {args.workers} worker(s), {args.shards} index shard(s)")
+          f"prior {args.prior}, {args.workers} worker(s), {args.shards} index shard(s)"
+          + (", spread over the nodes" if args.spread else ""))
     run = explore_ray(app, starts=args.starts, steps=args.steps, workers=args.workers, shards=args.shards,
                       seed=args.seed, selector=args.selector, prior=args.prior, store=args.store,
-                      address=args.ray or None, make_env=make_env)
+                      address=args.ray or None, make_env=make_env, folder=args.folder,
+                      placement="spread" if args.spread else None)
     keys = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy", "net_du")
     print(f"{'selector':<10}  " + "  ".join(f"{k:>{max(12, len(k))}}" for k in keys))
     mean = np.mean([[float(ep.metrics[k]) for k in keys] for ep in run.episodes], axis=0)
@@ -669,6 +671,8 @@ def _explore_ray(args: argparse.Namespace) -> int:
         print(f"  {name}: {int(c['steps'])} steps, {c['steps_per_second']:,.1f} steps/s, "
               f"{c['waits'] / max(c['steps'], 1):.2f} waits and {1000 * c['wait_seconds'] / max(c['steps'], 1):.2f} ms "
               "waiting per step")
+    print(f"nodes: {len(set(run.nodes.values()))} node(s) held the graph, {args.shards} shard(s) and "
+          f"{args.workers} worker(s)")
     print(f"total: {run.steps} steps in {run.seconds:.2f} s ({run.steps_per_second:,.1f} steps/s)"
           + (f"; interrupted episodes {run.interrupted}" if run.interrupted else ""))
     return 0
@@ -814,6 +818,11 @@ def _parser() -> argparse.ArgumentParser:
                     help="run on Ray (pip install spatialobs[ray]): join ADDRESS, or start a local runtime")
     ex.add_argument("--workers", type=int, default=2, help="with --ray: explorer actors (default 2)")
     ex.add_argument("--shards", type=int, default=1, help="with --ray: index shard actors (default 1)")
+    ex.add_argument("--spread", action="store_true",
+                    help="with --ray: the graph, the shards and the workers round robin over the cluster's nodes")
+    ex.add_argument("--folder", metavar="DIR",
+                    help="with --ray: shard logs, checkpoints and worker logs (default: a temporary folder); "
+                         "across machines, on storage every node mounts at the same path")
     ex.add_argument("--store", metavar="FILE", help="write the shared graph of every episode to this SQLite store (with --ray too)")
     ex.set_defaults(func=_explore)
 

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Un
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.distributed.shard import Added, features_parts
 from spatialobs.screen.graph import KAPPA, U0, Tallies, blend_u, step_reward
-from spatialobs.screen.store import CaptureRow, GraphStore, ObservationRow, TransitionRow, open_store
+from spatialobs.screen.store import CaptureRow, GraphStore, ObservationRow, SQLiteStore, TransitionRow, open_store
 
 __all__ = ["GraphLog", "Stats", "global_state"]
 
@@ -59,6 +59,10 @@ class GraphLog:
         (:meth:`IndexShard.rows`); needed when several workers index concurrently.
     app, kappa, u0, lambdas
         As for :class:`~spatialobs.screen.ScreenGraph` (remembered by the store).
+    sync : bool, default False
+        With a store path: ``fsync`` every step's commit before answering
+        (:class:`~spatialobs.screen.store.SQLiteStore` ``sync``), so an acknowledged
+        step survives the loss of the machine, not only of the process.
 
     Examples
     --------
@@ -77,12 +81,13 @@ class GraphLog:
 
     def __init__(self, store: Union[None, str, "os.PathLike[str]", GraphStore] = None, *, shards: int = 1,
                  fetch: Optional[Fetch] = None, app: Optional[str] = None, kappa: Optional[float] = None,
-                 u0: Optional[float] = None, lambdas: Optional[Sequence[float]] = None) -> None:
+                 u0: Optional[float] = None, lambdas: Optional[Sequence[float]] = None, sync: bool = False) -> None:
         if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
             raise InvalidInputError(f"shards must be a positive integer, got {shards!r}")
         self.shards = shards
         self.fetch = fetch
-        self.store = open_store(store)
+        self.store = SQLiteStore(store, sync=True) if sync and isinstance(store, (str, os.PathLike)) \
+            else open_store(store)
         with self.store.write():
             cfg = self.store.config()
             merged: Dict[str, Any] = {"kappa": KAPPA, "u0": U0, "lambdas": [1.0, 1.0, 1.0], "app": None}

@@ -119,6 +119,14 @@ def features_from_bytes(data: bytes) -> Features:
     return Features(c, t, head["t"], ScreenMeta(*head["m"]))
 
 
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class IndexShard:
     """One shard of a distributed state index, durable in a folder.
 
@@ -132,6 +140,11 @@ class IndexShard:
     checkpoint_every : int, default 5000
         Save a checkpoint after this many new observations (0: only on
         :meth:`checkpoint`).
+    fsync : bool, default False
+        ``os.fsync`` each log record before it is acknowledged, and each checkpoint
+        before it replaces the last: what is acknowledged then survives the loss of
+        the machine, not only of the process (needed when ``folder`` is on storage
+        shared by several machines).
     index_options : dict
         Keyword arguments of :class:`~spatialobs.screen.StateIndex` (``tau``, ``grid``, ...).
 
@@ -145,11 +158,12 @@ class IndexShard:
     """
 
     def __init__(self, shard: int = 0, folder: Union[None, str, "os.PathLike[str]"] = None, *,
-                 checkpoint_every: int = 5000, **index_options: Any) -> None:
+                 checkpoint_every: int = 5000, fsync: bool = False, **index_options: Any) -> None:
         if isinstance(shard, bool) or not isinstance(shard, int) or shard < 0:
             raise InvalidInputError(f"shard must be an integer >= 0, got {shard!r}")
         self.shard = shard
         self.checkpoint_every = int(checkpoint_every)
+        self.fsync = bool(fsync)
         self._options = dict(index_options)
         self.index = StateIndex(**self._options)
         self._records: List[bytes] = []  # observation i's features, as logged
@@ -158,7 +172,7 @@ class IndexShard:
         self.replayed = 0
         if self._folder is not None:
             self._folder.mkdir(parents=True, exist_ok=True)
-            self._log = RecordLog(self._folder / f"shard-{shard}.log")
+            self._log = RecordLog(self._folder / f"shard-{shard}.log", fsync=self.fsync)
             self._records = self._log.records()
             self._recover()
 
@@ -191,7 +205,12 @@ class IndexShard:
         old = json.loads(ptr.read_text(encoding="utf-8"))["file"] if ptr.exists() else None
         tmp = ptr.with_suffix(".tmp")
         tmp.write_text(json.dumps({"count": n, "file": name}), encoding="utf-8")
+        if self.fsync:  # the index, then its pointer, reach the disk before the pointer moves
+            _fsync_path(self._folder / name)
+            _fsync_path(tmp)
         os.replace(tmp, ptr)
+        if self.fsync:
+            _fsync_path(self._folder)
         if old and old != name:
             (self._folder / old).unlink(missing_ok=True)
         return n

@@ -266,6 +266,11 @@ class SQLiteStore(GraphStore):
         The database file (created when absent).
     timeout : float, default 60
         Seconds to wait for another writer.
+    sync : bool, default False
+        ``fsync`` the write-ahead log at every commit (``synchronous=FULL``): a
+        committed step then survives a power loss or the loss of the machine, not
+        only a killed process. Needed when the file is on storage shared by several
+        machines (a commit otherwise waits in this machine's page cache).
 
     Examples
     --------
@@ -278,7 +283,7 @@ class SQLiteStore(GraphStore):
     {'app': 'notepad'}
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], timeout: float = 60.0) -> None:
+    def __init__(self, path: Union[str, "os.PathLike[str]"], timeout: float = 60.0, *, sync: bool = False) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInputError(f"store path must be a str or path, got {type(path).__name__}")
         self.path = Path(path)
@@ -295,7 +300,7 @@ class SQLiteStore(GraphStore):
             self._con.execute("PRAGMA journal_mode=WAL")
             # WAL + NORMAL: a committed step survives a killed process (not a power
             # loss); a commit then costs no fsync, which keeps one step cheap.
-            self._con.execute("PRAGMA synchronous=NORMAL")
+            self._con.execute("PRAGMA synchronous=FULL" if sync else "PRAGMA synchronous=NORMAL")
             with self.write():
                 for stmt in _SCHEMA.strip().split(";"):
                     if stmt.strip():
