@@ -126,6 +126,8 @@ _PROPS = "org.freedesktop.DBus.Properties"
 STABLE_FIRST, STABLE_POLL = 0.02, 0.0
 #: Characters of a text object read.
 TEXT_CHARS = 120
+#: Seconds a DoAction may take to answer before the driver checks that the application still answers others.
+DO_ACTION_WAIT = 1.0
 #: Calls in flight at once in :meth:`_Bus.call_many` (the replies wait in the socket meanwhile).
 BATCH = 256
 
@@ -175,10 +177,13 @@ def unavailable_reason(app: Any) -> Optional[str]:
         return str(e)
     missing = missing_programs([spec.program, "xdotool"])
     out = []
-    if missing:
-        pkgs = spec.packages or (os.path.basename(spec.program) if spec.program in missing else "")
-        out.append(f"missing system programs: {', '.join(missing)} "
-                   f"(apt-get install xvfb dbus-x11 at-spi2-core xdotool {pkgs})".replace("  ", " ").replace(" )", ")"))
+    if spec.program in missing:
+        out.append(f"the program {spec.program!r} is not installed or not on PATH"
+                   + (f" (apt-get install {spec.packages})" if spec.packages else ""))
+    session = [m for m in missing if m != spec.program]
+    if session:
+        out.append(f"missing system programs: {', '.join(session)} (apt-get install xvfb dbus-x11 at-spi2-core "
+                   "xdotool)")
     try:
         import jeepney  # noqa: F401
     except ImportError:
@@ -201,7 +206,8 @@ class _Bus:
         self.calls = 0
 
     def call(self, ref: Ref, iface: str, method: str, sig: str = "", args: Tuple[Any, ...] = (),
-             timeout: Optional[float] = None) -> Tuple[Any, ...]:
+             timeout: Optional[float] = None, hang_ok: bool = False) -> Any:
+        """The reply's body; with ``hang_ok``, None when no reply came within ``timeout`` (it is dropped if late)."""
         from jeepney import DBusAddress, MessageType, new_method_call
 
         msg = new_method_call(DBusAddress(ref[1], bus_name=ref[0], interface=iface), method, sig or None, args)
@@ -209,6 +215,8 @@ class _Bus:
         try:
             reply = self.conn.send_and_get_reply(msg, timeout=timeout or self.timeout)
         except TimeoutError:
+            if hang_ok:
+                return None
             raise DriverFault("hang", f"no reply to {method} within {timeout or self.timeout:.0f} s") from None
         except (ConnectionError, OSError) as exc:
             raise DriverFault("crash", f"the AT-SPI bus went away ({exc})") from None
@@ -760,7 +768,10 @@ class AtspiDriver(Driver):
                 cx, cy = (t.bounds[0] + t.bounds[2]) / 2, (t.bounds[1] + t.bounds[3]) / 2
                 if action.op == "click":
                     if _ACTION in ifaces and int(bus.prop(ref, _ACTION, "NActions") or 0) > 0:
-                        bus.call(ref, _ACTION, "DoAction", "i", (0,))
+                        if bus.call(ref, _ACTION, "DoAction", "i", (0,), timeout=DO_ACTION_WAIT, hang_ok=True) is None:
+                            # No reply yet: Qt runs a modal dialog inside DoAction and answers once it
+                            # closes. The application still answers other calls meanwhile (else: a hang).
+                            bus.call(ref, _ACC, "GetState")
                     else:
                         self._xdotool("mousemove", f"{cx:.0f}", f"{cy:.0f}", "click", "1")
                 else:
