@@ -723,7 +723,7 @@ def _export(args: argparse.Namespace) -> int:
         raise CommandError("OUT must not be the store itself")
     from spatialobs.screen.store import SQLiteStore
 
-    with SQLiteStore(src) as st:
+    with SQLiteStore(src, create=False) as st:
         tables = store_tables(st)
         written = export_store(st, args.to, args.out, tables=tables)
     print(f"{args.store}: {describe(tables)}")

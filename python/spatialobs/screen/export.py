@@ -102,15 +102,17 @@ def _open(store: Union[str, "os.PathLike[str]", GraphStore]) -> Tuple[GraphStore
     if isinstance(store, GraphStore):
         return store, False
     if isinstance(store, (str, os.PathLike)):
-        p = Path(store)
-        if not p.is_file():
-            raise InvalidInputError(f"no graph store at {str(p)!r}")
-        return SQLiteStore(p), True
+        return SQLiteStore(Path(store), create=False), True
     raise InvalidInputError(f"store must be a path or a GraphStore, got {type(store).__name__}")
 
 
 def _empty(name: str) -> Columns:
     return {c: [] for c in TABLES[name]}
+
+
+def _add(cols: Columns, name: str, values: Tuple[Any, ...]) -> None:
+    for k, v in zip(TABLES[name], values):
+        cols[k].append(v)
 
 
 def store_tables(store: Union[str, "os.PathLike[str]", GraphStore]) -> Dict[str, Columns]:
@@ -138,23 +140,22 @@ def store_tables(store: Union[str, "os.PathLike[str]", GraphStore]) -> Dict[str,
                 items = json.loads(e.elements) if e.elements else []
             except ValueError:
                 raise StoreError(f"the evidence of observation {r.seq} holds no element table") from None
-        for k, v in zip(TABLES["observations"], (
+        _add(obs, "observations", (
                 r.seq, r.state, r.meta[2], r.meta[0], r.meta[1], r.text, e.width if e else None,
                 e.height if e else None, e.url if e else None, e.title if e else None, e.screenshot if e else None,
-                e.time if e else None, e.worker if e else None, len(items))):
-            obs[k].append(v)
+                e.time if e else None, e.worker if e else None, len(items)))
         for i, d in enumerate(items):
             b = d.get("bounds") or [None] * 4
-            for k, v in zip(TABLES["elements"], (
+            _add(els, "elements", (
                     r.seq, i, d.get("role"), d.get("text"), b[0], b[1], b[2], b[3], bool(d.get("editable", False)),
-                    bool(d.get("clickable", False)), "|".join(d.get("states", ())), d.get("id"))):
-                els[k].append(v)
+                    bool(d.get("clickable", False)), "|".join(d.get("states", ())), d.get("id")))
     steps = _empty("steps")
     merged: List[Tuple[float, int, int, Any]] = [(t.time, 0, t.seq, t) for t in tr_rows] + \
         [(c.time, 1, c.seq, c) for c in cap_rows]
     # Recorded order: by time when the rows carry one (several writers), else transitions and captures by seq.
     merged.sort(key=lambda x: (x[0], x[2], x[1]))
     for _, kind, _, r in merged:
+        vals: Tuple[Any, ...]
         if kind == 0:
             vals = ("transition", r.worker, r.episode, r.step, r.source, r.signature, r.label, r.action, r.target,
                     r.state_novel, r.edge_novel, r.reward, r.u_source, r.u_target, r.source_observation,
@@ -170,23 +171,21 @@ def store_tables(store: Union[str, "os.PathLike[str]", GraphStore]) -> Dict[str,
             vals = ("fault" if r.app.startswith("fault:") else "capture", r.worker, r.episode, r.step, r.source,
                     r.signature, label, r.action, -1, False, False, 0.0, None, None, r.source_observation, 0, r.app,
                     r.screenshot, r.url, r.time)
-        for k, v in zip(TABLES["steps"], vals):
-            steps[k].append(v)
+        _add(steps, "steps", vals)
     # The graph's statistics, from the log as the graph replays it.
     tal = Tallies()
     for t in tr_rows:
         tal.add_transition(t.source, t.signature, t.target, t.reward)
     labels: Dict[Tuple[int, str], str] = {}
     rsum: Dict[Tuple[int, str, int], float] = {}
-    for t in tr_rows:
-        labels.setdefault((t.source, t.signature), t.label)
-        key = (t.source, t.signature, t.target)
-        rsum[key] = rsum.get(key, 0.0) + t.reward
+    for tr in tr_rows:
+        labels.setdefault((tr.source, tr.signature), tr.label)
+        key = (tr.source, tr.signature, tr.target)
+        rsum[key] = rsum.get(key, 0.0) + tr.reward
     kappa, u0 = float(cfg.get("kappa", KAPPA)), float(cfg.get("u0", U0))
     edges = _empty("edges")
-    for s, sig, t, c in tal.edges():
-        for k, v in zip(TABLES["edges"], (s, sig, t, c, rsum[(s, sig, t)] / c, labels.get((s, sig), ""))):
-            edges[k].append(v)
+    for src, sig, dst, c in tal.edges():
+        _add(edges, "edges", (src, sig, dst, c, rsum[(src, sig, dst)] / c, labels.get((src, sig), "")))
     states = _empty("states")
     first: Dict[int, int] = {}
     count: Dict[int, int] = {}
@@ -197,16 +196,14 @@ def store_tables(store: Union[str, "os.PathLike[str]", GraphStore]) -> Dict[str,
         if sh is not None:
             shot.setdefault(state, sh)
     where = {seq: i for i, seq in enumerate(obs["observation"])}
-    for s in sorted(first):
-        i = where[first[s]]
-        d = tal.ambiguity(s)
-        for k, v in zip(TABLES["states"], (s, count[s], first[s], shot.get(s), obs["title"][i], obs["url"][i],
-                                           tal.n(s), d, blend_u(tal.n(s), d, kappa, u0))):
-            states[k].append(v)
+    for state in sorted(first):
+        i = where[first[state]]
+        amb = tal.ambiguity(state)
+        _add(states, "states", (state, count[state], first[state], shot.get(state), obs["title"][i],
+                                           obs["url"][i], tal.n(state), amb, blend_u(tal.n(state), amb, kappa, u0)))
     pics = _empty("screenshots")
     for digest, w, h, n in shots:
-        for k, v in zip(TABLES["screenshots"], (digest, w, h, n, f"screenshots/{digest}.png")):
-            pics[k].append(v)
+        _add(pics, "screenshots", (digest, w, h, n, f"screenshots/{digest}.png"))
     return {"observations": obs, "elements": els, "steps": steps, "states": states, "edges": edges,
             "screenshots": pics}
 

@@ -434,6 +434,9 @@ class SQLiteStore(GraphStore):
         The database file (created when absent).
     timeout : float, default 60
         Seconds to wait for another writer.
+    create : bool, default True
+        False: the file must be a graph store already (nothing is written to any
+        other file; :class:`StoreError` otherwise).
 
     A store of schema 1 (before the evidence) is migrated when opened: its log stays
     as it is, with empty evidence.
@@ -449,12 +452,14 @@ class SQLiteStore(GraphStore):
     {'app': 'notepad'}
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], timeout: float = 60.0) -> None:
+    def __init__(self, path: Union[str, "os.PathLike[str]"], timeout: float = 60.0, *, create: bool = True) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInputError(f"store path must be a str or path, got {type(path).__name__}")
         self.path = Path(path)
         if self.path.is_dir():
             raise InvalidInputError(f"store path {echo(str(self.path))} is a directory")
+        if not create:
+            _check_is_store(self.path)
         try:
             self._con = sqlite3.connect(str(self.path), timeout=float(timeout), isolation_level=None,
                                         check_same_thread=False)
@@ -560,7 +565,8 @@ class SQLiteStore(GraphStore):
         rows = self._rows("SELECT seq, worker, episode, step, source, signature, app, screen, source_observation, "
                           "url, title, screenshot, action, time FROM captures WHERE seq > ? ORDER BY seq", after,
                           "captures", "itiiitttiTTTtr")
-        return [CaptureRow(*r[:13], float(r[13])) for r in rows]
+        return [CaptureRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+                           float(r[13])) for r in rows]
 
     keeps_evidence = True
 
@@ -664,6 +670,22 @@ class SQLiteStore(GraphStore):
     def close(self) -> None:
         with self._lock:
             self._con.close()
+
+
+def _check_is_store(path: Path) -> None:
+    # Read-only: a file that is not a graph store is left exactly as it is.
+    if not path.is_file():
+        raise StoreError(f"no graph store at {str(path)!r}")
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT value FROM config WHERE key='schema'").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        row = None
+    if row is None:
+        raise StoreError(f"{str(path)!r} is not a graph store")
 
 
 def open_store(store: Union[None, str, "os.PathLike[str]", GraphStore]) -> GraphStore:
