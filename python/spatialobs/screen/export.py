@@ -63,6 +63,7 @@ A notebook-style session (``pip install "spatialobs[export]"``)::
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
@@ -269,11 +270,11 @@ def export_store(store: Union[str, "os.PathLike[str]", GraphStore], to: str, out
             pq.write_table(pa.table({c: pa.array(cols[c], type=_arrow_type(pa, name, c)) for c in TABLES[name]}),
                            str(tmp))
         else:
+            keys = TABLES[name]
+            # One object per row, the values encoded column by column (a json.dumps per row took 2 s of 3 at 10^4 steps).
+            fmt = "{" + ",".join(_ESC(k).replace("%", "%%") + ":%s" for k in keys) + "}\n"
             with open(tmp, "w", encoding="utf-8") as f:
-                keys = TABLES[name]
-                for row in zip(*(cols[k] for k in keys)):
-                    f.write(json.dumps(dict(zip(keys, row)), ensure_ascii=False, separators=(",", ":")))
-                    f.write("\n")
+                f.writelines(fmt % row for row in zip(*(_json_values(cols[k]) for k in keys)))
         os.replace(tmp, path)
         written.append(path)
     for digest, png in _screenshots(store):
@@ -303,6 +304,28 @@ def _arrow_type(pa: Any, table: str, column: str) -> Any:
     if column in _BOOL:
         return pa.bool_()
     return pa.string()
+
+
+_ESC = json.encoder.encode_basestring
+
+
+def _json_values(col: List[Any]) -> List[str]:
+    # Each value as json.dumps(v, ensure_ascii=False) writes it, without its per-call overhead.
+    out = []
+    for v in col:
+        if v is None:
+            out.append("null")
+        elif v is True or v is False:
+            out.append("true" if v else "false")
+        elif isinstance(v, str):
+            out.append(_ESC(v))
+        elif isinstance(v, int):
+            out.append(int.__repr__(v))
+        elif isinstance(v, float) and math.isfinite(v):
+            out.append(float.__repr__(v))
+        else:
+            out.append(json.dumps(v, ensure_ascii=False))
+    return out
 
 
 def _atomic_text(path: Path, text: str) -> None:
