@@ -372,6 +372,8 @@ class AtspiDriver(Driver):
         self._unsettled = False
         #: Seconds spent reading trees and D-Bus calls made (for throughput figures).
         self.read_seconds = 0.0
+        # The box of the windows the last read found (None once an action or a launch followed it).
+        self._shot_box: Optional[Tuple[float, float, float, float]] = None
 
     # -- processes ---------------------------------------------------------------------
 
@@ -395,6 +397,7 @@ class AtspiDriver(Driver):
 
     def _launch(self) -> None:
         self._kinds.clear()
+        self._shot_box = None
         sess = self._ensure_session()
         assert self._bus is not None
         env = sess.profile_env(f"launch{self.launches}")
@@ -534,6 +537,11 @@ class AtspiDriver(Driver):
             top = next((w for w in wins if w[1] in ("frame", "dialog", "alert", "file chooser")), wins[0])
             key = f"{top[0][0]}|{top[0][1]}"
             title = next((e.text for e in elements if e.id == key), None)
+            # (With a modal window up only it was read: the screenshot asks for every window's box.)
+            keys = {f"{r[0]}|{r[1]}" for r, _, _ in wins} if not modal else set()
+            boxes = [e.bounds for e in elements if e.id in keys]
+            self._shot_box = (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
+                              max(b[3] for b in boxes)) if boxes else None
             return Screen(elements, self.width, self.height,
                           ScreenMeta(display_mode="desktop", text_size="100%", app=self.name),
                           source=f"atspi:{self.name}", title=title)
@@ -753,6 +761,7 @@ class AtspiDriver(Driver):
         if self._bus is None or self._app is None:
             raise InvalidInputError(f"the {self.name} driver has not been started: call reset() first")
         bus = self._bus
+        self._shot_box = None
         try:
             if action.op == "key":
                 self._xdotool("key", "--clearmodifiers", KEYSYMS.get(action.value or "", action.value or ""))
@@ -840,9 +849,10 @@ class AtspiDriver(Driver):
             from PIL import ImageGrab
         except ImportError:
             raise DriverUnavailable("screenshots need Pillow (pip install spatialobs[ocr])") from None
-        box: Optional[List[float]] = None
+        box: Optional[List[float]] = list(self._shot_box) if self._shot_box is not None else None
         try:
-            for ref, _, _ in self._windows():
+            # The windows' box as the last read found it, when nothing acted since (the evidence's case).
+            for ref, _, _ in self._windows() if box is None else ():
                 x, y, w, h = self._bus.call(ref, _COMP, "GetExtents", "u", (0,))[0]
                 if w > 0 and h > 0:
                     b = [float(x), float(y), float(x + w), float(y + h)]
@@ -856,7 +866,8 @@ class AtspiDriver(Driver):
             if "XCB" in str(exc):
                 raise DriverUnavailable(f"screenshots need Pillow with XCB support ({exc})") from None
             raise DriverFault("crash", f"could not grab display {self._session.display}: {exc}") from None
-        img = img.convert("RGB")
+        if img.mode != "RGB":
+            img = img.convert("RGB")
         x0 = y0 = 0
         if box is not None:
             x0, y0 = max(int(box[0]), 0), max(int(box[1]), 0)
