@@ -14,7 +14,8 @@ An :class:`AppSpec` describes one application for a real driver:
 
 Every spec also carries the exploration's data: the ``goal`` text of the heuristic
 prior, the ``values`` typed into editable elements, the ``keys`` offered on every
-screen, the ``settle`` delay after an action, the ``launch_timeout`` and
+screen, the ``settle`` delay after an action (0.15 s by default; 0.05 s for a web
+app, whose pages are then also checked to have settled), the ``launch_timeout`` and
 ``register_timeout`` (how long an application whose window is up may take to
 appear on the accessibility bus), and ``volatile`` rules: texts whose changes do not
 change the state (:class:`VolatileRule`; the normalization of
@@ -299,7 +300,7 @@ class AppSpec:
             env=p.table(data, "env"), files=p.files(data.get("files")),
             folders=tuple(_relative(f, source, "folder") for f in p.strings(data, "folders", ())),
             tree=p.tree(data.get("tree")),
-            settle=p.seconds(data, "settle", 0.15, zero=True),
+            settle=p.seconds(data, "settle", 0.05 if driver == "web" else 0.15, zero=True),
             launch_timeout=p.seconds(data, "launch_timeout", 20.0),
             register_timeout=p.seconds(data, "register_timeout", 5.0),
             goal=p.string(data, "goal", ""),
