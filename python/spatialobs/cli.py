@@ -259,7 +259,7 @@ def _prepare_outputs(args: argparse.Namespace) -> None:
         if not isinstance(value, str) or not value or value == "-":
             continue
         p = Path(value)
-        is_folder = args.command == "demo" and name == "out"
+        is_folder = name == "out" and (args.command == "demo" or args.command == "export" and args.to != "graphml")
         folder = p if is_folder else p.parent
         if not is_folder and p.is_dir():
             raise CommandError(f"--{name} {value} is a folder, not a file")
@@ -538,8 +538,9 @@ def _dedup(args: argparse.Namespace) -> int:
 # ---- exploration -----------------------------------------------------------------------
 
 
-def _episodes(app: str, seed: int, selector: str, prior: str, starts: int, steps: int, graph: Any = None,
-              driver: Any = None, progress: Optional["_Progress"] = None) -> Tuple[List[Any], List[float]]:
+def _episodes(app: Any, seed: int, selector: str, prior: str, starts: int, steps: int, graph: Any = None,
+              driver: Any = None, progress: Optional["_Progress"] = None,
+              screenshots: Optional[bool] = None) -> Tuple[List[Any], List[float]]:
     """Episodes from the app's first ``starts`` replayable starts, and the mean discovery curve
     (cumulative new states per step; an episode that ended early keeps its last value).
 
@@ -555,12 +556,45 @@ def _episodes(app: str, seed: int, selector: str, prior: str, starts: int, steps
     for start in d.starts(starts):
         env = make_driver(app, seed=seed) if driver is None else d
         ep = explore(env, steps=steps, selector=selector, prior=prior, start=start, episode=start.index, graph=graph,
-                     on_step=(lambda st: progress.step()) if progress is not None else None)
+                     on_step=(lambda st: progress.step()) if progress is not None else None, screenshots=screenshots)
         eps.append(ep)
         found = np.cumsum([s.state_novel for s in ep.steps])
         curve[: len(found)] += found
         curve[len(found):] += found[-1] if len(found) else 0
     return eps, (curve / len(eps)).tolist()
+
+
+def _app_of(args: argparse.Namespace) -> Any:
+    """The application of ``--app`` and ``--app-spec``: a simulator's name or an AppSpec.
+
+    ``--app-spec FILE.toml`` alone is the spec; with ``--app cmd:COMMAND`` or ``--app
+    web:URL`` the file gives every other field (a file that names its own command or
+    URL too is an error)."""
+    from spatialobs.screen.drivers import DRIVER_NAMES, SpecError, load_spec, resolve_app
+    from spatialobs.screen.drivers.spec import AppSpec, _read_toml
+
+    if args.app is None and args.app_spec is None:
+        raise CommandError("explore needs --app APP or --app-spec FILE.toml")
+    if args.app_spec is None:
+        if args.app not in DRIVER_NAMES and not args.app.startswith(("cmd:", "web:")):
+            raise CommandError(f"--app must be one of {', '.join(DRIVER_NAMES)}, cmd:COMMAND or web:URL, "
+                               f"got {args.app!r}")
+        return resolve_app(args.app)
+    path = Path(args.app_spec)
+    if args.app is None:
+        return load_spec(path)
+    if not args.app.startswith(("cmd:", "web:")):
+        raise CommandError(f"with --app-spec, --app must be cmd:COMMAND or web:URL (or left out), got {args.app!r}")
+    if not path.is_file():
+        raise SpecError(f"spec {path.name}: no such file")
+    data = _read_toml(path, path.name)
+    key = "command" if args.app.startswith("cmd:") else "url"
+    if key in data:
+        raise SpecError(f"spec {path.name}: names its own {key}; leave out --app or the {key}")
+    data[key] = args.app[4:]
+    if key == "url":
+        data.setdefault("driver", "web")
+    return AppSpec.from_dict(data, source=path.name, base=str(path.resolve().parent))
 
 
 def _explore(args: argparse.Namespace) -> int:
@@ -576,26 +610,29 @@ def _explore(args: argparse.Namespace) -> int:
     selectors = [args.selector] if not args.compare else list(SELECTORS)
     curves: dict = {}
     all_eps: List[Any] = []
-    from spatialobs.screen.drivers import DRIVER_NAMES, SIM_APPS, make_driver
+    from spatialobs.screen.drivers import make_driver
 
-    if args.app not in DRIVER_NAMES and not args.app.startswith("web:"):
-        raise CommandError(f"--app must be one of {', '.join(DRIVER_NAMES)} or web:URL, got {args.app!r}")
-    real = args.app not in SIM_APPS
-    print(f"exploring {args.app} (seed {args.seed}): {args.starts} start(s) x {args.steps} actions, prior {args.prior}")
+    app = _app_of(args)
+    real = not isinstance(app, str)
+    label = app.name if real else app
+    print(f"exploring {label} (seed {args.seed}): {args.starts} start(s) x {args.steps} actions, prior {args.prior}")
     keys = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy", "net_du")
-    driver = make_driver(args.app, seed=args.seed) if real else None
+    driver = make_driver(app, seed=args.seed) if real else None
     graph = None
-    if args.store:
-        from spatialobs.screen import ScreenGraph
-
-        graph = ScreenGraph(args.store, app=args.app)
+    created = args.store is not None and not Path(args.store).exists()
+    shots = False if args.no_screenshots else None
     try:
+        if args.store:
+            from spatialobs.screen import ScreenGraph
+
+            # The graph is of the application the driver names (a web app's name is its spec's, not the URL typed).
+            graph = ScreenGraph(args.store, app=driver.app if driver is not None else app)
         print(f"{'selector':<10}  " + "  ".join(f"{k:>{max(12, len(k))}}" for k in keys))
         for name in selectors:
-            label = {"puct": "PUCT", "puct-paper": "PUCT (paper)"}.get(name, name.capitalize())
+            title = {"puct": "PUCT", "puct-paper": "PUCT (paper)"}.get(name, name.capitalize())
             bar = _Progress("steps", args.starts * args.steps, every=1 if real else 500)
-            eps, curves[label] = _episodes(args.app, args.seed, name, args.prior, args.starts, args.steps, graph,
-                                           driver, bar)
+            eps, curves[title] = _episodes(app, args.seed, name, args.prior, args.starts, args.steps, graph,
+                                           driver, bar, shots)
             bar.done()
             all_eps += eps
             mean = np.mean([[float(ep.metrics[k]) for k in keys] for ep in eps], axis=0)
@@ -610,7 +647,16 @@ def _explore(args: argparse.Namespace) -> int:
             f = {k: v for k, v in driver.faults.items() if v}
             print(f"launches {driver.launches}, faults {f or 'none'}")
         if graph is not None:
-            print(f"store {args.store}: {graph.num_states} states, {graph.num_edges} edges")
+            pics = sum(1 for _ in graph.store.screenshots())
+            print(f"store {args.store}: {graph.num_states} states, {graph.num_edges} edges, {pics} screenshot(s)")
+    except BaseException:
+        if graph is not None and created and graph.num_states == 0:
+            # Nothing was explored: leave no empty store behind.
+            graph.close()
+            graph = None
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(args.store + suffix).unlink(missing_ok=True)
+        raise
     finally:
         if driver is not None:
             driver.close()
@@ -627,7 +673,7 @@ def _explore(args: argparse.Namespace) -> int:
         out = Path(args.curve)
         if out.suffix.lower() != ".svg":
             raise CommandError(f"--curve must end in .svg, got {out.name!r}")
-        out.write_text(line_chart_svg(curves, title=f"{args.app}: new states discovered (mean over starts)",
+        out.write_text(line_chart_svg(curves, title=f"{label}: new states discovered (mean over starts)",
                                       ylabel="new states"), encoding="utf-8")
         print(f"wrote {out}")
     return 0
@@ -644,16 +690,15 @@ def _explore_ray(args: argparse.Namespace) -> int:
         raise CommandError("--compare, --traces and --curve are not available with --ray")
     if args.workers < 1 or args.shards < 1:
         raise CommandError("--workers and --shards must be at least 1")
-    from spatialobs.screen.drivers import DRIVER_NAMES, SIM_APPS, make_driver
+    from spatialobs.screen.drivers import make_driver
 
-    if args.app not in DRIVER_NAMES and not args.app.startswith("web:"):
-        raise CommandError(f"--app must be one of {', '.join(DRIVER_NAMES)} or web:URL, got {args.app!r}")
+    spec = _app_of(args)
     # Each worker builds its own driver (a simulator or a real application) from this.
-    make_env = partial(make_driver, args.app, seed=args.seed)
+    make_env = partial(make_driver, spec, seed=args.seed)
     probe = make_env()  # nothing is launched before reset(): only its name, which the graph records
     app = probe.app
     probe.close()
-    print(f"exploring {args.app} (seed {args.seed}) on Ray: {args.starts} start(s) x {args.steps} actions, "
+    print(f"exploring {app} (seed {args.seed}) on Ray: {args.starts} start(s) x {args.steps} actions, "
           f"prior {args.prior}, {args.workers} worker(s), {args.shards} index shard(s)"
           + (", spread over the nodes" if args.spread else ""))
     run = explore_ray(app, starts=args.starts, steps=args.steps, workers=args.workers, shards=args.shards,
@@ -675,6 +720,24 @@ def _explore_ray(args: argparse.Namespace) -> int:
           f"{args.workers} worker(s)")
     print(f"total: {run.steps} steps in {run.seconds:.2f} s ({run.steps_per_second:,.1f} steps/s)"
           + (f"; interrupted episodes {run.interrupted}" if run.interrupted else ""))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from spatialobs.screen.export import describe, export_store, store_tables
+
+    src = Path(args.store)
+    if not src.is_file():
+        raise CommandError(f"no graph store at {args.store}")
+    if Path(args.out).resolve() == src.resolve():
+        raise CommandError("OUT must not be the store itself")
+    from spatialobs.screen.store import SQLiteStore
+
+    with SQLiteStore(src, create=False) as st:
+        tables = store_tables(st)
+        written = export_store(st, args.to, args.out, tables=tables)
+    print(f"{args.store}: {describe(tables)}")
+    print(f"wrote {args.out} ({len(written)} file(s))")
     return 0
 
 
@@ -801,9 +864,15 @@ def _parser() -> argparse.ArgumentParser:
     ho.set_defaults(func=_handoff)
 
     ex = sub.add_parser("explore", help="explore a simulated or real application and print the metrics")
-    ex.add_argument("--app", required=True, metavar="APP",
-                    help="simulated: notepad, explorer, calc; real (desktop extra): mousepad, pcmanfm, localc; "
-                         "web extra: jupyterlab (a local JupyterLab server per episode) or web:URL")
+    ex.add_argument("--app", metavar="APP",
+                    help="simulated: notepad, explorer, calc; real (desktop extra): mousepad, pcmanfm, localc or "
+                         "cmd:COMMAND (any GTK, Qt or Electron application); web extra: jupyterlab (a local "
+                         "JupyterLab server per episode) or web:URL")
+    ex.add_argument("--app-spec", metavar="FILE.toml",
+                    help="an app spec: command or url, env, files, goal, values, keys, timeouts, volatile texts "
+                         "(with --app cmd:/web:, the file gives the other fields)")
+    ex.add_argument("--no-screenshots", action="store_true",
+                    help="with --store: keep no screenshot of the new observations")
     ex.add_argument("--steps", type=int, default=50, help="actions per episode (default 50)")
     ex.add_argument("--starts", type=int, default=1, help="episodes from replayable starts (default 1)")
     ex.add_argument("--selector", choices=("puct", "puct-paper", "greedy", "random"), default="puct",
@@ -825,6 +894,14 @@ def _parser() -> argparse.ArgumentParser:
                          "across machines, on storage every node mounts at the same path")
     ex.add_argument("--store", metavar="FILE", help="write the shared graph of every episode to this SQLite store (with --ray too)")
     ex.set_defaults(func=_explore)
+
+    xp = sub.add_parser("export", help="export a graph store (steps, observations, elements, states, edges, "
+                                       "screenshots) as Parquet, JSON lines or GraphML")
+    xp.add_argument("store", metavar="STORE", help="an SQLite graph store written by explore --store")
+    xp.add_argument("--to", required=True, choices=("parquet", "jsonl", "graphml"),
+                    help="parquet (the export extra) or jsonl: a folder of tables and screenshots/; graphml: one file")
+    xp.add_argument("out", metavar="OUT", help="the folder (parquet, jsonl) or the .graphml file to write")
+    xp.set_defaults(func=_export)
 
     tp = sub.add_parser("train-prior", help="train a learned proposal prior on traces files")
     tp.add_argument("traces", nargs="+", metavar="TRACES", help="traces files written by explore --traces")

@@ -90,11 +90,13 @@ def _element(d, ref, role, st, ifaces, out) -> None:
     text = str(bus.prop(ref, A._ACC, "Name") or "").strip()
     if role in A.TEXT_ROLES and A._TEXT in ifaces:
         text = get_text(d, ref).strip() or text
-    text = d._stable(text)
+    text = d._stable(text, role)
     sensitive = A._bit(st, A.ST_SENSITIVE) or A._bit(st, A.ST_ENABLED)
     editable = A._bit(st, A.ST_EDITABLE) and sensitive
     clickable = sensitive and role not in A.NO_CLICK_ROLES and (A._ACTION in ifaces or role in A.CLICK_ROLES)
-    out.append(Element((x0, y0, x1, y1), role, text or None, editable, clickable, f"{ref[0]}|{ref[1]}"))
+    # the states kept: those of STATE_NAMES that are set, then "disabled" for an object neither sensitive nor enabled
+    states = tuple(name for bit, name in A.STATE_NAMES if A._bit(st, bit)) + (() if sensitive else ("disabled",))
+    out.append(Element((x0, y0, x1, y1), role, text or None, editable, clickable, f"{ref[0]}|{ref[1]}", states))
 
 
 def _table(d, ref, out) -> None:
@@ -124,7 +126,7 @@ def _table(d, ref, out) -> None:
                 text = get_text(d, cref)
             except A._CallError:
                 text = _cell_name(d, cref)
-            text = d._stable(text.strip())
+            text = d._stable(text.strip(), "table cell")
             x0, y0 = max(float(x), float(tx)), max(float(y), float(ty))
             x1, y1 = min(float(x + w), float(tx + tw)), min(float(y + h), float(ty + th))
             if x1 <= x0 or y1 <= y0:

@@ -18,8 +18,15 @@ a try with reward 0, never a state) and the environment is recovered; the graph
 is never lost.
 
 :attr:`Episode.timing` splits the wall time into ``env`` (waiting for the
-application: act, read the screen, recover) and ``ours`` (featurize,
-index, select and record) over the steps; ``reset`` is the first launch and replay.
+application: act, read the screen, recover, take screenshots) and ``ours`` (featurize,
+index, select and record) over the steps; ``reset`` is the first launch and replay,
+``screenshots`` the part of ``env`` spent taking screenshots.
+
+Screenshots. When the graph keeps evidence (a store on disk), every screen that is
+a new observation (and every capture) is stored with a screenshot the driver takes
+right after reading it, before anything else acts on the application
+(:meth:`~spatialobs.screen.drivers.Driver.screenshot_png`): the picture is of the
+recorded screen. Screens seen before cost no picture; the simulators draw none.
 
 Metrics of an episode of ``T`` steps (:attr:`Episode.metrics`):
 
@@ -50,13 +57,13 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tupl
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action, candidate_actions, signatures
-from spatialobs.screen.drivers.base import DriverFault, fault_screen
+from spatialobs.screen.drivers.base import DriverFault, DriverUnavailable, ScreenshotUnsupported, fault_screen
 from spatialobs.screen.graph import ScreenGraph, Transition
 from spatialobs.screen.model import Screen
 from spatialobs.screen.select import SELECTORS, Prior, Selector, make_selector, prior_weights, resolve_prior
 
 __all__ = ["Step", "Episode", "explore", "episode_metrics", "explore_workers", "METRICS", "Position", "StepGraph",
-           "LocalSteps", "Walk", "choose_action", "take_step", "features_digest"]
+           "LocalSteps", "Walk", "choose_action", "take_step", "features_digest", "Shooter"]
 
 #: The keys of :attr:`Episode.metrics`, in report order.
 METRICS = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy",
@@ -71,7 +78,9 @@ class Step:
     after the step: after a capture, the state it recovered to); ``capture`` names
     the other application reached, if any; ``prior`` and ``score`` are the chosen
     action's prior probability and selector score; ``digest`` identifies the
-    source screen exactly (a hash of its atom sets), across graphs.
+    source screen exactly (a hash of its atom sets), across graphs;
+    ``source_observation`` and ``observation`` are the observations (seqs in the
+    graph's log) the action was taken on and produced (0 for a capture).
     """
 
     t: int
@@ -91,6 +100,8 @@ class Step:
     height: float
     digest: str = ""
     screen: Optional[Screen] = None
+    source_observation: int = 0
+    observation: int = 0
 
 
 @dataclass
@@ -106,6 +117,8 @@ class Episode:
     metrics: Dict[str, float] = field(default_factory=dict)
     timing: Dict[str, float] = field(default_factory=dict)
     faults: int = 0
+    #: The episode number written into the log.
+    episode: int = 0
 
 
 def episode_metrics(start_state: int, steps: Sequence[Step], u0: float = 0.5) -> Dict[str, float]:
@@ -165,6 +178,8 @@ class Position:
     state: int
     view: Any
     digest: str
+    #: The observation the screen is (its seq in the graph's log; 0 when unknown).
+    observation: int = 0
 
 
 class StepGraph(Protocol):
@@ -196,16 +211,56 @@ class LocalSteps:
     def __init__(self, graph: ScreenGraph) -> None:
         self.graph = graph
 
-    def observe(self, screen: Screen) -> Position:
-        state = self.graph.observe(screen)
-        return Position(screen, state, self.graph, features_digest(self.graph.last_features))
+    def observe(self, screen: Screen, screenshot: Any = None) -> Position:
+        state = self.graph.observe(screen, screenshot=screenshot)
+        return Position(screen, state, self.graph, features_digest(self.graph.last_features),
+                        self.graph.last_observation)
 
     def record(self, source: Position, signature: str, action: Action, screen: Screen, episode: int,
-               step: int) -> Tuple[Transition, Optional[Position]]:
-        tr = self.graph.record(source.state, signature, screen, label=action.label, episode=episode, step=step)
+               step: int, screenshot: Any = None) -> Tuple[Transition, Optional[Position]]:
+        tr = self.graph.record(source.state, signature, screen, label=action.label, episode=episode, step=step,
+                               action=action, screenshot=screenshot, source_observation=source.observation)
         if tr.capture is not None:
             return tr, None
-        return tr, Position(screen, tr.target, self.graph, features_digest(self.graph.last_features))
+        return tr, Position(screen, tr.target, self.graph, features_digest(self.graph.last_features),
+                            tr.observation)
+
+
+class Shooter:
+    """Takes the environment's screenshots for the evidence, counting the time; off when it draws none.
+
+    Called with no argument, returns PNG bytes or None (no picture: the driver has no
+    screenshots, Pillow is missing, or the application is gone).
+
+    Examples
+    --------
+    >>> from spatialobs.screen import sim
+    >>> shoot = Shooter(sim.make_app("notepad"))
+    >>> shoot(), shoot.on
+    (None, False)
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.on = callable(getattr(env, "screenshot_png", None))
+        self.seconds = 0.0
+        self.count = 0
+
+    def __call__(self) -> Optional[bytes]:
+        if not self.on:
+            return None
+        t0 = time.perf_counter()
+        try:
+            png = self.env.screenshot_png()
+        except (ScreenshotUnsupported, DriverUnavailable):
+            self.on = False
+            return None
+        except DriverFault:
+            return None
+        finally:
+            self.seconds += time.perf_counter() - t0
+        self.count += 1
+        return bytes(png)
 
 
 @dataclass
@@ -225,10 +280,12 @@ class Walk:
     app: str = ""
     episode: int = 0
     keep_screens: bool = False
+    #: Takes the screenshots kept with new observations (None: no screenshots).
+    shoot: Optional[Shooter] = None
 
     @classmethod
     def of(cls, env: Any, selector: Selector, prior: Union[str, Prior], goal: str, grid: int = 30, *,
-           app: str = "", episode: int = 0, keep_screens: bool = False) -> "Walk":
+           app: str = "", episode: int = 0, keep_screens: bool = False, screenshots: bool = False) -> "Walk":
         """The walk of ``env``: its ``actions`` (default :func:`candidate_actions`) and ``recover`` (default
         ``reset``), the prior resolved once; the selector is told it is walked (``start_walk``).
 
@@ -242,7 +299,8 @@ class Walk:
         """
         selector.start_walk()
         return cls(env, getattr(env, "actions", None) or candidate_actions, getattr(env, "recover", None) or env.reset,
-                   selector, resolve_prior(prior), goal, grid, app, episode, keep_screens)
+                   selector, resolve_prior(prior), goal, grid, app, episode, keep_screens,
+                   Shooter(env) if screenshots else None)
 
 
 def choose_action(walk: Walk, screen: Screen, state: int, view: Any, t: int = 0
@@ -309,17 +367,25 @@ def take_step(walk: Walk, t: int, at: Position, graph: StepGraph) -> Tuple[Step,
         nxt = fault_screen(walk.app, exc)
     spent = clock() - t0
     _check_screen(nxt, "step()")
-    tr, reached = graph.record(at, sigs[i], acts[i], nxt, walk.episode, t)
+    shoot = walk.shoot
+    shot0 = shoot.seconds if shoot is not None else 0.0
+    if shoot is not None and not fault:
+        # Taken (only for a new observation or a capture) before anything else acts on the application.
+        tr, reached = graph.record(at, sigs[i], acts[i], nxt, walk.episode, t, screenshot=shoot)  # type: ignore[call-arg]
+    else:
+        tr, reached = graph.record(at, sigs[i], acts[i], nxt, walk.episode, t)
     walk.selector.update(at.state, sigs[i], tr.reward)
     if reached is None:
         t0 = clock()
         back = walk.recover()
         spent += clock() - t0
         _check_screen(back, "recover()")
-        reached = graph.observe(back)
+        reached = graph.observe(back, screenshot=shoot) if shoot is not None else graph.observe(back)  # type: ignore[call-arg]
+    if shoot is not None:
+        spent += shoot.seconds - shot0
     st = Step(t, at.state, sigs[i], acts[i], reached.state, tr.state_novel, tr.edge_novel, tr.reward, tr.u_source,
               tr.u_target, tr.capture, float(p[i]), float(scores[i]), screen.width, screen.height, at.digest,
-              screen if walk.keep_screens else None)
+              screen if walk.keep_screens else None, at.observation, 0 if tr.capture is not None else tr.observation)
     return st, reached, spent, fault
 
 
@@ -336,6 +402,7 @@ def explore(
     grid: int = 30,
     keep_screens: bool = False,
     on_step: Optional[Callable[[Step], None]] = None,
+    screenshots: Optional[bool] = None,
 ) -> Episode:
     """Explore ``env`` for ``steps`` actions, recording every step into ``graph``.
 
@@ -365,6 +432,9 @@ def explore(
         Keep each step's source screen in :attr:`Step.screen` (for traces).
     on_step : callable, optional
         Called with each :class:`Step` once recorded (progress display).
+    screenshots : bool, optional
+        Keep a screenshot with every new observation and capture (see the module
+        docstring). Default: when the graph keeps evidence (a store on disk).
 
     Examples
     --------
@@ -387,7 +457,11 @@ def explore(
         graph = ScreenGraph(app=app)
     elif not isinstance(graph, ScreenGraph):
         raise InvalidInputError(f"graph must be a ScreenGraph, got {type(graph).__name__}")
-    walk = Walk.of(env, sel, prior, goal, grid, app=app or "", episode=episode, keep_screens=keep_screens)
+    if screenshots is not None and not isinstance(screenshots, bool):
+        raise InvalidInputError(f"screenshots must be True, False or None, got {screenshots!r}")
+    shots = graph.evidence if screenshots is None else (screenshots and graph.evidence)
+    walk = Walk.of(env, sel, prior, goal, grid, app=app or "", episode=episode, keep_screens=keep_screens,
+                   screenshots=shots)
     steps_graph = LocalSteps(graph)
 
     clock = time.perf_counter
@@ -396,8 +470,8 @@ def explore(
     screen = env.reset(start) if start is not None else env.reset()
     reset_s = clock() - t0
     _check_screen(screen, "reset()")
-    at = steps_graph.observe(screen)
-    ep = Episode(app=app or "", start=start, goal=goal, selector=sel.name, start_state=at.state)
+    at = steps_graph.observe(screen, walk.shoot)
+    ep = Episode(app=app or "", start=start, goal=goal, selector=sel.name, start_state=at.state, episode=episode)
     began = clock()
     for t in range(steps):
         st, at, spent, fault = take_step(walk, t, at, steps_graph)
@@ -407,7 +481,8 @@ def explore(
         if on_step is not None:
             on_step(st)
     wall = clock() - began
-    ep.timing = {"reset": reset_s, "wall": wall, "env": env_s, "ours": max(wall - env_s, 0.0)}
+    ep.timing = {"reset": reset_s, "wall": wall, "env": env_s, "ours": max(wall - env_s, 0.0),
+                 "screenshots": walk.shoot.seconds if walk.shoot is not None else 0.0}
     ep.metrics = episode_metrics(ep.start_state, ep.steps, graph.u0)
     if own_graph:
         graph.close()

@@ -24,15 +24,26 @@ screen but neither indexed nor turned into an edge; it counts as a try of
 The graph is a replica of a :class:`~spatialobs.screen.store.GraphStore` log:
 several processes may hold graphs over one SQLite file and explore at once
 (see :mod:`spatialobs.screen.store`).
+
+Evidence. With ``evidence`` on (the default for a store on disk), every new
+observation also leaves its element table, the page's URL or the window's title,
+the time, and a screenshot when one is given (:meth:`ScreenGraph.observe` and
+:meth:`ScreenGraph.record` take it as PNG bytes or as a callable that is called
+only when the screen is a new observation, so that a screen seen before costs no
+picture); captures keep their screenshot too. Every transition names the
+observation it was taken on and the one it produced. None of it changes a state:
+:mod:`spatialobs.screen.export` reads it back.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -42,11 +53,17 @@ from spatialobs.screen.model import Screen
 from spatialobs.screen.state_index import StateIndex
 from spatialobs.screen.store import (
     CaptureRow,
+    EvidenceRow,
     GraphStore,
+    MemoryStore,
     ObservationRow,
     TransitionRow,
     open_store,
+    screenshot_digest,
 )
+
+#: A screenshot for the evidence: PNG bytes, or a callable returning them (None: no picture).
+Shot = Union[None, bytes, Callable[[], Optional[bytes]]]
 
 __all__ = [
     "KAPPA",
@@ -184,6 +201,8 @@ class Transition:
     u_target: float
     capture: Optional[str] = None
     seq: int = 0
+    #: The observation the screen reached is (its seq in the log; 0 for a capture).
+    observation: int = 0
 
 
 
@@ -279,6 +298,24 @@ class Tallies:
                 yield s, sig, t, c
 
 
+def _url(screen: Screen) -> Optional[str]:
+    src = screen.source or ""
+    return src if src.startswith(("http://", "https://", "file:")) else None
+
+
+def _action_json(action: Any) -> str:
+    # The action as executed, for the evidence: op, target role / text / bounds, typed value.
+    if action is None:
+        return ""
+    t = getattr(action, "target", None)
+    d: Dict[str, Any] = {"op": getattr(action, "op", "")}
+    if t is not None:
+        d.update(role=t.role, text=t.text, bounds=list(t.bounds))
+    if getattr(action, "value", None) is not None:
+        d["value"] = action.value
+    return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
+
+
 class ScreenGraph:
     """A state graph over screens, shared through a store.
 
@@ -299,6 +336,9 @@ class ScreenGraph:
         Reward weights (all 1 in the paper; the ablations set some to 0).
     worker : str
         The name this replica writes into the log.
+    evidence : bool, optional
+        Keep every new observation's element table, URL or title and screenshot
+        (see the module docstring). Default: on when the store is not in memory.
 
     A store remembers ``app``, ``kappa``, ``u0`` and ``lambdas`` from its first
     opening; reopening with other explicit values raises ``InvalidInputError``.
@@ -327,6 +367,7 @@ class ScreenGraph:
         u0: Optional[float] = None,
         lambdas: Optional[Sequence[float]] = None,
         worker: str = "main",
+        evidence: Optional[bool] = None,
     ) -> None:
         if index is None:
             index = StateIndex()
@@ -360,11 +401,24 @@ class ScreenGraph:
             explicit["app"] = app
         self._own_store = not isinstance(store, GraphStore)
         self.store = open_store(store)
+        if evidence is not None and not isinstance(evidence, bool):
+            if self._own_store:
+                self.store.close()
+            raise InvalidInputError(f"evidence must be True, False or None, got {evidence!r}")
+        if evidence and not self.store.keeps_evidence:
+            if self._own_store:
+                self.store.close()
+            raise InvalidInputError(f"{type(self.store).__name__} keeps no evidence (evidence=True)")
+        #: Whether new observations leave their evidence in the store.
+        self.evidence = bool(self.store.keeps_evidence and not isinstance(self.store, MemoryStore)
+                             if evidence is None else evidence)
         self.worker = worker
         self.index = index
         self._lock = threading.RLock()
         #: Features of the last screen mapped to a state (reused by the exploration loop).
         self.last_features: Optional[Features] = None
+        #: The observation (its seq in the log) the last screen mapped to a state is.
+        self.last_observation = 0
         try:
             with self.store.write():
                 cfg = self.store.config()
@@ -396,6 +450,7 @@ class ScreenGraph:
         self._canon: Dict[int, int] = {}  # index state -> canonical state
         self._num_states = 0
         self._known: set = set()  # canonical states with an observation
+        self._obs_of: Dict[int, int] = {}  # index observation -> its seq in the log
         self._tallies = Tallies()
         self.divergences = 0
 
@@ -405,6 +460,7 @@ class ScreenGraph:
         f = Features(np.frombuffer(row.control, dtype="<u8").astype(np.uint64),
                      np.frombuffer(row.text_atoms, dtype="<u8").astype(np.uint64), row.text, ScreenMeta(*row.meta))
         m = self.index.add_features(f)
+        self._obs_of.setdefault(m.observation, row.seq)
         if m.state in self._canon:
             if self._canon[m.state] != row.state:
                 self.divergences += 1
@@ -445,12 +501,13 @@ class ScreenGraph:
     def _is_capture(self, screen: Screen) -> bool:
         return self.app is not None and screen.meta.app is not None and screen.meta.app != self.app
 
-    def _observe_locked(self, screen: Screen) -> Tuple[int, bool]:
-        """Map a screen to a canonical state, appending a new observation; (state, new_state)."""
+    def _observe_locked(self, screen: Screen, shot: Shot = None) -> Tuple[int, bool]:
+        """Map a screen to a canonical state, appending a new observation (and its evidence); (state, new_state)."""
         f = self.index.featurize(screen)
         self.last_features = f
         m = self.index.add_features(f)
         if m.exact:
+            self.last_observation = self._obs_of.get(m.observation, 0)
             return self._canon[m.state], False
         if m.state in self._canon:
             state = self._canon[m.state]
@@ -464,11 +521,28 @@ class ScreenGraph:
         self._known.add(state)
         self._num_states = max(self._num_states, state + 1)
         self._obs_seq = seq
+        self._obs_of[m.observation] = seq
+        self.last_observation = seq
+        if self.evidence:
+            elements = json.dumps(screen.to_dict()["elements"], separators=(",", ":"), ensure_ascii=False)
+            self.store.add_evidence(EvidenceRow(seq, screen.width, screen.height, elements, _url(screen), screen.title,
+                                                self._keep_shot(shot), time.time(), self.worker))
         return state, new
 
-    def observe(self, screen: Screen) -> int:
+    def _keep_shot(self, shot: Shot) -> Optional[str]:
+        # The screenshot's content hash, once it is in the store (None when there is none).
+        png = shot() if callable(shot) else shot
+        if not png:
+            return None
+        digest = screenshot_digest(png)
+        self.store.add_screenshot(digest, png)
+        return digest
+
+    def observe(self, screen: Screen, *, screenshot: Shot = None) -> int:
         """The state of a screen, indexing it (and logging it) when it is new.
 
+        ``screenshot``: PNG bytes of the screen, or a callable returning them, kept with
+        a new observation's evidence (see the module docstring).
         Raises ``InvalidInputError`` for a screen of another application.
         """
         if not isinstance(screen, Screen):
@@ -481,7 +555,7 @@ class ScreenGraph:
             try:
                 with self.store.write():
                     self.refresh()
-                    state, _ = self._observe_locked(screen)
+                    state, _ = self._observe_locked(screen, screenshot)
             except BaseException:
                 self._rebuild()
                 raise
@@ -496,11 +570,15 @@ class ScreenGraph:
             self.app = cfg["app"]
 
     def record(self, source: int, signature: str, screen: Screen, *, label: str = "", episode: int = 0,
-               step: int = 0) -> Transition:
+               step: int = 0, action: Any = None, screenshot: Shot = None, source_observation: int = 0
+               ) -> Transition:
         """Record that action ``signature`` taken in state ``source`` produced ``screen``.
 
         One atomic write: catch up with the store, map the screen to a state, judge
         novelty and the ambiguities against the graph as it was, append the step.
+        ``action`` (an :class:`~spatialobs.screen.actions.Action`), ``source_observation``
+        (the observation the action was taken on) and ``screenshot`` (see
+        :meth:`observe`; taken for a new observation or a capture) are evidence.
 
         Examples
         --------
@@ -524,27 +602,30 @@ class ScreenGraph:
                     if source not in self._known:
                         raise OutOfRangeError(f"no state {source} in the graph (it has {self._num_states})")
                     u_s = self.u(source)
+                    act = _action_json(action)
                     if self._is_capture(screen):
-                        import json
-
-                        seq = self.store.add_capture(CaptureRow(0, self.worker, int(episode), int(step), source,
-                                                                signature, str(screen.meta.app),
-                                                                json.dumps(screen.to_dict(), sort_keys=True)))
+                        shot = self._keep_shot(screenshot) if self.evidence else None
+                        seq = self.store.add_capture(CaptureRow(
+                            0, self.worker, int(episode), int(step), source, signature, str(screen.meta.app),
+                            json.dumps(screen.to_dict(), sort_keys=True), int(source_observation), _url(screen),
+                            screen.title, shot, act, time.time()))
                         self._apply_capture(CaptureRow(seq, self.worker, episode, step, source, signature,
                                                        str(screen.meta.app), ""))
                         return Transition(source, signature, -1, False, False, 0.0, u_s, u_s, str(screen.meta.app),
                                           seq)
-                    target, state_novel = self._observe_locked(screen)
+                    target, state_novel = self._observe_locked(screen, screenshot)
                     u_t = self.u0 if state_novel else self.u(target)
                     edge_novel = not self._tallies.is_edge(source, signature, target)
                     r = step_reward(state_novel, edge_novel, u_s, u_t, self.lambdas)
                     row = TransitionRow(0, self.worker, int(episode), int(step), source, signature, target,
-                                        state_novel, edge_novel, r, u_s, u_t, label)
+                                        state_novel, edge_novel, r, u_s, u_t, label, int(source_observation),
+                                        self.last_observation, act, time.time())
                     seq = self.store.add_transition(row)
                     from dataclasses import replace
 
                     self._apply_transition(replace(row, seq=seq))
-                    return Transition(source, signature, target, state_novel, edge_novel, r, u_s, u_t, None, seq)
+                    return Transition(source, signature, target, state_novel, edge_novel, r, u_s, u_t, None, seq,
+                                      self.last_observation)
             except OutOfRangeError:
                 raise
             except BaseException:

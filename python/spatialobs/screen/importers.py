@@ -438,6 +438,9 @@ def from_generic(data: Union[Mapping[str, Any], List[Any]], *, limits: Optional[
         text = e.get("text")
         if text is not None and not isinstance(text, str):
             raise InvalidInputError(f"{where}: text must be a string, got {type(text).__name__}")
+        states = e.get("states", ())
+        if not isinstance(states, (list, tuple)) or not all(isinstance(x, str) for x in states):
+            raise InvalidInputError(f"{where}: states must be a list of strings, got {echo(states)}")
         elements.append(
             Element(
                 bounds=_box(e.get("bounds"), where, lim),
@@ -446,6 +449,7 @@ def from_generic(data: Union[Mapping[str, Any], List[Any]], *, limits: Optional[
                 editable=bool(e.get("editable", False)),
                 clickable=bool(e.get("clickable", False)),
                 id=_element_id(e.get("id"), where, lim),
+                states=tuple(_cut(x, lim) for x in states),
             )
         )
     if width is None and height is None and isinstance(data, list):

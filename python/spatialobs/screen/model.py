@@ -74,6 +74,10 @@ class Element:
     editable, clickable : bool
     id : str or None
         The source's own id for the element, when it has one.
+    states : tuple of str
+        States the source reports beside the two flags (``"focused"``, ``"checked"``,
+        ``"selected"``, ``"expanded"``, ``"disabled"``...), as evidence: they are not
+        part of the screen's identity (:func:`~spatialobs.screen.featurize` ignores them).
 
     Examples
     --------
@@ -87,8 +91,15 @@ class Element:
     editable: bool = False
     clickable: bool = False
     id: Optional[str] = None
+    states: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.states:
+            st = self.states
+            if isinstance(st, str) or not all(isinstance(x, str) for x in st):
+                raise InvalidInputError(f"element states must be a sequence of strings, got {echo(st)}")
+            if type(st) is not tuple:
+                object.__setattr__(self, "states", tuple(st))
         b = self.bounds
         values = _plain_bounds(b)
         if values is None:
@@ -137,8 +148,9 @@ class ScreenMeta:
 class Screen:
     """A screen: its elements, its size in pixels and its metadata.
 
-    ``source`` says where it came from (a file name or format) and is not part of
-    the screen's identity.
+    ``source`` says where it came from (a file name or format, a page's URL) and
+    ``title`` is the window's title (a page's title); neither is part of the
+    screen's identity.
 
     Examples
     --------
@@ -154,6 +166,7 @@ class Screen:
     height: float
     meta: ScreenMeta = field(default_factory=ScreenMeta)
     source: Optional[str] = None
+    title: Optional[str] = None
 
     def __post_init__(self) -> None:
         for name in ("width", "height"):
@@ -199,6 +212,8 @@ class Screen:
                 d["clickable"] = True
             if e.id is not None:
                 d["id"] = e.id
+            if e.states:
+                d["states"] = list(e.states)
             elements.append(d)
         out["elements"] = elements
         return out

@@ -606,8 +606,8 @@ def stable_ocr_text(app: str, text: str) -> str:
     except ImportError:  # pragma: no cover - the module has no third-party imports
         return text
     spec = APPS.get(app)
-    for pat, rep in spec.volatile if spec is not None else ():
-        text = re.sub(pat.replace(" ", r"\s*"), rep, text, flags=re.IGNORECASE)
+    for rule in spec.volatile if spec is not None else ():
+        text = re.sub(rule.pattern.replace(" ", r"\s*"), rule.replace, text, flags=re.IGNORECASE)
     return text
 
 

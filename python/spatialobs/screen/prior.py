@@ -18,9 +18,11 @@ applications, so the prior learns it once.
 
 Traces are JSON Lines, one record per executed step, written by
 :func:`save_traces` (``spatialobs explore --traces FILE``) from any environment,
-simulated or real: the action as executed (op, target role / text / bounds, typed
-value), the screen size, the task text, and the outcome (source and target states,
-novelty, capture). The model is saved as JSON (no pickle), versioned and checked
+simulated or real: the episode and step number, the action as executed (op, target
+role / text / bounds, typed value) and its signature, the screen size, the task
+text, and the outcome (source and target states, novelty, reward, ``u`` of both
+states, capture and fault flags, and the observations the step was taken on and
+produced, which join to the graph store's evidence and screenshots). The model is saved as JSON (no pickle), versioned and checked
 on load; ``spatialobs train-prior TRACES --out FILE`` trains one, and
 ``prior="learned:FILE"`` (``--prior learned:FILE``) uses it.
 """
@@ -69,8 +71,8 @@ def trace_records(episodes: Iterable[Any]) -> List[Dict[str, Any]]:
     --------
     >>> from spatialobs.screen import explore, sim
     >>> r = trace_records([explore(sim.make_app("notepad"), steps=2)])
-    >>> len(r), sorted(r[0])[:4]
-    (2, ['app', 'bounds', 'capture', 'edge_novel'])
+    >>> len(r), sorted(r[0])[:5]
+    (2, ['app', 'bounds', 'capture', 'edge_novel', 'episode'])
     """
     out: List[Dict[str, Any]] = []
     for ep in episodes:
@@ -78,11 +80,16 @@ def trace_records(episodes: Iterable[Any]) -> List[Dict[str, Any]]:
             a: Action = st.action
             t = a.target
             out.append({
-                "app": ep.app, "goal": ep.goal, "op": a.op,
+                "app": ep.app, "goal": ep.goal, "episode": int(getattr(ep, "episode", 0)), "step": int(st.t),
+                "signature": st.signature, "op": a.op,
                 "role": t.role if t is not None else "", "text": (t.text or "") if t is not None else "",
                 "value": a.value, "bounds": list(t.bounds) if t is not None else None,
                 "width": st.width, "height": st.height, "source": st.source, "target": st.target,
-                "state_novel": bool(st.state_novel), "edge_novel": bool(st.edge_novel), "capture": st.capture,
+                "state_novel": bool(st.state_novel), "edge_novel": bool(st.edge_novel), "reward": float(st.reward),
+                "u_source": float(st.u_source), "u_target": float(st.u_target), "capture": st.capture,
+                "fault": bool(st.capture and st.capture.startswith("fault:")),
+                "source_observation": int(getattr(st, "source_observation", 0)),
+                "observation": int(getattr(st, "observation", 0)),
             })
     return out
 

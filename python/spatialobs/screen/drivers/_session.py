@@ -178,21 +178,14 @@ class Session:
     def _start(self) -> None:
         r, w = os.pipe()
         try:
+            # -noreset: Xvfb resets when its last client disconnects (the killed application of one
+            # launch, an xdotool call), and a program connecting meanwhile fails ("could not connect
+            # to display") or loses the root window's properties.
             self._spawn(["Xvfb", "-displayfd", str(w), "-screen", "0", f"{self.width}x{self.height}x24",
-                         "-nolisten", "tcp"], pass_fds=[w])
+                         "-nolisten", "tcp", "-noreset"], pass_fds=[w])
             os.close(w)
             w = -1
             self.display = ":" + _read_line(r, 15, "Xvfb")
-        finally:
-            if w >= 0:
-                os.close(w)
-            os.close(r)
-        r, w = os.pipe()
-        try:
-            self._spawn(["dbus-daemon", "--session", "--nofork", f"--print-address={w}"], pass_fds=[w])
-            os.close(w)
-            w = -1
-            self.bus_address = _read_line(r, 15, "dbus-daemon")
         finally:
             if w >= 0:
                 os.close(w)
@@ -202,21 +195,80 @@ class Session:
         self.env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "DISPLAY": self.display,
-            "DBUS_SESSION_BUS_ADDRESS": self.bus_address,
             "XDG_RUNTIME_DIR": run,
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
-            "GTK_MODULES": "gail:atk-bridge",
-            "NO_AT_BRIDGE": "0",
-            "GTK_A11Y": "atspi",
             "GSETTINGS_BACKEND": "memory",
             "GIO_USE_VFS": "local",
             "GVFS_DISABLE_FUSE": "1",
-            "NO_AT_BRIDGE_CACHE": "0",
         }
+        # The session bus runs in the session's environment: a service it starts on demand (the
+        # AT-SPI bus launcher, asked for before the one below has claimed its name) would otherwise
+        # inherit this process's HOME and put its socket in ~/.cache/at-spi/bus, where every other
+        # session on the machine puts its own (applications then reach another session's bus).
+        r, w = os.pipe()
+        try:
+            self._spawn(["dbus-daemon", "--session", "--nofork", f"--print-address={w}"], pass_fds=[w],
+                        env=self.profile_env("dbus"))
+            os.close(w)
+            w = -1
+            self.bus_address = _read_line(r, 15, "dbus-daemon")
+        finally:
+            if w >= 0:
+                os.close(w)
+            os.close(r)
+        self.env["DBUS_SESSION_BUS_ADDRESS"] = self.bus_address
         launcher = bus_launcher()
         assert launcher is not None
         self._spawn([launcher, "--launch-immediately"], env=self.profile_env("bus"))
+        self._base_windows: List[str] = []
+        self._base_windows = self.top_windows()
+
+    def a11y_address(self, timeout: float = 15.0) -> str:
+        """The AT-SPI bus's address, once the session's bus launcher owns ``org.a11y.Bus``.
+
+        The name is polled with ``NameHasOwner``, which starts nothing: a method call to a
+        name nobody owns yet would have D-Bus start a second launcher, and two launchers
+        race for one socket path. Accessibility is switched on in the launcher's status
+        (``org.a11y.Status.IsEnabled``), which toolkits that wait for a screen reader read.
+        """
+        from jeepney import DBusAddress, new_method_call
+        from jeepney.io.blocking import open_dbus_connection
+
+        bus = DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus", interface="org.a11y.Bus")
+        daemon = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus",
+                             interface="org.freedesktop.DBus")
+        end = time.monotonic() + timeout
+        with open_dbus_connection(self.bus_address) as c:
+            while True:
+                try:
+                    owned = c.send_and_get_reply(new_method_call(daemon, "NameHasOwner", "s", ("org.a11y.Bus",)),
+                                                 timeout=5).body[0]
+                    if owned:
+                        c.send_and_get_reply(new_method_call(
+                            DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus",
+                                        interface="org.freedesktop.DBus.Properties"),
+                            "Set", "ssv", ("org.a11y.Status", "IsEnabled", ("b", True))), timeout=5)
+                        rep = c.send_and_get_reply(new_method_call(bus, "GetAddress"), timeout=5)
+                        if rep.body and isinstance(rep.body[0], str) and rep.body[0].startswith("unix:"):
+                            return str(rep.body[0])
+                except TimeoutError:
+                    pass
+                if time.monotonic() > end:
+                    raise DriverFault("hang", f"the AT-SPI bus did not come up within {timeout:.0f} s")
+                time.sleep(0.02)
+
+    def top_windows(self) -> List[str]:
+        """The ids of the display's mapped top-level windows, new since the session started.
+
+        Applications' own windows, whether or not they are on the accessibility bus.
+        """
+        try:
+            out = subprocess.run(["xdotool", "search", "--maxdepth", "1", "--onlyvisible", "--name", ""],
+                                 env=self.env, capture_output=True, text=True, timeout=5, check=False).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        return [w for w in out.split() if w not in self._base_windows]
 
     def profile_env(self, name: str) -> Dict[str, str]:
         """The environment for a process with a fresh HOME and XDG folders under ``name``."""

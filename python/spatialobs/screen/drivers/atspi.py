@@ -29,9 +29,16 @@ Faults: an element that vanished before the action is counted
 :class:`~spatialobs.screen.drivers.DriverFault`, and :meth:`AtspiDriver.recover`
 kills and relaunches it (the whole session when the session itself died).
 
-Applications (``name``): ``"mousepad"`` on a fresh temporary file,
-``"pcmanfm"`` on a seeded temporary folder tree, ``"localc"`` (LibreOffice Calc,
-GTK3 plugin) on a fresh spreadsheet.
+Applications: any :class:`~spatialobs.screen.drivers.spec.AppSpec` of a desktop
+application (its command, toolkit, environment, seeded files and exploration data),
+among them the specs shipped with the package: ``"mousepad"`` on a fresh temporary
+file, ``"pcmanfm"`` on a seeded temporary folder tree, ``"localc"`` (LibreOffice
+Calc, GTK3 plugin) on a fresh spreadsheet. Every launch gets the accessibility
+settings of every toolkit (:mod:`~spatialobs.screen.drivers.toolkits`); before
+launching, the driver checks that the program and its toolkit's bridge are
+installed, and a launch whose window shows but never appears on the accessibility
+bus ends after the spec's ``register_timeout`` with :class:`NotAccessible`, whose
+one line names the toolkit setting to check.
 
 Examples
 --------
@@ -41,6 +48,9 @@ Examples
 ...     scr = d.reset()
 ...     [e.text for e in scr.elements if e.role == "menu"][:3]
 ['File', 'Edit', 'Search']
+>>> with AtspiDriver(AppSpec.from_command("galculator")) as d:  # doctest: +SKIP
+...     [e.text for e in d.reset().elements if e.role == "menu"]
+['File', 'Edit', 'View', 'Calculator', 'Help']
 """
 
 from __future__ import annotations
@@ -58,9 +68,20 @@ from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action
 from spatialobs.screen.drivers._session import Session, alive, log_tail, missing_programs
 from spatialobs.screen.drivers.base import Driver, DriverFault, DriverUnavailable
+from spatialobs.screen.drivers.spec import BUILTIN_APPS, AppSpec, SpecError, apply_volatile, builtin_spec
+from spatialobs.screen.drivers.toolkits import (
+    BRIDGE_FAILED,
+    LABELS,
+    REGISTER_HINTS,
+    TOOLKIT_ARGS,
+    bridge_problem,
+    default_env,
+    detect_toolkit,
+)
 from spatialobs.screen.model import Element, Screen, ScreenMeta
 
-__all__ = ["AtspiDriver", "AppSpec", "APPS", "unavailable_reason", "KEYSYMS"]
+__all__ = ["AtspiDriver", "AppSpec", "APPS", "NotAccessible", "unavailable_reason", "KEYSYMS", "STATE_NAMES",
+           "state_names"]
 
 _ACC = "org.a11y.atspi.Accessible"
 _COMP = "org.a11y.atspi.Component"
@@ -72,6 +93,9 @@ _ROOT = ("org.a11y.atspi.Registry", "/org/a11y/atspi/accessible/root")
 # AT-SPI state bits (atspi-constants.h, AtspiStateType).
 ST_EDITABLE, ST_ENABLED, ST_FOCUSED, ST_MODAL, ST_SENSITIVE, ST_SHOWING, ST_VISIBLE = 7, 8, 12, 16, 24, 25, 30
 ST_MANAGES_DESCENDANTS = 31
+#: The AT-SPI states kept in :attr:`Element.states <spatialobs.screen.Element.states>` (bit → name).
+STATE_NAMES = ((4, "checked"), (10, "expanded"), (12, "focused"), (16, "modal"), (20, "pressed"), (23, "selected"),
+               (32, "indeterminate"), (43, "read only"))
 
 #: Roles a click means something on even without an Action interface.
 CLICK_ROLES = frozenset({
@@ -102,106 +126,72 @@ _PROPS = "org.freedesktop.DBus.Properties"
 STABLE_FIRST, STABLE_POLL = 0.02, 0.0
 #: Characters of a text object read.
 TEXT_CHARS = 120
+#: Seconds a DoAction may take to answer before the driver checks that the application still answers others.
+DO_ACTION_WAIT = 1.0
 #: Calls in flight at once in :meth:`_Bus.call_many` (the replies wait in the socket meanwhile).
 BATCH = 256
 
 
-@dataclass(frozen=True)
-class AppSpec:
-    """How to launch one application and what to explore it with.
+class NotAccessible(DriverUnavailable):
+    """An application ran but never appeared on the accessibility bus (its toolkit's bridge is off or missing).
 
-    ``prepare(home, rng)`` lays out the files of a launch under its fresh HOME and
-    returns the command line; ``ready`` is the role a showing window must have for
-    the launch to count as done.
+    The message names the toolkit setting to check (:data:`~spatialobs.screen.drivers.toolkits.REGISTER_HINTS`).
     """
 
-    name: str
-    program: str
-    prepare: Callable[[str, random.Random], List[str]]
-    goal: str
-    keys: Tuple[str, ...]
-    values: Tuple[str, ...]
-    settle: float = 0.15
-    launch_timeout: float = 20.0
-    env: Dict[str, str] = field(default_factory=dict)
-    packages: str = ""
-    #: (pattern, replacement) pairs applied to every text: parts that change between launches.
-    volatile: Tuple[Tuple[str, str], ...] = ()
+
+#: The desktop applications shipped as specs (``spatialobs/screen/apps/*.toml``).
+APPS: Dict[str, AppSpec] = {n: builtin_spec(n) for n in BUILTIN_APPS if builtin_spec(n).driver == "desktop"}
 
 
-def _mousepad(home: str, rng: random.Random) -> List[str]:
-    path = os.path.join(home, "notes.txt")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("")
-    return ["mousepad", "--disable-server", path]
+def _spec_of(app: Any) -> AppSpec:
+    if isinstance(app, AppSpec):
+        if app.driver != "desktop":
+            raise InvalidInputError(f"spec {app.source}: a {app.driver} spec, not a desktop application")
+        return app
+    if isinstance(app, str) and app in APPS:
+        return APPS[app]
+    if isinstance(app, str) and app.startswith("cmd:"):
+        return AppSpec.from_command(app)
+    raise InvalidInputError(f"unknown desktop application {app!r}; choose one of {sorted(APPS)}, cmd:COMMAND "
+                            "or an AppSpec")
 
 
-_FOLDERS = ("Projects", "Reports", "Archive", "Photos", "Invoices", "Drafts", "Music", "Notes")
-_FILES = ("budget.ods", "notes.txt", "summary.txt", "plan.odt", "photo.png", "data.csv", "readme.md")
+def _toolkit(spec: AppSpec) -> str:
+    return spec.toolkit if spec.toolkit != "auto" else detect_toolkit(spec.program)
 
 
-def _pcmanfm(home: str, rng: random.Random) -> List[str]:
-    root = os.path.join(home, "Files")
-    os.makedirs(root, exist_ok=True)
-    # A seeded tree two levels deep: the same seed lays out the same folders and files.
-    for top in sorted(rng.sample(_FOLDERS, 4)):
-        d = os.path.join(root, top)
-        os.makedirs(d, exist_ok=True)
-        for sub in sorted(rng.sample(_FOLDERS, 2)):
-            os.makedirs(os.path.join(d, sub), exist_ok=True)
-        for name in sorted(rng.sample(_FILES, 3)):
-            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
-                f.write(name)
-    for name in sorted(rng.sample(_FILES, 3)):
-        with open(os.path.join(root, name), "w", encoding="utf-8") as f:
-            f.write(name)
-    return ["pcmanfm", root]
+def unavailable_reason(app: Any) -> Optional[str]:
+    """Why the driver for ``app`` (a shipped name, ``cmd:COMMAND`` or a desktop spec) cannot run here, or None.
 
-
-def _localc(home: str, rng: random.Random) -> List[str]:
-    return ["localc", "--norestore", "--nologo", "--nolockcheck",
-            f"-env:UserInstallation=file://{home}/lo", "--calc"]
-
-
-#: The applications :class:`AtspiDriver` knows.
-APPS: Dict[str, AppSpec] = {
-    "mousepad": AppSpec("mousepad", "mousepad", _mousepad,
-                        goal="write text, save the document under a new name, find and replace a word",
-                        keys=("escape", "enter", "tab", "ctrl+z", "alt+f"), values=("hello", "42"),
-                        settle=0.15, launch_timeout=20.0, packages="mousepad"),
-    "pcmanfm": AppSpec("pcmanfm", "pcmanfm", _pcmanfm,
-                       goal="open the reports folder, rename a file and sort the files by name",
-                       keys=("escape", "enter", "alt+left", "alt+up", "f2"), values=("report", "a"),
-                       settle=0.3, launch_timeout=20.0, packages="pcmanfm",
-                       volatile=((r"Free space: .*", "Free space"),)),
-    "localc": AppSpec("localc", "localc", _localc,
-                      goal="enter numbers in cells, sum a column with a formula and format the cells",
-                      keys=("escape", "enter", "tab", "ctrl+z", "down", "right"), values=("42", "=1+2"),
-                      settle=0.35, launch_timeout=60.0, env={"SAL_USE_VCLPLUGIN": "gtk3"},
-                      packages="libreoffice-calc libreoffice-gtk3"),
-}
-
-
-def unavailable_reason(name: str) -> Optional[str]:
-    """Why the driver for ``name`` cannot run here (missing programs or Python packages), or None.
+    Missing programs (the application's, Xvfb, D-Bus, the AT-SPI bus, xdotool), a
+    missing Python package, or a toolkit bridge that is not installed.
 
     Examples
     --------
     >>> unavailable_reason("nonesuch")
-    "unknown application 'nonesuch'"
+    "unknown desktop application 'nonesuch'; choose one of ['localc', 'mousepad', 'pcmanfm'], cmd:COMMAND or an AppSpec"
     """
-    if name not in APPS:
-        return f"unknown application {name!r}"
-    spec = APPS[name]
+    try:
+        spec = _spec_of(app)
+    except InvalidInputError as e:
+        return str(e)
     missing = missing_programs([spec.program, "xdotool"])
     out = []
-    if missing:
-        out.append(f"missing system programs: {', '.join(missing)} "
-                   f"(apt-get install xvfb dbus-x11 at-spi2-core xdotool {spec.packages})")
+    if spec.program in missing:
+        out.append(f"the program {spec.program!r} is not installed or not on PATH"
+                   + (f" (apt-get install {spec.packages})" if spec.packages else ""))
+    session = [m for m in missing if m != spec.program]
+    if session:
+        out.append(f"missing system programs: {', '.join(session)} (apt-get install xvfb dbus-x11 at-spi2-core "
+                   "xdotool)")
     try:
         import jeepney  # noqa: F401
     except ImportError:
         out.append("missing Python package jeepney (pip install spatialobs[desktop])")
+    if spec.program not in missing:
+        bridge = bridge_problem(_toolkit(spec))
+        if bridge:
+            out.append(bridge)
     return "; ".join(out) or None
 
 
@@ -216,7 +206,8 @@ class _Bus:
         self.calls = 0
 
     def call(self, ref: Ref, iface: str, method: str, sig: str = "", args: Tuple[Any, ...] = (),
-             timeout: Optional[float] = None) -> Tuple[Any, ...]:
+             timeout: Optional[float] = None, hang_ok: bool = False) -> Any:
+        """The reply's body; with ``hang_ok``, None when no reply came within ``timeout`` (it is dropped if late)."""
         from jeepney import DBusAddress, MessageType, new_method_call
 
         msg = new_method_call(DBusAddress(ref[1], bus_name=ref[0], interface=iface), method, sig or None, args)
@@ -224,6 +215,8 @@ class _Bus:
         try:
             reply = self.conn.send_and_get_reply(msg, timeout=timeout or self.timeout)
         except TimeoutError:
+            if hang_ok:
+                return None
             raise DriverFault("hang", f"no reply to {method} within {timeout or self.timeout:.0f} s") from None
         except (ConnectionError, OSError) as exc:
             raise DriverFault("crash", f"the AT-SPI bus went away ({exc})") from None
@@ -292,14 +285,32 @@ def _bit(states: Sequence[int], n: int) -> bool:
     return bool(states[n // 32] >> (n % 32) & 1) if n // 32 < len(states) else False
 
 
+def state_names(states: Sequence[int]) -> Tuple[str, ...]:
+    """The names of the :data:`STATE_NAMES` set in an AT-SPI state set (two 32-bit words), plus ``"disabled"``.
+
+    Examples
+    --------
+    >>> state_names([1 << 12 | 1 << 24, 0])
+    ('focused',)
+    >>> state_names([1 << 4, 0])
+    ('checked', 'disabled')
+    """
+    out = tuple(name for bit, name in STATE_NAMES if _bit(states, bit))
+    if not (_bit(states, ST_SENSITIVE) or _bit(states, ST_ENABLED)):
+        out += ("disabled",)
+    return out
+
+
 class AtspiDriver(Driver):
     """A real desktop application through AT-SPI (see the module docstring).
 
     Parameters
     ----------
-    name : {"mousepad", "pcmanfm", "localc"}
+    app : str or AppSpec
+        A shipped application (``"mousepad"``, ``"pcmanfm"``, ``"localc"``), a command
+        line (``"cmd:galculator"``) or a desktop :class:`~spatialobs.screen.drivers.spec.AppSpec`.
     seed : int, default 0
-        Seeds the folder tree (pcmanfm) and the starts' replay prefixes.
+        Seeds the spec's folder tree (pcmanfm) and the starts' replay prefixes.
     timeout : float, default 10
         Seconds any one D-Bus call or action may take before it counts as a hang.
     max_nodes : int, default 2500
@@ -319,24 +330,29 @@ class AtspiDriver(Driver):
     Raises
     ------
     DriverUnavailable
-        When the system programs or jeepney are missing (the message says which).
+        When the system programs, jeepney or the toolkit's accessibility bridge are
+        missing (the message says which).
+    NotAccessible
+        From :meth:`reset`: the application showed a window but never appeared on the
+        accessibility bus within the spec's ``register_timeout``.
     """
 
-    def __init__(self, name: str, *, seed: int = 0, timeout: float = 10.0, max_nodes: int = 2500,
+    def __init__(self, app: Any, *, seed: int = 0, timeout: float = 10.0, max_nodes: int = 2500,
                  max_rows: int = 15, max_cols: int = 8, width: int = 1280, height: int = 800,
                  settle: str = "fixed", settle_timeout: float = 2.0) -> None:
-        if name not in APPS:
-            raise InvalidInputError(f"unknown desktop application {name!r}; choose one of {sorted(APPS)}")
+        spec = _spec_of(app)
         if settle not in ("stable", "fixed"):
             raise InvalidInputError(f"settle must be 'stable' or 'fixed', got {settle!r}")
         if isinstance(settle_timeout, bool) or not isinstance(settle_timeout, (int, float)) or not settle_timeout > 0:
             raise InvalidInputError(f"settle_timeout must be a positive number of seconds, got {settle_timeout!r}")
-        why = unavailable_reason(name)
+        why = unavailable_reason(spec)
         if why:
-            raise DriverUnavailable(f"{name}: {why}")
+            raise DriverUnavailable(f"{spec.name}: {why}")
         super().__init__(timeout=timeout, seed=seed)
-        self.spec = APPS[name]
-        self.name = name
+        self.spec = spec
+        self.name = spec.name
+        #: The toolkit the launch checks the bridge of (the spec's, else detected from the program).
+        self.toolkit = _toolkit(spec)
         self.goal = self.spec.goal
         self.keys = self.spec.keys
         self.values = self.spec.values
@@ -345,7 +361,7 @@ class AtspiDriver(Driver):
         self.width, self.height = width, height
         self._session: Optional[Session] = None
         self._home = "~"
-        self._volatile = [(re.compile(p), r) for p, r in self.spec.volatile]
+        self._volatile = spec.volatile
         self._bus: Optional[_Bus] = None
         self._app: Optional["subprocess.Popen[bytes]"] = None
         self._xy: Dict[str, Tuple[float, float]] = {}
@@ -356,6 +372,8 @@ class AtspiDriver(Driver):
         self._unsettled = False
         #: Seconds spent reading trees and D-Bus calls made (for throughput figures).
         self.read_seconds = 0.0
+        # The box of the windows the last read found (None once an action or a launch followed it).
+        self._shot_box: Optional[Tuple[float, float, float, float]] = None
 
     # -- processes ---------------------------------------------------------------------
 
@@ -364,26 +382,7 @@ class AtspiDriver(Driver):
             self._drop_session()
         if self._session is None:
             self._session = Session(self.width, self.height)
-            from jeepney import DBusAddress, new_method_call
-            from jeepney.io.blocking import open_dbus_connection
-
-            # The AT-SPI bus address comes from org.a11y.Bus on the session bus.
-            end = time.monotonic() + 15
-            addr = None
-            with open_dbus_connection(self._session.bus_address) as c:
-                while addr is None:
-                    try:
-                        rep = c.send_and_get_reply(new_method_call(
-                            DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus", interface="org.a11y.Bus"),
-                            "GetAddress"), timeout=5)
-                        if rep.body and isinstance(rep.body[0], str) and rep.body[0].startswith("unix:"):
-                            addr = rep.body[0]
-                    except TimeoutError:
-                        pass
-                    if addr is None:
-                        if time.monotonic() > end:
-                            raise DriverFault("hang", "the AT-SPI bus did not come up")
-                        time.sleep(0.1)
+            addr = self._session.a11y_address()
             self._bus = _Bus(addr, self.timeout)
         return self._session
 
@@ -398,27 +397,26 @@ class AtspiDriver(Driver):
 
     def _launch(self) -> None:
         self._kinds.clear()
+        self._shot_box = None
         sess = self._ensure_session()
         assert self._bus is not None
-        env = {**sess.profile_env(f"launch{self.launches}"), **self.spec.env}
-        rng = random.Random(f"{self.name}:{self.seed}")
-        argv = self.spec.prepare(env["HOME"], rng)
-        self.log = os.path.join(env["HOME"], "app.log")
-        self._home = env["HOME"]
-        self._app = sess.spawn(argv, env, cwd=env["HOME"], log=self.log)
-        end = time.monotonic() + self.spec.launch_timeout
-        while True:
-            if not alive(self._app):
-                raise DriverFault("crash", f"{self.name} exited while starting (code {self._app.poll()}): "
-                                           f"{log_tail(self.log)}")
-            try:
-                if self._windows():
-                    break
-            except _CallError:
-                pass
-            if time.monotonic() > end:
-                raise DriverFault("hang", f"{self.name} showed no window within {self.spec.launch_timeout:.0f} s")
-            time.sleep(0.2)
+        env = sess.profile_env(f"launch{self.launches}")
+        home = env["HOME"]
+        env.update(default_env())
+        env.update(self.spec.launch_env(home))
+        self.spec.seed_home(home, random.Random(f"{self.name}:{self.seed}"))
+        argv = self.spec.argv(home) + list(TOOLKIT_ARGS.get(self.toolkit, ()))
+        self.log = os.path.join(home, "app.log")
+        self._home = home
+        try:
+            self._app = sess.spawn(argv, env, cwd=home, log=self.log)
+        except OSError as exc:
+            raise DriverUnavailable(f"{self.name}: cannot run {argv[0]!r} ({exc.strerror or exc})") from None
+        try:
+            self._wait_for_window(sess)
+        except BaseException:
+            self._shutdown()
+            raise
         # The pointer enters the window now, not at the first click: with no window manager the
         # window takes the focus then, and LibreOffice may lay out its toolbars again (the sheet moves).
         # (From a corner: Xvfb starts with the pointer at the center, and a move to where it is sends nothing.)
@@ -426,6 +424,42 @@ class AtspiDriver(Driver):
         time.sleep(max(self.spec.settle * 3, 0.5))
         # The first screen of a launch, whatever the settle mode, is read until two reads agree.
         self._unsettled = True
+
+    def _wait_for_window(self, sess: Session) -> None:
+        # Until the application shows a window on the accessibility bus. Its X window may come
+        # first; if it is still not on the bus register_timeout seconds later, it never will be.
+        assert self._app is not None and self._bus is not None
+        spec = self.spec
+        start = time.monotonic()
+        shown: Optional[float] = None
+        while True:
+            if not alive(self._app):
+                code = self._app.poll()
+                when = "at once" if time.monotonic() - start < 2 else "while starting"
+                raise DriverFault("crash" if code else "exited",
+                                  f"{self.name} exited {when} (code {code}) before it showed a window"
+                                  + (f": {log_tail(self.log, 200)}" if log_tail(self.log, 200) else ""))
+            registered = False
+            try:
+                registered = bool(self._bus.call(_ROOT, _ACC, "GetChildren")[0])
+                if registered and self._windows():
+                    return
+            except _CallError:
+                pass
+            now = time.monotonic()
+            if not registered:
+                if BRIDGE_FAILED in log_tail(self.log, 4000):
+                    raise NotAccessible(f"{self.name} could not load the GTK accessibility bridge: "
+                                        f"{REGISTER_HINTS['gtk2']}")
+                if shown is None and sess.top_windows():
+                    shown = now
+                if shown is not None and now - shown > spec.register_timeout:
+                    raise NotAccessible(f"{self.name} showed a window but never appeared on the accessibility bus "
+                                        f"within {spec.register_timeout:g} s ({LABELS[self.toolkit]}): "
+                                        f"{REGISTER_HINTS[self.toolkit]}")
+            if now - start > spec.launch_timeout:
+                raise DriverFault("hang", f"{self.name} showed no window within {spec.launch_timeout:g} s")
+            time.sleep(0.1)
 
     def _shutdown(self) -> None:
         if self._app is not None and self._session is not None:
@@ -499,9 +533,18 @@ class AtspiDriver(Driver):
                 wins = modal[-1:]
             self._xy.clear()
             elements = self._read([ref for ref, _, _ in wins])
+            # The title: the name of the modal window, else of the first frame (menus are windows too).
+            top = next((w for w in wins if w[1] in ("frame", "dialog", "alert", "file chooser")), wins[0])
+            key = f"{top[0][0]}|{top[0][1]}"
+            title = next((e.text for e in elements if e.id == key), None)
+            # (With a modal window up only it was read: the screenshot asks for every window's box.)
+            keys = {f"{r[0]}|{r[1]}" for r, _, _ in wins} if not modal else set()
+            boxes = [e.bounds for e in elements if e.id in keys]
+            self._shot_box = (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
+                              max(b[3] for b in boxes)) if boxes else None
             return Screen(elements, self.width, self.height,
                           ScreenMeta(display_mode="desktop", text_size="100%", app=self.name),
-                          source=f"atspi:{self.name}")
+                          source=f"atspi:{self.name}", title=title)
         finally:
             self.read_seconds += time.perf_counter() - t0
 
@@ -531,7 +574,7 @@ class AtspiDriver(Driver):
             res = bus.call_many([(r, _ACC, "GetState", "", ()) for r in level]
                                 + [c for r, _ in texts for c in _text_calls(r)])
             for (r, e), t in zip(texts, self._texts([r for r, _ in texts], res[len(level):])):
-                content = self._stable((t or "").strip())
+                content = self._stable((t or "").strip(), e.role)
                 if content:
                     found[r] = (dataclasses.replace(e, text=content), found[r][1])
             texts = []
@@ -595,19 +638,19 @@ class AtspiDriver(Driver):
         x1, y1 = min(float(x + w), float(self.width)), min(float(y + h), float(self.height))
         if w <= 0 or h <= 0 or x1 <= x0 or y1 <= y0:
             return None
-        text = self._stable(str(name or "").strip())
+        text = self._stable(str(name or "").strip(), role)
         sensitive = _bit(st, ST_SENSITIVE) or _bit(st, ST_ENABLED)
         editable = _bit(st, ST_EDITABLE) and sensitive
         clickable = sensitive and role not in NO_CLICK_ROLES and (_ACTION in ifaces or role in CLICK_ROLES)
-        return Element((x0, y0, x1, y1), role, text or None, editable, clickable, f"{ref[0]}|{ref[1]}")
+        return Element((x0, y0, x1, y1), role, text or None, editable, clickable, f"{ref[0]}|{ref[1]}",
+                       state_names(st))
 
-    def _stable(self, text: str) -> str:
-        # Each launch has its own temporary HOME: show it as "~" so that screens match across launches.
+    def _stable(self, text: str, role: str = "") -> str:
+        # Each launch has its own temporary HOME: show it as "~" so that screens match across launches;
+        # then the spec's volatile rules.
         if self._home in text:
             text = text.replace(self._home, "~")
-        for pat, rep in self._volatile:
-            text = pat.sub(rep, text)
-        return text
+        return apply_volatile(self._volatile, text, role) or ""
 
     def _table(self, ref: Ref, box: Tuple[float, float, float, float], budget: int) -> List[Element]:
         # A sheet with millions of cells: read the visible range only, from the cell under
@@ -654,7 +697,7 @@ class AtspiDriver(Driver):
             x1, y1 = min(float(x + w), tx + tw), min(float(y + h), ty + th)
             if x1 <= x0 or y1 <= y0:
                 continue
-            text = self._stable((t or "").strip())
+            text = self._stable((t or "").strip(), "table cell")
             key = f"{cells[rc][0]}|{cells[rc][1]}"
             self._xy[key] = ((x0 + x1) / 2, (y0 + y1) / 2)
             # Cells are not asked for states or interfaces: they are all showing, editable and clickable.
@@ -718,6 +761,7 @@ class AtspiDriver(Driver):
         if self._bus is None or self._app is None:
             raise InvalidInputError(f"the {self.name} driver has not been started: call reset() first")
         bus = self._bus
+        self._shot_box = None
         try:
             if action.op == "key":
                 self._xdotool("key", "--clearmodifiers", KEYSYMS.get(action.value or "", action.value or ""))
@@ -733,7 +777,10 @@ class AtspiDriver(Driver):
                 cx, cy = (t.bounds[0] + t.bounds[2]) / 2, (t.bounds[1] + t.bounds[3]) / 2
                 if action.op == "click":
                     if _ACTION in ifaces and int(bus.prop(ref, _ACTION, "NActions") or 0) > 0:
-                        bus.call(ref, _ACTION, "DoAction", "i", (0,))
+                        if bus.call(ref, _ACTION, "DoAction", "i", (0,), timeout=DO_ACTION_WAIT, hang_ok=True) is None:
+                            # No reply yet: Qt runs a modal dialog inside DoAction and answers once it
+                            # closes. The application still answers other calls meanwhile (else: a hang).
+                            bus.call(ref, _ACC, "GetState")
                     else:
                         self._xdotool("mousemove", f"{cx:.0f}", f"{cy:.0f}", "click", "1")
                 else:
@@ -802,9 +849,10 @@ class AtspiDriver(Driver):
             from PIL import ImageGrab
         except ImportError:
             raise DriverUnavailable("screenshots need Pillow (pip install spatialobs[ocr])") from None
-        box: Optional[List[float]] = None
+        box: Optional[List[float]] = list(self._shot_box) if self._shot_box is not None else None
         try:
-            for ref, _, _ in self._windows():
+            # The windows' box as the last read found it, when nothing acted since (the evidence's case).
+            for ref, _, _ in self._windows() if box is None else ():
                 x, y, w, h = self._bus.call(ref, _COMP, "GetExtents", "u", (0,))[0]
                 if w > 0 and h > 0:
                     b = [float(x), float(y), float(x + w), float(y + h)]
@@ -818,7 +866,8 @@ class AtspiDriver(Driver):
             if "XCB" in str(exc):
                 raise DriverUnavailable(f"screenshots need Pillow with XCB support ({exc})") from None
             raise DriverFault("crash", f"could not grab display {self._session.display}: {exc}") from None
-        img = img.convert("RGB")
+        if img.mode != "RGB":
+            img = img.convert("RGB")
         x0 = y0 = 0
         if box is not None:
             x0, y0 = max(int(box[0]), 0), max(int(box[1]), 0)

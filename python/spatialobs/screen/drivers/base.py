@@ -12,7 +12,8 @@ loop needs:
   the next screen;
 * :meth:`Driver.recover` — back to a usable screen after a capture or a fault;
 * :meth:`Driver.screenshot` — a picture of the current screen (real drivers; see
-  :func:`spatialobs.screen.ocr.ocr_screen` to turn it into a screen);
+  :func:`spatialobs.screen.ocr.ocr_screen` to turn it into a screen), and
+  :meth:`Driver.screenshot_png`, the same as PNG bytes;
 * :meth:`Driver.close` — stop every process the driver started (also on error and
   on Ctrl+C when used as a context manager).
 
@@ -181,6 +182,25 @@ class Driver:
             The driver draws no picture (the base class and the simulators).
         """
         raise ScreenshotUnsupported(f"the {self.name} driver has no screenshots (real drivers only)")
+
+    def screenshot_png(self) -> bytes:
+        """The picture of :meth:`screenshot` as PNG bytes (what the evidence store keeps).
+
+        The base class encodes :meth:`screenshot` with Pillow at zlib level 1 (a fast
+        encoding: a GUI screenshot is mostly flat color); a driver that gets PNG bytes
+        from its backend returns them as they are.
+
+        Raises
+        ------
+        ScreenshotUnsupported
+            The driver draws no picture.
+        """
+        import io
+
+        img = self.screenshot()
+        buf = io.BytesIO()
+        img.save(buf, format="PNG", compress_level=1)
+        return buf.getvalue()
 
     # -- the interface ------------------------------------------------------------------
 

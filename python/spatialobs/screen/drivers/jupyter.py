@@ -37,7 +37,6 @@ import dataclasses
 import importlib.util
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -49,40 +48,23 @@ import time
 import urllib.error
 import urllib.request
 import weakref
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from spatialobs.screen.drivers._session import _catch_sigterm, _die_with_parent, alive, kill_group, log_tail
 from spatialobs.screen.drivers.base import DriverFault, DriverUnavailable
+from spatialobs.screen.drivers.spec import AppSpec, apply_volatile, builtin_spec
 from spatialobs.screen.drivers.web import WebDriver
 from spatialobs.screen.drivers.web import unavailable_reason as _web_unavailable
 from spatialobs.screen.model import Screen
 
 __all__ = ["JupyterLabDriver", "unavailable_reason", "stable_text", "marked_processes", "SEED_FILES", "VOLATILE"]
 
-#: The files of a launch's root folder (path relative to the root → content).
-SEED_FILES: Dict[str, str] = {
-    "notes.md": "# Notes\n\nIdeas for the quarterly report.\n",
-    "data.csv": "month,sales\njan,12\nfeb,17\nmar,9\n",
-    "analysis.ipynb": json.dumps({
-        "cells": [{"cell_type": "markdown", "id": "intro", "metadata": {}, "source": ["# Sales analysis"]},
-                  {"cell_type": "code", "execution_count": None, "id": "total", "metadata": {}, "outputs": [],
-                   "source": ["total = 12 + 17 + 9\n", "total"]}],
-        "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}},
-        "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n",
-    "reports/summary.txt": "Q1 summary\n",
-}
-
-#: (pattern, replacement) pairs applied to every text: parts that change with the clock.
-VOLATILE: Tuple[Tuple[str, str], ...] = (
-    (r"\b(Created|Modified|Last Modified|Last Checkpoint): [^\n]*?(?= (Created|Modified|Writable|Size):|$)",
-     r"\1: <time>"),
-    (r"\b\d{1,2}/\d{1,2}/\d{2,4},? \d{1,2}:\d{2}( ?[AP]M)?", "<time>"),
-    (r"\b(\d+|an?|a few) (seconds?|minutes?|hours?|days?|months?|years?) ago\b", "<ago>"),
-    (r"\b\d+[smhdy] ago\b", "<ago>"),
-    (r"\bjust now\b", "<ago>"),
-)
-
-_VOLATILE = [(re.compile(p), r) for p, r in VOLATILE]
+#: The shipped spec (``spatialobs/screen/apps/jupyterlab.toml``): goal, values, keys and volatile texts.
+SPEC = builtin_spec("jupyterlab")
+#: The files of a launch's root folder (path relative to the root → content), from the spec.
+SEED_FILES: Dict[str, str] = dict(SPEC.files)
+#: (pattern, replacement) pairs applied to every text: parts that change with the clock (the spec's volatile rules).
+VOLATILE: Tuple[Tuple[str, str], ...] = tuple((r.pattern, r.replace) for r in SPEC.volatile)
 
 
 def stable_text(text: str) -> str:
@@ -95,9 +77,7 @@ def stable_text(text: str) -> str:
     >>> stable_text("4m ago"), stable_text("Last Checkpoint: 3 minutes ago")
     ('<ago>', 'Last Checkpoint: <time>')
     """
-    for pat, rep in _VOLATILE:
-        text = pat.sub(rep, text)
-    return text
+    return apply_volatile(SPEC.volatile, text, "") or ""
 
 
 #: User settings written into every launch's fresh settings folder: no news or update
@@ -175,6 +155,9 @@ class JupyterLabDriver(WebDriver):
     ----------
     seed : int, default 0
         Seeds the starts' replay prefixes.
+    spec : AppSpec, optional
+        Goal, values, keys, settle delay, launch timeout and volatile texts (default:
+        the shipped ``jupyterlab`` spec).
     timeout : float, default 10
         Seconds an action or a read may take.
     launch_timeout : float, default 60
@@ -188,20 +171,21 @@ class JupyterLabDriver(WebDriver):
         When Chromium, Playwright or JupyterLab is missing (the message says which).
     """
 
-    keys: Sequence[str] = ("escape", "enter", "tab")
-    values: Sequence[str] = ("hello", "42")
-    goal = "open the notes file, create a new notebook, rename a file and change the theme in the settings"
-
-    def __init__(self, *, seed: int = 0, timeout: float = 10.0, launch_timeout: float = 60.0, width: int = 1280,
-                 height: int = 800, settle: float = 0.15) -> None:
+    def __init__(self, *, seed: int = 0, timeout: float = 10.0, launch_timeout: Optional[float] = None,
+                 width: int = 1280, height: int = 800, settle: Optional[float] = None,
+                 spec: Optional[AppSpec] = None) -> None:
         why = unavailable_reason()
         if why:
             raise DriverUnavailable(f"jupyterlab: {why}")
-        # The address is known only once a launch has picked its port.
-        super().__init__("http://127.0.0.1/lab", seed=seed, timeout=timeout, width=width, height=height,
-                         settle=settle)
-        self.name = "jupyterlab"
-        self.launch_timeout = float(launch_timeout)
+        spec = SPEC if spec is None else spec
+        if spec.driver != "jupyterlab":
+            raise DriverUnavailable(f"spec {spec.source}: a {spec.driver} spec, not JupyterLab")
+        # The address is known only once a launch has picked its port; the texts are stabilized in screen().
+        super().__init__(dataclasses.replace(spec, url="http://127.0.0.1/lab", volatile=()), seed=seed,
+                         timeout=timeout, width=width, height=height, settle=settle)
+        self._rules = spec.volatile
+        self._files = dict(spec.files)
+        self.launch_timeout = float(spec.launch_timeout if launch_timeout is None else launch_timeout)
         self._server_proc: Optional["subprocess.Popen[bytes]"] = None
         self._tmp: Optional[str] = None
         self._token = ""
@@ -214,7 +198,7 @@ class JupyterLabDriver(WebDriver):
     def _start_server(self) -> None:
         self._tmp = tmp = tempfile.mkdtemp(prefix="spatialobs-jupyter-")
         self.root = root = os.path.join(tmp, "root")
-        for rel, content in SEED_FILES.items():
+        for rel, content in self._files.items():
             path = os.path.join(root, rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8") as f:
@@ -320,10 +304,11 @@ class JupyterLabDriver(WebDriver):
             raise DriverFault("exited" if code == 0 else "crash", f"the jupyter lab server exited (code {code})")
         scr = super().screen()
         # A file browser entry is selected by a click (and opened by Enter) though the tree marks it inert.
-        elements = [dataclasses.replace(e, text=stable_text(e.text) if e.text else e.text,
+        elements = [dataclasses.replace(e, text=apply_volatile(self._rules, e.text, e.role),
                                         clickable=e.clickable or e.role == "listitem" and e.bounds[0] < self.width / 3)
                     for e in scr.elements]
-        return Screen(elements, scr.width, scr.height, scr.meta, source=(scr.source or "").split("?", 1)[0])
+        return Screen(elements, scr.width, scr.height, scr.meta, source=(scr.source or "").split("?", 1)[0],
+                      title=scr.title)
 
 
 
