@@ -92,7 +92,7 @@ def test_studies_real_with_an_unknown_app_is_one_line():
     assert _one_error_line(run("studies", "--real", "--apps", ",")).endswith("got ','")
     out = run("explore", "--app", "jupyter")
     assert _one_error_line(out) == ("spatialobs: error: --app must be one of notepad, explorer, calc, mousepad, "
-                                    "pcmanfm, localc, jupyterlab or web:URL, got 'jupyter'")
+                                    "pcmanfm, localc, jupyterlab, cmd:COMMAND or web:URL, got 'jupyter'")
 
 
 def test_studies_real_writes_the_web_report_apart(monkeypatch, capsys):
