@@ -22,7 +22,8 @@ Change kinds of a node (the fields compared)
 ``y``: its position in its parent), ``resized`` (``w``, ``h``), ``rotated``
 (``rotation``), ``reparented`` (``parent``), ``restacked`` (``index``, its place
 among its siblings), ``retexted`` (``text``, ``name``), ``restyled`` (``style``,
-``opacity``), ``edited`` (``type``, ``props``, ``locked``, ``hidden``).
+``opacity``), ``edited`` (``type``, ``props``, ``locked``, ``hidden``; not Excalidraw's ``version``,
+``versionNonce`` and ``updated``, which change with every edit).
 Of a binding: ``bound`` (made), ``unbound`` (broken), ``rebound`` (any field).
 Pages, cameras and the selection are not reported.
 
@@ -147,8 +148,15 @@ def touched_since(canvas: Canvas, token: str) -> Tuple[Set[str], Set[str]]:
     return nodes, binds
 
 
+#: Props an editor rewrites with every edit (Excalidraw's version counters and timestamp): not an edit themselves.
+BOOKKEEPING_PROPS = frozenset({"version", "versionNonce", "updated"})
+
+
 def _field(v: Any, name: str) -> Any:
-    return getattr(v, name)
+    got = getattr(v, name)
+    if name == "props" and not BOOKKEEPING_PROPS.isdisjoint(got):
+        return {k: x for k, x in got.items() if k not in BOOKKEEPING_PROPS}
+    return got
 
 
 def _same(a: Any, b: Any, fields: Sequence[str]) -> bool:
@@ -309,7 +317,8 @@ def changes_since(
     return {"since": token, "changes": kept, "omitted": len(records) - len(kept), "by": counts}
 
 
-def sync(canvas: Canvas, target: Canvas, *, only: Optional[Tuple[Iterable[str], Iterable[str]]] = None) -> int:
+def sync(canvas: Canvas, target: Canvas, *, only: Optional[Tuple[Iterable[str], Iterable[str]]] = None,
+         exact: bool = False) -> int:
     """Make ``canvas`` equal to ``target`` through the write path, as one transaction.
 
     Nodes and bindings that differ are removed, added or updated with
@@ -318,7 +327,9 @@ def sync(canvas: Canvas, target: Canvas, *, only: Optional[Tuple[Iterable[str], 
     and show up in :func:`changes_since`. Pages are added when missing; cameras,
     selection and current page are copied. With ``only`` = (node ids, binding
     ids) just those items are brought back to their value in ``target`` (an undo
-    of the writes that touched them). Nothing changes when a write fails.
+    of the writes that touched them). With ``exact`` every node that differs is
+    stored whole with :meth:`Canvas.put` (no text re-measured: the target's sizes
+    come from an editor that measured them). Nothing changes when a write fails.
 
     Returns
     -------
@@ -369,11 +380,15 @@ def sync(canvas: Canvas, target: Canvas, *, only: Optional[Tuple[Iterable[str], 
                 missing.discard(nid)
                 nid = tn[nid].parent
             for k in reversed(chain):
-                canvas.add(tn[k])
+                canvas.put(tn[k]) if exact else canvas.add(tn[k])
                 written += 1
         for nid in sorted(node_ids):
             cur_n, want = canvas.nodes.get(nid), tn.get(nid)
             if cur_n is None or want is None or cur_n == want:
+                continue
+            if exact:
+                canvas.put(want)
+                written += 1
                 continue
             fields: Dict[str, Any] = {}
             for f in ("type", "parent", "index", "x", "y", "w", "h", "rotation", "text", "name", "opacity",

@@ -971,6 +971,58 @@ class Canvas:
             return p
         raise OutOfRangeError(f"no node, binding or page with id {item_id!r}")
 
+    def put(self, item: Item) -> Item:
+        """Store a node, binding or page whole, as given: add it, or replace the one with its id.
+
+        Unlike :meth:`add` and :meth:`update`, nothing is measured or merged: the
+        item's sizes and props are kept as they are. This is the write of an editor
+        that measured its own text (a live tldraw or Excalidraw editor's record).
+        Fields are still sanitized; a node's parent must exist and must not be the
+        node or one of its descendants; a binding's ends must exist; an id of
+        another kind of item is refused. A replaced node keeps its children and
+        bindings.
+
+        Examples
+        --------
+        >>> c = Canvas()
+        >>> _ = c.add(Node("t", "text", "page:page", "a1", 0, 0, 10, 10, text="hi", props={"autoSize": True}))
+        >>> c.put(Node("t", "text", "page:page", "a1", 0, 0, 31.5, 24, text="hello", props={"autoSize": True})).w
+        31.5
+        """
+        if isinstance(item, Page):
+            old_p = self._pages.get(item.id)
+            if old_p is None:
+                return self.add(item)
+            page = Page(item.id, str(item.name or ""), item.index or old_p.index, dict(item.meta or {}))
+            if page != old_p:
+                self._put("page", page.id, page)
+            return page
+        if isinstance(item, Binding):
+            f = sanitize_binding_fields(item.to_dict())
+            b = Binding(**f)
+            if b.id in self._nodes or b.id in self._pages:
+                raise InvalidInputError(f"binding {b.id!r}: id already exists as a node or page")
+            for end in (b.from_id, b.to_id):
+                if end not in self._nodes:
+                    raise InvalidInputError(f"binding {b.id!r}: node {end!r} does not exist")
+            if self._bindings.get(b.id) != b:
+                self._put("binding", b.id, b)
+            return b
+        if not isinstance(item, Node):
+            raise InvalidInputError(f"put takes a Node, Binding or Page, got {type(item).__name__}")
+        clean = sanitize_node_fields(item.to_dict())
+        nid = clean["id"]
+        if nid in self._bindings or nid in self._pages:
+            raise InvalidInputError(f"record {nid!r}: id already exists as a binding or page")
+        self._check_parent(nid, clean["parent"])
+        old = self._nodes.get(nid)
+        if clean.get("index") is None:
+            clean["index"] = old.index if old is not None and old.parent == clean["parent"] else self._next_index(clean["parent"])
+        node = _make_node(clean)
+        if node != old:
+            self._put("node", nid, node)
+        return node
+
     def remove(self, item_id: str) -> List[str]:
         """Remove a node with its descendants and attached bindings, a binding, or a page.
 

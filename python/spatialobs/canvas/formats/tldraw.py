@@ -304,7 +304,7 @@ def _schema_info(schema: Any, records: List[Any]) -> Tuple[bool, bool]:
     return props_bindings, rich
 
 
-def from_tldraw(doc: Mapping[str, Any]) -> Canvas:
+def from_tldraw(doc: Mapping[str, Any], *, arrange_arrows: bool = True) -> Canvas:
     """Build a :class:`Canvas` from a parsed tldraw file or store snapshot.
 
     Parameters
@@ -313,6 +313,10 @@ def from_tldraw(doc: Mapping[str, Any]) -> Canvas:
         A ``.tldr`` file (``{"tldrawFileFormatVersion", "schema", "records"}``), a
         store snapshot (``{"store", "schema"}``) or an editor snapshot
         (``{"document": {"store", "schema"}, "session"}``).
+    arrange_arrows : bool, default True
+        Put bound arrows where tldraw puts them when it opens a file (its
+        ``reparentArrow`` rule); False for the records of a running editor, which
+        has arranged them itself.
 
     Returns
     -------
@@ -399,7 +403,8 @@ def from_tldraw(doc: Mapping[str, Any]) -> Canvas:
     canvas = build_canvas(pages, node_fields, binding_fields, diags)
     # tldraw moves a bound arrow that is not just above its targets when it opens the file
     # (reparentArrow): the canvas holds the arrow where tldraw draws it; the file keeps its key
-    for aid, key in load_index_moves(canvas._nodes, canvas._bindings.values(), canvas._children).items():
+    moves = load_index_moves(canvas._nodes, canvas._bindings.values(), canvas._children) if arrange_arrows else {}
+    for aid, key in moves.items():
         canvas._nodes[aid] = replace(canvas._nodes[aid], index=key)
     # the local boxes of point-based shapes were computed above; the first
     # derivation reuses them where the node is the one made from those fields
@@ -795,7 +800,7 @@ def _valid_ids_and_keys(out: List[Any], written: List[Any], versions: tschema.Sc
         rekey.update(zip(rows, keys))
     if not rename and not rekey:
         return
-    by_identity = {id(r) for r in written}
+    by_identity = {id(r): k for k, r in enumerate(written)}  # position in written, to replace in O(1)
     for i, r in enumerate(out):
         if not is_mapping(r):
             continue
@@ -814,8 +819,9 @@ def _valid_ids_and_keys(out: List[Any], written: List[Any], versions: tschema.Sc
             new_r["index"] = rekey[i]
         if new_r is not None:
             out[i] = new_r
-            if id(r) in by_identity:
-                written[:] = [new_r if w is r else w for w in written]
+            at = by_identity.get(id(r))
+            if at is not None:
+                written[at] = new_r
             else:
                 written.append(new_r)
 
