@@ -226,7 +226,7 @@ def test_websocket_upgrades_pass_the_same_checks(tmp_path):
         await websocket.close()
 
     def add_route(app: Any) -> None:
-        app.app.router.routes.append(WebSocketRoute("/v1/documents/{name}/live", echo))
+        app.app.router.routes.insert(0, WebSocketRoute("/v1/documents/{name}/live", echo))  # before the real one
 
     log: List[str] = []
     handler = logging.Handler()

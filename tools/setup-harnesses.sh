@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the conformance tests run: Debian's Chromium (with the emoji font the
-# tldraw truth files were made with) and the two real-editor harnesses, into .harness/.
+# tldraw truth files were made with) and the two real-editor harnesses, into .harness/;
+# and builds the live page (live/: npm ci, esbuild) that the live-canvas tests open.
 #
 #   bash tools/setup-harnesses.sh [SHARED_DIR]
 #
@@ -8,7 +9,8 @@
 # eval-ed. SHARED_DIR holds tools/tldraw-harness (default ../shared). Chromium is installed with
 # apt-get when running as root; otherwise it must already be at /usr/bin/chromium.
 # Prints the environment the tests read (SPATIALOBS_TLDRAW_HARNESS,
-# SPATIALOBS_EXCALIDRAW_HARNESS); the tests also find .harness/ by themselves.
+# SPATIALOBS_EXCALIDRAW_HARNESS, SPATIALOBS_LIVE_PAGE); the tests also find .harness/ and
+# live/dist by themselves.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${1:-../shared}
@@ -51,5 +53,9 @@ if [ -f tools/excalidraw-harness/package.json ]; then
     fi
 fi
 
+# The live page, from the repository's own sources (live/), into live/dist.
+bash tools/build-live-page.sh "$PWD/live/dist" >&2
+
 echo "export SPATIALOBS_TLDRAW_HARNESS=$PWD/.harness/tldraw-harness"
 echo "export SPATIALOBS_EXCALIDRAW_HARNESS=$PWD/.harness/excalidraw-harness"
+echo "export SPATIALOBS_LIVE_PAGE=$PWD/live/dist"

@@ -18,6 +18,11 @@ schema) and a JSON body are merged into the tool's arguments::
     POST   /v1/documents/{document}/snapshots/{name}/restore   restore_snapshot
     DELETE /v1/documents/{document}/snapshots/{name}           delete_snapshot
     GET    /v1/documents/{document}/render    render (``raw=1``: the SVG or PNG itself)
+    GET    /v1/documents/{document}/screenshot  screenshot: the person's view from their live editor (``raw=1``: PNG)
+    WS     /v1/documents/{document}/live      the live editor protocol (:mod:`spatialobs.serve.live`)
+    GET    /live/{document}                   the live page: the real editor on the document (opened from the
+                                              root folder when it is not open: NAME, NAME.tldr, NAME.excalidraw)
+    GET    /live/assets/{path}                the page's bundles, fonts and icons
     POST   /v1/documents/{document}/save      save
     POST   /v1/documents/{document}/reload    reload
     GET    /v1/scenarios                      list_scenarios
@@ -56,13 +61,15 @@ import json
 import logging
 import socket
 import sys
+from pathlib import Path
 from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Sequence, Tuple
 
 import anyio.to_thread
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
 
 from spatialobs.serve.connections import ConnectionLimits
 from spatialobs.serve.security import OriginPolicy, Refusal, refuse
@@ -90,6 +97,7 @@ ROUTES: Tuple[Tuple[str, str, str], ...] = (
     ("POST", "/v1/documents/{document}/snapshots/{name}/restore", "restore_snapshot"),
     ("DELETE", "/v1/documents/{document}/snapshots/{name}", "delete_snapshot"),
     ("GET", "/v1/documents/{document}/render", "render"),
+    ("GET", "/v1/documents/{document}/screenshot", "screenshot"),
     ("POST", "/v1/documents/{document}/save", "save"),
     ("POST", "/v1/documents/{document}/reload", "reload"),
     ("GET", "/v1/scenarios", "list_scenarios"),
@@ -166,7 +174,7 @@ def _endpoint(service: Service, tool: str) -> Callable[[Request], Awaitable[Resp
             args: Dict[str, Any] = {}
             raw = False
             for k, v in request.query_params.items():
-                if name == "render" and k == "raw":
+                if name in ("render", "screenshot") and k == "raw":
                     raw = v.lower() in ("1", "true", "yes")
                     continue
                 args[k] = _coerce(name, k, v)
@@ -181,13 +189,92 @@ def _endpoint(service: Service, tool: str) -> Callable[[Request], Awaitable[Resp
             return _fail(exc)
         except ClientDisconnect:  # the client left mid-body: nobody to answer, nothing to log
             return Response(status_code=400)
-        if raw and name == "render":
+        if raw and name in ("render", "screenshot"):
             if result["format"] == "svg":
                 return Response(result["svg"], media_type="image/svg+xml")
             return Response(base64.b64decode(result["data"]), media_type="image/png")
         return JSONResponse({"ok": True, "result": result})
 
     return handle
+
+
+_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".json": "application/json",
+          ".woff2": "font/woff2", ".woff": "font/woff", ".ttf": "font/ttf", ".svg": "image/svg+xml",
+          ".png": "image/png", ".txt": "text/plain; charset=utf-8", ".html": "text/html; charset=utf-8"}
+
+
+def _live_routes(service: Service, hub: Any, token: Optional[str]) -> List[Any]:
+    """The live page, its assets and the WebSocket of each document."""
+    from spatialobs.serve.live import EDITORS, page_dir, page_html, page_missing
+
+    def authorized(headers: Any, query: Any) -> bool:
+        if token is None:
+            return True
+        auth = headers.get("authorization", "")
+        given = auth[7:].strip() if auth[:7].lower() == "bearer " else query.get("token", "")
+        return hmac.compare_digest(given.encode(), token.encode())
+
+    async def live_socket(websocket: WebSocket) -> None:
+        # the guard has checked Host and Origin already; checked again here for an app mounted without it
+        app = websocket.scope.get("app")
+        policy = getattr(getattr(app, "state", None), "origin_policy", None)
+        refusal = policy.check(websocket.scope) if policy is not None else None
+        if refusal is not None:
+            await refuse(websocket.scope, websocket.send, refusal)
+            return
+        if not authorized(websocket.headers, websocket.query_params):
+            # accepted, then closed with a code the editor's client reads (a refused handshake is only "1006")
+            await websocket.accept()
+            await websocket.close(code=4401, reason="missing or wrong token")
+            return
+        await hub.handle(websocket, websocket.path_params["document"])
+
+    def open_for_page(name: str) -> Any:
+        try:
+            return service._doc(name)
+        except ServiceError:
+            pass
+        for cand in (name, name + ".tldr", name + ".excalidraw", name + ".json"):
+            try:
+                full = service.resolve_path(cand)
+            except ServiceError:
+                continue
+            doc_name = name if service._name_ok(name) else None
+            opened = service.call("open_document", {"path": service._rel(full), **({"name": doc_name} if doc_name
+                                                                                   else {})})
+            return service._doc(opened["document"])
+        raise ServiceError("not_found", f"no open document {name!r} and no file {name!r} (or .tldr, .excalidraw, "
+                                        ".json) under the root folder")
+
+    async def live_page(request: Request) -> Response:
+        if not authorized(request.headers, request.query_params):
+            return _fail(ServiceError("unauthorized", "missing or wrong token (open /live/NAME?token=TOKEN)"))
+        where = page_dir()
+        if where is None:
+            return _fail(ServiceError("not_found", page_missing()))
+        try:
+            d = await anyio.to_thread.run_sync(open_for_page, request.path_params["document"])
+        except ServiceError as exc:
+            return _fail(exc)
+        template = (where / "live.html").read_text(encoding="utf-8")
+        html = page_html(template, d.name, EDITORS.get(d.format, "tldraw"))
+        return HTMLResponse(html, headers={"cache-control": "no-store"})
+
+    async def live_asset(request: Request) -> Response:
+        where = page_dir()
+        if where is None:
+            return _fail(ServiceError("not_found", page_missing()))
+        base = (where / "assets").resolve()
+        rel = request.path_params["path"]
+        full = (base / rel).resolve()
+        if ".." in Path(rel).parts or base not in full.parents or not full.is_file():
+            return _fail(ServiceError("not_found", f"no live page asset {rel!r}"))
+        return FileResponse(full, media_type=_TYPES.get(full.suffix, "application/octet-stream"),
+                            headers={"cache-control": "no-cache"})
+
+    return [WebSocketRoute("/v1/documents/{document}/live", live_socket),
+            Route("/live/assets/{path:path}", live_asset, methods=["GET"]),
+            Route("/live/{document}", live_page, methods=["GET"])]
 
 
 def _routes(service: Service) -> List[Route]:
@@ -294,7 +381,10 @@ class _Guard:
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
         authorized = self._authorized(headers)
         scope["spatialobs.authenticated"] = authorized and self.token is not None
-        if not authorized and scope.get("path") != "/v1/health":
+        # the live page checks the token itself (a browser opening it passes the token in its URL);
+        # its assets are the package's static files
+        public = scope.get("path") == "/v1/health" or str(scope.get("path", "")).startswith("/live/")
+        if not authorized and not public:
             await refuse(scope, send, Refusal(401, "unauthorized", "missing or wrong bearer token"),
                          [(b"www-authenticate", b"Bearer"), *cors])
             return
@@ -350,8 +440,11 @@ def build_app(service: Service, *, token: Optional[str] = None, mcp: bool = True
     no simple-request writes), then the token check. The policy is also
     ``app.state.origin_policy`` of the Starlette app inside.
     """
+    from spatialobs.serve.live import LiveHub
+
     policy = OriginPolicy(host, allow_origins)
-    routes = _routes(service)
+    hub = service.live if service.live is not None else LiveHub(service)
+    routes = _routes(service) + _live_routes(service, hub, token)
     if mcp:
         from mcp.server.transport_security import TransportSecuritySettings
 
@@ -424,7 +517,9 @@ def make_server(service: Service, host: str = "127.0.0.1", port: int = 0, *, tok
     app = build_app(service, token=token, host=host, allow_origins=allow_origins, max_header_bytes=lim.max_header_bytes)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, http=protocol_class(lim),
                             timeout_keep_alive=lim.keep_alive,  # type: ignore[arg-type]  # a float works
-                            h11_max_incomplete_event_size=lim.max_header_bytes, timeout_graceful_shutdown=5)
+                            h11_max_incomplete_event_size=lim.max_header_bytes, timeout_graceful_shutdown=5,
+                            # live-canvas messages up to the request limit (a larger one gets a typed error)
+                            ws_max_size=service.limits.max_request_bytes + (1 << 20))
     return uvicorn.Server(config), sock
 
 

@@ -5,7 +5,7 @@ runs through :meth:`Service.call` in a worker thread. A result is returned once,
 as its JSON text (``json.loads(result.content[0].text)``): sending it also as
 structured content would serialize it twice and make the SDK's models copy
 and validate it on both sides, which took most of an ``observe``'s time.
-``render`` with ``format: "png"`` returns MCP image content. A failed call is a
+``render`` with ``format: "png"`` and ``screenshot`` return MCP image content. A failed call is a
 tool result with ``isError``, the one-line message (``code: message``) and
 ``{"error": {"code", "message"}}`` as structured content, never a protocol
 error or a traceback. Resources: the observation guide and each open document.
@@ -52,7 +52,7 @@ INSTRUCTIONS = ("spatialobs: exact structured observations of canvases (tldraw, 
 
 def result_content(tool: str, result: Dict[str, Any]) -> types.CallToolResult:
     """The MCP result of one successful tool call (image content for a PNG render)."""
-    if tool == "render" and result.get("format") == "png":
+    if tool in ("render", "screenshot") and result.get("format") == "png":
         meta = {k: v for k, v in result.items() if k != "data"}
         return types.CallToolResult(content=[types.ImageContent(data=result["data"], mime_type="image/png"),
                                              types.TextContent(text=json.dumps(meta))], structured_content=meta)

@@ -212,6 +212,12 @@ TOOLS: Tuple[ToolSpec, ...] = (
              _schema({"document": _DOC, "format": {"type": "string", "enum": ["svg", "png"]},
                       "width": {"type": "integer"}, "viewport": _VIEW, "page": {"type": "string"}},
                      ["document"]), "canvas", "render"),
+    ToolSpec("screenshot", "A picture of the person's view as their live editor draws it (tldraw's image export, "
+             "Excalidraw's exportToBlob): PNG of the viewport of the editor connected to the document "
+             "(spatialobs serve --http, page /live/{document}). The structured observation is observe.",
+             _schema({"document": _DOC, "session": {"type": "string", "description": "editor session (default: "
+                                                                                     "the one last active)"},
+                      "viewport": _VIEW}, ["document"]), "canvas", "screenshot"),
     ToolSpec("save", "Save a document (tldraw, excalidraw or native) atomically to a path under the root folder "
              "(default: the file it was opened from).",
              _schema({"document": _DOC, "path": {"type": "string"},
@@ -480,6 +486,8 @@ class Service:
         self._indexes: Dict[str, _Index] = {}
         self._lock = threading.Lock()
         self._serial = 0
+        #: The live editors of the documents (a :class:`~spatialobs.serve.live.LiveHub`), when served over HTTP.
+        self.live: Any = None
 
     # ------------------------------------------------------------------ dispatch
     @property
@@ -567,6 +575,10 @@ class Service:
             self._docs[doc.name] = doc
         return doc
 
+    @staticmethod
+    def _name_ok(name: Any) -> bool:
+        return isinstance(name, str) and bool(_NAME.match(name))
+
     def _origin(self, doc: _Doc, origin: Any) -> Tuple[float, float]:
         if origin is None:
             return doc.origin
@@ -637,6 +649,9 @@ class Service:
         d = self._doc(document)
         with d.lock:
             ox, oy = self._origin(d, origin)
+            live = self.live.defaults(d, viewport, page, selected) if self.live is not None else None
+            if live is not None:
+                viewport, page, selected = live.pop("viewport"), live.pop("page"), live.pop("selected")
             vp = viewport if viewport is not None else (d.viewport if page is None else None)
             if since == "last":
                 if d.last_token is None:
@@ -655,6 +670,8 @@ class Service:
             else:
                 body = obs.to_json() if form == "text" else obs.to_dict()
             out: Dict[str, Any] = {"document": d.name, "page": obs.page, "token": obs.token, "observation": body}
+            if live is not None:
+                out["live"] = live
             if baseline:
                 out["baseline"] = _plain(baseline_context(d.canvas, vp, page=page, selected=selected, origin=(ox, oy)))
         if guide:
@@ -709,6 +726,7 @@ class Service:
             if report.applied:
                 d.undo.append((before, token, viewport_before))
                 del d.undo[:-self.limits.undo_depth]
+                self._publish(d, by, True)
             out = _plain(report.to_dict())
             out["errors"] = parse_errors + [str(e) for e in report.errors if isinstance(e, OpError)]
             out["document"] = d.name
@@ -738,6 +756,7 @@ class Service:
                 written += 1
             d.viewport = viewport
             d.undo.pop()
+            self._publish(d, "agent", False)
             d.executor = None  # its aliases may name undone nodes
             out = {"document": d.name, "undone": True, "written": written, "undo": len(d.undo)}
             if moved:  # for a live canvas to follow: the cameras as they are again
@@ -796,6 +815,7 @@ class Service:
             d.undo.append((before, token, viewport_before))
             del d.undo[:-self.limits.undo_depth]
             d.executor = None  # its aliases may name nodes the snapshot does not have
+            self._publish(d, by, True)
             out = {"document": d.name, "snapshot": name, "restored": True, "written": written, "undo": len(d.undo),
                    "token": issue_token(d.canvas)}
             if d.canvas.cameras != cams:
@@ -894,13 +914,36 @@ class Service:
             with d.canvas.by("person"):
                 written = sync(d.canvas, fresh)
             d.undo.clear()
+            self._publish(d, "person", False)
             return {"document": d.name, "written": written}
 
     def _t_close(self, document: str) -> Dict[str, Any]:
         d = self._doc(document)
         with d.lock, self._lock:
             self._docs.pop(d.name, None)
+        if self.live is not None:
+            self.live.closed(d.name)
         return {"document": d.name, "closed": True}
+
+    def _publish(self, d: _Doc, by: str, undoable: bool) -> None:
+        """Send the writes just made to a document to its live editors (under the document's lock)."""
+        if self.live is not None:
+            self.live.publish(d, by=by, undoable=undoable)
+
+    def _t_screenshot(self, document: str, session: Optional[str] = None, viewport: Any = None) -> Dict[str, Any]:
+        d = self._doc(document)
+        if self.live is None:
+            raise ServiceError("not_found", "screenshot: no live editor can connect to this server (serve over "
+                                            "HTTP: spatialobs serve --http HOST:PORT, then open /live/NAME)")
+        vp = None
+        if viewport is not None:
+            from spatialobs.canvas.observe import resolve_viewport
+
+            with d.lock:
+                v = resolve_viewport(d.canvas, viewport, d.canvas._resolve_page(None))
+            vp = {"x": v.x, "y": v.y, "w": v.w, "h": v.h}
+        out = self.live.screenshot(d.name, session=session, viewport=vp)
+        return {"document": d.name, "format": "png", **out}
 
     # ------------------------------------------------------------------ scenarios
     @staticmethod
