@@ -223,6 +223,35 @@ def test_mousepad_screenshot_is_its_window_and_ocr_finds_its_menus():
             make_driver("mousepad").screenshot()
 
 
+def test_mousepad_screenshot_from_the_framebuffer_is_the_servers_picture():
+    # The box is copied from Xvfb's memory-mapped screen; XCB's GetImage of the same display is the
+    # truth, after the screen changed (a menu opened: a new window) and with the file unreadable.
+    from PIL import ImageGrab
+
+    from spatialobs.screen.drivers.atspi import unavailable_reason
+
+    require(unavailable_reason("mousepad"))
+    with make_driver("mousepad") as d:
+        scr = d.reset()
+        assert d._session.framebuffer() is not None
+        menu = next(a for a in d.actions(scr) if a.op == "click" and a.target is not None and a.target.text == "File")
+        for step in range(2):
+            img = d.screenshot()
+            x0, y0 = img.info["spatialobs.origin"]
+            whole = ImageGrab.grab(xdisplay=d._session.display).convert("RGB")
+            assert img.tobytes() == whole.crop((x0, y0, x0 + img.width, y0 + img.height)).tobytes(), step
+            assert len(img.getcolors(1 << 16) or ()) > 3  # a window, not an empty screen
+            if step == 0:
+                d.step(menu)
+        d._session._fb = None
+        d._session.tmp, real = d._session.tmp + "-gone", d._session.tmp
+        try:
+            assert d._session.framebuffer() is None
+            assert d.screenshot().tobytes() == img.tobytes()  # through XCB
+        finally:
+            d._session.tmp = real
+
+
 def test_web_screenshot_is_the_viewport():
     from spatialobs.screen.drivers.web import unavailable_reason
 

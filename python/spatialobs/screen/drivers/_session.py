@@ -14,7 +14,10 @@ import subprocess
 import tempfile
 import time
 import weakref
-from typing import Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from spatialobs.screen.drivers.base import DriverFault, DriverUnavailable
 
@@ -153,6 +156,7 @@ class Session:
         self.tmp = tempfile.mkdtemp(prefix="spatialobs-session-")
         self._procs: List["subprocess.Popen[bytes]"] = []
         self._closed = False
+        self._fb: Optional[Tuple["np.ndarray", int]] = None
         _LIVE.add(self)
         # The AT-SPI bus launcher's own children escape the parent-death signal: a killed
         # Python would leave them behind, so a SIGTERM becomes an orderly exit.
@@ -181,8 +185,12 @@ class Session:
             # -noreset: Xvfb resets when its last client disconnects (the killed application of one
             # launch, an xdotool call), and a program connecting meanwhile fails ("could not connect
             # to display") or loses the root window's properties.
+            # -fbdir: the screen is a memory-mapped XWD file, so a screenshot copies the windows' box
+            # from memory instead of asking the server for the whole screen (4 MB at 1280 x 800)
+            fb = os.path.join(self.tmp, "fb")
+            os.makedirs(fb, mode=0o700)
             self._spawn(["Xvfb", "-displayfd", str(w), "-screen", "0", f"{self.width}x{self.height}x24",
-                         "-nolisten", "tcp", "-noreset"], pass_fds=[w])
+                         "-nolisten", "tcp", "-noreset", "-fbdir", fb], pass_fds=[w])
             os.close(w)
             w = -1
             self.display = ":" + _read_line(r, 15, "Xvfb")
@@ -284,6 +292,39 @@ class Session:
         """Start a process in the session (killed with it); its output goes to ``log`` when given."""
         return self._spawn(argv, env=env, cwd=cwd, log=log)
 
+    def framebuffer(self) -> Optional[Tuple["np.ndarray", int]]:
+        """The screen as Xvfb draws it: ``(pixels, byte order)``, or None where it cannot be read.
+
+        ``pixels`` is a read-only ``(height, width, 4)`` uint8 view of the memory-mapped
+        XWD file of ``-fbdir`` (32 bits a pixel, depth 24), in the file's byte order
+        (0: least significant byte first, so B, G, R, unused). It follows the screen
+        as the server draws: slice it and copy the slice to keep a picture.
+        """
+        if self._fb is not None:
+            return self._fb
+        import mmap
+
+        import numpy as np
+
+        path = os.path.join(self.tmp, "fb", "Xvfb_screen0")
+        try:
+            with open(path, "rb") as f:
+                mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        head = np.frombuffer(mm, dtype=">u4", count=25) if len(mm) >= 100 else None
+        if head is None:
+            return None
+        size, version, _fmt, depth, width, height = (int(v) for v in head[:6])
+        order, bpp, line, ncolors = int(head[7]), int(head[11]), int(head[12]), int(head[19])
+        start = size + 12 * ncolors
+        if (version != 7 or depth != 24 or bpp != 32 or (width, height) != (self.width, self.height)
+                or line < 4 * width or start + line * height > len(mm)):
+            return None
+        rows = np.ndarray((height, line), dtype=np.uint8, buffer=mm, offset=start)
+        self._fb = (rows[:, :4 * width].reshape(height, width, 4), order)
+        return self._fb
+
     def alive(self) -> bool:
         """Whether Xvfb, the D-Bus session and the bus launcher still run."""
         return all(p.poll() is None for p in self._procs[:3])
@@ -299,6 +340,7 @@ class Session:
         if self._closed:
             return
         self._closed = True
+        self._fb = None
         for p in reversed(self._procs):
             # SIGTERM first: a killed Xvfb would leave its lock and socket behind for the next display.
             kill_group(p, grace=2.0)

@@ -832,7 +832,8 @@ class AtspiDriver(Driver):
         and dialogs are windows of their own), clipped to the display; the image's
         ``info`` holds its screen origin and the screen size (see
         :meth:`Driver.screenshot <spatialobs.screen.drivers.Driver.screenshot>`).
-        Grabbed through Pillow's XCB support from the private Xvfb display.
+        Copied from the private Xvfb display's memory-mapped screen (``-fbdir``), or grabbed
+        through Pillow's XCB support where that cannot be read (the same pixels).
 
         Raises
         ------
@@ -860,22 +861,31 @@ class AtspiDriver(Driver):
                                                  max(box[2], b[2]), max(box[3], b[3])]
         except _CallError:
             box = None  # a window vanished while being measured: keep the whole display
-        try:
-            img = ImageGrab.grab(xdisplay=self._session.display)
-        except OSError as exc:
-            if "XCB" in str(exc):
-                raise DriverUnavailable(f"screenshots need Pillow with XCB support ({exc})") from None
-            raise DriverFault("crash", f"could not grab display {self._session.display}: {exc}") from None
-        if img.mode != "RGB":
-            img = img.convert("RGB")
-        x0 = y0 = 0
+        x0, y0, x1, y1 = 0, 0, self.width, self.height
         if box is not None:
-            x0, y0 = max(int(box[0]), 0), max(int(box[1]), 0)
-            x1, y1 = min(int(round(box[2])), img.width), min(int(round(box[3])), img.height)
-            if x1 > x0 and y1 > y0:
-                img = img.crop((x0, y0, x1, y1))
-            else:
-                x0 = y0 = 0
+            bx0, by0 = max(int(box[0]), 0), max(int(box[1]), 0)
+            bx1, by1 = min(int(round(box[2])), self.width), min(int(round(box[3])), self.height)
+            if bx1 > bx0 and by1 > by0:
+                x0, y0, x1, y1 = bx0, by0, bx1, by1
+        fb = self._session.framebuffer() if self._session.alive() else None
+        if fb is not None:
+            # the box copied from Xvfb's memory-mapped screen (the pixels XCB's GetImage returns)
+            from PIL import Image
+
+            pixels, order = fb
+            cut = pixels[y0:y1, x0:x1, 2::-1] if order == 0 else pixels[y0:y1, x0:x1, 1:]
+            img = Image.frombytes("RGB", (x1 - x0, y1 - y0), cut.tobytes())
+        else:
+            try:
+                img = ImageGrab.grab(xdisplay=self._session.display)
+            except OSError as exc:
+                if "XCB" in str(exc):
+                    raise DriverUnavailable(f"screenshots need Pillow with XCB support ({exc})") from None
+                raise DriverFault("crash", f"could not grab display {self._session.display}: {exc}") from None
+            if img.mode != "RGB":
+                img = img.convert("RGB")
+            if (x0, y0, x1, y1) != (0, 0, img.width, img.height):
+                img = img.crop((x0, y0, min(x1, img.width), min(y1, img.height)))
         img.info[ORIGIN_KEY] = (x0, y0)
         img.info[SCREEN_SIZE_KEY] = (self.width, self.height)
         return img
