@@ -54,6 +54,39 @@ def require() -> None:
         pytest.skip(reason)
 
 
+#: The documents every live test root holds (written by :func:`write_documents`): a tldraw file
+#: and an Excalidraw scene of three frames, each with a title, a filled card with a label and a note.
+FRAMES, BOARD = "frames", "board"
+
+
+def documents() -> Any:
+    """The canvas of the built-in documents: three frames with texts, labelled cards and notes."""
+    from spatialobs.canvas import Canvas
+
+    c = Canvas()
+    page = c.current_page
+    colors = ["blue", "green", "orange"]
+    for i in range(3):
+        frame = f"shape:frame{i}"
+        c.add({"id": frame, "type": "frame", "parent": page, "index": f"a{i + 1}", "x": i * 420, "y": 0, "w": 380,
+               "h": 300, "name": f"Step {i + 1}"})
+        c.add({"id": f"shape:title{i}", "type": "text", "parent": frame, "index": "a1", "x": 20, "y": 20, "w": 200,
+               "h": 40, "text": f"Stage {i + 1} \N{ROCKET}", "style": {"color": "black", "size": "l"}})
+        c.add({"id": f"shape:card{i}", "type": "geo", "parent": frame, "index": "a2", "x": 40, "y": 90, "w": 220,
+               "h": 110, "text": f"Card {i + 1}", "props": {"geo": "rectangle"},
+               "style": {"color": colors[i], "fill": "solid", "dash": "solid", "size": "m"}})
+        c.add({"id": f"shape:note{i}", "type": "note", "parent": frame, "index": "a3", "x": 200, "y": 150, "w": 150,
+               "h": 120, "text": "todo", "style": {"color": "yellow", "size": "s"}})
+    return c
+
+
+def write_documents(root: Path) -> None:
+    """Write ``frames.tldr`` and ``board.excalidraw`` (the canvas of :func:`documents`) into ``root``."""
+    c = documents()
+    (root / f"{FRAMES}.tldr").write_text(json.dumps(c.to_tldraw()), encoding="utf-8")
+    (root / f"{BOARD}.excalidraw").write_text(json.dumps(c.to_excalidraw()), encoding="utf-8")
+
+
 @contextlib.contextmanager
 def live_server(root: Path, *, token: Optional[str] = None, limits: Any = None) -> Iterator[Tuple[str, Any]]:
     """``(base URL, service)`` of the HTTP app serving ``root`` on a free loopback port, until the block ends."""

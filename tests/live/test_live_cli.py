@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 import urllib.request
 
-from tests.conftest import SHARED_DATA
-from tests.live.support import Browser, editor_records, require, wait_synced
+from tests.live.support import BOARD, Browser, editor_records, require, wait_synced, write_documents
 from tests.test_serve_support import http_server, request
-
-AIR = "davidalecrim1__red-airlines__system-design.excalidraw"
-
 
 def test_serve_then_open_the_live_page_of_a_file_under_the_root(tmp_path):
     require()
-    if not SHARED_DATA.is_dir():
-        import pytest
-
-        pytest.skip(f"real data folder {SHARED_DATA} is absent")
-    shutil.copy(SHARED_DATA / "canvases" / AIR, tmp_path / "airline.excalidraw")
+    write_documents(tmp_path)
+    (tmp_path / f"{BOARD}.excalidraw").rename(tmp_path / "airline.excalidraw")
+    (tmp_path / "frames.tldr").unlink()
     with http_server(tmp_path, token="tok") as base:
         # no token: the page says so, and opens nothing
         try:
@@ -34,7 +27,7 @@ def test_serve_then_open_the_live_page_of_a_file_under_the_root(tmp_path):
             status, docs = request(base, "GET", "/v1/documents", token="tok")
             assert [d["document"] for d in docs["result"]["documents"]] == ["airline"]
             els = {e["id"]: e for e in editor_records(pg) if not e.get("isDeleted")}
-            assert len(els) >= 25 and pg.evaluate("document.querySelector('[data-status]').dataset.status") == "open"
+            assert len(els) >= 12 and pg.evaluate("document.querySelector('[data-status]').dataset.status") == "open"
             # the agent's apply appears in the page; the person's edit reaches the service
             status, rep = request(base, "POST", "/v1/documents/airline/apply", {"ops": [
                 {"op": "create_artboard", "id": "n", "name": "Next", "x": 0, "y": 900, "w": 200, "h": 120}]},

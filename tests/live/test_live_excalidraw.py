@@ -5,11 +5,11 @@ from __future__ import annotations
 import base64
 import io
 
-from tests.live.support import api, editor_records, wait_synced
+from tests.live.support import BOARD, api, editor_records, wait_synced
 
 from spatialobs.canvas.formats.excalidraw import from_excalidraw
 
-AIR = "davidalecrim1__red-airlines__system-design"
+AIR = BOARD
 
 
 def node(service, doc, nid):

@@ -8,28 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import pytest
 
-from tests.conftest import SHARED_DATA
-from tests.live.support import api, live_server
+from tests.live.support import BOARD, api, live_server, write_documents
 
 websockets = pytest.importorskip("websockets")
 
-FRAMES = "kitschpatrol__tldraw-cli__2024-01-test-sketch-three-frames.tldr"
-AIR = "davidalecrim1__red-airlines__system-design.excalidraw"
+FRAMES = "frames.tldr"
+AIR = f"{BOARD}.excalidraw"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data folder {SHARED_DATA} is absent")
     root = tmp_path_factory.mktemp("proto")
-    for f in (FRAMES, AIR):
-        shutil.copy(SHARED_DATA / "canvases" / f, root / f)
+    write_documents(root)
     with live_server(root, token="s3cret") as (base, service):
         yield base, service
 
@@ -172,8 +166,7 @@ def state(service, doc):
 def test_hostile_and_malformed_messages_get_a_typed_error_and_change_nothing(tmp_path):
     from spatialobs.serve import Limits
 
-    shutil.copy(SHARED_DATA / "canvases" / FRAMES, tmp_path / FRAMES)
-    shutil.copy(SHARED_DATA / "canvases" / AIR, tmp_path / AIR)
+    write_documents(tmp_path)
     with live_server(tmp_path, limits=Limits(max_request_bytes=200_000)) as (base, service):
         api(base, "POST", "/v1/documents", {"path": FRAMES, "name": "t"})
         api(base, "POST", "/v1/documents", {"path": AIR, "name": "x"})

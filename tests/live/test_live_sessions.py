@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 
 
-from tests.live.support import api, editor_records, wait_synced
-
-FRAMES = "kitschpatrol__tldraw-cli__2024-01-test-sketch-three-frames"
+from tests.live.support import FRAMES, api, editor_records, wait_synced
 
 
 def test_two_tabs_on_one_document_see_each_others_edits_and_the_agents(live, browser):

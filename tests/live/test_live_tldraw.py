@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import json
+from tests.live.support import FRAMES, api, editor_records, wait_synced
 
-import pytest
-
-from tests.live.support import api, editor_records, wait_synced
-
-from spatialobs.canvas import load
 from spatialobs.canvas.formats.mirror import TldrawMirror
-
-FRAMES = "kitschpatrol__tldraw-cli__2024-01-test-sketch-three-frames"
 
 
 def open_doc(live, file, name):
@@ -20,10 +13,9 @@ def open_doc(live, file, name):
     return name
 
 
-def test_page_shows_the_document_and_the_service_holds_the_editors_records(live, browser, shared_data):
+def test_page_shows_the_document_and_the_service_holds_the_editors_records(live, browser):
     base, service, root = live
-    name = "frames"
-    pg = browser.page(base, f"{FRAMES}")
+    pg = browser.page(base, FRAMES)
     recs = editor_records(pg)
     d = service._doc(FRAMES)
     mirror = service.live._docs[FRAMES].mirror
