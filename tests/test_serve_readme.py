@@ -1,6 +1,8 @@
-"""The README's serving section works as written: the MCP host configuration and every curl example.
+"""The service page works as written: every MCP host configuration and every curl example.
 
-(Its Python example runs in test_readme.py with the others.)
+(Its Python example runs in test_readme.py with the other pages' examples.) The serving
+section of the README moved to docs/serve.md; any host configuration the README shows is
+started here too.
 """
 
 from __future__ import annotations
@@ -18,25 +20,36 @@ import pytest
 from tests.conftest import shared_files
 from tests.test_serve_support import REPO, http_server
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("\n## Serving agents: MCP and HTTP\n", 1)[1].split("\n## ", 1)[0]
+SECTION = (REPO / "docs" / "serve.md").read_text(encoding="utf-8")
 BASH = re.findall(r"```bash\n(.*?)```", SECTION, flags=re.S)
 CURLS = [b.strip() for b in BASH if b.lstrip().startswith("curl ")]
-CONFIG = json.loads(re.search(r"```json\n(.*?)```", SECTION, flags=re.S).group(1))
+HOST_PAGES = {"docs/serve.md": SECTION, "README.md": (REPO / "README.md").read_text(encoding="utf-8")}
+CONFIGS = [(page, json.loads(block)) for page, text in HOST_PAGES.items()
+           for block in re.findall(r"```json\n(.*?)```", text, flags=re.S)
+           if '"mcpServers"' in block or '"servers"' in block]
 
 
-def test_the_section_has_one_curl_example_per_route_family():
+def test_the_page_shows_each_common_host():
+    forms = {("mcpServers" if "mcpServers" in cfg else "servers") for page, cfg in CONFIGS if page == "docs/serve.md"}
+    assert forms == {"mcpServers", "servers"}
+    for host in ("Claude Desktop", "VS Code", "Cursor"):
+        assert f"**{host}**" in SECTION, host
+
+
+def test_the_page_has_one_curl_example_per_route_family():
     families = {re.search(r"\$URL/v1/(\w+)", c).group(1) for c in CURLS}
     assert families == {"tools", "documents", "scenarios", "screens", "call"}
     start = next(b for b in BASH if "spatialobs serve" in b)
     assert "--http 127.0.0.1:8765" in start and "SPATIALOBS_TOKEN=" in start
 
 
-def test_mcp_host_configuration_starts_a_working_server(tmp_path, shared_data):
+@pytest.mark.parametrize(("page", "config"), CONFIGS, ids=[f"{p}:config{i}" for i, (p, _) in enumerate(CONFIGS)])
+def test_mcp_host_configuration_starts_a_working_server(page, config, tmp_path, shared_data):
     anyio = pytest.importorskip("anyio")
     from mcp import Client, StdioServerParameters
 
-    server = CONFIG["mcpServers"]["spatialobs"]
+    server = (config.get("mcpServers") or config["servers"])["spatialobs"]
+    assert server.get("type", "stdio") == "stdio"
     assert server["command"] == "spatialobs"
     args = [str(tmp_path) if a == "/path/to/canvases" else a for a in server["args"]]
     assert args[:1] == ["serve"] and str(tmp_path) in args

@@ -6,9 +6,9 @@ below bound is the work and memory one input may cost. Each is checked before
 the work it guards, and exceeding one raises
 :class:`~spatialobs.InvalidInputError` naming the limit and how to raise it.
 
-=================  ===========  ====================================================
+================== ===========  ====================================================
 limit              default      what it bounds
-=================  ===========  ====================================================
+================== ===========  ====================================================
 ``max_bytes``      64 MiB       size of a screen file read from disk
 ``max_depth``      10,000       levels of a Rico view tree (the root is level 1)
 ``max_nodes``      100,000      Rico nodes walked, DroidBot views, generic elements
@@ -18,7 +18,7 @@ limit              default      what it bounds
 ``max_coordinate`` 2^31         magnitude of a bound or screen size, in pixels;
                                 centers, sizes and grid cells of such values are
                                 exact in float64 and never overflow
-=================  ===========  ====================================================
+================== ===========  ====================================================
 
 The real files the importers are tested on (Rico and DroidBot) stay far below
 every default: at most 14 tree levels, 224 views and 156-character strings. The

@@ -1128,13 +1128,13 @@ class Canvas:
         return canvas_from_json(data)
 
     def to_tldraw(self) -> Dict[str, Any]:
-        """The document as a tldraw file / snapshot (see :func:`spatialobs.canvas.tldraw.to_tldraw`)."""
+        """The document as a tldraw file / snapshot (see :func:`spatialobs.canvas.to_tldraw`)."""
         from spatialobs.canvas.formats.tldraw import to_tldraw
 
         return to_tldraw(self)
 
     def to_excalidraw(self, *, page: Optional[str] = None, updated: Optional[int] = None) -> Dict[str, Any]:
-        """The document as an Excalidraw scene (see :func:`spatialobs.canvas.excalidraw.to_excalidraw`)."""
+        """The document as an Excalidraw scene (see :func:`spatialobs.canvas.to_excalidraw`)."""
         from spatialobs.canvas.formats.excalidraw import to_excalidraw
 
         return to_excalidraw(self, page=page, updated=updated)

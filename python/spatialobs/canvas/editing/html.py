@@ -16,8 +16,9 @@ em, b, i, u, s, small,    a text tag that holds an image or a container tag
 code, pre, blockquote,    becomes a container instead
 td, th, dt, dd, li-free
 text such as figcaption,
-caption, legend, summary,
-option, mark, cite, q,
+caption, legend,
+summary, option, mark,
+cite, q,
 time, sub, sup, abbr,
 input, textarea, select
 div, section, header,     ``container`` node; runs of loose text inside it
@@ -26,7 +27,8 @@ article, aside, ul, ol,   is read as a container too
 li, form, figure, table,
 thead, tbody, tfoot, tr,
 fieldset, details, dl,
-menu, hgroup, address, hr
+menu, hgroup, address,
+hr
 img, svg                  ``image`` node (``src``/``alt`` in props; an svg's
                           markup kept in ``props["svg"]``, its inner tags
                           not turned into nodes)
@@ -39,7 +41,7 @@ noscript, template, base
 Attributes: ``id`` (or ``data-ref``) names the new node for later ops (an alias);
 a container's name is ``aria-label``, ``data-name``, ``title`` or ``id``, else the
 tag. Inline ``style`` declarations are stored as the node's style after the one
-sanitizer (:func:`~spatialobs.canvas.sanitize.sanitize_style`: keys normalized to
+sanitizer (:func:`~spatialobs.canvas.sanitize_style`: keys normalized to
 camelCase, empty values dropped, numeric strings coerced); lengths in ``px`` are
 written as plain numbers first (the canvas unit is the CSS pixel). Text inherits
 ``color``, ``font-*``, ``line-height``, ``letter-spacing`` and ``text-align``

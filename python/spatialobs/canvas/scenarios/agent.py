@@ -165,7 +165,7 @@ class HandoffRun:
     context : {"observation", "baseline"}
     choice : Choice
     outcome : Outcome
-        :func:`~spatialobs.canvas.evaluate.evaluate` of the edit the choice made.
+        :func:`~spatialobs.canvas.evaluate` of the edit the choice made.
     context_bytes : int
         Size of the context the agent read (UTF-8 bytes).
     """
