@@ -7,7 +7,7 @@ the same viewport must say ``occluded`` exactly for the shapes a person cannot s
 than 10% of their own pixels visible) on at least ``TARGET`` of the judged shapes, per
 file. The paper's bounds rule is measured beside it and must do worse where outlines
 and text are common. Large pages are tiled at zoom 0.25 (``--min-zoom``) to keep the
-run short; ``docs/occlusion.md`` has the measurements at zoom 0.5.
+run short; ``docs/observation-rules.md`` has the measurements at zoom 0.5.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from tests.conftest import shared_files
 
 #: Share of judged shapes whose label must match the pixels, per file.
 TARGET = 0.99
-#: Files below the target and why (measured; see docs/occlusion.md).
+#: Files below the target and why (measured; see docs/observation-rules.md).
 KNOWN_BELOW = {
     # exact copies of hand-drawn outlines: tldraw seeds each outline's wobble with the
     # shape's id, so a copy on top hides all of the one below or leaves 10-40% of its
