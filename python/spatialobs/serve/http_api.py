@@ -120,26 +120,38 @@ def _fail(exc: ServiceError) -> JSONResponse:
 
 
 def _coerce(tool: str, name: str, raw: str) -> Any:
-    """A query or path string as the type the tool's schema gives the argument."""
+    """A query or path string as the type the tool's schema gives the argument.
+
+    Numbers and booleans are parsed here; a string stays one, and so does the
+    JSON text of an object or array, which :meth:`Service.call` decodes and
+    checks as it does for MCP (one error line naming the argument either way).
+
+    Examples
+    --------
+    >>> _coerce("observe", "max_objects", "40"), _coerce("observe", "viewport", "[0,0,10,10]")
+    (40, '[0,0,10,10]')
+    >>> _coerce("observe", "max_objects", "abc")
+    Traceback (most recent call last):
+    ...
+    spatialobs.serve.service.ServiceError: observe: argument 'max_objects' must be integer, got 'abc'
+    """
     prop = _SPECS[tool].schema["properties"].get(name)
     if prop is None:
         return raw  # check_args names the unknown argument
-    types = prop.get("type")
-    types = [types] if isinstance(types, str) else list(types or [])
+    t = prop.get("type")
+    types = [x for x in ([t] if isinstance(t, str) else list(t or [])) if x != "null"]
+    if not types or {"string", "object", "array"} & set(types):
+        return raw
     try:
-        if "string" in types:
-            return raw
-        if types == ["integer"]:
+        if "integer" in types:
             return int(raw)
-        if types == ["number"]:
-            return float(raw)
-        if types == ["boolean"]:
-            if raw.lower() in ("1", "true", "yes"):
-                return True
-            if raw.lower() in ("0", "false", "no"):
-                return False
-            raise ValueError(raw)
-        return json.loads(raw)
+        if "number" in types:
+            return float(raw)  # check_args refuses nan and inf
+        if raw.lower() in ("1", "true", "yes"):
+            return True
+        if raw.lower() in ("0", "false", "no"):
+            return False
+        raise ValueError(raw)
     except ValueError:
         raise ServiceError("bad_request", f"{tool}: argument {name!r} must be {' or '.join(types)}, got {raw!r}") from None
 

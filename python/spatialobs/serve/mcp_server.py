@@ -1,7 +1,11 @@
 """The service as an MCP server (the official Python SDK, ``mcp`` on PyPI).
 
-Every tool of :data:`~spatialobs.serve.TOOLS` is listed with its JSON schema and
-runs through :meth:`Service.call` in a worker thread. A result is returned once,
+Every tool of :data:`~spatialobs.serve.TOOLS` is listed with its description and JSON
+schema, made from the op registry and the handlers' signatures (see
+:mod:`spatialobs.serve.service`), and runs through :meth:`Service.call` in a worker
+thread, which checks the arguments as it does for the HTTP API: an object or array
+may come as its JSON text (as form-filling clients such as the MCP Inspector send
+it), and a null or a wrong type is refused in one line naming the argument. A result is returned once,
 as its JSON text (``json.loads(result.content[0].text)``): sending it also as
 structured content would serialize it twice and make the SDK's models copy
 and validate it on both sides, which took most of an ``observe``'s time.

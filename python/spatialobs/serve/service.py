@@ -28,6 +28,8 @@ slow render of one document does not hold up another. Transports call
 from __future__ import annotations
 
 import base64
+import copy
+import inspect
 import json
 import logging
 import math
@@ -131,140 +133,183 @@ def _schema(props: Dict[str, Any], required: Sequence[str] = ()) -> Dict[str, An
     return {"type": "object", "properties": props, "required": list(required), "additionalProperties": False}
 
 
-_DOC = {"type": "string", "description": "name of an open document (from open_document or scenario_open)"}
-_IDX = {"type": "string", "description": "name of a screen index (created on first use)"}
-_VIEW = {"type": ["object", "array"], "description": "viewport in page units: {x, y, w, h} or [x, y, w, h]; "
-                                                      "default: the document's (a scenario's, else its saved camera)"}
-_SNAP = {"type": "string", "description": "snapshot name: 1-64 letters, digits, '_', '-' or '.'"}
-_ORIGIN = {"type": "array", "description": "action frame [x, y]: action coordinates = page - origin; "
-                                           "default: the document's"}
-_SCREEN = {"type": ["object", "array"], "description": "a screen: generic element JSON {width, height, meta?: "
-                                                      "{display_mode?, text_size?, app?}, elements: [{bounds, role, "
-                                                      "text?, editable?, clickable?, id?}]} (what a driver's "
-                                                      "accessibility-tree screen serializes to: Screen.to_dict()), a "
-                                                      "Rico view hierarchy or a DroidBot state"}
+def _arg(types: Union[str, Sequence[str]], description: str = "", **extra: Any) -> Dict[str, Any]:
+    """One argument's schema: its JSON type(s), what it is, and any other keywords (enum, items...)."""
+    out: Dict[str, Any] = {"type": types if isinstance(types, str) else list(types)}
+    if description:
+        out["description"] = description
+    out.update(extra)
+    return out
 
-TOOLS: Tuple[ToolSpec, ...] = (
-    ToolSpec("open_document", "Open a canvas document (tldraw .tldr, Excalidraw or native JSON; format detected) from a "
-             "path under the server's root folder, or inline JSON; returns its name for the other tools.",
-             _schema({"path": {"type": "string"}, "document": {"type": ["object", "string"]},
-                      "name": {"type": "string", "description": "name to give it (default: from the path, or doc-N)"},
-                      "origin": _ORIGIN, "viewport": _VIEW}), "canvas", "open_document"),
-    ToolSpec("list_documents", "List the open documents.", _schema({}), "canvas", "list_documents"),
-    ToolSpec("observe", "The structured observation of a document page: objects with visibility, structure and "
-             "state, native and inferred relations, offscreen bounds in action coordinates. Returns a token; pass it "
-             "back as since to get what changed (and who changed it: person or agent) since that observation.",
-             _schema({"document": _DOC, "viewport": _VIEW, "page": {"type": "string"},
-                      "selected": {"type": "array"}, "context": {"type": "array"},
-                      "max_objects": {"type": "integer"}, "max_relations": {"type": "integer"},
-                      "max_changes": {"type": "integer"}, "origin": _ORIGIN, "include_bounds": {"type": "boolean"},
-                      "since": {"type": "string", "description": "token of an earlier observation, or 'last'"},
-                      "form": {"type": "string", "enum": ["json", "text", "compact"],
-                               "description": "json (an object), text (the same as a JSON string) or compact (the "
-                                              "same fields with each id once, about a third of the bytes)"},
-                      "max_bytes": {"type": "integer", "description": "byte budget of the observation in its form "
-                                                                      "(objects kept by priority)"},
-                      "max_tokens": {"type": "integer", "description": "the same budget in tokens (4 bytes each)"},
-                      "occlusion": {"type": "string", "enum": ["painted", "paper"],
-                                    "description": "painted (default: what higher shapes paint hides) or paper "
-                                                   "(the CanvasObs bounds rule)"},
-                      "explain": {"type": "boolean", "description": "give each object keptFor, why it was kept"},
-                      "baseline": {"type": "boolean", "description": "also the baseline context (shapes in the "
-                                                                    "request bounds and peripheral clusters)"},
-                      "guide": {"type": "boolean", "description": "also the guide to reading the observation"}},
-                     ["document"]), "canvas", "observe"),
-    ToolSpec("snapshot", "The agent snapshot of a document: artboards, node count, selection with subtrees, tool.",
-             _schema({"document": _DOC, "page": {"type": "string"}, "origin": _ORIGIN}, ["document"]),
-             "canvas", "snapshot"),
-    ToolSpec("apply", "Apply operations: a model reply with fenced canvas_ops blocks, or a list of ops "
-             "(create_artboard, parse_html, update_styles, set_text, update_node, move_node, delete_node, place, "
-             "create_shape, create_arrow, bind, unbind, align, distribute, group, ungroup, lock, unlock, duplicate, "
-             "set_viewport, create_from_mermaid). Each op is atomic; a locked node, or one inside a locked node, "
-             "refuses every op but unlock. Returns the applied op indices, the errors, the created ids and, after "
-             "set_viewport, the viewport the person now sees (it also becomes the document's default viewport). "
-             "One apply is one undo step.",
-             _schema({"document": _DOC, "reply": {"type": "string"}, "ops": {"type": "array"}, "origin": _ORIGIN,
-                      "by": {"type": "string", "enum": ["agent", "person"],
-                             "description": "who makes the edit (default agent)"}}, ["document"]),
-             "canvas", "apply"),
-    ToolSpec("create_from_mermaid", "Draw a Mermaid flowchart (graph/flowchart: nodes and their shapes, edges "
-             "with labels, subgraphs) into a document as shapes and arrows bound at both ends, laid out in layers "
-             "along its direction; subgraphs become frames in tldraw, grouped rectangles in Excalidraw. The same "
-             "as apply with one create_from_mermaid op (one undo step); Mermaid node ids name the new shapes.",
-             _schema({"document": _DOC, "mermaid": {"type": "string"}, "x": {"type": "number"},
-                      "y": {"type": "number"}, "parent": {"type": "string"}, "origin": _ORIGIN},
-                     ["document", "mermaid"]), "canvas", "create_from_mermaid"),
-    ToolSpec("undo", "Undo the last apply or snapshot restore on a document (its writes only, and the camera).",
-             _schema({"document": _DOC}, ["document"]), "canvas", "undo"),
-    ToolSpec("save_snapshot", "Keep the document's current state under a name (its nodes, bindings, cameras and "
-             "selection), to restore later; a name already in use is replaced.",
-             _schema({"document": _DOC, "name": _SNAP}, ["document", "name"]), "canvas", "save_snapshot"),
-    ToolSpec("restore_snapshot", "Bring the document back to a named snapshot through the write path (one undo "
-             "step; the snapshot is kept).",
-             _schema({"document": _DOC, "name": _SNAP, "by": {"type": "string", "enum": ["agent", "person"],
-                                                            "description": "who makes the edit (default agent)"}},
-                     ["document", "name"]), "canvas", "restore_snapshot"),
-    ToolSpec("list_snapshots", "The named snapshots of a document, oldest first.",
-             _schema({"document": _DOC}, ["document"]), "canvas", "list_snapshots"),
-    ToolSpec("delete_snapshot", "Forget a named snapshot.", _schema({"document": _DOC, "name": _SNAP},
-                                                                     ["document", "name"]), "canvas", "delete_snapshot"),
-    ToolSpec("render", "Draw the observation of a document: SVG text, or a PNG image.",
-             _schema({"document": _DOC, "format": {"type": "string", "enum": ["svg", "png"]},
-                      "width": {"type": "integer"}, "viewport": _VIEW, "page": {"type": "string"}},
-                     ["document"]), "canvas", "render"),
-    ToolSpec("screenshot", "A picture of the person's view as their live editor draws it (tldraw's image export, "
-             "Excalidraw's exportToBlob): PNG of the viewport of the editor connected to the document "
-             "(spatialobs serve --http, page /live/{document}). The structured observation is observe.",
-             _schema({"document": _DOC, "session": {"type": "string", "description": "editor session (default: "
-                                                                                     "the one last active)"},
-                      "viewport": _VIEW}, ["document"]), "canvas", "screenshot"),
-    ToolSpec("save", "Save a document (tldraw, excalidraw or native) atomically to a path under the root folder "
-             "(default: the file it was opened from).",
-             _schema({"document": _DOC, "path": {"type": "string"},
-                      "format": {"type": "string", "enum": list(_FORMATS)}}, ["document"]), "canvas", "save"),
-    ToolSpec("reload", "Re-read a document's file and apply the differences as the person's edits (so the next "
-             "observe with since reports them).", _schema({"document": _DOC}, ["document"]), "canvas", "reload"),
-    ToolSpec("close", "Close a document (unsaved changes are dropped).", _schema({"document": _DOC}, ["document"]),
-             "canvas", "close"),
-    ToolSpec("list_scenarios", "The ten Remote Team Handoff configurations: family and prompt.", _schema({}),
-             "scenarios", "list_scenarios"),
-    ToolSpec("scenario_open", "Open Remote Team Handoff configuration 0..9 as a document; returns its name, prompt, "
-             "viewport and action origin.", _schema({"config": {"type": "integer"}, "name": {"type": "string"}},
-                                                    ["config"]), "scenarios", "scenario_open"),
-    ToolSpec("evaluate", "Score a document against a Remote Team Handoff configuration's task: correct target, "
-             "correct placement, full task success.",
-             _schema({"document": _DOC, "config": {"type": "integer"}}, ["document", "config"]), "scenarios",
-             "evaluate"),
-    ToolSpec("reference_reply", "The reply of the rule-based reference agent for a scenario document (a canvas_ops "
-             "block), computed from the document's observation and the prompt.",
-             _schema({"document": _DOC, "config": {"type": "integer"}}, ["document", "config"]), "scenarios",
-             "reference_reply"),
-    ToolSpec("screen_add", "Add a screen to a named state index; returns the state it maps to, whether it is new "
-             "and the match score. With from_state and action, also records that transition in the index's graph.",
-             _schema({"index": _IDX, "screen": _SCREEN, "meta": {"type": "object"},
-                      "from_state": {"type": "integer"}, "action": {"type": "string"}}, ["index", "screen"]),
-             "screen", "screen_add"),
-    ToolSpec("screen_query", "The k best matching indexed observations for a screen, without adding it.",
-             _schema({"index": _IDX, "screen": _SCREEN, "meta": {"type": "object"}, "k": {"type": "integer"}},
-                     ["index", "screen"]), "screen", "screen_query"),
-    ToolSpec("screen_stats", "Statistics of a screen index and its state graph.", _schema({"index": _IDX}, ["index"]),
-             "screen", "screen_stats"),
-    ToolSpec("screen_choose", "Choose the next action on a screen with the one-step PUCT selector over the index's "
-             "shared state graph, as the exploration loop does (actions with one signature are one arm). actions: "
-             "the executable actions, [{op: click|type|key, element?: index into the screen's elements, value?}] "
-             "(a driver's actions as they are; default: clicks and typing on the clickable and editable elements). "
-             "Returns the choice (an index into actions), its signature (pass it to screen_add as action with the "
-             "resulting screen and from_state) and the score of each action.",
-             _schema({"index": _IDX, "screen": _SCREEN, "meta": {"type": "object"}, "actions": {"type": "array"},
-                      "goal": {"type": "string"}, "prior": {"type": "string", "enum": ["uniform", "heuristic"]},
-                      "c_p": {"type": "number"}}, ["index", "screen"]), "screen", "screen_choose"),
-    ToolSpec("screen_save", "Save a screen index's state index to a file under the root folder (atomic).",
-             _schema({"index": _IDX, "path": {"type": "string"}}, ["index", "path"]), "screen", "screen_save"),
-    ToolSpec("screen_load", "Load a saved state index file (from screen_save) as a named index.",
-             _schema({"index": _IDX, "path": {"type": "string"}}, ["index", "path"]), "screen", "screen_load"),
-    ToolSpec("list_indexes", "List the screen indexes.", _schema({}), "screen", "list_indexes"),
+
+# The arguments the tools share. Each tool's schema is made from these definitions and its handler's signature
+# (see _build_tool): the names and the required ones are the handler's parameters, the defaults its defaults.
+_DOC = _arg("string", "name of an open document (from open_document or scenario_open)")
+_IDX = _arg("string", "name of a screen index (created on first use)")
+_VIEW = _arg(["object", "array"], "viewport in page units: {x, y, w, h} or [x, y, w, h], or its JSON text; "
+                                  "default: the document's (a scenario's, else its saved camera)",
+             properties={k: {"type": "number"} for k in "xywh"}, items={"type": "number"}, minItems=4, maxItems=4)
+_SNAP = _arg("string", "snapshot name: 1-64 letters, digits, '_', '-' or '.'")
+_ORIGIN = _arg("array", "action frame [x, y] (or its JSON text): action coordinates = page - origin; "
+                        "default: the document's", items={"type": "number"}, minItems=2, maxItems=2)
+_PAGE = _arg("string", "page id; default: the current page")
+_BY = _arg("string", "who makes the edit", enum=["agent", "person"])
+_CONFIG = _arg("integer", "Remote Team Handoff configuration, 0..9", minimum=0, maximum=9)
+_SCREEN = _arg(["object", "array"], "a screen, or its JSON text: generic element JSON {width, height, meta?: "
+                                    "{display_mode?, text_size?, app?}, elements: [{bounds, role, text?, editable?, "
+                                    "clickable?, id?}]} (what a driver's accessibility-tree screen serializes to: "
+                                    "Screen.to_dict()), a Rico view hierarchy or a DroidBot state")
+_META = _arg("object", "screen metadata, or its JSON text: {display_mode?, text_size?, app?}")
+_PATH = _arg("string", "a file path under the server's root folder")
+
+
+def _apply_description() -> str:
+    """The apply tool's description: the op kinds and their fields, from the op registry (:data:`OPS`)."""
+    from spatialobs.canvas.editing.ops import OPS
+
+    return ("Apply operations to a document: a model reply with fenced canvas_ops blocks (reply), or a list of ops "
+            "(ops), each an object {\"op\": KIND, ...fields}. Coordinates are action coordinates (page minus the "
+            "origin); the id or ref of a new node names it for later ops of the same call. The op kinds and their "
+            "main fields (? optional; id|ids: a node or a list):\n"
+            + "\n".join("- " + o.line() for o in OPS) + "\n"
+            "Each op is atomic: one that fails changes nothing and is reported with its index and reason; later ops "
+            "still run. A locked node, or one inside a locked node, refuses every op but unlock. Returns the applied "
+            "op indices, the errors, the created ids and, after set_viewport, the viewport the person now sees (it "
+            "also becomes the document's default viewport). One apply is one undo step.")
+
+
+def _ops_arg() -> Dict[str, Any]:
+    from spatialobs.canvas.editing.ops import OP_NAMES
+
+    return _arg("array", "the ops (or their JSON text): objects {\"op\": KIND, ...fields}; the kinds are listed "
+                         "in the description",
+                items={"type": "object", "properties": {"op": {"type": "string", "enum": list(OP_NAMES)}},
+                       "required": ["op"]})
+
+
+@dataclass(frozen=True)
+class _Def:
+    """What a tool is before its schema is made: name, family, description, argument definitions, handler."""
+
+    name: str
+    family: str
+    description: str
+    args: Dict[str, Dict[str, Any]]
+    method: str = ""
+
+
+_DEFS: Tuple[_Def, ...] = (
+    _Def("open_document", "canvas", "Open a canvas document (tldraw .tldr, Excalidraw or native JSON; format "
+         "detected) from a path under the server's root folder, or inline JSON; returns its name for the other "
+         "tools. Give path or document.",
+         {"path": _PATH, "document": _arg(["object", "string"], "the document itself: its JSON, or its JSON text"),
+          "name": _arg("string", "name to give it (default: from the path, or doc-N)"),
+          "origin": _ORIGIN, "viewport": _VIEW}),
+    _Def("list_documents", "canvas", "List the open documents.", {}),
+    _Def("observe", "canvas", "The structured observation of a document page: objects with visibility, structure "
+         "and state, native and inferred relations, offscreen bounds in action coordinates. Returns a token; pass it "
+         "back as since to get what changed (and who changed it: person or agent) since that observation.",
+         {"document": _DOC, "viewport": _VIEW, "page": _PAGE,
+          "selected": _arg("array", "ids of the selected objects (or their JSON text); default: the selection saved "
+                                    "in the document", items={"type": "string"}),
+          "context": _arg("array", "ids of the objects the request is about (or their JSON text); kept first",
+                          items={"type": "string"}),
+          "max_objects": _arg("integer", "soft limit of objects (selected, context and partial ones are always kept)",
+                              minimum=0),
+          "max_relations": _arg("integer", "hard limit of relations", minimum=0),
+          "max_changes": _arg("integer", "most changes reported with since", minimum=0),
+          "origin": _ORIGIN,
+          "include_bounds": _arg("boolean", "give actionBounds on every object, not only offscreen ones"),
+          "since": _arg("string", "token of an earlier observation, or 'last'"),
+          "form": _arg("string", "json (an object), text (the same as a JSON string) or compact (the same fields "
+                                 "with each id once, about a third of the bytes)", enum=["json", "text", "compact"]),
+          "max_bytes": _arg("integer", "byte budget of the observation in its form (objects kept by priority); "
+                                       "default: none", minimum=0),
+          "max_tokens": _arg("integer", "the same budget in tokens (4 bytes each); default: none", minimum=0),
+          "occlusion": _arg("string", "painted (what higher shapes paint hides) or paper (the CanvasObs bounds rule)",
+                            enum=["painted", "paper"]),
+          "explain": _arg("boolean", "give each object keptFor, why it was kept"),
+          "baseline": _arg("boolean", "also the baseline context (shapes in the request bounds and peripheral "
+                                      "clusters)"),
+          "guide": _arg("boolean", "also the guide to reading the observation")}),
+    _Def("snapshot", "canvas", "The agent snapshot of a document: artboards, node count, selection with subtrees, "
+         "tool.", {"document": _DOC, "page": _PAGE, "origin": _ORIGIN}),
+    _Def("apply", "canvas", _apply_description(),
+         {"document": _DOC, "reply": _arg("string", "a model reply with fenced canvas_ops blocks (or give ops)"),
+          "ops": _ops_arg(), "origin": _ORIGIN, "by": _BY}),
+    _Def("create_from_mermaid", "canvas", "Draw a Mermaid flowchart (graph/flowchart: nodes and their shapes, "
+         "edges with labels, subgraphs) into a document as shapes and arrows bound at both ends, laid out in layers "
+         "along its direction; subgraphs become frames in tldraw, grouped rectangles in Excalidraw. The same as "
+         "apply with one create_from_mermaid op (one undo step); Mermaid node ids name the new shapes.",
+         {"document": _DOC, "mermaid": _arg("string", "the flowchart's Mermaid text"),
+          "x": _arg("number", "left of the drawing, action coordinates; default: beside the page's content"),
+          "y": _arg("number", "top of the drawing, action coordinates; default: beside the page's content"),
+          "parent": _arg("string", "the frame or page to draw into; default: the current page"),
+          "origin": _ORIGIN}),
+    _Def("undo", "canvas", "Undo the last apply or snapshot restore on a document (its writes only, and the camera).",
+         {"document": _DOC}),
+    _Def("save_snapshot", "canvas", "Keep the document's current state under a name (its nodes, bindings, cameras "
+         "and selection), to restore later; a name already in use is replaced.", {"document": _DOC, "name": _SNAP}),
+    _Def("restore_snapshot", "canvas", "Bring the document back to a named snapshot through the write path (one "
+         "undo step; the snapshot is kept).", {"document": _DOC, "name": _SNAP, "by": _BY}),
+    _Def("list_snapshots", "canvas", "The named snapshots of a document, oldest first.", {"document": _DOC}),
+    _Def("delete_snapshot", "canvas", "Forget a named snapshot.", {"document": _DOC, "name": _SNAP}),
+    _Def("render", "canvas", "Draw the observation of a document: SVG text, or a PNG image.",
+         {"document": _DOC, "format": _arg("string", "svg (text) or png (an image)", enum=["svg", "png"]),
+          "width": _arg("integer", "width of the picture in pixels, 100..8000", minimum=100, maximum=8000),
+          "viewport": _VIEW, "page": _PAGE}),
+    _Def("screenshot", "canvas", "A picture of the person's view as their live editor draws it (tldraw's image "
+         "export, Excalidraw's exportToBlob): PNG of the viewport of the editor connected to the document "
+         "(spatialobs serve --http, page /live/{document}). The structured observation is observe.",
+         {"document": _DOC, "session": _arg("string", "editor session (default: the one last active)"),
+          "viewport": _VIEW}),
+    _Def("save", "canvas", "Save a document (tldraw, excalidraw or native) atomically to a path under the root "
+         "folder (default: the file it was opened from).",
+         {"document": _DOC, "path": _PATH,
+          "format": _arg("string", "the file format; default: the document's own", enum=list(_FORMATS))}),
+    _Def("reload", "canvas", "Re-read a document's file and apply the differences as the person's edits (so the "
+         "next observe with since reports them).", {"document": _DOC}),
+    _Def("close", "canvas", "Close a document (unsaved changes are dropped).", {"document": _DOC}),
+    _Def("list_scenarios", "scenarios", "The ten Remote Team Handoff configurations: family and prompt.", {}),
+    _Def("scenario_open", "scenarios", "Open Remote Team Handoff configuration 0..9 as a document; returns its name, "
+         "prompt, viewport and action origin.",
+         {"config": _CONFIG, "name": _arg("string", "name to give it (default: handoff-CONFIG)")}),
+    _Def("evaluate", "scenarios", "Score a document against a Remote Team Handoff configuration's task: correct "
+         "target, correct placement, full task success.", {"document": _DOC, "config": _CONFIG}),
+    _Def("reference_reply", "scenarios", "The reply of the rule-based reference agent for a scenario document (a "
+         "canvas_ops block), computed from the document's observation and the prompt.",
+         {"document": _DOC, "config": _CONFIG}),
+    _Def("screen_add", "screen", "Add a screen to a named state index; returns the state it maps to, whether it is "
+         "new and the match score. With from_state and action, also records that transition in the index's graph.",
+         {"index": _IDX, "screen": _SCREEN, "meta": _META,
+          "from_state": _arg("integer", "the state the action was taken in (with action)", minimum=0),
+          "action": _arg("string", "the action's signature, as screen_choose returns it (with from_state)")}),
+    _Def("screen_query", "screen", "The k best matching indexed observations for a screen, without adding it.",
+         {"index": _IDX, "screen": _SCREEN, "meta": _META, "k": _arg("integer", "how many", minimum=1)}),
+    _Def("screen_stats", "screen", "Statistics of a screen index and its state graph.", {"index": _IDX}),
+    _Def("screen_choose", "screen", "Choose the next action on a screen with the one-step PUCT selector over the "
+         "index's shared state graph, as the exploration loop does (actions with one signature are one arm). "
+         "Returns the choice (an index into actions), its signature (pass it to screen_add as action with the "
+         "resulting screen and from_state) and the score of each action.",
+         {"index": _IDX, "screen": _SCREEN, "meta": _META,
+          "actions": _arg("array", "the executable actions (or their JSON text), [{op: click|type|key, element?: "
+                                   "index into the screen's elements, value?}] (a driver's actions as they are); "
+                                   "default: clicks and typing on the clickable and editable elements",
+                          items={"type": "object"}),
+          "goal": _arg("string", "what the exploration is after (for the heuristic prior)"),
+          "prior": _arg("string", "the prior over actions", enum=["uniform", "heuristic"]),
+          "c_p": _arg("number", "the PUCT exploration constant", minimum=0)}),
+    _Def("screen_save", "screen", "Save a screen index's state index to a file under the root folder (atomic).",
+         {"index": _IDX, "path": _PATH}),
+    _Def("screen_load", "screen", "Load a saved state index file (from screen_save) as a named index.",
+         {"index": _IDX, "path": _PATH}),
+    _Def("list_indexes", "screen", "List the screen indexes.", {}),
 )
-_BY_NAME = {t.name: t for t in TOOLS}
+
+#: Where null is accepted as "not given": arguments whose default is None and whose type is a string, an object or
+#: an array with no enum. A null for any other typed argument is refused (a client that could not read a number
+#: sends null; falling back to the default would hide that).
+_NULLABLE_TYPES = frozenset({"string", "object", "array"})
 
 
 def reference_reply(observation_json: str, prompt: str) -> str:
@@ -322,42 +367,113 @@ _JSON_TYPES: Dict[str, Callable[[Any], bool]] = {
 }
 
 
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded JSON value (``integer`` for a whole number, ``number`` otherwise).
+
+    Examples
+    --------
+    >>> [json_type(v) for v in (None, True, 3, 2.5, "a", [1], {"a": 1})]
+    ['null', 'boolean', 'integer', 'number', 'string', 'array', 'object']
+    """
+    for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
+        if _JSON_TYPES[name](value):
+            return name
+    return type(value).__name__
+
+
+def _types(prop: Mapping[str, Any]) -> List[str]:
+    t = prop.get("type")
+    return [t] if isinstance(t, str) else list(t or [])
+
+
+def _check_arg(spec: ToolSpec, name: str, v: Any) -> Any:
+    """One argument checked against its schema: the value to pass the handler (a JSON text decoded)."""
+    prop = spec.schema["properties"][name]
+    types = _types(prop)
+    wanted = " or ".join(t for t in types if t != "null")
+    where = f"{spec.name}: argument {name!r}"
+    if v is None and "null" not in types:
+        if name in spec.schema["required"]:
+            raise ServiceError("bad_request", f"{spec.name}: missing argument {name!r} (got null)")
+        default = f" ({json.dumps(prop['default'])})" if "default" in prop else ""
+        raise ServiceError("bad_request", f"{where} must be {wanted}, got null; leave it out to use the "
+                                          f"default{default}")
+    structured = [t for t in types if t in ("object", "array")]
+    if isinstance(v, str) and structured and "string" not in types:
+        # clients that fill a form send an object or array argument as its JSON text
+        try:
+            decoded = json.loads(v)
+        except RecursionError:
+            raise ServiceError("bad_request", f"{where}: its JSON text is nested too deeply") from None
+        except ValueError as exc:
+            shown = v if len(v) <= 40 else v[:37] + "..."
+            raise ServiceError("bad_request", f"{where} must be {wanted} or its JSON text; got a string that is "
+                                              f"not JSON ({shown!r}: {exc})") from None
+        if not any(_JSON_TYPES[t](decoded) for t in structured):
+            raise ServiceError("bad_request", f"{where} must be {wanted} or its JSON text; got the JSON text of "
+                                              f"{'a' if json_type(decoded)[0] not in 'aeiou' else 'an'} "
+                                              f"{json_type(decoded)}")
+        v = decoded
+    if (isinstance(v, float) and v.is_integer() and "integer" in types and "number" not in types
+            and abs(v) < 2 ** 53):
+        v = int(v)  # 5.0 is the integer 5 in JSON Schema
+    if types and not any(_JSON_TYPES[t](v) for t in types):
+        also = " or its JSON text" if structured and "string" not in types else ""
+        raise ServiceError("bad_request", f"{where} must be {wanted}{also}, got {json_type(v)}")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ServiceError("bad_request", f"{where} must be a finite number, got {v}")
+    if v is not None and "enum" in prop and v not in prop["enum"]:
+        raise ServiceError("bad_request", f"{where} must be one of {prop['enum']}, got {v!r}")
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        lo, hi = prop.get("minimum"), prop.get("maximum")
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            bounds = (f"{lo}..{hi}" if lo is not None and hi is not None
+                      else f">= {lo}" if lo is not None else f"<= {hi}")
+            raise ServiceError("bad_request", f"{where} must be {bounds}, got {v}")
+    return v
+
+
 def check_args(spec: ToolSpec, args: Any) -> Dict[str, Any]:
-    """The arguments of a call checked against the tool's schema (top-level names, types, enums).
+    """The arguments of a call checked against the tool's schema; the values to pass its handler.
+
+    Top-level names, types, enums and bounds are checked. An object or array
+    argument may come as its JSON text (decoded here), and a whole number as
+    ``5.0``. A null is refused, in one line, wherever the schema's type does
+    not list ``"null"`` (there it is the same as leaving the argument out):
+    only arguments with no default value (the handler's None: "the
+    document's", "none") and a string, object or array type take it.
 
     Examples
     --------
     >>> check_args(_BY_NAME["undo"], {"document": "a"})
     {'document': 'a'}
+    >>> check_args(_BY_NAME["observe"], {"document": "a", "viewport": "[0, 0, 100, 50]", "page": None})
+    {'document': 'a', 'viewport': [0, 0, 100, 50]}
     >>> check_args(_BY_NAME["undo"], {"document": 3})
     Traceback (most recent call last):
     ...
-    spatialobs.serve.service.ServiceError: undo: argument 'document' must be string, got int
+    spatialobs.serve.service.ServiceError: undo: argument 'document' must be string, got integer
+    >>> check_args(_BY_NAME["observe"], {"document": "a", "max_objects": None})
+    Traceback (most recent call last):
+    ...
+    spatialobs.serve.service.ServiceError: observe: argument 'max_objects' must be integer, got null; leave it out to use the default (180)
     """
     if args is None:
         args = {}
     if not isinstance(args, Mapping):
-        raise ServiceError("bad_request", f"{spec.name}: arguments must be an object, got {type(args).__name__}")
+        raise ServiceError("bad_request", f"{spec.name}: arguments must be an object, got {json_type(args)}")
     props = spec.schema["properties"]
     unknown = sorted(set(args) - set(props))
     if unknown:
         raise ServiceError("bad_request", f"{spec.name}: unknown argument(s) {unknown}; known: {sorted(props)}")
     for name in spec.schema["required"]:
-        if args.get(name) is None:
+        if name not in args:
             raise ServiceError("bad_request", f"{spec.name}: missing argument {name!r}")
     out: Dict[str, Any] = {}
     for name, v in args.items():
-        if v is None:
-            continue
-        p = props[name]
-        types = p.get("type")
-        types = [types] if isinstance(types, str) else list(types or [])
-        if types and not any(_JSON_TYPES[t](v) for t in types):
-            raise ServiceError("bad_request", f"{spec.name}: argument {name!r} must be {' or '.join(types)}, "
-                                              f"got {type(v).__name__}")
-        if "enum" in p and v not in p["enum"]:
-            raise ServiceError("bad_request", f"{spec.name}: argument {name!r} must be one of {p['enum']}, got {v!r}")
-        out[name] = v
+        v = _check_arg(spec, name, v)
+        if v is not None:
+            out[name] = v
     return out
 
 
@@ -1214,3 +1330,40 @@ def _atomic_write(path: Path, data: bytes) -> None:
         os.fsync(dfd)
     finally:
         os.close(dfd)
+
+
+def _build_tool(d: _Def) -> ToolSpec:
+    """A tool's spec from its definition and its handler ``Service._t_<method>``: the one source of its schema.
+
+    The schema's arguments are the handler's parameters (a definition that
+    names another, or misses one, is an error here, at import); those without
+    a default are required; a default value is the schema's ``default``; a
+    None default on a string, object or array argument (no enum) makes null
+    mean "left out" (``"null"`` joins its type).
+    """
+    method = d.method or d.name
+    params = {n: p for n, p in inspect.signature(getattr(Service, "_t_" + method)).parameters.items() if n != "self"}
+    if set(params) != set(d.args):
+        raise RuntimeError(f"tool {d.name}: the schema's arguments {sorted(d.args)} are not the parameters of "
+                           f"Service._t_{method} {sorted(params)}")
+    props: Dict[str, Any] = {}
+    required: List[str] = []
+    for name, arg in d.args.items():
+        prop = copy.deepcopy(arg)
+        default = params[name].default
+        types = _types(prop)
+        if default is inspect.Parameter.empty:
+            required.append(name)
+        elif default is None:
+            if set(types) <= _NULLABLE_TYPES and "enum" not in prop:
+                prop["type"] = types + ["null"]
+                prop["description"] = (prop.get("description", "") + "; null: the same as leaving it out").lstrip("; ")
+        else:
+            prop["default"] = default
+        props[name] = prop
+    return ToolSpec(d.name, d.description, _schema(props, required), d.family, method)
+
+
+#: Every tool, in listing order: description and JSON input schema (made by :func:`_build_tool`).
+TOOLS: Tuple[ToolSpec, ...] = tuple(_build_tool(d) for d in _DEFS)
+_BY_NAME = {t.name: t for t in TOOLS}

@@ -159,12 +159,86 @@ from spatialobs.canvas.formats import tldraw_schema as tschema
 from spatialobs.canvas.limits import CanvasLimits, check_depth, echo, one_line
 from spatialobs.canvas.limits import current as current_limits
 
-__all__ = ["parse_ops", "ParseError", "Executor", "Report", "OpError", "OpNote", "OP_NAMES", "is_placeholder",
-           "set_page_position", "apply_reply"]
+__all__ = ["parse_ops", "ParseError", "Executor", "Report", "OpError", "OpNote", "OP_NAMES", "OPS", "OpSpec",
+           "OP_ALIASES", "is_placeholder", "set_page_position", "apply_reply"]
 
-OP_NAMES = ("create_artboard", "parse_html", "update_styles", "set_text", "update_node", "move_node",
-            "delete_node", "place", "create_shape", "create_arrow", "bind", "unbind", "align", "distribute",
-            "group", "ungroup", "lock", "unlock", "duplicate", "set_viewport", "create_from_mermaid")
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One op kind of the registry: its name, its main fields and what it does.
+
+    The registry (:data:`OPS`) is the one source of the op kinds: the
+    :class:`Executor` dispatches to the method ``_<name>`` of each, and the
+    service's tool descriptions and schemas (:mod:`spatialobs.serve.service`)
+    list them from here.
+
+    Attributes
+    ----------
+    name : str
+        The op kind, as ``{"op": name}`` names it.
+    fields : str
+        Its main fields, as an agent writes them (``?`` marks optional ones).
+    summary : str
+        What it does, in one clause.
+    """
+
+    name: str
+    fields: str
+    summary: str
+
+    def line(self) -> str:
+        """``name {fields}: summary``, as the tool description lists it.
+
+        Examples
+        --------
+        >>> print(OPS[0].line())  # doctest: +ELLIPSIS
+        create_artboard {id?, name?, x?, y?, w?, h?, background?, style?, page?, html?}: a new artboard (a frame)...
+        """
+        return f"{self.name} {{{self.fields}}}: {self.summary}"
+
+
+#: Every op kind the :class:`Executor` applies, in the order the docs list them (the registry).
+OPS: Tuple[OpSpec, ...] = (
+    OpSpec("create_artboard", "id?, name?, x?, y?, w?, h?, background?, style?, page?, html?",
+           "a new artboard (a frame); default 1440x900 placed right of the page's content; html is laid out "
+           "inside it as parse_html"),
+    OpSpec("parse_html", "target?, html, mode? (append|replace), x?, y?",
+           "HTML laid out as nodes inside an artboard (default: the latest created)"),
+    OpSpec("update_styles", "id|ids, styles (object or CSS text; a null removes a key)",
+           "merge styles into nodes"),
+    OpSpec("set_text", "id|ids, text", "a node's text (an artboard's name)"),
+    OpSpec("update_node", "id|ids, changes (or the fields inline: x, y, w, h, parent, hidden, ...)",
+           "change any node fields but id"),
+    OpSpec("move_node", "id|ids, x, y (the box's corner) or dx, dy, parent?",
+           "move nodes, or move them into another parent"),
+    OpSpec("delete_node", "id|ids", "remove nodes with their descendants and bindings"),
+    OpSpec("place", "ids, into (a node or a box {x, y, w, h}), inset?, at?, reparent?",
+           "lay nodes out inside a container"),
+    OpSpec("create_shape", "id?, shape (geo|text|note|frame or a geo kind such as rectangle, ellipse), x, y, w?, h?, "
+           "text?, name?, style?, parent?, hidden?, locked?, opacity?",
+           "a new shape"),
+    OpSpec("create_arrow", "id?, from, to (each a node, bound, or a point [x, y]), from_anchor?, to_anchor?, "
+           "precise?, bend?, arrowheadStart?, arrowheadEnd?, text?, style?",
+           "a new arrow bound to the nodes it joins"),
+    OpSpec("bind", "id (an arrow), terminal? (start|end), to (a shape), anchor?, precise?",
+           "bind an arrow's end to a shape"),
+    OpSpec("unbind", "id (an arrow), terminal? (start|end|both)", "unbind an arrow's ends where they are drawn"),
+    OpSpec("align", "ids, align (left|center-horizontal|right|top|center-vertical|bottom|center)",
+           "align nodes as tldraw does"),
+    OpSpec("distribute", "ids (3 or more), axis (horizontal|vertical)", "space nodes evenly"),
+    OpSpec("group", "ids (2 or more), ref?", "group nodes"),
+    OpSpec("ungroup", "id|ids", "dissolve groups"),
+    OpSpec("lock", "id|ids", "lock nodes"),
+    OpSpec("unlock", "id|ids", "unlock nodes"),
+    OpSpec("duplicate", "id|ids, dx, dy or x, y, ref?|refs?", "copy nodes with their descendants"),
+    OpSpec("set_viewport", "x, y with zoom or w, h; or center [x, y] with zoom; or dx, dy; or fit (ids), padding?; "
+           "page?", "move the person's view (zoom clamped to 0.15..4)"),
+    OpSpec("create_from_mermaid", "mermaid, x?, y?, parent?",
+           "a Mermaid flowchart drawn as shapes and bound arrows; its node ids become aliases"),
+)
+#: The op kinds, as :data:`OPS` lists them.
+OP_NAMES: Tuple[str, ...] = tuple(o.name for o in OPS)
 #: Other names agents give the ops (after the op name is normalized to snake_case).
 OP_ALIASES = {"align_shapes": "align", "distribute_shapes": "distribute", "group_shapes": "group",
               "ungroup_shapes": "ungroup", "lock_shapes": "lock", "unlock_shapes": "unlock", "lock_node": "lock",
@@ -543,15 +617,9 @@ class Executor:
         self._new: List[str] = []
         self._new_boards: List[str] = []
         self._touch: List[str] = []
-        self._handlers: Dict[str, Callable[[Mapping[str, Any]], None]] = {
-            "create_artboard": self._create_artboard, "parse_html": self._parse_html,
-            "update_styles": self._update_styles, "set_text": self._set_text, "update_node": self._update_node,
-            "move_node": self._move_node, "delete_node": self._delete_node, "place": self._place,
-            "create_shape": self._create_shape, "create_arrow": self._create_arrow, "bind": self._bind,
-            "unbind": self._unbind, "align": self._align, "distribute": self._distribute, "group": self._group,
-            "ungroup": self._ungroup, "lock": self._lock, "unlock": self._unlock, "duplicate": self._duplicate,
-            "set_viewport": self._set_viewport, "create_from_mermaid": self._create_from_mermaid,
-        }
+        # one handler per op kind of the registry: the method ``_<name>``
+        self._handlers: Dict[str, Callable[[Mapping[str, Any]], None]] = {o.name: getattr(self, "_" + o.name)
+                                                                          for o in OPS}
         self._notes: List[str] = []
         self._cams: List[str] = []
         self._suffix: Dict[str, int] = {}
