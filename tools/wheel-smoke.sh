@@ -8,8 +8,9 @@
 #   - canvas editing: spatialobs apply of a model reply's canvas_ops, the result observed again
 #   - screen identity: spatialobs dedup of generic screens (two equal, one not: two states)
 #   - exploration: spatialobs explore on the simulated Notepad with a store, exported as JSON lines
-#   - the service (installs the serve extra, after the timing): spatialobs serve --http on
-#     127.0.0.1, a document opened, observed and edited over the HTTP API, and its live page
+#   - the service (installs the serve extra, after the timing; Python 3.10 or newer, as the MCP SDK):
+#     spatialobs serve --http on 127.0.0.1, a document opened, observed and edited over the HTTP API,
+#     and its live page
 # Prints the wall time of the install and the demo (the target: under a minute).
 #
 #   bash tools/wheel-smoke.sh WHEEL
@@ -130,8 +131,13 @@ if [ "${SPATIALOBS_SMOKE_LIVE:-1}" != 0 ]; then
     echo "wheel-smoke: the live page is in the wheel"
 fi
 
-# The service over HTTP (the serve extra, wheels only too).
-if [ "${SPATIALOBS_SMOKE_SERVE:-1}" != 0 ]; then
+# The service over HTTP (the serve extra, wheels only too). Its MCP SDK needs Python 3.10 or newer.
+serve=${SPATIALOBS_SMOKE_SERVE:-1}
+if [ "$serve" != 0 ] && ! python -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+    echo "wheel-smoke: the service is not checked: the serve extra (the mcp package) needs Python 3.10 or newer"
+    serve=0
+fi
+if [ "$serve" != 0 ]; then
     python -m pip install --quiet --disable-pip-version-check --only-binary=:all: "$wheel[serve]"
     port=$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     SPATIALOBS_TOKEN=smoke spatialobs serve --root . --http "127.0.0.1:$port" > serve.log 2>&1 &
