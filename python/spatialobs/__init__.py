@@ -15,6 +15,8 @@ from __future__ import annotations
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
 from spatialobs import _core
 
+# The version has one place, pyproject.toml's [project] version: the build compiles it into the core
+# (CMakeLists.txt), so the Python package and the compiled module cannot disagree.
 __version__: str = _core.__version__
 
 __all__ = ["SpatialObsError", "InvalidInputError", "OutOfRangeError", "__version__"]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError, SpatialObsError
+from spatialobs import __version__
 
 __all__ = ["main"]
 
@@ -812,6 +813,8 @@ def _ocr_audit(args: argparse.Namespace) -> int:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="spatialobs", description="Exact, structured views of 2D spaces for agents.")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    p.add_argument("--version", action="version", version=f"spatialobs {__version__}",
+                   help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="a tour of every job on generated data (and real files when found)")
