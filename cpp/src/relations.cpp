@@ -12,9 +12,36 @@
 #include "spatialobs/box_index.hpp"
 #include "spatialobs/radix_sort.hpp"
 
+#if defined(_MSC_VER)
+#include <intrin.h>
+#endif
+
 namespace spatialobs {
 
 namespace detail {
+
+// Set bits of a word, and the index of its lowest set bit (x != 0): the compilers' builtins, MSVC's intrinsics.
+inline std::size_t popcount64(std::uint64_t x) {
+#if defined(_MSC_VER) && defined(_M_X64)
+  return static_cast<std::size_t>(__popcnt64(x));
+#elif defined(_MSC_VER)
+  std::size_t k = 0;
+  for (; x; x &= x - 1) ++k;
+  return k;
+#else
+  return static_cast<std::size_t>(__builtin_popcountll(x));
+#endif
+}
+
+inline std::size_t lowest_bit64(std::uint64_t x) {
+#if defined(_MSC_VER)
+  unsigned long i = 0;
+  _BitScanForward64(&i, x);
+  return static_cast<std::size_t>(i);
+#else
+  return static_cast<std::size_t>(__builtin_ctzll(x));
+#endif
+}
 
 void check_tolerance(double v, const char* name) {
   if (!(std::isfinite(v) && v >= 0)) {
@@ -285,7 +312,7 @@ std::vector<std::int64_t> containment_pairs_serial(const BoxIndex& index, Scratc
   }
   detail::radix_sort(keys, s.keys_tmp);
   std::size_t k = keys.size();
-  for (const std::uint64_t x : s.bits) k += static_cast<std::size_t>(__builtin_popcountll(x));
+  for (const std::uint64_t x : s.bits) k += detail::popcount64(x);
   std::vector<std::int64_t> pairs(2 * k);
   std::int64_t* first = pairs.data();
   std::int64_t* second = first + k;
@@ -308,7 +335,7 @@ std::vector<std::int64_t> containment_pairs_serial(const BoxIndex& index, Scratc
     for (std::size_t q = 0; q < words; ++q) {
       for (std::uint64_t x = bits[q]; x; x &= x - 1) {
         first[at] = static_cast<std::int64_t>(w);
-        second[at++] = static_cast<std::int64_t>(64 * q + static_cast<std::size_t>(__builtin_ctzll(x)));
+        second[at++] = static_cast<std::int64_t>(64 * q + detail::lowest_bit64(x));
       }
     }
   }
