@@ -25,8 +25,23 @@ Examples
 
 from __future__ import annotations
 
-from spatialobs.serve.service import (TOOLS, Limits, Service, ServiceError, ToolSpec, action_from_json, action_json,
-                                      reference_reply)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from spatialobs.serve.service import (TOOLS, Limits, Service, ServiceError, ToolSpec, action_from_json,
+                                          action_json, reference_reply)
 
 __all__ = ["Service", "ServiceError", "Limits", "ToolSpec", "TOOLS", "reference_reply", "action_json",
            "action_from_json"]
+
+
+def __getattr__(name: str) -> Any:
+    # The service (and the canvas package it imports) loads on first use, so that the command
+    # line's parser, which names the serve command, costs nothing to commands that never serve.
+    if name in __all__:
+        from spatialobs.serve import service
+
+        value = getattr(service, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
