@@ -4,6 +4,7 @@ that follows edits through the write path."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -177,3 +178,38 @@ def test_auto_size_width_grows_with_text_and_scale(text, font):
     assert w2 >= w1 - 1e-9 and h1 == 32.0
     ws, hs = text_shape_size(text, font, "m", 2.0)
     assert (ws, hs) == pytest.approx((2 * w1, 2 * h1))
+
+
+@functools.lru_cache(maxsize=None)
+def _font_table() -> dict:
+    from spatialobs.canvas.document import textmeasure
+
+    return json.loads((Path(textmeasure.__file__).parent / "tldraw_fonts.json").read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=None)
+def _all_pairs(font: str) -> dict:
+    from tests.reference.text_oracle import kerning_pairs
+
+    return kerning_pairs(_font_table()["fonts"][font])
+
+
+@pytest.mark.parametrize("font", ["draw", "sans", "serif"])
+@settings(max_examples=25, deadline=None)
+@given(texts=st.lists(st.text(alphabet=st.sampled_from("AVTWYLPFo.,-' aeyvwkrT\u00e9\u00c5f1"), max_size=12), max_size=6))
+def test_kerning_spelled_out_on_first_sight_equals_the_whole_table(font: str, texts: list) -> None:
+    # the font spells out the pairs of a text's left-hand characters when it first meets them:
+    # after any sequence of texts, every pair it looks up must hold the whole table's value
+    from spatialobs.canvas.document.textmeasure import _Font
+
+    entry = _font_table()["fonts"][font]
+    full = _all_pairs(font)
+    f = _Font(entry, {})
+    for t in texts:
+        if len(t) > 1:
+            f.ready(t)
+            for a, b in zip(t, t[1:]):
+                assert f.kern.get(a + b, 0.0) == full.get(a + b, 0.0), (a, b)
+    assert f.has_kern == bool(full)
+    f.ready("".join(sorted({p[0] for p in full})))
+    assert f.kern == full

@@ -70,3 +70,18 @@ def naive_lines(text: str, width_of: Callable[[str], float], max_width: float, b
                 break
             start = e
     return lines
+
+
+def kerning_pairs(entry: dict) -> dict:
+    """Every kerning pair of a font table entry, spelled out in table order (a later row wins):
+    ``{left + right: em}`` from the ``kern`` field's left classes, right classes and rows of
+    ``[right class, value in font units, ...]``."""
+    upm = float(entry["upm"])
+    k = entry.get("kern") or {}
+    out = {}
+    for lchars, row in zip(k.get("left", []), k.get("m", [])):
+        for j in range(0, len(row), 2):
+            for a in lchars:
+                for b in k["right"][row[j]]:
+                    out[a + b] = row[j + 1] / upm
+    return out

@@ -46,6 +46,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from spatialobs import geometry as G
+from spatialobs._arrays import unique
 from spatialobs.canvas.limits import compact_json, typed_errors
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas
@@ -973,7 +974,7 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
     keep = shown[conn[ch]] & (out[conn[ca]] < 0)
     ca, ch = ca[keep], ch[keep]
     t = _ON_STROKE
-    for a in np.unique(ca).tolist():
+    for a in unique(ca).tolist():
         i = int(conn[a])
         hit = [int(conn[h]) for h in ch[ca == a].tolist()]
         if seg(i) is None:
@@ -1260,7 +1261,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         if len(moved):
             sb = old.sb.copy()
             sb[moved] = pg.boxes[sub[moved]]
-        changed = np.unique(moved)
+        changed = unique(moved)
     else:
         rows = opg.canvas_rows
         bounds = d.bounds[rows]
@@ -1293,7 +1294,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     if rec is not None and len(rec):
         pos_r = opg.page_pos[rec]
         pos_r = pos_r[pos_r >= 0]
-        redo = np.unique(pos_r[(pg.types[pos_r] == "arrow") & ~(st.bound_end[pos_r, 0] & st.bound_end[pos_r, 1])])
+        redo = unique(pos_r[(pg.types[pos_r] == "arrow") & ~(st.bound_end[pos_r, 0] & st.bound_end[pos_r, 1])])
     if len(redo):
         er, et, lxy = _local_ends(canvas, pg, st.bound_end, redo)
         keep = ~np.isin(e.rows, redo)
@@ -1408,7 +1409,7 @@ def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed
     c = changed[j]
     ok = (i != c) & _pos_area(sb[i], sb[c])
     a, b = np.minimum(i, c)[ok], np.maximum(i, c)[ok]
-    key = np.unique(a * len(sb) + b)
+    key = unique(a * len(sb) + b)
     na, nb = _overlap_filter(pg, sub[key // len(sb)], sub[key % len(sb)])
     a, b = np.concatenate([oa[keep], na]), np.concatenate([ob[keep], nb])
     o = np.lexsort((b, a))
@@ -1428,7 +1429,7 @@ def _inside_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np
     i, j = _closed_hits(st, sb[changed])
     c = changed[j]
     held = i[(i != c) & _contains(sb[c], sb[i])]
-    redo = np.unique(np.concatenate([changed, subpos[ci[isc[co]]], held]))
+    redo = unique(np.concatenate([changed, subpos[ci[isc[co]]], held]))
     i, j = _closed_hits(st, sb[redo])
     r = redo[j]
     ok = (i != r) & _contains(sb[i], sb[r]) & (sb[i] != sb[r]).any(axis=1)
@@ -1507,11 +1508,11 @@ def _near_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.n
     c = np.concatenate([changed, changed])
     i, j = _closed_hits(st, _grown(q, gap))
     ok = _gap(q[j], sb[i]) <= gap  # a changed row i is in the set anyway
-    affected = np.unique(np.concatenate([changed, i[ok]]))
+    affected = unique(np.concatenate([changed, i[ok]]))
     is_a = _mask_of(affected, m)
     pa, pb = subpos[na], subpos[nb]
     touch = is_a[pa] | is_a[pb]
-    halo = np.unique(np.concatenate([affected, pa[touch], pb[touch]]))
+    halo = unique(np.concatenate([affected, pa[touch], pb[touch]]))
     h, k, g = _knn(st, halo, gap)
     sel = is_a[h] | is_a[k]
     h, k, g = h[sel], k[sel], g[sel]
@@ -1629,7 +1630,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             if r is None:
                 return _aligned(pg, sub, sb, tol)
             parts.append(r)
-        u = np.unique(np.concatenate(parts))
+        u = unique(np.concatenate(parts))
         recut[sub[u]] |= np.uint8(1 << kind)
         if len(u) > 1:
             pairs, kinds = G.alignment_pairs(sb[u], tol)
@@ -1768,11 +1769,11 @@ def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], ch
     for _ in range(_NATIVE_ROUNDS):
         K = np.sort(np.concatenate([before, S]))
         bpos = by_to[_gather(bt[by_to], K)]  # bindings whose target is kept
-        conn = np.unique(bf[bpos])  # connectors bound to a kept row
+        conn = unique(bf[bpos])  # connectors bound to a kept row
         full = conn
         par = pg.parent[K]
-        par = np.unique(par[par >= 0])
-        pend = np.unique(np.concatenate([full, par]))
+        par = unique(par[par >= 0])
+        pend = unique(np.concatenate([full, par]))
         pend = pend[~mask[pend]]
         pend = pend[eligible(pend)] if len(pend) else pend
         if not len(pend) or not len(S):
@@ -1854,7 +1855,7 @@ def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking
         if budget <= 0:
             break
         cand = _neighbours(st, rels, taken, np.sort(np.concatenate(order)))
-        cand = np.unique(cand[~taken[cand]])
+        cand = unique(cand[~taken[cand]])
         if not len(cand):
             break
         cand = cand[np.lexsort((cand, view.gaps(cand)))][:budget]

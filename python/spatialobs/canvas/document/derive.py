@@ -16,6 +16,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 
 import numpy as np
 
+from spatialobs._arrays import unique
 from spatialobs._errors import SpatialObsError
 from spatialobs.canvas.document.arrows import resolve_bound, target_outline
 from spatialobs.canvas.document.records import Binding, Node, Page
@@ -813,7 +814,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     from spatialobs.canvas.document.arrows import resolve_rows
 
     n = len(raw.ids)
-    changed = np.unique(np.asarray(raw.changed_rows, dtype=np.int64))
+    changed = unique(np.asarray(raw.changed_rows, dtype=np.int64))
     if prev.n_bad or not n or not len(changed):
         return None
     if prev.size is None:
@@ -821,7 +822,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     size, order, paint, depth, parent, types = prev.size, prev.order, prev.paint, prev.depth, raw.parent, raw.types
     if int(size[changed].sum()) > max(64, n // _ROWS_SHARE):
         return None
-    dirty_rows = np.unique(np.concatenate([paint[order[r]:order[r] + size[r]] for r in changed.tolist()]))
+    dirty_rows = unique(np.concatenate([paint[order[r]:order[r] + size[r]] for r in changed.tolist()]))
     dirty = np.zeros(n, dtype=bool)
     dirty[dirty_rows] = True
     nodes = raw.nodes
@@ -965,7 +966,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         local[g] = (box[:, 0].min(), box[:, 1].min(), box[:, 2].max(), box[:, 3].max())
 
     # page bounds of every reached row
-    rows = np.unique(np.concatenate([dirty_rows, resolved, groups]))
+    rows = unique(np.concatenate([dirty_rows, resolved, groups]))
     lb = local[rows]
     is_pt = np.zeros(n, dtype=bool)
     is_pt[rows[np.isin(types[rows], list(POINT_TYPES))]] = True
