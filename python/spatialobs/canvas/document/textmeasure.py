@@ -95,7 +95,7 @@ class _Font:
         adv = _Advances(fallback, entry.get("notdef", 0.6 * upm) / upm)
         _add_advances(adv, entry["adv"], upm)
         k = entry.get("kern") or {}
-        rows: List[list] = list(k.get("m", []))
+        rows: List[Any] = list(k.get("m", []))  # a row becomes (characters, values) once spelled
         rows_of: Dict[str, List[int]] = {}
         for r, lchars in zip(range(len(rows)), k.get("left", [])):
             for a in lchars:
@@ -113,16 +113,26 @@ class _Font:
         """Spell out into :attr:`kern` the pairs whose left character ``text`` holds."""
         if self._seen.issuperset(text):
             return
-        kern, right, upm = self.kern, self._right, self._upm
+        kern, rows = self.kern, self._rows
         for a in set(text).difference(self._seen):
             # in table order, as a full spelling-out would write them: a later row wins
             for r in self._rows_of.get(a, ()):
-                row = self._rows[r]
-                for j in range(0, len(row), 2):
-                    v = row[j + 1] / upm
-                    for b in right[row[j]]:
-                        kern[a + b] = v
+                row = rows[r]
+                if not isinstance(row, tuple):
+                    row = rows[r] = self._spell(row)
+                kern.update(zip(map(a.__add__, row[0]), row[1]))
             self._seen.add(a)
+
+    def _spell(self, row: list) -> Tuple[List[str], List[float]]:
+        # a row of [right class, value in font units, ...] as its right-hand characters and values
+        right, upm = self._right, self._upm
+        chars: List[str] = []
+        values: List[float] = []
+        for j in range(0, len(row), 2):
+            cs = right[row[j]]
+            chars.extend(cs)
+            values.extend([row[j + 1] / upm] * len(cs))
+        return chars, values
 
 
 def _add_advances(adv: Dict[str, float], runs: List[list], upm: float) -> None:
