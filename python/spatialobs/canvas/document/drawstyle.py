@@ -497,7 +497,7 @@ def _geo_segments(geo: str, w: float, h: float, props: Mapping[str, Any], node_i
 def stroke_cells(lines: Sequence[np.ndarray], half: float, cell: float) -> np.ndarray:
     """The cells of a square grid (side ``cell``, centres at ``(i + 0.5) * cell``) whose centre lies
     within ``half`` of a polyline in ``lines``, as sorted unique ``int64`` keys ``i * 2**32 + j``
-    (``i`` the column, ``j`` the row, both offset by ``2**31``).
+    (``i`` the column, ``j`` the row, both offset by ``2**30``, so the keys are non-negative).
 
     A stroke with round caps and joins is exactly this set of points; its cells measure its area.
 
@@ -522,7 +522,7 @@ def stroke_cells(lines: Sequence[np.ndarray], half: float, cell: float) -> np.nd
     return np.unique(np.concatenate(keys))
 
 
-_OFF = 1 << 31
+_OFF = 1 << 30
 
 
 def _capsule_cells(a: np.ndarray, b: np.ndarray, r: float, h: float) -> np.ndarray:
