@@ -504,8 +504,8 @@ def stroke_cells(lines: Sequence[np.ndarray], half: float, cell: float) -> np.nd
     Examples
     --------
     >>> k = stroke_cells([np.array([[0.0, 0.0], [10.0, 0.0]])], 1.0, 0.5)
-    >>> len(k)
-    48
+    >>> len(k), round(len(k) * 0.5 ** 2, 1)  # cells, and their area: 10 x 2 + pi
+    (92, 23.0)
     """
     if not cell > 0 or not half >= 0:
         raise ValueError(f"stroke_cells: cell must be > 0 and half >= 0 (got cell={cell}, half={half})")
