@@ -189,5 +189,7 @@ def test_bad_inputs() -> None:
         D.stroke_cells([np.zeros((2, 2))], 1, 0)
     with pytest.raises(ValueError, match=r"stroke_cells: cell must be > 0 and half >= 0 \(got cell=1, half=-1\)"):
         D.stroke_cells([np.zeros((2, 2))], -1, 1)
+    with pytest.raises(ValueError, match=r"stroke_cells: the strokes reach cell 2000000001 from the origin, beyond"):
+        D.stroke_cells([np.array([[1e9, 0.0], [1e9 + 1, 0.0]])], 0.25, 0.5)
     with pytest.raises(ValueError, match=r"stroke_visible_fraction: stroke widths must be > 0 \(got \[2.0, 0.0\]\)"):
         D.stroke_visible_fraction([np.zeros((2, 2))], 2.0, [([np.zeros((2, 2))], 0.0)])

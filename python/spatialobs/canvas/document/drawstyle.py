@@ -572,6 +572,10 @@ def _capsule_cells(a: np.ndarray, b: np.ndarray, r: float, h: float) -> np.ndarr
     first = np.repeat(np.cumsum(n) - n, n)
     i = np.repeat(np.where(n > 0, i0, 0).astype(np.int64), n) + (np.arange(tot) - first)
     j = js[row].astype(np.int64)
+    reach = max(int(np.abs(i).max()), abs(j0), abs(j1))
+    if reach >= _OFF:
+        raise ValueError(f"stroke_cells: the strokes reach cell {reach} from the origin, beyond the 2**30 the keys "
+                         "hold (use a larger cell)")
     return ((i + _OFF) << 32) | (j + _OFF)
 
 
