@@ -83,7 +83,7 @@ class Agreement:
     judged: int = 0
     agree: int = 0
     #: too few own pixels, not a node of the document (Excalidraw's bound text), or a paint order
-    #: the file does not fix (tldraw gave it a random index key on load)
+    #: the file does not fix (tldraw gave it, or a shape stacked exactly on it, a random index key on load)
     skipped: int = 0
     pixel_occluded: int = 0
     label_occluded: int = 0
@@ -108,8 +108,16 @@ def agreement(canvas: Any, probe: Dict[str, Any], occlusion: str = "painted") ->
     out = Agreement()
     unordered = set(probe.get("unordered") or ())
 
+    def place(i: str) -> Tuple[float, ...]:
+        return tuple(round(float(v), 6) for v in canvas.page_bounds(i))
+
+    # a shape stacked exactly on one whose key tldraw replaced: the file does not say which is on top
+    randomly_stacked = {place(i) for i in unordered if i in canvas._nodes}
+
     def free(i: str) -> bool:  # its paint order is fixed by the file
-        return i not in unordered and not any(a in unordered for a in canvas.ancestors(i))
+        if i in unordered or any(a in unordered for a in canvas.ancestors(i)):
+            return False
+        return not randomly_stacked or place(i) not in randomly_stacked
 
     for v in probe["views"]:
         page = v["page"]

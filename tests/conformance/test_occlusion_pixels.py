@@ -30,9 +30,11 @@ TARGET = 0.99
 #: Files below the target and why (measured; see docs/observation-rules.md).
 KNOWN_BELOW = {
     # exact copies of hand-drawn outlines: tldraw seeds each outline's wobble with the
-    # shape's id, so a copy on top hides all of the one below or leaves 10-40% of its
-    # stroke showing, at random
-    "QuentinJoanon__VictoryZone-Front__wireframe.tldr": 0.97,
+    # shape's id, so a copy on top leaves a sliver of the stroke below it showing; whether
+    # that sliver holds a tenth of its pixels turns on sub-pixel coverage at the probe's
+    # zoom (the labels of these copies at zoom 0.25 and 0.5 agree on 101 of 155), which an
+    # observation without a zoom cannot follow (measured at 98.9% here at zoom 0.25)
+    "QuentinJoanon__VictoryZone-Front__wireframe.tldr": 0.985,
 }
 REAL = shared_files("canvases", "*.tldr") + shared_files("canvases", "*.excalidraw")
 

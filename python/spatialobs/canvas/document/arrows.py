@@ -447,24 +447,10 @@ def _star(w: float, h: float) -> List[Pt]:
 
 
 def _rng(seed: str) -> Callable[[], float]:
-    """tldraw's seeded xorshift (32-bit integer arithmetic as JavaScript does it)."""
-    s = [0, 0, 0, 0]
+    """tldraw's seeded xorshift (:func:`~spatialobs.canvas.document.drawstyle.tldraw_rng`)."""
+    from spatialobs.canvas.document.drawstyle import tldraw_rng  # it imports this module
 
-    def i32(v: int) -> int:
-        v &= 0xFFFFFFFF
-        return v - 0x100000000 if v & 0x80000000 else v
-
-    def nxt() -> float:
-        x, y, z, w = s
-        t = i32(x ^ i32(x << 11))
-        nw = i32(w ^ (((w & 0xFFFFFFFF) >> 19) ^ t ^ ((t & 0xFFFFFFFF) >> 8)))
-        s[0], s[1], s[2], s[3] = y, z, w, nw
-        return (nw / 0x100000000) * 2
-
-    for k in range(len(seed) + 64):
-        s[0] = i32(s[0] ^ (ord(seed[k]) if k < len(seed) else 0))
-        nxt()
-    return nxt
+    return tldraw_rng(seed)
 
 
 def _oval_perimeter(h: float, w: float) -> float:
