@@ -318,3 +318,27 @@ def test_observe_budget_compact_and_paper_rule(shared_data):
     assert json.loads(tok.stdout) == observe(load(path), max_tokens=800, explain=True, occlusion="paper").to_dict()
     bad = run("observe", str(path), "--max-bytes", "-1")
     assert bad.returncode != 0 and "max_bytes must be a non-negative integer" in bad.stderr
+
+
+@pytest.mark.parametrize("preset, command, want", [
+    (None, "observe", "1"),      # a one-shot command starts no BLAS thread pool
+    ("3", "observe", "3"),       # the caller's choice stands
+    (None, "--version", None),   # other commands leave the environment alone
+])
+def test_one_shot_commands_import_numpy_with_one_blas_thread(tmp_path: Path, preset, command, want) -> None:
+    import os
+
+    from spatialobs.canvas import Canvas
+
+    f = tmp_path / "a.tldr"
+    f.write_text(json.dumps(Canvas().to_tldraw()), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    argv = [command, str(f)] if command == "observe" else [command]
+    code = ("import contextlib, io, os, sys; from spatialobs.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        main(sys.argv[1:])\n    except SystemExit:\n        pass\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip().splitlines()[-1] == str(want)
