@@ -773,7 +773,14 @@ def _studies(args: argparse.Namespace) -> int:
         # The web application has its own report, so that it can be run beside the desktop study.
         default = "real-apps-web.md" if all(a in OPTIONAL_REAL_APPS for a in apps) else "real-apps.md"
         out = args.out if args.out != "docs/results/exploration.md" else f"docs/results/{default}"
-        res = write_real_report(out, apps, budget, args.seed, log=sys.stderr)
+        command = f"spatialobs studies --real --apps {','.join(apps)}"
+        if args.starts or args.steps:
+            command += "".join(f" --{k} {v}" for k, v in (("starts", args.starts), ("steps", args.steps)) if v)
+        if args.seed:
+            command += f" --seed {args.seed}"
+        if args.out != "docs/results/exploration.md":
+            command += f" --out {args.out}"
+        res = write_real_report(out, apps, budget, args.seed, log=sys.stderr, command=command)
         print(f"wrote {out} ({sum(r.get('seconds', 0.0) for r in res.values()):.0f} s)")
         return 0
     from spatialobs.screen.studies import write_report
@@ -918,7 +925,7 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("--out", default="docs/results/exploration.md", help="Markdown file to write")
     st.add_argument("--scale", choices=("small", "full"), default="full")
     st.add_argument("--real", action="store_true",
-                    help="PUCT vs Greedy on the real applications instead (writes docs/results/real-apps.md, "
+                    help="PUCT, Greedy and Random on the real applications instead (writes docs/results/real-apps.md, "
                          "or docs/results/real-apps-web.md for --apps jupyterlab)")
     st.add_argument("--apps", default="mousepad,pcmanfm,localc",
                     help="with --real: comma-separated applications among mousepad, pcmanfm, localc and the "
