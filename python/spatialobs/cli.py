@@ -763,6 +763,16 @@ def _studies(args: argparse.Namespace) -> int:
     if args.real:
         from spatialobs.screen.studies import OPTIONAL_REAL_APPS, REAL_BUDGET, write_real_report
 
+        if args.clipboard:
+            from spatialobs.screen.real_clipboard import write_real_clipboard
+
+            out = args.out if args.out != "docs/results/exploration.md" else "docs/results/real-apps.md"
+            command = f"spatialobs studies --real --clipboard --trials {args.trials}" + (
+                f" --seed {args.seed}" if args.seed else "") + (f" --out {out}" if out != "docs/results/real-apps.md" else "")
+            t0 = time.perf_counter()
+            write_real_clipboard(out, args.trials, args.seed, log=sys.stderr, command=command)
+            print(f"wrote {out} ({time.perf_counter() - t0:.0f} s)")
+            return 0
         apps = [a for a in args.apps.split(",") if a]
         unknown = [a for a in apps if a not in REAL_BUDGET]
         if not apps or unknown:
@@ -932,6 +942,10 @@ def _parser() -> argparse.ArgumentParser:
                          "optional jupyterlab")
     st.add_argument("--starts", type=int, default=0, help="with --real: starts per application (default per app)")
     st.add_argument("--steps", type=int, default=0, help="with --real: actions per episode (default per app)")
+    st.add_argument("--clipboard", action="store_true",
+                    help="with --real: Tables 6 and 7 on real Mousepad with the real X clipboard (needs xclip) "
+                         "instead of the exploration study")
+    st.add_argument("--trials", type=int, default=20, help="with --real --clipboard: trials per condition")
     st.add_argument("--seed", type=int, default=0)
     st.set_defaults(func=_studies)
 

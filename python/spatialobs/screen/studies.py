@@ -961,6 +961,11 @@ def _sd(m: Dict[str, float], nd: int) -> str:
     return f"{m['mean']:.{nd}f} ± {m['sd']:.{nd}f}" if "sd" in m else f"{m['mean']:.{nd}f}"
 
 
+def _auc_wins(a: Dict[str, Any], b: Dict[str, Any]) -> str:
+    w = matched_wins(a["state_auc"], b["state_auc"])
+    return f"; a higher state AUC on {w['wins']} ({w['ties']} ties, {w['losses']} lower)"
+
+
 def render_real_report(res: Dict[str, Any], pictures: Optional[Path] = None) -> str:
     """The Markdown of :func:`real_apps` results (discovery curves written beside it when ``pictures`` is given).
 
@@ -991,6 +996,11 @@ def render_real_report(res: Dict[str, Any], pictures: Optional[Path] = None) -> 
          "+ index + select + record, the rest being the application (act, settle, read the accessibility tree). "
          "Spreads are the standard deviation over starts.", ""]
     for app, r in res.items():
+        if app == "clipboard":
+            from spatialobs.screen.real_clipboard import render_real_clipboard
+
+            L += render_real_clipboard(r)
+            continue
         L.append(f"## {app}")
         L.append("")
         if "skipped" in r:
@@ -1021,7 +1031,8 @@ def render_real_report(res: Dict[str, Any], pictures: Optional[Path] = None) -> 
             for other in (k for k in sel if k != "puct"):
                 w = matched_wins(a, sel[other]["new_states"])
                 L.append(f"- Per start (matched), PUCT found more new states than {_REAL_LABELS.get(other, other)} on "
-                         f"{w['wins']} of {w['n']} starts ({w['ties']} ties, {w['losses']} fewer).")
+                         f"{w['wins']} of {w['n']} starts ({w['ties']} ties, {w['losses']} fewer)"
+                         + (_auc_wins(sel["puct"], sel[other]) if "state_auc" in sel[other] else "") + ".")
             L.append("- New states per start: " + "; ".join(f"{_REAL_LABELS.get(k, k)} {c['new_states']}"
                                                             for k, c in sel.items()) + ".")
             L.append("")
