@@ -1012,10 +1012,6 @@ def render_real_report(res: Dict[str, Any], pictures: Optional[Path] = None) -> 
                  f"{r['seconds']:.0f} s in all; faults {r['faults'] or 'none'}."
                  + (f" Regenerate with `{r['command']}` (run {r['date']})." if r.get("command") else ""))
         L.append("")
-        missing = [k for k in REAL_SELECTORS if k not in sel]
-        if missing or r.get("note"):
-            L += [f"**{', '.join(_REAL_LABELS[k] for k in missing) or 'Note'}"
-                  f"{' not run' if missing else ''}.** {r.get('note', '')}".rstrip(), ""]
         L.append("| selector | new states | new edges | state AUC | edge AUC | revisit | loop | "
                  "steps/s | our share | failed steps | captures |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -1036,6 +1032,10 @@ def render_real_report(res: Dict[str, Any], pictures: Optional[Path] = None) -> 
             L.append("- New states per start: " + "; ".join(f"{_REAL_LABELS.get(k, k)} {c['new_states']}"
                                                             for k, c in sel.items()) + ".")
             L.append("")
+        missing = [k for k in REAL_SELECTORS if k not in sel]
+        if missing or r.get("note"):
+            L += [f"**{', '.join(_REAL_LABELS[k] for k in missing) or 'Note'}"
+                  f"{' not run' if missing else ''}.** {r.get('note', '')}".rstrip(), ""]
         if pictures is not None and all("curve" in c for c in sel.values()):
             from spatialobs.render import line_chart_svg
 
