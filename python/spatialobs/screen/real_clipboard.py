@@ -272,7 +272,15 @@ def real_probe_vs_escape(trials: int = 20, calibration: Optional[int] = None, se
 
 
 def render_real_clipboard(res: Dict[str, Any]) -> List[str]:
-    """Markdown lines of Tables 6 and 7 on real Mousepad from ``{"decomposition": …, "probe": …}``."""
+    """Markdown lines of Tables 6 and 7 on real Mousepad from ``{"decomposition": …, "probe": …}``.
+
+    Either table is left out when its results are missing.
+
+    Examples
+    --------
+    >>> render_real_clipboard({})
+    ['## Tables 6 and 7 on real Mousepad with the real X clipboard', '']
+    """
     L = ["## Tables 6 and 7 on real Mousepad with the real X clipboard", ""]
     if res.get("command"):
         L += [f"Regenerate with `{res['command']}` (run {res.get('date', '')}). Every trial is a clean launch; "
