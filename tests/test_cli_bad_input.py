@@ -115,3 +115,9 @@ def test_real_apps_study_rejects_an_unknown_app():
     with pytest.raises(InvalidInputError, match=r"^unknown real application 'word'; choose from mousepad, "
                                                         r"pcmanfm, localc, jupyterlab$"):
         studies.real_apps(["word"])
+
+
+def test_studies_real_clipboard_with_bad_trials_is_one_line():
+    out = run("studies", "--real", "--clipboard", "--trials", "0", "--out", "never-written.md")
+    assert _one_error_line(out) == "spatialobs: error: trials must be a positive integer, got 0"
+    assert out.stdout == ""

@@ -74,17 +74,18 @@ def test_prior_study_learned_beats_heuristic_on_held_out_calc():
 
 def test_report_is_generated(tmp_path, monkeypatch):
     monkeypatch.setitem(studies.SCALES, "tiny", {"seeds": 1, "starts": 2, "steps": 5, "trials": 2, "train_seeds": 1,
-                                                 "train_starts": 2})
+                                                 "train_starts": 2, "draws": 3})
     path = tmp_path / "docs" / "exploration.md"
     res = studies.write_report(path, scale="tiny")
     text = path.read_text(encoding="utf-8")
     assert text.startswith("# Exploration results")
     for needle in ("Table 4", "PUCT (paper-exact)", "Random", "first-play urgency", "Objective ablation",
                    "Table 11", "| hidden clipboard | 1.000 | 0.000 | 1.000 |", "| probe (Paste + Undo) | 1.000 |",
-                   "do not edit by hand", "(chosen)", " ± "):
+                   "do not edit by hand", "(chosen)", " ± ", "## 7. PUCT against Random from one start",
+                   "| random, one stream | "):
         assert needle in text, needle
     assert set(res["seconds"]) == {"selectors", "sweep", "ablation", "ablation_paper", "priors", "decomposition",
-                                   "probe"}
+                                   "probe", "draws"}
     assert studies.main([str(path), "--scale", "tiny"]) == 0
 
 
@@ -103,3 +104,25 @@ def test_studies_bad_input():
         studies.ablation(["calc"], selector="greedy")
     with pytest.raises(InvalidInputError, match="at least one"):
         studies.summarize([])
+
+
+def test_one_start_draws_are_new_draws_per_seed_and_one_stream_repeats_one_episode():
+    r = studies.one_start_draws("notepad", draws=6, steps=20)
+    # Notepad's start 0 is the same for every seed: one stream is one episode repeated
+    assert len(set(r["puct, one stream"]["runs"])) == 1 and len(set(r["random, one stream"]["runs"])) == 1
+    assert len(set(r["puct"]["runs"])) > 1 and len(set(r["random"]["runs"])) > 1
+    assert r["matched"] == studies.matched_wins(r["puct"]["runs"], r["random"]["runs"])
+    for name in ("puct", "random", "puct, one stream", "random, one stream"):
+        assert sum(r[name]["steps"].values()) == pytest.approx(20)
+        assert r[name]["capture_signatures"] <= r[name]["steps"]["capture"]
+    assert 0.0 <= r["overlap"] <= 1.0
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"app": "wordpad"}, "unknown app 'wordpad'; choose from"),
+    ({"draws": 0}, "draws must be a positive integer, got 0"),
+    ({"steps": 2.5}, "steps must be a positive integer, got 2.5"),
+])
+def test_one_start_draws_bad_input(kw, message):
+    with pytest.raises(InvalidInputError, match="^" + message):
+        studies.one_start_draws(**kw)

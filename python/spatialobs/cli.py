@@ -763,6 +763,16 @@ def _studies(args: argparse.Namespace) -> int:
     if args.real:
         from spatialobs.screen.studies import OPTIONAL_REAL_APPS, REAL_BUDGET, write_real_report
 
+        if args.clipboard:
+            from spatialobs.screen.real_clipboard import write_real_clipboard
+
+            out = args.out if args.out != "docs/results/exploration.md" else "docs/results/real-apps.md"
+            command = f"spatialobs studies --real --clipboard --trials {args.trials}" + (
+                f" --seed {args.seed}" if args.seed else "") + (f" --out {out}" if out != "docs/results/real-apps.md" else "")
+            t0 = time.perf_counter()
+            write_real_clipboard(out, args.trials, args.seed, log=sys.stderr, command=command)
+            print(f"wrote {out} ({time.perf_counter() - t0:.0f} s)")
+            return 0
         apps = [a for a in args.apps.split(",") if a]
         unknown = [a for a in apps if a not in REAL_BUDGET]
         if not apps or unknown:
@@ -773,7 +783,14 @@ def _studies(args: argparse.Namespace) -> int:
         # The web application has its own report, so that it can be run beside the desktop study.
         default = "real-apps-web.md" if all(a in OPTIONAL_REAL_APPS for a in apps) else "real-apps.md"
         out = args.out if args.out != "docs/results/exploration.md" else f"docs/results/{default}"
-        res = write_real_report(out, apps, budget, args.seed, log=sys.stderr)
+        command = f"spatialobs studies --real --apps {','.join(apps)}"
+        if args.starts or args.steps:
+            command += "".join(f" --{k} {v}" for k, v in (("starts", args.starts), ("steps", args.steps)) if v)
+        if args.seed:
+            command += f" --seed {args.seed}"
+        if args.out != "docs/results/exploration.md":
+            command += f" --out {args.out}"
+        res = write_real_report(out, apps, budget, args.seed, log=sys.stderr, command=command)
         print(f"wrote {out} ({sum(r.get('seconds', 0.0) for r in res.values()):.0f} s)")
         return 0
     from spatialobs.screen.studies import write_report
@@ -918,13 +935,17 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("--out", default="docs/results/exploration.md", help="Markdown file to write")
     st.add_argument("--scale", choices=("small", "full"), default="full")
     st.add_argument("--real", action="store_true",
-                    help="PUCT vs Greedy on the real applications instead (writes docs/results/real-apps.md, "
+                    help="PUCT, Greedy and Random on the real applications instead (writes docs/results/real-apps.md, "
                          "or docs/results/real-apps-web.md for --apps jupyterlab)")
     st.add_argument("--apps", default="mousepad,pcmanfm,localc",
                     help="with --real: comma-separated applications among mousepad, pcmanfm, localc and the "
                          "optional jupyterlab")
     st.add_argument("--starts", type=int, default=0, help="with --real: starts per application (default per app)")
     st.add_argument("--steps", type=int, default=0, help="with --real: actions per episode (default per app)")
+    st.add_argument("--clipboard", action="store_true",
+                    help="with --real: Tables 6 and 7 on real Mousepad with the real X clipboard (needs xclip) "
+                         "instead of the exploration study")
+    st.add_argument("--trials", type=int, default=20, help="with --real --clipboard: trials per condition")
     st.add_argument("--seed", type=int, default=0)
     st.set_defaults(func=_studies)
 

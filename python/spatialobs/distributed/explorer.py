@@ -29,7 +29,7 @@ from spatialobs.screen.explore import Episode, Position, Walk, episode_metrics, 
 from spatialobs.screen.features import Features, featurize
 from spatialobs.screen.graph import Transition
 from spatialobs.screen.model import Screen
-from spatialobs.screen.select import make_selector
+from spatialobs.screen.select import make_selector, selector_seed
 
 __all__ = ["Explorer", "LocalLinks", "StatsView"]
 
@@ -190,7 +190,7 @@ class Explorer:
         clock = time.perf_counter
         t0 = clock()
         env = self.env
-        sel = make_selector(selector, seed=episode)
+        sel = make_selector(selector, seed=selector_seed(getattr(env, "seed", 0), episode))
         goal = goal if goal is not None else str(getattr(env, "goal", "") or "")
         walk = Walk.of(env, sel, prior, goal, self.grid, app=self.app or "", episode=int(episode))
         screen = env.reset(start) if start is not None else env.reset()

@@ -60,7 +60,8 @@ from spatialobs.screen.actions import Action, candidate_actions, signatures
 from spatialobs.screen.drivers.base import DriverFault, DriverUnavailable, ScreenshotUnsupported, fault_screen
 from spatialobs.screen.graph import ScreenGraph, Transition
 from spatialobs.screen.model import Screen
-from spatialobs.screen.select import SELECTORS, Prior, Selector, make_selector, prior_weights, resolve_prior
+from spatialobs.screen.select import (SELECTORS, Prior, Selector, make_selector, prior_weights, resolve_prior,
+                                      selector_seed)
 
 __all__ = ["Step", "Episode", "explore", "episode_metrics", "explore_workers", "METRICS", "Position", "StepGraph",
            "LocalSteps", "Walk", "choose_action", "take_step", "features_digest", "Shooter"]
@@ -414,7 +415,8 @@ def explore(
         The action budget.
     selector : str or Selector, default PUCT()
         ``"puct"`` (``PUCT()``), ``"puct-paper"`` (``PUCT.paper()``, the paper-exact
-        setting), ``"greedy"``, ``"random"`` (``Random(seed=episode)``) or a selector.
+        setting), ``"greedy"``, ``"random"`` or a selector; a named PUCT or Random is
+        seeded with :func:`~spatialobs.screen.select.selector_seed` of ``env.seed`` and ``episode``.
     prior : "uniform", "heuristic", "learned:FILE" or callable, default "heuristic"
         ``callable(screen, actions, goal) -> weights``; ``"learned:FILE"`` loads a
         prior saved by ``spatialobs train-prior``.
@@ -425,7 +427,7 @@ def explore(
     start : optional
         Passed to ``env.reset``.
     episode : int
-        The episode number written into the log (and the seed of ``"random"``).
+        The episode number written into the log (and, with ``env.seed``, the seed of a named selector).
     grid : int, default 30
         Lattice of the action signatures' positions.
     keep_screens : bool
@@ -448,7 +450,7 @@ def explore(
     for attr in ("reset", "step"):
         if not callable(getattr(env, attr, None)):
             raise InvalidInputError(f"env must have a {attr}() method (see spatialobs.screen.explore)")
-    sel = make_selector(selector, seed=episode)
+    sel = make_selector(selector, seed=selector_seed(getattr(env, "seed", 0), episode))
     resolve_prior(prior)
     goal = goal if goal is not None else str(getattr(env, "goal", "") or "")
     app = getattr(env, "app", None)

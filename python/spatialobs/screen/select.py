@@ -65,6 +65,7 @@ __all__ = [
     "Random",
     "SELECTORS",
     "make_selector",
+    "selector_seed",
     "puct_scores",
     "shared_key",
     "resolve_prior",
@@ -335,8 +336,8 @@ class PUCT(Selector):
         choice). On a fresh graph the two are the same.
     seed : int, default 0
         Salt of the tie hash (0: none). With one seed, every episode on a fresh
-        graph (state numbers from 0) draws the same ties; ``make_selector("puct",
-        seed)`` and ``explore`` pass the episode number.
+        graph (state numbers from 0) draws the same ties; ``explore`` passes
+        :func:`selector_seed` of the environment's seed and the episode number.
 
     ``PUCT()`` is :data:`PUCT_SETTINGS` ``["default"]``; :meth:`paper` is the
     paper-exact setting.
@@ -533,6 +534,25 @@ class Random(Selector):
 
 #: Selector names accepted by :func:`make_selector` (and ``explore``, the CLI).
 SELECTORS = ("puct", "puct-paper", "greedy", "random")
+
+
+def selector_seed(env_seed: Any, episode: int) -> int:
+    """The seed of a named selector's draws for ``episode`` of an environment seeded ``env_seed``.
+
+    ``env_seed · 100003 + episode``: one stream per (environment seed, episode), the
+    same for environment seed 0 as the episode number alone. An environment without
+    an integer seed counts as seed 0. Without the environment's seed, episodes of
+    different seeds of an app whose screens do not depend on the seed (the simulated
+    Notepad from its start 0) would repeat one run instead of drawing new ones.
+
+    Examples
+    --------
+    >>> selector_seed(0, 4), selector_seed(2, 4)
+    (4, 200010)
+    """
+    if isinstance(env_seed, bool) or not isinstance(env_seed, int):
+        env_seed = 0
+    return env_seed * 100_003 + episode
 
 
 def make_selector(selector: Union[None, str, Selector], seed: int = 0) -> Selector:

@@ -48,18 +48,20 @@ from spatialobs.screen import sim
 from spatialobs.screen.actions import Action, signature
 from spatialobs.screen.explore import METRICS, explore
 from spatialobs.screen.graph import Dispersion, ScreenGraph, dispersion
-from spatialobs.screen.select import PUCT, PUCT_SETTINGS, Greedy, Random, Selector
+from spatialobs.screen.select import PUCT, PUCT_SETTINGS, Greedy, Random, Selector, selector_seed
 
 __all__ = ["SCALES", "compare_selectors", "fpu_sweep", "choose_setting", "ablation", "prior_study", "train_on_seeds",
-           "decomposition", "probe_vs_escape", "run_all", "write_report", "render_report", "summarize", "OBJECTIVES",
-           "SWEEP", "SELECTOR_ROWS"]
+           "decomposition", "probe_vs_escape", "one_start_draws", "STEP_KINDS", "run_all", "write_report", "render_report", "summarize", "OBJECTIVES",
+           "SWEEP", "SELECTOR_ROWS", "real_apps", "render_real_report", "write_real_report", "load_real_results",
+           "save_real_results", "matched_wins", "REAL_SELECTORS"]
 
 #: Study sizes: ``full`` is the published run, ``small`` the CI-scale run. ``seeds`` simulator
 #: seeds (0, 1, …) × ``starts`` starts per seed; the learned prior trains on ``train_starts``
-#: starts of each of the ``train_seeds`` seeds 100, 101, … (never evaluated).
+#: starts of each of the ``train_seeds`` seeds 100, 101, … (never evaluated); ``draws`` is the
+#: number of simulator seeds of :func:`one_start_draws`.
 SCALES: Dict[str, Dict[str, int]] = {
-    "full": {"seeds": 3, "starts": 20, "steps": 50, "trials": 10, "train_seeds": 3, "train_starts": 20},
-    "small": {"seeds": 2, "starts": 5, "steps": 30, "trials": 10, "train_seeds": 1, "train_starts": 10},
+    "full": {"seeds": 3, "starts": 20, "steps": 50, "trials": 10, "train_seeds": 3, "train_starts": 20, "draws": 100},
+    "small": {"seeds": 2, "starts": 5, "steps": 30, "trials": 10, "train_seeds": 1, "train_starts": 10, "draws": 10},
 }
 
 #: The selectors of the comparison, in report order, with their report labels.
@@ -109,7 +111,7 @@ def _check_pos(name: str, v: Any) -> int:
 def _make(selector: Any, seed: int, start: int) -> Selector:
     # one stream per (seed, start): runs do not depend on the order they are made in, and the
     # episodes' tie draws are independent (a fresh graph numbers its states from 0 every time)
-    stream = seed * 100_003 + start
+    stream = selector_seed(seed, start)
     if isinstance(selector, dict):
         return PUCT(**{"seed": stream, **selector})
     if selector == "random":
@@ -456,6 +458,67 @@ def probe_vs_escape(trials: int = 10, seed: int = 0,
     return out
 
 
+def _step_kind(st: Any) -> str:
+    if st.capture is not None:
+        return "capture"
+    return "new state" if st.state_novel else ("new edge" if st.edge_novel else "repeat")
+
+
+#: Kinds of step of :func:`one_start_draws`, in report order.
+STEP_KINDS = ("new state", "new edge", "capture", "repeat")
+
+
+def one_start_draws(app: str = "notepad", draws: int = 100, steps: int = 50, seed: int = 0) -> Dict[str, Any]:
+    """PUCT against Random from one start (start 0) of ``draws`` simulator seeds, through :func:`explore`.
+
+    The selectors are named (``"puct"``, ``"random"``), so each episode draws from
+    :func:`~spatialobs.screen.select.selector_seed` of its simulator seed; the rows
+    ``"puct, one stream"`` and ``"random, one stream"`` give every seed the stream
+    of seed 0 instead (``PUCT(seed=0)``, ``Random(0)``: how ``explore`` seeded a
+    named selector before it took the environment's seed). Start 0 replays no
+    action, so for an app whose screens do not depend on the seed (Notepad) the
+    one-stream rows repeat a single episode.
+
+    Returns ``{name: cell}`` for the four rows (a cell as in :func:`compare_selectors`,
+    plus ``"steps"``: the mean number of steps per episode of each kind of
+    :data:`STEP_KINDS`, ``"capture_signatures"``: the mean number of distinct
+    signatures of the captures) and ``"matched"``: :func:`matched_wins` of PUCT's
+    state AUC against Random's per seed, ``"losses"``: the mean state AUC of both on
+    the seeds where PUCT is below, ``"overlap"``: the share of losses expected if
+    the two were independent normal draws with the measured means and deviations.
+
+    Examples
+    --------
+    >>> r = one_start_draws("notepad", draws=3, steps=10)
+    >>> r["matched"]["n"], sorted(r["puct"]["steps"]) == sorted(STEP_KINDS)
+    (3, True)
+    """
+    _check_apps([app]), _check_pos("draws", draws), _check_pos("steps", steps)
+    out: Dict[str, Any] = {}
+    for name, make in (("puct", lambda sd: "puct"), ("random", lambda sd: "random"),
+                       ("puct, one stream", lambda sd: PUCT(seed=0)), ("random, one stream", lambda sd: Random(0))):
+        ms: List[Dict[str, float]] = []
+        kinds: Counter = Counter()
+        caps: List[int] = []
+        for sd in range(seed, seed + draws):
+            env = sim.make_app(app, sd)
+            ep = explore(env, steps, make(sd), "heuristic", start=env.starts(1)[0], episode=0)
+            ms.append(ep.metrics)
+            kinds.update(_step_kind(st) for st in ep.steps)
+            caps.append(len({st.signature for st in ep.steps if st.capture is not None}))
+        out[name] = {**_cell(ms), "steps": {k: kinds[k] / draws for k in STEP_KINDS},
+                     "capture_signatures": float(np.mean(caps))}
+    p, r = out["puct"]["runs"], out["random"]["runs"]
+    out["matched"] = matched_wins(p, r)
+    lost = [i for i in range(draws) if p[i] < r[i]]
+    out["losses"] = {"puct": float(np.mean([p[i] for i in lost])) if lost else float("nan"),
+                     "random": float(np.mean([r[i] for i in lost])) if lost else float("nan")}
+    a, b = out["puct"]["state_auc"], out["random"]["state_auc"]
+    spread = math.hypot(a["sd"], b["sd"])
+    out["overlap"] = 0.5 * (1 + math.erf(-(a["mean"] - b["mean"]) / (spread * math.sqrt(2)))) if spread else 0.0
+    return out
+
+
 def run_all(scale: str = "full", seed: int = 0) -> Dict[str, Any]:
     """Run every study at a scale of :data:`SCALES`; returns their results and timings."""
     if scale not in SCALES:
@@ -471,6 +534,7 @@ def run_all(scale: str = "full", seed: int = 0) -> Dict[str, Any]:
         ("priors", lambda: prior_study(**n, train_seeds=cfg["train_seeds"], train_starts=cfg["train_starts"])),
         ("decomposition", lambda: decomposition(trials=cfg["trials"], seed=seed)),
         ("probe", lambda: probe_vs_escape(trials=cfg["trials"], seed=seed)),
+        ("draws", lambda: one_start_draws("notepad", draws=cfg["draws"], steps=cfg["steps"], seed=seed)),
     ):
         t0 = time.perf_counter()
         res[key] = fn()
@@ -613,6 +677,7 @@ def render_report(res: Dict[str, Any]) -> str:
     L.append("")
     L.append("The paper found that Paste + Undo probing raises commitment accuracy from 0.5 to 1.0 while File-menu "
              "navigation does not.")
+    L += _render_draws(res["draws"], cfg)
     L += ["", NOTES.strip()]
     L += ["", "## Run", ""]
     secs = res["seconds"]
@@ -620,6 +685,45 @@ def render_report(res: Dict[str, Any]) -> str:
              + f"; total {sum(secs.values()):.1f}. Python {platform.python_version()} on {platform.machine()}.")
     L.append("")
     return "\n".join(L)
+
+
+def _render_draws(dr: Dict[str, Any], cfg: Dict[str, int]) -> List[str]:
+    w, lo = dr["matched"], dr["losses"]
+    p, r = dr["puct"], dr["random"]
+    p1, r1 = dr["puct, one stream"]["state_auc"], dr["random, one stream"]["state_auc"]
+    L = ["", "## 7. PUCT against Random from one start of many seeds (notepad)", "",
+         f"Start 0 (no replayed action) of simulator seeds 0–{cfg['draws'] - 1}, {cfg['steps']} actions, heuristic "
+         "prior, through `explore` with the selector named, as `spatialobs explore --app notepad --seed N --starts 1 "
+         "--compare` runs it. “One stream”: every seed gets the selector seed of seed 0, as `explore` did "
+         "before it seeded a named selector with the environment's seed too.", "",
+         "| selector | state AUC: mean ± sd [min–max] | " + " | ".join(f"steps: {k}" for k in STEP_KINDS)
+         + " | distinct captured signatures |", "|---|---:|" + "---:|" * (len(STEP_KINDS) + 1)]
+    for name in ("puct", "random", "puct, one stream", "random, one stream"):
+        c = dr[name]
+        L.append(f"| {name} | {_auc(c)} | " + " | ".join(f"{c['steps'][k]:.2f}" for k in STEP_KINDS)
+                 + f" | {c['capture_signatures']:.2f} |")
+    L += ["", f"PUCT is above Random on {w['wins']} of {w['n']} seeds ({w['ties']} ties, {w['losses']} below). "
+          f"With one stream, Notepad's seeds give {len(set(dr['puct, one stream']['runs']))} distinct PUCT episode(s) "
+          f"and {len(set(dr['random, one stream']['runs']))} distinct Random one(s): state AUC "
+          f"{p1['mean']:.1f} ± {p1['sd']:.1f} against {r1['mean']:.1f} ± {r1['sd']:.1f}.", "",
+          "**Where PUCT did not beat Random (Notepad, ten seeds, one start each).** The measured cause was the "
+          "measurement: Notepad's screens do not depend on the simulator seed and start 0 replays nothing, and "
+          "`explore` seeded a named selector with the episode number alone, so every seed ran the same PUCT "
+          "episode and the same Random episode; “ten seeds” were one pair of draws, the one-stream rows above. "
+          "`explore` now seeds the selector with `selector_seed(env.seed, episode)` (the studies' stream, unchanged "
+          "for seed 0). What remains is the overlap of two spreads, not a failure tied to a start (every seed "
+          f"here starts on the same screen): on the {w['losses']} seeds where PUCT is below, PUCT's mean state AUC is "
+          f"{lo['puct']:.1f} (all seeds: {p['state_auc']['mean']:.1f}) and Random's {lo['random']:.1f} (all seeds: "
+          f"{r['state_auc']['mean']:.1f}); two independent normal draws with these means and deviations would put "
+          f"PUCT below in {100 * dr['overlap']:.1f}% of pairs. PUCT's steps that find no new state are mostly "
+          f"first tries that reach a known state ({p['steps']['new edge']:.2f} per episode, Random "
+          f"{r['steps']['new edge']:.2f}) and captures ({p['steps']['capture']:.2f}, each a distinct signature tried "
+          f"once: {p['capture_signatures']:.2f}; Random {r['steps']['capture']:.2f} over "
+          f"{r['capture_signatures']:.2f} signatures). With a fresh graph per episode and the goal-text prior, PUCT "
+          "cannot know before a first try that a signature reaches a known state or leaves the application; that "
+          "knowledge would have to come from outside the episode (a graph shared across episodes, a learned "
+          "prior), which this table does not measure."]
+    return L
 
 
 #: Fixed prose of the results document (the design notes behind the tables).
@@ -720,26 +824,79 @@ def write_report(path: Union[str, Path] = "docs/results/exploration.md", scale: 
 
 #: The real-application study's default budget per application: (starts, steps).
 REAL_BUDGET = {"mousepad": (4, 30), "pcmanfm": (3, 30), "localc": (2, 15), "jupyterlab": (3, 30)}
+#: The selectors of the real-application study, in report order (all with the same prior).
+REAL_SELECTORS = ("puct", "greedy", "random")
 #: Applications run only when asked for (``--apps jupyterlab``); their report is docs/results/real-apps-web.md.
 OPTIONAL_REAL_APPS = ("jupyterlab",)
 
 
+def _check_real_selectors(selectors: Sequence[str]) -> List[str]:
+    out = [selectors] if isinstance(selectors, str) else list(selectors)
+    if not out:
+        raise InvalidInputError("selectors names no selector; choose from " + ", ".join(REAL_SELECTORS))
+    for name in out:
+        if name not in REAL_SELECTORS:
+            raise InvalidInputError(f"unknown selector {name!r} for the real-application study; choose from "
+                                    + ", ".join(REAL_SELECTORS))
+    if len(set(out)) != len(out):
+        raise InvalidInputError(f"selectors {out} name a selector twice")
+    return out
+
+
+def matched_wins(a: Sequence[float], b: Sequence[float]) -> Dict[str, int]:
+    """Per matched start, how often ``a`` is above, equal to and below ``b``.
+
+    Parameters
+    ----------
+    a, b : sequence of float
+        One value per start, in the same start order (e.g. new states of PUCT and of Random).
+
+    Returns
+    -------
+    dict
+        ``{"wins", "ties", "losses", "n"}``.
+
+    Raises
+    ------
+    InvalidInputError
+        When the two lists differ in length or are empty.
+
+    Examples
+    --------
+    >>> matched_wins([5, 3, 2], [4, 3, 6])
+    {'wins': 1, 'ties': 1, 'losses': 1, 'n': 3}
+    """
+    if len(a) != len(b) or not len(a):
+        raise InvalidInputError(f"matched_wins needs two equally long, nonempty lists; got {len(a)} and {len(b)} values")
+    return {"wins": sum(x > y for x, y in zip(a, b)), "ties": sum(x == y for x, y in zip(a, b)),
+            "losses": sum(x < y for x, y in zip(a, b)), "n": len(a)}
+
+
 def real_apps(apps: Sequence[str] = ("mousepad", "pcmanfm", "localc"), budget: Optional[Dict[str, Tuple[int, int]]] = None,
-              seed: int = 0, selectors: Sequence[str] = ("puct", "greedy"), prior: Any = "heuristic",
+              seed: int = 0, selectors: Sequence[str] = REAL_SELECTORS, prior: Any = "heuristic",
               log: Any = None) -> Dict[str, Any]:
-    """PUCT vs Greedy with the same prior on real applications, from matched replay starts.
+    """PUCT, Greedy and Random with the same prior on real applications, from matched replay starts.
 
     Every (selector, start) episode gets its own graph and a clean launch replaying
-    the start's seeded prefix; both selectors see the same starts. Returns, per app,
-    the metrics of each selector (:func:`summarize` per metric), the mean discovery
-    curve, throughput (steps per second, our share of the step time) and the
-    driver's fault counts. Apps whose driver is unavailable are reported as skipped.
+    the start's seeded prefix; every selector sees the same starts (Random draws
+    from its own seeded stream per start, as in :func:`compare_selectors`).
+    Returns, per app, the metrics of each selector (:func:`summarize` per metric),
+    the per-start new states and state AUCs, the mean discovery curve, throughput
+    (steps per second, our share of the step time), the driver's fault counts and
+    ``"matched"``: for PUCT against each other selector run, the starts where PUCT
+    found more / as many / fewer new states (:func:`matched_wins`). Apps whose
+    driver is unavailable are reported as skipped.
+
+    Raises
+    ------
+    InvalidInputError
+        For an unknown application or selector, or an empty or repeated selector list.
 
     Examples
     --------
     >>> res = real_apps(["mousepad"], {"mousepad": (1, 3)})  # doctest: +SKIP
     >>> sorted(res["mousepad"]["selectors"])  # doctest: +SKIP
-    ['greedy', 'puct']
+    ['greedy', 'puct', 'random']
     """
     from spatialobs.screen.drivers import DriverUnavailable, make_driver
 
@@ -747,6 +904,7 @@ def real_apps(apps: Sequence[str] = ("mousepad", "pcmanfm", "localc"), budget: O
     unknown = [a for a in apps if a not in budget]
     if unknown:
         raise InvalidInputError(f"unknown real application {unknown[0]!r}; choose from {', '.join(REAL_BUDGET)}")
+    selectors = _check_real_selectors(selectors)
     out: Dict[str, Any] = {}
     for app in apps:
         starts, steps = budget[app]
@@ -777,7 +935,8 @@ def real_apps(apps: Sequence[str] = ("mousepad", "pcmanfm", "localc"), budget: O
                 n = sum(len(ep.steps) for ep in eps)
                 res["selectors"][name] = {
                     "metrics": {k: summarize([float(ep.metrics[k]) for ep in eps]) for k in METRICS},
-                    "new_states": [ep.metrics["new_states"] for ep in eps],
+                    "new_states": [int(ep.metrics["new_states"]) for ep in eps],
+                    "state_auc": [float(ep.metrics["state_auc"]) for ep in eps],
                     "curve": (curve / max(len(eps), 1)).tolist(),
                     "steps_per_s": n / max(wall, 1e-9),
                     "our_share": sum(ep.timing["ours"] for ep in eps) / max(wall, 1e-9),
@@ -785,6 +944,9 @@ def real_apps(apps: Sequence[str] = ("mousepad", "pcmanfm", "localc"), budget: O
                     "failed": sum(ep.faults for ep in eps),
                     "captures": sum(1 for ep in eps for s in ep.steps if s.capture is not None),
                 }
+            if "puct" in res["selectors"]:
+                res["matched"] = {name: matched_wins(res["selectors"]["puct"]["new_states"], c["new_states"])
+                                  for name, c in res["selectors"].items() if name != "puct"}
             res["faults"] = {k: int(v) for k, v in driver.faults.items() if v}
             res["launches"] = driver.launches
         res["seconds"] = time.perf_counter() - t0
@@ -792,8 +954,24 @@ def real_apps(apps: Sequence[str] = ("mousepad", "pcmanfm", "localc"), budget: O
     return out
 
 
+_REAL_LABELS = {"puct": "PUCT", "greedy": "Greedy", "random": "Random"}
+
+
+def _sd(m: Dict[str, float], nd: int) -> str:
+    return f"{m['mean']:.{nd}f} ± {m['sd']:.{nd}f}" if "sd" in m else f"{m['mean']:.{nd}f}"
+
+
+def _auc_wins(a: Dict[str, Any], b: Dict[str, Any]) -> str:
+    w = matched_wins(a["state_auc"], b["state_auc"])
+    return f"; a higher state AUC on {w['wins']} ({w['ties']} ties, {w['losses']} lower)"
+
+
 def render_real_report(res: Dict[str, Any], pictures: Optional[Path] = None) -> str:
     """The Markdown of :func:`real_apps` results (discovery curves written beside it when ``pictures`` is given).
+
+    Each application's section names the command that produced it (``"command"``,
+    set by :func:`write_real_report`), and says which of :data:`REAL_SELECTORS` were
+    not run, with the reason kept in ``"note"``.
 
     Examples
     --------
@@ -808,68 +986,138 @@ def render_real_report(res: Dict[str, Any], pictures: Optional[Path] = None) -> 
                "root folder seeded with four entries and fresh HOME, config, data, runtime, settings and workspaces "
                "folders) and is read in headless Chromium (the accessibility tree and the layout)")
     L = ["# Exploration of real applications", "",
-         f"Written by `spatialobs studies --real`. {how}; a "
-         "start replays a seeded action prefix (start *i*: *i* mod 5 actions) from that clean launch, and both "
-         "selectors get the same starts. The prior is the heuristic one for both (the application's goal text). "
-         "Each episode has its own graph. *Throughput* counts executed steps over the episode's wall time after "
-         "the launch; *our share* is the part of that time spent in featurize + index + select + record, the rest "
-         "being the application (act, settle, read the accessibility tree).", ""]
+         f"Written by `spatialobs studies --real` (each section names its command; the results are kept beside "
+         f"this document as JSON, and a run replaces only the sections of the applications it ran). {how}; a "
+         "start replays a seeded action prefix (start *i*: *i* mod 5 actions) from that clean launch, and every "
+         "selector gets the same starts. PUCT (the default setting), Greedy (the highest prior) and Random "
+         "(uniform over the executable actions, its own seeded stream per start) share the prior: the heuristic "
+         "one (the application's goal text). Each episode has its own graph. *Throughput* counts executed steps "
+         "over the episode's wall time after the launch; *our share* is the part of that time spent in featurize "
+         "+ index + select + record, the rest being the application (act, settle, read the accessibility tree). "
+         "Spreads are the standard deviation over starts.", ""]
     for app, r in res.items():
+        if app == "clipboard":
+            from spatialobs.screen.real_clipboard import render_real_clipboard
+
+            L += render_real_clipboard(r)
+            continue
         L.append(f"## {app}")
         L.append("")
         if "skipped" in r:
             L += [f"Not run: {r['skipped']}", ""]
             continue
-        L.append(f"{r['starts']} starts x {r['steps']} actions per selector; {r['launches']} launches, "
-                 f"{r['seconds']:.0f} s in all; faults {r['faults'] or 'none'}.")
+        sel = r["selectors"]
+        run = ", ".join(_REAL_LABELS.get(k, k) for k in sel)
+        L.append(f"{r['starts']} starts x {r['steps']} actions per selector ({run}); {r['launches']} launches, "
+                 f"{r['seconds']:.0f} s in all; faults {r['faults'] or 'none'}."
+                 + (f" Regenerate with `{r['command']}` (run {r['date']})." if r.get("command") else ""))
         L.append("")
-        L.append("| selector | new states (mean ± sd) | new edges | state AUC | edge AUC | revisit | loop | "
+        L.append("| selector | new states | new edges | state AUC | edge AUC | revisit | loop | "
                  "steps/s | our share | failed steps | captures |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|")
-        for name, c in r["selectors"].items():
+        for name, c in sel.items():
             m = c["metrics"]
-            L.append(f"| {name} | {m['new_states']['mean']:.2f} ± {m['new_states']['sd']:.2f} | "
-                     f"{m['new_edges']['mean']:.2f} | {m['state_auc']['mean']:.1f} | {m['edge_auc']['mean']:.1f} | "
+            L.append(f"| {_REAL_LABELS.get(name, name)} | {_sd(m['new_states'], 2)} | {_sd(m['new_edges'], 2)} | "
+                     f"{_sd(m['state_auc'], 1)} | {_sd(m['edge_auc'], 1)} | "
                      f"{m['revisit_rate']['mean']:.3f} | {m['loop_rate']['mean']:.3f} | {c['steps_per_s']:.2f} | "
                      f"{100 * c['our_share']:.2f}% | {c['failed']} | {c['captures']} |")
         L.append("")
-        sel = r["selectors"]
-        if "puct" in sel and "greedy" in sel:
-            a, b = sel["puct"]["new_states"], sel["greedy"]["new_states"]
-            wins = sum(x > y for x, y in zip(a, b))
-            ties = sum(x == y for x, y in zip(a, b))
-            L.append(f"Per start (matched), PUCT found more new states than Greedy on {wins} of {len(a)} starts "
-                     f"({ties} ties). New states per start: PUCT {a}, Greedy {b}.")
+        if "puct" in sel:
+            a = sel["puct"]["new_states"]
+            for other in (k for k in sel if k != "puct"):
+                w = matched_wins(a, sel[other]["new_states"])
+                L.append(f"- Per start (matched), PUCT found more new states than {_REAL_LABELS.get(other, other)} on "
+                         f"{w['wins']} of {w['n']} starts ({w['ties']} ties, {w['losses']} fewer)"
+                         + (_auc_wins(sel["puct"], sel[other]) if "state_auc" in sel[other] else "") + ".")
+            L.append("- New states per start: " + "; ".join(f"{_REAL_LABELS.get(k, k)} {c['new_states']}"
+                                                            for k, c in sel.items()) + ".")
             L.append("")
-        if pictures is not None:
+        missing = [k for k in REAL_SELECTORS if k not in sel]
+        if missing or r.get("note"):
+            L += [f"**{', '.join(_REAL_LABELS[k] for k in missing) or 'Note'}"
+                  f"{' not run' if missing else ''}.** {r.get('note', '')}".rstrip(), ""]
+        if pictures is not None and all("curve" in c for c in sel.values()):
             from spatialobs.render import line_chart_svg
 
             name = f"real-apps-{app}.svg"
-            labels = {"puct": "PUCT", "greedy": "Greedy"}
-            (pictures / name).write_text(line_chart_svg({labels.get(k, k): v["curve"] for k, v in sel.items()},
+            (pictures / name).write_text(line_chart_svg({_REAL_LABELS.get(k, k): v["curve"] for k, v in sel.items()},
                                                         title=f"{app}: new states discovered (mean over starts)",
                                                         ylabel="new states"), encoding="utf-8")
-            L += [f"![{app} discovery curves]({name})", ""]
+        if pictures is not None and (pictures / f"real-apps-{app}.svg").exists():
+            L += [f"![{app} discovery curves](real-apps-{app}.svg)", ""]
     return "\n".join(L).rstrip() + "\n"
 
 
 def write_real_report(path: Union[str, Path] = "docs/results/real-apps.md", apps: Sequence[str] = ("mousepad", "pcmanfm", "localc"),
                       budget: Optional[Dict[str, Tuple[int, int]]] = None, seed: int = 0, log: Any = None,
-                      notes: str = "") -> Dict[str, Any]:
+                      notes: str = "", command: str = "",
+                      selectors: Sequence[str] = REAL_SELECTORS) -> Dict[str, Any]:
     """Run :func:`real_apps` and write the Markdown report (and its pictures) to ``path``.
+
+    The results are also kept beside the report as JSON (``path`` with the suffix
+    ``.json``): a run replaces the sections of the applications it ran and keeps
+    the others, each section naming the ``command`` that produced it, so that one
+    application can be rerun without rerunning the rest.
+
+    Raises
+    ------
+    InvalidInputError
+        When the JSON beside ``path`` exists but cannot be read (nothing is written then),
+        or for what :func:`real_apps` rejects.
 
     Examples
     --------
     >>> write_real_report("real-apps.md", ["mousepad"], {"mousepad": (1, 5)})  # doctest: +SKIP
     """
-    res = real_apps(apps, budget, seed, log=log)
+    out = Path(path)
+    kept = load_real_results(out.with_suffix(".json"))
+    res = real_apps(apps, budget, seed, selectors=selectors, log=log)
+    stamp = time.strftime("%Y-%m-%d", time.gmtime())
+    for r in res.values():
+        r["command"] = command
+        r["date"] = stamp
+    kept.update(res)
+    save_real_results(out, kept, notes)
+    return res
+
+
+def load_real_results(path: Union[str, Path]) -> Dict[str, Any]:
+    """The per-application results kept beside a real-application report (``{}`` when there are none).
+
+    Raises
+    ------
+    InvalidInputError
+        When the file exists but is not a JSON object of per-application results.
+    """
+    import json
+
+    p = Path(path)
+    if not p.exists():
+        return {}
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"{p}: cannot read the kept real-application results ({exc})") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise InvalidInputError(f"{p}: expected a JSON object of per-application results")
+    return data
+
+
+def save_real_results(path: Union[str, Path], res: Dict[str, Any], notes: str = "") -> None:
+    """Write ``res`` as JSON beside ``path`` and render the report (and its pictures) to ``path``, atomically."""
+    import json
+
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
+    order = {a: i for i, a in enumerate(REAL_BUDGET)}
+    res = dict(sorted(res.items(), key=lambda kv: order.get(kv[0], len(order))))
     text = render_real_report(res, out.parent)
     if notes:
         text += "\n" + notes.rstrip() + "\n"
-    out.write_text(text, encoding="utf-8")
-    return res
+    for target, body in ((out.with_suffix(".json"), json.dumps(res, indent=1) + "\n"), (out, text)):
+        tmp = target.with_suffix(target.suffix + ".tmp")
+        tmp.write_text(body, encoding="utf-8")
+        tmp.replace(target)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
