@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import math
 import functools
-import itertools
 import operator
 import os
 import unicodedata
@@ -82,57 +81,72 @@ _LAYOUT_UNIT = 64.0
 class _Font:
     """Advance (em) per character and kerning (em) per 2-character string.
 
-    The kerning table is stored by classes (a row of right-hand classes per left-hand
-    class); :meth:`ready` spells out the pairs of the left-hand characters a text uses, on
-    first sight of each, into :attr:`kern`. Spelling out every pair of a font when it loads
-    (72,000 for tldraw's draw font) cost 40 ms, more than a small file's whole observation.
+    :attr:`kern` is a :class:`_Kerning`: look pairs up with ``kern[pair]`` (0.0 for a pair
+    the font does not kern), not ``kern.get``. Spelling out every pair of a font when it
+    loads (72,000 for tldraw's draw font) cost 40 ms, more than a small file's whole
+    observation; each pair is now worked out from the table's classes when first met.
     """
 
-    __slots__ = ("adv", "kern", "has_kern", "_seen", "_rows_of", "_rows", "_right", "_upm")
+    __slots__ = ("adv", "kern", "has_kern")
 
     def __init__(self, entry: dict, fallback: Dict[str, float]) -> None:
         upm = float(entry["upm"])
         adv = _Advances(fallback, entry.get("notdef", 0.6 * upm) / upm)
         _add_advances(adv, entry["adv"], upm)
-        k = entry.get("kern") or {}
-        rows: List[Any] = list(k.get("m", []))  # a row becomes (characters, values) once spelled
+        self.adv = adv
+        self.kern = _Kerning(entry.get("kern") or {}, upm)
+        self.has_kern = self.kern.any
+
+
+class _Kerning(Dict[str, float]):
+    """A font's kerning in em by 2-character string, worked out on first lookup.
+
+    The table holds left-hand classes, right-hand classes and, per left-hand class, a row of
+    ``[right class, value in font units, ...]``. A pair's value is the one a spelling-out of
+    every row in table order would leave: the last row holding the left character, and in it
+    the last entry whose class holds the right character.
+    """
+
+    __slots__ = ("any", "_rows_of", "_classes_of", "_m", "_rows", "_upm")
+
+    def __init__(self, table: Mapping[str, Any], upm: float) -> None:
+        super().__init__()
+        m = list(table.get("m", []))
         rows_of: Dict[str, List[int]] = {}
-        for r, lchars in zip(range(len(rows)), k.get("left", [])):
+        for r, lchars in zip(range(len(m)), table.get("left", [])):
             for a in lchars:
                 rows_of.setdefault(a, []).append(r)
-        self.adv = adv
-        self.kern: Dict[str, float] = {}
-        self.has_kern = bool(rows_of) and any(rows)
-        self._seen: Set[str] = set()
+        classes_of: Dict[str, List[int]] = {}
+        for c, rchars in enumerate(table.get("right", [])):
+            for b in rchars:
+                classes_of.setdefault(b, []).append(c)
+        self.any = bool(rows_of) and any(m)
         self._rows_of = rows_of
-        self._rows = rows
-        self._right: List[str] = list(k.get("right", []))
+        self._classes_of = classes_of
+        self._m = m
+        self._rows: Dict[int, Dict[int, Tuple[int, float]]] = {}
         self._upm = upm
 
-    def ready(self, text: str) -> None:
-        """Spell out into :attr:`kern` the pairs whose left character ``text`` holds."""
-        if self._seen.issuperset(text):
-            return
-        kern, rows = self.kern, self._rows
-        for a in set(text).difference(self._seen):
-            # in table order, as a full spelling-out would write them: a later row wins
-            for r in self._rows_of.get(a, ()):
-                row = rows[r]
-                if not isinstance(row, tuple):
-                    row = rows[r] = self._spell(row)
-                kern.update(zip(map(a.__add__, row[0]), row[1]))
-            self._seen.add(a)
+    def _row(self, r: int) -> Dict[int, Tuple[int, float]]:
+        # row r as {right class: (its last position in the row, value in em)}
+        d = self._rows.get(r)
+        if d is None:
+            row, upm = self._m[r], self._upm
+            d = self._rows[r] = {row[j]: (j, row[j + 1] / upm) for j in range(0, len(row), 2)}
+        return d
 
-    def _spell(self, row: list) -> Tuple[List[str], List[float]]:
-        # a row of [right class, value in font units, ...] as its right-hand characters and values
-        right, upm = self._right, self._upm
-        chars: List[str] = []
-        values: List[float] = []
-        for j in range(0, len(row), 2):
-            cs = right[row[j]]
-            chars.extend(cs)
-            values.extend([row[j + 1] / upm] * len(cs))
-        return chars, values
+    def __missing__(self, pair: str) -> float:
+        v = 0.0
+        classes = self._classes_of.get(pair[1:]) if len(pair) == 2 else None
+        if classes:
+            for r in reversed(self._rows_of.get(pair[0], ())):
+                row = self._row(r)
+                hits = [row[c] for c in classes if c in row]
+                if hits:
+                    v = max(hits)[1]
+                    break
+        self[pair] = v
+        return v
 
 
 def _add_advances(adv: Dict[str, float], runs: List[list], upm: float) -> None:
@@ -215,8 +229,7 @@ def _char_advances(f: _Font, text: str) -> Tuple[List[float], List[float]]:
     adv = list(map(f.adv.__getitem__, text))
     kern = [0.0] * len(text)
     if f.has_kern and len(text) > 1:
-        f.ready(text)
-        kg = f.kern.get
+        kg = f.kern.__getitem__
         for i, pair in enumerate(map(operator.add, text, text[1:])):
             k = kg(pair)
             if k:
@@ -229,8 +242,7 @@ def _line_em(f: _Font, text: str) -> float:
     # the same sum as _char_advances without the list: advances, then kerning
     w = sum(map(f.adv.__getitem__, text))
     if f.has_kern and len(text) > 1:
-        f.ready(text)
-        w += sum(map(f.kern.get, map(operator.add, text, text[1:]), itertools.repeat(0.0)))
+        w += sum(map(f.kern.__getitem__, map(operator.add, text, text[1:])))
     return w
 
 
