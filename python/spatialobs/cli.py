@@ -237,6 +237,16 @@ def _floats(text: str, n: int, name: str) -> Tuple[float, ...]:
     return values
 
 
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
 def _input_file(path: str, what: str = "file") -> Path:
     """``path`` as an existing regular file, else a one-line CommandError saying what is wrong."""
     p = Path(path)
@@ -539,7 +549,7 @@ def _dedup(args: argparse.Namespace) -> int:
 # ---- exploration -----------------------------------------------------------------------
 
 
-def _episodes(app: Any, seed: int, selector: str, prior: str, starts: int, steps: int, graph: Any = None,
+def _episodes(app: Any, seed: int, selector: str, prior: Any, starts: int, steps: int, graph: Any = None,
               driver: Any = None, progress: Optional["_Progress"] = None,
               screenshots: Optional[bool] = None) -> Tuple[List[Any], List[float]]:
     """Episodes from the app's first ``starts`` replayable starts, and the mean discovery curve
@@ -605,7 +615,17 @@ def _explore(args: argparse.Namespace) -> int:
 
     if args.steps < 1 or args.starts < 1:
         raise CommandError("--steps and --starts must be at least 1")
-    resolve_prior(args.prior)
+    prior: Any = args.prior
+    if args.prior.startswith("policy:"):
+        # The screen-conditioned policy (train-policy) as the proposal prior; it lives above the exploration
+        # layer, so the command loads it and hands explore the callable.
+        from spatialobs.screen.training.policy import load_policy
+
+        if args.ray is not None:
+            raise CommandError("--prior policy:FILE is not available with --ray")
+        prior = load_policy(_input_file(args.prior[len("policy:"):], "policy file"))
+    else:
+        resolve_prior(args.prior)
     if args.ray is not None:
         return _explore_ray(args)
     selectors = [args.selector] if not args.compare else list(SELECTORS)
@@ -632,7 +652,7 @@ def _explore(args: argparse.Namespace) -> int:
         for name in selectors:
             title = {"puct": "PUCT", "puct-paper": "PUCT (paper)"}.get(name, name.capitalize())
             bar = _Progress("steps", args.starts * args.steps, every=1 if real else 500)
-            eps, curves[title] = _episodes(app, args.seed, name, args.prior, args.starts, args.steps, graph,
+            eps, curves[title] = _episodes(app, args.seed, name, prior, args.starts, args.steps, graph,
                                            driver, bar, shots)
             bar.done()
             all_eps += eps
@@ -759,6 +779,37 @@ def _train_prior(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_policy(args: argparse.Namespace) -> int:
+    from spatialobs.screen.training.data import build_dataset
+    from spatialobs.screen.training.metrics import inference_latency, report, run_study
+
+    stores = [_input_file(p, "graph store") for p in args.stores]
+    ds = build_dataset(stores, segment=args.segment, max_waste=args.max_waste)
+    s = ds.stats
+    print(f"{s['windows']:,} windows ({s['train_windows']:,} train, {s['test_windows']:,} test), {s['tasks']:,} tasks, "
+          f"{s['screens']:,} screens, {s['pairs']:,} counterfactual pairs from {len(stores)} store(s)")
+    if s["train_windows"] == 0 or s["test_windows"] == 0:
+        raise CommandError("the stores give no windows for one of the splits; explore longer")
+    if args.dataset:
+        written = ds.export(args.dataset, args.dataset_format)
+        print(f"wrote {args.dataset} ({len(written)} tables)")
+    seeds = list(range(args.seeds))
+    res = run_study(ds, seeds, epochs=args.epochs, hidden=args.hidden)
+    for row in ("with", "without"):
+        ms = [r["step_match"] for r in res.rows[row]]
+        print(f"{row} pairs: step match {sum(ms) / len(ms):.2f}% over {len(ms)} seed(s)")
+    if args.out:
+        res.models["with"].save(args.out)
+        print(f"wrote {args.out} (with pairs, seed 0)")
+    if args.report:
+        lat = inference_latency(res.models["with"], ds)
+        cmd = "spatialobs train-policy " + " ".join(args.stores) + f" --seeds {args.seeds} --report {args.report}"
+        text = report(res, lat, command=cmd, sources=sorted({w.app for w in ds.windows}))
+        Path(args.report).write_text(text, encoding="utf-8")
+        print(f"wrote {args.report}")
+    return 0
+
+
 def _studies(args: argparse.Namespace) -> int:
     if args.real:
         from spatialobs.screen.studies import OPTIONAL_REAL_APPS, REAL_BUDGET, write_real_report
@@ -882,7 +933,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="puct (default setting), puct-paper (Q = 0 for untried actions), greedy or random")
     ex.add_argument("--compare", action="store_true", help="run every selector on the same starts")
     ex.add_argument("--prior", default="heuristic", metavar="PRIOR",
-                    help="heuristic (default), uniform, or learned:FILE (a model from train-prior)")
+                    help="heuristic (default), uniform, learned:FILE (a model from train-prior) or policy:FILE "
+                         "(a policy from train-policy)")
     ex.add_argument("--traces", metavar="FILE", help="write the steps as a traces file (for train-prior)")
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--curve", metavar="SVG", help="write the discovery curve (new states per step) as SVG")
@@ -913,6 +965,22 @@ def _parser() -> argparse.ArgumentParser:
                     help="what a positive step is: it reached a new state (default) or left its state")
     tp.add_argument("--l2", type=float, default=1.0, help="ridge penalty (default 1)")
     tp.set_defaults(func=_train_prior)
+
+    tq = sub.add_parser("train-policy", help="build windows from graph stores, train the screen-conditioned "
+                                             "policy with and without counterfactual pairs, report Table 8")
+    tq.add_argument("stores", nargs="+", metavar="STORE", help="SQLite graph stores written by explore --store")
+    tq.add_argument("--out", metavar="FILE", help="save the policy trained with pairs (seed 0) as .npz")
+    tq.add_argument("--dataset", metavar="DIR", help="export the windows, steps, screens, elements and pairs")
+    tq.add_argument("--dataset-format", choices=("parquet", "jsonl"), default="parquet",
+                    help="parquet (the export extra, default) or jsonl")
+    tq.add_argument("--report", metavar="FILE", help="write the Markdown results (Table 8) to FILE")
+    tq.add_argument("--seeds", type=_positive_int, default=3, help="seeds per row (default 3)")
+    tq.add_argument("--epochs", type=_positive_int, default=40, help="passes over the training steps (default 40)")
+    tq.add_argument("--hidden", type=_positive_int, default=96, help="hidden units (default 96)")
+    tq.add_argument("--segment", type=_positive_int, default=5, help="cleaning segment length (default 5)")
+    tq.add_argument("--max-waste", type=float, default=0.5,
+                    help="largest share of no-op and loop steps a kept segment may hold (default 0.5)")
+    tq.set_defaults(func=_train_policy)
 
     st = sub.add_parser("studies", help="run the exploration studies and write the results document")
     st.add_argument("--out", default="docs/results/exploration.md", help="Markdown file to write")
