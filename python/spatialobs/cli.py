@@ -803,8 +803,20 @@ def _train_policy(args: argparse.Namespace) -> int:
         print(f"wrote {args.out} (with pairs, seed 0)")
     if args.report:
         lat = inference_latency(res.models["with"], ds)
-        cmd = "spatialobs train-policy " + " ".join(args.stores) + f" --seeds {args.seeds} --report {args.report}"
+        cmd = ("spatialobs train-policy " + " ".join(Path(p).name for p in args.stores)
+               + f" --seeds {args.seeds} --report {args.report}")
+        if args.real_priors:
+            cmd += (f" --real-priors {args.real_priors} --real-starts {args.real_starts} --real-steps "
+                    f"{args.real_steps} --real-seed {args.real_seed}")
         text = report(res, lat, command=cmd, sources=sorted({w.app for w in ds.windows}))
+        if args.real_priors:
+            from spatialobs.screen.training.priors import real_prior_study, render_real_priors
+
+            print(f"Table 11 on {args.real_priors}: {args.real_starts} held-out starts x {args.real_steps} actions "
+                  f"per prior", flush=True)
+            rp = real_prior_study(args.real_priors, stores, res.models["with"], starts=args.real_starts,
+                                  steps=args.real_steps, seed=args.real_seed, log=sys.stdout)
+            text += "\n" + render_real_priors(rp, args.real_priors)
         Path(args.report).write_text(text, encoding="utf-8")
         print(f"wrote {args.report}")
     return 0
@@ -980,6 +992,13 @@ def _parser() -> argparse.ArgumentParser:
     tq.add_argument("--segment", type=_positive_int, default=5, help="cleaning segment length (default 5)")
     tq.add_argument("--max-waste", type=float, default=0.5,
                     help="largest share of no-op and loop steps a kept segment may hold (default 0.5)")
+    tq.add_argument("--real-priors", metavar="APP",
+                    help="with --report: also run Table 11 on this real application (PUCT with the uniform, "
+                         "heuristic, learned and policy priors on held-out starts)")
+    tq.add_argument("--real-starts", type=_positive_int, default=6, help="held-out starts (default 6)")
+    tq.add_argument("--real-steps", type=_positive_int, default=60, help="actions per episode (default 60)")
+    tq.add_argument("--real-seed", type=int, default=9,
+                    help="driver seed of the held-out starts (default 9; the stores' seeds must differ)")
     tq.set_defaults(func=_train_policy)
 
     st = sub.add_parser("studies", help="run the exploration studies and write the results document")

@@ -39,7 +39,8 @@ from spatialobs.screen.training.data import Dataset
 from spatialobs.screen.training.policy import (SLOTS, Example, PolicyModel, examples, featurize_rows,
                                                train_policy)
 
-__all__ = ["METRICS", "PAPER", "evaluate", "pair_rows", "run_study", "inference_latency", "report"]
+__all__ = ["METRICS", "PAPER", "StudyResult", "evaluate", "pair_rows", "majority_step_match", "run_study",
+           "inference_latency", "report"]
 
 #: Metric keys in Table 8's order, with their headings.
 METRICS: Tuple[Tuple[str, str], ...] = (

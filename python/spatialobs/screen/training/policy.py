@@ -60,6 +60,8 @@ POLICY_FORMAT = "spatialobs-policy"
 VERSION = 1
 SLOTS = ("op", "role", "semantic", "position", "value")
 UNK = "<unk>"
+#: Share of the uniform prior mixed into the policy's weights when it serves as a proposal prior.
+PRIOR_MIX = 0.1
 _STOP = frozenset("a an the to in on of with by it this via for from is be what there and or use".split())
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -258,12 +260,17 @@ class PolicyModel:
         return out
 
     def __call__(self, screen: Screen, actions: Sequence[Action], goal: str = "") -> List[float]:
-        """Prior weights (normalized) of the actions: a proposal prior for :func:`~spatialobs.screen.explore`."""
+        """Prior weights (normalized) of the actions: a proposal prior for :func:`~spatialobs.screen.explore`.
+
+        The policy's token probabilities, normalized over the screen's actions and mixed
+        with the uniform prior (:data:`PRIOR_MIX` of it), so that no action is ruled out.
+        """
         if not actions:
             return []
         s = self.score_actions(screen, actions, goal)
         p = np.exp(s - s.max())
-        return list(p / p.sum())
+        p = (1.0 - PRIOR_MIX) * p / p.sum() + PRIOR_MIX / len(p)
+        return [float(x) for x in p]
 
     # -- persistence -------------------------------------------------------------------
 
