@@ -260,7 +260,7 @@ def _input_file(path: str, what: str = "file") -> Path:
 
 
 #: Options that name a file (or, for demo's --out, a folder) the command writes.
-_OUTPUTS = ("out", "index", "traces", "curve", "store", "keep")
+_OUTPUTS = ("out", "index", "traces", "curve", "store", "keep", "report", "dataset")
 
 
 def _prepare_outputs(args: argparse.Namespace) -> None:
@@ -270,7 +270,8 @@ def _prepare_outputs(args: argparse.Namespace) -> None:
         if not isinstance(value, str) or not value or value == "-":
             continue
         p = Path(value)
-        is_folder = name == "out" and (args.command == "demo" or args.command == "export" and args.to != "graphml")
+        is_folder = name == "dataset" or name == "out" and (args.command == "demo" or args.command == "export"
+                                                              and args.to != "graphml")
         folder = p if is_folder else p.parent
         if not is_folder and p.is_dir():
             raise CommandError(f"--{name} {value} is a folder, not a file")
@@ -817,7 +818,7 @@ def _train_policy(args: argparse.Namespace) -> int:
             rp = real_prior_study(args.real_priors, stores, res.models["with"], starts=args.real_starts,
                                   steps=args.real_steps, seed=args.real_seed, log=sys.stdout)
             text += "\n" + render_real_priors(rp, args.real_priors)
-        Path(args.report).write_text(text, encoding="utf-8")
+        _write_text(Path(args.report), text)
         print(f"wrote {args.report}")
     return 0
 
