@@ -66,6 +66,15 @@ def test_task_descriptions_are_rule_based_and_stable():
     assert task_description(Action("click", OK), W, H) == task_description(Action("click", OK), W, H)
     assert task_description(Action("click", CANCEL), W, H)[1] == "dismiss"
     assert canonical_role("push button") == "button" and canonical_role("page tab") == "tabitem"
+    dup = Element((0, 40, 90, 60), "menu item", "Duplicate Line", clickable=True)
+    assert task_description(Action("click", dup), W, H)[1] == "command"
+    assert task_description(Action("click", Element((0, 0, 40, 20), "menu", "Document")), W, H)[1] == "menu"
+    # an input is named by its role, never by what was typed into it
+    typed = Element((0, 30, 640, 470), "text", "hello hello hello", editable=True)
+    assert "hello" not in task_description(Action("type", typed, "hello"), W, H)[0]
+    # one target, several phrasings across episodes, one within
+    phrasings = {task_description(Action("click", OK), W, H, f"ep{i}")[0] for i in range(40)}
+    assert len(phrasings) == 4
     assert all(len(t) == 4 for t in TASK_TEMPLATES.values())
 
 

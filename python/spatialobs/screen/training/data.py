@@ -15,11 +15,13 @@ action as executed, and the element table of every observation) becomes a
 3. **Task descriptions** come from the window's *last* action (what the three steps
    lead to), rule-based, with no language model: the target's semantic class
    (:func:`~spatialobs.screen.traces.semantic_class` on the canonical role, see
-   :func:`canonical_role`) picks a task class, and one of the class's four
+   :func:`canonical_role`) picks a task class (a menu item that is not one of the menu
+   bar's names is a ``command``), and one of the class's four
    templates (:data:`TASK_TEMPLATES`) is filled with the target's label (its
    normalized text, at most five words, else its role) and, for typing, the
-   typed value's class. The template is chosen by a stable hash of the class and
-   the label, so one target is always described the same way.
+   typed value's class (an input's label is its role: its text is what was typed). The
+   template is chosen by a stable hash of the class, the label and the episode, so one
+   target is described one way within an episode and in several ways across episodes.
 4. **Counterfactual pairs** (:func:`~spatialobs.screen.traces.counterfactual_pairs`):
    two windows with the same task text whose first steps differ both in source
    screen (exact atoms) and in action token.
@@ -47,7 +49,7 @@ from spatialobs.screen.explore import Episode, Step
 from spatialobs.screen.features import normalize_text
 from spatialobs.screen.model import Element, Screen
 from spatialobs.screen.store import SQLiteStore, StoreError
-from spatialobs.screen.traces import ActionToken, Trace, action_token, clean, counterfactual_pairs, windows
+from spatialobs.screen.traces import _MENU_NAMES, ActionToken, Trace, action_token, clean, counterfactual_pairs, windows
 
 __all__ = ["ROLE_ALIASES", "TASK_TEMPLATES", "TEST_TEMPLATE", "canonical_role", "canonical_action",
            "task_description", "episodes_from_store", "Window", "Dataset", "build_dataset", "windows_dataset"]
@@ -69,6 +71,8 @@ ROLE_ALIASES: Dict[str, str] = {
 TASK_TEMPLATES: Dict[str, Tuple[str, ...]] = {
     "menu": ("open the {label} menu", "show what the {label} menu offers", "go to {label} in the menu bar",
              "look inside the {label} menu"),
+    "command": ("run {label} from the menu", "choose {label} in the menu", "use the menu command {label}",
+                "pick the {label} menu entry"),
     "confirm": ("confirm with {label}", "press {label} to go ahead", "accept by choosing {label}",
                 "finish the dialog with {label}"),
     "dismiss": ("close it with {label}", "dismiss this using {label}", "back out via {label}",
@@ -123,15 +127,19 @@ def _stable(s: str) -> int:
     return zlib.crc32(s.encode("utf-8"))
 
 
-def task_description(action: Action, width: float, height: float) -> Tuple[str, str, str]:
+def task_description(action: Action, width: float, height: float, salt: str = "") -> Tuple[str, str, str]:
     """``(task text, task class, template id)`` of a window whose last action is ``action``.
+
+    The template is drawn by a stable hash of the class, the label and ``salt`` (the
+    dataset passes the window's store and episode, so one target is phrased one way
+    within an episode and in several ways across episodes).
 
     Examples
     --------
-    >>> task_description(Action("click", Element((0, 0, 40, 20), "menu item", "Edit", clickable=True)), 640, 480)
-    ('open the edit menu', 'menu', 'menu/0')
+    >>> task_description(Action("click", Element((0, 0, 40, 20), "menu", "Edit", clickable=True)), 640, 480)
+    ('show what the edit menu offers', 'menu', 'menu/1')
     >>> task_description(Action("key", value="escape"), 640, 480)
-    ('get rid of the dialog with escape', 'dismiss', 'dismiss/3')
+    ('close it with escape', 'dismiss', 'dismiss/0')
     """
     tok = action_token(canonical_action(action), width, height)
     cls = tok.semantic if tok.semantic in TASK_TEMPLATES else "other"
@@ -139,8 +147,16 @@ def task_description(action: Action, width: float, height: float) -> Tuple[str, 
         label = normalize_text(action.value or "")
     else:
         assert action.target is not None
-        label = " ".join(normalize_text(action.target.text or "").split()[:5]) or canonical_role(action.target.role)
-    k = _stable(f"{cls}|{label}") % len(TASK_TEMPLATES[cls])
+        role = normalize_text(action.target.role or "")
+        label = " ".join(normalize_text(action.target.text or "").split()[:5]) or role
+        if cls == "input":
+            # An editable element's text is its content (what was typed), not its name: the role names it.
+            label = role
+        elif cls == "menu" and role != "menu" and label not in _MENU_NAMES:
+            # The rule table calls every menu item it has no other class for "menu"; a task says whether the
+            # item opens a menu (AT-SPI's role "menu", or a menu bar name) or runs a command.
+            cls = "command"
+    k = _stable(f"{cls}|{label}|{salt}") % len(TASK_TEMPLATES[cls])
     text = TASK_TEMPLATES[cls][k].format(label=label, value=_VALUE_WORDS.get(tok.value, "some text"))
     return text, cls, f"{cls}/{k}"
 
@@ -368,7 +384,7 @@ def windows_dataset(episodes: Sequence[Tuple[str, Episode]], *, segment: int = 5
                 ids.append(screen_id[key])
             toks = tuple(action_token(canonical_action(s.action), s.width, s.height) for s in w)
             last = w[-1]
-            task, cls, tmpl = task_description(last.action, last.width, last.height)
+            task, cls, tmpl = task_description(last.action, last.width, last.height, f"{store}/{ep.start}")
             split = "test" if tmpl.endswith(f"/{TEST_TEMPLATE}") else "train"
             win = Window(len(out), ep.app, store, str(ep.start), task, cls, tmpl, split, tuple(w), toks, tuple(ids))
             out.append(win)
