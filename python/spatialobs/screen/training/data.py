@@ -420,10 +420,15 @@ def build_dataset(stores: Iterable[Union[str, "os.PathLike[str]"]], *, segment: 
     Dataset
     """
     eps: List[Tuple[str, Episode]] = []
+    about: List[Dict[str, Any]] = []
     for path in stores:
         name = Path(path).stem
         got, _ = episodes_from_store(path)
         eps += [(name, e) for e in got]
+        about.append({"store": Path(path).name, "app": got[0].app if got else "", "episodes": len(got),
+                      "steps": sum(len(e.steps) for e in got)})
     if not eps:
         raise InvalidInputError("the stores hold no episodes")
-    return windows_dataset(eps, segment=segment, max_waste=max_waste)
+    ds = windows_dataset(eps, segment=segment, max_waste=max_waste)
+    ds.stats["stores"] = about
+    return ds

@@ -202,6 +202,11 @@ def report(result: StudyResult, latency: Dict[str, float], *, command: str, sour
          f"({', '.join(sources)}); the traces module's cleaning (segments of five steps more than half no-ops "
          "or loops dropped), task descriptions from the window's last action by rule-based classes and templates, "
          "a task-template-disjoint split (template 4 of every class held out for testing).", "",
+         "| store | application | episodes | recorded steps |", "|---|---|---:|---:|"]
+    L += [f"| {a['store']} | {a['app']} | {a['episodes']} | {a['steps']:,} |" for a in s.get("stores", [])]
+    L += ["", "A store named `APP-SELECTOR-sSEED.sqlite` was written by `spatialobs explore --app APP --selector "
+          "SELECTOR --seed SEED --starts N --steps M --no-screenshots --store APP-SELECTOR-sSEED.sqlite` (N and M "
+          "as the table's episodes and steps imply).", "",
          "| | ours | paper |", "|---|---:|---:|",
          f"| episodes / recorded steps | {s['episodes']} / {s['steps']:,} | |",
          f"| steps kept by cleaning | {s['kept_steps']:,} | |",
@@ -235,5 +240,18 @@ def report(result: StudyResult, latency: Dict[str, float], *, command: str, sour
           f"{latency['median_ms']:.3f} ms at the median and {latency['p95_ms']:.3f} ms at the 95th percentile "
           f"(one forward pass per screen, features included). Training one model took "
           f"{_cell([r['train_seconds'] for r in result.rows['with']])} s with pairs and "
-          f"{_cell([r['train_seconds'] for r in result.rows['without']])} s without, on one CPU core.", ""]
+          f"{_cell([r['train_seconds'] for r in result.rows['without']])} s without, on one CPU core.", "",
+          "## Beside the paper", "",
+          "The effect of the counterfactual pairs (with − without, mean over seeds) against the paper's:", "",
+          "| metric | ours | paper |", "|---|---:|---:|"]
+    for key, head in METRICS[:5]:
+        ours = _mean_of(result.rows["with"], key) - _mean_of(result.rows["without"], key)
+        paper = float(PAPER["with"][key] or 0.0) - float(PAPER["without"][key] or 0.0)
+        L.append(f"| {head} | {ours:+.2f} | {paper:+.2f} |")
+    L.append("")
     return "\n".join(L)
+
+
+def _mean_of(rows: Sequence[Dict[str, float]], key: str) -> float:
+    v = [r[key] for r in rows if r[key] == r[key]]
+    return statistics.mean(v) if v else float("nan")
