@@ -266,3 +266,26 @@ def test_train_policy_command_end_to_end(tmp_path):
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "bad.npz" in bad.stderr
     with pytest.raises(InvalidInputError):
         train_policy([])
+
+
+def test_table11_study_runs_every_prior_from_held_out_starts(tmp_path):
+    from spatialobs.screen.drivers import make_driver
+    from spatialobs.screen.training.priors import COLUMNS, held_out_starts, real_prior_study, render_real_priors
+
+    starts = held_out_starts(make_driver("mousepad", seed=9), 6)   # nothing is launched to list starts
+    assert len(starts) == 6 and all(s.depth > 0 for s in starts)
+    assert [s.index for s in starts] == [1, 2, 3, 4, 6, 7]
+    # the same study on a simulator: stores of other seeds train the learned priors
+    app = sim.make_app("notepad", 1)
+    path = tmp_path / "g.sqlite"
+    with ScreenGraph(str(path), app="notepad", evidence=True) as g:
+        for k, s in enumerate(app.starts(3)):
+            explore(app, steps=30, start=s, graph=g, episode=k, selector="random")
+    policy = train_policy(examples(build_dataset([path]), "train"), seed=0, epochs=2)
+    res = real_prior_study("notepad", [path], policy, starts=2, steps=6, seed=9)
+    assert sorted(res["priors"]) == ["heuristic", "learned", "policy", "uniform"]
+    assert all(len(res["priors"][p][k]) == 2 for p in res["priors"] for k, _ in COLUMNS)
+    assert res["train_steps"] == 90
+    assert "| policy |" in render_real_priors(res, "notepad")
+    with pytest.raises(InvalidInputError, match="no steps of 'calc'"):
+        real_prior_study("calc", [path], None, starts=1, steps=2)
