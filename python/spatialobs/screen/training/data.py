@@ -411,8 +411,9 @@ def build_dataset(stores: Iterable[Union[str, "os.PathLike[str]"]], *, segment: 
 
     Parameters
     ----------
-    stores : paths of SQLite graph stores
-    segment, max_waste
+    stores : iterable of paths
+        SQLite graph stores.
+    segment, max_waste : int, float
         :func:`~spatialobs.screen.traces.clean`'s segment length and largest wasted share.
 
     Returns

@@ -360,13 +360,19 @@ def train_policy(train: Sequence[Example], *, pairs: Sequence[Tuple[int, int]] =
 
     Parameters
     ----------
-    train : examples from :func:`examples`
-    pairs : pairs of example positions in ``train`` (same task, different screen and
-        token) for the counterfactual margin term; empty: plain training.
-    seed : initialization and batch order
-    hidden, epochs, lr, batch, l2 : network width, passes over the data, Adam's step
-        size, rows per step, weight decay
-    pair_weight : weight of the margin term
+    train : sequence of Example
+        Steps from :func:`examples`.
+    pairs : sequence of (int, int), default ()
+        Positions in ``train`` of pairs of steps with the same task and a different
+        screen and token, for the counterfactual margin term; empty: plain training.
+    seed : int, default 0
+        Initialization and batch order.
+    hidden, epochs, lr, batch, l2 : int, int, float, int, float
+        Network width, passes over the data, Adam's step size, rows per step, weight decay.
+    pair_weight : float, default 1.0
+        Weight of the margin term.
+    spec : FeatureSpec, optional
+        Sizes of the hashed feature blocks.
 
     Returns
     -------

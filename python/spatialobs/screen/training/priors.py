@@ -67,11 +67,18 @@ def real_prior_study(app: str, stores: Sequence[Union[str, Path]], policy: Any, 
 
     Parameters
     ----------
-    app : a real application's name (``"mousepad"``)
-    stores : graph stores of earlier explorations of ``app`` (the learned priors' training data)
-    policy : a :class:`~spatialobs.screen.training.policy.PolicyModel`, or None to leave its row out
-    starts, steps : held-out starts and actions per episode
-    seed : the driver seed of the held-out starts (the training stores' must differ)
+    app : str
+        A real application's name (``"mousepad"``; a simulator's name works too).
+    stores : sequence of paths
+        Graph stores of earlier explorations of ``app`` (the learned priors' training data).
+    policy : PolicyModel or None
+        The policy prior (:mod:`spatialobs.screen.training.policy`); None leaves its row out.
+    starts, steps : int
+        Held-out starts and actions per episode.
+    seed : int, default 9
+        The driver seed of the held-out starts (the training stores' must differ).
+    log : file, optional
+        Where to print one line per episode.
 
     Returns
     -------
