@@ -220,6 +220,15 @@ def report(result: StudyResult, latency: Dict[str, float], *, command: str, sour
          f"holds {s['test_windows']} windows (the paper: 1,000 frozen prompts), so every figure below carries "
          "a wide sampling error beyond the spread across seeds shown.", "",
          f"## Table 8 (mean ± standard deviation over {n_seeds} seeds)", "",
+         "On the test split, teacher-forced (each step sees its recorded screen and previous action); a step "
+         "matches when all five predicted slots (operation, role, semantic class, position bin, value class) equal "
+         "the recorded token's. Screen sensitivity: the drop in step match when each step gets another test step's "
+         "screen. State-change sensitivity: over second and third steps whose previous action changed the state, "
+         "the drop when the step gets the screen from before that change. Three-step success: all three steps "
+         "match. Recovery: over windows with a wrong step among the first two, the step right after the first "
+         "wrong one matches. Pair change: over test pairs (same task text, different first screen and action), "
+         "the predicted first actions differ. With pairs, training adds a margin term per pair that makes each "
+         "screen prefer its own action's slot values over the other's.", "",
          "| metric | with pairs (ours) | without pairs (ours) | with pairs (paper) | without pairs (paper) |",
          "|---|---:|---:|---:|---:|"]
     for key, head in METRICS:
