@@ -237,6 +237,16 @@ def _floats(text: str, n: int, name: str) -> Tuple[float, ...]:
     return values
 
 
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
 def _input_file(path: str, what: str = "file") -> Path:
     """``path`` as an existing regular file, else a one-line CommandError saying what is wrong."""
     p = Path(path)
@@ -250,7 +260,7 @@ def _input_file(path: str, what: str = "file") -> Path:
 
 
 #: Options that name a file (or, for demo's --out, a folder) the command writes.
-_OUTPUTS = ("out", "index", "traces", "curve", "store", "keep")
+_OUTPUTS = ("out", "index", "traces", "curve", "store", "keep", "report", "dataset")
 
 
 def _prepare_outputs(args: argparse.Namespace) -> None:
@@ -260,7 +270,8 @@ def _prepare_outputs(args: argparse.Namespace) -> None:
         if not isinstance(value, str) or not value or value == "-":
             continue
         p = Path(value)
-        is_folder = name == "out" and (args.command == "demo" or args.command == "export" and args.to != "graphml")
+        is_folder = name == "dataset" or name == "out" and (args.command == "demo" or args.command == "export"
+                                                              and args.to != "graphml")
         folder = p if is_folder else p.parent
         if not is_folder and p.is_dir():
             raise CommandError(f"--{name} {value} is a folder, not a file")
@@ -539,7 +550,7 @@ def _dedup(args: argparse.Namespace) -> int:
 # ---- exploration -----------------------------------------------------------------------
 
 
-def _episodes(app: Any, seed: int, selector: str, prior: str, starts: int, steps: int, graph: Any = None,
+def _episodes(app: Any, seed: int, selector: str, prior: Any, starts: int, steps: int, graph: Any = None,
               driver: Any = None, progress: Optional["_Progress"] = None,
               screenshots: Optional[bool] = None) -> Tuple[List[Any], List[float]]:
     """Episodes from the app's first ``starts`` replayable starts, and the mean discovery curve
@@ -605,7 +616,17 @@ def _explore(args: argparse.Namespace) -> int:
 
     if args.steps < 1 or args.starts < 1:
         raise CommandError("--steps and --starts must be at least 1")
-    resolve_prior(args.prior)
+    prior: Any = args.prior
+    if args.prior.startswith("policy:"):
+        # The screen-conditioned policy (train-policy) as the proposal prior; it lives above the exploration
+        # layer, so the command loads it and hands explore the callable.
+        from spatialobs.screen.training.policy import load_policy
+
+        if args.ray is not None:
+            raise CommandError("--prior policy:FILE is not available with --ray")
+        prior = load_policy(_input_file(args.prior[len("policy:"):], "policy file"))
+    else:
+        resolve_prior(args.prior)
     if args.ray is not None:
         return _explore_ray(args)
     selectors = [args.selector] if not args.compare else list(SELECTORS)
@@ -632,7 +653,7 @@ def _explore(args: argparse.Namespace) -> int:
         for name in selectors:
             title = {"puct": "PUCT", "puct-paper": "PUCT (paper)"}.get(name, name.capitalize())
             bar = _Progress("steps", args.starts * args.steps, every=1 if real else 500)
-            eps, curves[title] = _episodes(app, args.seed, name, args.prior, args.starts, args.steps, graph,
+            eps, curves[title] = _episodes(app, args.seed, name, prior, args.starts, args.steps, graph,
                                            driver, bar, shots)
             bar.done()
             all_eps += eps
@@ -756,6 +777,49 @@ def _train_prior(args: argparse.Namespace) -> int:
     print(f"trained on {meta.get('steps', 0):,} steps ({', '.join(meta.get('apps', []))}; "
           f"{meta.get('positive', 0):,} positive for '{args.target}'), {len(model.weights)} features")
     print(f"wrote {args.out}; use it with --prior learned:{args.out}")
+    return 0
+
+
+def _train_policy(args: argparse.Namespace) -> int:
+    from spatialobs.screen.training.data import build_dataset
+    from spatialobs.screen.training.metrics import inference_latency, report, run_study
+
+    stores = [_input_file(p, "graph store") for p in args.stores]
+    ds = build_dataset(stores, segment=args.segment, max_waste=args.max_waste)
+    s = ds.stats
+    print(f"{s['windows']:,} windows ({s['train_windows']:,} train, {s['test_windows']:,} test), {s['tasks']:,} tasks, "
+          f"{s['screens']:,} screens, {s['pairs']:,} counterfactual pairs from {len(stores)} store(s)")
+    if s["train_windows"] == 0 or s["test_windows"] == 0:
+        raise CommandError("the stores give no windows for one of the splits; explore longer")
+    if args.dataset:
+        written = ds.export(args.dataset, args.dataset_format)
+        print(f"wrote {args.dataset} ({len(written)} tables)")
+    seeds = list(range(args.seeds))
+    res = run_study(ds, seeds, epochs=args.epochs, hidden=args.hidden)
+    for row in ("with", "without"):
+        ms = [r["step_match"] for r in res.rows[row]]
+        print(f"{row} pairs: step match {sum(ms) / len(ms):.2f}% over {len(ms)} seed(s)")
+    if args.out:
+        res.models["with"].save(args.out)
+        print(f"wrote {args.out} (with pairs, seed 0)")
+    if args.report:
+        lat = inference_latency(res.models["with"], ds)
+        cmd = ("spatialobs train-policy " + " ".join(Path(p).name for p in args.stores)
+               + f" --seeds {args.seeds} --report {args.report}")
+        if args.real_priors:
+            cmd += (f" --real-priors {args.real_priors} --real-starts {args.real_starts} --real-steps "
+                    f"{args.real_steps} --real-seed {args.real_seed}")
+        text = report(res, lat, command=cmd, sources=sorted({w.app for w in ds.windows}))
+        if args.real_priors:
+            from spatialobs.screen.training.priors import real_prior_study, render_real_priors
+
+            print(f"Table 11 on {args.real_priors}: {args.real_starts} held-out starts x {args.real_steps} actions "
+                  f"per prior", flush=True)
+            rp = real_prior_study(args.real_priors, stores, res.models["with"], starts=args.real_starts,
+                                  steps=args.real_steps, seed=args.real_seed, log=sys.stdout)
+            text += "\n" + render_real_priors(rp, args.real_priors)
+        _write_text(Path(args.report), text)
+        print(f"wrote {args.report}")
     return 0
 
 
@@ -899,7 +963,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="puct (default setting), puct-paper (Q = 0 for untried actions), greedy or random")
     ex.add_argument("--compare", action="store_true", help="run every selector on the same starts")
     ex.add_argument("--prior", default="heuristic", metavar="PRIOR",
-                    help="heuristic (default), uniform, or learned:FILE (a model from train-prior)")
+                    help="heuristic (default), uniform, learned:FILE (a model from train-prior) or policy:FILE "
+                         "(a policy from train-policy)")
     ex.add_argument("--traces", metavar="FILE", help="write the steps as a traces file (for train-prior)")
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--curve", metavar="SVG", help="write the discovery curve (new states per step) as SVG")
@@ -930,6 +995,29 @@ def _parser() -> argparse.ArgumentParser:
                     help="what a positive step is: it reached a new state (default) or left its state")
     tp.add_argument("--l2", type=float, default=1.0, help="ridge penalty (default 1)")
     tp.set_defaults(func=_train_prior)
+
+    tq = sub.add_parser("train-policy", help="build windows from graph stores, train the screen-conditioned "
+                                             "policy with and without counterfactual pairs, report Table 8")
+    tq.add_argument("stores", nargs="+", metavar="STORE", help="SQLite graph stores written by explore --store")
+    tq.add_argument("--out", metavar="FILE", help="save the policy trained with pairs (seed 0) as .npz")
+    tq.add_argument("--dataset", metavar="DIR", help="export the windows, steps, screens, elements and pairs")
+    tq.add_argument("--dataset-format", choices=("parquet", "jsonl"), default="parquet",
+                    help="parquet (the export extra, default) or jsonl")
+    tq.add_argument("--report", metavar="FILE", help="write the Markdown results (Table 8) to FILE")
+    tq.add_argument("--seeds", type=_positive_int, default=3, help="seeds per row (default 3)")
+    tq.add_argument("--epochs", type=_positive_int, default=40, help="passes over the training steps (default 40)")
+    tq.add_argument("--hidden", type=_positive_int, default=96, help="hidden units (default 96)")
+    tq.add_argument("--segment", type=_positive_int, default=5, help="cleaning segment length (default 5)")
+    tq.add_argument("--max-waste", type=float, default=0.5,
+                    help="largest share of no-op and loop steps a kept segment may hold (default 0.5)")
+    tq.add_argument("--real-priors", metavar="APP",
+                    help="with --report: also run Table 11 on this real application (PUCT with the uniform, "
+                         "heuristic, learned and policy priors on held-out starts)")
+    tq.add_argument("--real-starts", type=_positive_int, default=6, help="held-out starts (default 6)")
+    tq.add_argument("--real-steps", type=_positive_int, default=60, help="actions per episode (default 60)")
+    tq.add_argument("--real-seed", type=int, default=9,
+                    help="driver seed of the held-out starts (default 9; the stores' seeds must differ)")
+    tq.set_defaults(func=_train_policy)
 
     st = sub.add_parser("studies", help="run the exploration studies and write the results document")
     st.add_argument("--out", default="docs/results/exploration.md", help="Markdown file to write")
