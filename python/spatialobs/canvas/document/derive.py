@@ -823,7 +823,7 @@ _ROWS_SHARE = 8
 
 def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                  local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
-                 arrow_cache: Optional[Dict[str, Any]]) -> Optional[Derived]:
+                 arrow_cache: Optional[Dict[str, Any]], private: bool = False) -> Optional[Derived]:
     """:func:`derive` after records were replaced in place (same tree): only the rows they reach.
 
     Those rows are the replaced ones and their descendants (records and page
@@ -833,6 +833,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     as a full derivation, so the result is the same to the bit. None when the edit
     is too large for this to pay or touches what it does not handle (bindings
     replaced, an arrow starting or stopping being resolved, broken geometry).
+    With ``private``, ``prev``'s columns belong to this call alone and are written in
+    place instead of copied.
     """
     from spatialobs.canvas.document.arrows import resolve_rows
 
@@ -907,6 +909,9 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         old = getattr(prev, name)
         if _same_bits(v, old[dirty_rows]):
             full[name] = old
+        elif private:
+            old[dirty_rows] = v
+            full[name] = old
         else:
             full[name] = old.copy()
             full[name][dirty_rows] = v
@@ -928,7 +933,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
             new_local[j] = (0.0, 0.0, nd.w, nd.h)
     local = prev.local
     if not _same_bits(new_local, local[changed]):
-        local = local.copy()
+        if not private:
+            local = local.copy()
         local[changed] = new_local
         if point_boxes is not None:
             at = np.flatnonzero(np.isin(plan.rows, changed))
@@ -936,11 +942,12 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                 point_boxes = point_boxes.copy()  # the plan keeps the boxes before resolution
                 point_boxes[at] = local[plan.rows[at]]
     d = Derived(raw.ids, raw.row, types, parent, prev.page, prev.page_ids, depth, local, px, py, prot,
-                prev.bounds.copy(), prev.visible.copy(), full["frame"], full["group"], full["opacity"], full["hidden"],
+                prev.bounds if private else prev.bounds.copy(), prev.visible if private else prev.visible.copy(),
+                full["frame"], full["group"], full["opacity"], full["hidden"],
                 full["locked"], prev.order, prev.paint, prev.page_start, prev.levels)
     d.size = size
     got = resolve_rows(d, nodes, bindings, arrow_cache, plan, dirty, dirty_rows, point_boxes,
-                       own_local=d.local is not prev.local)
+                       own_local=private or d.local is not prev.local)
     if got is None:
         return None
     resolved = np.asarray(got, dtype=np.int64)
@@ -965,7 +972,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                 nxt.append(q)
         frontier = nxt
     groups = np.asarray(sorted(grp, key=lambda g: -int(depth[g])), dtype=np.int64)
-    if len(groups) and local is prev.local:
+    if len(groups) and local is prev.local and not private:
         local = d.local = local.copy()
     x, y, rot_l = num[:, 0], num[:, 1], num[:, 4]
     for g in groups.tolist():
@@ -1040,7 +1047,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         new_clip[k, 2] = np.minimum(cp[:, 2], fb[:, 2])
         new_clip[k, 3] = np.minimum(cp[:, 3], fb[:, 3])
     if not _same_bits(new_clip, clip[dirty_rows]):
-        clip = clip.copy()
+        if not private:
+            clip = clip.copy()
         clip[dirty_rows] = new_clip
     d.clip = clip
     cr = clip[rows]
@@ -1145,7 +1153,7 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
     g.arrow_plan, g.serial, g.size = prev.arrow_plan, prev.serial, size
     g.clip = _pad(prev.clip, k, (-np.inf, -np.inf, np.inf, np.inf))
     g.group_need = _pad(prev.group_need, k, False) if prev.group_need is not None else None
-    d = _derive_rows(raw, g, bindings, local_cache, arrow_cache)
+    d = _derive_rows(raw, g, bindings, local_cache, arrow_cache, private=True)
     if d is None:
         return None
     d.base = -1
@@ -1218,7 +1226,7 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
         d.reached = np.zeros(0, dtype=np.int64)
     else:
         raw.changed_rows = changed
-        got = _derive_rows(raw, g, bindings, local_cache, arrow_cache)
+        got = _derive_rows(raw, g, bindings, local_cache, arrow_cache, private=True)
         raw.changed_rows = None
         if got is None:
             return None
