@@ -1379,10 +1379,11 @@ def _reshape(canvas: Canvas, old: _PageState, d: Any, page: str) -> Optional[_Pa
     is_new = np.ones(n, bool)
     is_new[omap[:-1][ok]] = False
     types = pg.types
-    is_conn = np.zeros(n, bool)
-    for t in CONNECTOR_TYPES:
-        is_conn |= types == t
-    solid = ~(is_conn | (types == "group"))
+    solid = np.zeros(n, bool)  # carried; the new rows' read from their types
+    solid[omap[:-1][ok]] = old.solid[ok]
+    fresh = np.flatnonzero(is_new)
+    t_new = types[fresh]
+    solid[fresh] = ~(np.isin(t_new, list(CONNECTOR_TYPES)) | (t_new == "group"))
     sub = np.flatnonzero(solid)
     subpos = np.full(n + 1, -1, np.int64)
     subpos[sub] = np.arange(len(sub))
@@ -1431,7 +1432,8 @@ def _reshape(canvas: Canvas, old: _PageState, d: Any, page: str) -> Optional[_Pa
     e = old.ends
     er = omap[e.rows]
     keep_e = er >= 0
-    redo_mask = is_new & (types == "arrow")
+    redo_mask = np.zeros(n, bool)
+    redo_mask[fresh[t_new == "arrow"]] = True
     if rec is not None and len(rec):
         pr = pg.page_pos[rec]
         pr = pr[pr >= 0]

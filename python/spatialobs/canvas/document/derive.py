@@ -1213,9 +1213,10 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
 
         live = kept[plan.rows]
         dep = kept[plan.dep_target] & kept[plan.dep_arrow]
+        nl = newpos.tolist()
         g.arrow_plan = _ArrowPlan(plan.bindings,
-                                  {int(newpos[r]): t for r, t in plan.by_arrow.items() if kept[r]},
-                                  {int(newpos[r]): t for r, t in plan.bound_terms.items() if kept[r]},
+                                  {q: t for r, t in plan.by_arrow.items() if (q := nl[r]) >= 0},
+                                  {q: t for r, t in plan.bound_terms.items() if (q := nl[r]) >= 0},
                                   newpos[plan.rows[live]], newpos[plan.dep_target[dep]], newpos[plan.dep_arrow[dep]],
                                   plan.point_boxes[live])
     changed = list(raw.remaining_changed or ()) + held
