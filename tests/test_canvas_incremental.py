@@ -40,6 +40,13 @@ def assert_fresh(c: Canvas) -> None:
         a, b = getattr(got, name), getattr(fresh, name)
         assert a.shape == b.shape, name
         assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+    # what the next derivation reuses: levels, frame clips, subtree sizes
+    assert len(got.levels) == len(fresh.levels) and all(map(np.array_equal, got.levels, fresh.levels))
+    assert np.array_equal(got.clip, fresh.clip)
+    if got.size is not None:
+        from spatialobs.canvas.document.derive import _subtree_sizes
+
+        assert np.array_equal(got.size, _subtree_sizes(fresh))
     for pid in c.page_ids():
         cols, fcols = c.columns(pid), c.copy().columns(pid)
         assert cols.ids == fcols.ids == c.paint_order(pid)
@@ -368,3 +375,74 @@ def test_arrows_created_one_op_at_a_time_match_a_fresh_derivation(seed, ops):
         report = ex.apply([op])
         assert report.ok, report.errors
         assert_fresh(c)
+
+
+# --------------------------------------------------------------------------- adds and removals on a diagram page
+DIAGRAM_EDIT = st.one_of(
+    st.tuples(st.just("add"), st.integers(0, 10**6), st.sampled_from(["geo", "text", "group", "note"]),
+              st.floats(-100, 900), st.floats(-50, 50), st.sampled_from([None, "a0", "b05", "zz"]), st.booleans()),
+    st.tuples(st.just("remove"), st.integers(0, 10**6)),
+    st.tuples(st.just("move"), st.integers(0, 10**6), st.floats(-80, 80)),
+    st.tuples(st.just("geometry")),
+)
+
+
+def _diagram_step(c: Canvas, o: tuple, counter: list) -> None:
+    ids = list(c.nodes)
+    kind = o[0]
+    if kind == "add":
+        _, k, t, x, rot, index, deep = o
+        homes = [i for i in ids if c.nodes[i].type in ("frame", "group")] + [P]
+        parent = homes[k % len(homes)]
+        if deep:  # under a shape or a group of a frame (or the page itself)
+            parent = ids[k % len(ids)] if ids else P
+        counter[0] += 1
+        c.add({"id": f"x{counter[0]}", "type": t, "parent": parent, "index": index, "x": x, "y": x / 3, "w": 120,
+               "h": 60, "rotation": rot / 40, "text": f"Added {counter[0]}"})
+    elif kind == "remove" and ids:
+        c.remove(ids[o[1] % len(ids)])
+    elif kind == "move" and ids:
+        nid = ids[o[1] % len(ids)]
+        c.update(nid, x=c.nodes[nid].x + o[2])
+    else:
+        c.geometry()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 3), st.lists(DIAGRAM_EDIT, min_size=1, max_size=10))
+def test_adds_and_removals_on_a_diagram_page_match_a_fresh_derivation_and_observation(seed, steps):
+    """Shapes added (under frames, groups, turned groups, shapes, the page; before, between and
+    after their siblings) and removed (alone or with their subtrees, bound or not), interleaved
+    with moves: each version equals a fresh derivation, and its observations a fresh canvas's."""
+    from spatialobs.canvas.scenarios.handoff import diagram_workspace
+
+    c = diagram_workspace(150, seed=seed)
+    c.geometry()
+    _observations(c)
+    counter = [0]
+    for o in steps:
+        _diagram_step(c, o, counter)
+        assert_fresh(c)
+        assert _observations(c) == _observations(c.copy())
+
+
+def test_adds_and_removals_take_the_incremental_derivation(monkeypatch):
+    """An added shape and the removal of an unbound one (or a group member) are derived from
+    the previous derivation, not afresh."""
+    from spatialobs.canvas.document import derive as dv
+    from spatialobs.canvas.scenarios.handoff import diagram_workspace
+
+    taken = []
+    for name in ("_derive_appended", "_derive_removed"):
+        real = getattr(dv, name)
+        monkeypatch.setattr(dv, name, lambda *a, _real=real, _name=name: taken.append((_name, _real(*a))) or taken[-1][1])
+    c = diagram_workspace(400, seed=2)
+    c.geometry()
+    for parent in ("f0", "f0g", "f0r", "page:page"):
+        c.add({"id": f"new-{parent}", "type": "geo", "parent": parent, "x": 30, "y": 40, "w": 50, "h": 20})
+        assert_fresh(c)
+    for nid in ("new-f0g", "f0g_0", "new-page:page", "f0t"):
+        c.remove(nid)
+        assert_fresh(c)
+    assert [name for name, _ in taken] == ["_derive_appended"] * 4 + ["_derive_removed"] * 4
+    assert all(d is not None and d.renumbered is not None for _, d in taken)

@@ -12,7 +12,7 @@ from spatialobs import InvalidInputError, OutOfRangeError, SpatialObsError
 from spatialobs.canvas import GUIDE, Canvas, Node, Observation, Viewport, load, observe
 from spatialobs.canvas.observe import resolve_viewport
 from spatialobs.canvas.document.records import Binding
-from spatialobs.canvas.scenarios.handoff import remote_team_handoff, synthetic_workspace
+from spatialobs.canvas.scenarios.handoff import diagram_workspace, remote_team_handoff, synthetic_workspace
 from tests.conftest import shared_files
 from tests.reference.observe_oracle import observe_naive
 
@@ -53,6 +53,13 @@ def test_synthetic_matches_oracle_with_random_viewports(seed):
     w, h = rng.uniform(200, 3000, 2)
     got, want = both(c, (x, y, w, h), max_objects=int(rng.integers(5, 80)), max_relations=int(rng.integers(0, 200)),
                      origin=(x, y))
+    assert got == want
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_diagram_workspace_matches_oracle(seed):
+    c = diagram_workspace(400, seed=seed)
+    got, want = both(c, (0.0, 0.0, 2800.0, 1800.0))
     assert got == want
 
 

@@ -58,6 +58,10 @@ EDIT = st.one_of(
     st.tuples(st.just("text"), st.integers(0, 10**6)),
     st.tuples(st.just("bind"), st.integers(0, 10**6), st.integers(0, 10**6)),
     st.tuples(st.just("many"), st.integers(0, 10**6), st.sampled_from([1.0, -5.0])),
+    st.tuples(st.just("add"), st.integers(0, 10**6), st.sampled_from(["geo", "note", "text", "arrow", "group"]),
+              st.sampled_from([0.0, 5.0, 40.0, 95.0]), st.sampled_from([0.0, 10.0, 55.0]),
+              st.sampled_from([0.0, 5.0, 20.0, 35.0]), st.sampled_from([None, "a0", "a1", "zz"])),
+    st.tuples(st.just("remove"), st.integers(0, 10**6)),
 )
 
 
@@ -88,6 +92,16 @@ def edit(c: Canvas, o: tuple, count: list) -> None:
         count[0] += 1
         shapes = [i for i in ids if c.nodes[i].type in ("geo", "note")]
         c.add(Binding(f"bx{count[0]}", "arrow", a, shapes[o[2] % len(shapes)], "start", (0.5, 0.0), True))
+    elif kind == "add":  # under the frame, the group, a shape or the page; an arrow with its ends free
+        _, k, t, x, y, w, index = o
+        parent = ("F", "G", P, ids[k % len(ids)])[k % 4]
+        if parent not in c.nodes:
+            parent = P
+        count[0] += 1
+        props = {"start": {"x": 0, "y": 0}, "end": {"x": w, "y": -y / 5}} if t == "arrow" else {}
+        c.add(Node(f"new{count[0]}", t, parent, index, x, y, w, w / 2 + 5, style={"fill": "solid"}, props=props))
+    elif kind == "remove":  # a shape with its subtree (its bindings too: then observed afresh)
+        c.remove(nid)
     else:  # several boxes in one version
         with c.batch():
             for k in range(0, len(ids), 5):
@@ -163,6 +177,37 @@ def test_a_binding_write_or_a_new_node_is_observed_afresh(advanced):
     assert advanced[0] == 0
 
 
+@pytest.fixture
+def reshaped(monkeypatch):
+    """Counts the versions with added or removed rows whose state was carried from the previous one."""
+    count = [0]
+    real = OBS._reshape
+
+    def spy(*args):
+        st = real(*args)
+        count[0] += st is not None
+        return st
+
+    monkeypatch.setattr(OBS, "_reshape", spy)
+    return count
+
+
+def test_an_add_or_a_removal_is_observed_through_the_previous_version(reshaped):
+    c = page(6, 60)
+    observations(c)
+    c.add(Node("late", "geo", P, None, 5, 5, 10, 10))
+    assert observations(c) == observations(c.copy())
+    assert_tables_fresh(c)
+    c.add(Node("inner", "note", "F", "a0", 20, 10, 30, 30))
+    assert observations(c) == observations(c.copy())
+    assert_tables_fresh(c)
+    for nid in ("late", "inner", "s5", "F"):
+        c.remove(nid)
+        assert observations(c) == observations(c.copy())
+        assert_tables_fresh(c)
+    assert reshaped[0] >= 5
+
+
 def test_two_versions_apart_are_observed_afresh(advanced):
     """A version observed after one that was never observed starts afresh (no base state)."""
     c = page(5, 30)
@@ -178,8 +223,11 @@ def test_two_versions_apart_are_observed_afresh(advanced):
 def test_small_pages_after_edits_match_the_oracle(seed):
     c = page(seed, 20)
     observations(c)
+    count = [0]
     for k, o in enumerate([("move", seed, 5.0, 0.0), ("size", seed + 3, 35.0), ("ends", seed, 20.0),
-                           ("turn", seed + 1, 0.3), ("many", seed, -5.0)]):
-        edit(c, o, [0])
+                           ("turn", seed + 1, 0.3), ("many", seed, -5.0),
+                           ("add", seed, "geo", 40.0, 10.0, 20.0, None), ("remove", seed + 5),
+                           ("add", seed + 1, "arrow", 5.0, 55.0, 35.0, "a0"), ("move", seed + 2, 1.0, 1.0)]):
+        edit(c, o, count)
         for vp, kw in VIEWS:
             assert observe(c, vp, **kw).to_dict() == observe_naive(c, vp, **kw), (k, vp)

@@ -11,7 +11,7 @@ from spatialobs import InvalidInputError
 from spatialobs.canvas import baseline_context, evaluate, observe
 from spatialobs.canvas.scenarios.agent import Choice, apply_choice, choose, run_handoff
 from spatialobs.canvas.baseline import context_json
-from spatialobs.canvas.scenarios.handoff import FAMILIES, remote_team_handoff, synthetic_workspace
+from spatialobs.canvas.scenarios.handoff import FAMILIES, diagram_workspace, remote_team_handoff, synthetic_workspace
 
 CONFIGS = range(10)
 
@@ -131,6 +131,22 @@ def test_wrong_choices_are_scored_as_wrong():
 def test_bad_config(bad):
     with pytest.raises(InvalidInputError, match="config"):
         remote_team_handoff(bad)
+
+
+def test_diagram_workspace():
+    c = diagram_workspace(3000, seed=3)
+    assert len(c.nodes) <= 3000 and {"frame", "group", "arrow", "geo", "text"} <= {n.type for n in c.nodes.values()}
+    assert any(n.rotation and n.type == "group" for n in c.nodes.values())
+    assert any(n.opacity < 1 for n in c.nodes.values())
+    ends = {}
+    for b in c.bindings.values():
+        ends.setdefault(b.from_id, set()).add(b.terminal)
+    assert {"start"} in ends.values() and {"start", "end"} in ends.values()
+    kinds = {r["type"] for r in observe(c, (0, 0, 2800, 1800)).to_dict()["relations"]}
+    assert {"parent", "bound", "touches", "overlaps", "near", "aligned"} <= kinds
+    assert c.to_json() == diagram_workspace(3000, seed=3).to_json()
+    with pytest.raises(InvalidInputError, match="n must be"):
+        diagram_workspace(-5)
 
 
 def test_synthetic_workspace():

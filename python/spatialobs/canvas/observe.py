@@ -290,6 +290,9 @@ class _PageState:
     #: solid positions whose box differs from ``index_boxes`` (a later version's edits): the
     #: index answers for the others, these are tested directly
     stale: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: solid position now of each position the index was built over (-1: removed since);
+    #: None when the positions are the same
+    index_map: Optional[np.ndarray] = None
     tables: Dict[Tuple[float, float, float], _PageTables] = field(default_factory=dict)
     ends: Optional[_Ends] = None
     sub: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # solid rows
@@ -305,7 +308,8 @@ class _PageState:
     _terms: Optional[Dict[str, Dict[str, Any]]] = None
 
     def terms_by_arrow(self, canvas: Canvas) -> Dict[str, Dict[str, Any]]:
-        """The canvas's bindings by connector id and terminal (read once per state)."""
+        """The canvas's bindings by connector id and terminal (read once per state, and
+        carried to the next version's state while no binding was written)."""
         if self._terms is None:
             out: Dict[str, Dict[str, Any]] = {}
             for b in canvas._bindings.values():
@@ -325,6 +329,7 @@ class _PageState:
             self.index = G.BoxIndex(self.sb)
             self.index_boxes = self.sb
             self.stale = np.zeros(0, np.int64)
+            self.index_map = None
         return self.index
 
 
@@ -394,6 +399,10 @@ def _page_state(canvas: Canvas, page: str) -> _PageState:
         old = last[1].get(page) if last is not None and d.base >= 0 and last[0] == d.base else None
         if old is not None:
             st = _advance(canvas, old, d)
+        elif last is not None and d.renumbered is not None and last[0] == d.renumbered[0]:
+            old = last[1].get(page)
+            if old is not None:
+                st = _reshape(canvas, old, d, page)
         if st is None:
             st = _new_state(canvas, page)
         states[page] = st
@@ -431,6 +440,8 @@ def _terminal_points(node: Any) -> Tuple[Optional[Tuple[float, float]], Optional
 #: Terminal points per connector record (records are immutable, so an unchanged record
 #: keeps its entry across page versions); entries of dead records are pruned in bulk.
 _TERMINALS: Dict[int, Tuple[Any, Optional[Tuple[float, float]], Optional[Tuple[float, float]]]] = {}
+#: Size of ``_TERMINALS`` beyond which dead entries are swept out.
+_TERMINALS_SWEEP = [4096]
 
 
 def _local_ends_py(nodes: Mapping[str, Any], names: List[str], rows: np.ndarray, conn: np.ndarray,
@@ -488,9 +499,11 @@ def _local_ends(canvas: Canvas, pg: _Page, bound: np.ndarray,
     conn = np.ascontiguousarray(conn, dtype=np.int64)
     out = _local_ends_c(canvas._nodes, ids._names, np.ascontiguousarray(ids._rows[conn], dtype=np.int64), conn,
                         np.ascontiguousarray(bound[conn]).view(np.uint8), memo)
-    if len(memo) > 2 * len(conn) + 4096:
+    if len(memo) > max(2 * len(conn), _TERMINALS_SWEEP[0]):
         for key in [k for k, v in list(memo.items()) if v[0]() is None]:  # list(): one atomic copy
             del memo[key]
+        # the next sweep when the memo has grown again by as much (not on every call while its records live)
+        _TERMINALS_SWEEP[0] = 2 * len(memo) + 4096
     return out
 
 
@@ -1278,6 +1291,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     st = _PageState(pg, old.solid, old.bindings, old.binding_writes, old.index, old.index_boxes, old.stale)
     st.sub, st.sb, st.bound_end, st.subpos = sub, sb, old.bound_end, old.subpos
     st.n_children, st.by_target = old.n_children, old.by_target
+    st.index_map, st._terms = old.index_map, old._terms
     if old.index is not None:
         cand = np.union1d(old.stale, changed)
         st.stale = cand[(sb[cand] != old.index_boxes[cand]).any(axis=1)]  # type: ignore[index]
@@ -1323,18 +1337,144 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     moved_ends = np.union1d(redo, er[kn][moved])
     if not len(changed) and not len(moved_ends):
         st.tables = dict(old.tables)
-        st.index, st.index_boxes, st.stale = old.index, old.index_boxes, old.stale
+        st.index, st.index_boxes, st.stale, st.index_map = old.index, old.index_boxes, old.stale, old.index_map
         return st
     if st.index is None:
         return None
+    before = old.sb[changed]
     for key, tb in old.tables.items():
         touch_tol, near_gap, align_tol = key
         st.tables[key] = _PageTables(
-            _inside_update(st, old, tb.inside, changed),
+            _inside_update(st, tb.inside, changed),
             _overlaps_update(st, tb.overlaps, changed),
             _touches_update(st, tb.touches, changed, moved_ends, touch_tol),
-            _near_update(st, old, tb.near, changed, near_gap),
-            _aligned_update(st, old, tb.aligned, changed, align_tol),
+            _near_update(st, tb.near, changed, before, near_gap),
+            _aligned_update(st, old, tb.aligned, changed, before, align_tol),
+        )
+    return st
+
+
+def _reshape(canvas: Canvas, old: _PageState, d: Any, page: str) -> Optional[_PageState]:
+    """The state of a version derived from ``old``'s by appending rows or removing whole
+    subtrees (the other rows' tree unchanged, bindings unchanged), or None.
+
+    The page arrays are read afresh; the relation tables, unbound arrow ends, bindings
+    and the box index are carried to the new page rows, and the tables are then updated
+    as :func:`_advance` does, with the new rows and the rows whose box changed as the
+    changed ones and the removed rows' boxes as boxes left.
+    """
+    if old.binding_writes != canvas._binding_writes or old.ends is None or old.index is None:
+        return None
+    newrow = d.renumbered[1]
+    opg = old.pg
+    pg = _page_arrays(canvas, page)
+    n = len(pg.ids)
+    # old page row -> new page row (-1: removed)
+    r2 = newrow[opg.canvas_rows]
+    omap = np.full(len(r2) + 1, -1, np.int64)  # slot -1 keeps -1
+    ok = r2 >= 0
+    omap[:-1][ok] = pg.page_pos[r2[ok]]
+    if (omap[:-1][ok] < 0).any():
+        return None  # a row that left the page
+    is_new = np.ones(n, bool)
+    is_new[omap[:-1][ok]] = False
+    types = pg.types
+    solid = np.zeros(n, bool)  # carried; the new rows' read from their types
+    solid[omap[:-1][ok]] = old.solid[ok]
+    fresh = np.flatnonzero(is_new)
+    t_new = types[fresh]
+    solid[fresh] = ~(np.isin(t_new, list(CONNECTOR_TYPES)) | (t_new == "group"))
+    sub = np.flatnonzero(solid)
+    subpos = np.full(n + 1, -1, np.int64)
+    subpos[sub] = np.arange(len(sub))
+    # old solid position -> new solid position (-1: removed)
+    smap = subpos[omap[old.sub]]
+    sb = np.ascontiguousarray(pg.boxes[sub])
+    kept = smap >= 0
+    kp = np.flatnonzero(kept)
+    moved = kp[(sb[smap[kp]] != old.sb[kp]).any(axis=1)]
+    added = np.flatnonzero(is_new[sub])
+    changed = np.concatenate([smap[moved], added])
+    if len(changed) > _MAX_CHANGED:
+        return None
+    before = np.concatenate([old.sb[moved], sb[added]])
+    gone_boxes = old.sb[~kept]
+    bf, bt, bterm = old.bindings
+    bf, bt = omap[bf], omap[bt]
+    if (bf < 0).any() or (bt < 0).any():
+        return None
+    st = _PageState(pg, solid, (bf, bt, bterm), old.binding_writes)
+    st.sub, st.sb, st.subpos = sub, sb, subpos[:-1]
+    st.bound_end = np.zeros((n, 2), bool)
+    st.bound_end[bf, bterm] = True
+    st.n_children = int(np.count_nonzero(pg.parent >= 0))
+    st.by_target = old.by_target
+    st._terms = old._terms
+    # the index keeps answering through the map; new and moved positions are stale
+    st.index = old.index
+    st.index_map = smap if old.index_map is None else np.where(old.index_map >= 0, smap[np.maximum(old.index_map, 0)], -1)
+    ib = np.full((len(sub), 4), np.nan)  # the index's box of each position now (NaN: none, a new row)
+    ib[smap[kp]] = old.index_boxes[kp]  # type: ignore[index]
+    st.index_boxes = ib
+    stale = np.flatnonzero((sb != ib).any(axis=1))
+    if len(stale) > _MAX_STALE:
+        return None
+    st.stale = stale
+    rec = d.record_rows
+    if old.paints is not None:
+        col = np.full(n, -1, np.int8)
+        col[omap[:-1][ok]] = old.paints[1][ok]
+        if rec is not None and len(rec):
+            pr = pg.page_pos[rec]
+            col[pr[pr >= 0]] = -1
+        st.paints = (old.paints[0], col)
+    # unbound arrow ends: carried, read again for new arrows and arrows whose record changed
+    e = old.ends
+    er = omap[e.rows]
+    keep_e = er >= 0
+    redo_mask = np.zeros(n, bool)
+    redo_mask[fresh[t_new == "arrow"]] = True
+    if rec is not None and len(rec):
+        pr = pg.page_pos[rec]
+        pr = pr[pr >= 0]
+        redo_mask[pr[types[pr] == "arrow"]] = True
+    redo_mask &= ~(st.bound_end[:, 0] & st.bound_end[:, 1])
+    redo = np.flatnonzero(redo_mask)
+    keep_e &= ~redo_mask[np.maximum(er, 0)]
+    er0, et0, lxy0 = er[keep_e], e.term[keep_e], e.local[keep_e]
+    rr, rt, rl = _local_ends(canvas, pg, st.bound_end, redo)
+    er = np.concatenate([er0, rr])
+    et = np.concatenate([et0, rt])
+    lxy = np.concatenate([lxy0, rl])
+    o = np.lexsort((et, er))
+    er, et, lxy = er[o], et[o], lxy[o]
+    ex, ey = _ends_xy(pg, er, lxy)
+    st.ends = _Ends(er, et, lxy, ex, ey)
+    was = np.full((n, 2, 2), np.nan)
+    was[er0, et0, 0] = e.x[keep_e]
+    was[er0, et0, 1] = e.y[keep_e]
+    moved_ends = unique(np.concatenate([redo, er[(was[er, et, 0] != ex) | (was[er, et, 1] != ey)]]))
+    for key, tb in old.tables.items():
+        touch_tol, near_gap, align_tol = key
+        ci, co = omap[tb.inside[0]], omap[tb.inside[1]]
+        orphan = ci[(ci >= 0) & (co < 0)]
+        live_i = (ci >= 0) & (co >= 0)
+        oa, ob = omap[tb.overlaps[0]], omap[tb.overlaps[1]]
+        live_o = (oa >= 0) & (ob >= 0)
+        tc, ts = omap[tb.touches[0]], omap[tb.touches[1]]
+        live_t = (tc >= 0) & (ts >= 0)
+        na, nb = omap[tb.near[0]], omap[tb.near[1]]
+        live_n = (na >= 0) & (nb >= 0)
+        aa, ab = omap[tb.aligned[0]], omap[tb.aligned[1]]
+        live_a = (aa >= 0) & (ab >= 0)
+        st.tables[key] = _PageTables(
+            _inside_update(st, (ci[live_i], co[live_i]), changed, subpos[orphan]),
+            _overlaps_update(st, (oa[live_o], ob[live_o]), changed),
+            _touches_update(st, (tc[live_t], ts[live_t], tb.touches[2][live_t]), changed, moved_ends, touch_tol),
+            _near_update(st, (na[live_n], nb[live_n], tb.near[2][live_n]), changed,
+                         np.concatenate([before, gone_boxes]), near_gap),
+            _aligned_update(st, old, (aa[live_a], ab[live_a], tb.aligned[2][live_a]), changed, before, align_tol,
+                            gone_boxes),
         )
     return st
 
@@ -1350,8 +1490,12 @@ def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]
         is_stale[stale] = True
     hi: List[np.ndarray] = []
     hj: List[np.ndarray] = []
+    imap = st.index_map
     for j, box in enumerate(q.tolist()):
         h = ix.query(box)
+        if imap is not None and len(h):
+            h = imap[h]
+            h = h[h >= 0]
         if is_stale is not None and len(h):
             h = h[~is_stale[h]]
         hi.append(h)
@@ -1416,11 +1560,15 @@ def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed
     return a[o], b[o]
 
 
-def _inside_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray],
-                   changed: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def _inside_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: np.ndarray,
+                   orphans: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """``inside`` after the boxes of solid positions ``changed`` changed (and the
+    containers of the solid positions ``orphans`` were removed)."""
     pg, sub, sb = st.pg, st.sub, st.sb
     ci, co = old
-    if not len(changed):
+    if orphans is None:
+        orphans = np.zeros(0, np.int64)
+    if not len(changed) and not len(orphans):
         return old
     n = len(pg.ids)
     subpos = st.subpos
@@ -1429,7 +1577,7 @@ def _inside_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np
     i, j = _closed_hits(st, sb[changed])
     c = changed[j]
     held = i[(i != c) & _contains(sb[c], sb[i])]
-    redo = unique(np.concatenate([changed, subpos[ci[isc[co]]], held]))
+    redo = unique(np.concatenate([changed, subpos[ci[isc[co]]], held, orphans]))
     i, j = _closed_hits(st, sb[redo])
     r = redo[j]
     ok = (i != r) & _contains(sb[i], sb[r]) & (sb[i] != sb[r]).any(axis=1)
@@ -1495,17 +1643,18 @@ def _knn(st: _PageState, rows: np.ndarray, gap: float, k: int = 4) -> Tuple[np.n
     return h[m], i[m], g[m]
 
 
-def _near_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
-                 changed: np.ndarray, gap: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
+                 before: np.ndarray, gap: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``near`` after the boxes of solid positions ``changed`` changed; ``before`` holds
+    the boxes they had, and those of removed rows."""
     pg, sub, sb = st.pg, st.sub, st.sb
     na, nb, ng = old
-    if not len(changed):
+    if not len(changed) and not len(before):
         return old
     n, m = len(pg.ids), len(sub)
     subpos = st.subpos
     # rows whose nearest can differ: the changed ones and those within the gap of one, before or after
-    q = np.concatenate([sb[changed], old_st.sb[changed]])
-    c = np.concatenate([changed, changed])
+    q = np.concatenate([sb[changed], before])
     i, j = _closed_hits(st, _grown(q, gap))
     ok = _gap(q[j], sb[i]) <= gap  # a changed row i is in the set anyway
     affected = unique(np.concatenate([changed, i[ok]]))
@@ -1595,19 +1744,24 @@ def _grow_run(st: _PageState, kind: int, lo: float, hi: float, tol: float) -> Op
 
 
 def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
-                    changed: np.ndarray, tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    changed: np.ndarray, before: np.ndarray, tol: float,
+                    gone: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``aligned`` after the boxes of solid positions ``changed`` changed from ``before``
+    (and the boxes ``gone`` were removed); ``old_st`` is the state the old table is of."""
     pg, sub, sb = st.pg, st.sub, st.sb
     aa, ab, am = old
-    if not len(changed):
+    if gone is None:
+        gone = np.zeros((0, 4))
+    if not len(changed) and not len(gone):
         return old
     n = len(pg.ids)
-    if len(changed) > 16:
+    if len(changed) + len(gone) > 16:
         return _aligned(pg, sub, sb, tol)
     keys: List[np.ndarray] = []
     bits: List[np.ndarray] = []
     recut = np.zeros(n, np.uint8)  # bit k: the row's lines of kind k are cut again
     for kind in range(6):
-        c_new, c_old = _line_values(sb[changed], kind), _line_values(old_st.sb[changed], kind)
+        c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
         parts: List[np.ndarray] = []
         spans: List[Tuple[float, float]] = []  # value ranges of the runs found (each a whole run)
         for x in c_new.tolist():  # the lines a changed box joins
@@ -1621,7 +1775,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             spans.append((float(w.min()), float(w.max())))
         # the lines it left, as the other boxes now stand (a box that kept this value is in its run:
         # the run it left is cut again only if some box left it, and that box's own value seeds it)
-        for x in c_old[c_old != c_new].tolist():
+        for x in np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist():
             r = _grow_run(old_st, kind, x, x, tol)
             if r is None:
                 return _aligned(pg, sub, sb, tol)
@@ -1630,7 +1784,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             if r is None:
                 return _aligned(pg, sub, sb, tol)
             parts.append(r)
-        u = unique(np.concatenate(parts))
+        u = unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
         recut[sub[u]] |= np.uint8(1 << kind)
         if len(u) > 1:
             pairs, kinds = G.alignment_pairs(sb[u], tol)

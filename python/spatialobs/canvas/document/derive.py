@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from itertools import chain, compress, repeat
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -66,6 +67,9 @@ class Derived:
     n_bad: int = 0           # rows bounded by their origin (broken geometry)
     size: Any = None         # (n,) int64 subtree sizes (rows paint[order[r]:order[r] + size[r]]), on first use
     reached: Any = None      # rows whose derived values may differ from ``base``'s (None: any row)
+    #: (serial, new row of each of its rows, -1 where removed) of the derivation this one was
+    #: derived from when rows were appended or whole subtrees removed (``base`` is -1 then)
+    renumbered: Any = None
 
 
 _HALF_PI = math.pi / 2
@@ -384,6 +388,9 @@ class Raw:
     remaining: Optional[np.ndarray] = None
     remaining_changed: Optional[List[int]] = None
     appended: int = -1  # rows of the previous derivation when splice only appended rows after them
+    # with ``appended`` or ``kept``: the rows of the previous derivation kept their parents,
+    # indices and types (only the appended or removed rows changed the tree)
+    old_tree: bool = False
 
     def sort_keys(self) -> Tuple[np.ndarray, np.ndarray]:
         """``(id_array, index_array)``, built now if no edit carried them over."""
@@ -551,6 +558,12 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
     if not gone:  # rows only appended: the previous rows keep their places
         out.appended = n0
         out.changed_rows = [row[nid] for nid in changed] + relinked + list(range(n0, len(ids)))
+        old_nodes = raw.nodes
+        out.old_tree = not relinked and all(
+            old_nodes[raw.row[nid]].parent == nd.parent and old_nodes[raw.row[nid]].index == nd.index
+            and old_nodes[raw.row[nid]].type == nd.type for nid, nd in changed.items())
+    elif kept is not None:
+        out.old_tree = True
     return out
 
 
@@ -615,6 +628,16 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     if reuse and raw.changed_rows is not None and prev.clip is not None:  # type: ignore[union-attr]
         quick = _derive_rows(raw, prev, bindings, local_cache, arrow_cache)  # type: ignore[arg-type]
         if quick is not None:
+            return quick
+    if (prev is not None and raw.old_tree and prev.clip is not None and prev.page_ids == page_ids
+            and not prev.n_bad and len(prev.ids)):
+        quick = None
+        if raw.appended >= 0 and raw.appended == len(prev.ids) and raw.changed_rows is not None:
+            quick = _derive_appended(raw, prev, page_rank, bindings, local_cache, arrow_cache)
+        elif kept is not None and raw.remaining_changed is not None:
+            quick = _derive_removed(raw, prev, kept, bindings, local_cache, arrow_cache)
+        if quick is not None:
+            raw.remaining = raw.remaining_changed = None
             return quick
     if reuse:
         depth = prev.depth  # type: ignore[union-attr]
@@ -800,7 +823,7 @@ _ROWS_SHARE = 8
 
 def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                  local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
-                 arrow_cache: Optional[Dict[str, Any]]) -> Optional[Derived]:
+                 arrow_cache: Optional[Dict[str, Any]], private: bool = False) -> Optional[Derived]:
     """:func:`derive` after records were replaced in place (same tree): only the rows they reach.
 
     Those rows are the replaced ones and their descendants (records and page
@@ -810,6 +833,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     as a full derivation, so the result is the same to the bit. None when the edit
     is too large for this to pay or touches what it does not handle (bindings
     replaced, an arrow starting or stopping being resolved, broken geometry).
+    With ``private``, ``prev``'s columns belong to this call alone and are written in
+    place instead of copied.
     """
     from spatialobs.canvas.document.arrows import resolve_rows
 
@@ -884,6 +909,9 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         old = getattr(prev, name)
         if _same_bits(v, old[dirty_rows]):
             full[name] = old
+        elif private:
+            old[dirty_rows] = v
+            full[name] = old
         else:
             full[name] = old.copy()
             full[name][dirty_rows] = v
@@ -905,7 +933,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
             new_local[j] = (0.0, 0.0, nd.w, nd.h)
     local = prev.local
     if not _same_bits(new_local, local[changed]):
-        local = local.copy()
+        if not private:
+            local = local.copy()
         local[changed] = new_local
         if point_boxes is not None:
             at = np.flatnonzero(np.isin(plan.rows, changed))
@@ -913,11 +942,12 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                 point_boxes = point_boxes.copy()  # the plan keeps the boxes before resolution
                 point_boxes[at] = local[plan.rows[at]]
     d = Derived(raw.ids, raw.row, types, parent, prev.page, prev.page_ids, depth, local, px, py, prot,
-                prev.bounds.copy(), prev.visible.copy(), full["frame"], full["group"], full["opacity"], full["hidden"],
+                prev.bounds if private else prev.bounds.copy(), prev.visible if private else prev.visible.copy(),
+                full["frame"], full["group"], full["opacity"], full["hidden"],
                 full["locked"], prev.order, prev.paint, prev.page_start, prev.levels)
     d.size = size
     got = resolve_rows(d, nodes, bindings, arrow_cache, plan, dirty, dirty_rows, point_boxes,
-                       own_local=d.local is not prev.local)
+                       own_local=private or d.local is not prev.local)
     if got is None:
         return None
     resolved = np.asarray(got, dtype=np.int64)
@@ -942,7 +972,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                 nxt.append(q)
         frontier = nxt
     groups = np.asarray(sorted(grp, key=lambda g: -int(depth[g])), dtype=np.int64)
-    if len(groups) and local is prev.local:
+    if len(groups) and local is prev.local and not private:
         local = d.local = local.copy()
     x, y, rot_l = num[:, 0], num[:, 1], num[:, 4]
     for g in groups.tolist():
@@ -1017,7 +1047,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         new_clip[k, 2] = np.minimum(cp[:, 2], fb[:, 2])
         new_clip[k, 3] = np.minimum(cp[:, 3], fb[:, 3])
     if not _same_bits(new_clip, clip[dirty_rows]):
-        clip = clip.copy()
+        if not private:
+            clip = clip.copy()
         clip[dirty_rows] = new_clip
     d.clip = clip
     cr = clip[rows]
@@ -1032,4 +1063,178 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     d.record_rows = changed
     d.reached = rows
     raw.changed_rows = None
+    return d
+
+
+#: Most rows (*ours*) appended in one edit that are placed one by one; beyond, the canvas is derived afresh.
+_MAX_APPENDED = 64
+
+
+def _pad(a: np.ndarray, k: int, fill: Any) -> np.ndarray:
+    """``a`` with ``k`` rows of ``fill`` appended."""
+    return np.concatenate([a, np.full((k,) + a.shape[1:], fill, dtype=a.dtype)])
+
+
+def _sibling_count(raw: Raw, sibs: List[int], key: Tuple[str, str]) -> int:
+    """How many of ``sibs`` (rows in paint order, so sorted by index then id) sort before ``key``."""
+    lo, hi = 0, len(sibs)
+    index, ids = raw.index, raw.ids
+    while lo < hi:
+        mid = (lo + hi) // 2
+        r = sibs[mid]
+        if (index[r], ids[r]) < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bindings: Mapping[str, Binding],
+                     local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
+                     arrow_cache: Optional[Dict[str, Any]]) -> Optional[Derived]:
+    """:func:`derive` after nodes were appended (and records replaced in place) with the previous rows' tree unchanged.
+
+    The tree columns (depth, levels, paint order, subtree sizes) take the new rows where
+    the full pass would put them: a new row is painted after its preceding sibling's
+    subtree (siblings sorted by index, then id), or right after its parent. The
+    previous columns get placeholder rows for the new ones, and :func:`_derive_rows`
+    derives the new rows and the replaced ones with the same formulas as a full pass.
+    None when it does not apply (see :func:`_derive_rows`).
+    """
+    n0, n = len(prev.ids), len(raw.ids)
+    k = n - n0
+    if not 0 < k <= _MAX_APPENDED:
+        return None
+    parent = raw.parent
+    size = prev.size if prev.size is not None else _subtree_sizes(prev)
+    size = _pad(size, k, 1)
+    depth = _pad(prev.depth, k, 0)
+    page = _pad(prev.page, k, 0)
+    paint = prev.paint
+    order = prev.order
+    page_start = prev.page_start.copy()
+    for r in range(n0, n):
+        p = int(parent[r])
+        if p >= r:
+            return None
+        key = (raw.index[r], raw.ids[r])
+        if p >= 0:
+            depth[r] = depth[p] + 1
+            page[r] = page[p]
+            seg = paint[order[p] + 1:order[p] + size[p]]
+            at = int(order[p]) + 1
+        else:
+            page[r] = page_rank.get(raw.parents[r], 0)
+            seg = paint[page_start[page[r]]:page_start[page[r] + 1]]
+            at = int(page_start[page[r]])
+        sibs = seg[parent[seg] == p].tolist()
+        before = _sibling_count(raw, sibs, key)
+        if before:
+            s = sibs[before - 1]
+            at = int(order[s] + size[s])
+        paint = np.insert(paint, at, r)
+        order = np.empty(r + 1, dtype=np.int64)
+        order[paint] = np.arange(r + 1)
+        while p >= 0:
+            size[p] += 1
+            p = int(parent[p])
+        page_start[page[r] + 1:] += 1
+    levels = list(prev.levels)
+    for r in range(n0, n):
+        dr = int(depth[r])
+        if dr == len(levels):
+            levels.append(np.zeros(0, dtype=np.int64))
+        levels[dr] = np.append(levels[dr], r)
+    g = Derived(raw.ids, raw.row, raw.types, parent, page, prev.page_ids, depth, _pad(prev.local, k, 0.0),
+                _pad(prev.px, k, 0.0), _pad(prev.py, k, 0.0), _pad(prev.rotation, k, 0.0), _pad(prev.bounds, k, 0.0),
+                _pad(prev.visible, k, 0.0), _pad(prev.frame, k, -1), _pad(prev.group, k, -1),
+                _pad(prev.opacity, k, 1.0), _pad(prev.hidden, k, False), _pad(prev.locked, k, False), order, paint,
+                page_start, levels)
+    g.arrow_plan, g.serial, g.size = prev.arrow_plan, prev.serial, size
+    g.clip = _pad(prev.clip, k, (-np.inf, -np.inf, np.inf, np.inf))
+    g.group_need = _pad(prev.group_need, k, False) if prev.group_need is not None else None
+    d = _derive_rows(raw, g, bindings, local_cache, arrow_cache, private=True)
+    if d is None:
+        return None
+    d.base = -1
+    d.renumbered = (prev.serial, np.arange(n0, dtype=np.int64))
+    return d
+
+
+def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping[str, Binding],
+                    local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
+                    arrow_cache: Optional[Dict[str, Any]]) -> Optional[Derived]:
+    """:func:`derive` after whole subtrees were removed (and records replaced in place), bindings unchanged.
+
+    The previous columns are carried to the remaining rows (``kept``), and
+    :func:`_derive_rows` derives the replaced rows and the groups that held a removed
+    row again. None when it does not apply.
+    """
+    plan = prev.arrow_plan
+    if plan is not None and (len(bindings) != len(plan.bindings)
+                             or not all(map(operator.is_, bindings.values(), plan.bindings))):
+        return None
+    n = len(raw.ids)
+    newpos = np.cumsum(kept) - 1
+    newpos[~kept] = -1
+    size = (prev.size if prev.size is not None else _subtree_sizes(prev)).copy()
+    gone = np.flatnonzero(~kept)
+    gp = prev.parent[gone]
+    roots = gone[(gp < 0) | kept[np.maximum(gp, 0)]]
+    held: List[int] = []
+    for r in roots.tolist():
+        p = int(prev.parent[r])
+        if p >= 0 and prev.types[p] == "group":
+            held.append(int(newpos[p]))
+        while p >= 0:
+            size[p] -= size[r]
+            p = int(prev.parent[p])
+
+    def remap(a: np.ndarray) -> np.ndarray:
+        return np.where(a >= 0, newpos[np.maximum(a, 0)], -1)
+
+    paint = newpos[prev.paint[kept[prev.paint]]]
+    order = np.empty(n, dtype=np.int64)
+    order[paint] = np.arange(n)
+    page = prev.page[kept]
+    page_start = np.searchsorted(page[paint], np.arange(len(prev.page_ids) + 1)) if n else \
+        np.zeros(len(prev.page_ids) + 1, dtype=np.int64)
+    levels = [newpos[lvl[kept[lvl]]] for lvl in prev.levels]
+    while levels and not len(levels[-1]):
+        levels.pop()
+    g = Derived(raw.ids, raw.row, raw.types, raw.parent, page, prev.page_ids, prev.depth[kept], prev.local[kept],
+                prev.px[kept], prev.py[kept], prev.rotation[kept], prev.bounds[kept], prev.visible[kept],
+                remap(prev.frame[kept]), remap(prev.group[kept]), prev.opacity[kept], prev.hidden[kept],
+                prev.locked[kept], order, paint, page_start, levels)
+    g.serial, g.clip, g.size = prev.serial, prev.clip[kept], size[kept]
+    g.group_need = prev.group_need[kept] if prev.group_need is not None else None
+    if plan is not None:
+        from spatialobs.canvas.document.arrows import _ArrowPlan
+
+        live = kept[plan.rows]
+        dep = kept[plan.dep_target] & kept[plan.dep_arrow]
+        nl = newpos.tolist()
+        g.arrow_plan = _ArrowPlan(plan.bindings,
+                                  {q: t for r, t in plan.by_arrow.items() if (q := nl[r]) >= 0},
+                                  {q: t for r, t in plan.bound_terms.items() if (q := nl[r]) >= 0},
+                                  newpos[plan.rows[live]], newpos[plan.dep_target[dep]], newpos[plan.dep_arrow[dep]],
+                                  plan.point_boxes[live])
+    changed = list(raw.remaining_changed or ()) + held
+    if not changed:
+        d = g
+        d.serial = next(_SERIALS)
+        d.record_rows = np.zeros(0, dtype=np.int64)
+        d.reached = np.zeros(0, dtype=np.int64)
+    else:
+        raw.changed_rows = changed
+        got = _derive_rows(raw, g, bindings, local_cache, arrow_cache, private=True)
+        raw.changed_rows = None
+        if got is None:
+            return None
+        d = got
+    if arrow_cache is not None:
+        for r in gone.tolist():
+            arrow_cache.pop(prev.ids[r], None)
+    d.base = -1
+    d.renumbered = (prev.serial, newpos)
     return d

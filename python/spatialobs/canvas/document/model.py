@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from bisect import bisect_left, bisect_right, insort
 import math
 from contextlib import contextmanager
@@ -403,8 +405,12 @@ class Canvas:
                     nodes = self._nodes
                     raw = splice(self._raw, self._gone, [nodes[k] for k in self._added],
                                  {k: nodes[k] for k in self._dirty if k not in self._added}, self._children)
-                    # rows must stay in canvas order: a cheap check against the dict itself
-                    if len(raw.ids) != len(nodes) or raw.ids != list(nodes):  # pragma: no cover - defensive
+                    # rows must stay in canvas order: a cheap check against the dict itself (after
+                    # appends only, the previous rows are the dict's first ones: its tail is checked)
+                    k = len(self._added)
+                    tail = (list(itertools.islice(reversed(nodes), k))[::-1] == raw.ids[len(raw.ids) - k:]
+                            if not self._gone and k else raw.ids == list(nodes))
+                    if len(raw.ids) != len(nodes) or not tail:  # pragma: no cover - defensive
                         raw = None
                 elif self._dirty:
                     raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty})

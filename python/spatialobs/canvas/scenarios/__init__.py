@@ -14,8 +14,9 @@ Examples
 from spatialobs.canvas.scenarios.handoff import (
     FAMILIES,
     Scenario,
+    diagram_workspace,
     remote_team_handoff,
     synthetic_workspace,
 )
 
-__all__ = ["FAMILIES", "Scenario", "remote_team_handoff", "synthetic_workspace"]
+__all__ = ["FAMILIES", "Scenario", "diagram_workspace", "remote_team_handoff", "synthetic_workspace"]

@@ -19,7 +19,10 @@ Within a family, ids, page positions, labels and the prompt are the same in ever
 configuration, so no rule based on position or id can work across them.
 
 :func:`synthetic_workspace` makes seeded pages of any size (frames with cards, a
-group and bound arrows; stacks of overlapping charts) for tests and benchmarks.
+group and bound arrows; stacks of overlapping charts) for tests and benchmarks;
+:func:`diagram_workspace` makes pages that look more like real diagrams (frames of
+10–30 overlapping labelled cards, small groups, rotated and translucent clusters,
+arrows bound at one or both ends, unbound arrows touching card edges).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from spatialobs.canvas.scenarios.evaluate import Relation, Task
 from spatialobs.canvas.document.model import Canvas, build_canvas
 from spatialobs.canvas.document.records import Page, Viewport
 
-__all__ = ["Scenario", "remote_team_handoff", "FAMILIES", "synthetic_workspace"]
+__all__ = ["Scenario", "remote_team_handoff", "FAMILIES", "synthetic_workspace", "diagram_workspace"]
 
 #: Family of each configuration 0..9.
 FAMILIES = ("archive",) * 3 + ("color",) * 3 + ("membership",) * 2 + ("connector",) * 2
@@ -250,3 +253,109 @@ def synthetic_workspace(n: int, seed: int = 0) -> Canvas:
     return c
 
 
+
+
+def diagram_workspace(n: int, seed: int = 0) -> Canvas:
+    """A seeded page of about ``n`` nodes that looks like real diagrams.
+
+    Frames on a grid, each holding a title (a text node), 10–30 cards (``geo``
+    shapes with a text label, laid out on a jittered grid tighter than their size
+    so that neighbours overlap), a small group of two or three cards, and arrows:
+    about a third of the cards start an arrow bound at both ends to the next card,
+    a sixth one bound at its start only, and two unbound arrows per frame end
+    exactly on a card's left edge (they touch it). Every third frame holds a
+    rotated group of translucent cards (a cluster turned by 0.1–0.6 radians at
+    opacity 0.4–0.8). Sizes, counts and positions come from the seed. The camera
+    shows the first frames.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes (the last frame is cut short to give exactly ``n``, minus
+        any node whose parent was cut).
+    seed : int
+        Seed of the layout.
+
+    Returns
+    -------
+    Canvas
+        One page with its camera at (0, 0, 2800, 1800).
+
+    Examples
+    --------
+    >>> c = diagram_workspace(2000, seed=1)
+    >>> len(c.nodes) <= 2000, len(c.bindings) > 100
+    (True, True)
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise InvalidInputError(f"n must be a non-negative integer, got {n!r}")
+    rng = np.random.default_rng(seed)
+    fields: List[Dict[str, Any]] = []
+    binds: List[Dict[str, Any]] = []
+    colors = ("black", "blue", "green", "orange", "red", "violet", "yellow", "grey")
+    fills = ("none", "semi", "solid", "pattern")
+    cell = 0
+    while len(fields) < n:
+        fx, fy = (cell % 30) * 1900.0, (cell // 30) * 1500.0
+        fid = f"f{cell}"
+        fields.append({"id": fid, "type": "frame", "parent": _PAGE, "index": f"a{cell:07d}", "x": fx, "y": fy,
+                       "w": 1800.0, "h": 1400.0, "name": f"Diagram {cell}"})
+        fields.append({"id": f"{fid}t", "type": "text", "parent": fid, "index": "a0", "x": 20.0, "y": 10.0,
+                       "w": 400.0, "h": 40.0, "text": f"Diagram {cell}: flow of stage {cell % 17}"})
+        k = int(rng.integers(10, 31))
+        jit = rng.uniform(-25.0, 25.0, (k, 2))
+        cw = rng.choice([160.0, 200.0, 240.0], k)
+        ch = rng.choice([80.0, 100.0, 140.0], k)
+        col = rng.integers(0, len(colors), k)
+        fill = rng.integers(0, len(fills), k)
+        cards: List[Tuple[str, float, float, float, float]] = []
+        for j in range(k):
+            x = 40.0 + (j % 6) * 190.0 + jit[j, 0]
+            y = 80.0 + (j // 6) * 120.0 + jit[j, 1]
+            cid = f"{fid}c{j}"
+            fields.append({"id": cid, "type": "geo", "parent": fid, "index": f"b{j:02d}", "x": x, "y": y,
+                           "w": float(cw[j]), "h": float(ch[j]), "text": f"Step {j} of {cell}",
+                           "style": {"color": colors[col[j]], "fill": fills[fill[j]]}})
+            cards.append((cid, x, y, float(cw[j]), float(ch[j])))
+        gid = f"{fid}g"
+        fields.append({"id": gid, "type": "group", "parent": fid, "index": "c0", "x": 1250.0, "y": 100.0})
+        for j in range(int(rng.integers(2, 4))):
+            fields.append({"id": f"{gid}_{j}", "type": "geo", "parent": gid, "index": f"a{j}", "x": 0.0,
+                           "y": j * 90.0, "w": 180.0, "h": 80.0, "text": f"Option {j}",
+                           "style": {"color": "blue", "fill": "solid"}})
+        if cell % 3 == 0:
+            rid = f"{fid}r"
+            fields.append({"id": rid, "type": "group", "parent": fid, "index": "c1", "x": 1300.0, "y": 700.0,
+                           "rotation": float(rng.uniform(0.1, 0.6))})
+            op = float(rng.uniform(0.4, 0.8))
+            for j in range(int(rng.integers(3, 6))):
+                fields.append({"id": f"{rid}_{j}", "type": "geo", "parent": rid, "index": f"a{j}", "x": j * 60.0,
+                               "y": j * 50.0, "w": 150.0, "h": 90.0, "text": f"Note {j}", "opacity": op,
+                               "style": {"color": "violet", "fill": "semi"}})
+        a = 0
+        for j in range(0, k - 1, 3):
+            (s, sx, sy, sw, sh), (t, tx, ty, tw, th) = cards[j], cards[j + 1]
+            x0, y0 = sx + sw / 2, sy + sh / 2
+            aid = f"{fid}a{a}"
+            fields.append({"id": aid, "type": "arrow", "parent": fid, "index": f"d{a:02d}", "x": x0, "y": y0,
+                           "props": {"start": {"x": 0.0, "y": 0.0},
+                                     "end": {"x": tx + tw / 2 - x0, "y": ty + th / 2 - y0}, "bend": 0}})
+            binds.append({"id": f"b{aid}s", "type": "arrow", "from_id": aid, "to_id": s, "terminal": "start"})
+            if j % 2 == 0:
+                binds.append({"id": f"b{aid}e", "type": "arrow", "from_id": aid, "to_id": t, "terminal": "end"})
+            a += 1
+        for j in (1, k // 2):
+            _, tx, ty, tw, th = cards[j]
+            aid = f"{fid}a{a}"
+            fields.append({"id": aid, "type": "arrow", "parent": fid, "index": f"d{a:02d}", "x": tx - 90.0,
+                           "y": ty + th / 2, "props": {"start": {"x": 0.0, "y": 0.0}, "end": {"x": 90.0, "y": 0.0},
+                                                        "bend": 0}})
+            a += 1
+        cell += 1
+    fields = fields[:n]
+    ids = {fd["id"] for fd in fields}
+    binds = [b for b in binds if b["from_id"] in ids and b["to_id"] in ids]
+    fields = [fd for fd in fields if fd["parent"] == _PAGE or fd["parent"] in ids]
+    c = build_canvas([Page(_PAGE, "Page 1", "a1")], fields, binds, [])
+    c.cameras[_PAGE] = Viewport(0.0, 0.0, 2800.0, 1800.0)
+    return c

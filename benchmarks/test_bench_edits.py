@@ -1,0 +1,147 @@
+"""The observation right after an edit: edit + observe + to_json, one edit kind per benchmark.
+
+Targets (issue 31): at 10^5 shapes, each edit kind (a card moved in view and one far from it, a
+bound arrow's target moved, a text change, an add, a removal, a reparent, a reply of 20 mixed
+ops) followed by ``observe`` + ``to_json`` within 2x the warm observe at 10^5 and under 10 ms;
+at 10^6 under 30 ms. The page is ``diagram_workspace(n, seed=7)`` (frames of 10-30 overlapping
+labelled cards, small groups, rotated translucent clusters, bound and touching arrows), the
+viewport its camera. Each round times the edit, the derivation it triggers, the observation
+and its JSON; the rounds alternate (there and back, add then remove) so the page stays the
+same size. Every benchmark checks that its last observation is byte-identical to a fresh
+observation of a copy of the canvas. The warm observe of the same page is in the same group.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Callable, Dict
+
+import pytest
+
+from conftest import sizes
+from spatialobs.canvas import Canvas, Executor, observe
+from spatialobs.canvas.scenarios import diagram_workspace
+
+VIEW = (0.0, 0.0, 2800.0, 1800.0)
+ROUNDS = 7
+
+
+@lru_cache(maxsize=None)
+def page(n: int) -> Canvas:
+    c = diagram_workspace(n, seed=7)
+    c.geometry()
+    return c
+
+
+def fresh(n: int) -> Canvas:
+    """A derived and observed copy of the page (the state an agent loop is in between prompts)."""
+    c = page(n).copy()
+    c.geometry()
+    observe(c, VIEW).to_json()
+    return c
+
+
+def far_card(c: Canvas) -> str:
+    """A card in the frame farthest down the page."""
+    last = max((nid for nid, nd in c.nodes.items() if nd.type == "frame"), key=lambda f: int(f[1:]))
+    return next(k for k in c.children(last) if c.nodes[k].type == "geo")
+
+
+def mixed_ops(k: int) -> list:
+    """20 ops on the first frame: creations, moves, restyles, texts, an arrow, a deletion."""
+    ops: list = []
+    for j in range(20):
+        r, card = j % 10, f"f0c{(j + k) % 10}"
+        if r < 3:
+            ops.append({"op": "create_shape", "id": f"new{j}", "parent": "f0", "x": 100 + 30 * j, "y": 900, "w": 80,
+                        "h": 40, "text": f"Added {k}.{j}"})
+        elif r < 5:
+            ops.append({"op": "move_node", "id": card, "dx": 1 if k % 2 else -1, "dy": 0})
+        elif r < 7:
+            ops.append({"op": "update_styles", "id": card, "styles": {"color": "red" if k % 2 else "blue"}})
+        elif r < 8:
+            ops.append({"op": "set_text", "id": card, "text": f"Step {k}.{j}"})
+        elif r < 9:
+            ops.append({"op": "create_arrow", "from": f"new{j - 8}", "to": card})
+        else:
+            ops.append({"op": "delete_node", "id": f"new{j - 8}"})
+    return ops
+
+
+def _move(nid: str, dx: float) -> Callable[[Canvas, int], None]:
+    def edit(c: Canvas, k: int) -> None:
+        c.update(nid, x=c.nodes[nid].x + (dx if k % 2 else -dx))
+    return edit
+
+
+def _text(c: Canvas, k: int) -> None:
+    c.update("f0c2", text=f"Step 2 of 0, take {k}")
+
+
+def _reparent(c: Canvas, k: int) -> None:
+    c.update("f0c5", parent="f1" if k % 2 == 0 else "f0")
+
+
+def _add(c: Canvas, k: int) -> None:
+    c.add({"id": "added", "type": "geo", "parent": "f0", "x": 600.0, "y": 500.0, "w": 160.0, "h": 80.0,
+           "text": "Added"})
+
+
+def _remove(c: Canvas, k: int) -> None:
+    c.remove("added")
+
+
+def _reply(c: Canvas, k: int) -> None:
+    report = Executor(c).apply(mixed_ops(k))
+    assert report.ok, report.errors[:3]
+
+
+#: edit kind -> (edit, the undoing edit run untimed before each round, or None)
+CASES: Dict[str, Any] = {
+    "move-in-view": (_move("f0c3", 1.0), None),
+    "move-far": (None, None),  # the card is looked up on the page
+    "move-bound-target": (_move("f0c1", 5.0), None),
+    "text": (_text, None),
+    "add": (_add, _remove),
+    "remove": (_remove, _add),
+    "reparent": (_reparent, None),
+    "reply-20-ops": (_reply, None),
+}
+
+
+def _run(c: Canvas, edit: Callable[[Canvas, int], None], k: int) -> str:
+    edit(c, k)
+    return observe(c, VIEW).to_json()
+
+
+@pytest.mark.parametrize("kind", list(CASES))
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_edit_observe(benchmark, n, kind):
+    benchmark.group = f"edit-observe n={n}"
+    c = fresh(n)
+    edit, undo = CASES[kind]
+    if kind == "move-far":
+        edit = _move(far_card(c), 1.0)
+    if kind == "remove":
+        _add(c, 0)
+        observe(c, VIEW).to_json()
+    step = iter(range(10**9))
+
+    def setup():
+        k = next(step)
+        if undo is not None and k > 0:
+            undo(c, k)
+            observe(c, VIEW).to_json()
+        return (c, edit, k), {}
+
+    text = benchmark.pedantic(_run, setup=setup, rounds=ROUNDS, iterations=1)
+    assert text == observe(c.copy(), VIEW).to_json()
+
+
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_warm_observe(benchmark, n):
+    """The warm repeat on the unchanged page, the reference of the 2x target."""
+    benchmark.group = f"edit-observe n={n}"
+    c = fresh(n)
+    text = benchmark(lambda: observe(c, VIEW).to_json())
+    assert text == observe(c.copy(), VIEW).to_json()
