@@ -21,9 +21,13 @@ from spatialobs.canvas.formats import excalidraw
 
 
 def bits(v):
-    """A value by its bits (floats, ``-0.0`` and NaN included), for comparisons to the bit."""
+    """A value by its bits (floats and ``-0.0`` included), for comparisons to the bit.
+
+    Every NaN is one value: the sign and payload of a NaN that arithmetic makes depend on which
+    operand was NaN and on the processor (x86 makes its default NaN negative), not on the code.
+    """
     if isinstance(v, float):
-        return struct.pack("<d", v)
+        return b"nan" if math.isnan(v) else struct.pack("<d", v)
     if isinstance(v, (tuple, list)):
         return tuple(bits(x) for x in v)
     if isinstance(v, dict):

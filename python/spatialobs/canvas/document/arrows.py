@@ -42,7 +42,7 @@ import numpy as np
 
 from spatialobs import _core
 from spatialobs.canvas.document.sanitize import is_mapping
-from spatialobs.canvas.document.shapes import STROKE_SIZES
+from spatialobs.canvas.document.shapes import STROKE_SIZES, arc_centre
 
 __all__ = [
     "Outline",
@@ -362,29 +362,7 @@ class _Path:
             return self
         if rx == 0 or ry == 0:
             return self.line(x2, y2)
-        rx1, ry1 = abs(rx), abs(ry)
-        x1p, y1p = (x1 - x2) / 2, (y1 - y2) / 2
-        lam = (x1p * x1p) / (rx1 * rx1) + (y1p * y1p) / (ry1 * ry1)
-        if lam > 1:
-            s = math.sqrt(lam)
-            rx1 *= s
-            ry1 *= s
-        sign = 1 if large != sweep else -1
-        term = rx1 * rx1 * ry1 * ry1 - rx1 * rx1 * y1p * y1p - ry1 * ry1 * x1p * x1p
-        num = rx1 * rx1 * y1p * y1p + ry1 * ry1 * x1p * x1p
-        rad = term / num
-        coef = sign * math.sqrt(rad if rad > 0 else 0.0)
-        cxp = coef * ((rx1 * y1p) / ry1)
-        cyp = coef * (-(ry1 * x1p) / rx1)
-        cx = cxp + (x1 + x2) / 2
-        cy = cyp + (y1 + y2) / 2
-        t0 = math.atan2((y1p - cyp) / ry1, (x1p - cxp) / rx1)
-        t1 = math.atan2((-y1p - cyp) / ry1, (-x1p - cxp) / rx1)
-        if not sweep and t1 > t0:
-            t1 -= _PI2
-        elif sweep and t1 < t0:
-            t1 += _PI2
-        sw = t1 - t0
+        cx, cy, rx1, ry1, t0, sw = arc_centre(x1, y1, rx, ry, large, sweep, x2, y2)
         nseg = min(4, math.ceil(abs(sw) / (_PI / 2)))
         res = math.ceil(_count_for_length(max(rx1, ry1) * abs(sw)) / nseg)
         step = sw / nseg

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from spatialobs.canvas.document.arrows import STROKE_SIZES, _num, _polygon_vertices, _star
+from spatialobs.canvas.document.shapes import arc_centre
 
 __all__ = ["tldraw_rng", "geo_draw_polylines", "stroke_cells", "stroke_visible_fraction", "DRAW_GEO_KINDS"]
 
@@ -131,31 +132,7 @@ class _Builder:
             return self
         if rx == 0 or ry == 0:
             return self.line(x2, y2)
-        rx1, ry1 = abs(rx), abs(ry)
-        dx, dy = (x1 - x2) / 2, (y1 - y2) / 2
-        x1p, y1p = dx, dy  # cos 0 = 1, sin 0 = 0
-        lam = (x1p * x1p) / (rx1 * rx1) + (y1p * y1p) / (ry1 * ry1)
-        if lam > 1:
-            sl = math.sqrt(lam)
-            rx1 *= sl
-            ry1 *= sl
-        sign = 1 if large != sweep else -1
-        term = rx1 * rx1 * ry1 * ry1 - rx1 * rx1 * y1p * y1p - ry1 * ry1 * x1p * x1p
-        num = rx1 * rx1 * y1p * y1p + ry1 * ry1 * x1p * x1p
-        rad = term / num if num != 0 else (math.inf if term > 0 else (math.nan if term == 0 else -math.inf))
-        rad = 0.0 if rad < 0 else rad
-        coef = sign * math.sqrt(rad)
-        cxp = coef * ((rx1 * y1p) / ry1)
-        cyp = coef * (-(ry1 * x1p) / rx1)
-        cx = cxp + (x1 + x2) / 2
-        cy = cyp + (y1 + y2) / 2
-        a0 = math.atan2((y1p - cyp) / ry1, (x1p - cxp) / rx1)
-        a1 = math.atan2((-y1p - cyp) / ry1, (-x1p - cxp) / rx1)
-        if not sweep and a1 > a0:
-            a1 -= 2 * math.pi
-        elif sweep and a1 < a0:
-            a1 += 2 * math.pi
-        sweep_a = a1 - a0
+        cx, cy, rx1, ry1, a0, sweep_a = arc_centre(x1, y1, rx, ry, large, sweep, x2, y2)
         n = min(4, math.ceil(abs(sweep_a) / (math.pi / 2)))
         per = sweep_a / n
         for i in range(n):

@@ -37,6 +37,7 @@ __all__ = [
     "decode_b64_points",
     "encode_b64_points",
     "estimate_text_size",
+    "arc_centre",
 ]
 
 #: Node types whose local geometry comes from points rather than ``(0, 0, w, h)``.
@@ -493,3 +494,52 @@ def estimate_text_size(
     if est_w > 0 and not (0.5 * est_w <= w <= 2.0 * est_w + fs):
         w = est_w
     return (w, h)
+
+
+def arc_centre(x1: float, y1: float, rx: float, ry: float, large: bool, sweep: bool, x2: float,
+               y2: float) -> Tuple[float, float, float, float, float, float]:
+    """Centre form of an SVG elliptical arc without axis rotation, as tldraw's ``arcTo`` computes it.
+
+    Parameters
+    ----------
+    x1, y1 : float
+        The arc's start; it must differ from its end.
+    rx, ry : float
+        Radii, non-zero; too small radii are scaled up to reach the end (the SVG rule).
+    large, sweep : bool
+        The SVG large-arc and sweep flags.
+    x2, y2 : float
+        The arc's end.
+
+    Returns
+    -------
+    tuple of float
+        ``(cx, cy, rx, ry, start angle, swept angle)``: the centre, the radii used, and the angles
+        in radians (the swept one negative when the arc runs clockwise in y-down coordinates).
+
+    Examples
+    --------
+    >>> [round(v, 6) for v in arc_centre(0.0, 0.0, 10.0, 10.0, False, True, 20.0, 0.0)]
+    [10.0, 0.0, 10.0, 10.0, 3.141593, 3.141593]
+    """
+    rx1, ry1 = abs(rx), abs(ry)
+    x1p, y1p = (x1 - x2) / 2, (y1 - y2) / 2
+    lam = (x1p * x1p) / (rx1 * rx1) + (y1p * y1p) / (ry1 * ry1)
+    if lam > 1:
+        sl = math.sqrt(lam)
+        rx1 *= sl
+        ry1 *= sl
+    sign = 1 if large != sweep else -1
+    term = rx1 * rx1 * ry1 * ry1 - rx1 * rx1 * y1p * y1p - ry1 * ry1 * x1p * x1p
+    num = rx1 * rx1 * y1p * y1p + ry1 * ry1 * x1p * x1p
+    rad = term / num if num != 0 else (math.inf if term > 0 else (math.nan if term == 0 else -math.inf))
+    coef = sign * math.sqrt(0.0 if rad < 0 else rad)
+    cxp = coef * ((rx1 * y1p) / ry1)
+    cyp = coef * (-(ry1 * x1p) / rx1)
+    a0 = math.atan2((y1p - cyp) / ry1, (x1p - cxp) / rx1)
+    a1 = math.atan2((-y1p - cyp) / ry1, (-x1p - cxp) / rx1)
+    if not sweep and a1 > a0:
+        a1 -= 2 * math.pi
+    elif sweep and a1 < a0:
+        a1 += 2 * math.pi
+    return cxp + (x1 + x2) / 2, cyp + (y1 + y2) / 2, rx1, ry1, a0, a1 - a0
