@@ -194,6 +194,16 @@ def remote_team_handoff(config: int) -> Scenario:
     return Scenario(canvas, viewport, PROMPTS[family], task, family, config, (viewport.x, viewport.y))
 
 
+def _page_of(fields: List[Dict[str, Any]], binds: List[Dict[str, Any]]) -> Canvas:
+    # the generated records as one page, without bindings or children left hanging by the cut at n
+    ids = {fd["id"] for fd in fields}
+    binds = [b for b in binds if b["from_id"] in ids and b["to_id"] in ids]
+    fields = [fd for fd in fields if fd["parent"] == _PAGE or fd["parent"] in ids]
+    c = build_canvas([Page(_PAGE, "Page 1", "a1")], fields, binds, [])
+    c.cameras[_PAGE] = Viewport(0.0, 0.0, 2800.0, 1800.0)
+    return c
+
+
 def synthetic_workspace(n: int, seed: int = 0) -> Canvas:
     """A seeded page of about ``n`` nodes laid out in cells on a grid.
 
@@ -244,13 +254,7 @@ def synthetic_workspace(n: int, seed: int = 0) -> Canvas:
                 if j < 2:
                     binds.append({"id": f"b{a}e", "type": "arrow", "from_id": a, "to_id": f"n{cell}_{j + 1}", "terminal": "end"})
         cell += 1
-    fields = fields[:n]
-    ids = {fd["id"] for fd in fields}
-    binds = [b for b in binds if b["from_id"] in ids and b["to_id"] in ids]
-    fields = [fd for fd in fields if fd["parent"] == _PAGE or fd["parent"] in ids]
-    c = build_canvas([Page(_PAGE, "Page 1", "a1")], fields, binds, [])
-    c.cameras[_PAGE] = Viewport(0.0, 0.0, 2800.0, 1800.0)
-    return c
+    return _page_of(fields[:n], binds)
 
 
 
@@ -352,10 +356,4 @@ def diagram_workspace(n: int, seed: int = 0) -> Canvas:
                                                         "bend": 0}})
             a += 1
         cell += 1
-    fields = fields[:n]
-    ids = {fd["id"] for fd in fields}
-    binds = [b for b in binds if b["from_id"] in ids and b["to_id"] in ids]
-    fields = [fd for fd in fields if fd["parent"] == _PAGE or fd["parent"] in ids]
-    c = build_canvas([Page(_PAGE, "Page 1", "a1")], fields, binds, [])
-    c.cameras[_PAGE] = Viewport(0.0, 0.0, 2800.0, 1800.0)
-    return c
+    return _page_of(fields[:n], binds)
