@@ -101,12 +101,14 @@ def test_seeded_hash_ties_salt_the_key():
     assert PUCT(seed=3).select(g, a, sigs, [1 / 12] * 12) == PUCT(seed=3).select(g, a, sigs, [1 / 12] * 12)
 
 
-def test_shared_key_drops_only_a_typed_fields_text():
-    assert shared_key("type|edit|this pc > music|5,1|Documents") == "type|edit|5,1|Documents"
-    assert shared_key("type|edit|this pc > documents > work|5,1|Documents") == "type|edit|5,1|Documents"
-    assert shared_key("type|edit|a\\|b|5,1|x\\|y") == "type|edit|5,1|x\\|y"  # escaped bars stay in their field
+def test_shared_key_keeps_only_a_typed_fields_role_and_value():
+    assert shared_key("type|edit|this pc > music|5,1|Documents") == "type|edit|Documents"
+    assert shared_key("type|edit|this pc > documents > work|5,1|Documents") == "type|edit|Documents"
+    assert shared_key("type|edit|a\\|b|5,1|x\\|y") == "type|edit|x\\|y"  # escaped bars stay in their field
     assert shared_key("type|edit|x|5,1|Pictures") != shared_key("type|edit|x|5,1|Documents")
-    assert shared_key("type|edit|x|6,1|Documents") != shared_key("type|edit|x|5,1|Documents")
+    # the item and its position are dropped: typing one value into any field of one role is one arm
+    assert shared_key("type|edit|x|6,1|Documents") == shared_key("type|edit|y|5,1|Documents")
+    assert shared_key("type|list item|a.txt|3,9|text") != shared_key("type|edit|a.txt|3,9|text")
     for sig in ("click|button|ok|12,26", "key|||escape", "type|odd"):
         assert shared_key(sig) == sig
 
