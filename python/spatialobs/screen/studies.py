@@ -1089,8 +1089,8 @@ def render_real_ablation(r: Dict[str, Any]) -> List[str]:
           "away (every λ = 0: PUCT follows the prior and the visit counts); *uniform prior* replaces the heuristic "
           "prior; *exact matching* merges only screens with identical atom sets (τ = 1). *New states* and *state "
           "AUC* are the graph's own (so under exact matching they count screens the default would merge); *states "
-          "at τ 0.93* re-indexes each episode's produced screens under the default threshold, one measure for "
-          "every row. Spreads are the standard deviation over starts.", "",
+          "at τ 0.93* counts the distinct states of the episode's produced screens re-indexed under the default "
+          "threshold (the start's state counts when an action returns to it), one measure for every row. Spreads are the standard deviation over starts.", "",
           "| row | new states | states at τ 0.93 | new edges | state AUC | edge AUC | revisit | loop | high-u occ. "
           "| net Δu |",
           "|---|---|---|---|---|---|---|---|---|---|"]
