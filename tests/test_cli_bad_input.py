@@ -108,6 +108,23 @@ def test_studies_real_writes_the_web_report_apart(monkeypatch, capsys):
                      ("docs/results/real-apps.md", ["mousepad", "jupyterlab"])]
 
 
+def test_studies_real_ablation_names_its_command_and_rejects_two_apps(monkeypatch, capsys):
+    from spatialobs import cli
+    from spatialobs.screen import studies
+
+    calls = []
+    monkeypatch.setattr(studies, "write_real_ablation",
+                        lambda out, app, starts, steps, seed, **k: calls.append((out, app, starts, steps, k["command"])) or {})
+    assert cli.main(["studies", "--real", "--ablation"]) == 0
+    assert cli.main(["studies", "--real", "--ablation", "--apps", "pcmanfm", "--starts", "3"]) == 0
+    assert calls == [("docs/results/real-apps.md", "mousepad", 10, 50,
+                      "spatialobs studies --real --ablation --apps mousepad --starts 10 --steps 50"),
+                     ("docs/results/real-apps.md", "pcmanfm", 3, 50,
+                      "spatialobs studies --real --ablation --apps pcmanfm --starts 3 --steps 50")]
+    out = run("studies", "--real", "--ablation", "--apps", "mousepad,pcmanfm")
+    assert _one_error_line(out).startswith("spatialobs: error: --ablation takes one application of mousepad, ")
+
+
 def test_real_apps_study_rejects_an_unknown_app():
     from spatialobs import InvalidInputError
     from spatialobs.screen import studies

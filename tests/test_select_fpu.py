@@ -101,12 +101,14 @@ def test_seeded_hash_ties_salt_the_key():
     assert PUCT(seed=3).select(g, a, sigs, [1 / 12] * 12) == PUCT(seed=3).select(g, a, sigs, [1 / 12] * 12)
 
 
-def test_shared_key_drops_only_a_typed_fields_text():
-    assert shared_key("type|edit|this pc > music|5,1|Documents") == "type|edit|5,1|Documents"
-    assert shared_key("type|edit|this pc > documents > work|5,1|Documents") == "type|edit|5,1|Documents"
-    assert shared_key("type|edit|a\\|b|5,1|x\\|y") == "type|edit|5,1|x\\|y"  # escaped bars stay in their field
+def test_shared_key_keeps_only_a_typed_fields_role_and_value():
+    assert shared_key("type|edit|this pc > music|5,1|Documents") == "type|edit|Documents"
+    assert shared_key("type|edit|this pc > documents > work|5,1|Documents") == "type|edit|Documents"
+    assert shared_key("type|edit|a\\|b|5,1|x\\|y") == "type|edit|x\\|y"  # escaped bars stay in their field
     assert shared_key("type|edit|x|5,1|Pictures") != shared_key("type|edit|x|5,1|Documents")
-    assert shared_key("type|edit|x|6,1|Documents") != shared_key("type|edit|x|5,1|Documents")
+    # the item and its position are dropped: typing one value into any field of one role is one arm
+    assert shared_key("type|edit|x|6,1|Documents") == shared_key("type|edit|y|5,1|Documents")
+    assert shared_key("type|list item|a.txt|3,9|text") != shared_key("type|edit|a.txt|3,9|text")
     for sig in ("click|button|ok|12,26", "key|||escape", "type|odd"):
         assert shared_key(sig) == sig
 
@@ -289,3 +291,88 @@ def test_make_selector_names_and_bad_input():
         Random().select(None, 0, [], [])
     with pytest.raises(InvalidInputError, match="no candidate"):
         PUCT().select(None, 0, [], [])
+
+
+def _old_shared_key(signature: str) -> str:
+    # the key before typing was shared across items: a typed field's position kept
+    if not signature.startswith("type|"):
+        return signature
+    f = signature.split("|")
+    return "|".join(f[:2] + f[3:]) if len(f) == 5 else signature
+
+
+def _folder_view(items: int, buttons: int):
+    """A folder view whose file-list items all accept typing (a self-loop) and whose buttons each open a new screen."""
+    home = Screen([Element((0, 0, 400, 30), "TitleBar", "folder")]
+                  + [Element((10 + 40 * i, 100, 40 + 40 * i, 130), "List Item", f"file{i}.txt", editable=True)
+                     for i in range(items)]
+                  + [Element((10 + 60 * j, 40, 60 + 60 * j, 70), "Button", f"b{j}", clickable=True)
+                     for j in range(buttons)], 600, 300, ScreenMeta(app="demo"))
+    typing = [f"type|list item|file{i}.txt|{i},13|text" for i in range(items)]
+    clicks = [f"click|button|b{j}|{j},2" for j in range(buttons)]
+    return home, typing, clicks
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_typing_into_equivalent_items_is_one_arm_not_one_per_item(seed):
+    # 12 file-list items that accept typing (each a self-loop) beside 4 buttons that each open a new
+    # screen: after one typing try, the other items share its reward, so every button is tried before a
+    # second item is typed into (under the old key, each item was an arm never tried anywhere)
+    home, typing, clicks = _folder_view(12, 4)
+    g = ScreenGraph(app="demo")
+    s = g.observe(home)
+    sel = PUCT(seed=seed)
+    sel.start_walk()
+    sigs = typing + clicks
+    chosen = []
+    for _ in range(len(clicks) + 1):
+        sig = sigs[sel.select(g, s, sigs, [1 / len(sigs)] * len(sigs))]
+        if sig in clicks:
+            to = Screen([Element((0, 0, 400, 30), "TitleBar", sig)], 600, 300, ScreenMeta(app="demo"))
+        else:
+            to = home
+        sel.update(s, sig, g.record(s, sig, to).reward)
+        chosen.append(sig)
+    assert sum(sig in typing for sig in chosen) <= 1
+    assert set(clicks) <= set(chosen)
+
+
+def test_the_old_key_tried_every_item_first_on_the_same_view(monkeypatch):
+    # the same view under the old key: the typing tries among the first five choices, over eight seeds,
+    # are many more than one per seed (the fault the new key removes)
+    import spatialobs.screen.select as select_mod
+
+    monkeypatch.setattr(select_mod, "shared_key", _old_shared_key)
+    home, typing, clicks = _folder_view(12, 4)
+    typed = 0
+    for seed in range(8):
+        g = ScreenGraph(app="demo")
+        s = g.observe(home)
+        sel = PUCT(seed=seed)
+        sel.start_walk()
+        sigs = typing + clicks
+        for _ in range(5):
+            sig = sigs[sel.select(g, s, sigs, [1 / len(sigs)] * len(sigs))]
+            to = Screen([Element((0, 0, 400, 30), "TitleBar", sig)], 600, 300, ScreenMeta(app="demo")) \
+                if sig in clicks else home
+            sel.update(s, sig, g.record(s, sig, to).reward)
+            typed += sig in typing
+    assert typed > 8
+
+
+@pytest.mark.parametrize("app", ["explorer", "calc"])
+def test_simulators_without_equivalent_typing_targets_explore_as_before(app, monkeypatch):
+    # the simulated Explorer and Calc never offer one typed value for two fields of one role at two
+    # places, so the new key changes none of PUCT's choices there
+    import spatialobs.screen.select as select_mod
+
+    def run():
+        out = []
+        for st in sim.make_app(app, 0).starts(3):
+            ep = explore(sim.make_app(app, 0), 50, "puct", "heuristic", start=st, episode=st.index)
+            out.append([s.signature for s in ep.steps])
+        return out
+
+    new = run()
+    monkeypatch.setattr(select_mod, "shared_key", _old_shared_key)
+    assert run() == new

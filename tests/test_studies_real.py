@@ -90,3 +90,53 @@ def test_rendering_kept_results_names_what_was_not_run(tmp_path):
     assert "(PUCT, Greedy)" in text and "**Random not run.**" in text
     assert "- Per start (matched), PUCT found more new states than Greedy on 0 of 2 starts (2 ties, 0 fewer)." in text
     assert "than Random" not in text
+
+
+class _SimDriver:
+    """The simulated Notepad behind a real driver's face (app name, faults, launches, a context manager)."""
+
+    def __init__(self, app, seed=0):
+        from spatialobs.screen import sim
+
+        self._sim = sim.make_app("notepad", seed)
+        self.app = "notepad"
+        self.faults = {}
+        self.launches = 0
+
+    def __getattr__(self, name):
+        return getattr(self._sim, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_real_ablation_runs_every_row_from_matched_starts_and_renders_table_5(tmp_path, monkeypatch):
+    import spatialobs.screen.drivers as drivers
+
+    monkeypatch.setattr(drivers, "make_driver", lambda app, seed=0: _SimDriver(app, seed))
+    out = tmp_path / "real-apps.md"
+    out.with_suffix(".json").write_text(json.dumps({"localc": _kept_calc()}), encoding="utf-8")
+    res = studies.write_real_ablation(out, "mousepad", starts=2, steps=6, command="spatialobs studies --real Y")
+    assert list(res["rows"]) == list(studies.REAL_ABLATIONS)
+    for lb, c in res["rows"].items():
+        lam, prior, tau = studies.REAL_ABLATIONS[lb]
+        assert (c["lambdas"], c["prior"], c["tau"]) == (list(lam), prior, tau)
+        assert len(c["new_states"]) == len(c["state_auc"]) == len(c["states_tau"]) == 2
+        assert all(1 <= k <= 6 for k in c["states_tau"])
+    text = out.read_text(encoding="utf-8")
+    assert "## Table 5 on real mousepad" in text and "## localc" in text
+    assert "Regenerate with `spatialobs studies --real Y`" in text
+    for lb in studies.REAL_ABLATIONS:
+        assert f"| {lb} |" in text
+    kept = studies.load_real_results(out.with_suffix(".json"))
+    assert sorted(kept) == ["ablation-mousepad", "localc"] and kept["localc"] == _kept_calc()
+
+
+def test_real_ablation_rejects_bad_rows_and_apps_before_launching():
+    with pytest.raises(InvalidInputError, match="unknown ablation row 'bogus'"):
+        studies.real_ablation("mousepad", rows=["bogus"])
+    with pytest.raises(InvalidInputError, match="unknown real application 'nope'"):
+        studies.real_ablation("nope")

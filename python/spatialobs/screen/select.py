@@ -26,7 +26,8 @@ Three choices the paper leaves open are parameters (see :class:`PUCT`):
   selector's ``seed`` makes the draws of different episodes independent);
 * **shared first play** ``share``: an action untried from ``s`` whose signature has
   been tried from other states is scored with the mean reward of those tries
-  (:func:`shared_key`: the signature, for typing without the field's current text)
+  (:func:`shared_key`: the signature; for typing, only the operation, role and
+  typed value)
   instead of ``fpu``.
 
 :data:`PUCT_SETTINGS` names the paper-exact setting (``"paper"``: ``Q = 0`` for an
@@ -228,15 +229,20 @@ def shared_key(signature: str) -> str:
     """The key under which tries of a signature are shared across states (``share``).
 
     A click's or a key's signature is its own key: the same control at the same place
-    with the same text. A typing signature drops the field's current text (its
-    contents or, for an address bar, the current location) and keeps the operation,
-    role, position and the typed argument: typing one argument into one field is one
-    arm wherever the field happens to stand.
+    with the same text. A typing signature keeps only the operation, the target's
+    role and the typed argument, dropping the field's current text (its contents,
+    an item's name, or for an address bar the current location) and its position:
+    typing one argument into fields of one role is one arm, however many such
+    fields a screen lists and wherever they stand. Without this, every item of a
+    file list or grid that accepts typing is an arm never tried anywhere, and
+    PUCT tries each of them once before repeating any other action.
 
     Examples
     --------
     >>> shared_key("type|edit|this pc > music|5,1|Documents")
-    'type|edit|5,1|Documents'
+    'type|edit|Documents'
+    >>> shared_key("type|list item|notes.txt|9,14|text") == shared_key("type|list item|todo.md|12,14|text")
+    True
     >>> shared_key("click|button|ok|12,26")
     'click|button|ok|12,26'
     """
@@ -245,7 +251,7 @@ def shared_key(signature: str) -> str:
     f = _fields(signature)
     if len(f) != 5:
         return signature
-    return "|".join(f[:2] + f[3:])
+    return "|".join(f[:2] + f[4:])
 
 
 def puct_scores(q: Sequence[float], n: Sequence[int], prior: _Weights, total: float, c_p: float = 1.0) -> List[float]:

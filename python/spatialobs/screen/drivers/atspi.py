@@ -210,6 +210,8 @@ class _Bus:
         """The reply's body; with ``hang_ok``, None when no reply came within ``timeout`` (it is dropped if late)."""
         from jeepney import DBusAddress, MessageType, new_method_call
 
+        if not ref[0]:
+            raise _CallError(_NULL_REF, ())
         msg = new_method_call(DBusAddress(ref[1], bus_name=ref[0], interface=iface), method, sig or None, args)
         self.calls += 1
         try:
@@ -244,6 +246,9 @@ class _Bus:
             try:
                 for i in range(lo, min(lo + BATCH, len(calls))):
                     ref, iface, method, sig, args = calls[i]
+                    if not ref[0]:
+                        out[i] = _CallError(_NULL_REF, ())
+                        continue
                     msg = new_method_call(DBusAddress(ref[1], bus_name=ref[0], interface=iface), method, sig or None,
                                           args)
                     serial = next(self.conn.outgoing_serial)
@@ -279,6 +284,11 @@ class _Bus:
 
 class _CallError(Exception):
     """An error reply (the object vanished, or does not implement the interface)."""
+
+
+# AT-SPI's null reference (an empty bus name) points at no object, e.g. a child that went away
+# between listing and reading; asking the bus for it is a malformed message, not a call.
+_NULL_REF = "org.a11y.atspi.NullReference"
 
 
 def _bit(states: Sequence[int], n: int) -> bool:
