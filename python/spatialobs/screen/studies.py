@@ -1004,7 +1004,7 @@ def real_ablation(app: str = "mousepad", starts: int = 10, steps: int = 50, seed
     Parameters
     ----------
     app : str, default "mousepad"
-        A real application of :data:`REAL_BUDGET`.
+        A real application of ``REAL_BUDGET``.
     starts, steps : int
         Starts per row and actions per episode.
     seed : int, default 0

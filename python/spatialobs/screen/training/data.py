@@ -189,11 +189,11 @@ def _action(doc: str, where: str) -> Action:
 def episodes_from_store(path: Union[str, "os.PathLike[str]"]) -> Tuple[List[Episode], Dict[int, Screen]]:
     """The episodes a graph store recorded and the screens of its observations with evidence.
 
-    Each step's :attr:`~spatialobs.screen.explore.Step.digest` is the exact identity of
+    Each step's ``Step.digest`` is the exact identity of
     its source screen (a hash of the observation's atom sets), so digests compare
-    across stores; :attr:`~spatialobs.screen.explore.Step.screen` is the source screen
+    across stores; ``Step.screen`` is the source screen
     (``None`` when the store holds no element table for it). A capture or a fault is
-    a step with :attr:`~spatialobs.screen.explore.Step.capture` set that stays in its state.
+    a step with ``Step.capture`` set that stays in its state.
 
     Raises
     ------
@@ -349,7 +349,7 @@ def windows_dataset(episodes: Sequence[Tuple[str, Episode]], *, segment: int = 5
                     max_pairs: int = 100_000) -> Dataset:
     """Clean, window, describe, pair and split episodes given as ``(store name, episode)``.
 
-    Steps need :attr:`~spatialobs.screen.explore.Step.screen` (windows with a step
+    Steps need ``Step.screen`` (windows with a step
     without one are left out). Screens are numbered by their digest (one id per exact
     screen across every store).
 
