@@ -14,7 +14,7 @@ import pytest
 
 from spatialobs import InvalidInputError
 from spatialobs.screen import Element, Screen, ScreenGraph, ScreenMeta, explore, sim
-from spatialobs.screen.export import TABLES, export_store, load_frames, store_tables
+from spatialobs.screen.export import TABLES, export_store, load_frames, read_records, store_tables
 from spatialobs.screen.store import MemoryStore, SQLiteStore, StoreError, png_size, screenshot_digest
 
 
@@ -179,6 +179,23 @@ def test_tables_join_steps_to_observations_and_screenshots(store):
         assert sorted(zip(t["edges"]["source"], t["edges"]["signature"], t["edges"]["target"], t["edges"]["count"])) \
             == sorted(g.edges())
         assert [round(u, 12) for u in t["states"]["u"]] == [round(g.u(s), 12) for s in t["states"]["state"]]
+
+
+def test_one_reader_gives_the_rows_the_tables_are_built_from(store):
+    r = read_records(store)
+    t = store_tables(store)
+    assert [o.seq for o in r.observations] == t["observations"]["observation"]
+    assert len(r.transitions) + len(r.captures) == len(t["steps"]["kind"])
+    assert set(r.evidence) <= {o.seq for o in r.observations} and r.config
+    # an open store is read and left open; a path is opened and closed
+    st = SQLiteStore(store, create=False)
+    try:
+        assert read_records(st).observations == r.observations
+        assert st.config() == r.config
+    finally:
+        st.close()
+    with pytest.raises(InvalidInputError, match="store must be a path or a GraphStore, got int"):
+        read_records(3)  # type: ignore[arg-type]
 
 
 def test_parquet_and_jsonl_exports_read_back_equal(store, tmp_path):

@@ -66,14 +66,16 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 from xml.sax.saxutils import escape
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.graph import KAPPA, U0, Tallies, blend_u
-from spatialobs.screen.store import GraphStore, SQLiteStore, StoreError
+from spatialobs.screen.store import (CaptureRow, EvidenceRow, GraphStore, ObservationRow, SQLiteStore, StoreError,
+                                     TransitionRow)
 
-__all__ = ["TABLES", "FORMATS", "store_tables", "export_store", "load_frames", "ExportError", "describe"]
+__all__ = ["TABLES", "FORMATS", "store_tables", "export_store", "load_frames", "ExportError", "describe", "read_records",
+           "StoreRecords"]
 
 #: The formats :func:`export_store` writes.
 FORMATS = ("parquet", "jsonl", "graphml")
@@ -107,6 +109,51 @@ def _open(store: Union[str, "os.PathLike[str]", GraphStore]) -> Tuple[GraphStore
     raise InvalidInputError(f"store must be a path or a GraphStore, got {type(store).__name__}")
 
 
+class StoreRecords(NamedTuple):
+    """Everything a graph store recorded, read in one pass (see :func:`read_records`)."""
+
+    #: The run's configuration (app, seed, τ, κ, u₀, ...).
+    config: Dict[str, Any]
+    observations: List[ObservationRow]
+    transitions: List[TransitionRow]
+    captures: List[CaptureRow]
+    #: The evidence rows by observation sequence number.
+    evidence: Dict[int, EvidenceRow]
+
+
+def read_records(store: Union[str, "os.PathLike[str]", GraphStore]) -> StoreRecords:
+    """Read a graph store's configuration, observations, transitions, captures and evidence.
+
+    The one reader behind :func:`store_tables` and the training windows
+    (:func:`spatialobs.screen.training.data.episodes_from_store`).
+
+    Parameters
+    ----------
+    store
+        A path to an SQLite store (opened read-only and closed again) or an open
+        :class:`~spatialobs.screen.store.GraphStore` (left open).
+
+    Returns
+    -------
+    StoreRecords
+        The rows in the store's order.
+
+    Raises
+    ------
+    InvalidInputError
+        ``store`` is neither a path nor a store.
+    StoreError
+        The file is not a graph store.
+    """
+    st, own = _open(store)
+    try:
+        return StoreRecords(st.config(), st.observations(0), st.transitions(0), st.captures(0),
+                            {e.observation: e for e in st.evidence(0)})
+    finally:
+        if own:
+            st.close()
+
+
 def _empty(name: str) -> Columns:
     return {c: [] for c in TABLES[name]}
 
@@ -123,11 +170,7 @@ def store_tables(store: Union[str, "os.PathLike[str]", GraphStore]) -> Dict[str,
     """
     st, own = _open(store)
     try:
-        cfg = st.config()
-        obs_rows = st.observations(0)
-        tr_rows = st.transitions(0)
-        cap_rows = st.captures(0)
-        ev = {e.observation: e for e in st.evidence(0)}
+        cfg, obs_rows, tr_rows, cap_rows, ev = read_records(st)
         shots = [(r.digest, r.width, r.height, len(r.png)) for r in st.screenshots()]
     finally:
         if own:

@@ -48,7 +48,8 @@ from spatialobs.screen.actions import Action
 from spatialobs.screen.explore import Episode, Step
 from spatialobs.screen.features import normalize_text
 from spatialobs.screen.model import Element, Screen
-from spatialobs.screen.store import SQLiteStore, StoreError
+from spatialobs.screen.export import read_records
+from spatialobs.screen.store import StoreError
 from spatialobs.screen.traces import _MENU_NAMES, ActionToken, Trace, action_token, clean, counterfactual_pairs, windows
 
 __all__ = ["ROLE_ALIASES", "TASK_TEMPLATES", "TEST_TEMPLATE", "canonical_role", "canonical_action",
@@ -203,15 +204,7 @@ def episodes_from_store(path: Union[str, "os.PathLike[str]"]) -> Tuple[List[Epis
     p = Path(path)
     if not p.is_file():
         raise InvalidInputError(f"no graph store at {str(p)!r}")
-    st = SQLiteStore(p, create=False)
-    try:
-        cfg = st.config()
-        obs = st.observations(0)
-        trs = st.transitions(0)
-        caps = st.captures(0)
-        ev = {e.observation: e for e in st.evidence(0)}
-    finally:
-        st.close()
+    cfg, obs, trs, caps, ev = read_records(p)
     app = str(cfg.get("app") or p.stem)
     digest = {r.seq: _digest(r.control, r.text_atoms) for r in obs}
     state_of = {r.seq: r.state for r in obs}
