@@ -53,6 +53,23 @@ def test_probe_discloses_the_clipboard_and_escape_does_not_on_real_mousepad(tmp_
     assert "| probe (Paste + Undo) | 1.000 | 2 | 2 | 2 |" in text and "Regenerate with `X`" in text
 
 
+def test_the_decomposition_renders_from_its_kept_form():
+    from spatialobs.screen.graph import Dispersion
+
+    case = {"trials": 40, "matched_sources": 1, "matched_signatures": 1, "successors": {3: 20, 4: 20},
+            "documents": {"alpha": {"alpha": 20}}}
+    dec = {"launches": 80, "seconds": 100.0, "faults": {},
+           "hidden clipboard": {**case, "dispersion": Dispersion(1.0, 0.0, 1.0)},
+           "asynchronous race": {**case, "dispersion": Dispersion(0.971, 0.971, 0.0), "early_planned": 16,
+                                 "early_seen": 16}}
+    kept = rc.decomposition_record(dec)
+    assert kept["hidden clipboard"]["dispersion"] == {"pooled": 1.0, "within": 0.0, "between": 1.0}
+    assert isinstance(dec["hidden clipboard"]["dispersion"], Dispersion)  # the result itself is left as it was
+    text = "\n".join(rc.render_real_clipboard({"decomposition": kept}))
+    assert "| hidden clipboard | 1.000 | 0.000 | 1.000 | 40 | 1 / 1 | s3: 20, s4: 20 | alpha: 'alpha' x20 |" in text
+    assert "| asynchronous race | 0.971 | 0.971 | 0.000 |" in text and "showed it first in 16" in text
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: rc.real_decomposition(trials=0), "trials must be a positive integer, got 0"),
     (lambda: rc.real_decomposition(late_rate=1.5), "late_rate must lie in [0, 1], got 1.5"),

@@ -13,13 +13,25 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any, TypeVar, overload
+
 import numpy as np
 import numpy.typing as npt
 
 __all__ = ["unique"]
 
+_I = TypeVar("_I", bound=np.integer[Any])
 
-def unique(values: npt.ArrayLike) -> npt.NDArray[np.int64]:
+
+@overload
+def unique(values: npt.NDArray[_I]) -> npt.NDArray[_I]: ...
+
+
+@overload
+def unique(values: npt.ArrayLike) -> npt.NDArray[np.integer[Any]]: ...
+
+
+def unique(values: npt.ArrayLike) -> npt.NDArray[np.integer[Any]]:
     """The sorted distinct values of an integer array, as ``np.unique(values)`` gives them.
 
     Parameters

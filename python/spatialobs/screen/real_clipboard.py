@@ -38,8 +38,8 @@ from spatialobs.screen.actions import Action, signature
 from spatialobs.screen.graph import ScreenGraph, dispersion
 from spatialobs.screen.model import Screen
 
-__all__ = ["real_decomposition", "real_probe_vs_escape", "render_real_clipboard", "write_real_clipboard",
-           "set_selection", "LATE_DELAY"]
+__all__ = ["real_decomposition", "decomposition_record", "real_probe_vs_escape", "render_real_clipboard",
+           "write_real_clipboard", "set_selection", "LATE_DELAY"]
 
 #: Seconds after Edit > Paste at which a late clipboard update lands (after the screen is read).
 LATE_DELAY = 3.0
@@ -271,10 +271,30 @@ def real_probe_vs_escape(trials: int = 20, calibration: Optional[int] = None, se
     return out
 
 
+def decomposition_record(dec: Dict[str, Any]) -> Dict[str, Any]:
+    """:func:`real_decomposition`'s result in the form the kept JSON holds (each dispersion as a dict).
+
+    :func:`render_real_clipboard` reads this form only.
+
+    Examples
+    --------
+    >>> from spatialobs.screen.graph import Dispersion
+    >>> decomposition_record({"hidden clipboard": {"dispersion": Dispersion(1.0, 0.0, 1.0)}, "launches": 4})
+    {'hidden clipboard': {'dispersion': {'pooled': 1.0, 'within': 0.0, 'between': 1.0}}, 'launches': 4}
+    """
+    out = dict(dec)
+    for case in ("hidden clipboard", "asynchronous race"):
+        if case in out:
+            dd = out[case]["dispersion"]
+            out[case] = {**out[case], "dispersion": {"pooled": dd.pooled, "within": dd.within, "between": dd.between}}
+    return out
+
+
 def render_real_clipboard(res: Dict[str, Any]) -> List[str]:
     """Markdown lines of Tables 6 and 7 on real Mousepad from ``{"decomposition": …, "probe": …}``.
 
-    Either table is left out when its results are missing.
+    The decomposition is in its kept form (:func:`decomposition_record`). Either table is left out
+    when its results are missing.
 
     Examples
     --------
@@ -295,8 +315,7 @@ def render_real_clipboard(res: Dict[str, Any]) -> List[str]:
         for case in ("hidden clipboard", "asynchronous race"):
             r = dec[case]
             dd = r["dispersion"]
-            pooled, within, between = ((dd.pooled, dd.within, dd.between) if hasattr(dd, "pooled")
-                                       else (dd["pooled"], dd["within"], dd["between"]))
+            pooled, within, between = dd["pooled"], dd["within"], dd["between"]
             docs = "; ".join(f"{c}: " + ", ".join(f"{t!r} x{n}" for t, n in sorted(v.items()))
                              for c, v in r["documents"].items())
             succ = ", ".join(f"s{k}: {v}" for k, v in sorted(r["successors"].items()))
@@ -347,11 +366,7 @@ def write_real_clipboard(path: Union[str, Path] = "docs/results/real-apps.md", t
     why = unavailable_reason("mousepad") or (None if shutil.which("xclip") else "xclip is not installed")
     if why:
         raise DriverUnavailable(why)
-    dec = real_decomposition(trials, seed, log=log)
-    for case in ("hidden clipboard", "asynchronous race"):
-        dd = dec[case]["dispersion"]
-        dec[case]["dispersion"] = {"pooled": dd.pooled, "within": dd.within, "between": dd.between}
-    res = {"decomposition": dec, "probe": real_probe_vs_escape(trials, seed=seed, log=log), "command": command,
+    res = {"decomposition": decomposition_record(real_decomposition(trials, seed, log=log)), "probe": real_probe_vs_escape(trials, seed=seed, log=log), "command": command,
            "date": time.strftime("%Y-%m-%d", time.gmtime())}
     kept["clipboard"] = res
     save_real_results(out, kept)
