@@ -27,6 +27,24 @@ def shared_files(sub: str, pattern: str = "*") -> list[Path]:
     return sorted(folder.glob(pattern)) if folder.is_dir() else []
 
 
+#: Test modules that each start a Ray cluster on this machine: one pytest-xdist worker runs them
+#: one after the other (two clusters starting at once on a small machine can miss Ray's startup limit).
+RAY_MODULES = ("tests/test_distributed.py", "tests/test_distributed_nodes.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``pytest -n N --dist loadgroup``: one worker per test module (its module fixtures built once).
+
+    Each test joins the group of its module (the Ray modules one group between them), so a
+    module's browsers, applications and stores are started once, as in a serial run.
+    """
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group("ray" if module in RAY_MODULES else module))
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The real-data folder; skips the test with a reason when it is absent."""

@@ -46,7 +46,8 @@ def _run_hung(tmp_path: Path, source: str, *args: str, **env: str) -> "tuple[sub
         [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path),
          "-p", "no:cacheprovider", "-q", *args, str(tmp_path / "test_hung.py")],
         cwd=str(tmp_path), capture_output=True, text=True, timeout=120,
-        env=dict(os.environ, PYTHONPATH=str(ROOT), **env))
+        # the inner run is serial whatever the outer run's PYTEST_ADDOPTS (e.g. CI's -n 2) ask
+        env=dict(os.environ, PYTHONPATH=str(ROOT), PYTEST_ADDOPTS="", **env))
     return proc, time.monotonic() - start
 
 
