@@ -57,6 +57,7 @@ def stress_canvas(seed: int) -> Canvas:
     rng = random.Random(seed)
     c = Canvas()
     page = c.current_page
+    assert page is not None
     k = iter(range(10**6))
 
     def add(nid: str, typ: str, x: float, y: float, w: float, h: float, parent: str = page, **kw: Any) -> str:
@@ -114,11 +115,11 @@ def stress_canvas(seed: int) -> Canvas:
     text("t_beside", 300, 60, parent=f1)
     # a seeded random stack of cards and labels
     for j in range(24):
-        x, y = 1200 + rng.uniform(0, 500), 440 + rng.uniform(0, 300)
+        rx, ry = 1200 + rng.uniform(0, 500), 440 + rng.uniform(0, 300)
         if rng.random() < 0.5:
-            text(f"rt{j}", x, y, t=rng.choice(["a", "note", "longer label"]))
+            text(f"rt{j}", rx, ry, t=rng.choice(["a", "note", "longer label"]))
         else:
-            geo(f"rg{j}", x, y, rng.uniform(40, 180), rng.uniform(30, 120), rng.choice(["none", "solid", "semi"]),
+            geo(f"rg{j}", rx, ry, rng.uniform(40, 180), rng.uniform(30, 120), rng.choice(["none", "solid", "semi"]),
                 kind=rng.choice(["rectangle", "ellipse", "diamond"]), rotation=rng.choice([0.0, 0.0, 0.3]))
     return c
 
@@ -156,6 +157,9 @@ def _measure(path: Path) -> Tuple[pp.Agreement, pp.Agreement, int]:
             len(skip))
 
 
+# the first file of each editor probes all of that editor's files (57-92 s for tldraw on an idle
+# machine, past 120 s under load), and the wireframe's second probe adds about 45 s
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name.split("__")[1][:24])
 def test_real_file_labels_agree_with_the_pixels(path: Path) -> None:
     """Slow by design for the first file of each editor: it probes every real file of that editor in one
