@@ -7,7 +7,10 @@ the same viewport must say ``occluded`` exactly for the shapes a person cannot s
 than 10% of their own pixels visible) on at least ``TARGET`` of the judged shapes, per
 file. The paper's bounds rule is measured beside it and must do worse where outlines
 and text are common. Large pages are tiled at zoom 0.25 (``--min-zoom``) to keep the
-run short; ``docs/observation-rules.md`` has the measurements at zoom 0.5.
+run short; ``docs/observation-rules.md`` has the measurements at zoom 0.5. Shapes whose
+pixels hang on where the pixel grid falls (seen in one probe, hidden in another with the
+view moved by a fraction of a pixel) are not judged; the files where that happens are
+probed twice (``GRID_CHECKED``).
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from __future__ import annotations
 import json
 import math
 import random
+import shutil
+import subprocess
 from pathlib import Path
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Set, Tuple
 
 import pytest
 
@@ -27,15 +32,19 @@ from tests.conftest import shared_files
 
 #: Share of judged shapes whose label must match the pixels, per file.
 TARGET = 0.99
-#: Files below the target and why (measured; see docs/observation-rules.md).
-KNOWN_BELOW = {
-    # exact copies of hand-drawn outlines: tldraw seeds each outline's wobble with the
-    # shape's id, so a copy on top leaves a sliver of the stroke below it showing; whether
-    # that sliver holds a tenth of its pixels turns on sub-pixel coverage at the probe's
-    # zoom (the labels of these copies at zoom 0.25 and 0.5 agree on 101 of 155), which an
-    # observation without a zoom cannot follow (measured at 98.9% here at zoom 0.25)
-    "QuentinJoanon__VictoryZone-Front__wireframe.tldr": 0.985,
-}
+#: Files probed a second time with the pixel grid moved by ``GRID_SHIFT`` of a pixel; shapes whose
+#: pixel label changes with it are not judged (:func:`pixel_probe.unsteady`). VictoryZone-Front is a
+#: wireframe of exact copies of hand-drawn outlines: tldraw seeds each outline's wobble with the
+#: shape's id, so a copy on top leaves slivers of the stroke below showing, fractions of a pixel wide,
+#: and whether they hold a tenth of its pixels turns on where the grid falls (moving the view by 3/8
+#: pixel turns 38 of its shapes from seen to hidden or back at zoom 0.25, 50 at zoom 0.5; see
+#: docs/observation-rules.md). Every other file agrees on every judged shape, so leaving shapes out
+#: could not lower it, and it is not probed twice (CI time).
+GRID_CHECKED = frozenset({"QuentinJoanon__VictoryZone-Front__wireframe.tldr"})
+#: Pixels the second probe moves the view by (right and down).
+GRID_SHIFT = 0.375
+#: Largest share of a file's judged shapes that may be left out as unsteady (measured: 1.9% at zoom 0.25).
+UNSTEADY_MAX = 0.03
 REAL = shared_files("canvases", "*.tldr") + shared_files("canvases", "*.excalidraw")
 
 
@@ -48,6 +57,7 @@ def stress_canvas(seed: int) -> Canvas:
     rng = random.Random(seed)
     c = Canvas()
     page = c.current_page
+    assert page is not None
     k = iter(range(10**6))
 
     def add(nid: str, typ: str, x: float, y: float, w: float, h: float, parent: str = page, **kw: Any) -> str:
@@ -105,11 +115,11 @@ def stress_canvas(seed: int) -> Canvas:
     text("t_beside", 300, 60, parent=f1)
     # a seeded random stack of cards and labels
     for j in range(24):
-        x, y = 1200 + rng.uniform(0, 500), 440 + rng.uniform(0, 300)
+        rx, ry = 1200 + rng.uniform(0, 500), 440 + rng.uniform(0, 300)
         if rng.random() < 0.5:
-            text(f"rt{j}", x, y, t=rng.choice(["a", "note", "longer label"]))
+            text(f"rt{j}", rx, ry, t=rng.choice(["a", "note", "longer label"]))
         else:
-            geo(f"rg{j}", x, y, rng.uniform(40, 180), rng.uniform(30, 120), rng.choice(["none", "solid", "semi"]),
+            geo(f"rg{j}", rx, ry, rng.uniform(40, 180), rng.uniform(30, 120), rng.choice(["none", "solid", "semi"]),
                 kind=rng.choice(["rectangle", "ellipse", "diamond"]), rotation=rng.choice([0.0, 0.0, 0.3]))
     return c
 
@@ -128,7 +138,9 @@ def _stress_file(tmp: Path, editor: str, seed: int) -> Path:
 _PROBES: Dict[Path, Dict[str, Any]] = {}
 
 
-def _measure(path: Path) -> Tuple[pp.Agreement, pp.Agreement]:
+def _measure(path: Path) -> Tuple[pp.Agreement, pp.Agreement, int]:
+    """Ours and the paper's rule against the pixels, on the shapes whose pixels do not hang on the grid,
+    and how many were left out for that."""
     editor = _editor(path)
     require(editor, pp.unavailable_reason(editor))
     if path not in _PROBES:
@@ -138,19 +150,27 @@ def _measure(path: Path) -> Tuple[pp.Agreement, pp.Agreement]:
             _PROBES[p] = probe
     probe = _PROBES.pop(path)
     canvas = load(path)
-    return pp.agreement(canvas, probe), pp.agreement(canvas, probe, occlusion="paper")
+    skip: Set[str] = set()
+    if path.name in GRID_CHECKED:
+        skip = pp.unsteady(probe, pp.run_probe(editor, path, "--min-zoom", "0.25", "--shift", str(GRID_SHIFT)))
+    return (pp.agreement(canvas, probe, skip=skip), pp.agreement(canvas, probe, occlusion="paper", skip=skip),
+            len(skip))
 
 
+# the first file of each editor probes all of that editor's files (57-92 s for tldraw on an idle
+# machine, past 120 s under load), and the wireframe's second probe adds about 45 s
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name.split("__")[1][:24])
 def test_real_file_labels_agree_with_the_pixels(path: Path) -> None:
     """Slow by design for the first file of each editor: it probes every real file of that editor in one
     browser session (one render per pass of disjoint shapes, 8 to 21 per view; 57 s for the tldraw files,
     most of it the 2,504-shape wireframe, on the shared 2-core machine); the other files take their results.
+    The files of ``GRID_CHECKED`` are probed once more with the grid moved (about 45 s for the wireframe).
     """
-    ours, paper = _measure(path)
-    want = KNOWN_BELOW.get(path.name, TARGET)
+    ours, paper, unsteady = _measure(path)
     assert ours.judged > 0
-    assert ours.rate >= want, (f"{path.name}: {ours.agree}/{ours.judged} agree; labelled occluded but seen "
+    assert unsteady <= UNSTEADY_MAX * (ours.judged + unsteady), f"{path.name}: {unsteady} shapes hang on the grid"
+    assert ours.rate >= TARGET, (f"{path.name}: {ours.agree}/{ours.judged} agree; labelled occluded but seen "
                                f"{ours.false_occluded[:5]}, hidden but not labelled {ours.missed[:5]}")
     assert ours.rate >= paper.rate
 
@@ -159,10 +179,47 @@ def test_real_file_labels_agree_with_the_pixels(path: Path) -> None:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_stress_page_labels_agree_with_the_pixels(tmp_path: Path, editor: str, seed: int) -> None:
     path = _stress_file(tmp_path, editor, seed)
-    ours, paper = _measure(path)
+    ours, paper, _ = _measure(path)
     assert ours.judged >= 40
     assert ours.rate >= TARGET, (f"{editor} stress {seed}: {ours.agree}/{ours.judged}; false {ours.false_occluded}, "
                                  f"missed {ours.missed}")
     # the page has hidden shapes, and the paper's rule calls visible ones occluded
     assert ours.pixel_occluded >= 3
     assert paper.rate < ours.rate
+
+
+def test_unsteady_shapes_are_left_out_and_only_they() -> None:
+    c = Canvas()
+    page = c.current_page
+    for k, nid in enumerate(("low", "high", "far")):
+        c.add({"id": nid, "type": "geo", "parent": page, "index": f"a{k}", "x": 0 if nid != "far" else 500, "y": 0,
+               "w": 100, "h": 100, "style": {"fill": "solid"}})
+
+    def probe(low_visible: int) -> Dict[str, Any]:
+        return {"views": [{"page": page, "viewport": {"x": -10, "y": -10, "w": 800, "h": 400}, "zoom": 1,
+                           "shapes": [{"id": "low", "own": 400, "visible": low_visible},
+                                      {"id": "high", "own": 400, "visible": 400},
+                                      {"id": "far", "own": 400, "visible": 400}]}]}
+
+    a, b = probe(30), probe(50)  # 7.5% of "low" shows, then 12.5%: hidden, then seen
+    assert pp.unsteady(a, b) == {"low"}
+    assert pp.unsteady(a, a) == set()
+    full = pp.agreement(c, b)
+    assert (full.judged, full.agree, full.false_occluded) == (3, 2, [("low", 0.125, "high")])
+    kept = pp.agreement(c, b, skip=pp.unsteady(a, b))
+    assert (kept.judged, kept.agree, kept.skipped) == (2, 2, 1)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--shift", "1"], "--shift PX with 0 <= PX < 1"),
+    (["--shift", "-0.5"], "--shift PX with 0 <= PX < 1"),
+    (["--shift", "x"], "--shift PX with 0 <= PX < 1"),
+    (["--shift"], "--shift needs a value"),
+])
+def test_the_probe_names_a_bad_shift(args: Any, message: str) -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not on PATH")
+    proc = subprocess.run(["node", str(pp.PROBE), "--editor", "tldraw", "--harness", "none", "page.tldr", *args],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert f"error: {message}" in proc.stderr

@@ -2,7 +2,7 @@
 // Pixel truth for occlusion: renders a page in the real tldraw or Excalidraw editor and
 // measures, for every shape in view, how many of its own pixels a person still sees.
 //
-//   node probe.mjs --editor tldraw|excalidraw --harness DIR INPUT [MORE ...] [--window W,H] [--min-zoom Z] [--out FILE]
+//   node probe.mjs --editor tldraw|excalidraw --harness DIR INPUT [MORE ...] [--window W,H] [--min-zoom Z] [--shift PX] [--out FILE]
 //
 // One render does not show what lies under a shape, and one render per shape is slow, so
 // shapes are rendered in passes: a pass holds shapes whose padded screen boxes are pairwise
@@ -22,6 +22,8 @@
 // the canvas keeps the same extent), read back with getImageData.
 //
 // Large pages are cut into tiles at zoom max(fit, --min-zoom); tiles with no shape are skipped.
+// --shift PX moves every view by PX screen pixels right and down (0 <= PX < 1): the same page
+// under a pixel grid that falls elsewhere, to tell which shapes' pixels hang on where it falls.
 // Output: {editor, input, unordered: [ids whose paint order tldraw chose at random on load], views: [{page, viewport {x,y,w,h} (page units), zoom, shapes: [{id, own, visible}]}]}
 // for one INPUT; for several, {editor, files: [that object for each INPUT]}, from one browser session.
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -31,12 +33,12 @@ import { inflateSync } from 'node:zlib'
 
 function usage(msg) {
 	if (msg) process.stderr.write(`error: ${msg}\n`)
-	process.stderr.write('usage: node probe.mjs --editor tldraw|excalidraw --harness DIR INPUT [MORE ...] [--window W,H] [--min-zoom Z] [--out FILE]\n')
+	process.stderr.write('usage: node probe.mjs --editor tldraw|excalidraw --harness DIR INPUT [MORE ...] [--window W,H] [--min-zoom Z] [--shift PX] [--out FILE]\n')
 	process.exit(2)
 }
 
 function parseArgs(argv) {
-	const o = { window: [1600, 1000], minZoom: 0.25, pad: 8 }
+	const o = { window: [1600, 1000], minZoom: 0.25, pad: 8, shift: 0 }
 	const rest = []
 	for (let i = 0; i < argv.length; i++) {
 		const a = argv[i]
@@ -47,6 +49,7 @@ function parseArgs(argv) {
 		else if (a === '--window') o.window = val().split(',').map(Number)
 		else if (a === '--min-zoom') o.minZoom = Number(val())
 		else if (a === '--pad') o.pad = Number(val())
+		else if (a === '--shift') o.shift = Number(val())
 		else if (a.startsWith('--')) usage(`unknown option ${a}`)
 		else rest.push(a)
 	}
@@ -55,6 +58,7 @@ function parseArgs(argv) {
 	if (!rest.length) usage('at least one INPUT')
 	if (o.window.length !== 2 || !o.window.every((v) => Number.isInteger(v) && v > 0)) usage('--window W,H')
 	if (!(o.minZoom > 0)) usage('--min-zoom > 0')
+	if (!(o.shift >= 0 && o.shift < 1)) usage('--shift PX with 0 <= PX < 1')
 	o.inputs = rest
 	return o
 }
@@ -156,7 +160,7 @@ function composite(items, W, H) {
 	return items.map((it) => ({ id: it.id, ...out.get(it.id) }))
 }
 
-function tiles(bounds, W, H, minZoom) {
+function tiles(bounds, W, H, minZoom, shift = 0) {
 	const [bx, by, bw, bh] = bounds
 	const fit = Math.min(W / Math.max(bw, 1), H / Math.max(bh, 1), 1)
 	const z = Math.max(fit, minZoom)
@@ -165,8 +169,8 @@ function tiles(bounds, W, H, minZoom) {
 	const nx = Math.max(1, Math.ceil(bw / tw))
 	const ny = Math.max(1, Math.ceil(bh / th))
 	// one tile: center the page; several: a grid from the page's corner
-	const ox = nx === 1 ? bx + bw / 2 - tw / 2 : bx
-	const oy = ny === 1 ? by + bh / 2 - th / 2 : by
+	const ox = (nx === 1 ? bx + bw / 2 - tw / 2 : bx) - shift / z
+	const oy = (ny === 1 ? by + bh / 2 - th / 2 : by) - shift / z
 	const out = []
 	for (let j = 0; j < ny; j++) for (let i = 0; i < nx; i++) out.push({ x: ox + i * tw, y: oy + j * th, w: tw, h: th, z })
 	return out
@@ -252,7 +256,7 @@ async function probeTldrawFile(opts, h, input, W, H, cdp) {
 			}, pg.id)
 			if (!info.bounds) continue
 			const live = info.shapes.filter((s) => s.b && s.opacity > 0)
-			for (const v of tiles(info.bounds, W, H, opts.minZoom)) {
+			for (const v of tiles(info.bounds, W, H, opts.minZoom, opts.shift)) {
 				const inView = live.filter((s) => meets(s.b, v))
 				if (!inView.length) continue
 				const vp = await h.page.evaluate(async (v) => {
@@ -308,7 +312,7 @@ async function probeExcalidrawFile(opts, h, input, W, H) {
 		const scene = await h.page.evaluate((t) => window.__harness.probeScene(t), text)
 		if (!scene.ok) throw new Error(`Excalidraw could not load ${input}: ${scene.error}`)
 		const live = scene.elements.filter((e) => e.b && e.opacity > 0)
-		for (const v of tiles(scene.bounds, W, H, opts.minZoom)) {
+		for (const v of tiles(scene.bounds, W, H, opts.minZoom, opts.shift)) {
 			const inView = live.filter((e) => meets(e.b, v))
 			if (!inView.length) continue
 			const items = inView.map((e) => ({ ...e, r: screenRect(e.b, v, opts.pad, W, H) })).filter((e) => e.r[2] > e.r[0] && e.r[3] > e.r[1])
