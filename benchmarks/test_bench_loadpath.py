@@ -28,7 +28,7 @@ REAL = sorted(SHARED.glob("*"), key=lambda p: (p.stat().st_size, p.name)) if SHA
 
 
 def _label(p: Path) -> str:
-    return f"{p.stat().st_size / 1e3:.0f} kB {p.name.split('__')[1][:24]}"
+    return f"{p.stat().st_size / 1e3:7.1f} kB {p.name.split('__')[1][:24]}"
 
 
 def _first_observation(data: bytes) -> str:
