@@ -134,3 +134,33 @@ def test_first_observation_identical_through_the_twins(path, monkeypatch):
     monkeypatch.setattr(X, "CLEAN_FIELDS", False)
     monkeypatch.setattr(T, "CLEAN_FIELDS", False)
     assert _first_observation(path) == fast
+
+
+_curve_coord = st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.integers(-1000, 1000).map(float),
+                         st.sampled_from([0.0, -0.0, 1e-9, 1e120]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.tuples(_curve_coord, _curve_coord), min_size=1, max_size=9), min_size=1, max_size=6))
+def test_curve_boxes_equal_curve_box_one_by_one(curves):
+    S = importlib.import_module("spatialobs.canvas.document.shapes")
+    assert [repr(b) for b in S.curve_boxes(curves)] == [repr(S.curve_box(c)) for c in curves]
+
+
+@needs_real
+def test_every_real_excalidraw_curve_boxed_alike():
+    S = importlib.import_module("spatialobs.canvas.document.shapes")
+    curves = [[[float(a), float(b)] for a, b in e["points"]] for p in REAL if p.suffix == ".excalidraw"
+              for e in json.loads(p.read_bytes())["elements"] if isinstance(e.get("points"), list) and e["points"]]
+    assert len(curves) > 100
+    assert [repr(b) for b in S.curve_boxes(curves)] == [repr(S.curve_box(c)) for c in curves]
+
+
+def test_rounded_arrow_box_seeded_at_import_is_the_derived_one():
+    """The box the Excalidraw importer keeps for a rounded arrow is the one a derivation computes."""
+    from spatialobs.canvas.document.shapes import local_box
+
+    el = {"id": "a", "type": "arrow", "x": 0, "y": 0, "points": [[0, 0], [10, 10], [10, 20]], "roundness": {"type": 2}}
+    c = load({"type": "excalidraw", "elements": [el]})
+    nd, box = c._local_cache["a"]
+    assert nd is c.node("a") and box == local_box(nd.type, nd.props, nd.w, nd.h) and box[2] > 10.0

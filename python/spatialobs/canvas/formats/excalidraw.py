@@ -36,7 +36,8 @@ from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, 
 from spatialobs.canvas.document.arrows import arrow_ends
 from spatialobs.canvas.document.excalidraw_text import (bound_text_layout, default_line_height, label_fields,
                                                          measure_text, text_element_size, wrap_text)
-from spatialobs.canvas.document.shapes import arrow_terminals, local_box
+from spatialobs.canvas.document.freehand import freehand_box
+from spatialobs.canvas.document.shapes import _excalidraw_round, arrow_terminals, curve_boxes, local_box
 
 __all__ = ["from_excalidraw", "to_excalidraw", "is_excalidraw", "ExcalidrawSource", "LINEAR_TYPES",
            "ELEMENT_TYPES", "TYPE_MAP"]
@@ -271,6 +272,7 @@ def from_excalidraw(doc: Mapping[str, Any]) -> Canvas:
         lim = current_limits()
         node_fields = [_clean_fields(f, lim.max_key_chars, lim.max_coordinate) for f in node_fields]
     canvas = build_canvas(pages, node_fields, binding_fields, diags)
+    _seed_curve_boxes(canvas, node_fields)
     raw_app = doc.get("appState")
     app: Mapping[str, Any] = raw_app if is_mapping(raw_app) else {}
     if isinstance(app.get("scrollX"), (int, float)) and isinstance(app.get("scrollY"), (int, float)):
@@ -293,6 +295,31 @@ def from_excalidraw(doc: Mapping[str, Any]) -> Canvas:
         origin_nodes=dict(canvas._nodes), origin_bindings=dict(canvas._bindings),
         origin_cameras=dict(canvas.cameras), origin_selection=dict(canvas.selection))
     return canvas
+
+
+def _seed_curve_boxes(canvas: Canvas, node_fields: List[Dict[str, Any]]) -> None:
+    """The local boxes of the rounded lines and arrows (the curve Excalidraw draws through their
+    points), computed for all of them at once and kept in the canvas's local-box cache, where the
+    first derivation finds them instead of computing each with :func:`~spatialobs.canvas.document.
+    shapes.curve_box`. Only nodes built from the fields as they are (``props`` the same object) and
+    whose box :func:`~spatialobs.canvas.document.shapes.local_box` would take from that curve."""
+    nodes = canvas._nodes
+    todo: List[Tuple[Node, List[List[float]]]] = []
+    for f in node_fields:
+        if f["type"] not in ("line", "arrow") or type(f) is not CleanFields:
+            continue
+        props = f["props"]
+        pts = props.get("points")
+        if type(pts) is not list or len(pts) < 3 or not _excalidraw_round(f["type"], props):
+            continue
+        nd = nodes.get(f["id"])
+        if nd is None or nd.props is not props or freehand_box(nd.type, props) is not None:
+            continue
+        todo.append((nd, pts))
+    if not todo:
+        return
+    for (nd, _), box in zip(todo, curve_boxes([pts for _, pts in todo])):
+        canvas._local_cache[nd.id] = (nd, box)
 
 
 #: Whether the importer hands the assembler fields it has checked itself (see :func:`_clean_fields`);
