@@ -244,14 +244,14 @@ def curve_boxes(curves: Sequence[Sequence[Sequence[float]]]) -> List[Box]:
     starts: List[int] = []
     which: List[int] = []
     o = 0
-    for i, c in enumerate(curves):
-        k = len(c)
+    for i, pts in enumerate(curves):
+        k = len(pts)
         if k < 3:
-            out[i] = curve_box(c)
+            out[i] = curve_box(pts)
             continue
-        rows.append(c[:1])
-        rows.append(c)
-        rows.append(c[-1:])
+        rows.append(pts[:1])
+        rows.append(pts)
+        rows.append(pts[-1:])
         starts.append(o)
         which.append(i)
         o += k + 2
