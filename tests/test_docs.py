@@ -20,6 +20,7 @@ import spatialobs
 NO_EXAMPLES = {"spatialobs", "spatialobs._core", "spatialobs._errors", "spatialobs.canvas.document.derive",
                "spatialobs.screen._persist", "spatialobs.screen._cfeatures", "spatialobs.canvas._cobserve",
                "spatialobs.screen._cactions", "spatialobs.screen._cmodel", "spatialobs.canvas.document._cextract",
+               "spatialobs.canvas.document._cfreehand",
                "spatialobs.canvas._cjson",
                "spatialobs.cli"}
 MODULES = sorted(

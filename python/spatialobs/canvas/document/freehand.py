@@ -35,7 +35,7 @@ import base64
 import binascii
 import math
 import operator
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -69,6 +69,15 @@ _ARRAY_MIN = 96
 _KERNELS: Dict[float, Tuple[np.ndarray, np.ndarray]] = {}
 # tldraw skips a streamlined point closer than this (per axis) to the previous one
 _SAME_POINT = 0.0001
+
+_DrawExtent = Callable[[List[Any], float, float, bool], Optional[Tuple[float, ...]]]
+_draw_extent: Optional[_DrawExtent]
+try:  # the compiled box of a short stroke (_cfreehand.pyx); its twin is _fast_listed + _stroke_extent
+    from spatialobs.canvas.document._cfreehand import draw_extent as _draw_extent
+except ImportError:  # pragma: no cover - a source tree without the compiled module
+    _draw_extent = None
+#: Whether :func:`_draw_box` uses the compiled stroke box when it is built (False: the Python twin).
+DRAW_KERNEL = True
 # the outline builder's constants (getStrokeOutlinePoints.ts)
 _FIXED_PI = math.pi + 0.0001
 _TRACK_TOLERANCE_RATIO = 0.05
@@ -767,19 +776,38 @@ def _is_single_point(seg: Any) -> bool:
     return len(_raw_segment_points(seg)) <= 1
 
 
-def _draw_box(props: Mapping[str, Any], segments: List[Any]) -> Optional[Box]:
-    scale = _prop_float(props, "scale", 1.0)
-    sw = (DRAW_STROKE_WIDTHS.get(str(props.get("size", "m")), 3.5) + 1) * scale
-    q = _segment_rows(segments, _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0))
-    n = q.shape[1]
-    if n == 0:
-        return _dot_box(sw) if len(segments) == 1 else None
+def _draw_options(props: Mapping[str, Any], sw: float) -> Tuple[float, bool]:
+    """tldraw's streamline option and whether the stroke is complete, for a draw shape."""
     is_pen = bool(props.get("isPen"))
     if is_pen:
         streamline = 0.62
     else:  # tldraw's modulate(sw, [9, 16], [0.64, 0.74], clamp)
         streamline = min(max(0.64 + (sw - 9) / 7 * 0.1, 0.64), 0.74)
-    last = bool(props.get("isComplete")) or is_pen
+    return streamline, bool(props.get("isComplete")) or is_pen
+
+
+def _draw_box(props: Mapping[str, Any], segments: List[Any]) -> Optional[Box]:
+    scale = _prop_float(props, "scale", 1.0)
+    sw = (DRAW_STROKE_WIDTHS.get(str(props.get("size", "m")), 3.5) + 1) * scale
+    scale_x, scale_y = _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0)
+    if _draw_extent is not None and DRAW_KERNEL and len(segments) == 1 and scale_x == 1 and scale_y == 1:
+        # one short free segment of point dicts (most strokes): stored, smoothed and bounded in one compiled pass
+        seg = segments[0]
+        if type(seg) is dict and seg.get("type") == "free" and "path" not in seg:
+            pts = seg.get("points")
+            if type(pts) is list and 0 < len(pts) <= _ARRAY_MIN:
+                streamline, last = _draw_options(props, sw)
+                got = _draw_extent(pts, sw, streamline, last)
+                if got is not None:
+                    x0, y0, x1, y1, count, ix0, iy0, ix1, iy1 = got
+                    if x1 - x0 < sw * 2 and y1 - y0 < sw * 2 and ix1 - ix0 < sw * 2 and iy1 - iy0 < sw * 2:
+                        return _dot_box(sw)
+                    return _dot_box(sw) if count == 1 else (x0, y0, x1, y1)
+    q = _segment_rows(segments, scale_x, scale_y)
+    n = q.shape[1]
+    if n == 0:
+        return _dot_box(sw) if len(segments) == 1 else None
+    streamline, last = _draw_options(props, sw)
     got = _stroke_extent_array(q, sw, streamline, last) if n > _ARRAY_MIN else None
     if got is None:
         xs, ys = q.tolist()

@@ -225,6 +225,74 @@ def curve_box(points: Sequence[Sequence[float]]) -> Box:
     return (float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1]))
 
 
+def curve_boxes(curves: Sequence[Sequence[Sequence[float]]]) -> List[Box]:
+    """:func:`curve_box` of each of several point lists (of finite numbers), computed together.
+
+    The same operations per segment as :func:`curve_box`, on all segments of all curves in
+    one pass of array operations; each curve's box is then reduced from its own rows. A
+    curve of fewer than three points, or with coordinates beyond 1e100 (where the cubic's
+    coefficients could overflow), is handed to :func:`curve_box` itself.
+
+    Examples
+    --------
+    >>> curve_boxes([[(0, 0), (10, 10), (10, 20)], [(0, 0), (10, 0)]]) == [
+    ...     curve_box([(0, 0), (10, 10), (10, 20)]), curve_box([(0, 0), (10, 0)])]
+    True
+    """
+    out: List[Optional[Box]] = [None] * len(curves)
+    rows: List[Any] = []
+    starts: List[int] = []
+    which: List[int] = []
+    o = 0
+    for i, pts in enumerate(curves):
+        k = len(pts)
+        if k < 3:
+            out[i] = curve_box(pts)
+            continue
+        rows.append(pts[:1])
+        rows.append(pts)
+        rows.append(pts[-1:])
+        starts.append(o)
+        which.append(i)
+        o += k + 2
+    if which:
+        q = np.asarray([xy for part in rows for xy in part], dtype=np.float64).reshape(-1, 2)
+        if not np.abs(q).max() <= 1e100:
+            for i in which:
+                out[i] = curve_box(curves[i])
+            return out  # type: ignore[return-value]
+        lens = np.asarray([len(curves[i]) - 1 for i in which], dtype=np.int64)  # segments per curve
+        first = np.asarray(starts, dtype=np.int64)
+        seg_start = np.concatenate([[0], np.cumsum(lens)[:-1]])
+        idx = np.repeat(first - seg_start, lens) + np.arange(int(lens.sum()))
+        p0, p3 = q[idx + 1], q[idx + 2]
+        p1 = p0 + (p3 - q[idx]) / 6.0
+        p2 = p3 - (q[idx + 3] - p0) / 6.0
+        a = -p0 + 3.0 * p1 - 3.0 * p2 + p3
+        b = 2.0 * (p0 - 2.0 * p1 + p2)
+        c = p1 - p0
+        lo = np.minimum.reduceat(np.minimum(p0, p3), seg_start, axis=0)
+        hi = np.maximum.reduceat(np.maximum(p0, p3), seg_start, axis=0)
+        disc = np.sqrt(np.maximum(b * b - 4.0 * a * c, 0.0))
+        linear = np.abs(a) < 1e-12
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            roots = [np.where(linear, -c / b, (-b + disc) / (2.0 * a)),
+                     np.where(linear, np.nan, (-b - disc) / (2.0 * a))]
+        real = b * b - 4.0 * a * c >= 0.0
+        for t in roots:
+            ok = real & (t > 0.0) & (t < 1.0)
+            t = np.where(ok, t, 0.0)
+            u = 1.0 - t
+            v = u ** 3 * p0 + 3.0 * u * u * t * p1 + 3.0 * u * t * t * p2 + t ** 3 * p3
+            vlo = np.minimum.reduceat(np.where(ok, v, np.inf), seg_start, axis=0)
+            vhi = np.maximum.reduceat(np.where(ok, v, -np.inf), seg_start, axis=0)
+            lo = np.where(vlo < lo, vlo, lo)  # Python's min(lo, v): lo unless v is smaller
+            hi = np.where(vhi > hi, vhi, hi)
+        for j, (l0, l1, h0, h1) in enumerate(np.concatenate([lo, hi], axis=1).tolist()):
+            out[which[j]] = (l0, l1, h0, h1)
+    return out  # type: ignore[return-value]
+
+
 def _excalidraw_round(node_type: str, props: Mapping[str, Any]) -> bool:
     # Excalidraw draws a line or arrow with a roundness (or the legacy strokeSharpness "round") as a curve
     if node_type not in ("line", "arrow"):

@@ -131,25 +131,46 @@ _Box = Tuple[float, float, float, float]
 META_KEY = "spatialobs"
 
 
-def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[str, Any], Optional[_Box]]:
+#: Whether the importer hands the assembler fields it has checked itself (:class:`CleanFields`);
+#: False sends every shape through the sanitizer (the twin the tests compare it with).
+CLEAN_FIELDS = True
+
+
+def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic], lim: Any = None
+                ) -> Tuple[Dict[str, Any], Optional[_Box]]:
     """Node fields of one shape record and, for point-based types, its local box.
 
     The fields come back as :class:`~spatialobs.canvas.sanitize.CleanFields` when
     every value is already what the sanitizer would make of it (the usual case
     for a file tldraw wrote); otherwise as a plain dict for the sanitizer.
+    ``lim`` is the :class:`~spatialobs.canvas.limits.CanvasLimits` in force (looked
+    up when not given).
     """
     rid = rec["id"]
     props = rec.get("props")
-    if not is_mapping(props):
+    if type(props) is not dict and not is_mapping(props):
         if props is not None:
             diags.append(Diagnostic("invalid_field", rid, "props is not an object; ignored"))
         props = {}
+    get = props.get
     t = rec.get("type")
     if not isinstance(t, str) or not t:
         diags.append(Diagnostic("missing_field", rid, "shape has no type; 'unknown' used"))
         t = "unknown"
-    text = _plain_text(props)
-    scale = _prop_num(props, "scale", 1.0, rid, diags) or 1.0
+    rt = get("richText")  # _plain_text, inline
+    if rt is not None and (type(rt) is dict or is_mapping(rt)):
+        text = richtext_to_plain(rt) or None
+    else:
+        text = get("text")
+        if type(text) is not str or not text:
+            text = text if isinstance(text, str) and text else None
+    v = get("scale")  # _prop_num for the plain case, inline
+    if v is None:
+        scale = 1.0
+    elif type(v) is float and v - v == 0.0:
+        scale = v or 1.0
+    else:
+        scale = _prop_num(props, "scale", 1.0, rid, diags) or 1.0
     box: Optional[_Box] = None
     if t == "geo":
         w = _prop_num(props, "w", 0.0, rid, diags)
@@ -158,10 +179,10 @@ def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[s
         w = 200.0 * scale
         h = (200.0 + _prop_num(props, "growY", 0.0, rid, diags)) * scale
     elif t == "text":
-        sw = props.get("w")
+        sw = get("w")
         sw_f, ok = _num(sw, 0.0)
-        w, h = text_shape_size(text or "", str(props.get("font", "draw")), str(props.get("size", "m")), scale,
-                               sw_f if ok and sw is not None else None, props.get("autoSize", True) is not False)
+        w, h = text_shape_size(text or "", str(get("font", "draw")), str(get("size", "m")), scale,
+                               sw_f if ok and sw is not None else None, get("autoSize", True) is not False)
     elif t in POINT_TYPES:
         box = local_box(t, props)
         x0, y0, x1, y1 = box
@@ -174,10 +195,10 @@ def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[s
         w = _prop_num(props, "w", 0.0, rid, diags)
         h = _prop_num(props, "h", 0.0, rid, diags)
     style = {k: props[k] for k in STYLE_KEYS if k in props}
-    name = props.get("name") if t == "frame" else None
+    name = get("name") if t == "frame" else None
     meta = rec.get("meta")
-    kept = meta.get(META_KEY) if is_mapping(meta) else None
-    if is_mapping(kept):  # written by node_to_record: what tldraw's schema could not hold
+    kept = meta.get(META_KEY) if meta and is_mapping(meta) else None
+    if kept is not None and is_mapping(kept):  # written by node_to_record: what tldraw's schema could not hold
         if isinstance(kept.get("type"), str) and kept["type"]:
             t = kept["type"]
         if is_mapping(kept.get("style")):
@@ -187,7 +208,9 @@ def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[s
                 style.pop(k, None) if isinstance(k, str) else None
         if isinstance(kept.get("name"), str):
             name = kept["name"]
-    hidden = is_mapping(kept) and kept.get("hidden") is True  # tldraw has no such field
+        hidden = kept.get("hidden") is True  # tldraw has no such field
+    else:
+        hidden = False
     if not isinstance(name, str):
         name = None
     parent = rec.get("parentId")
@@ -200,13 +223,16 @@ def _shape_node(rec: Mapping[str, Any], diags: List[Diagnostic]) -> Tuple[Dict[s
     props = dict(props)
     # The sanitizer's result without running it, when each value already passes its
     # rules unchanged; any doubt leaves the record to the sanitizer.
-    lim = current_limits()
+    if lim is None:
+        lim = current_limits()
     kmax, big = lim.max_key_chars, lim.max_coordinate
-    if (rid and type(parent) is str and parent and type(index) is str and index and type(t) is str
+    tx, ty, tr, tw, th, to = type(x), type(y), type(rot), type(w), type(h), type(opacity)
+    if (CLEAN_FIELDS and rid and type(parent) is str and parent and type(index) is str and index and type(t) is str
             and len(rid) <= kmax and len(t) <= kmax and len(parent) <= kmax and len(index) <= kmax
-            and _plain_num(x, big) and _plain_num(y, big) and _plain_num(rot, big) and _plain_num(w, big)
-            and _plain_num(h, big) and w >= 0 and h >= 0 and _plain_num(opacity, 1) and 0 <= opacity <= 1 and type(locked) is bool
-            and (text is None or type(text) is str) and (name is None or type(name) is str)):
+            and (tx is float or tx is int) and -big <= x <= big and (ty is float or ty is int) and -big <= y <= big
+            and (tr is float or tr is int) and -big <= rot <= big and (tw is float or tw is int) and 0 <= w <= big
+            and (th is float or th is int) and 0 <= h <= big and (to is float or to is int) and 0 <= opacity <= 1
+            and type(locked) is bool and (text is None or type(text) is str) and (name is None or type(name) is str)):
         for v in style.values():
             if not (type(v) is str and v[:1].isalpha()):
                 style = sanitize_style(style, record=rid)
@@ -353,6 +379,7 @@ def from_tldraw(doc: Mapping[str, Any], *, arrange_arrows: bool = True) -> Canva
     current: Optional[str] = None
     templates: Dict[str, Mapping[str, Any]] = {}
     boxes: List[Tuple[Dict[str, Any], _Box]] = []
+    lim = current_limits()
     for k, rec in enumerate(records):
         if not is_mapping(rec) or not isinstance(rec.get("id"), str) or not isinstance(rec.get("typeName"), str):
             rid = rec.get("id", f"#{k}") if is_mapping(rec) else f"#{k}"
@@ -361,7 +388,7 @@ def from_tldraw(doc: Mapping[str, Any], *, arrange_arrows: bool = True) -> Canva
         tn = rec["typeName"]
         rid = rec["id"]
         if tn == "shape":
-            f, box = _shape_node(rec, diags)
+            f, box = _shape_node(rec, diags, lim)
             node_fields.append(f)
             if box is not None and type(f) is CleanFields:
                 boxes.append((f, box))

@@ -1,0 +1,3 @@
+from typing import Any, List, Optional, Tuple
+
+def draw_extent(points: List[Any], size: float, streamline: float, last: bool) -> Optional[Tuple[float, ...]]: ...
