@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
 
 import pytest
 from hypothesis import settings
@@ -27,22 +28,24 @@ def shared_files(sub: str, pattern: str = "*") -> list[Path]:
     return sorted(folder.glob(pattern)) if folder.is_dir() else []
 
 
-#: Test modules that each start a Ray cluster on this machine: one pytest-xdist worker runs them
-#: one after the other (two clusters starting at once on a small machine can miss Ray's startup limit).
-RAY_MODULES = ("tests/test_distributed.py", "tests/test_distributed_nodes.py")
+@pytest.fixture(scope="module")
+def one_ray_cluster_at_a_time() -> Iterator[None]:
+    """Hold a lock of this machine while a module's Ray cluster runs.
 
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``pytest -n N --dist loadgroup``: one worker per test module (its module fixtures built once).
-
-    Each test joins the group of its module (the Ray modules one group between them), so a
-    module's browsers, applications and stores are started once, as in a serial run.
+    Under ``pytest -n N`` two workers could start Ray clusters at once, and on a small
+    machine one of them can miss Ray's startup limit; the second waits for the first.
     """
-    if not config.pluginmanager.hasplugin("xdist"):
+    try:
+        import fcntl
+    except ImportError:  # Windows: no lock (the Ray tests' clusters may then start together)
+        yield
         return
-    for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group("ray" if module in RAY_MODULES else module))
+    with open(Path(tempfile.gettempdir()) / "spatialobs-tests-ray.lock", "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")

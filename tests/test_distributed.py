@@ -126,7 +126,7 @@ needs_ray = pytest.mark.skipif(not HAVE_RAY, reason='Ray is not installed (pip i
 
 
 @pytest.fixture(scope="module")
-def ray_rt():
+def ray_rt(one_ray_cluster_at_a_time):
     from spatialobs.distributed.runtime import ray_runtime
 
     with ray_runtime(num_cpus=2) as r:

@@ -78,7 +78,7 @@ def _logs(folder):
 
 
 @needs_ray
-def test_a_worker_node_lost_whole_mid_run_loses_nothing_acknowledged(tmp_path):
+def test_a_worker_node_lost_whole_mid_run_loses_nothing_acknowledged(one_ray_cluster_at_a_time, tmp_path):
     """Slow by design: three raylets start (each with its own worker processes), the run goes until 60 steps
     are acknowledged, a whole node is killed, the head takes 3 missed health checks to declare it dead and
     Ray restarts its actors on the surviving nodes before the run ends (33 s on the shared 2-core machine).
