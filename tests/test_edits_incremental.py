@@ -220,3 +220,49 @@ def test_binding_writes_alone_are_carried(monkeypatch):
         assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
         assert_fresh(c)
     assert taken == [("_advance", False), ("_reshape", True)] * 3
+
+
+def test_painted_occlusion_is_computed_again_only_where_an_edit_reaches(monkeypatch):
+    """After a card moves in view, the painted occluders are computed again for the rows whose
+    cover it can reach (not for every row in view); a repeat on the same version computes none;
+    and the observation is a fresh canvas's."""
+    c = diagram_workspace(600, seed=7)
+    observe(c, VIEW).to_json()
+    asked: List[Any] = []
+    real = obs_mod._painted_occluders
+
+    def spy(canvas: Any, st: Any, rows: Any, *a: Any) -> Any:
+        asked.append((canvas is c, len(rows)))
+        return real(canvas, st, rows, *a)
+    monkeypatch.setattr(obs_mod, "_painted_occluders", spy)
+    for nid, dx in (("f0c3", 1.0), ("f0c3", -1.0), ("f0c1", 5.0), ("f0c0", 40.0)):
+        c.update(nid, x=c.nodes[nid].x + dx)
+        asked.clear()
+        got = observe(c, VIEW).to_json()
+        assert observe(c, VIEW).to_json() == got
+        assert got == observe(c.copy(), VIEW).to_json()
+        ours, fresh = [k for own, k in asked if own], [k for own, k in asked if not own]
+        assert len(ours) == 1 and len(fresh) == 1 and 0 < ours[0] < fresh[0]
+
+
+def test_a_reparent_that_keeps_the_paint_order():
+    """A card moved into the frame painted just before it, as its last child: no row changes
+    place in paint order, but the card's ancestors do (it is no longer ``inside`` the frame
+    but its member); the carried observation is a fresh canvas's."""
+    from spatialobs.canvas import Node
+
+    c = Canvas()
+    c.add(Node("outer", "frame", P, "a1", 0, 0, 800, 600))
+    c.add(Node("inner", "frame", "outer", "a1", 50, 50, 400, 300))
+    c.add(Node("x", "geo", "inner", "a1", 10, 10, 100, 60))
+    c.add(Node("card", "geo", "outer", "a2", 200, 150, 120, 80))
+    view = (0, 0, 1000, 800)
+    before = observe(c, view)
+    assert any(r["type"] == "inside" and r["from"] == "card" and r["to"] == "inner" for r in before.relations)
+    order = c.paint_order()
+    c.update("card", parent="inner", index="zz", x=150.0, y=100.0)
+    assert c.paint_order() == order
+    got = observe(c, view)
+    assert got.to_json() == observe(c.copy(), view).to_json()
+    assert not any(r["type"] == "inside" and r["from"] == "card" for r in got.relations)
+    assert_fresh(c)

@@ -306,6 +306,12 @@ class _PageState:
     #: straight connectors' page segments by row (None: not one segment), filled as asked
     segments: Dict[int, Optional[Tuple[float, float, float, float]]] = field(default_factory=dict)
     _terms: Optional[Dict[str, Dict[str, Any]]] = None
+    #: the painted occluders per (viewport box, min opacity): (rows in view, occluder per row);
+    #: see :func:`_painted_occluders_kept`
+    occ_memo: Dict[Tuple[Any, ...], Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    #: the previous version's ``occ_memo``, the page rows (same numbering) whose inputs may have
+    #: changed since, and their boxes then; None when this version was not reached that way
+    occ_carry: Optional[Tuple[Dict[Tuple[Any, ...], Tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray]] = None
 
     def terms_by_arrow(self, canvas: Canvas) -> Dict[str, Dict[str, Any]]:
         """The canvas's bindings by connector id and terminal (read once per state, and
@@ -825,7 +831,7 @@ def _view(st: _PageState, p: _Params, canvas: Optional[Canvas] = None) -> _View:
         occ = G.occluders(pg.boxes[rows], None, pg.opacity[rows], no_occ, p.vbox, p.min_opacity)
         occ = np.where(occ >= 0, rows[np.maximum(occ, 0)], -1)
     else:
-        occ = _painted_occluders(canvas, st, rows, no_occ, p)
+        occ = _painted_occluders_kept(canvas, st, rows, no_occ, p)
     occ = np.where(pg.gone[rows], pg.frame[rows], occ)
     labels[rows[occ >= 0]] = G.OCCLUDED
     reading = np.full(len(rows), -1, dtype=np.int64)
@@ -947,6 +953,73 @@ def _painted_occluders(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ:
     _painted_cover(canvas, st, rows, no_occ, p, out, names, shown)
     _copies_above(canvas, pg, rows, shown, out)
     _strokes_on_strokes(canvas, st, rows, shown, out)
+    return out
+
+
+# When the painted occluders are computed again (not how): once per page version and viewport,
+# and after an edit only for the rows in view whose cover the edit can reach.
+def _painted_occluders_kept(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray,
+                            p: _Params) -> np.ndarray:
+    """:func:`_painted_occluders`, kept per page version and viewport; a version carried from the
+    previous one by :func:`_advance` computes them again only where its edit can reach
+    (:func:`_painted_occluders_again`)."""
+    key = (p.vbox, p.min_opacity)
+    hit = st.occ_memo.get(key)
+    if hit is not None and np.array_equal(hit[0], rows):
+        return hit[1].copy()
+    carry = st.occ_carry
+    prev = carry[0].get(key) if carry is not None else None
+    out = None
+    if prev is not None and carry is not None:
+        out = _painted_occluders_again(canvas, st, rows, no_occ, p, prev, carry[1], carry[2])
+    if out is None:
+        out = _painted_occluders(canvas, st, rows, no_occ, p)
+    st.occ_memo[key] = (rows, out.copy())
+    return out
+
+
+def _grown_boxes(b: np.ndarray) -> np.ndarray:
+    """Boxes grown by more than anything the occlusion passes reach across: a connector's
+    distance to a stroke (:data:`_ON_STROKE`), the sliver a line stands for, rounding."""
+    m = 2.0 * _ON_STROKE + 1e-3 * np.maximum(1.0, np.abs(b).max(axis=1)) if len(b) else np.zeros(0)
+    return np.column_stack([b[:, 0] - m, b[:, 1] - m, b[:, 2] + m, b[:, 3] + m]) if len(b) else np.zeros((0, 4))
+
+
+def _meeting(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per box of ``a``, whether its grown box meets a grown box of ``b``."""
+    out = np.zeros(len(a), bool)
+    if len(a) and len(b):
+        pairs, _ = G.overlap_pairs_between(G.BoxIndex(_grown_boxes(b)), _grown_boxes(a))
+        out[pairs[1]] = True
+    return out
+
+
+def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params,
+                             prev: Tuple[np.ndarray, np.ndarray], dirty: np.ndarray,
+                             before: np.ndarray) -> Optional[np.ndarray]:
+    """The painted occluders after an edit that kept the page rows: the previous version's, and
+    computed again for the rows in view that are ``dirty`` (their inputs may have changed) or
+    whose box meets a dirty row's box (``before`` the edit or now), against the rows in view
+    whose box meets theirs (every shape that can cover them). None when a row in view is
+    neither reached nor in the previous result (the caller computes them all)."""
+    pg = st.pg
+    boxes = pg.boxes[rows]
+    reach = _meeting(boxes, np.concatenate([before, pg.boxes[dirty]]))
+    reach |= _mask_of(dirty, len(pg.ids))[rows]
+    prev_rows, prev_occ = prev
+    at = np.searchsorted(prev_rows, rows)
+    found = at < len(prev_rows)
+    found[found] = prev_rows[at[found]] == rows[found]
+    if not (found | reach).all():
+        return None
+    out = np.where(found, prev_occ[np.minimum(at, len(prev_rows) - 1)], -1) if len(prev_rows) else \
+        np.full(len(rows), -1, np.int64)
+    aff = np.flatnonzero(reach)
+    if not len(aff):
+        return out
+    sub = np.flatnonzero(_meeting(boxes, boxes[aff]) | reach)
+    got = _painted_occluders(canvas, st, rows[sub], no_occ[sub], p)
+    out[aff] = got[np.searchsorted(sub, aff)]
     return out
 
 
@@ -1280,6 +1353,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
             sb = old.sb.copy()
             sb[moved] = pg.boxes[sub[moved]]
         changed = unique(moved)
+        reached_pos = pos
     else:
         rows = opg.canvas_rows
         bounds = d.bounds[rows]
@@ -1291,6 +1365,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
                                  px=d.px[rows], py=d.py[rows])
         sb = np.ascontiguousarray(boxes[sub])
         changed = np.flatnonzero((sb != old.sb).any(axis=1))
+        reached_pos = None
     if len(changed) > _MAX_CHANGED:
         return None
     st = _PageState(pg, old.solid, old.bindings, old.binding_writes, old.index, old.index_boxes, old.stale)
@@ -1314,6 +1389,8 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         pos_r = opg.page_pos[rec]
         pos_r = pos_r[pos_r >= 0]
         redo = unique(pos_r[(pg.types[pos_r] == "arrow") & ~(st.bound_end[pos_r, 0] & st.bound_end[pos_r, 1])])
+    if reached_pos is not None and old.occ_memo and rec is not None:
+        _carry_occlusion(st, old, reached_pos, opg.page_pos[rec])
     if len(redo):
         er, et, lxy = _local_ends(canvas, pg, st.bound_end, redo)
         keep = ~np.isin(e.rows, redo)
@@ -1357,6 +1434,13 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
             _aligned_update(st, old, tb.aligned, changed, before, align_tol),
         )
     return st
+
+
+def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, rec: np.ndarray) -> None:
+    """Let ``st`` (the same page rows as ``old``) compute the painted occluders again only where its
+    edit reaches: the rows reached by the derivation and those whose record was replaced."""
+    dirty = unique(np.concatenate([reached, rec[rec >= 0]]).astype(np.int64))
+    st.occ_carry = (old.occ_memo, dirty, old.pg.boxes[dirty])
 
 
 def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[np.ndarray], page: str,
@@ -1403,7 +1487,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     sb = np.ascontiguousarray(pg.boxes[sub])
     kept = smap >= 0
     kp = np.flatnonzero(kept)
-    shifted = _tree_moved(pg, omap, ok, rec)
+    shifted = _tree_moved(pg, opg, omap, ok, rec)
     if shifted is not None:
         moved_mask = (sb[smap[kp]] != old.sb[kp]).any(axis=1) | shifted[sub[smap[kp]]]
     else:
@@ -1498,20 +1582,27 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     return st
 
 
-def _tree_moved(pg: _Page, omap: np.ndarray, ok: np.ndarray, rec: Optional[np.ndarray]) -> Optional[np.ndarray]:
+def _tree_moved(pg: _Page, opg: _Page, omap: np.ndarray, ok: np.ndarray,
+                rec: Optional[np.ndarray]) -> Optional[np.ndarray]:
     """Page rows (a mask) that may have moved in the tree since the carried version: None when
-    the kept rows keep their paint order (rows only appended or removed); otherwise the
-    subtrees of the rows whose record was replaced (``rec``, canvas rows), since a row
-    changes parent or place only through its own record (the other rows keep their order
-    and their ancestors)."""
+    every kept row keeps its parent and the kept rows their paint order (rows only appended
+    or removed); otherwise the subtrees of the rows whose record was replaced (``rec``,
+    canvas rows) and of the kept rows whose parent is another row now, since a row changes
+    parent or place only through its own record or its parent's arrival (the other rows
+    keep their order and their ancestors)."""
     new = omap[:-1][ok]  # new page row of each kept old row, in old page order
-    if not len(new) or bool((new[1:] > new[:-1]).all()):
+    op = opg.parent[ok]
+    was = np.where(op >= 0, omap[np.maximum(op, 0)], -1)
+    moved = new[pg.parent[new] != was]
+    if not len(new) or (not len(moved) and bool((new[1:] > new[:-1]).all())):
         return None
     out = np.zeros(len(pg.ids), bool)
+    roots = moved
     if rec is not None and len(rec):
         pr = pg.page_pos[rec]
-        for r in pr[pr >= 0].tolist():
-            out[r:r + pg.size[r]] = True
+        roots = np.concatenate([moved, pr[pr >= 0]])
+    for r in roots.tolist():
+        out[r:r + pg.size[r]] = True
     return out
 
 
