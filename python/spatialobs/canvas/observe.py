@@ -41,7 +41,7 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -306,6 +306,12 @@ class _PageState:
     #: straight connectors' page segments by row (None: not one segment), filled as asked
     segments: Dict[int, Optional[Tuple[float, float, float, float]]] = field(default_factory=dict)
     _terms: Optional[Dict[str, Dict[str, Any]]] = None
+    #: the painted occluders per (viewport box, min opacity): (rows in view, occluder per row);
+    #: see :func:`_painted_occluders_kept`
+    occ_memo: Dict[Tuple[Any, ...], Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    #: the previous version's ``occ_memo``, the page rows (same numbering) whose inputs may have
+    #: changed since, and their boxes then; None when this version was not reached that way
+    occ_carry: Optional[Tuple[Dict[Tuple[Any, ...], Tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray]] = None
 
     def terms_by_arrow(self, canvas: Canvas) -> Dict[str, Dict[str, Any]]:
         """The canvas's bindings by connector id and terminal (read once per state, and
@@ -402,7 +408,12 @@ def _page_state(canvas: Canvas, page: str) -> _PageState:
         elif last is not None and d.renumbered is not None and last[0] == d.renumbered[0]:
             old = last[1].get(page)
             if old is not None:
-                st = _reshape(canvas, old, d, page)
+                st = _reshape(canvas, old, d.renumbered[1], d.record_rows, page)
+        if st is None and last is not None and d.since is not None and last[0] == d.since[0]:
+            # bindings written, or derivations since the last observation: carried through the row map
+            old = last[1].get(page)
+            if old is not None:
+                st = _reshape(canvas, old, d.since[1], d.since[2], page, d.since[3])
         if st is None:
             st = _new_state(canvas, page)
         states[page] = st
@@ -820,7 +831,7 @@ def _view(st: _PageState, p: _Params, canvas: Optional[Canvas] = None) -> _View:
         occ = G.occluders(pg.boxes[rows], None, pg.opacity[rows], no_occ, p.vbox, p.min_opacity)
         occ = np.where(occ >= 0, rows[np.maximum(occ, 0)], -1)
     else:
-        occ = _painted_occluders(canvas, st, rows, no_occ, p)
+        occ = _painted_occluders_kept(canvas, st, rows, no_occ, p)
     occ = np.where(pg.gone[rows], pg.frame[rows], occ)
     labels[rows[occ >= 0]] = G.OCCLUDED
     reading = np.full(len(rows), -1, dtype=np.int64)
@@ -942,6 +953,73 @@ def _painted_occluders(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ:
     _painted_cover(canvas, st, rows, no_occ, p, out, names, shown)
     _copies_above(canvas, pg, rows, shown, out)
     _strokes_on_strokes(canvas, st, rows, shown, out)
+    return out
+
+
+# When the painted occluders are computed again (not how): once per page version and viewport,
+# and after an edit only for the rows in view whose cover the edit can reach.
+def _painted_occluders_kept(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray,
+                            p: _Params) -> np.ndarray:
+    """:func:`_painted_occluders`, kept per page version and viewport; a version carried from the
+    previous one by :func:`_advance` computes them again only where its edit can reach
+    (:func:`_painted_occluders_again`)."""
+    key = (p.vbox, p.min_opacity)
+    hit = st.occ_memo.get(key)
+    if hit is not None and np.array_equal(hit[0], rows):
+        return hit[1].copy()
+    carry = st.occ_carry
+    prev = carry[0].get(key) if carry is not None else None
+    out = None
+    if prev is not None and carry is not None:
+        out = _painted_occluders_again(canvas, st, rows, no_occ, p, prev, carry[1], carry[2])
+    if out is None:
+        out = _painted_occluders(canvas, st, rows, no_occ, p)
+    st.occ_memo[key] = (rows, out.copy())
+    return out
+
+
+def _grown_boxes(b: np.ndarray) -> np.ndarray:
+    """Boxes grown by more than anything the occlusion passes reach across: a connector's
+    distance to a stroke (:data:`_ON_STROKE`), the sliver a line stands for, rounding."""
+    m = 2.0 * _ON_STROKE + 1e-3 * np.maximum(1.0, np.abs(b).max(axis=1)) if len(b) else np.zeros(0)
+    return np.column_stack([b[:, 0] - m, b[:, 1] - m, b[:, 2] + m, b[:, 3] + m]) if len(b) else np.zeros((0, 4))
+
+
+def _meeting(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per box of ``a``, whether its grown box meets a grown box of ``b``."""
+    out = np.zeros(len(a), bool)
+    if len(a) and len(b):
+        pairs, _ = G.overlap_pairs_between(G.BoxIndex(_grown_boxes(b)), _grown_boxes(a))
+        out[pairs[1]] = True
+    return out
+
+
+def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params,
+                             prev: Tuple[np.ndarray, np.ndarray], dirty: np.ndarray,
+                             before: np.ndarray) -> Optional[np.ndarray]:
+    """The painted occluders after an edit that kept the page rows: the previous version's, and
+    computed again for the rows in view that are ``dirty`` (their inputs may have changed) or
+    whose box meets a dirty row's box (``before`` the edit or now), against the rows in view
+    whose box meets theirs (every shape that can cover them). None when a row in view is
+    neither reached nor in the previous result (the caller computes them all)."""
+    pg = st.pg
+    boxes = pg.boxes[rows]
+    reach = _meeting(boxes, np.concatenate([before, pg.boxes[dirty]]))
+    reach |= _mask_of(dirty, len(pg.ids))[rows]
+    prev_rows, prev_occ = prev
+    at = np.searchsorted(prev_rows, rows)
+    found = at < len(prev_rows)
+    found[found] = prev_rows[at[found]] == rows[found]
+    if not (found | reach).all():
+        return None
+    out = np.where(found, prev_occ[np.minimum(at, len(prev_rows) - 1)], -1) if len(prev_rows) else \
+        np.full(len(rows), -1, np.int64)
+    aff = np.flatnonzero(reach)
+    if not len(aff):
+        return out
+    sub = np.flatnonzero(_meeting(boxes, boxes[aff]) | reach)
+    got = _painted_occluders(canvas, st, rows[sub], no_occ[sub], p)
+    out[aff] = got[np.searchsorted(sub, aff)]
     return out
 
 
@@ -1275,6 +1353,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
             sb = old.sb.copy()
             sb[moved] = pg.boxes[sub[moved]]
         changed = unique(moved)
+        reached_pos = pos
     else:
         rows = opg.canvas_rows
         bounds = d.bounds[rows]
@@ -1286,6 +1365,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
                                  px=d.px[rows], py=d.py[rows])
         sb = np.ascontiguousarray(boxes[sub])
         changed = np.flatnonzero((sb != old.sb).any(axis=1))
+        reached_pos = None
     if len(changed) > _MAX_CHANGED:
         return None
     st = _PageState(pg, old.solid, old.bindings, old.binding_writes, old.index, old.index_boxes, old.stale)
@@ -1309,6 +1389,8 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         pos_r = opg.page_pos[rec]
         pos_r = pos_r[pos_r >= 0]
         redo = unique(pos_r[(pg.types[pos_r] == "arrow") & ~(st.bound_end[pos_r, 0] & st.bound_end[pos_r, 1])])
+    if reached_pos is not None and old.occ_memo and rec is not None:
+        _carry_occlusion(st, old, reached_pos, opg.page_pos[rec])
     if len(redo):
         er, et, lxy = _local_ends(canvas, pg, st.bound_end, redo)
         keep = ~np.isin(e.rows, redo)
@@ -1354,18 +1436,31 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     return st
 
 
-def _reshape(canvas: Canvas, old: _PageState, d: Any, page: str) -> Optional[_PageState]:
-    """The state of a version derived from ``old``'s by appending rows or removing whole
-    subtrees (the other rows' tree unchanged, bindings unchanged), or None.
+def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, rec: np.ndarray) -> None:
+    """Let ``st`` (the same page rows as ``old``) compute the painted occluders again only where its
+    edit reaches: the rows reached by the derivation and those whose record was replaced."""
+    dirty = unique(np.concatenate([reached, rec[rec >= 0]]).astype(np.int64))
+    st.occ_carry = (old.occ_memo, dirty, old.pg.boxes[dirty])
 
-    The page arrays are read afresh; the relation tables, unbound arrow ends, bindings
-    and the box index are carried to the new page rows, and the tables are then updated
-    as :func:`_advance` does, with the new rows and the rows whose box changed as the
-    changed ones and the removed rows' boxes as boxes left.
+
+def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[np.ndarray], page: str,
+             rebound: Optional[AbstractSet[str]] = None) -> Optional[_PageState]:
+    """The state of a later version of ``old``'s page, or None.
+
+    ``newrow`` is the canvas row now of each canvas row of ``old``'s version (-1:
+    removed), ``rec`` the rows whose record was replaced since, ``rebound`` the ids of
+    the connectors whose bindings were written since (None: bindings unchanged). The
+    page arrays are read afresh; the relation tables, unbound arrow ends, bindings and
+    the box index are carried to the new page rows, and the tables are then updated as
+    :func:`_advance` does, with the new rows, the rows whose box changed and the rows
+    that moved in the tree (a new parent or paint position, with their subtrees) as the
+    changed ones and the removed rows' boxes as boxes left; the bindings of the rebound
+    connectors are read again.
     """
-    if old.binding_writes != canvas._binding_writes or old.ends is None or old.index is None:
+    if old.ends is None or old.index is None:
         return None
-    newrow = d.renumbered[1]
+    if rebound is None and old.binding_writes != canvas._binding_writes:
+        return None
     opg = old.pg
     pg = _page_arrays(canvas, page)
     n = len(pg.ids)
@@ -1392,24 +1487,32 @@ def _reshape(canvas: Canvas, old: _PageState, d: Any, page: str) -> Optional[_Pa
     sb = np.ascontiguousarray(pg.boxes[sub])
     kept = smap >= 0
     kp = np.flatnonzero(kept)
-    moved = kp[(sb[smap[kp]] != old.sb[kp]).any(axis=1)]
+    shifted = _tree_moved(pg, opg, omap, ok, rec)
+    if shifted is not None:
+        moved_mask = (sb[smap[kp]] != old.sb[kp]).any(axis=1) | shifted[sub[smap[kp]]]
+    else:
+        moved_mask = (sb[smap[kp]] != old.sb[kp]).any(axis=1)
+    moved = kp[moved_mask]
     added = np.flatnonzero(is_new[sub])
     changed = np.concatenate([smap[moved], added])
     if len(changed) > _MAX_CHANGED:
         return None
     before = np.concatenate([old.sb[moved], sb[added]])
     gone_boxes = old.sb[~kept]
-    bf, bt, bterm = old.bindings
-    bf, bt = omap[bf], omap[bt]
-    if (bf < 0).any() or (bt < 0).any():
+    bindings, rebound_rows = _carried_bindings(canvas, old, omap, pg, rebound, shifted is not None)
+    if bindings is None:
         return None
-    st = _PageState(pg, solid, (bf, bt, bterm), old.binding_writes)
+    bf, bt, bterm = bindings
+    st = _PageState(pg, solid, bindings, canvas._binding_writes)
     st.sub, st.sb, st.subpos = sub, sb, subpos[:-1]
     st.bound_end = np.zeros((n, 2), bool)
     st.bound_end[bf, bterm] = True
     st.n_children = int(np.count_nonzero(pg.parent >= 0))
-    st.by_target = old.by_target
-    st._terms = old._terms
+    if rebound or shifted is not None:
+        st._terms = _carried_terms(canvas, old._terms, rebound)
+    else:
+        st.by_target = old.by_target
+        st._terms = old._terms
     # the index keeps answering through the map; new and moved positions are stale
     st.index = old.index
     st.index_map = smap if old.index_map is None else np.where(old.index_map >= 0, smap[np.maximum(old.index_map, 0)], -1)
@@ -1420,7 +1523,6 @@ def _reshape(canvas: Canvas, old: _PageState, d: Any, page: str) -> Optional[_Pa
     if len(stale) > _MAX_STALE:
         return None
     st.stale = stale
-    rec = d.record_rows
     if old.paints is not None:
         col = np.full(n, -1, np.int8)
         col[omap[:-1][ok]] = old.paints[1][ok]
@@ -1438,9 +1540,10 @@ def _reshape(canvas: Canvas, old: _PageState, d: Any, page: str) -> Optional[_Pa
         pr = pg.page_pos[rec]
         pr = pr[pr >= 0]
         redo_mask[pr[types[pr] == "arrow"]] = True
+    redo_mask[rebound_rows] = True
+    keep_e &= ~redo_mask[np.maximum(er, 0)]  # an arrow now bound at both ends keeps none
     redo_mask &= ~(st.bound_end[:, 0] & st.bound_end[:, 1])
     redo = np.flatnonzero(redo_mask)
-    keep_e &= ~redo_mask[np.maximum(er, 0)]
     er0, et0, lxy0 = er[keep_e], e.term[keep_e], e.local[keep_e]
     rr, rt, rl = _local_ends(canvas, pg, st.bound_end, redo)
     er = np.concatenate([er0, rr])
@@ -1453,7 +1556,7 @@ def _reshape(canvas: Canvas, old: _PageState, d: Any, page: str) -> Optional[_Pa
     was = np.full((n, 2, 2), np.nan)
     was[er0, et0, 0] = e.x[keep_e]
     was[er0, et0, 1] = e.y[keep_e]
-    moved_ends = unique(np.concatenate([redo, er[(was[er, et, 0] != ex) | (was[er, et, 1] != ey)]]))
+    moved_ends = unique(np.concatenate([redo, rebound_rows, er[(was[er, et, 0] != ex) | (was[er, et, 1] != ey)]]))
     for key, tb in old.tables.items():
         touch_tol, near_gap, align_tol = key
         ci, co = omap[tb.inside[0]], omap[tb.inside[1]]
@@ -1477,6 +1580,84 @@ def _reshape(canvas: Canvas, old: _PageState, d: Any, page: str) -> Optional[_Pa
                             gone_boxes),
         )
     return st
+
+
+def _tree_moved(pg: _Page, opg: _Page, omap: np.ndarray, ok: np.ndarray,
+                rec: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    """Page rows (a mask) that may have moved in the tree since the carried version: None when
+    every kept row keeps its parent and the kept rows their paint order (rows only appended
+    or removed); otherwise the subtrees of the rows whose record was replaced (``rec``,
+    canvas rows) and of the kept rows whose parent is another row now, since a row changes
+    parent or place only through its own record or its parent's arrival (the other rows
+    keep their order and their ancestors)."""
+    new = omap[:-1][ok]  # new page row of each kept old row, in old page order
+    op = opg.parent[ok]
+    was = np.where(op >= 0, omap[np.maximum(op, 0)], -1)
+    moved = new[pg.parent[new] != was]
+    if not len(new) or (not len(moved) and bool((new[1:] > new[:-1]).all())):
+        return None
+    out = np.zeros(len(pg.ids), bool)
+    roots = moved
+    if rec is not None and len(rec):
+        pr = pg.page_pos[rec]
+        roots = np.concatenate([moved, pr[pr >= 0]])
+    for r in roots.tolist():
+        out[r:r + pg.size[r]] = True
+    return out
+
+
+def _carried_bindings(canvas: Canvas, old: _PageState, omap: np.ndarray, pg: _Page,
+                      rebound: Optional[AbstractSet[str]], reorder: bool
+                      ) -> Tuple[Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
+    """``old``'s bindings in the new page rows, with those of the ``rebound`` connectors read
+    again from the canvas, sorted as :func:`_bindings` sorts them (None when a binding lost
+    its row and no binding was written); and the page rows of the rebound connectors."""
+    bf, bt, bterm = old.bindings
+    bf, bt = omap[bf], omap[bt]
+    live = (bf >= 0) & (bt >= 0)
+    if not rebound:
+        if not live.all():
+            return None, np.zeros(0, np.int64)
+        if not reorder:
+            return (bf, bt, bterm), np.zeros(0, np.int64)
+        o = np.lexsort((bterm, bt, bf))
+        return (bf[o], bt[o], bterm[o]), np.zeros(0, np.int64)
+    row_of = canvas.geometry().row
+    pos = pg.page_pos
+    again = np.asarray(sorted(p for i in rebound if (r := row_of.get(i)) is not None and (p := int(pos[r])) >= 0),
+                       dtype=np.int64)
+    live &= ~_mask_of(again, len(pg.ids))[np.maximum(bf, 0)]
+    blist = [b for i in rebound for b in canvas._bindings_from(i)]
+    nf, nt, nterm = _binding_rows(blist, row_of)
+    ext = np.append(pos, -1)
+    nf, nt = ext[nf], ext[nt]
+    ok = (nf >= 0) & (nt >= 0)
+    bf = np.concatenate([bf[live], nf[ok]])
+    bt = np.concatenate([bt[live], nt[ok]])
+    bterm = np.concatenate([bterm[live], nterm[ok]])
+    o = np.lexsort((bterm, bt, bf))
+    return (bf[o], bt[o], bterm[o]), again
+
+
+def _carried_terms(canvas: Canvas, terms: Optional[Dict[str, Dict[str, Any]]],
+                   rebound: Optional[AbstractSet[str]]) -> Optional[Dict[str, Dict[str, Any]]]:
+    """The bindings by connector and terminal (see :meth:`_PageState.terms_by_arrow`) with the
+    ``rebound`` connectors' read again (in canvas order of the bindings: the last per terminal)."""
+    if terms is None or not rebound:
+        return terms
+    out = dict(terms)
+    index = canvas._binding_index()
+    for i in rebound:
+        own = sorted(index.by_from.get(i, ()), key=index.seq.__getitem__)
+        if own:
+            t: Dict[str, Any] = {}
+            for bid in own:
+                b = canvas._bindings[bid]
+                t[b.terminal] = b
+            out[i] = t
+        else:
+            out.pop(i, None)
+    return out
 
 
 def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

@@ -36,7 +36,7 @@ import math
 import operator
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -1845,7 +1845,7 @@ def _resolve_remaining(d: Any, nodes: Sequence[Any], blist: List[Any], cache: Op
 
 def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cache: Optional[Dict[str, Any]],
                  plan: Optional[_ArrowPlan], dirty: Any, dirty_rows: Any, point_boxes: Any,
-                 own_local: bool = True) -> Optional[Any]:
+                 own_local: bool = True, rebound: Optional[AbstractSet[str]] = None) -> Optional[Any]:
     """Resolve again only the arrows that an edit reaches; return their rows, or None when the
     full pass of :func:`resolve_bound` is needed.
 
@@ -1858,22 +1858,87 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     incremental pass of :func:`resolve_bound`; the others keep their boxes. Without
     ``own_local``, ``d.local`` is shared with the previous derivation and is copied
     before an arrow is written into it.
+
+    ``rebound``: the ids of every connector whose bindings were written since ``plan``'s
+    derivation (the canvas keeps them). With it, bindings may differ from the plan's: the
+    terminals of those connectors are read again from ``bindings`` (in canvas order, as
+    the full pass reads them), and each may start or stop being resolved. Their rows must
+    be among ``dirty_rows`` (their local boxes re-read from their records). Without it,
+    any change of bindings takes the full pass.
     """
     if plan is None:
         return None if bindings else np.zeros(0, dtype=np.int64)
-    if len(bindings) != len(plan.bindings) or not all(map(operator.is_, bindings.values(), plan.bindings)):
+    by_arrow, bound_terms = plan.by_arrow, plan.bound_terms
+    rows, dep_target, dep_arrow = plan.rows, plan.dep_target, plan.dep_arrow
+    blist = plan.bindings
+    again: List[int] = []
+    if rebound:
+        blist = list(bindings.values())
+        by_arrow, bound_terms, again = _rebind(d, nodes, blist, rebound, by_arrow, bound_terms)
+    elif len(bindings) != len(plan.bindings) or not all(map(operator.is_, bindings.values(), plan.bindings)):
         return None
-    by_arrow = plan.by_arrow
-    if _membership_changed(nodes, dirty_rows[d.types[dirty_rows] == "arrow"].tolist(), plan.bound_terms, by_arrow):
+    arrows = dirty_rows[d.types[dirty_rows] == "arrow"].tolist()
+    if again:
+        done = set(again)
+        arrows = [r for r in arrows if r not in done]
+    if _membership_changed(nodes, arrows, bound_terms, by_arrow):
         return None
-    rows = plan.rows
-    todo = np.union1d(rows[dirty[rows]], plan.dep_arrow[dirty[plan.dep_target]])
+    if again:
+        # the plan's rows, point boxes and dependencies without the rebound arrows, then with them as they are now
+        n = len(d.ids)
+        at = np.full(n, -1, dtype=np.int64)
+        at[rows] = np.arange(len(rows))
+        redo = np.zeros(n, dtype=bool)
+        redo[again] = True
+        if not dirty[again].all():
+            return None  # a rebound arrow whose box was not read again from its record
+        keep_dep = ~redo[dep_arrow]
+        dt, da = [dep_target[keep_dep]], [dep_arrow[keep_dep]]
+        row = d.row
+        for r in again:
+            terms = by_arrow.get(r)
+            if terms:
+                dt.append(np.fromiter((row[b.to_id] for b in terms.values()), np.int64, len(terms)))
+                da.append(np.full(len(terms), r, dtype=np.int64))
+        dep_target, dep_arrow = np.concatenate(dt), np.concatenate(da)
+        new_rows = np.fromiter(by_arrow, np.int64, len(by_arrow))
+        old_at = at[new_rows]
+        boxes = d.local[new_rows]  # a rebound arrow's box is its stored points' (read again from its record)
+        carried = (old_at >= 0) & ~redo[new_rows]
+        boxes[carried] = point_boxes[old_at[carried]]
+        rows, point_boxes = new_rows, boxes
+        if cache is not None:
+            for r in again:
+                if r not in by_arrow:
+                    cache.pop(d.ids[r], None)
+    todo = np.union1d(rows[dirty[rows]], dep_arrow[dirty[dep_target]])
     if len(todo) and not own_local:
         d.local = d.local.copy()
     _resolve_todo(d, nodes, todo, by_arrow, cache)
-    d.arrow_plan = _ArrowPlan(plan.bindings, by_arrow, plan.bound_terms, rows, plan.dep_target, plan.dep_arrow,
-                              point_boxes)
+    d.arrow_plan = _ArrowPlan(blist, by_arrow, bound_terms, rows, dep_target, dep_arrow, point_boxes)
     return todo
+
+
+def _rebind(d: Any, nodes: Sequence[Any], blist: List[Any], rebound: AbstractSet[str],
+            by_arrow: Dict[int, Dict[str, Any]], bound_terms: Dict[int, Dict[str, Any]]
+            ) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]], List[int]]:
+    """The plan's terminals with those of the ``rebound`` connectors read again from ``blist``
+    (copies; the plan's own stay as they are), and the rows of those connectors."""
+    row = d.row
+    again = sorted(r for i in rebound if (r := row.get(i)) is not None)
+    by_arrow, bound_terms = dict(by_arrow), dict(bound_terms)
+    for r in again:
+        by_arrow.pop(r, None)
+        bound_terms.pop(r, None)
+    own = [b for b in blist if b.from_id in rebound]
+    new_bound, new_by = _terminals_by_arrow(own, row, nodes)
+    bound_terms.update(new_bound)
+    by_arrow.update(new_by)
+    for r in again:
+        nd = nodes[r]
+        if r not in by_arrow and nd.type == "arrow" and _needs_resolving(nd):
+            by_arrow[r] = {}
+    return by_arrow, bound_terms, again
 
 
 def _same_key(a: List[Any], b: List[Any]) -> bool:

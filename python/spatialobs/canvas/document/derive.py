@@ -7,13 +7,14 @@ at a time), so the Python-level loop runs over the tree depth, not the node coun
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import operator
 from itertools import chain, compress, repeat
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -70,6 +71,9 @@ class Derived:
     #: (serial, new row of each of its rows, -1 where removed) of the derivation this one was
     #: derived from when rows were appended or whole subtrees removed (``base`` is -1 then)
     renumbered: Any = None
+    #: (serial, row map, record rows, rebound connector ids): how this derivation follows from
+    #: the last one observed, through unobserved ones (set by the canvas; None: not known)
+    since: Any = None
 
 
 _HALF_PI = math.pi / 2
@@ -391,6 +395,9 @@ class Raw:
     # with ``appended`` or ``kept``: the rows of the previous derivation kept their parents,
     # indices and types (only the appended or removed rows changed the tree)
     old_tree: bool = False
+    #: rows replaced by :func:`patch` whose parent or index changed (their type did not); None
+    #: when a type changed or the raw came otherwise
+    tree_rows: Optional[List[int]] = None
 
     def sort_keys(self) -> Tuple[np.ndarray, np.ndarray]:
         """``(id_array, index_array)``, built now if no edit carried them over."""
@@ -576,6 +583,7 @@ def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
     num = raw.num.copy()
     width = raw.types.dtype.itemsize // 4 if raw.types.dtype.kind == "U" else 0
     same = True
+    tree_rows: Optional[List[int]] = []
     for nid, nd in changed.items():
         r = raw.row[nid]
         if len(nd.type) > width:
@@ -583,6 +591,10 @@ def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
         old = raw.nodes[r]
         if old.parent != nd.parent or old.index != nd.index or old.type != nd.type:
             same = False
+            if old.type != nd.type:
+                tree_rows = None
+            elif tree_rows is not None:
+                tree_rows.append(r)
         nodes[r] = nd
         num[r] = _get_num(nd)
     # the tree columns are shared with ``raw`` while no parent, index or type changed
@@ -600,24 +612,29 @@ def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
     if not same:
         index_array = _put_str(index_array, [raw.row[nid] for nid in changed], [nd.index for nd in changed.values()])
     return Raw(nodes, raw.ids, raw.row, parents, parent, types, index, num, same, raw.id_array, index_array,
-               changed_rows=[raw.row[nid] for nid in changed])
+               changed_rows=[raw.row[nid] for nid in changed], tree_rows=None if same else tree_rows)
 
 
 def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[str, Binding],
            local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
            raw: Optional[Raw] = None, prev: Optional[Derived] = None,
-           arrow_cache: Optional[Dict[str, Any]] = None) -> Derived:
+           arrow_cache: Optional[Dict[str, Any]] = None, rebound: Optional[AbstractSet[str]] = None) -> Derived:
     """Compute :class:`Derived` for ``nodes`` (a forest whose roots sit on ``pages``).
 
     With ``prev`` and a ``raw`` whose tree is unchanged (only geometry or state was
     edited), depth, levels and paint order are reused. ``arrow_cache`` (the canvas's
-    own) keeps each resolved arrow while its inputs are unchanged.
+    own) keeps each resolved arrow while its inputs are unchanged. ``rebound``: the ids
+    of the connectors whose bindings were written since ``prev`` (the canvas keeps
+    them); with it, a derivation from ``prev`` after binding writes reads those
+    connectors again instead of deriving afresh.
     """
     if raw is None:
         raw = extract(nodes)
     nodes = raw.nodes
     n = len(nodes)
     ids, row, parents, parent, types = raw.ids, raw.row, raw.parents, raw.parent, raw.types
+    if rebound and prev is not None:
+        _rebound_rows(raw, rebound)
     page_ids = [p.id for p in sorted(pages.values(), key=lambda p: (p.index, p.id))]
     page_rank = {pid: k for k, pid in enumerate(page_ids)}
     reuse = prev is not None and raw.same_tree and prev.page_ids == page_ids and len(prev.ids) == n
@@ -626,18 +643,24 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         remaining = None
     kept = raw.kept if remaining is not None else None  # splice sets kept only with remaining (the same rows)
     if reuse and raw.changed_rows is not None and prev.clip is not None:  # type: ignore[union-attr]
-        quick = _derive_rows(raw, prev, bindings, local_cache, arrow_cache)  # type: ignore[arg-type]
+        quick = _derive_rows(raw, prev, bindings, local_cache, arrow_cache, rebound=rebound)  # type: ignore[arg-type]
         if quick is not None:
             return quick
     if (prev is not None and raw.old_tree and prev.clip is not None and prev.page_ids == page_ids
             and not prev.n_bad and len(prev.ids)):
         quick = None
         if raw.appended >= 0 and raw.appended == len(prev.ids) and raw.changed_rows is not None:
-            quick = _derive_appended(raw, prev, page_rank, bindings, local_cache, arrow_cache)
+            quick = _derive_appended(raw, prev, page_rank, bindings, local_cache, arrow_cache, rebound)
         elif kept is not None and raw.remaining_changed is not None:
-            quick = _derive_removed(raw, prev, kept, bindings, local_cache, arrow_cache)
+            quick = _derive_removed(raw, prev, kept, bindings, local_cache, arrow_cache, rebound)
         if quick is not None:
             raw.remaining = raw.remaining_changed = None
+            return quick
+    if (prev is not None and not raw.same_tree and raw.changed_rows is not None and raw.appended < 0
+            and raw.remaining is None and prev.clip is not None and prev.page_ids == page_ids and not prev.n_bad
+            and len(prev.ids) == n and n and (prev.ids is ids or prev.ids == ids)):
+        quick = _derive_moved(raw, prev, page_rank, bindings, local_cache, arrow_cache, rebound)
+        if quick is not None:
             return quick
     if reuse:
         depth = prev.depth  # type: ignore[union-attr]
@@ -803,6 +826,19 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     return d
 
 
+def _rebound_rows(raw: Raw, rebound: AbstractSet[str]) -> None:
+    """Count the rows of the ``rebound`` connectors among the rows a derivation from the
+    previous one re-reads (their terminals and boxes are read again, as for an edited record)."""
+    row = raw.row
+    extra = [r for i in rebound if (r := row.get(i)) is not None]
+    if not extra:
+        return
+    if raw.changed_rows is not None:
+        raw.changed_rows = list(raw.changed_rows) + extra
+    if raw.remaining_changed is not None:
+        raw.remaining_changed = list(raw.remaining_changed) + extra
+
+
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     """Equal to the bit (``array_equal`` takes -0.0 for 0.0, and a column kept for that would differ)."""
     return a.shape == b.shape and a.dtype == b.dtype and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
@@ -823,7 +859,8 @@ _ROWS_SHARE = 8
 
 def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                  local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
-                 arrow_cache: Optional[Dict[str, Any]], private: bool = False) -> Optional[Derived]:
+                 arrow_cache: Optional[Dict[str, Any]], private: bool = False,
+                 rebound: Optional[AbstractSet[str]] = None) -> Optional[Derived]:
     """:func:`derive` after records were replaced in place (same tree): only the rows they reach.
 
     Those rows are the replaced ones and their descendants (records and page
@@ -834,7 +871,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     is too large for this to pay or touches what it does not handle (bindings
     replaced, an arrow starting or stopping being resolved, broken geometry).
     With ``private``, ``prev``'s columns belong to this call alone and are written in
-    place instead of copied.
+    place instead of copied. ``rebound`` as for :func:`derive` (their rows among the
+    replaced ones).
     """
     from spatialobs.canvas.document.arrows import resolve_rows
 
@@ -947,7 +985,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                 full["locked"], prev.order, prev.paint, prev.page_start, prev.levels)
     d.size = size
     got = resolve_rows(d, nodes, bindings, arrow_cache, plan, dirty, dirty_rows, point_boxes,
-                       own_local=private or d.local is not prev.local)
+                       own_local=private or d.local is not prev.local, rebound=rebound)
     if got is None:
         return None
     resolved = np.asarray(got, dtype=np.int64)
@@ -1033,6 +1071,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     # frame clips of the rows below a replaced record, and visible bounds of every reached row
     for lvl in np.split(by_depth, cuts):
         if depth[lvl[0]] == 0:
+            new_clip[k_of[lvl]] = (-np.inf, -np.inf, np.inf, np.inf)  # a root (one moved onto the page too)
             continue
         p = parent[lvl]
         kp = k_of[p]
@@ -1091,7 +1130,8 @@ def _sibling_count(raw: Raw, sibs: List[int], key: Tuple[str, str]) -> int:
 
 def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bindings: Mapping[str, Binding],
                      local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
-                     arrow_cache: Optional[Dict[str, Any]]) -> Optional[Derived]:
+                     arrow_cache: Optional[Dict[str, Any]],
+                     rebound: Optional[AbstractSet[str]] = None) -> Optional[Derived]:
     """:func:`derive` after nodes were appended (and records replaced in place) with the previous rows' tree unchanged.
 
     The tree columns (depth, levels, paint order, subtree sizes) take the new rows where
@@ -1153,7 +1193,7 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
     g.arrow_plan, g.serial, g.size = prev.arrow_plan, prev.serial, size
     g.clip = _pad(prev.clip, k, (-np.inf, -np.inf, np.inf, np.inf))
     g.group_need = _pad(prev.group_need, k, False) if prev.group_need is not None else None
-    d = _derive_rows(raw, g, bindings, local_cache, arrow_cache, private=True)
+    d = _derive_rows(raw, g, bindings, local_cache, arrow_cache, private=True, rebound=rebound)
     if d is None:
         return None
     d.base = -1
@@ -1163,15 +1203,17 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
 
 def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping[str, Binding],
                     local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
-                    arrow_cache: Optional[Dict[str, Any]]) -> Optional[Derived]:
-    """:func:`derive` after whole subtrees were removed (and records replaced in place), bindings unchanged.
+                    arrow_cache: Optional[Dict[str, Any]],
+                    rebound: Optional[AbstractSet[str]] = None) -> Optional[Derived]:
+    """:func:`derive` after whole subtrees were removed (and records replaced in place).
 
     The previous columns are carried to the remaining rows (``kept``), and
     :func:`_derive_rows` derives the replaced rows and the groups that held a removed
-    row again. None when it does not apply.
+    row again. Bindings must be unchanged unless ``rebound`` names the connectors
+    whose bindings were written (see :func:`derive`). None when it does not apply.
     """
     plan = prev.arrow_plan
-    if plan is not None and (len(bindings) != len(plan.bindings)
+    if plan is not None and not rebound and (len(bindings) != len(plan.bindings)
                              or not all(map(operator.is_, bindings.values(), plan.bindings))):
         return None
     n = len(raw.ids)
@@ -1221,13 +1263,17 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
                                   plan.point_boxes[live])
     changed = list(raw.remaining_changed or ()) + held
     if not changed:
+        if g.arrow_plan is not None and rebound:
+            # the rebound connectors were all removed (their rows would be among the changed ones)
+            p = g.arrow_plan
+            g.arrow_plan = dataclasses.replace(p, bindings=list(bindings.values()))
         d = g
         d.serial = next(_SERIALS)
         d.record_rows = np.zeros(0, dtype=np.int64)
         d.reached = np.zeros(0, dtype=np.int64)
     else:
         raw.changed_rows = changed
-        got = _derive_rows(raw, g, bindings, local_cache, arrow_cache, private=True)
+        got = _derive_rows(raw, g, bindings, local_cache, arrow_cache, private=True, rebound=rebound)
         raw.changed_rows = None
         if got is None:
             return None
@@ -1238,3 +1284,96 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
     d.base = -1
     d.renumbered = (prev.serial, newpos)
     return d
+
+
+#: Most rows (*ours*) moved in the tree by one edit whose subtrees are moved in paint order one by one.
+_MAX_MOVED = 64
+
+
+def _derive_moved(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bindings: Mapping[str, Binding],
+                  local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
+                  arrow_cache: Optional[Dict[str, Any]],
+                  rebound: Optional[AbstractSet[str]] = None) -> Optional[Derived]:
+    """:func:`derive` after records were replaced in place (same rows) and some of them moved in
+    the tree: a new parent, or a new index among their siblings (a reparent, a reorder).
+
+    Each moved subtree leaves its place in the paint order and goes where the full pass
+    would put it: after its preceding sibling's subtree among its new siblings (sorted by
+    index, then id), or right after its new parent; the subtree sizes of its old and new
+    ancestors shrink and grow, its rows' depth and page follow the new parent. Then
+    :func:`_derive_rows` derives the replaced rows (their subtrees) and the groups that held
+    a moved row, with the same formulas as a full pass. None when it does not apply (a
+    type changed, a moved row inside another moved subtree or moved under one, too many).
+    """
+    parent, types = raw.parent, raw.types
+    if raw.tree_rows is None or not 0 < len(raw.tree_rows) <= _MAX_MOVED:
+        return None
+    moved = unique(np.asarray(raw.tree_rows, dtype=np.int64))
+    n = len(raw.ids)
+    size = (prev.size if prev.size is not None else _subtree_sizes(prev)).copy()
+    paint, order = prev.paint, prev.order
+    # the subtrees that move, in the previous paint order
+    out = np.zeros(n, dtype=bool)
+    segs: List[np.ndarray] = []
+    for r in moved.tolist():
+        if out[r]:
+            return None  # inside another moved subtree
+        seg = paint[order[r]:order[r] + size[r]]
+        if out[seg].any():
+            return None
+        out[seg] = True
+        segs.append(seg)
+    if out[parent[moved][parent[moved] >= 0]].any():
+        return None  # moved under a moved subtree (or into its own)
+    held: List[int] = []
+    for r in moved.tolist():
+        p = int(prev.parent[r])
+        if p >= 0 and prev.types[p] == "group":
+            held.append(p)
+        while p >= 0:
+            size[p] -= size[r]
+            p = int(prev.parent[p])
+    paint = paint[~out[paint]]
+    depth = prev.depth.copy()
+    page = prev.page.copy()
+    for r, seg in zip(moved.tolist(), segs):
+        order = np.empty(n, dtype=np.int64)
+        order[paint] = np.arange(len(paint))
+        p = int(parent[r])
+        page_start = np.searchsorted(page[paint], np.arange(len(prev.page_ids) + 1))
+        if p >= 0:
+            new_depth, new_page = int(depth[p]) + 1, int(page[p])
+            span = paint[order[p] + 1:order[p] + size[p]]
+            at = int(order[p]) + 1
+        else:
+            new_depth, new_page = 0, page_rank.get(raw.parents[r], 0)
+            span = paint[page_start[new_page]:page_start[new_page + 1]]
+            at = int(page_start[new_page])
+        sibs = span[parent[span] == p].tolist()
+        before = _sibling_count(raw, sibs, (raw.index[r], raw.ids[r]))
+        if before:
+            s = sibs[before - 1]
+            at = int(order[s] + size[s])
+        depth[seg] += new_depth - int(depth[r])
+        page[seg] = new_page
+        paint = np.concatenate([paint[:at], seg, paint[at:]])
+        while p >= 0:
+            size[p] += size[r]
+            p = int(parent[p])
+    order = np.empty(n, dtype=np.int64)
+    order[paint] = np.arange(n)
+    page_start = np.searchsorted(page[paint], np.arange(len(prev.page_ids) + 1))
+    levels = prev.levels if _same_bits(depth, prev.depth) else _levels(depth)
+    g = Derived(raw.ids, raw.row, types, parent, page, prev.page_ids, depth, prev.local, prev.px, prev.py,
+                prev.rotation, prev.bounds, prev.visible, prev.frame, prev.group, prev.opacity, prev.hidden,
+                prev.locked, order, paint, page_start, levels)
+    g.arrow_plan, g.serial, g.size, g.clip, g.group_need = prev.arrow_plan, prev.serial, size, prev.clip, prev.group_need
+    if held:
+        raw.changed_rows = list(raw.changed_rows or ()) + held
+    d = _derive_rows(raw, g, bindings, local_cache, arrow_cache, rebound=rebound)
+    if d is None:
+        return None
+    d.base = -1
+    d.renumbered = (prev.serial, np.arange(n, dtype=np.int64))
+    return d
+

@@ -45,6 +45,60 @@ def _drop_key(keys: List[str], key: str) -> None:
         del keys[at]
 
 
+def _step(prev: Derived, d: Derived) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """How ``d`` follows from ``prev``: the new row of each of ``prev``'s rows (-1: removed) and
+    the rows whose record was replaced, or None when ``d`` was derived afresh."""
+    if d.base >= 0 and d.base == prev.serial:
+        return np.arange(len(prev.ids), dtype=np.int64), np.asarray(d.record_rows, dtype=np.int64)
+    if d.renumbered is not None and d.renumbered[0] == prev.serial and d.record_rows is not None:
+        return d.renumbered[1], np.asarray(d.record_rows, dtype=np.int64)
+    return None
+
+
+def _compose_steps(prev: Derived, chain: List[Derived]) -> None:
+    """Make the last of ``chain`` (each derived from the one before, the first from ``prev``) say
+    how it follows from ``prev``: rows renumbered through every step, records replaced in any."""
+    d = chain[-1]
+    m = np.arange(len(prev.ids), dtype=np.int64)
+    rec = np.zeros(0, dtype=np.int64)
+    cur = prev
+    d.base = -1
+    d.reached = None
+    for nxt in chain:
+        step = _step(cur, nxt)
+        if step is None:
+            d.renumbered = d.record_rows = None
+            return
+        sm, srec = step
+        m = np.where(m >= 0, sm[np.maximum(m, 0)], -1)
+        r0 = sm[rec]
+        rec = np.union1d(r0[r0 >= 0], srec).astype(np.int64)
+        cur = nxt
+    d.renumbered = (prev.serial, m)
+    d.record_rows = rec
+
+
+def _since(prev: Derived, d: Derived, rebound: Set[str], observed: Optional[int]) -> Any:
+    """``(serial, row map, record rows, rebound connector ids)``: how ``d`` follows from the last
+    observed derivation (``observed``), through the derivations since, when each followed from
+    the one before it (see :func:`_step`); None otherwise."""
+    if observed is None:
+        return None
+    step = _step(prev, d)
+    if step is None:
+        return None
+    m, rec = step
+    if prev.serial == observed:
+        return observed, m, rec, frozenset(rebound)
+    s = prev.since
+    if s is None or s[0] != observed:
+        return None
+    m0, rec0, reb0 = s[1], s[2], s[3]
+    r0 = m[rec0] if len(rec0) else rec0
+    return (observed, np.where(m0 >= 0, m[np.maximum(m0, 0)], -1), np.union1d(r0[r0 >= 0], rec).astype(np.int64),
+            reb0 | rebound)
+
+
 class _BindingIndex:
     """Binding ids by connector and by target, and each binding's rank in canvas order."""
 
@@ -400,33 +454,78 @@ class Canvas:
     def _geometry(self) -> Derived:
         if self._derived is None:
             raw = None
+            prev0 = prev = self._prev
+            rebound = self._rebound
+            chain: List[Derived] = []
             if self._raw is not None and self._dirty is not None:
                 if self._added or self._gone:
                     nodes = self._nodes
-                    raw = splice(self._raw, self._gone, [nodes[k] for k in self._added],
-                                 {k: nodes[k] for k in self._dirty if k not in self._added}, self._children)
+                    changed = {k: nodes[k] for k in self._dirty if k not in self._added}
+                    added = [nodes[k] for k in self._added]
+                    old = self._raw
+                    tree = {k: nd for k, nd in changed.items()
+                            if (o := old.nodes[old.row[k]]).parent != nd.parent or o.index != nd.index}
+                    if prev is not None and bool(self._gone) + bool(tree) + bool(added) > 1:
+                        raw, prev = self._staged(prev, changed, tree, added, rebound, chain)
+                    else:
+                        raw = splice(self._raw, self._gone, added, changed, self._children)
                     # rows must stay in canvas order: a cheap check against the dict itself (after
                     # appends only, the previous rows are the dict's first ones: its tail is checked)
                     k = len(self._added)
-                    tail = (list(itertools.islice(reversed(nodes), k))[::-1] == raw.ids[len(raw.ids) - k:]
-                            if not self._gone and k else raw.ids == list(nodes))
-                    if len(raw.ids) != len(nodes) or not tail:  # pragma: no cover - defensive
+                    if raw is not None and (len(raw.ids) != len(nodes) or not (
+                            list(itertools.islice(reversed(nodes), k))[::-1] == raw.ids[len(raw.ids) - k:]
+                            if not self._gone and k else raw.ids == list(nodes))):  # pragma: no cover - defensive
                         raw = None
                 elif self._dirty:
                     raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty})
+                elif rebound:
+                    raw = patch(self._raw, {})  # bindings written only: the same rows, none replaced
                 else:
                     raw = self._raw
             if raw is None:
                 raw = extract(self._nodes.values())
-            prev, self._prev = self._prev, None
-            self._derived = derive(raw.nodes, self._pages, self._bindings, self._local_cache, raw, prev,
-                                   arrow_cache=self._arrow_cache)
+            self._prev = None
+            d = derive(raw.nodes, self._pages, self._bindings, self._local_cache, raw, prev,
+                       arrow_cache=self._arrow_cache, rebound=rebound)
+            if chain:
+                _compose_steps(prev0, chain + [d])  # type: ignore[arg-type]
+            self._derived = d
+            if prev0 is not None:
+                d.since = _since(prev0, d, rebound, self._observed[0] if self._observed is not None else None)
             self._raw = raw
             self._dirty = {}
             self._added = {}
             self._gone = set()
             self._rebound = set()
         return self._derived
+
+    def _staged(self, prev: Derived, changed: Dict[str, Node], tree: Dict[str, Node], added: List[Node],
+                rebound: Set[str], chain: List[Derived]) -> Tuple[Optional[Raw], Derived]:
+        """The input columns of a version that removed, moved in the tree and added nodes,
+        reached in steps each derived from the one before (the removals, then the moves,
+        then the appends: each a step the derivation carries from the previous one); the
+        steps' derivations are put on ``chain``. Returns the last step's columns (not yet
+        derived) and the derivation it follows."""
+        raw: Optional[Raw] = self._raw
+        assert raw is not None
+        rest = {k: nd for k, nd in changed.items() if k not in tree}
+        steps = [s for s, on in (("gone", self._gone), ("tree", tree), ("added", added)) if on]
+        for k, step in enumerate(steps):
+            if step == "gone":
+                raw = splice(raw, self._gone, (), rest, self._children)
+                rest = {}
+            elif step == "tree":
+                raw = patch(raw, {**rest, **tree})
+                rest = {}
+            else:
+                raw = splice(raw, set(), added, rest, self._children)
+            if raw is None:
+                return None, prev
+            if k < len(steps) - 1:
+                prev = derive(raw.nodes, self._pages, self._bindings, self._local_cache, raw, prev,
+                              arrow_cache=self._arrow_cache, rebound=rebound)
+                chain.append(prev)
+        return raw, prev
 
     # Between writes and the next derivation, an op that needs a few nodes' placement reads
     # it here instead of deriving the whole canvas (O(n) per op would make a reply of n ops
