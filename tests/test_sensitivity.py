@@ -155,8 +155,24 @@ def test_real_sensitivity_on_mousepad_renders_appendix_d(tmp_path):
     kept = {"ablation-mousepad": {"kind": "ablation", "app": "mousepad", "skipped": "kept"}}
     out.with_suffix(".json").write_text(json.dumps(kept), encoding="utf-8")
     factors = {"tau": [0.85], "kappa": [5.0], "u0": [0.75]}
-    r = studies.write_real_sensitivity(out, "mousepad", starts=2, steps=5, factors=factors,
+
+    class Meanwhile:
+        # the episode log; its first line stands for another run writing its section into the JSON meanwhile
+        lines: list = []
+
+        def write(self, text):
+            if not self.lines:
+                both = {**kept, "clipboard": {"kind": "clipboard", "skipped": "written meanwhile"}}
+                out.with_suffix(".json").write_text(json.dumps(both), encoding="utf-8")
+            self.lines.append(text)
+
+        def flush(self):
+            pass
+
+    log = Meanwhile()
+    r = studies.write_real_sensitivity(out, "mousepad", starts=2, steps=5, factors=factors, log=log,
                                        command="spatialobs studies --real --sensitivity Z")
+    assert sum("pair F1" in x for x in log.lines) == 4 * 2
     assert list(r["rows"]) == ["default", "τ = 0.85", "κ = 5", "u₀ = 0.75"]
     for lb, c in r["rows"].items():
         assert len(c["new_states"]) == len(c["state_auc"]) == len(c["f1_per_start"]) == 2
@@ -183,7 +199,8 @@ def test_real_sensitivity_on_mousepad_renders_appendix_d(tmp_path):
     for lb in r["rows"]:
         assert f"| {lb} |" in text
     assert "Merging nested in τ (every pair merged at a τ is merged at each lower τ): yes." in text
-    assert sorted(studies.load_real_results(out.with_suffix(".json"))) == ["ablation-mousepad", "sensitivity-mousepad"]
+    assert sorted(studies.load_real_results(out.with_suffix(".json"))) == ["ablation-mousepad", "clipboard",
+                                                                           "sensitivity-mousepad"]
 
 
 def test_studies_real_sensitivity_names_its_command_and_rejects_bad_combinations(monkeypatch):

@@ -1286,7 +1286,9 @@ def write_real_sensitivity(path: Union[str, Path] = "docs/results/real-apps.md",
     """Run :func:`~spatialobs.screen.sensitivity.real_sensitivity` and put its section into the report at ``path``.
 
     The result is kept in the JSON beside the report under ``"sensitivity-<app>"``; the
-    other sections are kept as they are.
+    other sections are kept as they are (the JSON is read before the run, to stop early
+    when it is unreadable, and again after it, so that a section another run wrote
+    meanwhile is kept).
 
     Raises
     ------
@@ -1305,6 +1307,7 @@ def write_real_sensitivity(path: Union[str, Path] = "docs/results/real-apps.md",
     res = real_sensitivity(app, starts, steps, seed, factors=factors, log=log)
     res["command"] = command
     res["date"] = time.strftime("%Y-%m-%d", time.gmtime())
+    kept = load_real_results(out.with_suffix(".json")) or kept  # read again: keep what another run wrote meanwhile
     kept[f"sensitivity-{app}"] = res
     save_real_results(out, kept)
     return res
