@@ -41,8 +41,8 @@ from spatialobs._errors import InvalidInputError
 from spatialobs.screen.graph import KAPPA, U0
 from spatialobs.screen.model import Screen
 
-__all__ = ["SENSITIVITY_DEFAULTS", "SENSITIVITY_VALUES", "TAU_GRID", "reference_key", "pair_f1", "merge_labels",
-           "distinct_screens", "tau_sweep", "check_factors", "real_sensitivity", "render_real_sensitivity"]
+__all__ = ["SENSITIVITY_DEFAULTS", "SENSITIVITY_VALUES", "TAU_GRID", "CONTENT_ROLES", "reference_key", "pair_f1",
+           "merge_labels", "distinct_screens", "tau_sweep", "check_factors", "real_sensitivity", "render_real_sensitivity"]
 
 #: The defaults of DESIGN §7 and §8: τ = 0.93, κ = 20, u₀ = 0.5.
 SENSITIVITY_DEFAULTS: Dict[str, float] = {"tau": 0.93, "kappa": KAPPA, "u0": U0}
@@ -314,7 +314,7 @@ def real_sensitivity(app: str = "mousepad", starts: int = 10, steps: int = 50, s
     Parameters
     ----------
     app : str, default "mousepad"
-        A real application of :data:`~spatialobs.screen.studies.REAL_BUDGET`.
+        A real application of ``REAL_BUDGET`` (:mod:`spatialobs.screen.studies`).
     starts, steps : int
         Starts per setting and actions per episode.
     seed : int, default 0
