@@ -57,7 +57,7 @@ TAU_GRID: Tuple[float, ...] = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.88, 0.9, 0.93, 
 #: Report labels of the factors.
 _SYMBOL = {"tau": "τ", "kappa": "κ", "u0": "u₀"}
 
-#: Roles whose text is content the agent's typing and the document change, not a label of the interface.
+#: Roles whose text is content that typing and the document change, not a label of the interface.
 CONTENT_ROLES = frozenset({"text", "entry", "password text", "document text", "paragraph", "terminal",
                            "textbox", "searchbox", "combobox text"})
 
@@ -69,7 +69,7 @@ def reference_key(screen: Screen) -> Hashable:
 
     The key is the screen's metadata and the multiset of its elements' (role, label),
     where the label is the element's text with white space collapsed and every run of
-    digits replaced by ``#``, and no label at all for the content the agent writes or
+    digits replaced by ``#``, and no label at all for the content the exploration types or
     the document holds: the text of an editable element or of an element whose role
     is a text role (:data:`CONTENT_ROLES`). Positions and sizes are left out, and so
     are the elements' states (checked, focused...), as featurization leaves them out.
