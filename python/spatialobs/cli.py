@@ -837,6 +837,22 @@ def _studies(args: argparse.Namespace) -> int:
             write_real_clipboard(out, args.trials, args.seed, log=sys.stderr, command=command)
             print(f"wrote {out} ({time.perf_counter() - t0:.0f} s)")
             return 0
+        if args.ablation and args.sensitivity:
+            raise CommandError("--ablation and --sensitivity are two studies; run one at a time")
+        if args.sensitivity:
+            from spatialobs.screen.studies import write_real_sensitivity
+
+            app = args.apps if args.apps != "mousepad,pcmanfm,localc" else "mousepad"
+            if app not in REAL_BUDGET:
+                raise CommandError(f"--sensitivity takes one application of {', '.join(REAL_BUDGET)} in --apps, "
+                                   f"got {args.apps!r}")
+            out = args.out if args.out != "docs/results/exploration.md" else "docs/results/real-apps.md"
+            starts, steps = args.starts or 10, args.steps or 50
+            command = f"spatialobs studies --real --sensitivity --apps {app} --starts {starts} --steps {steps}" + (
+                f" --seed {args.seed}" if args.seed else "") + (f" --out {out}" if out != "docs/results/real-apps.md" else "")
+            res = write_real_sensitivity(out, app, starts, steps, args.seed, log=sys.stderr, command=command)
+            print(f"wrote {out} ({res.get('seconds', 0.0):.0f} s)")
+            return 0
         if args.ablation:
             from spatialobs.screen.studies import write_real_ablation
 
@@ -1050,6 +1066,10 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("--ablation", action="store_true",
                     help="with --real: Table 5's ablations (full, novelty only, ambiguity only, prior only, uniform "
                          "prior, exact matching) on one application (--apps, default mousepad; 10 starts x 50 actions)")
+    st.add_argument("--sensitivity", action="store_true",
+                    help="with --real: Appendix D, the one-factor sensitivity of tau, kappa and u0 with pair F1 against "
+                         "the reference labelling, on one application (--apps, default mousepad; 10 starts x 50 "
+                         "actions)")
     st.add_argument("--trials", type=int, default=20, help="with --real --clipboard: trials per condition")
     st.add_argument("--seed", type=int, default=0)
     st.set_defaults(func=_studies)

@@ -54,7 +54,7 @@ __all__ = ["SCALES", "compare_selectors", "fpu_sweep", "choose_setting", "ablati
            "decomposition", "probe_vs_escape", "one_start_draws", "STEP_KINDS", "run_all", "write_report", "render_report", "summarize", "OBJECTIVES",
            "SWEEP", "SELECTOR_ROWS", "real_apps", "render_real_report", "write_real_report", "load_real_results",
            "save_real_results", "matched_wins", "REAL_SELECTORS", "REAL_ABLATIONS", "real_ablation",
-           "render_real_ablation", "write_real_ablation"]
+           "render_real_ablation", "write_real_ablation", "write_real_sensitivity"]
 
 #: Study sizes: ``full`` is the published run, ``small`` the CI-scale run. ``seeds`` simulator
 #: seeds (0, 1, …) × ``starts`` starts per seed; the learned prior trains on ``train_starts``
@@ -1168,6 +1168,11 @@ def render_real_report(res: Dict[str, Any], pictures: Optional[Path] = None) -> 
         if r.get("kind") == "ablation":
             L += render_real_ablation(r)
             continue
+        if r.get("kind") == "sensitivity":
+            from spatialobs.screen.sensitivity import render_real_sensitivity
+
+            L += render_real_sensitivity(r)
+            continue
         L.append(f"## {app}")
         L.append("")
         if "skipped" in r:
@@ -1271,6 +1276,39 @@ def write_real_ablation(path: Union[str, Path] = "docs/results/real-apps.md", ap
     res["command"] = command
     res["date"] = time.strftime("%Y-%m-%d", time.gmtime())
     kept[f"ablation-{app}"] = res
+    save_real_results(out, kept)
+    return res
+
+
+def write_real_sensitivity(path: Union[str, Path] = "docs/results/real-apps.md", app: str = "mousepad",
+                           starts: int = 10, steps: int = 50, seed: int = 0, log: Any = None, command: str = "",
+                           factors: Optional[Dict[str, Sequence[float]]] = None) -> Dict[str, Any]:
+    """Run :func:`~spatialobs.screen.sensitivity.real_sensitivity` and put its section into the report at ``path``.
+
+    The result is kept in the JSON beside the report under ``"sensitivity-<app>"``; the
+    other sections are kept as they are (the JSON is read before the run, to stop early
+    when it is unreadable, and again after it, so that a section another run wrote
+    meanwhile is kept).
+
+    Raises
+    ------
+    InvalidInputError
+        When the JSON beside ``path`` cannot be read (nothing is written then), or for
+        what :func:`~spatialobs.screen.sensitivity.real_sensitivity` rejects.
+
+    Examples
+    --------
+    >>> write_real_sensitivity("real-apps.md", "mousepad", starts=1, steps=3)  # doctest: +SKIP
+    """
+    from spatialobs.screen.sensitivity import real_sensitivity
+
+    out = Path(path)
+    kept = load_real_results(out.with_suffix(".json"))
+    res = real_sensitivity(app, starts, steps, seed, factors=factors, log=log)
+    res["command"] = command
+    res["date"] = time.strftime("%Y-%m-%d", time.gmtime())
+    kept = load_real_results(out.with_suffix(".json")) or kept  # read again: keep what another run wrote meanwhile
+    kept[f"sensitivity-{app}"] = res
     save_real_results(out, kept)
     return res
 
