@@ -839,32 +839,20 @@ def _studies(args: argparse.Namespace) -> int:
             return 0
         if args.ablation and args.sensitivity:
             raise CommandError("--ablation and --sensitivity are two studies; run one at a time")
-        if args.sensitivity:
-            from spatialobs.screen.studies import write_real_sensitivity
+        if args.sensitivity or args.ablation:
+            from spatialobs.screen.studies import write_real_ablation, write_real_sensitivity
 
+            study = "sensitivity" if args.sensitivity else "ablation"
             app = args.apps if args.apps != "mousepad,pcmanfm,localc" else "mousepad"
             if app not in REAL_BUDGET:
-                raise CommandError(f"--sensitivity takes one application of {', '.join(REAL_BUDGET)} in --apps, "
+                raise CommandError(f"--{study} takes one application of {', '.join(REAL_BUDGET)} in --apps, "
                                    f"got {args.apps!r}")
             out = args.out if args.out != "docs/results/exploration.md" else "docs/results/real-apps.md"
             starts, steps = args.starts or 10, args.steps or 50
-            command = f"spatialobs studies --real --sensitivity --apps {app} --starts {starts} --steps {steps}" + (
+            command = f"spatialobs studies --real --{study} --apps {app} --starts {starts} --steps {steps}" + (
                 f" --seed {args.seed}" if args.seed else "") + (f" --out {out}" if out != "docs/results/real-apps.md" else "")
-            res = write_real_sensitivity(out, app, starts, steps, args.seed, log=sys.stderr, command=command)
-            print(f"wrote {out} ({res.get('seconds', 0.0):.0f} s)")
-            return 0
-        if args.ablation:
-            from spatialobs.screen.studies import write_real_ablation
-
-            app = args.apps if args.apps != "mousepad,pcmanfm,localc" else "mousepad"
-            if app not in REAL_BUDGET:
-                raise CommandError(f"--ablation takes one application of {', '.join(REAL_BUDGET)} in --apps, "
-                                   f"got {args.apps!r}")
-            out = args.out if args.out != "docs/results/exploration.md" else "docs/results/real-apps.md"
-            starts, steps = args.starts or 10, args.steps or 50
-            command = f"spatialobs studies --real --ablation --apps {app} --starts {starts} --steps {steps}" + (
-                f" --seed {args.seed}" if args.seed else "") + (f" --out {out}" if out != "docs/results/real-apps.md" else "")
-            res = write_real_ablation(out, app, starts, steps, args.seed, log=sys.stderr, command=command)
+            write = write_real_sensitivity if args.sensitivity else write_real_ablation
+            res = write(out, app, starts, steps, args.seed, log=sys.stderr, command=command)
             print(f"wrote {out} ({res.get('seconds', 0.0):.0f} s)")
             return 0
         apps = [a for a in args.apps.split(",") if a]
