@@ -882,7 +882,7 @@ class Service:
                 self._camera(d, {p: c for p, c in _cameras(d.canvas).items() if p in back}, "agent")
             d.executor = None  # its aliases may name undone nodes
             out = {"document": d.name, "undone": True, "written": written, "undo": len(d.undo)}
-            if moved:  # for a live canvas to follow: the cameras as they are again
+            if moved:  # the cameras as they are again (the live editors were sent them above)
                 out["viewport"] = _cameras(d.canvas)
             return out
 
