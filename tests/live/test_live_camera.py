@@ -123,6 +123,43 @@ def test_set_viewport_in_a_model_reply_moves_the_live_view(live, browser):
     pg.close()
 
 
+def test_set_viewport_over_mcp_moves_the_live_view_and_the_agents_next_observe(live, browser):
+    import concurrent.futures
+    import json
+
+    import anyio
+    from mcp import Client
+
+    base, service, root = live
+    name = "cam-mcp"
+    pg = open_page(live, browser, f"{BOARD}.excalidraw", name)
+    page = service._doc(name).canvas.current_page
+
+    async def agent() -> dict:
+        async with Client(base + "/mcp") as s:
+            rep = await s.call_tool("apply", {"document": name, "ops": [
+                {"op": "set_viewport", "x": -200, "y": 40, "w": 960, "h": 540}]})
+            return json.loads(rep.content[0].text)
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # Playwright's loop owns this thread
+        rep = pool.submit(anyio.run, agent).result(60)
+    want = box(rep["viewport"][page])
+    assert close(want, [-200, 40, 960, 540])
+    z = 1280 / 960
+    pg.wait_for_function(f"Math.abs({EXCALIDRAW_CAMERA}[2] - {z}) < 1e-9", timeout=5000)
+    assert close(pg.evaluate(EXCALIDRAW_CAMERA), [200, -40, z])
+    wait_presence(service, name, want)
+
+    async def look() -> dict:
+        async with Client(base + "/mcp") as s:
+            return json.loads((await s.call_tool("observe", {"document": name})).content[0].text)
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        obs = pool.submit(anyio.run, look).result(60)
+    assert "viewport" in obs["live"]["used"] and rounded(box(obs["observation"]["viewport"]), want)
+    pg.close()
+
+
 def test_a_screen_of_another_aspect_shows_the_whole_box_centered(live, browser):
     base, service, root = live
     name = "cam-aspect"
