@@ -291,6 +291,12 @@ def test_set_viewport_sends_a_camera_after_its_changes_to_protocol_2_editors_onl
             await asyncio.to_thread(api, base, "POST", "/v1/documents/cam/undo", {}, "s3cret")
             back = await a.recv()
             assert back == cam
+            # restoring a snapshot taken now, after another move, brings that camera back too
+            await asyncio.to_thread(api, base, "POST", "/v1/documents/cam/snapshots", {"name": "here"}, "s3cret")
+            await apply([{"op": "set_viewport", "x": 0, "y": 0, "zoom": 4}])
+            assert (await a.recv())["viewport"] == {"x": 0, "y": 0, "w": 320, "h": 180}
+            await asyncio.to_thread(api, base, "POST", "/v1/documents/cam/snapshots/here/restore", {}, "s3cret")
+            assert await a.recv() == cam
             # a failing set_viewport sends nothing: the next message is the next apply's changes
             bad = await apply([{"op": "set_viewport", "zoom": 0}])
             assert bad["applied"] == [] and bad["errors"] == ["op 0 (set_viewport): zoom must be > 0, got 0.0"]
