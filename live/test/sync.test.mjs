@@ -2,7 +2,7 @@
 // (The real service and the real editors are tested end to end by the Python suite, tests/live.)
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { LiveSync, applyPatch, deepEqual, diffRecord } from '@spatialobs/live-sync'
+import { LiveSync, applyPatch, deepEqual, diffRecord, fitViewport } from '@spatialobs/live-sync'
 
 test('a patch takes one record to another, field by field and one level into props and meta', () => {
 	const a = { id: 'shape:a', x: 1, y: 2, props: { w: 10, color: 'red', text: 'x' }, meta: {} }
@@ -168,5 +168,42 @@ test('after a drop the client resumes from its version and sends again what was 
 	assert.equal(resent.seq, 2)
 	assert.deepEqual(resent.put, [{ id: 'shape:b', x: 2 }])
 	assert.equal(sync.version, 2)
+	sync.stop()
+})
+
+test('fitViewport shows the whole box, centered, at the zoom that fits the screen', () => {
+	assert.deepEqual(fitViewport({ x: 100, y: 50, w: 640, h: 360 }, { w: 1280, h: 720 }), { x: 100, y: 50, z: 2 })
+	// a taller screen: the box's width fills it, the box is centered vertically
+	assert.deepEqual(fitViewport({ x: 0, y: 0, w: 400, h: 200 }, { w: 800, h: 800 }), { x: 0, y: -100, z: 2 })
+	// a wider screen: the box's height fills it
+	assert.deepEqual(fitViewport({ x: 10, y: 20, w: 100, h: 100 }, { w: 400, h: 200 }), { x: -40, y: 20, z: 2 })
+})
+
+test("the service's camera message moves the editor's view and the new view is reported at once", async () => {
+	const { sent, ed, sync, ws } = await connected([{ id: 'shape:a', x: 0 }])
+	const moved = []
+	let view = { x: 0, y: 0, w: 1280, h: 720 }
+	ed.adapter.setViewport = (page, vp) => {
+		moved.push([page, vp])
+		if (page !== 'page:page') return false
+		view = { ...vp }
+		return true
+	}
+	ed.adapter.presence = () => ({ page: 'page:page', viewport: view, selected: [] })
+	assert.equal(sent[0].protocol, 2)
+	ws.deliver({ type: 'camera', by: 'agent', page: 'page:page', viewport: { x: 10, y: 20, w: 640, h: 360 }, zoom: 2 })
+	await tick()
+	assert.deepEqual(moved, [['page:page', { x: 10, y: 20, w: 640, h: 360 }]])
+	assert.deepEqual(sent.at(-1), { type: 'presence', page: 'page:page', viewport: { x: 10, y: 20, w: 640, h: 360 }, selected: [] })
+	const n = sent.length
+	// another page's camera: the view stays, nothing is reported
+	ws.deliver({ type: 'camera', by: 'agent', page: 'page:other', viewport: { x: 0, y: 0, w: 10, h: 10 } })
+	// a malformed camera: ignored, and said in the errors
+	ws.deliver({ type: 'camera', by: 'agent', page: 'page:page', viewport: { x: 0, y: 0, w: 0, h: 10 } })
+	await tick()
+	assert.equal(moved.length, 2)
+	assert.equal(sent.length, n)
+	assert.deepEqual(sync.errors, ['camera: viewport must be {x, y, w, h} with finite numbers, w and h > 0'])
+	assert.equal(sync.version, 1) // a camera is not a version
 	sync.stop()
 })

@@ -55,8 +55,12 @@ class Editor:
             if kind is None or msg["type"] == kind:
                 return msg
 
-    async def join(self, version: Optional[int] = None, epoch: Optional[str] = None) -> Dict[str, Any]:
-        await self.send({"type": "hello", "session": self.session, "version": version, "epoch": epoch})
+    async def join(self, version: Optional[int] = None, epoch: Optional[str] = None,
+                   protocol: Optional[int] = None) -> Dict[str, Any]:
+        hello: Dict[str, Any] = {"type": "hello", "session": self.session, "version": version, "epoch": epoch}
+        if protocol is not None:
+            hello["protocol"] = protocol
+        await self.send(hello)
         hello = await self.recv("hello")
         if hello["mode"] == "load":
             doc = hello["document"]
@@ -253,5 +257,55 @@ def test_an_agent_op_on_a_shape_the_person_just_deleted_fails_alone(server):
             assert rep["applied"] == [1] and len(rep["errors"]) == 1 and text in rep["errors"][0]
             ch = await a.recv("changes")
             assert [r["id"] for r in ch["put"]] == rep["created"] and text not in json.dumps(ch)
+
+    run(go())
+
+
+def test_set_viewport_sends_a_camera_after_its_changes_to_protocol_2_editors_only(server):
+    base, service = server
+    api(base, "POST", "/v1/documents", {"path": FRAMES, "name": "cam"}, token="s3cret")
+
+    async def apply(ops: Any) -> Dict[str, Any]:
+        out: Dict[str, Any] = await asyncio.to_thread(api, base, "POST", "/v1/documents/cam/apply", {"ops": ops},
+                                                      "s3cret")
+        return out
+
+    async def go() -> None:
+        async with Editor(base, "cam", "cam-new") as a, Editor(base, "cam", "cam-old") as b:
+            await a.join(protocol=2)
+            await b.join()  # no protocol: 1
+            sid = shape_ids(service, "cam")[0]
+            page = service._doc("cam").canvas.current_page
+            rep = await apply([{"op": "move_node", "id": sid, "x": 7, "y": 7},
+                               {"op": "set_viewport", "x": 100, "y": 50, "zoom": 2}])
+            assert rep["viewport"] == {page: {"x": 100, "y": 50, "w": 640, "h": 360, "zoom": 2}}
+            ch = await a.recv()
+            assert ch["type"] == "changes" and ch["by"] == "agent"
+            cam = await a.recv()
+            assert cam == {"type": "camera", "by": "agent", "page": page,
+                           "viewport": {"x": 100, "y": 50, "w": 640, "h": 360}, "zoom": 2}
+            await apply([{"op": "set_viewport", "x": 300, "y": 0, "zoom": 1}])
+            cam2 = await a.recv()
+            assert cam2["type"] == "camera" and cam2["viewport"] == {"x": 300, "y": 0, "w": 1280, "h": 720}
+            # the undo of the second: the camera of the first again (no changes of records, so no version)
+            await asyncio.to_thread(api, base, "POST", "/v1/documents/cam/undo", {}, "s3cret")
+            back = await a.recv()
+            assert back == cam
+            # restoring a snapshot taken now, after another move, brings that camera back too
+            await asyncio.to_thread(api, base, "POST", "/v1/documents/cam/snapshots", {"name": "here"}, "s3cret")
+            await apply([{"op": "set_viewport", "x": 0, "y": 0, "zoom": 4}])
+            assert (await a.recv())["viewport"] == {"x": 0, "y": 0, "w": 320, "h": 180}
+            await asyncio.to_thread(api, base, "POST", "/v1/documents/cam/snapshots/here/restore", {}, "s3cret")
+            assert await a.recv() == cam
+            # a failing set_viewport sends nothing: the next message is the next apply's changes
+            bad = await apply([{"op": "set_viewport", "zoom": 0}])
+            assert bad["applied"] == [] and bad["errors"] == ["op 0 (set_viewport): zoom must be > 0, got 0.0"]
+            await apply([{"op": "move_node", "id": sid, "x": 9, "y": 9}])
+            nxt = await a.recv()
+            assert nxt["type"] == "changes" and nxt["version"] == ch["version"] + 1
+            # the protocol-1 editor got the changes and never a camera
+            for _ in range(2):
+                assert (await b.recv())["type"] == "changes"
+            assert not [m for m in b.inbox if m["type"] == "camera"]
 
     run(go())

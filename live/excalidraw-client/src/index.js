@@ -11,9 +11,10 @@
 // `captureUpdate: NEVER` (outside this editor's undo history); an agent's apply with
 // `IMMEDIATELY`, one undo step, whose undo reaches the service as the person's edit.
 // The person's viewport (page coordinates from scroll and zoom) and selection go with
-// every change of them; `screenshot` pictures come from `exportToBlob`.
+// every change of them; `screenshot` pictures come from `exportToBlob`. An agent's
+// set_viewport moves the view (`updateScene` of scrollX, scrollY and zoom).
 import { CaptureUpdateAction, exportToBlob, getCommonBounds, loadFromBlob, restoreElements } from '@excalidraw/excalidraw'
-import { LiveSync, blobToBase64, liveUrl } from '@spatialobs/live-sync'
+import { LiveSync, blobToBase64, fitViewport, liveUrl } from '@spatialobs/live-sync'
 
 export { liveUrl }
 
@@ -136,6 +137,17 @@ export function excalidrawAdapter(api, { fitOnLoad = false } = {}) {
 				screen: { w: app.width, h: app.height },
 				zoom: z,
 			}
+		},
+		// Show the page box `vp` (the scene has one page): the scroll is the negated scene point at the
+		// screen's top left, as presence() reads it back.
+		setViewport(_page, vp) {
+			const app = api.getAppState()
+			const f = fitViewport(vp, { w: app.width, h: app.height })
+			api.updateScene({
+				appState: { scrollX: -f.x, scrollY: -f.y, zoom: { value: f.z } },
+				captureUpdate: CaptureUpdateAction.NEVER,
+			})
+			return true
 		},
 		// The person's view as Excalidraw draws it: exportToBlob of the elements in view at the
 		// person's zoom, cut to the viewport (one image pixel per screen pixel).

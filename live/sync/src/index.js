@@ -15,7 +15,10 @@
 //   * sends the person's viewport (page coordinates), selection and current page;
 //   * reconnects after a dropped socket and resumes from the last version it saw, sending
 //     again what the service had not acknowledged;
-//   * answers the service's requests for a picture of the person's view.
+//   * answers the service's requests for a picture of the person's view;
+//   * moves the person's view where an agent's set_viewport put the camera (`camera`): the
+//     editor shows the page box {x, y, w, h}, centered, at the largest zoom that fits its
+//     screen (exactly that box when the screen has its aspect), then reports that view.
 //
 // Messages (JSON, one per WebSocket message):
 //   editor -> service  {type: "hello", session, version, editor}
@@ -27,10 +30,12 @@
 //                      {type: "changes", version, by, session, ack?, put, remove, undoable}
 //                      {type: "error", code, message, seq?, revert?: {put, remove}}
 //                      {type: "export", id, viewport?, format?}
+//                      {type: "camera", by, page, viewport: {x, y, w, h}, zoom?}   protocol 2; not a version
 //                      {type: "closed", reason}
 // A patch is {id, set: {path: value}, unset: [path]}, a path "field" or "field.key".
 
-export const PROTOCOL = 1
+// 2: the service sends `camera` (a client that says 1, or nothing, does not get it)
+export const PROTOCOL = 2
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v)
 
@@ -383,6 +388,8 @@ export class LiveSync {
 			case 'export':
 				this._export(msg) // not awaited: pictures do not hold up the document's changes
 				return
+			case 'camera':
+				return this._camera(msg)
 			case 'closed':
 				this._setStatus('closed', msg.reason)
 				this.stopped = true
@@ -592,6 +599,16 @@ export class LiveSync {
 		if (p) this._send({ type: 'presence', ...p })
 	}
 
+	// The service moved the person's view (an agent's set_viewport, or its undo).
+	_camera(msg) {
+		if (!this.loaded || !this.adapter.setViewport) return
+		if (!isViewport(msg.viewport)) {
+			this.errors.push(`camera: viewport must be {x, y, w, h} with finite numbers, w and h > 0`)
+			return
+		}
+		if (this.adapter.setViewport(msg.page ?? null, msg.viewport)) this._presence(true)
+	}
+
 	async _export(msg) {
 		try {
 			const img = await this.adapter.exportImage({ viewport: msg.viewport, format: msg.format || 'png' })
@@ -601,6 +618,19 @@ export class LiveSync {
 		}
 	}
 }
+
+// The view that shows the page box `viewport` {x, y, w, h} on a screen of `screen` {w, h} pixels:
+// the whole box, centered, at the largest zoom that fits it. Returns {x, y, z}: the page point at
+// the screen's top left and the zoom (screen pixels per page unit).
+export function fitViewport(viewport, screen) {
+	const z = Math.min(screen.w / viewport.w, screen.h / viewport.h)
+	const w = screen.w / z
+	const h = screen.h / z
+	return { x: viewport.x + (viewport.w - w) / 2, y: viewport.y + (viewport.h - h) / 2, z }
+}
+
+const isViewport = (v) =>
+	isObject(v) && ['x', 'y', 'w', 'h'].every((k) => Number.isFinite(v[k])) && v.w > 0 && v.h > 0
 
 // A blob as base64 (for pictures sent to the service).
 export async function blobToBase64(blob) {

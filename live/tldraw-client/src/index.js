@@ -10,9 +10,10 @@
 // editor's undo history) or, for an agent's apply, as one undoable step (one Ctrl+Z
 // takes it back, and that undo reaches the service as the person's edit). The
 // person's viewport (page coordinates), selection and current page go with every
-// camera or selection change; `screenshot` pictures come from tldraw's image export.
+// camera or selection change; `screenshot` pictures come from tldraw's image export. An
+// agent's set_viewport moves the camera (`editor.setCamera`) when it is of the current page.
 import { Box, parseTldrawJsonFile } from 'tldraw'
-import { LiveSync, blobToBase64, liveUrl } from '@spatialobs/live-sync'
+import { LiveSync, blobToBase64, fitViewport, liveUrl } from '@spatialobs/live-sync'
 
 export { liveUrl }
 
@@ -145,6 +146,15 @@ export function tldrawAdapter(editor, { fitOnLoad = false } = {}) {
 				screen: { w: s.w, h: s.h },
 				zoom: ed.getZoomLevel(),
 			}
+		},
+		// Show the page box `vp` (page units) on the current page: tldraw's camera is the negated page
+		// point at the screen's top left, and the zoom. False when `page` is another page.
+		setViewport(page, vp) {
+			if (page !== null && page !== ed.getCurrentPageId()) return false
+			const s = ed.getViewportScreenBounds()
+			const f = fitViewport(vp, { w: s.w, h: s.h })
+			ed.setCamera({ x: -f.x, y: -f.y, z: f.z }, { immediate: true, force: true })
+			return true
 		},
 		// The person's view as tldraw draws it: the shapes in the viewport, the viewport's bounds,
 		// at the person's zoom (one image pixel per screen pixel).

@@ -35,6 +35,15 @@ edit. The person's viewport, selection and current page (``presence``) are what
 ``observe`` uses when the call does not give them, and ``screenshot`` asks the
 person's editor for a picture of their view.
 
+An agent's ``set_viewport`` moves the person's view: after the apply's changes,
+each editor of the document gets a ``camera`` message (protocol 2) with the page
+and the viewport ``{x, y, w, h}`` in page units, and shows that box, centered, at
+the largest zoom that fits its screen (exactly the box when the screen has the
+document's aspect); the presence it then reports is that view. Undoing the apply,
+or restoring a snapshot, sends the cameras that go back. An editor follows only a
+camera of the page it shows; the camera message is not a version (an editor that
+reconnects is not moved again).
+
 A socket that drops reconnects and resumes from the last version its editor saw
 (the service keeps the last :data:`LOG_VERSIONS` versions; an editor further behind
 gets the whole document and keeps its unacknowledged edits). A malformed or
@@ -72,10 +81,13 @@ from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Set, Tup
 from spatialobs._errors import SpatialObsError
 from spatialobs.serve.service import Service, ServiceError
 
-__all__ = ["LiveHub", "page_dir", "page_html", "LOG_VERSIONS", "EDITORS", "MESSAGE_TYPES"]
+__all__ = ["LiveHub", "page_dir", "page_html", "LOG_VERSIONS", "EDITORS", "MESSAGE_TYPES", "PROTOCOL"]
 
 log = logging.getLogger("spatialobs.serve.live")
 
+#: The live protocol's version (``@spatialobs/live-sync``'s ``PROTOCOL``). 2 added the ``camera`` message, which
+#: an editor gets only when its hello says ``protocol`` 2 or more.
+PROTOCOL = 2
 #: Versions a live document keeps for editors that reconnect.
 LOG_VERSIONS = 2000
 #: The editor of each document format.
@@ -112,6 +124,7 @@ class _Session:
     presence_at: float = 0.0
     connected_at: float = field(default_factory=time.monotonic)
     loaded: bool = False
+    protocol: int = 1
 
 
 @dataclass
@@ -161,6 +174,34 @@ class LiveHub:
         if put or remove:
             self._broadcast(ld, {"type": "changes", "by": by, "session": None, "put": put, "remove": remove,
                                  "undoable": undoable})
+
+    def camera(self, doc: Any, cameras: Mapping[str, Mapping[str, float]], *, by: str) -> None:
+        """Move the person's view in ``doc``'s editors to the cameras just set (under the document's lock).
+
+        Parameters
+        ----------
+        doc : the service's document
+            The document whose cameras moved (its apply's changes are already published).
+        cameras : mapping
+            Page id -> ``{x, y, w, h}`` in page units (and ``zoom``, the document screen's), as
+            ``set_viewport`` reports them; each becomes one ``camera`` message.
+        by : str
+            Who moved it: ``"agent"`` (an apply, an undo) or ``"person"``.
+        """
+        ld = self._docs.get(doc.name)
+        if ld is None or ld.mirror.canvas is not doc.canvas or ld.state != "live":
+            return
+        targets = [s for s in self._targets(ld.name) if s.protocol >= 2]
+        for page, v in cameras.items():
+            if not all(_finite(v.get(k)) for k in ("x", "y", "w", "h")) or not (v["w"] > 0 and v["h"] > 0):
+                continue
+            msg: Dict[str, Any] = {"type": "camera", "by": by, "page": page,
+                                   "viewport": {k: float(v[k]) for k in ("x", "y", "w", "h")}}
+            if _finite(v.get("zoom")):
+                msg["zoom"] = float(v["zoom"])
+            text = _dumps(msg)
+            for s in targets:
+                s.send(text)
 
     def closed(self, name: str) -> None:
         """The document was closed: its editors are told and disconnected."""
@@ -589,6 +630,9 @@ class LiveHub:
                     if old is not None:
                         old.close(4409, "the same session connected again")
                     sess = _Session(sid, name, send, close)
+                    proto = msg.get("protocol")
+                    if isinstance(proto, int) and not isinstance(proto, bool) and proto > 0:
+                        sess.protocol = proto
                     with self._lock:
                         self._sessions[sid] = sess
                     try:

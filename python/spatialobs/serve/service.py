@@ -843,6 +843,8 @@ class Service:
                 d.undo.append((before, token, viewport_before))
                 del d.undo[:-self.limits.undo_depth]
                 self._publish(d, by, True)
+            if report.viewport:  # the live editors show the person the new view
+                self._camera(d, report.viewport, by)
             out = _plain(report.to_dict())
             out["errors"] = parse_errors + [str(e) for e in report.errors if isinstance(e, OpError)]
             out["document"] = d.name
@@ -867,15 +869,20 @@ class Service:
             with d.canvas.by("agent"):
                 written = sync(d.canvas, before, only=touched)
             moved = d.canvas.cameras != before.cameras
+            back: Dict[str, Any] = {}
             if moved:  # set_viewport moved a camera: it goes back too
+                cams = d.canvas.cameras
+                back = {p: v for p, v in before.cameras.items() if cams.get(p) != v}
                 d.canvas.cameras = dict(before.cameras)
                 written += 1
             d.viewport = viewport
             d.undo.pop()
             self._publish(d, "agent", False)
+            if back:  # the live editors' views go back with it (a page that had no camera stays where it is)
+                self._camera(d, {p: c for p, c in _cameras(d.canvas).items() if p in back}, "agent")
             d.executor = None  # its aliases may name undone nodes
             out = {"document": d.name, "undone": True, "written": written, "undo": len(d.undo)}
-            if moved:  # for a live canvas to follow: the cameras as they are again
+            if moved:  # the cameras as they are again (the live editors were sent them above)
                 out["viewport"] = _cameras(d.canvas)
             return out
 
@@ -927,11 +934,14 @@ class Service:
             cams = dict(d.canvas.cameras)
             with d.canvas.by(by):
                 written = sync(d.canvas, saved)  # one transaction: all of it or nothing
+            moved = {p: c for p, c in _cameras(d.canvas).items() if d.canvas.cameras[p] != cams.get(p)}
             d.viewport = viewport
             d.undo.append((before, token, viewport_before))
             del d.undo[:-self.limits.undo_depth]
             d.executor = None  # its aliases may name nodes the snapshot does not have
             self._publish(d, by, True)
+            if moved:
+                self._camera(d, moved, by)
             out = {"document": d.name, "snapshot": name, "restored": True, "written": written, "undo": len(d.undo),
                    "token": issue_token(d.canvas)}
             if d.canvas.cameras != cams:
@@ -1045,6 +1055,11 @@ class Service:
         """Send the writes just made to a document to its live editors (under the document's lock)."""
         if self.live is not None:
             self.live.publish(d, by=by, undoable=undoable)
+
+    def _camera(self, d: _Doc, cameras: Dict[str, Dict[str, float]], by: str) -> None:
+        """Show the person the cameras just set in the document's live editors (under the document's lock)."""
+        if self.live is not None and cameras:
+            self.live.camera(d, cameras, by=by)
 
     def _t_screenshot(self, document: str, session: Optional[str] = None, viewport: Any = None) -> Dict[str, Any]:
         d = self._doc(document)
