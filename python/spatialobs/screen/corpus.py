@@ -861,9 +861,11 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
           "PUCT (the default setting) selects every action.", ""]
     bm = budget.get("minutes")
     bs = budget.get("steps")
-    used = " and ".join(x for x in ((f"{bm:g} min" if bm else ""), (f"{bs} steps" if bs else "")) if x)
-    L += [f"**Budget used here:** {used} of wall time per application and prior (whichever ended first), "
-          f"{manifest.get('workers')} workers, on one 2-core machine shared with other jobs (under `nice`). "
+    used = " or ".join(x for x in ((f"{bm:g} min of wall time" if bm else ""), (f"{bs} steps" if bs else "")) if x)
+    L += [f"**Budget used here:** {used} per application and prior" + (" (whichever ended first)" if bm and bs else "")
+          + f", {manifest.get('workers')} workers, {len(manifest.get('runs', []))} run(s) of the command "
+          "(a resumed run counts the time already spent), "
+          "on one 2-core machine shared with other jobs (under `nice`). "
           f"**Default budget:** `spatialobs corpus FOLDER` = {DEFAULT_MINUTES:g} min per application and prior, "
           f"{DEFAULT_WORKERS} workers, {DEFAULT_EPISODE_STEPS} actions per episode: nine applications x two "
           "priors, about an hour on one 2-core machine with the launches. **Scaling out:** "
@@ -1024,6 +1026,10 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
               + ", ".join(f"{a} {_pct(_median(v))} ({len(v)})" for a, v in per_app_changed.items() if v) + ".",
               "", "The paper's merged states differ in a small share of pixels (a caret, a highlighted item, a "
               "counter); the distribution here shows where our merges sit.", ""]
+    else:
+        L += ["(c) No observation was merged into an existing state with a screenshot of the same size (every "
+              "observation opened its own state, or a picture is missing), so there is no changed-pixel "
+              "distribution to draw.", ""]
     runs_all = [x for r, _, _ in traces.values() for x in r]
     if runs_all:
         top = max(runs_all)
