@@ -50,7 +50,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import IO, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from spatialobs._errors import InvalidInputError
 
@@ -674,7 +674,7 @@ def _legend(out: List[str], names: Sequence[str], w: int = 640) -> None:
         out.append(f'<text x="{w - 125}" y="{y}">{escape(name)}</text>')
 
 
-def lines_svg(series: Dict[str, Tuple[Sequence[float], Sequence[float]]], title: str, xlabel: str,
+def lines_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]], title: str, xlabel: str,
               ylabel: str) -> str:
     """An SVG chart of ``name -> (xs, ys)`` lines (a legend at the right)."""
     xmax = max((max(xs) for xs, _ in series.values() if len(xs)), default=1.0)
@@ -688,7 +688,7 @@ def lines_svg(series: Dict[str, Tuple[Sequence[float], Sequence[float]]], title:
     return "\n".join(out) + "\n"
 
 
-def points_svg(series: Dict[str, Tuple[Sequence[float], Sequence[float]]], title: str, xlabel: str,
+def points_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]], title: str, xlabel: str,
                ylabel: str, ymax: Optional[float] = None) -> str:
     """An SVG scatter chart of ``name -> (xs, ys)`` (points above ``ymax`` drawn at the top)."""
     xmax = max((max(xs) for xs, _ in series.values() if len(xs)), default=1.0)
@@ -783,12 +783,14 @@ def _groups(store: Path) -> List[Dict[str, Any]]:
 
     con = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=30)
     try:
-        rows = con.execute("SELECT source, signature, target FROM transitions").fetchall()
+        rows = con.execute("SELECT source, signature, target, episode FROM transitions").fetchall()
     finally:
         con.close()
     by: Dict[Tuple[int, str], Counter] = {}
-    for s, sig, t in rows:
+    per_cfg: Dict[Tuple[int, str], Dict[int, set]] = {}
+    for s, sig, t, ep in rows:
         by.setdefault((int(s), str(sig)), Counter())[int(t)] += 1
+        per_cfg.setdefault((int(s), str(sig)), {}).setdefault(config_of(int(ep)).index, set()).add(int(t))
     out = []
     for (s, sig), c in by.items():
         n = sum(c.values())
@@ -800,8 +802,10 @@ def _groups(store: Path) -> List[Dict[str, Any]]:
             h = -sum((v / n) * math.log(v / n) for v in c.values()) / math.log(k)
         op, _, rest = sig.partition("|")
         role = rest.split("|", 1)[0] if rest else ""
+        cfgs = per_cfg[(s, sig)]
+        within = any(len(ts) > 1 for ts in cfgs.values())
         out.append({"state": s, "signature": sig, "n": n, "successors": k, "entropy": h, "op": op,
-                    "role": role, "stay": c.get(s, 0) / n})
+                    "role": role, "stay": c.get(s, 0) / n, "configs": len(cfgs), "within": within})
     return out
 
 
@@ -1075,32 +1079,43 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
         disp = [g for g in groups if g["successors"] > 1]
         L += [f"{len(groups)} repeated groups ({sum(g['n'] for g in groups)} tries), {len(disp)} dispersed "
               f"({_pct(len(disp) / len(groups), 1)}).", "",
-              "| application | repeated groups | tries | dispersed | share | mean H̄ of dispersed |",
-              "|---|---:|---:|---:|---:|---:|"]
+              "Where it lies: a dispersed group is *within a configuration* when two tries under the same "
+              "launch configuration (content seed, window size, theme) reached different states, and *between "
+              "configurations only* when every configuration's tries agreed and only the configurations differ "
+              "(a window size or theme that the state merge keeps apart is then the whole dispersion).", "",
+              "| application | repeated groups | tries | dispersed | share | within a configuration | between "
+              "configurations only | mean H̄ of dispersed |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for app in apps:
             gs = [g for g in groups if g["app"] == app]
             if not gs:
                 continue
             ds = [g for g in gs if g["successors"] > 1]
             mh = sum(g["entropy"] for g in ds) / len(ds) if ds else 0.0
+            w = sum(g["within"] for g in ds)
             L.append(f"| {app} | {len(gs)} | {sum(g['n'] for g in gs)} | {len(ds)} | {_pct(len(ds) / len(gs), 1)} | "
-                     f"{mh:.2f} |")
+                     f"{w} | {len(ds) - w} | {mh:.2f} |")
+        w = sum(g["within"] for g in disp)
+        L.append(f"| **all** | {len(groups)} | {sum(g['n'] for g in groups)} | {len(disp)} | "
+                 f"{_pct(len(disp) / len(groups), 1)} | {w} | {len(disp) - w} | "
+                 f"{(sum(g['entropy'] for g in disp) / len(disp)) if disp else 0.0:.2f} |")
         L += ["", "By kind of action (op and target role of the signature):", "",
-              "| action | repeated groups | dispersed | share | share of all dispersed |", "|---|---:|---:|---:|---:|"]
+              "| action | repeated groups | dispersed | share | share of all dispersed | within a configuration |",
+              "|---|---:|---:|---:|---:|---:|"]
         kinds: Dict[str, List[Dict[str, Any]]] = {}
         for g in groups:
             kinds.setdefault(f"{g['op']} {g['role']}".strip(), []).append(g)
         for kind, gs in sorted(kinds.items(), key=lambda kv: -sum(g["successors"] > 1 for g in kv[1]))[:15]:
             d = sum(g["successors"] > 1 for g in gs)
             L.append(f"| {kind} | {len(gs)} | {d} | {_pct(d / len(gs), 1)} | "
-                     f"{_pct(d / len(disp), 1) if disp else '-'} |")
+                     f"{_pct(d / len(disp), 1) if disp else '-'} | {sum(g['within'] for g in gs)} |")
         L += ["", "The most dispersed groups (most tries first among those with H̄ ≥ 0.5):", "",
-              "| application | prior | state | signature | tries | successors | H̄ | share staying |",
-              "|---|---|---:|---|---:|---:|---:|---:|"]
+              "| application | prior | state | signature | tries | successors | H̄ | share staying | configurations | "
+              "within one |", "|---|---|---:|---|---:|---:|---:|---:|---:|---|"]
         for g in sorted([g for g in disp if g["entropy"] >= 0.5], key=lambda g: (-g["n"], -g["entropy"]))[:12]:
-            sig = g["signature"].replace("|", "\\|")[:70]
+            sig = g["signature"].replace("|", " · ")[:70]
             L.append(f"| {g['app']} | {g['prior']} | {g['state']} | `{sig}` | {g['n']} | {g['successors']} | "
-                     f"{g['entropy']:.2f} | {_pct(g['stay'], 0)} |")
+                     f"{g['entropy']:.2f} | {_pct(g['stay'], 0)} | {g['configs']} | {'yes' if g['within'] else 'no'} |")
         L += ["", "The paper's Table 12 audits the same groups over its corpus to find where outcome dispersion "
               "comes from. Here a dispersed group is either a hidden variable of the application (what was typed "
               "or opened before, which the state's merging threshold does not separate), a timing effect (a "
