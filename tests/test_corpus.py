@@ -74,7 +74,8 @@ def test_a_small_corpus_on_two_real_applications_and_its_report(tmp_path):
     # one row in Table 2, one in Table 3, one in the traces table per application
     assert len(t2) == 6
     row = next(ln for ln in t2 if ln.startswith("| mousepad |")).split("|")
-    assert len(row) == 13 and int(row[6]) == 6 + out["stats"]["mousepad/heuristic"]["launches"]
+    launches = out["stats"]["mousepad/heuristic"]["launches"]
+    assert len(row) == 15 and int(row[4]) == 6 and int(row[5]) == launches >= 2 and int(row[8]) == 6 + launches
     assert (doc.parent / "corpus-observations.svg").read_text().startswith("<svg")
     assert (doc.parent / "corpus-latency.svg").exists() and (doc.parent / "corpus-trace-lengths.svg").exists()
     assert out["stats"]["pcmanfm/uniform"]["steps"] == 6

@@ -881,29 +881,31 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
           f"The corpus is the {main} prior's graph of each application (the uniform prior's graphs are Table 3's "
           "control and are counted in the last row). *Machine-hours* is the workers' busy time (launches and "
           "steps), our counterpart of VM-hours. *Screenshots* counts the screens read (one per step and one per "
-          "launch); the evidence store keeps a PNG of each new observation (*PNGs*). *Cross-app captures* are "
+          "episode launch); the evidence store keeps a screenshot of each new observation, stored once per "
+          "content hash (*PNGs*: the distinct pictures). *Cross-app captures* are "
           "steps whose screen belonged to another application (a file chooser of another program, a browser "
           "page): logged in the store's captures, apart from the graph; driver faults are counted apart "
           "(*faults*). *State rate* is graph states per screenshot. *Three-step traces* are the windows of §7's "
           "extraction (below).", "",
-          "| application | machine-hours | wall min | cross-app captures | faults | screenshots | PNGs | unique "
-          "observations | graph states | state rate | three-step traces |",
-          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+          "| application | machine-hours | wall min | steps | launches | cross-app captures | faults | screenshots | "
+          "PNGs | unique observations | graph states | state rate | three-step traces |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     traces: Dict[str, Tuple[List[int], int, Dict[str, Any]]] = {}
-    tot = {k: 0.0 for k in ("machine_hours", "seconds", "captures", "faults", "screenshots", "pngs",
-                            "observations", "states", "windows")}
+    tot = {k: 0.0 for k in ("machine_hours", "seconds", "steps", "launches", "captures", "faults", "screenshots",
+                            "pngs", "observations", "states", "windows")}
     for app in apps:
         s = stats.get(f"{app}/{main}")
         if s is None:
             continue
         tr = traces[app] = _traces(store_path(root, app, main))
-        L.append(f"| {app} | {s['machine_hours']:.3f} | {s['seconds'] / 60:.1f} | {s['captures']} | {s['faults']} | "
+        L.append(f"| {app} | {s['machine_hours']:.3f} | {s['seconds'] / 60:.1f} | {s['steps']} | {s['launches']} | "
+                 f"{s['captures']} | {s['faults']} | "
                  f"{s['screenshots']} | {s['pngs']} | {s['observations']} | {s['states']} | "
                  f"{_pct(s['state_rate'])} | {tr[1]} |")
         for k in tot:
             tot[k] += tr[1] if k == "windows" else s[k]
     L.append(f"| **all ({len(traces)} apps)** | {tot['machine_hours']:.3f} | {tot['seconds'] / 60:.1f} | "
-             f"{int(tot['captures'])} | {int(tot['faults'])} | {int(tot['screenshots'])} | {int(tot['pngs'])} | "
+             f"{int(tot['steps'])} | {int(tot['launches'])} | {int(tot['captures'])} | {int(tot['faults'])} | {int(tot['screenshots'])} | {int(tot['pngs'])} | "
              f"{int(tot['observations'])} | {int(tot['states'])} | "
              f"{_pct(tot['states'] / tot['screenshots'] if tot['screenshots'] else 0.0)} | {int(tot['windows'])} |")
     ctl = [v for k, v in stats.items() if not k.endswith("/" + main)]
@@ -911,6 +913,8 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
         L.append(f"| with the uniform-prior graphs | "
                  f"{tot['machine_hours'] + sum(v['machine_hours'] for v in ctl):.3f} | "
                  f"{(tot['seconds'] + sum(v['seconds'] for v in ctl)) / 60:.1f} | "
+                 f"{int(tot['steps'] + sum(v['steps'] for v in ctl))} | "
+                 f"{int(tot['launches'] + sum(v['launches'] for v in ctl))} | "
                  f"{int(tot['captures'] + sum(v['captures'] for v in ctl))} | "
                  f"{int(tot['faults'] + sum(v['faults'] for v in ctl))} | "
                  f"{int(tot['screenshots'] + sum(v['screenshots'] for v in ctl))} | "
