@@ -24,7 +24,8 @@ from spatialobs.screen.drivers.toolkits import bridge_problem, default_env, dete
 
 
 def test_the_named_applications_are_spec_files_shipped_with_the_package():
-    assert set(BUILTIN_APPS) == {"mousepad", "pcmanfm", "localc", "jupyterlab"}
+    assert set(BUILTIN_APPS) == {"mousepad", "pcmanfm", "localc", "lowriter", "loimpress", "lomath", "featherpad",
+                                 "galculator", "jupyterlab"}
     assert sorted(p.name for p in APPS_DIR.glob("*.toml")) == [f"{n}.toml" for n in sorted(BUILTIN_APPS)]
     m = builtin_spec("mousepad")
     assert (m.driver, m.toolkit, m.files, m.argv("/h")) == ("desktop", "gtk3", {"notes.txt": ""},
@@ -34,6 +35,10 @@ def test_the_named_applications_are_spec_files_shipped_with_the_package():
     j = builtin_spec("jupyterlab")
     assert j.driver == "jupyterlab" and "analysis.ipynb" in j.files and len(j.volatile) == 5
     assert resolve_app("pcmanfm") == builtin_spec("pcmanfm") and resolve_app("calc") == "calc"
+    for name, mode in (("lowriter", "--writer"), ("loimpress", "--impress"), ("lomath", "--math")):
+        lo = builtin_spec(name)
+        assert (lo.name, lo.command[0], lo.command[-1], lo.toolkit) == (name, "soffice", mode, "gtk3")
+    assert builtin_spec("featherpad").toolkit == "qt5" and builtin_spec("galculator").toolkit == "gtk3"
     with pytest.raises(SpecError, match="no shipped spec 'gedit'"):
         builtin_spec("gedit")
 

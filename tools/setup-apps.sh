@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages the real-application drivers' tests run (Debian):
 # Xvfb, a D-Bus session, the AT-SPI bus, xdotool, the shipped applications (Mousepad,
-# PCManFM, LibreOffice Calc with its GTK3 plugin), the three the any-application tests
+# PCManFM, LibreOffice Calc, Writer, Impress and Math with the GTK3 plugin), the three the any-application tests
 # explore (galculator: GTK 3, GPicView: GTK 2, FeatherPad: Qt 5), Chromium, and xclip
 # (the real X clipboard of the Tables 6 and 7 study on Mousepad).
 # Each toolkit's accessibility bridge: GTK 3 and Qt 5 carry theirs; GTK 2 loads it as a
@@ -12,7 +12,7 @@
 #   bash tools/setup-apps.sh
 set -euo pipefail
 pkgs=(xvfb dbus-x11 at-spi2-core xdotool libatk-adaptor
-      mousepad pcmanfm libreoffice-calc libreoffice-gtk3
+      mousepad pcmanfm libreoffice-calc libreoffice-writer libreoffice-impress libreoffice-math libreoffice-gtk3
       galculator gpicview featherpad
       chromium xclip)
 missing=()

@@ -479,6 +479,24 @@ def _ray_address(args: argparse.Namespace) -> Optional[str]:
     return value
 
 
+def _corpus(args: argparse.Namespace) -> int:
+    from spatialobs.screen.corpus import DEFAULT_MINUTES, run_corpus, write_report
+
+    if not args.report:
+        apps = [a for a in args.apps.split(",") if a]
+        priors = [p for p in args.priors.split(",") if p]
+        minutes = args.minutes if (args.minutes is not None or args.steps is not None) else DEFAULT_MINUTES
+        run_corpus(args.folder, apps, minutes=minutes, steps=args.steps, workers=args.workers,
+                   episode_steps=args.episode_steps, priors=priors, seed=args.seed, ray=args.ray,
+                   progress=sys.stderr)
+    doc = args.doc or ("docs/results/corpus.md" if args.report else "")
+    if doc:
+        command = "spatialobs corpus FOLDER --report" + (f" --doc {doc}" if doc != "docs/results/corpus.md" else "")
+        write_report(args.folder, doc, command=command)
+        print(f"wrote {doc}")
+    return 0
+
+
 def _dedup_ray(args: argparse.Namespace) -> int:
     from spatialobs.distributed.runtime import dedup_ray
 
@@ -1074,6 +1092,26 @@ def _parser() -> argparse.ArgumentParser:
     oa.add_argument("--keep", metavar="FILE", help="also pickle the captures (screens, screenshots, steps) here")
     oa.add_argument("--rescore", metavar="FILE", help="score captures kept by --keep instead of running the apps")
     oa.set_defaults(func=_ocr_audit)
+
+    co = sub.add_parser("corpus", help="explore real applications with parallel workers into one shared graph per "
+                                       "application (resumable), and write the corpus document")
+    co.add_argument("folder", help="the corpus store (created if absent; a rerun resumes it)")
+    co.add_argument("--apps", default="mousepad,pcmanfm,galculator,featherpad,localc,lowriter,loimpress,lomath,"
+                                      "jupyterlab", help="comma-separated app spec names (default: all nine)")
+    co.add_argument("--minutes", type=float, default=None,
+                    help="budget: minutes of wall time per application and prior (default 3 when no --steps)")
+    co.add_argument("--steps", type=int, default=None, help="budget: steps per application and prior")
+    co.add_argument("--workers", type=int, default=2, help="parallel workers per application (default 2)")
+    co.add_argument("--episode-steps", type=int, default=25, help="actions per episode (default 25)")
+    co.add_argument("--priors", default="heuristic,uniform",
+                    help="priors, one graph each (default heuristic,uniform: Table 3's two arms)")
+    co.add_argument("--seed", type=int, default=0)
+    co.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                    help="run the workers as Ray actors: join ADDRESS, or start a local runtime")
+    co.add_argument("--report", action="store_true", help="only write the document from the store")
+    co.add_argument("--doc", default="", help="write the corpus document here after the run (with --report: "
+                                              "default docs/results/corpus.md)")
+    co.set_defaults(func=_corpus)
 
     dd = sub.add_parser("dedup", help="merge near-duplicate screens into states")
     dd.add_argument("paths", nargs="*", metavar="PATH",

@@ -1217,6 +1217,8 @@ def render_real_report(res: Dict[str, Any], pictures: Optional[Path] = None) -> 
                                                         ylabel="new states"), encoding="utf-8")
         if pictures is not None and (pictures / f"real-apps-{app}.svg").exists():
             L += [f"![{app} discovery curves](real-apps-{app}.svg)", ""]
+    L += ["Table 12 (the audit of repeated state–action groups over the shared-graph corpus) is in "
+          "[the corpus document](corpus.md), written by `spatialobs corpus FOLDER --report`.", ""]
     return "\n".join(L).rstrip() + "\n"
 
 

@@ -1,0 +1,191 @@
+"""The shared-graph corpus: a small run on real Mousepad and PCManFM, a kill and a resume, bad inputs.
+
+The real applications run where the driver tests run them (skipped with the reason
+elsewhere; with CI=true they must run). The kill test SIGKILLs the ``spatialobs
+corpus`` process mid-run: its workers die with it, nothing is written after, and the
+rerun of the same command keeps every acknowledged step (every row the store held,
+every step a worker logged), runs none of them again and ends at exactly the budget.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from spatialobs import InvalidInputError
+from spatialobs.cli import main
+from spatialobs.screen.corpus import (CONFIGS, _locked, check_apps, check_budget, config_of, run_corpus, vary_spec,
+                                      write_report)
+from spatialobs.screen.drivers import builtin_spec
+from tests._drivers import require
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _need(*apps: str) -> None:
+    from spatialobs.screen.drivers.atspi import unavailable_reason
+
+    for a in apps:
+        require(unavailable_reason(builtin_spec(a)))
+
+
+def _rows(store: Path):
+    con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        tr = con.execute("SELECT seq, worker, episode, step, source, signature, target FROM transitions").fetchall()
+        cap = con.execute("SELECT seq, worker, episode, step, source, signature, app FROM captures").fetchall()
+    finally:
+        con.close()
+    return tr, cap
+
+
+def test_a_small_corpus_on_two_real_applications_and_its_report(tmp_path):
+    _need("mousepad", "pcmanfm")
+    folder = tmp_path / "corpus"
+    res = run_corpus(folder, ["mousepad", "pcmanfm"], minutes=None, steps=6, workers=2, episode_steps=3)
+    assert set(res) == {"mousepad/heuristic", "mousepad/uniform", "pcmanfm/heuristic", "pcmanfm/uniform"}
+    for key, r in res.items():
+        # a step budget is exact: two episodes of three steps, one per worker, no step twice
+        assert r["steps"] == 6, (key, r)
+        app, prior = key.split("/")
+        tr, cap = _rows(folder / app / f"{prior}.sqlite")
+        keys = [(e, s) for _, _, e, s, *_ in tr + cap]
+        assert sorted(keys) == [(e, s) for e in (0, 1) for s in range(3)]
+        assert {w for _, w, e, *_ in tr + cap} <= {"w0", "w1"}
+        assert r["states"] >= 2 and r["observations"] >= r["states"]
+    doc = tmp_path / "doc" / "corpus.md"
+    out = write_report(folder, doc, command="spatialobs corpus FOLDER --report")
+    text = doc.read_text(encoding="utf-8")
+    for head in ("## Table 2: the corpus per application", "## Table 3: heuristic against uniform prior",
+                 "## Figure 4", "## Trace extraction (§7)", "## Table 12: the audit of repeated state–action groups"):
+        assert head in text
+    assert "4.10%" in text and "1.74%" in text and "5,524 VM-hours" in text
+    assert "**Budget used here:** 6 steps per application and prior" in text
+    assert "**Default budget:** `spatialobs corpus FOLDER` = 3 min" in text and "--ray" in text
+    t2 = [ln for ln in text.splitlines() if ln.startswith("| mousepad |") or ln.startswith("| pcmanfm |")]
+    # one row in Table 2, one in Table 3, one in the traces table per application
+    assert len(t2) == 6
+    row = next(ln for ln in t2 if ln.startswith("| mousepad |")).split("|")
+    launches = out["stats"]["mousepad/heuristic"]["launches"]
+    assert len(row) == 15 and int(row[4]) == 6 and int(row[5]) == launches >= 2 and int(row[8]) == 6 + launches
+    assert (doc.parent / "corpus-observations.svg").read_text().startswith("<svg")
+    assert (doc.parent / "corpus-latency.svg").exists() and (doc.parent / "corpus-trace-lengths.svg").exists()
+    assert out["stats"]["pcmanfm/uniform"]["steps"] == 6
+
+
+def test_the_corpus_command_killed_mid_run_resumes_without_losing_or_repeating_a_step(tmp_path):
+    _need("mousepad")
+    folder = tmp_path / "corpus"
+    argv = [sys.executable, "-m", "spatialobs", "corpus", str(folder), "--apps", "mousepad", "--priors", "heuristic",
+            "--steps", "16", "--episode-steps", "4", "--workers", "2"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    store = folder / "mousepad" / "heuristic.sqlite"
+    err = tmp_path / "stderr.txt"
+    with open(err, "wb") as fh:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=fh)
+    try:
+        end = time.monotonic() + 120
+        n = 0
+        while time.monotonic() < end and proc.poll() is None:
+            if store.exists():
+                try:
+                    tr, cap = _rows(store)
+                    n = len(tr) + len(cap)
+                except sqlite3.Error:
+                    n = 0
+            if n >= 5:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, f"the run ended before the kill: {err.read_text()[-500:]}"
+        assert 5 <= n < 16
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    time.sleep(2.0)
+    before = _rows(store)
+    time.sleep(2.0)
+    assert _rows(store) == before  # nothing writes after the kill: the workers died with the command
+    logged = set()
+    for f in (folder / "mousepad").glob("heuristic.w*.jsonl"):
+        for line in f.read_text().splitlines():
+            r = json.loads(line)
+            if r.get("kind") == "step":
+                logged.add((r["episode"], r["step"]))
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-800:]
+    after = _rows(store)
+    # every acknowledged step is still there, unchanged; every logged step is acknowledged
+    assert set(before[0]) <= set(after[0]) and set(before[1]) <= set(after[1])
+    keys = [(e, s) for _, _, e, s, *_ in after[0] + after[1]]
+    assert logged <= set(keys)
+    # no step twice, and the budget exactly: 4 episodes x 4 steps
+    assert sorted(keys) == [(e, s) for e in range(4) for s in range(4)]
+    phase = json.loads((folder / "mousepad" / "heuristic.phase.json").read_text())
+    assert phase["runs"] == 2
+    assert len(json.loads((folder / "corpus.json").read_text())["runs"]) == 2
+
+
+def test_configurations_vary_content_window_and_theme():
+    assert [config_of(k).index for k in range(0, 20, 4)] == [0, 1, 2, 3, 0]
+    assert {(c.width, c.height) for c in CONFIGS} == {(1280, 800), (1024, 768), (1440, 900)}
+    m = builtin_spec("mousepad")
+    assert vary_spec(m, CONFIGS[0]) is m
+    v1, v3 = vary_spec(m, CONFIGS[1]), vary_spec(m, CONFIGS[3])
+    assert v1.env["GTK_THEME"] == "Adwaita:dark" and v1.files["notes.txt"] != v3.files["notes.txt"]
+    assert "GTK_THEME" not in vary_spec(m, CONFIGS[2]).env and vary_spec(m, CONFIGS[2]).files["notes.txt"]
+    assert vary_spec(builtin_spec("featherpad"), CONFIGS[1]).env["QT_STYLE_OVERRIDE"] == "Fusion"
+    j = vary_spec(builtin_spec("jupyterlab"), CONFIGS[1])
+    assert j.files["data.csv"].count("\n") == builtin_spec("jupyterlab").files["data.csv"].count("\n") + 2
+
+
+def test_bad_inputs_are_clear_errors(tmp_path, capsys):
+    with pytest.raises(InvalidInputError, match=r"unknown application 'gedit' for the corpus; choose from .*mousepad"):
+        check_apps(["mousepad", "gedit"])
+    with pytest.raises(InvalidInputError, match="needs at least one application"):
+        check_apps([])
+    with pytest.raises(InvalidInputError, match="name one application twice"):
+        check_apps(["mousepad", "mousepad"])
+    with pytest.raises(InvalidInputError, match=r"budget: minutes must be a positive number, got -1"):
+        check_budget(-1, None)
+    with pytest.raises(InvalidInputError, match=r"budget: minutes must be a positive number, got nan"):
+        check_budget(float("nan"), None)
+    with pytest.raises(InvalidInputError, match=r"budget: steps must be a positive integer, got 0"):
+        check_budget(None, 0)
+    with pytest.raises(InvalidInputError, match="needs minutes or steps"):
+        check_budget(None, None)
+    with pytest.raises(InvalidInputError, match="workers must be a positive integer, got 0"):
+        run_corpus(tmp_path / "c", ["mousepad"], steps=2, workers=0)
+    with pytest.raises(InvalidInputError, match=r"priors must be among heuristic, uniform"):
+        run_corpus(tmp_path / "c", ["mousepad"], steps=2, priors=["greedy"])
+    with pytest.raises(InvalidInputError, match=r"no corpus in .* \(corpus.json is missing\)"):
+        write_report(tmp_path / "empty", tmp_path / "doc.md")
+    # a folder another run holds
+    (tmp_path / "held").mkdir()
+    with _locked(tmp_path / "held"):
+        with pytest.raises(InvalidInputError, match="another corpus run is using"):
+            run_corpus(tmp_path / "held", ["mousepad"], steps=2)
+    # a resume with other settings
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "corpus.json").write_text(json.dumps({"workers": 2, "episode_steps": 25, "seed": 0}))
+    with pytest.raises(InvalidInputError, match=r"was started with workers=2, not 3: resume with the same setting"):
+        run_corpus(tmp_path / "r", ["mousepad"], steps=2, workers=3)
+    # the command line: one error line, status 2
+    assert main(["corpus", str(tmp_path / "c"), "--apps", "nope"]) == 2
+    assert "spatialobs: error: unknown application 'nope' for the corpus" in capsys.readouterr().err
+    assert main(["corpus", str(tmp_path / "c"), "--apps", "mousepad", "--minutes", "-2"]) == 2
+    assert "spatialobs: error: budget: minutes must be a positive number, got -2.0" in capsys.readouterr().err
+    assert main(["corpus", str(tmp_path / "c"), "--steps", "0"]) == 2
+    assert "budget: steps must be a positive integer, got 0" in capsys.readouterr().err
+    assert main(["corpus", str(tmp_path / "nothing"), "--report"]) == 2
+    assert "no corpus in" in capsys.readouterr().err
