@@ -492,6 +492,7 @@ def _run_phase(root: Path, app: str, prior: str, minutes: Optional[float], steps
     start = time.time()
     deadline = None if left is None else start + left
     phase["runs"] = int(phase.get("runs", 0)) + 1
+    _write_json(phase_file, phase)  # the run counts from its start, even if it is killed before its first tick
     jobs = [Job(str(root), app, prior, i, workers, episode_steps, steps, deadline, seed, 0 if use_ray else os.getpid())
             for i in range(workers)]
     used0 = float(phase["seconds"])

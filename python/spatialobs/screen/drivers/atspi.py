@@ -43,7 +43,7 @@ one line names the toolkit setting to check.
 Examples
 --------
 >>> sorted(APPS)
-['localc', 'mousepad', 'pcmanfm']
+['featherpad', 'galculator', 'localc', 'loimpress', 'lomath', 'lowriter', 'mousepad', 'pcmanfm']
 >>> with AtspiDriver("mousepad") as d:  # doctest: +SKIP
 ...     scr = d.reset()
 ...     [e.text for e in scr.elements if e.role == "menu"][:3]
@@ -168,8 +168,8 @@ def unavailable_reason(app: Any) -> Optional[str]:
 
     Examples
     --------
-    >>> unavailable_reason("nonesuch")
-    "unknown desktop application 'nonesuch'; choose one of ['localc', 'mousepad', 'pcmanfm'], cmd:COMMAND or an AppSpec"
+    >>> unavailable_reason("nonesuch")  # doctest: +ELLIPSIS
+    "unknown desktop application 'nonesuch'; choose one of ['featherpad', ..., 'pcmanfm'], cmd:COMMAND or an AppSpec"
     """
     try:
         spec = _spec_of(app)

@@ -59,7 +59,7 @@ Traceback (most recent call last):
 ...
 spatialobs.screen.drivers.spec.SpecError: spec <dict>: unknown key 'comand' (did you mean 'command'?)
 >>> sorted(BUILTIN_APPS)
-['jupyterlab', 'localc', 'mousepad', 'pcmanfm']
+['featherpad', 'galculator', 'jupyterlab', 'localc', 'loimpress', 'lomath', 'lowriter', 'mousepad', 'pcmanfm']
 """
 
 from __future__ import annotations
