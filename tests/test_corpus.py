@@ -86,7 +86,7 @@ def test_the_corpus_command_killed_mid_run_resumes_without_losing_or_repeating_a
     folder = tmp_path / "corpus"
     argv = [sys.executable, "-m", "spatialobs", "corpus", str(folder), "--apps", "mousepad", "--priors", "heuristic",
             "--steps", "16", "--episode-steps", "4", "--workers", "2"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    env = dict(os.environ)  # the package under test, as this process imports it (the installed wheel in CI)
     store = folder / "mousepad" / "heuristic.sqlite"
     err = tmp_path / "stderr.txt"
     with open(err, "wb") as fh:
