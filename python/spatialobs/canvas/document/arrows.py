@@ -1573,6 +1573,19 @@ def _terminals_by_arrow(bindings: Iterable[Any], row: Mapping[str, int], nodes: 
     return bound_terms, by_arrow
 
 
+def _with_dependencies(dep_target: np.ndarray, dep_arrow: np.ndarray, arrows: Iterable[int],
+                       by_arrow: Mapping[int, Mapping[Any, Any]], row: Mapping[str, int]
+                       ) -> Tuple[np.ndarray, np.ndarray]:
+    """The (target row, arrow row) dependencies kept, then those of ``arrows``' bindings as they are now."""
+    dt, da = [dep_target], [dep_arrow]
+    for q in arrows:
+        terms = by_arrow.get(q)
+        if terms:
+            dt.append(np.fromiter((row[b.to_id] for b in terms.values()), np.int64, len(terms)))
+            da.append(np.full(len(terms), q, dtype=np.int64))
+    return np.concatenate(dt), np.concatenate(da)
+
+
 def _membership_changed(nodes: Sequence[Any], rows: Iterable[int], bound_terms: Mapping[int, Any],
                         by_arrow: Mapping[int, Any]) -> bool:
     """Whether one of the arrow ``rows`` now starts or stops being resolved: it is resolved
@@ -1826,13 +1839,7 @@ def _resolve_remaining(d: Any, nodes: Sequence[Any], blist: List[Any], cache: Op
     keep_dep = (dep_t >= 0) & (dep_a >= 0)
     if lost:
         keep_dep &= ~np.isin(plan.dep_arrow, np.fromiter(lost, np.int64, len(lost)))
-    dt, da = [dep_t[keep_dep]], [dep_a[keep_dep]]
-    for q in touched:
-        terms = by_arrow.get(q)
-        if terms:
-            dt.append(np.fromiter((row[b.to_id] for b in terms.values()), np.int64, len(terms)))
-            da.append(np.full(len(terms), q, dtype=np.int64))
-    dep_target, dep_arrow = np.concatenate(dt), np.concatenate(da)
+    dep_target, dep_arrow = _with_dependencies(dep_t[keep_dep], dep_a[keep_dep], touched, by_arrow, row)
     todo = np.union1d(np.union1d(rows[dirty[rows]], dep_arrow[dirty[dep_target]]),
                       np.intersect1d(np.asarray(touched, dtype=np.int64), rows))
     if cache is not None:
@@ -1893,14 +1900,7 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
         if not dirty[again].all():
             return None  # a rebound arrow whose box was not read again from its record
         keep_dep = ~redo[dep_arrow]
-        dt, da = [dep_target[keep_dep]], [dep_arrow[keep_dep]]
-        row = d.row
-        for r in again:
-            terms = by_arrow.get(r)
-            if terms:
-                dt.append(np.fromiter((row[b.to_id] for b in terms.values()), np.int64, len(terms)))
-                da.append(np.full(len(terms), r, dtype=np.int64))
-        dep_target, dep_arrow = np.concatenate(dt), np.concatenate(da)
+        dep_target, dep_arrow = _with_dependencies(dep_target[keep_dep], dep_arrow[keep_dep], again, by_arrow, d.row)
         new_rows = np.fromiter(by_arrow, np.int64, len(by_arrow))
         old_at = at[new_rows]
         boxes = d.local[new_rows]  # a rebound arrow's box is its stored points' (read again from its record)
