@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Dict, Iterator, List
 
 import pytest
 from hypothesis import settings
@@ -20,6 +21,37 @@ if os.environ.get("CI") == "true":
 
 #: ../shared/data beside the checkout (CI lays it there too).
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+#: What a test module names when its outcome depends on what a newcomer's clean clone lacks: the real
+#: data folder beside the checkout (the fixture, the file lists, the path) or the real editors' harnesses.
+_READS_ENVIRONMENT = re.compile(r"\b(?:shared_data|shared_files|SHARED_DATA)\b|_harness\b|_HARNESS\b")
+#: Modules that check the checkout itself (the README's examples, the packaging, the docs' links).
+_CHECKS_CHECKOUT = {"test_readme.py", "test_packaging.py", "test_docs.py", "test_serve_readme.py"}
+
+
+def reads_environment(path: Path) -> bool:
+    """Whether the test module at ``path`` reads what a newcomer's clean clone lacks (or checks the checkout)."""
+    if path.name in _CHECKS_CHECKOUT:
+        return True
+    return path.suffix == ".py" and bool(_READS_ENVIRONMENT.search(path.read_text(encoding="utf-8")))
+
+
+def pytest_collection_modifyitems(config: Any, items: List[Any]) -> None:
+    """Mark ``environment`` every test of a module that reads the shared folder or a harness.
+
+    CI runs the whole suite once with the real data and the harnesses beside the checkout, then
+    these tests again in a newcomer's clean clone without them (``pytest -m environment``): each must
+    skip with its reason, or pass, there too. The other tests do not read what the two runs differ
+    in, so running them a second time would check nothing new.
+    """
+    reads: Dict[Path, bool] = {}
+    for item in items:
+        path = Path(str(item.fspath))
+        if path not in reads:
+            reads[path] = reads_environment(path)
+        if reads[path]:
+            item.add_marker(pytest.mark.environment)
 
 
 def shared_files(sub: str, pattern: str = "*") -> list[Path]:

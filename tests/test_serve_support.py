@@ -191,3 +191,45 @@ def inprocess_server(root: Path, limits: Any = None, token: Optional[str] = None
         server.should_exit = True
         t.join(timeout=15)
         sock.close()
+
+
+def _built_page(folder: Path, marker: str) -> Path:
+    (folder / "assets").mkdir(parents=True)
+    (folder / "live.html").write_text(marker)
+    return folder
+
+
+def test_live_page_of_a_source_checkout_is_its_own_build(tmp_path, monkeypatch):
+    """A checkout's ``live/dist`` wins over a stale copy an earlier install left in the package folder."""
+    from spatialobs.serve.live import page_dir
+
+    monkeypatch.delenv("SPATIALOBS_LIVE_PAGE", raising=False)
+    package = tmp_path / "checkout" / "python" / "spatialobs" / "serve"
+    stale = _built_page(package / "live_page", "stale")
+    (tmp_path / "checkout" / "live").mkdir()
+    # no package.json: not a checkout, the carried page is the one
+    assert page_dir(package) == stale
+    (tmp_path / "checkout" / "live" / "package.json").write_text("{}")
+    # a checkout whose page is not built: the carried one still serves
+    assert page_dir(package) == stale
+    fresh = _built_page(tmp_path / "checkout" / "live" / "dist", "fresh")
+    assert page_dir(package) == fresh
+    # the variable names a page to serve over both
+    other = _built_page(tmp_path / "other", "other")
+    monkeypatch.setenv("SPATIALOBS_LIVE_PAGE", str(other))
+    assert page_dir(package) == other
+    # nothing built anywhere: None (the service then says how to build it)
+    monkeypatch.delenv("SPATIALOBS_LIVE_PAGE")
+    bare = tmp_path / "site-packages" / "spatialobs" / "serve"
+    bare.mkdir(parents=True)
+    assert page_dir(bare) is None
+
+
+def test_installed_package_serves_the_page_it_carries(tmp_path, monkeypatch):
+    """Installed (no ``live/package.json`` above the package), the wheel's page is served."""
+    from spatialobs.serve.live import page_dir
+
+    monkeypatch.delenv("SPATIALOBS_LIVE_PAGE", raising=False)
+    package = tmp_path / "venv" / "lib" / "site-packages" / "spatialobs" / "serve"
+    carried = _built_page(package / "live_page", "carried")
+    assert page_dir(package) == carried

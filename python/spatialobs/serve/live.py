@@ -705,16 +705,26 @@ class LiveHub:
 
 # ---------------------------------------------------------------------- the page
 
-def page_dir() -> Optional[Path]:
+def page_dir(package: Optional[Path] = None) -> Optional[Path]:
     """The built live page (``live.html``, ``assets/``), or None when it is not built.
 
-    ``$SPATIALOBS_LIVE_PAGE``, else the page the wheel carries
-    (``spatialobs/serve/live_page``), else ``live/dist`` of the source checkout.
+    ``$SPATIALOBS_LIVE_PAGE``; else, when the package runs from a source checkout (``live/package.json``
+    beside its ``python/`` folder), that checkout's ``live/dist``, the page its sources build, so that
+    an older copy left in the package folder by an earlier install does not shadow it; else the page
+    the wheel carries (``spatialobs/serve/live_page``).
+
+    Parameters
+    ----------
+    package
+        The folder of ``spatialobs.serve`` (this module's folder by default).
     """
     env = os.environ.get("SPATIALOBS_LIVE_PAGE")
-    here = Path(__file__).resolve().parent
+    here = package if package is not None else Path(__file__).resolve().parent
+    checkout = here.parents[2] / "live"
     cands = [Path(env)] if env else []
-    cands += [here / "live_page", here.parents[2] / "live" / "dist"]
+    if (checkout / "package.json").is_file():
+        cands.append(checkout / "dist")
+    cands.append(here / "live_page")
     for c in cands:
         if (c / "live.html").is_file() and (c / "assets").is_dir():
             return c
