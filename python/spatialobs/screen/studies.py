@@ -845,6 +845,8 @@ OPTIONAL_REAL_APPS = ("jupyterlab",)
 #: The PUCT setting (a name of :data:`~spatialobs.screen.select.PUCT_SETTINGS`) of the real-application study
 #: where it is not ``"default"``: on JupyterLab, where a third of PUCT's actions left the screen unchanged,
 #: ``"leave"`` (the first play of an untried action scaled by its class's observed rate of leaving the state).
+#: On Mousepad and PCManFM it kept PUCT's mean and widened its spread across starts (docs/results/real-apps-web.md),
+#: so they run the default.
 REAL_PUCT: Dict[str, str] = {"jupyterlab": "leave"}
 
 
