@@ -140,3 +140,25 @@ def test_real_ablation_rejects_bad_rows_and_apps_before_launching():
         studies.real_ablation("mousepad", rows=["bogus"])
     with pytest.raises(InvalidInputError, match="unknown real application 'nope'"):
         studies.real_ablation("nope")
+
+
+def test_real_study_runs_the_leave_rate_puct_where_the_table_names_it(tmp_path, monkeypatch):
+    """JupyterLab's PUCT is the "leave" setting (REAL_PUCT), the other applications' the default; the report says so."""
+    import spatialobs.screen.drivers as drivers
+
+    monkeypatch.setattr(drivers, "make_driver", lambda app, seed=0: _SimDriver(app, seed))
+    made = []
+    make = studies._make
+    monkeypatch.setattr(studies, "_make", lambda kind, seed, start: made.append(make(kind, seed, start)) or made[-1])
+    res = studies.real_apps(["jupyterlab", "mousepad"], {"jupyterlab": (2, 5), "mousepad": (2, 5)},
+                            selectors=["puct", "random"])
+    assert studies.REAL_PUCT == {"jupyterlab": "leave"}
+    assert res["jupyterlab"]["puct_setting"] == "leave" and res["mousepad"]["puct_setting"] == "default"
+    pucts = [s for s in made if s.name == "puct"]
+    assert [s.leave_rate for s in pucts] == [True, True, False, False]
+    assert [s.seed for s in pucts] == [0, 1, 0, 1]
+    studies.save_real_results(tmp_path / "r.md", res)
+    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    jl, mp = text.index("## jupyterlab"), text.index("## mousepad")
+    assert text.index("PUCT is the `leave` setting here") > jl and "PUCT is the `leave`" not in text[mp:jl]
+    assert text.count("PUCT is the `leave` setting here") == 1

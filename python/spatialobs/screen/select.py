@@ -28,7 +28,13 @@ Three choices the paper leaves open are parameters (see :class:`PUCT`):
   been tried from other states is scored with the mean reward of those tries
   (:func:`shared_key`: the signature; for typing, only the operation, role and
   typed value)
-  instead of ``fpu``.
+  instead of ``fpu``;
+* **leave-rate first play** ``leave_rate`` (off by default): an action tried
+  nowhere yet scores ``fpu`` times the rate at which its class
+  (:func:`action_class`: the operation and the target's role) has left its
+  state so far, so that once typing into search boxes or clicking list items has
+  been seen to leave the screen unchanged, the untried members of that class
+  come after those of classes that change it (:func:`estimate_leave_rate`).
 
 :data:`PUCT_SETTINGS` names the paper-exact setting (``"paper"``: ``Q = 0`` for an
 untried action, raw rewards, ties to the prior) and the default (``"default"``),
@@ -43,7 +49,7 @@ import hashlib
 import math
 import random as _random
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -69,6 +75,8 @@ __all__ = [
     "selector_seed",
     "puct_scores",
     "shared_key",
+    "action_class",
+    "estimate_leave_rate",
     "resolve_prior",
 ]
 
@@ -254,6 +262,48 @@ def shared_key(signature: str) -> str:
     return "|".join(f[:2] + f[4:])
 
 
+def action_class(signature: str) -> str:
+    """The class of an action whose observed outcomes PUCT's ``leave_rate`` pools: its operation and target role.
+
+    A key's class is ``key|`` (every key one class); a click's or a typing's is the
+    operation and the target's normalized role, whatever its text, place or typed value.
+
+    Examples
+    --------
+    >>> action_class("type|searchbox||27,24|42"), action_class("click|listitem|name: notes.md|3,5")
+    ('type|searchbox', 'click|listitem')
+    >>> action_class("key|||enter")
+    'key|'
+    """
+    f = _fields(signature)
+    return "|".join(f[:2])
+
+
+def estimate_leave_rate(op_counts: Optional[Sequence[float]], class_counts: Optional[Sequence[float]]) -> float:
+    """The estimated rate at which an action of a class leaves its state, from ``[tries, leaves]`` counts.
+
+    ``r_op = (L_op + 1) / (N_op + 1)`` over the class's operation, then
+    ``r = (L_c + r_op) / (N_c + 1)`` over the class itself: one optimistic pseudo-try
+    at each level, so a class never tried scores its operation's rate, an operation
+    never tried scores 1, and only tries that left the screen unchanged lower it.
+
+    Examples
+    --------
+    >>> estimate_leave_rate(None, None)
+    1.0
+    >>> estimate_leave_rate([1, 0], [1, 0])     # one typing, into this class, changed nothing
+    0.25
+    >>> estimate_leave_rate([3, 0], None)       # three typings elsewhere changed nothing
+    0.25
+    >>> round(estimate_leave_rate([4, 3], [2, 2]), 4)
+    0.9333
+    """
+    n_op, l_op = (float(op_counts[0]), float(op_counts[1])) if op_counts else (0.0, 0.0)
+    n_c, l_c = (float(class_counts[0]), float(class_counts[1])) if class_counts else (0.0, 0.0)
+    r_op = (l_op + 1.0) / (n_op + 1.0)
+    return (l_c + r_op) / (n_c + 1.0)
+
+
 def puct_scores(q: Sequence[float], n: Sequence[int], prior: _Weights, total: float, c_p: float = 1.0) -> List[float]:
     """``Q + c_p · P · √total / (1 + N)`` per action.
 
@@ -299,10 +349,13 @@ class Selector:
 #: (``fpu = 1`` on normalized rewards) unless its signature was tried from other
 #: states, when it scores their mean normalized reward (``share``); so every action
 #: of a state is tried once before any is repeated, actions never tried anywhere
-#: first, equals drawn by a stable hash.
+#: first, equals drawn by a stable hash. ``"leave"`` is the default with ``leave_rate``:
+#: the first play of an action tried nowhere scaled by its class's observed rate of
+#: leaving the state.
 PUCT_SETTINGS: Dict[str, Dict[str, Any]] = {
     "paper": {"fpu": 0.0, "normalize": False, "ties": "prior", "share": False},
     "default": {"fpu": 1.0, "normalize": True, "ties": "hash", "share": True},
+    "leave": {"fpu": 1.0, "normalize": True, "ties": "hash", "share": True, "leave_rate": True},
 }
 
 _TIES = ("prior", "hash")
@@ -340,6 +393,16 @@ class PUCT(Selector):
         for single choices (the service's ``screen_choose``) reads them from the
         graph when it lists its states (one pass over its (state, σ) pairs per
         choice). On a fresh graph the two are the same.
+    leave_rate : bool, default False
+        Scale the first play (``fpu``) of an action tried nowhere yet (from no
+        state, nor under its shared key) by :func:`estimate_leave_rate` of its
+        :func:`action_class`: the rate at which the tries of that class and
+        operation so far reached another state rather than a self-loop (an edge
+        back to the state it left), read from the graph's successors. Actions of a
+        class seen to change nothing are then tried after those of classes that
+        change the screen; the order within a class, and everything once an action
+        has been tried, is as without it. A graph view without ``successors``
+        leaves it inert.
     seed : int, default 0
         Salt of the tie hash (0: none). With one seed, every episode on a fresh
         graph (state numbers from 0) draws the same ties; ``explore`` passes
@@ -373,7 +436,7 @@ class PUCT(Selector):
     def __init__(self, c_p: float = 1.0, *, fpu: Union[float, str] = PUCT_SETTINGS["default"]["fpu"],
                  normalize: bool = PUCT_SETTINGS["default"]["normalize"],
                  ties: str = PUCT_SETTINGS["default"]["ties"], share: bool = PUCT_SETTINGS["default"]["share"],
-                 seed: int = 0) -> None:
+                 leave_rate: bool = False, seed: int = 0) -> None:
         if isinstance(c_p, bool) or not isinstance(c_p, (int, float)) or not math.isfinite(c_p) or c_p < 0:
             raise InvalidInputError(f"c_p must be a finite number >= 0, got {c_p!r}")
         if isinstance(fpu, str):
@@ -387,6 +450,8 @@ class PUCT(Selector):
             raise InvalidInputError(f"ties must be 'prior' or 'hash', got {ties!r}")
         if not isinstance(share, bool):
             raise InvalidInputError(f"share must be True or False, got {share!r}")
+        if not isinstance(leave_rate, bool):
+            raise InvalidInputError(f"leave_rate must be True or False, got {leave_rate!r}")
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise InvalidInputError(f"seed must be an integer, got {seed!r}")
         self.c_p = float(c_p)
@@ -394,10 +459,16 @@ class PUCT(Selector):
         self.normalize = normalize
         self.ties = ties
         self.share = share
+        self.leave_rate = leave_rate
         self.seed = seed
         # shared_key -> [tries, reward sum] of the choices reported to update() (share)
         self._shared: Dict[str, List[float]] = {}
         self._walking = False
+        # leave_rate: the (state, σ) pairs reported to update() and not yet read back from the graph,
+        # each pair's [tries, leaves] as last read, and their sums per operation and per action_class
+        self._pending: List[Tuple[int, str]] = []
+        self._pairs: Dict[Tuple[int, str], Tuple[int, int]] = {}
+        self._leaves: Dict[str, List[float]] = {}
 
     @classmethod
     def named(cls, setting: str, c_p: float = 1.0, seed: int = 0) -> "PUCT":
@@ -437,9 +508,44 @@ class PUCT(Selector):
             first = float(self.fpu)
         n = [tries.get(sg, 0) for sg in signatures]
         shared = self._shared_sums(graph) if self.share and not all(n) else {}
-        q = [graph.q(state, sg) / scale if k else self._first(shared.get(shared_key(sg)), first, scale)
+        leaves = self._leave_sums(graph) if self.leave_rate and not all(n) else {}
+        q = [graph.q(state, sg) / scale if k else self._first(shared.get(shared_key(sg)), self._rate(leaves, sg) * first,
+                                                               scale)
              for sg, k in zip(signatures, n)]
         return puct_scores(q, n, prior, total, self.c_p)
+
+    @staticmethod
+    def _rate(leaves: Dict[str, List[float]], signature: str) -> float:
+        if not leaves:
+            return 1.0
+        cls = action_class(signature)
+        return estimate_leave_rate(leaves.get(cls.split("|", 1)[0]), leaves.get(cls))
+
+    def _leave_sums(self, graph: Any) -> Dict[str, List[float]]:
+        # [tries, leaves] per operation and per action_class, from the graph's successors
+        succ = getattr(graph, "successors", None)
+        if not callable(succ):
+            return {}
+        if not self._walking:
+            states = getattr(graph, "states", None)
+            if not callable(states):
+                return {}
+            out: Dict[str, List[float]] = {}
+            for s in states():
+                for sg in graph.tries(s):
+                    c = succ(s, sg)
+                    if c:
+                        _add_leaves(out, sg, sum(c.values()), sum(c.values()) - c.get(s, 0))
+            return out
+        for s, sg in self._pending:
+            c = succ(s, sg)
+            new = (sum(c.values()), sum(c.values()) - c.get(s, 0))
+            old = self._pairs.get((s, sg), (0, 0))
+            if new != old:
+                self._pairs[(s, sg)] = new
+                _add_leaves(self._leaves, sg, new[0] - old[0], new[1] - old[1])
+        self._pending.clear()
+        return self._leaves
 
     def _shared_sums(self, graph: Any) -> Dict[str, List[float]]:
         states = getattr(graph, "states", None)
@@ -464,7 +570,13 @@ class PUCT(Selector):
         self._walking = True
 
     def update(self, state: int, signature: str, reward: float) -> None:
-        """Add an executed choice's reward to its signature's shared sums (``share``)."""
+        """Add an executed choice's reward to its signature's shared sums (``share``).
+
+        With ``leave_rate`` the pair is also noted, to read where it led from the
+        graph at the next choice.
+        """
+        if self.leave_rate:
+            self._pending.append((int(state), signature))
         if self.share:
             acc = self._shared.setdefault(shared_key(signature), [0, 0.0])
             acc[0] += 1
@@ -480,8 +592,17 @@ class PUCT(Selector):
 
     def __repr__(self) -> str:
         seed = f", seed={self.seed}" if self.seed else ""
+        leave = ", leave_rate=True" if self.leave_rate else ""
         return (f"PUCT(c_p={self.c_p}, fpu={self.fpu!r}, normalize={self.normalize}, ties={self.ties!r}, "
-                f"share={self.share}{seed})")
+                f"share={self.share}{leave}{seed})")
+
+
+def _add_leaves(acc: Dict[str, List[float]], signature: str, tries: float, leaves: float) -> None:
+    cls = action_class(signature)
+    for key in (cls.split("|", 1)[0], cls):
+        a = acc.setdefault(key, [0.0, 0.0])
+        a[0] += tries
+        a[1] += leaves
 
 
 class Greedy(Selector):

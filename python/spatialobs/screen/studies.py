@@ -842,6 +842,12 @@ REAL_BUDGET = {"mousepad": (4, 30), "pcmanfm": (3, 30), "localc": (2, 15), "jupy
 REAL_SELECTORS = ("puct", "greedy", "random")
 #: Applications run only when asked for (``--apps jupyterlab``); their report is docs/results/real-apps-web.md.
 OPTIONAL_REAL_APPS = ("jupyterlab",)
+#: The PUCT setting (a name of :data:`~spatialobs.screen.select.PUCT_SETTINGS`) of the real-application study
+#: where it is not ``"default"``: on JupyterLab, where a third of PUCT's actions left the screen unchanged,
+#: ``"leave"`` (the first play of an untried action scaled by its class's observed rate of leaving the state).
+#: On Mousepad and PCManFM it kept PUCT's mean and widened its spread across starts (docs/results/real-apps-web.md),
+#: so they run the default.
+REAL_PUCT: Dict[str, str] = {"jupyterlab": "leave"}
 
 
 def _check_real_selectors(selectors: Sequence[str]) -> List[str]:
@@ -929,12 +935,16 @@ def real_apps(apps: Sequence[str] = ("mousepad", "pcmanfm", "localc"), budget: O
             continue
         t0 = time.perf_counter()
         res: Dict[str, Any] = {"starts": starts, "steps": steps, "selectors": {}}
+        setting = REAL_PUCT.get(app, "default")
+        if "puct" in selectors:
+            res["puct_setting"] = setting
         with driver:
             for name in selectors:
                 eps = []
+                kind: Any = dict(PUCT_SETTINGS[setting]) if name == "puct" else name
                 for st in driver.starts(starts):
                     with ScreenGraph(app=driver.app) as g:
-                        ep = explore(driver, steps, _make(name, seed, st.index), prior, graph=g, start=st,
+                        ep = explore(driver, steps, _make(kind, seed, st.index), prior, graph=g, start=st,
                                      episode=st.index)
                     eps.append(ep)
                     if log is not None:
@@ -1119,6 +1129,9 @@ def render_real_ablation(r: Dict[str, Any]) -> List[str]:
 
 
 _REAL_LABELS = {"puct": "PUCT", "greedy": "Greedy", "random": "Random"}
+_PUCT_SETTING_TEXT = {"leave": "the default with the first play of an action tried nowhere yet scaled by the "
+                               "observed rate at which its class, the operation and the target's role, left the "
+                               "state rather than looping back to it"}
 
 
 def _sd(m: Dict[str, float], nd: int) -> str:
@@ -1180,8 +1193,11 @@ def render_real_report(res: Dict[str, Any], pictures: Optional[Path] = None) -> 
             continue
         sel = r["selectors"]
         run = ", ".join(_REAL_LABELS.get(k, k) for k in sel)
+        setting = r.get("puct_setting", "default")
         L.append(f"{r['starts']} starts x {r['steps']} actions per selector ({run}); {r['launches']} launches, "
                  f"{r['seconds']:.0f} s in all; faults {r['faults'] or 'none'}."
+                 + (f" PUCT is the `{setting}` setting here ({_PUCT_SETTING_TEXT.get(setting, setting)})."
+                    if setting != "default" else "")
                  + (f" Regenerate with `{r['command']}` (run {r['date']})." if r.get("command") else ""))
         L.append("")
         L.append("| selector | new states | new edges | state AUC | edge AUC | revisit | loop | "
