@@ -226,3 +226,23 @@ def test_page_bounds_100k_from_scratch_twins(benchmark, big_synthetic, impl, mon
 
     b = benchmark(run)
     assert b.tobytes() == want.tobytes()
+
+
+# -- the first derivation of the arrow-rich diagram page: arrow targets' outlines compiled or in Python
+_ARROWS = importlib.import_module("spatialobs.canvas.document.arrows")
+
+
+@pytest.mark.parametrize("impl", ["compiled", "python"])
+def test_diagram_first_derivation_100k_outline_twins(benchmark, impl, monkeypatch):
+    """A first derivation of ``diagram_workspace(10^5, seed=7)`` (18,645 bound arrows on 28,612
+    card targets) with the targets' outlines built by ``_core.target_outlines`` or by the Python
+    twin; each round derives a fresh copy of the page."""
+    from spatialobs.canvas.scenarios.handoff import diagram_workspace
+
+    benchmark.group = "canvas-diagram-first-derivation-100k"
+    monkeypatch.setattr(_ARROWS, "OUTLINE_KERNEL", impl == "compiled")
+    page = diagram_workspace(100_000, seed=7)
+    d = benchmark.pedantic(lambda c: c.geometry(), setup=lambda: ((page.copy(),), {}), rounds=5, iterations=1)
+    monkeypatch.setattr(_ARROWS, "OUTLINE_KERNEL", impl != "compiled")
+    want = page.copy().geometry()
+    assert d.bounds.tobytes() == want.bounds.tobytes() and d.local.tobytes() == want.local.tobytes()

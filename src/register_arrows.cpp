@@ -5,6 +5,7 @@
 
 #include "common.hpp"
 #include "spatialobs/arrows.hpp"
+#include "spatialobs/outlines.hpp"
 
 namespace spatialobs::bind {
 
@@ -102,6 +103,46 @@ double python_hypot_binding(double x, double y, int hypot_variant) {
   return python_hypot(x, y, static_cast<HypotVariant>(hypot_variant));
 }
 
+// A result vector handed to numpy without a copy (the array owns it).
+template <class T>
+py::array_t<T> owned(std::vector<T>&& v, std::initializer_list<py::ssize_t> shape) {
+  auto* heap = new std::vector<T>(std::move(v));
+  py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>(std::vector<py::ssize_t>(shape), heap->data(), owner);
+}
+
+py::tuple target_outlines_binding(const py::array& kind, const py::array& size, const py::array& flip,
+                                  const py::array& ex_offsets, const py::array& ex_points,
+                                  const py::array& ex_bounds) {
+  OutlinesInput in{};
+  if (kind.ndim() != 1) throw std::invalid_argument("kind must have shape (k,), got " + shape_text(kind));
+  const py::ssize_t k = kind.shape(0);
+  in.n = static_cast<std::size_t>(k);
+  in.kind = checked<std::int64_t>(kind, "kind", {k});
+  in.size = checked<double>(size, "size", {k, 2});
+  in.flip = checked<bool>(flip, "flip", {k, 2});
+  if (ex_offsets.ndim() != 1 || ex_offsets.shape(0) < 1) {
+    throw std::invalid_argument("ex_offsets must have shape (e + 1,), got " + shape_text(ex_offsets));
+  }
+  const py::ssize_t e = ex_offsets.shape(0) - 1;
+  in.n_explicit = static_cast<std::size_t>(e);
+  in.ex_offsets = checked<std::int64_t>(ex_offsets, "ex_offsets", {e + 1});
+  in.ex_points = checked<double>(ex_points, "ex_points", {-1, 2});
+  in.ex_bounds = checked<double>(ex_bounds, "ex_bounds", {e, 4});
+  if (in.ex_offsets[e] != ex_points.shape(0)) {
+    throw std::invalid_argument("ex_offsets must end at the number of explicit points (" +
+                                std::to_string(ex_points.shape(0)) + "), got " + std::to_string(in.ex_offsets[e]));
+  }
+  OutlinesOutput out;
+  {
+    py::gil_scoped_release release;
+    out = target_outlines(in);
+  }
+  const auto m = static_cast<py::ssize_t>(out.points.size() / 2);
+  return py::make_tuple(owned(std::move(out.offsets), {k + 1}), owned(std::move(out.points), {m, 2}),
+                        owned(std::move(out.bounds), {k, 4}));
+}
+
 }  // namespace
 
 void register_arrows(py::module_& m) {
@@ -111,6 +152,10 @@ void register_arrows(py::module_& m) {
         py::arg("precise"), py::arg("exact"), py::arg("offsets"), py::arg("outline_points"), py::arg("closed"),
         py::arg("bounds"), py::arg("outline_stroke"), py::arg("hypot_variant") = 0,
         "Straight tldraw arrows resolved against their targets: (boxes, ends, valid), as the Python twin.");
+  m.def("target_outlines", &target_outlines_binding, py::arg("kind"), py::arg("size"), py::arg("flip"),
+        py::arg("ex_offsets"), py::arg("ex_points"), py::arg("ex_bounds"),
+        "Arrow targets' outlines in a batch: (offsets, points, bounds), boxes and polygonal geo kinds built "
+        "as arrows.target_outline builds them, explicit ones (kind -1) copied in order.");
   m.def("python_hypot", &python_hypot_binding, py::arg("x"), py::arg("y"), py::arg("hypot_variant") = 0,
         "CPython's math.hypot(x, y) as the arrow kernel computes it (0: CPython 3.10-3.11, 1: 3.12+).");
 }

@@ -124,6 +124,14 @@ def resolve_straight_arrows(
     hypot_variant: int = 0,
 ) -> tuple[_F64, _F64, _Bool]: ...
 def python_hypot(x: float, y: float, hypot_variant: int = 0) -> float: ...
+def target_outlines(
+    kind: _I64,
+    size: _F64,
+    flip: _Bool,
+    ex_offsets: _I64,
+    ex_points: _F64,
+    ex_bounds: _F64,
+) -> tuple[_I64, _F64, _F64]: ...
 
 # ---- placement ------------------------------------------------------------
 

@@ -1415,6 +1415,36 @@ def _straight_unlabelled(props: Mapping[str, Any], label: Any) -> bool:
 #: Target types whose outline is more than their box (see :func:`target_outline`).
 _OWN_OUTLINE = frozenset({"geo", "text", "draw", "highlight", "line"})
 
+_target_outlines: Optional[Callable[..., Any]] = getattr(_core, "target_outlines", None)
+
+#: Whether the straight-arrow batch builds its targets' outlines with the compiled kernel
+#: (``_core.target_outlines``: boxes and the geo kinds drawn with straight lines); False
+#: builds every one with its Python twin (:func:`target_outline`), which gives bit-identical
+#: points and bounds.
+OUTLINE_KERNEL = True
+
+#: ``_core.target_outlines``' kind of each geo kind it builds (1: the box of rectangles,
+#: x-boxes, check-boxes and kinds tldraw does not know); curved kinds are built in Python.
+_GEO_KINDS: Dict[str, int] = {
+    "rectangle": 1, "x-box": 1, "check-box": 1, "triangle": 2, "diamond": 3, "rhombus": 4, "rhombus-2": 5,
+    "trapezoid": 6, "arrow-left": 7, "arrow-right": 8, "arrow-up": 9, "arrow-down": 10, "pentagon": 11,
+    "hexagon": 12, "octagon": 13, "star": 14}
+_GEO_CURVED = frozenset({"ellipse", "oval", "cloud", "heart"})
+
+
+def _kernel_outline_kind(node: Any) -> Optional[int]:
+    """The kind ``_core.target_outlines`` builds ``node``'s full outline as (0: its box), or
+    None when :func:`target_outline` builds it (curves, strokes, text, a size not finite)."""
+    if node.type not in _OWN_OUTLINE:
+        return 0
+    if node.type != "geo":
+        return None
+    w, h = node.w, node.h
+    if not (math.isfinite(w) and math.isfinite(h)):
+        return None
+    geo = str(node.props.get("geo", "rectangle"))
+    return _GEO_KINDS.get(geo, None if geo in _GEO_CURVED else 1)
+
 
 class _StraightBatch:
     """Straight arrows without a label gathered into the columns of one
@@ -1446,6 +1476,11 @@ class _StraightBatch:
         self.bounds: List[float] = []
         self.closed: List[bool] = []
         self.half: List[float] = []
+        # with OUTLINE_KERNEL: per outline its kind (_GEO_KINDS, 0 a plain box, -1 explicit), size and flips;
+        # the explicit outlines' points and bounds (the others are built by _core.target_outlines)
+        self.kinds: Optional[List[int]] = [] if OUTLINE_KERNEL and _target_outlines is not None else None
+        self.sizes: List[float] = []
+        self.flips: List[bool] = []
 
     @classmethod
     def start(cls, d: Any, nodes: Sequence[Any]) -> Optional["_StraightBatch"]:
@@ -1462,6 +1497,18 @@ class _StraightBatch:
         k = slots.get(r)
         if k is None:
             k = slots[r] = len(self.closed)
+            kinds = self.kinds
+            if kinds is not None and full:
+                code = _kernel_outline_kind(node)
+                if code is not None:
+                    # built by _core.target_outlines (a box, or a geo kind drawn with lines)
+                    props = node.props
+                    kinds.append(code)
+                    self.sizes += (float(node.w), float(node.h))
+                    self.flips += (bool(props.get("flipX")), bool(props.get("flipY"))) if code else (False, False)
+                    self.closed.append(True)
+                    self.half.append(_half_stroke(props))
+                    return k
             if full and node.type not in _OWN_OUTLINE:
                 # what target_outline gives these types: their box, closed (no Outline built)
                 w, h = float(node.w), float(node.h)
@@ -1477,6 +1524,10 @@ class _StraightBatch:
                 self.bounds += o.bounds
                 self.closed.append(o.closed)
                 self.half.append(o.stroke)
+            if kinds is not None:
+                kinds.append(-1)
+                self.sizes += (0.0, 0.0)
+                self.flips += (False, False)
             self.offsets.append(len(self.flat) // 2)
         return k
 
@@ -1543,6 +1594,17 @@ class _StraightBatch:
     def _call(self, d: Any, n: int, k: int, flat: List[float]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         f64 = np.float64
         assert _resolve_straight_arrows is not None
+        ex_offsets = np.array(self.offsets, dtype=np.int64)
+        ex_points = np.array(flat, dtype=f64).reshape(len(flat) // 2, 2)
+        if self.kinds is not None:
+            assert _target_outlines is not None
+            e = len(self.offsets) - 1
+            offsets, points, bounds = _target_outlines(
+                np.array(self.kinds, dtype=np.int64), np.array(self.sizes, dtype=f64).reshape(k, 2),
+                np.array(self.flips, dtype=bool).reshape(k, 2), ex_offsets, ex_points,
+                np.array(self.bounds, dtype=f64).reshape(e, 4))
+        else:
+            offsets, points, bounds = ex_offsets, ex_points, np.array(self.bounds, dtype=f64).reshape(k, 4)
         return _resolve_straight_arrows(
             np.ascontiguousarray(d.px, dtype=f64), np.ascontiguousarray(d.py, dtype=f64),
             np.ascontiguousarray(d.rotation, dtype=f64), np.array(self.rows, dtype=np.int64),
@@ -1551,8 +1613,7 @@ class _StraightBatch:
             np.array(self.target, dtype=np.int64).reshape(n, 2), np.array(self.outline, dtype=np.int64).reshape(n, 2),
             np.array(self.box_outline, dtype=np.int64).reshape(n, 2), np.array(self.anchor, dtype=f64).reshape(n, 4),
             np.array(self.precise, dtype=bool).reshape(n, 2), np.array(self.exact, dtype=bool).reshape(n, 2),
-            np.array(self.offsets, dtype=np.int64), np.array(flat, dtype=f64).reshape(len(flat) // 2, 2),
-            np.array(self.closed, dtype=bool), np.array(self.bounds, dtype=f64).reshape(k, 4),
+            offsets, points, np.array(self.closed, dtype=bool), bounds,
             np.array(self.half, dtype=f64), _HYPOT_VARIANT)
 
 
