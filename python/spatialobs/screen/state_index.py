@@ -459,16 +459,47 @@ class StateIndex:
             vec = self._vector(features, vector)
             # The BM25 document: the query of retrieval, then the posting list entries.
             doc = np.concatenate((c, t))
-            lock.acquire_read()
-            try:
-                best, best_score, top_score = self._decide(meta_id, c, t, vec, doc)
-            finally:
-                lock.release_read()
             lock.acquire_write()
             try:
+                if meta_id is not None and self.candidates == "hybrid":
+                    return self._add_hybrid(meta_id, c, t, vec, doc)
+                best, best_score, top_score = self._decide(meta_id, c, t, vec, doc)
                 return self._insert(key, meta_id, c, t, vec, best, best_score, top_score, doc)
             finally:
                 lock.release_write()
+
+    def _add_hybrid(self, meta_id: int, c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
+                    vec: npt.NDArray[np.float32], doc: npt.NDArray[np.uint64]) -> Match:
+        """Retrieve, verify and insert a new observation into an existing partition (write lock held).
+
+        The same decision as :meth:`_decide` followed by :meth:`_insert`, with each
+        structure updated right after it was queried, while what the query read
+        is still in cache: BM25 gets the document after its top-k (the same
+        lists), HNSW the vector after its search (the same neighbourhood), the
+        atom store the sets after verification (the same dictionary entries).
+        Every query runs before its own structure's update, so the candidates
+        and the decision are those of the query-everything-first order.
+        """
+        if len(self._state_of) >= _MAX_OBSERVATIONS:
+            raise InvalidInputError(f"a state index holds at most {_MAX_OBSERVATIONS} observations")
+        part = self._parts[meta_id]
+        k = self.top_k
+        bm_ids, _ = part.bm25.top_k(doc, k)
+        part.bm25.add(doc)
+        _, dense = part.hnsw.search(vec, min(self.dense_k, part.hnsw.ntotal))
+        part.hnsw.add(vec)
+        dense = dense[0]
+        fused, _ = _core.rrf_fuse([bm_ids, dense[dense >= 0]], float(self.rrf_k))
+        ids = part.ids(fused[:k])
+        best, best_score, top_score = -1, 0.0, 0.0
+        if len(ids):
+            scores, _, b, (num, den) = self._store.verify(c, t, ids, self._tau.numerator, self._tau.denominator)
+            top_score = float(scores.max())
+            if b >= 0:
+                best, best_score = int(ids[b]), int(num) / int(den)
+        obs = int(self._store.add(meta_id, c, t))
+        part.obs.append(obs)
+        return self._link(obs, best, best_score, top_score)
 
     def _vector(self, features: Features, vector: Optional[npt.NDArray[np.float32]]) -> npt.NDArray[np.float32]:
         if vector is None:
@@ -530,6 +561,10 @@ class StateIndex:
         part.bm25.add(np.concatenate((c, t)) if doc is None else doc)
         part.hnsw.add(vec)
         part.obs.append(obs)
+        return self._link(obs, best, best_score, top_score)
+
+    def _link(self, obs: int, best: int, best_score: float, top_score: float) -> Match:
+        """Record a new observation: into the state of observation ``best``, or a new state when it is -1."""
         self._hits.append(1)
         self._next.append(-1)
         self._screens += 1
