@@ -90,6 +90,17 @@ def test_rrf_matches_fractions(lists, k):
         assert want[a] > want[b] or (want[a] == want[b] and (a < b or ranks[a] != ranks[b]))
 
 
+@settings(max_examples=400)
+@given(st.lists(st.lists(st.integers(-3, 40), max_size=60), min_size=1, max_size=2), st.sampled_from([0.0, 1.0, 60.0]))
+def test_rrf_two_list_path_equals_general_path_bit_for_bit(lists, k):
+    # Up to two lists take the hash-table path (falling back on a repeated id);
+    # an empty third list sends the same lists through the sort-by-id path.
+    arrays = [np.array(x, dtype=np.int64) for x in lists]
+    ids, scores = _core.rrf_fuse(arrays, k)
+    want_ids, want_scores = _core.rrf_fuse(arrays + [np.array([], dtype=np.int64)], k)
+    assert ids.tolist() == want_ids.tolist() and scores.tolist() == want_scores.tolist()
+
+
 def test_rrf_tie_break_is_deterministic():
     # Ranks (1, 2) and (2, 1) tie exactly: the lower id wins.
     ids, scores = rrf_fuse([np.array([7, 3]), np.array([3, 7])], 60)
