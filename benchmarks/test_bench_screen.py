@@ -7,7 +7,9 @@ Groups (one per kernel and size, baseline in the same group):
   estimates (128 permutations) of the same pairs.
 * ``bm25``: top-200 BM25 over the same atom corpus, ours (and ours with the
   exhaustive selection) against bm25s (same Lucene variant, k1 = 1.5,
-  b = 0.75), its ``retrieve`` and its raw ``get_scores``.
+  b = 0.75), its ``retrieve``, its ``get_scores`` with the same top-200
+  selection and bare; and the floors of touching the same postings
+  (``Bm25Index.posting_floor``: scatter-add and read back, or decode only).
 * ``add``: ``StateIndex.add`` of a new screen (featurize included) into an index
   of n unique observations, hybrid against exhaustive verification (brute force);
   ``extra_info`` holds the mean, median, p99 and max of each add (wall and CPU
