@@ -7,7 +7,9 @@ Groups (one per kernel and size, baseline in the same group):
   estimates (128 permutations) of the same pairs.
 * ``bm25``: top-200 BM25 over the same atom corpus, ours (and ours with the
   exhaustive selection) against bm25s (same Lucene variant, k1 = 1.5,
-  b = 0.75), its ``retrieve`` and its raw ``get_scores``.
+  b = 0.75), its ``retrieve``, its ``get_scores`` with the same top-200
+  selection and bare; and the floors of touching the same postings
+  (``Bm25Index.posting_floor``: scatter-add and read back, or decode only).
 * ``add``: ``StateIndex.add`` of a new screen (featurize included) into an index
   of n unique observations, hybrid against exhaustive verification (brute force);
   ``extra_info`` holds the mean, median, p99 and max of each add (wall and CPU
@@ -254,6 +256,45 @@ def test_bm25_bm25s_get_scores(benchmark, n):
 
     res = benchmark(run)
     assert res[0][0] == ours_bm25(n).top_k(queries[0], 200)[0][0]
+
+
+@pytest.mark.parametrize("n", screen_sizes(10**4, 10**5))
+def test_bm25_bm25s_get_scores_bare(benchmark, n):
+    # bm25s's score vector alone (no selection): the 5x target is
+    # against this one.
+    r = bm25s_index(n)
+    _, queries = bm25_case(n)
+    toks = [[str(a) for a in q.tolist()] for q in queries]
+    benchmark.group = f"bm25 top-200 n={n}"
+    res = benchmark(lambda: [r.get_scores(t) for t in toks])
+    ids, scores = ours_bm25(n).top_k(queries[0], 200)
+    assert len(res) == len(queries) and np.allclose(res[0][ids], scores, rtol=1e-4)
+
+
+@pytest.mark.parametrize("scatter", [True, False], ids=["scatter", "read"])
+@pytest.mark.parametrize("n", screen_sizes(10**4, 10**5))
+def test_bm25_floor(benchmark, n, scatter):
+    # The floor of any exact scorer over our postings (Bm25Index.posting_floor):
+    # "scatter" adds each posting's idf to its document's sum in the scorer's
+    # blocks and reads every touched sum back once, without length
+    # normalization or selection; "read" only decodes the lists. extra_info
+    # holds the postings and touched documents per query.
+    ix = ours_bm25(n)
+    docs, queries = bm25_case(n)
+    benchmark.group = f"bm25 top-200 n={n}"
+    res = benchmark(lambda: [ix.posting_floor(q, scatter=scatter) for q in queries])
+    postings = [p for p, _ in res]
+    benchmark.extra_info["postings_per_query"] = float(np.mean(postings))
+    df = {}
+    for d in docs:
+        for a in d.tolist():
+            df[a] = df.get(a, 0) + 1
+    want = [sum(df.get(a, 0) for a in set(q.tolist())) for q in queries]
+    assert postings == want  # the synthetic corpus repeats no atom within a screen
+    assert all(c > 0 for _, c in res)
+    lists = [d.tolist() for d in docs]
+    touched = [sum(1 for d in lists if not qs.isdisjoint(d)) for qs in (set(q.tolist()) for q in queries[:5])]
+    benchmark.extra_info["touched_docs_per_query_first5"] = float(np.mean(touched))
 
 
 # -- dense search ----------------------------------------------------------------

@@ -324,6 +324,20 @@ void register_screen(py::module_& m) {
             return py::make_tuple(vector_to_numpy(std::move(ids)), vector_to_numpy(std::move(scores)));
           },
           py::arg("query"), py::arg("k"), py::kw_only(), py::arg("exhaustive") = false)
+      .def(
+          "posting_floor",
+          [](const Bm25Holder& h, const py::array& query, bool scatter) {
+            std::size_t n = 0;
+            const std::uint64_t* q = check_atoms(query, "query", n);
+            std::pair<std::uint64_t, double> r;
+            {
+              py::gil_scoped_release release;  // raw buffer; readers share the lock
+              std::shared_lock<std::shared_mutex> lock(h.mu);
+              r = h.index.posting_floor(q, n, scatter);
+            }
+            return py::make_tuple(r.first, r.second);
+          },
+          py::arg("query"), py::kw_only(), py::arg("scatter") = true)
       .def("memory_bytes", [](const Bm25Holder& h) {
         py::gil_scoped_release release;
         std::shared_lock<std::shared_mutex> lock(h.mu);

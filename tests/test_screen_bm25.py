@@ -90,6 +90,17 @@ def test_rrf_matches_fractions(lists, k):
         assert want[a] > want[b] or (want[a] == want[b] and (a < b or ranks[a] != ranks[b]))
 
 
+@settings(max_examples=400)
+@given(st.lists(st.lists(st.integers(-3, 40), max_size=60), min_size=1, max_size=2), st.sampled_from([0.0, 1.0, 60.0]))
+def test_rrf_two_list_path_equals_general_path_bit_for_bit(lists, k):
+    # Up to two lists take the hash-table path (falling back on a repeated id);
+    # an empty third list sends the same lists through the sort-by-id path.
+    arrays = [np.array(x, dtype=np.int64) for x in lists]
+    ids, scores = _core.rrf_fuse(arrays, k)
+    want_ids, want_scores = _core.rrf_fuse(arrays + [np.array([], dtype=np.int64)], k)
+    assert ids.tolist() == want_ids.tolist() and scores.tolist() == want_scores.tolist()
+
+
 def test_rrf_tie_break_is_deterministic():
     # Ranks (1, 2) and (2, 1) tie exactly: the lower id wins.
     ids, scores = rrf_fuse([np.array([7, 3]), np.array([3, 7])], 60)
@@ -306,3 +317,50 @@ def test_indexes_sharing_threads_answer_as_alone():
     for t in threads:
         t.join()
     assert failures == []
+
+
+def _floor_reference(docs, query):
+    """Postings, sum of their doc ids and sum of their terms' idf, for Bm25Index.posting_floor."""
+    n = len(docs)
+    postings, id_sum, idf_sum = 0, 0, 0.0
+    for t in set(query):
+        holders = [i for i, d in enumerate(docs) for a in d if a == t]
+        df = len(set(holders))
+        if not df:
+            continue
+        idf = float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
+        postings += len(holders)
+        id_sum += sum(holders)
+        idf_sum += idf * len(holders)
+    return postings, id_sum, idf_sum
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs_st, query_st)
+def test_posting_floor_touches_every_posting_once(docs, query):
+    ix = build(docs)
+    q = np.array(query, dtype=np.uint64)
+    postings, id_sum, idf_sum = _floor_reference(docs, query)
+    assert ix.posting_floor(q, scatter=False) == (postings, float(id_sum))
+    got, checksum = ix.posting_floor(q)
+    assert got == postings
+    assert checksum == pytest.approx(idf_sum, rel=1e-12, abs=0.0)
+    # The scratch it shares with top_k is left clean: queries after it answer as before.
+    assert [x.tolist() for x in ix.top_k(q, 7)] == [x.tolist() for x in build(docs).top_k(q, 7)]
+
+
+def test_posting_floor_across_65536_ids_and_bad_input():
+    # Lists whose doc ids pass 65,536 (escapes), a low half of 0xffff, repeats.
+    docs = [[1] + ([2, 2] if i % 9000 == 0 or i == 65_535 else []) + ([3] if i >= 65_530 else []) for i in range(66_000)]
+    ix = build(docs)
+    for query in ([1], [2], [3], [1, 2, 3, 4]):
+        postings, id_sum, idf_sum = _floor_reference(docs, query)
+        q = np.array(query, dtype=np.uint64)
+        assert ix.posting_floor(q, scatter=False) == (postings, float(id_sum))
+        got, checksum = ix.posting_floor(q)
+        assert got == postings and checksum == pytest.approx(idf_sum, rel=1e-12)
+    assert _core.Bm25Index().posting_floor(np.array([1], dtype=np.uint64)) == (0, 0.0)
+    with pytest.raises(InvalidInputError, match="query must have dtype uint64"):
+        ix.posting_floor(np.array([1], dtype=np.int64))
+    with pytest.raises(InvalidInputError, match="query must be a 1-D array of atoms"):
+        ix.posting_floor(np.array([[1]], dtype=np.uint64))

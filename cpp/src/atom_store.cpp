@@ -130,6 +130,20 @@ void AtomStore::map_query(const std::uint64_t* control, std::size_t nc, const st
   q.nt = nt;
   q.control.clear();
   q.text.clear();
+  // A query arrives after retrieval has filled the caches with other data, so
+  // its atoms' hash slots and keys are cold: each level is requested for every
+  // atom before any is read, so that the misses overlap instead of queueing.
+  if (!term_slots_.empty()) {
+    const std::size_t mask = term_slots_.size() - 1;
+    for (std::size_t i = 0; i < nc; ++i) detail::prefetch(&term_slots_[detail::mix64(control[i]) & mask]);
+    for (std::size_t i = 0; i < nt; ++i) detail::prefetch(&term_slots_[detail::mix64(text[i]) & mask]);
+    const auto key_line = [&](std::uint64_t atom) {
+      const std::uint32_t s = term_slots_[detail::mix64(atom) & mask];
+      if (s != 0) detail::prefetch(&keys_[(s - 1) >> kKeyChunkBits][(s - 1) & ((1u << kKeyChunkBits) - 1)]);
+    };
+    for (std::size_t i = 0; i < nc; ++i) key_line(control[i]);
+    for (std::size_t i = 0; i < nt; ++i) key_line(text[i]);
+  }
   for (std::size_t i = 0; i < nc; ++i) {
     const std::int64_t t = find_term(control[i]);
     if (t >= 0) q.control.push_back(static_cast<std::uint32_t>(t));

@@ -556,6 +556,105 @@ void Bm25Index::search(const std::uint64_t* query, std::size_t n, std::size_t k,
   sc.clean = true;
 }
 
+std::pair<std::uint64_t, double> Bm25Index::posting_floor(const std::uint64_t* query, std::size_t n,
+                                                         bool scatter) const {
+  const std::size_t num_docs = doc_class_.size();
+  if (num_docs == 0 || n == 0) return {0, 0.0};
+  std::vector<std::uint64_t> terms(query, query + n);
+  std::sort(terms.begin(), terms.end());
+  terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+  std::vector<ListView> lists;
+  std::vector<double> idf;
+  const double N = static_cast<double>(num_docs);
+  for (std::uint64_t t : terms) {
+    const std::int64_t found = find_term(t);
+    if (found < 0) continue;
+    lists.push_back(list(static_cast<std::uint32_t>(found)));
+    const double df = static_cast<double>(lists.back().df);
+    idf.push_back(std::log(1.0 + (N - df + 0.5) / (df + 0.5)));
+  }
+  std::uint64_t postings = 0;
+  if (!scatter) {
+    std::uint64_t sum = 0;
+    for (const ListView& l : lists) {
+      std::uint32_t h = 0;
+      for (std::size_t i = 0; i < l.n;) {
+        std::size_t next;
+        const std::uint32_t doc = detail::bm25_doc_at(l.p, i, h, next);
+        h = doc >> 16;
+        sum += doc;
+        ++postings;
+        i = next;
+      }
+    }
+    return {postings, static_cast<double>(sum)};
+  }
+  Scratch& sc = thread_scratch();
+  if (!sc.clean) std::fill(sc.acc.begin(), sc.acc.end(), 0.0);
+  sc.clean = false;
+  const std::size_t block = std::min(detail::kBm25Block, num_docs);
+  if (sc.acc.size() < block) sc.acc.resize(block, 0.0);
+  if (sc.touched.size() < block + 1) sc.touched.resize(block + 1);
+  sc.cursor.assign(lists.size(), 0);
+  sc.high.assign(lists.size(), 0);
+  double* acc = sc.acc.data();
+  std::uint32_t* touched = sc.touched.data();
+  double checksum = 0.0;
+  for (std::size_t lo = 0; lo < num_docs; lo += block) {
+    const auto hi = static_cast<std::uint32_t>(std::min(lo + block, num_docs));
+    const auto base = static_cast<std::uint32_t>(lo);
+    const std::uint32_t bh = base >> 16;
+    const std::uint32_t off = base - (bh << 16);
+    const std::uint32_t lim = hi - (bh << 16);
+    const std::uint32_t lim_plain = std::min<std::uint32_t>(lim, detail::kBm25Escape);
+    std::size_t nt = 0;
+    for (std::size_t j = 0; j < lists.size(); ++j) {
+      // The scorer's plain loop with its table lookup replaced by the idf (a
+      // repeated document is added once per repeat).
+      const std::uint16_t* p = lists[j].p;
+      const std::size_t e = lists[j].n;
+      std::size_t i = sc.cursor[j];
+      std::uint32_t h = sc.high[j];
+      const double w = idf[j];
+      const std::size_t i0 = i;
+      std::size_t escapes = 0;
+      for (;;) {
+        if (h == bh) {
+          for (; i < e && p[i] < lim_plain; ++i) {
+            const std::uint32_t d = p[i] - off;
+            const double a = acc[d];
+            touched[nt] = d;
+            nt += a == 0.0;
+            acc[d] = a + w;
+          }
+        }
+        if (i < e && p[i] == detail::kBm25Escape && p[i + 1] == bh && p[i + 2] < lim) {
+          const std::uint32_t d = p[i + 2] - off;
+          const double a = acc[d];
+          touched[nt] = d;
+          nt += a == 0.0;
+          acc[d] = a + w;
+          h = bh;
+          i += 3;
+          ++escapes;
+          continue;
+        }
+        break;
+      }
+      postings += (i - i0) - 2 * escapes;
+      sc.high[j] = h;
+      sc.cursor[j] = i;
+    }
+    for (std::size_t i = 0; i < nt; ++i) {
+      const std::uint32_t d = touched[i];
+      checksum += acc[d];
+      acc[d] = 0.0;
+    }
+  }
+  sc.clean = true;
+  return {postings, checksum};
+}
+
 std::size_t Bm25Index::memory_bytes() const {
   std::size_t bytes = (doc_class_.capacity() + class_len_.capacity()) * sizeof(std::uint32_t) +
                       len_class_.size() * (sizeof(std::pair<std::uint32_t, std::uint32_t>) + 2 * sizeof(void*)) +

@@ -84,6 +84,15 @@ class Bm25Index {
 
   std::size_t memory_bytes() const;
 
+  // The floor of any exact scorer of a query, for benchmarks: every posting
+  // of the query's distinct terms is decoded and, with scatter, its term's idf
+  // added to its document's sum in the same blocks of ids as top_k, each
+  // document recorded when first touched and every touched sum read back
+  // once; without scatter, the decoded doc ids are only summed (the read of
+  // the lists alone). No length normalization, no selection. Returns the
+  // postings decoded and a checksum (the sum of the sums, or of the ids).
+  std::pair<std::uint64_t, double> posting_floor(const std::uint64_t* query, std::size_t n, bool scatter) const;
+
   // Lists up to this many words live in the shared arena; longer lists
   // have a vector of their own (public for tests that cross the boundary).
   static constexpr std::uint32_t kMaxArenaBlock = 4096;

@@ -104,7 +104,12 @@ def rrf_fuse(lists: Sequence[npt.NDArray[np.int64]], k: int = 60) -> Tuple[npt.N
 
 
 class _RWLock:
-    """Many readers or one writer; a waiting writer blocks new readers."""
+    """Many readers or one writer; a waiting writer blocks new readers.
+
+    ``acquire_read``/``release_read`` and ``acquire_write``/``release_write``
+    are the lock without a context manager (the add path takes it three
+    times per call); :meth:`read` and :meth:`write` wrap them.
+    """
 
     def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())
@@ -112,34 +117,46 @@ class _RWLock:
         self._writer = False
         self._waiting = 0
 
-    @contextmanager
-    def read(self) -> Iterator[None]:
+    def acquire_read(self) -> None:
         with self._cond:
             while self._writer or self._waiting:
                 self._cond.wait()
             self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                if not self._readers:
-                    self._cond.notify_all()
 
-    @contextmanager
-    def write(self) -> Iterator[None]:
+    def release_read(self) -> None:
+        with self._cond:
+            self._readers -= 1
+            if not self._readers:
+                self._cond.notify_all()
+
+    def acquire_write(self) -> None:
         with self._cond:
             self._waiting += 1
             while self._writer or self._readers:
                 self._cond.wait()
             self._waiting -= 1
             self._writer = True
+
+    def release_write(self) -> None:
+        with self._cond:
+            self._writer = False
+            self._cond.notify_all()
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        self.acquire_read()
         try:
             yield
         finally:
-            with self._cond:
-                self._writer = False
-                self._cond.notify_all()
+            self.release_read()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        self.acquire_write()
+        try:
+            yield
+        finally:
+            self.release_write()
 
 
 # Observation and state ids are stored as int32.
@@ -425,9 +442,11 @@ class StateIndex:
             raise InvalidInputError(f"add_features expects Features, got {type(features).__name__}")
         key = _meta_key(features.meta)
         c, t = features.control_atoms, features.text_atoms
+        lock = self._lock
         with self._add_lock:
             # Exact hits need no vector and no write lock.
-            with self._lock.read():
+            lock.acquire_read()
+            try:
                 meta_id = self._meta_ids.get(key)
                 if meta_id is not None:
                     ex = int(self._store.find_exact(meta_id, c, t))
@@ -435,11 +454,52 @@ class StateIndex:
                         self._hits.view()[ex] += 1
                         self._screens += 1
                         return Match(int(self._state_of.view()[ex]), ex, False, True, 1.0)
+            finally:
+                lock.release_read()
             vec = self._vector(features, vector)
-            with self._lock.read():
-                best, best_score, top_score = self._decide(meta_id, c, t, vec)
-            with self._lock.write():
-                return self._insert(key, meta_id, c, t, vec, best, best_score, top_score)
+            # The BM25 document: the query of retrieval, then the posting list entries.
+            doc = np.concatenate((c, t))
+            lock.acquire_write()
+            try:
+                if meta_id is not None and self.candidates == "hybrid":
+                    return self._add_hybrid(meta_id, c, t, vec, doc)
+                best, best_score, top_score = self._decide(meta_id, c, t, vec, doc)
+                return self._insert(key, meta_id, c, t, vec, best, best_score, top_score, doc)
+            finally:
+                lock.release_write()
+
+    def _add_hybrid(self, meta_id: int, c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
+                    vec: npt.NDArray[np.float32], doc: npt.NDArray[np.uint64]) -> Match:
+        """Retrieve, verify and insert a new observation into an existing partition (write lock held).
+
+        The same decision as :meth:`_decide` followed by :meth:`_insert`, with each
+        structure updated right after it was queried, while what the query read
+        is still in cache: BM25 gets the document after its top-k (the same
+        lists), HNSW the vector after its search (the same neighbourhood), the
+        atom store the sets after verification (the same dictionary entries).
+        Every query runs before its own structure's update, so the candidates
+        and the decision are those of the query-everything-first order.
+        """
+        if len(self._state_of) >= _MAX_OBSERVATIONS:
+            raise InvalidInputError(f"a state index holds at most {_MAX_OBSERVATIONS} observations")
+        part = self._parts[meta_id]
+        k = self.top_k
+        bm_ids, _ = part.bm25.top_k(doc, k)
+        part.bm25.add(doc)
+        _, dense = part.hnsw.search(vec, min(self.dense_k, part.hnsw.ntotal))
+        part.hnsw.add(vec)
+        dense = dense[0]
+        fused, _ = _core.rrf_fuse([bm_ids, dense[dense >= 0]], float(self.rrf_k))
+        ids = part.ids(fused[:k])
+        best, best_score, top_score = -1, 0.0, 0.0
+        if len(ids):
+            scores, _, b, (num, den) = self._store.verify(c, t, ids, self._tau.numerator, self._tau.denominator)
+            top_score = float(scores.max())
+            if b >= 0:
+                best, best_score = int(ids[b]), int(num) / int(den)
+        obs = int(self._store.add(meta_id, c, t))
+        part.obs.append(obs)
+        return self._link(obs, best, best_score, top_score)
 
     def _vector(self, features: Features, vector: Optional[npt.NDArray[np.float32]]) -> npt.NDArray[np.float32]:
         if vector is None:
@@ -450,27 +510,34 @@ class StateIndex:
         return vec
 
     def _candidate_ids(self, meta_id: int, c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
-                       vec: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
+                       vec: npt.NDArray[np.float32], doc: Optional[npt.NDArray[np.uint64]] = None
+                       ) -> npt.NDArray[np.int64]:
         part = self._parts[meta_id]
         if self.candidates == "exhaustive":
             return part.ids()
-        return self._retrieved(part, c, t, vec)
+        return self._retrieved(part, c, t, vec, doc)
 
     def _retrieved(self, part: _Partition, c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
-                   vec: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
-        """The hybrid retrievers' candidates in a partition: BM25 and dense lists fused, the ``top_k`` first."""
+                   vec: npt.NDArray[np.float32], doc: Optional[npt.NDArray[np.uint64]] = None
+                   ) -> npt.NDArray[np.int64]:
+        """The hybrid retrievers' candidates in a partition: BM25 and dense lists fused, the ``top_k`` first.
+
+        ``doc`` is ``c`` and ``t`` concatenated, when the caller has it already.
+        """
         k = self.top_k
-        bm_ids, _ = part.bm25.top_k(np.concatenate((c, t)), k)
+        bm_ids, _ = part.bm25.top_k(np.concatenate((c, t)) if doc is None else doc, k)
         _, dense = part.hnsw.search(vec, min(self.dense_k, part.hnsw.ntotal))
         dense = dense[0]
-        fused, _ = rrf_fuse([bm_ids, dense[dense >= 0]], self.rrf_k)
+        # Both lists are fresh contiguous int64 arrays: the core fuses them as they are.
+        fused, _ = _core.rrf_fuse([bm_ids, dense[dense >= 0]], float(self.rrf_k))
         return part.ids(fused[:k])
 
     def _decide(self, meta_id: Optional[int], c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
-                vec: npt.NDArray[np.float32]) -> Tuple[int, float, float]:
+                vec: npt.NDArray[np.float32], doc: Optional[npt.NDArray[np.uint64]] = None
+                ) -> Tuple[int, float, float]:
         if meta_id is None:
             return -1, 0.0, 0.0
-        ids = self._candidate_ids(meta_id, c, t, vec)
+        ids = self._candidate_ids(meta_id, c, t, vec, doc)
         if len(ids) == 0:
             return -1, 0.0, 0.0
         scores, _, best, (num, den) = self._store.verify(c, t, ids, self._tau.numerator, self._tau.denominator)
@@ -480,7 +547,8 @@ class StateIndex:
         return int(ids[best]), int(num) / int(den), top
 
     def _insert(self, key: MetaKey, meta_id: Optional[int], c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
-                vec: npt.NDArray[np.float32], best: int, best_score: float, top_score: float) -> Match:
+                vec: npt.NDArray[np.float32], best: int, best_score: float, top_score: float,
+                doc: Optional[npt.NDArray[np.uint64]] = None) -> Match:
         if len(self._state_of) >= _MAX_OBSERVATIONS:
             raise InvalidInputError(f"a state index holds at most {_MAX_OBSERVATIONS} observations")
         if meta_id is None:
@@ -490,9 +558,13 @@ class StateIndex:
             self._parts.append(_Partition(self.embedder.dim, self.hnsw_m, self.ef_construction, self._ef_search))
         part = self._parts[meta_id]
         obs = int(self._store.add(meta_id, c, t))
-        part.bm25.add(np.concatenate((c, t)))
+        part.bm25.add(np.concatenate((c, t)) if doc is None else doc)
         part.hnsw.add(vec)
         part.obs.append(obs)
+        return self._link(obs, best, best_score, top_score)
+
+    def _link(self, obs: int, best: int, best_score: float, top_score: float) -> Match:
+        """Record a new observation: into the state of observation ``best``, or a new state when it is -1."""
         self._hits.append(1)
         self._next.append(-1)
         self._screens += 1
