@@ -10,6 +10,7 @@ from types import ModuleType
 from typing import Any, Mapping, Optional, Union
 
 from spatialobs._errors import InvalidInputError, SpatialObsError
+from spatialobs._gc import paused
 from spatialobs.canvas.limits import CanvasLimits, one_line
 
 _orjson: Optional[ModuleType]
@@ -109,6 +110,12 @@ def load(source: Source, *, limits: Optional[CanvasLimits] = None) -> Any:
     if limits is not None:
         with limits.active():
             return load(source)
+    with paused():  # no collector passes over the objects being built (spatialobs._gc)
+        return _load(source)
+
+
+def _load(source: Source) -> Any:
+    """:func:`load` of a source, with the limits in force."""
     label = "document"
     if isinstance(source, Mapping):
         doc: Any = source
