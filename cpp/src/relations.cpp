@@ -311,6 +311,20 @@ std::size_t write_grouped(const std::vector<std::uint64_t>& keys, const std::vec
     end[a] = k;
     k += c;
   }
+  // The second ids are first grouped as 4-byte ids in scratch (half the
+  // cache lines of the scattered writes), then each group is sorted there
+  // and the three outputs are written once, in order.
+  s.ids.resize(k);
+  std::uint32_t* grouped = s.ids.data();
+  for (std::size_t p = 0; p < wide.size(); ++p) {
+    std::size_t at = end[wide[p]];
+    for (std::size_t q = 0; q < words; ++q)
+      for (std::uint64_t x = bits[p * words + q]; x; x &= x - 1)
+        grouped[at++] = static_cast<std::uint32_t>(64 * q + detail::lowest_bit64(x));
+    end[wide[p]] = at;
+  }
+  for (const std::uint64_t key : keys) grouped[end[key >> 32]++] = static_cast<std::uint32_t>(key);
+  // end[a] is now group a's end
   pairs.clear();
   pairs.resize(2 * k);
   if (values) {
@@ -319,28 +333,19 @@ std::size_t write_grouped(const std::vector<std::uint64_t>& keys, const std::vec
   }
   std::int64_t* first = pairs.data();
   std::int64_t* second = first + k;
-  for (std::size_t p = 0; p < wide.size(); ++p) {
-    std::size_t at = end[wide[p]];
-    for (std::size_t q = 0; q < words; ++q)
-      for (std::uint64_t x = bits[p * words + q]; x; x &= x - 1)
-        second[at++] = static_cast<std::int64_t>(64 * q + detail::lowest_bit64(x));
-    end[wide[p]] = at;
-  }
-  for (const std::uint64_t key : keys) second[end[key >> 32]++] = static_cast<std::int64_t>(key & 0xffffffffu);
-  // end[a] is now group a's end
   double* v = values ? values->data() : nullptr;
   constexpr std::size_t kAhead = 16;
   std::size_t next_wide = 0;
   for (std::size_t a = 0, g0 = 0; a < n; g0 = end[a], ++a) {
     const std::size_t m = end[a] - g0;
     if (m == 0) continue;
-    std::int64_t* b = second + g0;
+    std::uint32_t* b = grouped + g0;
     const bool from_bits = next_wide < wide.size() && wide[next_wide] == a;
     if (from_bits) {
       ++next_wide;
-    } else if (m < 32) {
+    } else if (m < 48) {
       for (std::size_t t = 1; t < m; ++t) {
-        const std::int64_t hb = b[t];
+        const std::uint32_t hb = b[t];
         std::size_t u = t;
         for (; u > 0 && b[u - 1] > hb; --u) b[u] = b[u - 1];
         b[u] = hb;
@@ -348,13 +353,16 @@ std::size_t write_grouped(const std::vector<std::uint64_t>& keys, const std::vec
     } else {
       std::sort(b, b + m);
     }
-    std::fill(first + g0, first + g0 + m, static_cast<std::int64_t>(a));
+    for (std::size_t t = 0; t < m; ++t) {
+      first[g0 + t] = static_cast<std::int64_t>(a);
+      second[g0 + t] = static_cast<std::int64_t>(b[t]);
+    }
     if (v) {
       // the partners' boxes are scattered over the page: ask for them kAhead
       // pairs early (the ids ahead are final up to their order in a group)
       for (std::size_t t = g0; t < g0 + m; ++t) {
-        if (t + kAhead < k) value.prefetch(static_cast<std::size_t>(second[t + kAhead]));
-        v[t] = value(a, static_cast<std::size_t>(second[t]));
+        if (t + kAhead < k) value.prefetch(static_cast<std::size_t>(grouped[t + kAhead]));
+        v[t] = value(a, static_cast<std::size_t>(grouped[t]));
       }
     }
   }
