@@ -277,6 +277,12 @@ class KeyAppender {
     if (n_ == v_.size()) grow();
     v_[n_++] = x;
   }
+  // Writes x and keeps it when `keep`: no branch on a test that does not predict.
+  void push_if(std::uint64_t x, bool keep) {
+    if (n_ == v_.size()) grow();
+    v_[n_] = x;
+    n_ += keep ? 1 : 0;
+  }
   void finish() { v_.resize(n_); }
 
  private:
@@ -444,8 +450,8 @@ std::vector<std::int64_t> containment_pairs_serial(const BoxIndex& index, Scratc
   const std::size_t n = index.size();
   KeyAppender found(s.keys(0));
   auto visit = [&found](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
-    if (contains(ra, rb)) found.push((static_cast<std::uint64_t>(a) << 32) | b);
-    if (contains(rb, ra)) found.push((static_cast<std::uint64_t>(b) << 32) | a);
+    found.push_if((static_cast<std::uint64_t>(a) << 32) | b, contains(ra, rb));
+    found.push_if((static_cast<std::uint64_t>(b) << 32) | a, contains(rb, ra));
   };
   auto keep = [](const Rect& a, const Rect& b) { return intersects(a, b); };
   index.join_tree(keep, visit);
