@@ -375,6 +375,23 @@ std::size_t write_grouped(const std::vector<std::uint64_t>& keys, const std::vec
   return k;
 }
 
+// Whether r covers at least half of the area of `page` (or, on a page of
+// zero width or height, half of its length).
+bool covers_half(const Rect& r, const Rect& page) {
+  const double w = page.x1 - page.x0, h = page.y1 - page.y0;
+  const double cw = std::min(r.x1, page.x1) - std::max(r.x0, page.x0);
+  const double ch = std::min(r.y1, page.y1) - std::max(r.y0, page.y0);
+  if (cw < 0 || ch < 0) return false;
+  return (w > 0 ? cw / w : 1.0) * (h > 0 ? ch / h : 1.0) >= 0.5;
+}
+
+// The ids of `wide` as bits over `words` 64-bit words.
+std::vector<std::uint64_t> wide_bits(const std::vector<std::uint32_t>& wide, std::size_t words) {
+  std::vector<std::uint64_t> m(words, 0);
+  for (const std::uint32_t v : wide) m[v >> 6] |= std::uint64_t{1} << (v & 63);
+  return m;
+}
+
 // overlap_pairs on one thread. The tree's pairs travel as packed 8-byte
 // words (lo << 32 | hi); a wide box w (a background overlaps most of the
 // page) marks its partners above w in a bitmap over the ids, and only its
@@ -394,6 +411,7 @@ void overlap_pairs_serial(const BoxIndex& index, std::vector<std::int64_t>& pair
   const std::vector<std::uint32_t>& wide = index.wide();
   const std::size_t words = n / 64 + 1;
   s.bits.assign(words * wide.size(), 0);
+  std::vector<std::uint64_t> wide_mask;  // the wide ids, as bits
   for (std::size_t p = 0; p < wide.size(); ++p) {
     std::uint64_t* bits = s.bits.data() + p * words;
     // the wide box is always the visit's first box; other wide boxes come after it
@@ -404,6 +422,28 @@ void overlap_pairs_serial(const BoxIndex& index, std::vector<std::int64_t>& pair
         keys.push((static_cast<std::uint64_t>(b) << 32) | w);
       }
     };
+    const std::size_t w = wide[p];
+    const Rect& rw = index.item(w);
+    if (covers_half(rw, index.bounds())) {
+      // A background: every id tested in order, as in containment_pairs
+      // (the same pairs as the walk, which prunes on this very test).
+      if (wide_mask.empty()) wide_mask = wide_bits(wide, words);
+      for (std::size_t q = 0; q < words; ++q) {
+        const std::size_t i0 = 64 * q, i1 = std::min(n, i0 + 64);
+        std::uint64_t word = 0;
+        for (std::size_t i = i0; i < i1; ++i) {
+          const bool hit = (((wide_mask[q] >> (i & 63)) & 1) == 0) & overlaps_area(index.item(i), rw);
+          word |= static_cast<std::uint64_t>(hit & (i > w)) << (i & 63);
+          keys.push_if((static_cast<std::uint64_t>(i) << 32) | w, hit & (i < w));
+        }
+        bits[q] = word;
+      }
+      for (std::size_t q = p + 1; q < wide.size(); ++q) {
+        const Rect& rq = index.item(wide[q]);
+        if (keep(rw, rq)) mark(w, wide[q], rw, rq);
+      }
+      continue;
+    }
     index.join_wide(p, keep, mark);
   }
   keys.finish();
@@ -446,16 +486,6 @@ namespace {
 // containment_pairs on one thread. A wide box (a background) contains most
 // of the page: its inner ids are marked in a bitmap over the ids, read back
 // in order, instead of going through the sort with the other pairs.
-// Whether r covers at least half of the area of `page` (or, on a page of
-// zero width or height, half of its length).
-bool covers_half(const Rect& r, const Rect& page) {
-  const double w = page.x1 - page.x0, h = page.y1 - page.y0;
-  const double cw = std::min(r.x1, page.x1) - std::max(r.x0, page.x0);
-  const double ch = std::min(r.y1, page.y1) - std::max(r.y0, page.y0);
-  if (cw < 0 || ch < 0) return false;
-  return (w > 0 ? cw / w : 1.0) * (h > 0 ? ch / h : 1.0) >= 0.5;
-}
-
 std::vector<std::int64_t> containment_pairs_serial(const BoxIndex& index, Scratch& s) {
   const std::size_t n = index.size();
   KeyAppender found(s.keys(0));
@@ -487,10 +517,7 @@ std::vector<std::int64_t> containment_pairs_serial(const BoxIndex& index, Scratc
       // of walking the tree (the same pairs: containment implies the
       // intersection the walk prunes on). The other wide boxes are paired
       // as join_wide pairs them, after the tree's items.
-      if (wide_mask.empty()) {
-        wide_mask.assign(words, 0);
-        for (const std::uint32_t v : wide) wide_mask[v >> 6] |= std::uint64_t{1} << (v & 63);
-      }
+      if (wide_mask.empty()) wide_mask = wide_bits(wide, words);
       for (std::size_t q = 0; q < words; ++q) {
         const std::size_t i0 = 64 * q, i1 = std::min(n, i0 + 64);
         std::uint64_t word = 0;
