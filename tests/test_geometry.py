@@ -640,6 +640,41 @@ def test_containment_and_overlap_with_wide_boxes_match_oracle_at_every_word_boun
         assert as_pairs(got[0]) == want_pairs and got[1].tolist() == want_areas
 
 
+# On one thread, a wide box over half the page or more (a background) is
+# paired by testing every id in order, a narrower one by walking the tree.
+# The page is 240 x 240; at 600-640 boxes a box over 256/n (0.40-0.43) of it
+# is wide: a 240 x 110 box (0.46) is walked, a 240 x 240 one scanned, and
+# the drawn ones fall on either side. At any ids, with twins, both paths
+# agree with the oracle.
+@settings(max_examples=8, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(600, 640),
+    st.lists(st.tuples(st.integers(150, 240), st.integers(150, 240), st.floats(0, 1), st.floats(0, 1)), max_size=3),
+    st.booleans(),
+    st.sampled_from([2, 16]),
+)
+def test_overlap_and_containment_agree_with_oracle_around_the_half_page_cut(seed, n, drawn, twin, node_size):
+    rng = np.random.default_rng(seed)
+    boxes = seeded_boxes(seed, n)
+    boxes[rng.integers(0, n)] = (0.0, 0.0, 0.0, 240.0)  # pins the page to 240 x 240
+    boxes[rng.integers(0, n)] = (0.0, 0.0, 240.0, 0.0)
+    wide = [(0.0, 65.0, 240.0, 175.0), (0.0, 0.0, 240.0, 240.0)]
+    for w, h, fx, fy in drawn:
+        x, y = float(int(fx * (240 - w))), float(int(fy * (240 - h)))
+        wide.append((x, y, x + w, y + h))
+    for big in wide + (wide if twin else []):
+        boxes[rng.integers(0, n)] = big
+    lst = boxes.tolist()
+    want_pairs, want_areas = ref.overlap_pairs(lst)
+    want_nested = ref.containment_pairs(lst)
+    ix = g.BoxIndex(boxes, node_size)
+    for got in (g.overlap_pairs(boxes), g.overlap_pairs(ix), g.overlap_pairs(ix, threads=2)):
+        assert as_pairs(got[0]) == want_pairs and got[1].tolist() == want_areas
+    for nested in (g.containment_pairs(boxes), g.containment_pairs(ix), g.containment_pairs(ix, threads=2)):
+        assert as_pairs(nested) == want_nested
+
+
 def test_scratch_is_kept_reused_and_released():
     big, small = seeded_boxes(3, 2000), seeded_boxes(4, 50)
     want_small = g.overlap_pairs(small)
