@@ -604,16 +604,16 @@ def test_kernels_match_oracle_with_wide_boxes(seed, n, n_big, node_size):
     assert ix.bounds == tuple(float(v) for v in (boxes[:, 0].min(), boxes[:, 1].min(), boxes[:, 2].max(), boxes[:, 3].max()))
 
 
-# Containment on one thread marks a wide box's inner ids in a bitmap over the
-# ids (one 64-bit word per 64 ids) and merges the bitmaps with the other,
-# sorted pairs. Wide boxes here: equal twins (each contains the other), one
+# Containment and overlap on one thread mark a wide box's partners (its inner
+# ids; for overlap, its partners above it) in a bitmap over the ids (one
+# 64-bit word per 64 ids) and merge the bitmaps with the other, sorted pairs. Wide boxes here: equal twins (each contains the other), one
 # nested in another, one equal to a small box, and wide boxes at the first,
 # the last and the word-boundary ids; small boxes on edges of the wide ones
 # (closed containment) and outside them. A box is wide when it covers at
 # least max(1/64, 256/n) of the page: from 383 boxes on, the twins and the
 # box around them are; from 500 on, the tall one too.
 @pytest.mark.parametrize("n", [383, 384, 385, 511, 512, 513, 700])
-def test_containment_with_wide_boxes_matches_oracle_at_every_word_boundary(n):
+def test_containment_and_overlap_with_wide_boxes_match_oracle_at_every_word_boundary(n):
     rng = np.random.default_rng(n)
     small = rng.integers(0, 200, (n, 2)).astype(np.float64)
     boxes = np.concatenate([small, small + rng.integers(0, 12, (n, 2))], axis=1)
@@ -635,6 +635,44 @@ def test_containment_with_wide_boxes_matches_oracle_at_every_word_boundary(n):
     assert as_pairs(g.containment_pairs(boxes)) == want
     assert as_pairs(g.containment_pairs(g.BoxIndex(boxes, 2))) == want
     assert as_pairs(g.containment_pairs(boxes, threads=2)) == want
+    want_pairs, want_areas = ref.overlap_pairs(lst)
+    for got in (g.overlap_pairs(boxes), g.overlap_pairs(g.BoxIndex(boxes, 2)), g.overlap_pairs(boxes, threads=2)):
+        assert as_pairs(got[0]) == want_pairs and got[1].tolist() == want_areas
+
+
+# On one thread, a wide box over half the page or more (a background) is
+# paired by testing every id in order, a narrower one by walking the tree.
+# The page is 240 x 240; at 600-640 boxes a box over 256/n (0.40-0.43) of it
+# is wide: a 240 x 110 box (0.46) is walked, a 240 x 240 one scanned, and
+# the drawn ones fall on either side. At any ids, with twins, both paths
+# agree with the oracle.
+@settings(max_examples=8, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(600, 640),
+    st.lists(st.tuples(st.integers(150, 240), st.integers(150, 240), st.floats(0, 1), st.floats(0, 1)), max_size=3),
+    st.booleans(),
+    st.sampled_from([2, 16]),
+)
+def test_overlap_and_containment_agree_with_oracle_around_the_half_page_cut(seed, n, drawn, twin, node_size):
+    rng = np.random.default_rng(seed)
+    boxes = seeded_boxes(seed, n)
+    boxes[rng.integers(0, n)] = (0.0, 0.0, 0.0, 240.0)  # pins the page to 240 x 240
+    boxes[rng.integers(0, n)] = (0.0, 0.0, 240.0, 0.0)
+    wide = [(0.0, 65.0, 240.0, 175.0), (0.0, 0.0, 240.0, 240.0)]
+    for w, h, fx, fy in drawn:
+        x, y = float(int(fx * (240 - w))), float(int(fy * (240 - h)))
+        wide.append((x, y, x + w, y + h))
+    for big in wide + (wide if twin else []):
+        boxes[rng.integers(0, n)] = big
+    lst = boxes.tolist()
+    want_pairs, want_areas = ref.overlap_pairs(lst)
+    want_nested = ref.containment_pairs(lst)
+    ix = g.BoxIndex(boxes, node_size)
+    for got in (g.overlap_pairs(boxes), g.overlap_pairs(ix), g.overlap_pairs(ix, threads=2)):
+        assert as_pairs(got[0]) == want_pairs and got[1].tolist() == want_areas
+    for nested in (g.containment_pairs(boxes), g.containment_pairs(ix), g.containment_pairs(ix, threads=2)):
+        assert as_pairs(nested) == want_nested
 
 
 def test_scratch_is_kept_reused_and_released():

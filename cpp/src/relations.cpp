@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "spatialobs/box_index.hpp"
+#include "spatialobs/prefetch.hpp"
 #include "spatialobs/radix_sort.hpp"
 
 #if defined(_MSC_VER)
@@ -264,11 +265,207 @@ void overlap_pairs_between(const BoxIndex& index, const double* queries, std::si
   detail::sort_hits(s, index.size(), pairs, &areas);
 }
 
+namespace {
+
+// Appends packed pairs to a vector through a raw pointer: the join's visitor
+// stays a store and an increment (std::vector::push_back was not inlined
+// there). finish() trims the vector to what was written.
+class KeyAppender {
+ public:
+  explicit KeyAppender(std::vector<std::uint64_t>& v) : v_(v) { v_.resize(v_.capacity()); }
+  void push(std::uint64_t x) {
+    if (n_ == v_.size()) grow();
+    v_[n_++] = x;
+  }
+  // Writes x and keeps it when `keep`: no branch on a test that does not predict.
+  void push_if(std::uint64_t x, bool keep) {
+    if (n_ == v_.size()) grow();
+    v_[n_] = x;
+    n_ += keep ? 1 : 0;
+  }
+  void finish() { v_.resize(n_); }
+
+ private:
+  void grow() { v_.resize(std::max<std::size_t>(4096, 2 * v_.size())); }
+  std::vector<std::uint64_t>& v_;
+  std::size_t n_ = 0;
+};
+
+// Writes the pairs of keys (packed a << 32 | b, no a a wide id) and of each
+// wide box wide[p] with the ids set in its bitmap (bits + p * words), sorted
+// by (a, b), into first[0, k) and second[0, k), and value(a, b) into values
+// when not null; returns k. A counting sort on a puts every pair in its
+// group; a wide box's group is its bitmap read in order; the other groups,
+// short (a few partners each on a canvas), are sorted in place. The output is
+// written once, group by group.
+// value(a, b) gives a pair's value, value.prefetch(b) asks for what it reads of b.
+template <class Value>
+std::size_t write_grouped(const std::vector<std::uint64_t>& keys, const std::vector<std::uint32_t>& wide,
+                          const std::uint64_t* bits, std::size_t words, std::size_t n, Scratch& s,
+                          std::vector<std::int64_t>& pairs, std::vector<double>* values, Value&& value) {
+  s.counts.assign(n + 1, 0);
+  std::size_t* end = s.counts.data() + 1;  // end[a - 1] is group a's start; end[-1] = 0
+  for (const std::uint64_t key : keys) ++end[key >> 32];
+  for (std::size_t p = 0; p < wide.size(); ++p) {
+    std::size_t c = 0;
+    for (std::size_t q = 0; q < words; ++q) c += detail::popcount64(bits[p * words + q]);
+    end[wide[p]] += c;
+  }
+  std::size_t k = 0;
+  for (std::size_t a = 0; a < n; ++a) {  // end[a] becomes group a's start, then walks it
+    const std::size_t c = end[a];
+    end[a] = k;
+    k += c;
+  }
+  // The second ids are first grouped as 4-byte ids in scratch (half the
+  // cache lines of the scattered writes), then each group is sorted there
+  // and the three outputs are written once, in order.
+  s.ids.resize(k);
+  std::uint32_t* grouped = s.ids.data();
+  for (std::size_t p = 0; p < wide.size(); ++p) {
+    std::size_t at = end[wide[p]];
+    for (std::size_t q = 0; q < words; ++q)
+      for (std::uint64_t x = bits[p * words + q]; x; x &= x - 1)
+        grouped[at++] = static_cast<std::uint32_t>(64 * q + detail::lowest_bit64(x));
+    end[wide[p]] = at;
+  }
+  for (const std::uint64_t key : keys) grouped[end[key >> 32]++] = static_cast<std::uint32_t>(key);
+  // end[a] is now group a's end
+  pairs.clear();
+  pairs.resize(2 * k);
+  if (values) {
+    values->clear();
+    values->resize(k);
+  }
+  std::int64_t* first = pairs.data();
+  std::int64_t* second = first + k;
+  double* v = values ? values->data() : nullptr;
+  constexpr std::size_t kAhead = 16;
+  std::size_t next_wide = 0;
+  for (std::size_t a = 0, g0 = 0; a < n; g0 = end[a], ++a) {
+    const std::size_t m = end[a] - g0;
+    if (m == 0) continue;
+    std::uint32_t* b = grouped + g0;
+    const bool from_bits = next_wide < wide.size() && wide[next_wide] == a;
+    if (from_bits) {
+      ++next_wide;
+    } else if (m < 48) {
+      for (std::size_t t = 1; t < m; ++t) {
+        const std::uint32_t hb = b[t];
+        std::size_t u = t;
+        for (; u > 0 && b[u - 1] > hb; --u) b[u] = b[u - 1];
+        b[u] = hb;
+      }
+    } else {
+      std::sort(b, b + m);
+    }
+    for (std::size_t t = 0; t < m; ++t) {
+      first[g0 + t] = static_cast<std::int64_t>(a);
+      second[g0 + t] = static_cast<std::int64_t>(b[t]);
+    }
+    if (v) {
+      // the partners' boxes are scattered over the page: ask for them kAhead
+      // pairs early (the ids ahead are final up to their order in a group)
+      for (std::size_t t = g0; t < g0 + m; ++t) {
+        if (t + kAhead < k) value.prefetch(static_cast<std::size_t>(grouped[t + kAhead]));
+        v[t] = value(a, static_cast<std::size_t>(grouped[t]));
+      }
+    }
+  }
+  return k;
+}
+
+// Whether r covers at least half of the area of `page` (or, on a page of
+// zero width or height, half of its length).
+bool covers_half(const Rect& r, const Rect& page) {
+  const double w = page.x1 - page.x0, h = page.y1 - page.y0;
+  const double cw = std::min(r.x1, page.x1) - std::max(r.x0, page.x0);
+  const double ch = std::min(r.y1, page.y1) - std::max(r.y0, page.y0);
+  if (cw < 0 || ch < 0) return false;
+  return (w > 0 ? cw / w : 1.0) * (h > 0 ? ch / h : 1.0) >= 0.5;
+}
+
+// The ids of `wide` as bits over `words` 64-bit words.
+std::vector<std::uint64_t> wide_bits(const std::vector<std::uint32_t>& wide, std::size_t words) {
+  std::vector<std::uint64_t> m(words, 0);
+  for (const std::uint32_t v : wide) m[v >> 6] |= std::uint64_t{1} << (v & 63);
+  return m;
+}
+
+// overlap_pairs on one thread. The tree's pairs travel as packed 8-byte
+// words (lo << 32 | hi); a wide box w (a background overlaps most of the
+// page) marks its partners above w in a bitmap over the ids, and only its
+// partners below w, whose pairs start elsewhere, become words. The areas are
+// computed once, in output order, from the boxes of each written pair
+// (overlap_area is symmetric in its two boxes when they overlap with
+// positive area, so the bits are those of the join's order).
+void overlap_pairs_serial(const BoxIndex& index, std::vector<std::int64_t>& pairs, std::vector<double>& areas,
+                          Scratch& s) {
+  const std::size_t n = index.size();
+  KeyAppender keys(s.keys(0));
+  auto keep = [](const Rect& a, const Rect& b) { return overlaps_area(a, b); };
+  index.join_tree(keep, [&keys](std::size_t a, std::size_t b, const Rect&, const Rect&) {
+    const std::uint64_t lo = std::min(a, b), hi = std::max(a, b);
+    keys.push((lo << 32) | hi);
+  });
+  const std::vector<std::uint32_t>& wide = index.wide();
+  const std::size_t words = n / 64 + 1;
+  s.bits.assign(words * wide.size(), 0);
+  std::vector<std::uint64_t> wide_mask;  // the wide ids, as bits
+  for (std::size_t p = 0; p < wide.size(); ++p) {
+    std::uint64_t* bits = s.bits.data() + p * words;
+    // the wide box is always the visit's first box; other wide boxes come after it
+    auto mark = [bits, &keys](std::size_t w, std::size_t b, const Rect&, const Rect&) {
+      if (b > w) {
+        bits[b >> 6] |= std::uint64_t{1} << (b & 63);
+      } else {
+        keys.push((static_cast<std::uint64_t>(b) << 32) | w);
+      }
+    };
+    const std::size_t w = wide[p];
+    const Rect& rw = index.item(w);
+    if (covers_half(rw, index.bounds())) {
+      // A background: every id tested in order, as in containment_pairs
+      // (the same pairs as the walk, which prunes on this very test).
+      if (wide_mask.empty()) wide_mask = wide_bits(wide, words);
+      for (std::size_t q = 0; q < words; ++q) {
+        const std::size_t i0 = 64 * q, i1 = std::min(n, i0 + 64);
+        std::uint64_t word = 0;
+        for (std::size_t i = i0; i < i1; ++i) {
+          const bool hit = (((wide_mask[q] >> (i & 63)) & 1) == 0) & overlaps_area(index.item(i), rw);
+          word |= static_cast<std::uint64_t>(hit & (i > w)) << (i & 63);
+          keys.push_if((static_cast<std::uint64_t>(i) << 32) | w, hit & (i < w));
+        }
+        bits[q] = word;
+      }
+      for (std::size_t q = p + 1; q < wide.size(); ++q) {
+        const Rect& rq = index.item(wide[q]);
+        if (keep(rw, rq)) mark(w, wide[q], rw, rq);
+      }
+      continue;
+    }
+    index.join_wide(p, keep, mark);
+  }
+  keys.finish();
+  struct Area {
+    const BoxIndex& index;
+    double operator()(std::size_t a, std::size_t b) const { return overlap_area(index.item(a), index.item(b)); }
+    void prefetch(std::size_t b) const { detail::prefetch(&index.item(b), sizeof(Rect)); }
+  };
+  write_grouped(s.keys(0), wide, s.bits.data(), words, n, s, pairs, &areas, Area{index});
+}
+
+}  // namespace
+
 void overlap_pairs(const BoxIndex& index, std::vector<std::int64_t>& pairs, std::vector<double>& areas, Scratch& s,
                    std::size_t threads) {
   const std::size_t n = index.size();
   threads = detail::resolve_threads(threads, n);
   s.start(threads);
+  if (threads == 1) {
+    overlap_pairs_serial(index, pairs, areas, s);
+    return;
+  }
   // Positive-area overlap is monotone (boxes containing two overlapping
   // boxes overlap too), so it prunes node pairs directly. Each hit carries
   // its area through the sort, so nothing is looked up again afterwards.
@@ -291,25 +488,57 @@ namespace {
 // in order, instead of going through the sort with the other pairs.
 std::vector<std::int64_t> containment_pairs_serial(const BoxIndex& index, Scratch& s) {
   const std::size_t n = index.size();
-  std::vector<std::uint64_t>& keys = s.keys(0);
-  auto visit = [&keys](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
-    if (contains(ra, rb)) keys.push_back((static_cast<std::uint64_t>(a) << 32) | b);
-    if (contains(rb, ra)) keys.push_back((static_cast<std::uint64_t>(b) << 32) | a);
+  KeyAppender found(s.keys(0));
+  auto visit = [&found](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+    found.push_if((static_cast<std::uint64_t>(a) << 32) | b, contains(ra, rb));
+    found.push_if((static_cast<std::uint64_t>(b) << 32) | a, contains(rb, ra));
   };
   auto keep = [](const Rect& a, const Rect& b) { return intersects(a, b); };
-  index.join_tree(keep, visit);
+  // intersection prunes the node pairs; two items are visited only when one
+  // contains the other (which implies their intersection)
+  auto nested = [](const Rect& a, const Rect& b) { return contains(a, b) | contains(b, a); };
+  index.join_tree(keep, nested, visit);
   const std::vector<std::uint32_t>& wide = index.wide();
   const std::size_t words = n / 64 + 1;
   s.bits.assign(words * wide.size(), 0);
+  std::vector<std::uint64_t> wide_mask;  // the wide ids, as bits
   for (std::size_t p = 0; p < wide.size(); ++p) {
     std::uint64_t* bits = s.bits.data() + p * words;
     // the wide box is always the visit's first box
-    auto mark = [bits, &keys](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+    auto mark = [bits, &found](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
       bits[b >> 6] |= static_cast<std::uint64_t>(contains(ra, rb)) << (b & 63);
-      if (contains(rb, ra)) keys.push_back((static_cast<std::uint64_t>(b) << 32) | a);
+      if (contains(rb, ra)) found.push((static_cast<std::uint64_t>(b) << 32) | a);
     };
+    const std::size_t w = wide[p];
+    const Rect& rw = index.item(w);
+    if (covers_half(rw, index.bounds())) {
+      // A box over half the page or more (a background) meets most items:
+      // every id is tested in order, each bitmap word written once, instead
+      // of walking the tree (the same pairs: containment implies the
+      // intersection the walk prunes on). The other wide boxes are paired
+      // as join_wide pairs them, after the tree's items.
+      if (wide_mask.empty()) wide_mask = wide_bits(wide, words);
+      for (std::size_t q = 0; q < words; ++q) {
+        const std::size_t i0 = 64 * q, i1 = std::min(n, i0 + 64);
+        std::uint64_t word = 0;
+        for (std::size_t i = i0; i < i1; ++i) {
+          const bool tree_item = ((wide_mask[q] >> (i & 63)) & 1) == 0;
+          const Rect& r = index.item(i);
+          word |= static_cast<std::uint64_t>(tree_item & contains(rw, r)) << (i & 63);
+          found.push_if((static_cast<std::uint64_t>(i) << 32) | w, tree_item & contains(r, rw));
+        }
+        bits[q] = word;
+      }
+      for (std::size_t q = p + 1; q < wide.size(); ++q) {
+        const Rect& rq = index.item(wide[q]);
+        if (keep(rw, rq)) mark(w, wide[q], rw, rq);
+      }
+      continue;
+    }
     index.join_wide(p, keep, mark);
   }
+  found.finish();
+  std::vector<std::uint64_t>& keys = s.keys(0);
   detail::radix_sort(keys, s.keys_tmp);
   std::size_t k = keys.size();
   for (const std::uint64_t x : s.bits) k += detail::popcount64(x);

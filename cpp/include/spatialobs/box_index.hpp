@@ -91,9 +91,26 @@ class BoxIndex {
   // what join does, so a caller may treat a wide box's pairs apart.
   template <class Keep, class Visit>
   void join_tree(Keep&& keep, Visit&& visit) const {
+    join_tree(keep, keep, visit);
+  }
+  // The same, with the pairs of two items tested by leaf_keep instead of
+  // keep (keep still prunes the node pairs and filters each leaf's children
+  // against the other leaf's bounds): visit(a, b, ...) for every tree pair
+  // for which both keep and leaf_keep hold. leaf_keep must be symmetric; it
+  // need not be monotone (a kernel's exact test, say, to visit fewer pairs).
+  template <class Keep, class LeafKeep, class Visit>
+  void join_tree(Keep&& keep, LeafKeep&& leaf_keep, Visit&& visit) const {
     if (tree_n_ < 2) return;
     std::vector<JoinTask> stack{root_task()};
-    drain(stack, keep, visit);
+    while (!stack.empty()) {
+      const JoinTask t = stack.back();
+      stack.pop_back();
+      if (t.level == 1) {
+        step(t, keep, leaf_keep, visit, stack);
+      } else {
+        step(t, keep, keep, visit, stack);
+      }
+    }
   }
   template <class Keep, class Visit>
   void join_wide(std::size_t p, Keep& keep, Visit& visit) const {
@@ -202,6 +219,14 @@ class BoxIndex {
   // pairs that keep() accepts onto `out`.
   template <class Keep, class Visit>
   void step(const JoinTask& t, Keep& keep, Visit& visit, std::vector<JoinTask>& out) const {
+    step(t, keep, keep, visit, out);
+  }
+
+  // step with the pairs of two children tested by `test` (keep, or at the
+  // leaves a join_tree's leaf_keep); the filters against the other node's
+  // bounds use keep.
+  template <class Keep, class Test, class Visit>
+  void step(const JoinTask& t, Keep& keep, Test& test, Visit& visit, std::vector<JoinTask>& out) const {
     const std::size_t below = level_end_[t.level - 1];
     const std::size_t a0 = children_[t.a], a1 = std::min<std::size_t>(a0 + node_size_, below);
     const std::size_t b0 = children_[t.b], b1 = std::min<std::size_t>(b0 + node_size_, below);
@@ -213,7 +238,7 @@ class BoxIndex {
         std::size_t nh = 0;
         for (std::size_t y = x + 1; y < a1; ++y) {  // branch-free, as below
           hit[nh] = static_cast<std::uint32_t>(y);
-          nh += keep(rx, rects_[y]) ? 1 : 0;
+          nh += test(rx, rects_[y]) ? 1 : 0;
         }
         for (std::size_t h = 0; h < nh; ++h) {
           if (leaf) {
@@ -253,7 +278,7 @@ class BoxIndex {
       std::size_t nh = 0;
       for (std::size_t q = 0; q < ny; ++q) {
         hit[nh] = ys[q];
-        nh += keep(rx, rects_[ys[q]]) ? 1 : 0;
+        nh += test(rx, rects_[ys[q]]) ? 1 : 0;
       }
       for (std::size_t h = 0; h < nh; ++h) {
         if (leaf) {

@@ -70,13 +70,14 @@ class Scratch {
   std::vector<std::size_t> counts;
   std::vector<std::uint8_t> flags;
   std::vector<std::uint64_t> bits;
+  std::vector<std::uint32_t> ids;  // 4-byte ids grouped before they are written out
 
   void release() { *this = Scratch(); }
 
   // Bytes held (capacity, not size).
   std::size_t bytes() const {
     std::size_t b = sorted.capacity() * sizeof(PairHit) + counts.capacity() * sizeof(std::size_t) + flags.capacity() +
-                    bits.capacity() * sizeof(std::uint64_t);
+                    bits.capacity() * sizeof(std::uint64_t) + ids.capacity() * sizeof(std::uint32_t);
     for (const auto& h : hits_) b += h.capacity() * sizeof(PairHit);
     for (const auto& k : keys_) b += k.capacity() * sizeof(std::uint64_t);
     b += keys_tmp.capacity() * sizeof(std::uint64_t);
