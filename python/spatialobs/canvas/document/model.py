@@ -477,7 +477,10 @@ class Canvas:
                             if not self._gone and k else raw.ids == list(nodes))):  # pragma: no cover - defensive
                         raw = None
                 elif self._dirty:
-                    raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty})
+                    # the canvas's own input columns, written in place: until the derivation
+                    # below succeeds the canvas holds none (a failed one derives afresh next time)
+                    raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty}, own=True)
+                    self._raw = None
                 elif rebound:
                     raw = patch(self._raw, {})  # bindings written only: the same rows, none replaced
                 else:
