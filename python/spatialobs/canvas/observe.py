@@ -1583,7 +1583,50 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
             _aligned_update(st, old, (aa[live_a], ab[live_a], tb.aligned[2][live_a]), changed, before, align_tol,
                             gone_boxes),
         )
+    if old.occ_memo:
+        _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows)
     return st
+
+
+def _pairs_view(boxes: np.ndarray) -> np.ndarray:
+    """Boxes (n, 4) of float64 as (n, 2) complex numbers: one comparison per pair of coordinates."""
+    return np.ascontiguousarray(boxes, dtype=np.float64).view(np.complex128)
+
+
+def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, ok: np.ndarray, fresh: np.ndarray,
+                             rec: Optional[np.ndarray], shifted: Optional[np.ndarray], rebound_rows: np.ndarray) -> None:
+    """Let ``st`` (a later version of ``old``'s page, rows mapped by ``omap``) compute the painted
+    occluders again only where the versions between reach, as after a move: the new rows, the kept
+    rows whose box changed, the subtrees of the rows whose record was replaced, the rows that
+    moved in the tree and the rebound connectors are the dirty ones; the removed rows' boxes
+    count as boxes left."""
+    pg, opg = st.pg, old.pg
+    n = len(pg.ids)
+    kept_old = np.flatnonzero(ok)
+    new = omap[:-1][ok]  # new page row of each kept old row
+    dirty = np.zeros(n, bool)
+    dirty[fresh] = True
+    # a kept row's other inputs (type, opacity, flags, transform, frames) change only with its own
+    # record or an ancestor's (the subtrees below), or with its place in the tree (``shifted``)
+    ne = _pairs_view(opg.boxes).take(kept_old, axis=0) != _pairs_view(pg.boxes).take(new, axis=0)
+    dirty[new[ne[:, 0] | ne[:, 1]]] = True
+    if rec is not None and len(rec):
+        pr = pg.page_pos[rec]
+        for r in pr[pr >= 0].tolist():
+            dirty[r:r + pg.size[r]] = True
+    if shifted is not None:
+        dirty |= shifted
+    dirty[rebound_rows] = True
+    before = np.concatenate([opg.boxes[kept_old[dirty[new]]], opg.boxes[~ok]])
+    memo: Dict[Any, Tuple[np.ndarray, np.ndarray]] = {}
+    for key, (rows_o, occ_o) in old.occ_memo.items():
+        rn = omap[rows_o]
+        live = rn >= 0
+        on = omap[occ_o][live]  # -1 maps to the last slot, which keeps -1
+        rn = rn[live]
+        o = np.argsort(rn, kind="stable")
+        memo[key] = (rn[o], on[o])
+    st.occ_carry = (memo, np.flatnonzero(dirty), before)
 
 
 def _tree_moved(pg: _Page, opg: _Page, omap: np.ndarray, ok: np.ndarray,
@@ -2033,6 +2076,11 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     am = am & ~(recut[aa] & recut[ab]).astype(np.int64)
     # the table is sorted by key (one row per pair and axis): the new keys are merged into it
     okeys = (aa << 33) | (ab << 1) | np.where((old[2] & 7) != 0, 0, 1)  # a row holds the kinds of one axis
+    if len(okeys) > 1 and not bool((okeys[1:] >= okeys[:-1]).all()):
+        # carried through a row map that moved rows in the tree (their pairs' bits are cleared above,
+        # but the rows stay, out of order, until dropped below): sorted again for the merge
+        o = np.argsort(okeys, kind="stable")
+        okeys, am = okeys[o], am[o]
     nk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     nb = np.concatenate(bits) if bits else np.zeros(0, np.int64)
     o = np.argsort(nk, kind="stable")
