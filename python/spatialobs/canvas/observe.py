@@ -1594,7 +1594,8 @@ def _pairs_view(boxes: np.ndarray) -> np.ndarray:
 
 
 def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, ok: np.ndarray, fresh: np.ndarray,
-                             rec: Optional[np.ndarray], shifted: Optional[np.ndarray], rebound_rows: np.ndarray) -> None:
+                             rec: Optional[np.ndarray], shifted: Optional[np.ndarray],
+                             rebound_rows: np.ndarray) -> None:
     """Let ``st`` (a later version of ``old``'s page, rows mapped by ``omap``) compute the painted
     occluders again only where the versions between reach, as after a move: the new rows, the kept
     rows whose box changed, the subtrees of the rows whose record was replaced, the rows that
