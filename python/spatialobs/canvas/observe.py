@@ -936,12 +936,14 @@ _BOXY = frozenset({"note", "frame", "text", "image", "rectangle", "video", "embe
                    "iframe", "arrow", "line", "draw", "freedraw", "highlight", "group"})
 
 
-def _painted_occluders(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params) -> np.ndarray:
+def _painted_occluders(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params,
+                       only: Optional[np.ndarray] = None) -> np.ndarray:
     """Per in-view row, the higher shape whose painted region covers most of it when the painted regions
     of the higher shapes cover it entirely (clipped to the view and its frames), else -1.
 
     The box kernel's union mode (over the painters' bounds, which hold their regions) finds the
-    candidates; the polygon kernel decides them on the outlines.
+    candidates; the polygon kernel decides them on the outlines. ``only`` (positions in ``rows``):
+    the rows whose answer is asked for; the others' entries are then meaningless.
     """
     pg = st.pg
     k = len(rows)
@@ -950,7 +952,7 @@ def _painted_occluders(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ:
         return out
     names = pg.ids._names
     shown = ~(pg.hidden[rows] | pg.gone[rows]) & (pg.opacity[rows] >= p.min_opacity) & (pg.types[rows] != "group")
-    _painted_cover(canvas, st, rows, no_occ, p, out, names, shown)
+    _painted_cover(canvas, st, rows, no_occ, p, out, names, shown, only)
     _copies_above(canvas, pg, rows, shown, out)
     _strokes_on_strokes(canvas, st, rows, shown, out)
     return out
@@ -1018,8 +1020,9 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
     if not len(aff):
         return out
     sub = np.flatnonzero(_meeting(boxes, boxes[aff]) | reach)
-    got = _painted_occluders(canvas, st, rows[sub], no_occ[sub], p)
-    out[aff] = got[np.searchsorted(sub, aff)]
+    at_aff = np.searchsorted(sub, aff)
+    got = _painted_occluders(canvas, st, rows[sub], no_occ[sub], p, at_aff)
+    out[aff] = got[at_aff]
     return out
 
 
@@ -1083,8 +1086,9 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
 
 
 def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params, out: np.ndarray,
-                   names: List[str], shown: np.ndarray) -> None:
-    """Set ``out`` where the painted interiors of higher shapes cover a row (see :func:`_painted_occluders`)."""
+                   names: List[str], shown: np.ndarray, only: Optional[np.ndarray] = None) -> None:
+    """Set ``out`` where the painted interiors of higher shapes cover a row (see :func:`_painted_occluders`;
+    only the rows at positions ``only`` when given)."""
     pg = st.pg
     painter = shown & ~no_occ
     cand = np.flatnonzero(painter)
@@ -1097,6 +1101,8 @@ def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.
     _, frac = G.occluders(boxes, None, None, ~painter, p.vbox, p.min_opacity, mode="union")
     flat = (boxes[:, 2] <= boxes[:, 0]) | (boxes[:, 3] <= boxes[:, 1])  # the box kernel is no filter for these
     pos = np.flatnonzero((frac > 0) | flat)
+    if only is not None:
+        pos = pos[_mask_of(only, len(rows))[pos]]
     if not len(pos):
         return
     vx0, vy0, vx1, vy1 = p.vbox
@@ -1317,8 +1323,6 @@ def _page_tables(canvas: Canvas, st: _PageState, p: _Params) -> _PageTables:
 _MAX_CHANGED = 256
 #: Most stale rows the index is kept with (*ours*): beyond, the tables are computed afresh with a new index.
 _MAX_STALE = 2048
-#: Most rounds a line is grown by when re-cut (*ours*): a longer chain of close values is cut afresh.
-_MAX_GROW = 64
 
 
 def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
@@ -1579,7 +1583,51 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
             _aligned_update(st, old, (aa[live_a], ab[live_a], tb.aligned[2][live_a]), changed, before, align_tol,
                             gone_boxes),
         )
+    if old.occ_memo:
+        _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows)
     return st
+
+
+def _pairs_view(boxes: np.ndarray) -> np.ndarray:
+    """Boxes (n, 4) of float64 as (n, 2) complex numbers: one comparison per pair of coordinates."""
+    return np.ascontiguousarray(boxes, dtype=np.float64).view(np.complex128)
+
+
+def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, ok: np.ndarray, fresh: np.ndarray,
+                             rec: Optional[np.ndarray], shifted: Optional[np.ndarray],
+                             rebound_rows: np.ndarray) -> None:
+    """Let ``st`` (a later version of ``old``'s page, rows mapped by ``omap``) compute the painted
+    occluders again only where the versions between reach, as after a move: the new rows, the kept
+    rows whose box changed, the subtrees of the rows whose record was replaced, the rows that
+    moved in the tree and the rebound connectors are the dirty ones; the removed rows' boxes
+    count as boxes left."""
+    pg, opg = st.pg, old.pg
+    n = len(pg.ids)
+    kept_old = np.flatnonzero(ok)
+    new = omap[:-1][ok]  # new page row of each kept old row
+    dirty = np.zeros(n, bool)
+    dirty[fresh] = True
+    # a kept row's other inputs (type, opacity, flags, transform, frames) change only with its own
+    # record or an ancestor's (the subtrees below), or with its place in the tree (``shifted``)
+    ne = _pairs_view(opg.boxes).take(kept_old, axis=0) != _pairs_view(pg.boxes).take(new, axis=0)
+    dirty[new[ne[:, 0] | ne[:, 1]]] = True
+    if rec is not None and len(rec):
+        pr = pg.page_pos[rec]
+        for r in pr[pr >= 0].tolist():
+            dirty[r:r + pg.size[r]] = True
+    if shifted is not None:
+        dirty |= shifted
+    dirty[rebound_rows] = True
+    before = np.concatenate([opg.boxes[kept_old[dirty[new]]], opg.boxes[~ok]])
+    memo: Dict[Any, Tuple[np.ndarray, np.ndarray]] = {}
+    for key, (rows_o, occ_o) in old.occ_memo.items():
+        rn = omap[rows_o]
+        live = rn >= 0
+        on = omap[occ_o][live]  # -1 maps to the last slot, which keeps -1
+        rn = rn[live]
+        o = np.argsort(rn, kind="stable")
+        memo[key] = (rn[o], on[o])
+    st.occ_carry = (memo, np.flatnonzero(dirty), before)
 
 
 def _tree_moved(pg: _Page, opg: _Page, omap: np.ndarray, ok: np.ndarray,
@@ -1723,6 +1771,18 @@ def _mask_of(rows: np.ndarray, n: int) -> np.ndarray:
     return m
 
 
+def _merged(keep: Sequence[np.ndarray], keep_key: np.ndarray, new: Sequence[np.ndarray],
+            new_key: np.ndarray) -> Optional[List[np.ndarray]]:
+    """Columns ``keep`` (sorted by ``keep_key``) with the rows ``new`` merged in by ``new_key``:
+    the order a stable sort by key of ``keep`` followed by ``new`` gives, in time linear in the
+    kept rows. None when ``keep_key`` is not sorted (the caller sorts)."""
+    if len(keep_key) > 1 and not bool((keep_key[1:] >= keep_key[:-1]).all()):
+        return None
+    o = np.argsort(new_key, kind="stable")
+    at = np.searchsorted(keep_key, new_key[o], "right")
+    return [np.insert(k, at, v[o]) for k, v in zip(keep, new)]
+
+
 def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     pg, sub, sb = st.pg, st.sub, st.sb
     oa, ob = old
@@ -1736,7 +1796,11 @@ def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed
     a, b = np.minimum(i, c)[ok], np.maximum(i, c)[ok]
     key = unique(a * len(sb) + b)
     na, nb = _overlap_filter(pg, sub[key // len(sb)], sub[key % len(sb)])
-    a, b = np.concatenate([oa[keep], na]), np.concatenate([ob[keep], nb])
+    ka, kb, big = oa[keep], ob[keep], len(pg.ids) + 1
+    got = _merged((ka, kb), ka * big + kb, (na, nb), na * big + nb)
+    if got is not None:
+        return got[0], got[1]
+    a, b = np.concatenate([ka, na]), np.concatenate([kb, nb])
     o = np.lexsort((b, a))
     return a[o], b[o]
 
@@ -1800,6 +1864,16 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
         if len(rest):
             p, _ = G.overlap_pairs_between(G.BoxIndex(sb[changed]), squares[rest])
             parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, sub[changed[p[0]]], rest[p[1]], touch_tol))
+    big = n + 1
+    kc, ks, kt = parts[0]
+    if len(parts) > 1:
+        nc, ns, nt = (np.concatenate(v) for v in zip(*parts[1:]))
+    else:
+        nc = ns = nt = np.zeros(0, np.int64)
+    if bool(((kt == 0) | (kt == 1)).all()) and bool(((nt == 0) | (nt == 1)).all()):
+        got = _merged((kc, ks, kt), (kc * 2 + kt) * big + ks, (nc, ns, nt), (nc * 2 + nt) * big + ns)
+        if got is not None:
+            return got[0], got[1], got[2]
     tc, ts, tt = (np.concatenate(v) for v in zip(*parts))
     o = np.lexsort((ts, tt, tc))
     return tc[o], ts[o], tt[o]
@@ -1850,9 +1924,14 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     key, first = np.unique(a * m + b, return_index=True)
     a, b, g = sub[key // m], sub[key % m], g[first]
     kin = ~_related(pg, a, b)
-    a = np.concatenate([na[~touch], a[kin]])
-    b = np.concatenate([nb[~touch], b[kin]])
-    g = np.concatenate([ng[~touch], g[kin]])
+    a, b, g = a[kin], b[kin], g[kin]
+    ka, kb, kg, big = na[~touch], nb[~touch], ng[~touch], n + 1
+    got = _merged((ka, kb, kg), ka * big + kb, (a, b, g), a * big + b)
+    if got is not None:
+        return got[0], got[1], got[2]
+    a = np.concatenate([ka, a])
+    b = np.concatenate([kb, b])
+    g = np.concatenate([kg, g])
     o = np.lexsort((b, a))
     return a[o], b[o], g[o]
 
@@ -1890,14 +1969,45 @@ def _window(st: _PageState, kind: int, lo: float, hi: float) -> Tuple[np.ndarray
     return i[m], w[m]
 
 
+def _run_span(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[float, float]:
+    """The smallest run of the sorted values ``s`` containing [lo, hi] whose outside neighbours lie
+    more than ``tol`` away: [lo, hi] grown by every chain of values each within ``tol`` of the next.
+
+    The same span as growing [lo, hi] to the values within ``tol`` of it until none is added
+    (float subtraction is monotone, so a chain of sorted neighbours within ``tol`` is what that
+    growth reaches), in one pass over the sorted values.
+    """
+    a = int(np.searchsorted(s, lo, "left"))
+    b = int(np.searchsorted(s, hi, "right"))
+    rlo, rhi = lo, hi
+    if a > 0:
+        nxt = np.empty(a, np.float64)
+        nxt[:-1] = s[1:a]
+        nxt[-1] = lo
+        bad = np.flatnonzero(~((nxt - s[:a]) <= tol))
+        start = int(bad[-1]) + 1 if len(bad) else 0
+        if start < a:
+            rlo = float(s[start])
+    m = len(s) - b
+    if m > 0:
+        prv = np.empty(m, np.float64)
+        prv[0] = hi
+        prv[1:] = s[b:-1]
+        bad = np.flatnonzero(~((s[b:] - prv) <= tol))
+        end = b + (int(bad[0]) if len(bad) else m)
+        if end > b:
+            rhi = float(s[end - 1])
+    return rlo, rhi
+
+
 def _grow_run(st: _PageState, kind: int, lo: float, hi: float, tol: float) -> Optional[np.ndarray]:
     """Positions of the values in the smallest run containing [lo, hi] whose outside neighbours lie more than ``tol`` away.
 
     Sorted values are cut into lines only inside such runs (a value more than ``tol``
     above the previous one always starts a line), so a run is cut the same way
-    whatever the other values are. The run is grown inside a window around [lo, hi],
-    widened while the run reaches near its edge. None when it takes more than
-    _MAX_GROW rounds.
+    whatever the other values are. The run is found (:func:`_run_span`) inside a window
+    around [lo, hi], widened while the run reaches near its edge. None when the window
+    cannot be widened further.
     """
     reach = 64.0 * tol + 1.0
     while True:
@@ -1905,18 +2015,7 @@ def _grow_run(st: _PageState, kind: int, lo: float, hi: float, tol: float) -> Op
         if not (math.isfinite(wlo) and math.isfinite(whi)):
             return None
         cand, w = _window(st, kind, wlo, whi)
-        rlo, rhi = lo, hi
-        for _ in range(_MAX_GROW):
-            m = ((rlo - w) <= tol) & ((w - rhi) <= tol)
-            if not m.any():
-                break
-            x = w[m]
-            nlo, nhi = min(float(x.min()), rlo), max(float(x.max()), rhi)
-            if nlo == rlo and nhi == rhi:
-                break
-            rlo, rhi = nlo, nhi
-        else:
-            return None
+        rlo, rhi = _run_span(np.sort(w), lo, hi, tol)
         if rlo - wlo > 2.0 * tol + 1.0 and whi - rhi > 2.0 * tol + 1.0:
             return cand[(w >= rlo) & (w <= rhi)]
         if reach > 1e300:
@@ -1978,6 +2077,11 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     am = am & ~(recut[aa] & recut[ab]).astype(np.int64)
     # the table is sorted by key (one row per pair and axis): the new keys are merged into it
     okeys = (aa << 33) | (ab << 1) | np.where((old[2] & 7) != 0, 0, 1)  # a row holds the kinds of one axis
+    if len(okeys) > 1 and not bool((okeys[1:] >= okeys[:-1]).all()):
+        # carried through a row map that moved rows in the tree (their pairs' bits are cleared above,
+        # but the rows stay, out of order, until dropped below): sorted again for the merge
+        o = np.argsort(okeys, kind="stable")
+        okeys, am = okeys[o], am[o]
     nk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     nb = np.concatenate(bits) if bits else np.zeros(0, np.int64)
     o = np.argsort(nk, kind="stable")

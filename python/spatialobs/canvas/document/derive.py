@@ -465,24 +465,36 @@ def extract(nodes: Iterable[Node]) -> Raw:
 
 
 def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str, Node],
-           children: Mapping[str, Mapping[str, None]]) -> Raw:
+           children: Mapping[str, Mapping[str, None]], own: bool = False) -> Raw:
     """``raw`` after rows were removed and appended, without reading the other nodes again.
 
     ``gone`` are ids of ``raw`` removed since, ``added`` the nodes added since in
     canvas (dict) order, which appends them; ``changed`` nodes of ``raw`` updated in
     place; ``children`` the canvas's parent → children index, which re-links
     children of an appended node. The result equals :func:`extract` of the
-    canvas's nodes (rows in the same order).
+    canvas's nodes (rows in the same order). With ``own``, ``raw`` belongs to the
+    caller alone and is never read again: its record, parent and index lists are
+    written in place and shared with the result (the id list, which derivations
+    share, is still copied).
     """
     ids: List[str]
     n0 = len(raw.ids)
     relinked: List[int] = []
+    old_nodes = raw.nodes
+    # whether the replaced records keep their parent, index and type (read before any write)
+    same_place = all(old_nodes[raw.row[nid]].parent == nd.parent and old_nodes[raw.row[nid]].index == nd.index
+                     and old_nodes[raw.row[nid]].type == nd.type for nid, nd in changed.items())
+
+    def lists() -> Tuple[List[str], List[Node], List[str], List[str]]:
+        if own:
+            return list(raw.ids), raw.nodes, raw.parents, raw.index
+        return list(raw.ids), list(raw.nodes), list(raw.parents), list(raw.index)
     if gone:
         keep = np.ones(n0, dtype=bool)
         dead = sorted((raw.row[i] for i in gone), reverse=True)
         keep[dead] = False
         if len(dead) <= 32:  # a few removals: copy and delete (memmove) beats filtering
-            ids, nodes, parents, index = list(raw.ids), list(raw.nodes), list(raw.parents), list(raw.index)
+            ids, nodes, parents, index = lists()
             for r in dead:
                 del ids[r], nodes[r], parents[r], index[r]
         else:
@@ -507,7 +519,7 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
             del row[i]
         row.update(zip(ids[first:], _counting(len(ids))[first:len(ids)]))
     else:
-        ids, nodes, parents, index = list(raw.ids), list(raw.nodes), list(raw.parents), list(raw.index)
+        ids, nodes, parents, index = lists()
         parent, types, num = raw.parent, raw.types, raw.num
         id_array, index_array = raw.id_array, raw.index_array
         row = dict(raw.row)
@@ -554,9 +566,7 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
     remaining = None
     if gone and not added and np.array_equal(linked, p >= 0):
         remaining = keep
-        old_nodes = raw.nodes
-        if all(old_nodes[raw.row[nid]].parent == nd.parent and old_nodes[raw.row[nid]].index == nd.index
-               and old_nodes[raw.row[nid]].type == nd.type for nid, nd in changed.items()):
+        if same_place:
             kept = keep
     out = Raw(nodes, ids, row, parents, parent, types, index, num, False, id_array, index_array, kept)
     if remaining is not None:
@@ -565,23 +575,27 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
     if not gone:  # rows only appended: the previous rows keep their places
         out.appended = n0
         out.changed_rows = [row[nid] for nid in changed] + relinked + list(range(n0, len(ids)))
-        old_nodes = raw.nodes
-        out.old_tree = not relinked and all(
-            old_nodes[raw.row[nid]].parent == nd.parent and old_nodes[raw.row[nid]].index == nd.index
-            and old_nodes[raw.row[nid]].type == nd.type for nid, nd in changed.items())
+        out.old_tree = not relinked and same_place
     elif kept is not None:
         out.old_tree = True
     return out
 
 
-def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
+def patch(raw: Raw, changed: Mapping[str, Node], own: bool = False) -> Optional[Raw]:
     """``raw`` with some nodes replaced in place of their rows (same ids, same order).
 
-    Returns None when a change cannot be patched (a type name longer than the column).
+    With ``own``, ``raw`` belongs to the caller alone and is never read again: its record,
+    parent and index lists and numeric columns are written in place and shared with the
+    result instead of copied (at 10^5 rows a copy of the record list costs more than the rest of a move's
+    derivation, and the garbage collector walks every fresh copy). Returns None when a
+    change cannot be patched (a type name longer than the column); with ``own``, ``raw``
+    is then left as it was.
     """
-    nodes = list(raw.nodes)
-    num = raw.num.copy()
     width = raw.types.dtype.itemsize // 4 if raw.types.dtype.kind == "U" else 0
+    if own and any(len(nd.type) > width for nd in changed.values()):
+        return None
+    nodes = raw.nodes if own else list(raw.nodes)
+    num = raw.num if own else raw.num.copy()
     same = True
     tree_rows: Optional[List[int]] = []
     for nid, nd in changed.items():
@@ -600,8 +614,8 @@ def patch(raw: Raw, changed: Mapping[str, Node]) -> Optional[Raw]:
     # the tree columns are shared with ``raw`` while no parent, index or type changed
     parents, parent, types, index = raw.parents, raw.parent, raw.types, raw.index
     if not same:
-        parents, index = list(raw.parents), list(raw.index)
-        parent, types = raw.parent.copy(), raw.types.copy()
+        parents, index = (raw.parents, raw.index) if own else (list(raw.parents), list(raw.index))
+        parent, types = raw.parent.copy(), raw.types.copy()  # shared with the previous derivation
         for nid, nd in changed.items():
             r = raw.row[nid]
             parents[r] = nd.parent

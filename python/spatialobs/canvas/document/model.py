@@ -465,10 +465,12 @@ class Canvas:
                     old = self._raw
                     tree = {k: nd for k, nd in changed.items()
                             if (o := old.nodes[old.row[k]]).parent != nd.parent or o.index != nd.index}
+                    # the canvas's own input columns, written in place (as for a patch below)
                     if prev is not None and bool(self._gone) + bool(tree) + bool(added) > 1:
                         raw, prev = self._staged(prev, changed, tree, added, rebound, chain)
                     else:
-                        raw = splice(self._raw, self._gone, added, changed, self._children)
+                        raw = splice(self._raw, self._gone, added, changed, self._children, own=True)
+                    self._raw = None
                     # rows must stay in canvas order: a cheap check against the dict itself (after
                     # appends only, the previous rows are the dict's first ones: its tail is checked)
                     k = len(self._added)
@@ -477,7 +479,10 @@ class Canvas:
                             if not self._gone and k else raw.ids == list(nodes))):  # pragma: no cover - defensive
                         raw = None
                 elif self._dirty:
-                    raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty})
+                    # the canvas's own input columns, written in place: until the derivation
+                    # below succeeds the canvas holds none (a failed one derives afresh next time)
+                    raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty}, own=True)
+                    self._raw = None
                 elif rebound:
                     raw = patch(self._raw, {})  # bindings written only: the same rows, none replaced
                 else:
@@ -511,14 +516,15 @@ class Canvas:
         rest = {k: nd for k, nd in changed.items() if k not in tree}
         steps = [s for s, on in (("gone", self._gone), ("tree", tree), ("added", added)) if on]
         for k, step in enumerate(steps):
+            # each step's columns belong to this call alone (the canvas's own are dropped by the caller)
             if step == "gone":
-                raw = splice(raw, self._gone, (), rest, self._children)
+                raw = splice(raw, self._gone, (), rest, self._children, own=True)
                 rest = {}
             elif step == "tree":
-                raw = patch(raw, {**rest, **tree})
+                raw = patch(raw, {**rest, **tree}, own=True)
                 rest = {}
             else:
-                raw = splice(raw, set(), added, rest, self._children)
+                raw = splice(raw, set(), added, rest, self._children, own=True)
             if raw is None:
                 return None, prev
             if k < len(steps) - 1:
