@@ -102,3 +102,22 @@ def test_a_refused_document_leaves_the_collector_on():
     with pytest.raises(InvalidInputError, match="unrecognized canvas document"):
         load('{"nothing": 1}')
     assert gc.isenabled()
+
+
+def test_a_derivation_runs_no_collector_pass():
+    canvas = load(json.dumps(_many_shapes(5000)))
+    passes: List[int] = []
+
+    def count(phase: str, info: Dict[str, Any]) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        bounds = canvas.geometry().bounds
+    finally:
+        gc.callbacks.remove(count)
+    assert len(bounds) == 5000
+    assert len(passes) <= 1, passes
+    assert gc.isenabled()

@@ -15,6 +15,7 @@ from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set,
 import numpy as np
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
+from spatialobs._gc import paused
 from spatialobs.canvas.document.arrows import ArrowCache
 from spatialobs.canvas.document.derive import MAX_DERIVED, Derived, Raw, derive, extract, patch, splice
 from spatialobs.canvas.document.fractional import key_after, key_between
@@ -453,56 +454,63 @@ class Canvas:
     # ------------------------------------------------------------------ derived data
     def _geometry(self) -> Derived:
         if self._derived is None:
-            raw = None
-            prev0 = prev = self._prev
-            rebound = self._rebound
-            chain: List[Derived] = []
-            if self._raw is not None and self._dirty is not None:
-                if self._added or self._gone:
-                    nodes = self._nodes
-                    changed = {k: nodes[k] for k in self._dirty if k not in self._added}
-                    added = [nodes[k] for k in self._added]
-                    old = self._raw
-                    tree = {k: nd for k, nd in changed.items()
-                            if (o := old.nodes[old.row[k]]).parent != nd.parent or o.index != nd.index}
-                    # the canvas's own input columns, written in place (as for a patch below)
-                    if prev is not None and bool(self._gone) + bool(tree) + bool(added) > 1:
-                        raw, prev = self._staged(prev, changed, tree, added, rebound, chain)
-                    else:
-                        raw = splice(self._raw, self._gone, added, changed, self._children, own=True)
-                    self._raw = None
-                    # rows must stay in canvas order: a cheap check against the dict itself (after
-                    # appends only, the previous rows are the dict's first ones: its tail is checked)
-                    k = len(self._added)
-                    if raw is not None and (len(raw.ids) != len(nodes) or not (
-                            list(itertools.islice(reversed(nodes), k))[::-1] == raw.ids[len(raw.ids) - k:]
-                            if not self._gone and k else raw.ids == list(nodes))):  # pragma: no cover - defensive
-                        raw = None
-                elif self._dirty:
-                    # the canvas's own input columns, written in place: until the derivation
-                    # below succeeds the canvas holds none (a failed one derives afresh next time)
-                    raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty}, own=True)
-                    self._raw = None
-                elif rebound:
-                    raw = patch(self._raw, {})  # bindings written only: the same rows, none replaced
-                else:
-                    raw = self._raw
-            if raw is None:
-                raw = extract(self._nodes.values())
-            self._prev = None
-            d = derive(raw.nodes, self._pages, self._bindings, self._local_cache, raw, prev,
-                       arrow_cache=self._arrow_cache, rebound=rebound)
-            if chain:
-                _compose_steps(prev0, chain + [d])  # type: ignore[arg-type]
-            self._derived = d
-            if prev0 is not None:
-                d.since = _since(prev0, d, rebound, self._observed[0] if self._observed is not None else None)
-            self._raw = raw
-            self._dirty = {}
-            self._added = {}
-            self._gone = set()
-            self._rebound = set()
+            # no collector passes over the records and columns being built (spatialobs._gc)
+            with paused():
+                self._derive_version()
+        assert self._derived is not None
         return self._derived
+
+    def _derive_version(self) -> None:
+        """Derive the current version (from the previous derivation where the edits allow)."""
+        raw = None
+        prev0 = prev = self._prev
+        rebound = self._rebound
+        chain: List[Derived] = []
+        if self._raw is not None and self._dirty is not None:
+            if self._added or self._gone:
+                nodes = self._nodes
+                changed = {k: nodes[k] for k in self._dirty if k not in self._added}
+                added = [nodes[k] for k in self._added]
+                old = self._raw
+                tree = {k: nd for k, nd in changed.items()
+                        if (o := old.nodes[old.row[k]]).parent != nd.parent or o.index != nd.index}
+                # the canvas's own input columns, written in place (as for a patch below)
+                if prev is not None and bool(self._gone) + bool(tree) + bool(added) > 1:
+                    raw, prev = self._staged(prev, changed, tree, added, rebound, chain)
+                else:
+                    raw = splice(self._raw, self._gone, added, changed, self._children, own=True)
+                self._raw = None
+                # rows must stay in canvas order: a cheap check against the dict itself (after
+                # appends only, the previous rows are the dict's first ones: its tail is checked)
+                k = len(self._added)
+                if raw is not None and (len(raw.ids) != len(nodes) or not (
+                        list(itertools.islice(reversed(nodes), k))[::-1] == raw.ids[len(raw.ids) - k:]
+                        if not self._gone and k else raw.ids == list(nodes))):  # pragma: no cover - defensive
+                    raw = None
+            elif self._dirty:
+                # the canvas's own input columns, written in place: until the derivation
+                # below succeeds the canvas holds none (a failed one derives afresh next time)
+                raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty}, own=True)
+                self._raw = None
+            elif rebound:
+                raw = patch(self._raw, {})  # bindings written only: the same rows, none replaced
+            else:
+                raw = self._raw
+        if raw is None:
+            raw = extract(self._nodes.values())
+        self._prev = None
+        d = derive(raw.nodes, self._pages, self._bindings, self._local_cache, raw, prev,
+                   arrow_cache=self._arrow_cache, rebound=rebound)
+        if chain:
+            _compose_steps(prev0, chain + [d])  # type: ignore[arg-type]
+        self._derived = d
+        if prev0 is not None:
+            d.since = _since(prev0, d, rebound, self._observed[0] if self._observed is not None else None)
+        self._raw = raw
+        self._dirty = {}
+        self._added = {}
+        self._gone = set()
+        self._rebound = set()
 
     def _staged(self, prev: Derived, changed: Dict[str, Node], tree: Dict[str, Node], added: List[Node],
                 rebound: Set[str], chain: List[Derived]) -> Tuple[Optional[Raw], Derived]:
