@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import threading
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 
@@ -75,8 +75,8 @@ def _many_shapes(n: int) -> Dict[str, Any]:
          "boundElements": [], "groupIds": []} for i in range(n)]}
 
 
-def test_load_runs_no_collector_pass_and_leaves_it_on():
-    text = json.dumps(_many_shapes(5000))
+def _passes_during(call: Callable[[], Any]) -> Tuple[Any, List[int]]:
+    """``call()``'s result and the generations of the collector passes that started during it."""
     passes: List[int] = []
 
     def count(phase: str, info: Dict[str, Any]) -> None:
@@ -86,9 +86,14 @@ def test_load_runs_no_collector_pass_and_leaves_it_on():
     gc.collect()
     gc.callbacks.append(count)
     try:
-        canvas = load(text)
+        return call(), passes
     finally:
         gc.callbacks.remove(count)
+
+
+def test_load_runs_no_collector_pass_and_leaves_it_on():
+    text = json.dumps(_many_shapes(5000))
+    canvas, passes = _passes_during(lambda: load(text))
     assert canvas.page_bounds("e4999") == (2970.0, 1470.0, 2990.0, 1490.0)
     # without the pause, dozens of passes (every 700 new objects); with it, at most the one its
     # end lets happen at the next allocation
@@ -110,18 +115,7 @@ def test_a_derivation_runs_no_collector_pass():
     # a diagram page with bound arrows: its derivation builds enough objects for several passes
     # (7 on this page without the pause)
     canvas = diagram_workspace(3000, seed=7)
-    passes: List[int] = []
-
-    def count(phase: str, info: Dict[str, Any]) -> None:
-        if phase == "start":
-            passes.append(info["generation"])
-
-    gc.collect()
-    gc.callbacks.append(count)
-    try:
-        bounds = canvas.geometry().bounds
-    finally:
-        gc.callbacks.remove(count)
+    bounds, passes = _passes_during(lambda: canvas.geometry().bounds)
     assert len(bounds) == 3000
     assert len(passes) <= 1, passes
     assert gc.isenabled()
