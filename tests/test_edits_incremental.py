@@ -226,19 +226,26 @@ def test_binding_writes_alone_are_carried(monkeypatch):
     assert taken == [("_advance", False), ("_reshape", True)] * 3
 
 
+def _occluders_asked(monkeypatch: Any, c: Any) -> List[Any]:
+    """A list that records, per computation of the painted occluders from now on, whether it was
+    for canvas ``c`` and for how many rows (the computation itself runs unchanged)."""
+    asked: List[Any] = []
+    real = obs_mod._painted_occluders
+
+    def spy(canvas: Any, st_: Any, rows: Any, *a: Any) -> Any:
+        asked.append((canvas is c, len(rows)))
+        return real(canvas, st_, rows, *a)
+    monkeypatch.setattr(obs_mod, "_painted_occluders", spy)
+    return asked
+
+
 def test_painted_occlusion_is_computed_again_only_where_an_edit_reaches(monkeypatch):
     """After a card moves in view, the painted occluders are computed again for the rows whose
     cover it can reach (not for every row in view); a repeat on the same version computes none;
     and the observation is a fresh canvas's."""
     c = diagram_workspace(600, seed=7)
     observe(c, VIEW).to_json()
-    asked: List[Any] = []
-    real = obs_mod._painted_occluders
-
-    def spy(canvas: Any, st: Any, rows: Any, *a: Any) -> Any:
-        asked.append((canvas is c, len(rows)))
-        return real(canvas, st, rows, *a)
-    monkeypatch.setattr(obs_mod, "_painted_occluders", spy)
+    asked = _occluders_asked(monkeypatch, c)
     for nid, dx in (("f0c3", 1.0), ("f0c3", -1.0), ("f0c1", 5.0), ("f0c0", 40.0)):
         c.update(nid, x=c.nodes[nid].x + dx)
         asked.clear()
@@ -430,13 +437,7 @@ def test_painted_occlusion_after_adds_removals_reparents_and_replies_is_carried(
     previous version's carried through the row map), and the observation is a fresh canvas's."""
     c = diagram_workspace(2000, seed=7)
     observe(c, VIEW).to_json()
-    asked: List[Any] = []
-    real = obs_mod._painted_occluders
-
-    def spy(canvas: Any, st_: Any, rows: Any, *a: Any) -> Any:
-        asked.append((canvas is c, len(rows)))
-        return real(canvas, st_, rows, *a)
-    monkeypatch.setattr(obs_mod, "_painted_occluders", spy)
+    asked = _occluders_asked(monkeypatch, c)
     taken = _paths(monkeypatch, c)
     counter = [0]
     edits = [lambda: c.add({"id": "added", "type": "geo", "parent": "f0", "x": 600.0, "y": 500.0, "w": 160.0,
