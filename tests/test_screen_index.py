@@ -70,6 +70,30 @@ def test_exhaustive_mode_matches_hybrid_on_small_corpus():
         assert a.add(s) == b.add(s)
 
 
+def test_interleaved_add_decides_as_query_everything_first():
+    # ``add`` updates BM25 and HNSW right after querying them; with a small
+    # top_k the candidates depend on what the retrievers hold, so any update
+    # seen by a query would change decisions. The plain order (every query,
+    # then every update) is the reference.
+    corpus = make_corpus(seed=5, apps=2, templates_per_app=12, variants=5)
+    a, b = StateIndex(top_k=3, dense_k=4), StateIndex(top_k=3, dense_k=4)
+    hybrid = 0
+    for s in corpus.screens:
+        f = b.featurize(s)
+        m = a.add_features(f)
+        key = f.meta.key()
+        meta_id = b._meta_ids.get(key)
+        if meta_id is not None and b._store.find_exact(meta_id, f.control_atoms, f.text_atoms) >= 0:
+            assert b.add_features(f) == m
+            continue
+        hybrid += meta_id is not None
+        vec = b._vector(f, None)
+        doc = np.concatenate((f.control_atoms, f.text_atoms))
+        best, best_score, top = b._decide(meta_id, f.control_atoms, f.text_atoms, vec, doc)
+        assert b._insert(key, meta_id, f.control_atoms, f.text_atoms, vec, best, best_score, top, doc) == m
+    assert hybrid > 50 and a.num_states == b.num_states < len(a)
+
+
 def test_add_query_members_and_accessors():
     ix = StateIndex()
     base = [Element((0, i * 60, 400, i * 60 + 50), "Button", f"item {i}") for i in range(20)]

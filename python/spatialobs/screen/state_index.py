@@ -480,26 +480,39 @@ class StateIndex:
         Every query runs before its own structure's update, so the candidates
         and the decision are those of the query-everything-first order.
         """
-        if len(self._state_of) >= _MAX_OBSERVATIONS:
-            raise InvalidInputError(f"a state index holds at most {_MAX_OBSERVATIONS} observations")
+        self._check_room()
         part = self._parts[meta_id]
-        k = self.top_k
-        bm_ids, _ = part.bm25.top_k(doc, k)
+        bm_ids, _ = part.bm25.top_k(doc, self.top_k)
         part.bm25.add(doc)
         _, dense = part.hnsw.search(vec, min(self.dense_k, part.hnsw.ntotal))
         part.hnsw.add(vec)
-        dense = dense[0]
-        fused, _ = _core.rrf_fuse([bm_ids, dense[dense >= 0]], float(self.rrf_k))
-        ids = part.ids(fused[:k])
-        best, best_score, top_score = -1, 0.0, 0.0
-        if len(ids):
-            scores, _, b, (num, den) = self._store.verify(c, t, ids, self._tau.numerator, self._tau.denominator)
-            top_score = float(scores.max())
-            if b >= 0:
-                best, best_score = int(ids[b]), int(num) / int(den)
+        best, best_score, top_score = self._verified(c, t, self._fused(part, bm_ids, dense))
         obs = int(self._store.add(meta_id, c, t))
         part.obs.append(obs)
         return self._link(obs, best, best_score, top_score)
+
+    def _check_room(self) -> None:
+        if len(self._state_of) >= _MAX_OBSERVATIONS:
+            raise InvalidInputError(f"a state index holds at most {_MAX_OBSERVATIONS} observations")
+
+    def _fused(self, part: _Partition, bm_ids: npt.NDArray[np.int64], dense: npt.NDArray[np.int64]
+               ) -> npt.NDArray[np.int64]:
+        """The observations of the ``top_k`` first of BM25's and the dense search's lists fused by RRF."""
+        dense = dense[0]
+        # Both lists are fresh contiguous int64 arrays: the core fuses them as they are.
+        fused, _ = _core.rrf_fuse([bm_ids, dense[dense >= 0]], float(self.rrf_k))
+        return part.ids(fused[:self.top_k])
+
+    def _verified(self, c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64], ids: npt.NDArray[np.int64]
+                  ) -> Tuple[int, float, float]:
+        """Bounded Jaccard verification of candidates ``ids``: (best observation or -1, its score, top score)."""
+        if len(ids) == 0:
+            return -1, 0.0, 0.0
+        scores, _, best, (num, den) = self._store.verify(c, t, ids, self._tau.numerator, self._tau.denominator)
+        top = float(scores.max())
+        if best < 0:
+            return -1, 0.0, top
+        return int(ids[best]), int(num) / int(den), top
 
     def _vector(self, features: Features, vector: Optional[npt.NDArray[np.float32]]) -> npt.NDArray[np.float32]:
         if vector is None:
@@ -524,33 +537,21 @@ class StateIndex:
 
         ``doc`` is ``c`` and ``t`` concatenated, when the caller has it already.
         """
-        k = self.top_k
-        bm_ids, _ = part.bm25.top_k(np.concatenate((c, t)) if doc is None else doc, k)
+        bm_ids, _ = part.bm25.top_k(np.concatenate((c, t)) if doc is None else doc, self.top_k)
         _, dense = part.hnsw.search(vec, min(self.dense_k, part.hnsw.ntotal))
-        dense = dense[0]
-        # Both lists are fresh contiguous int64 arrays: the core fuses them as they are.
-        fused, _ = _core.rrf_fuse([bm_ids, dense[dense >= 0]], float(self.rrf_k))
-        return part.ids(fused[:k])
+        return self._fused(part, bm_ids, dense)
 
     def _decide(self, meta_id: Optional[int], c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
                 vec: npt.NDArray[np.float32], doc: Optional[npt.NDArray[np.uint64]] = None
                 ) -> Tuple[int, float, float]:
         if meta_id is None:
             return -1, 0.0, 0.0
-        ids = self._candidate_ids(meta_id, c, t, vec, doc)
-        if len(ids) == 0:
-            return -1, 0.0, 0.0
-        scores, _, best, (num, den) = self._store.verify(c, t, ids, self._tau.numerator, self._tau.denominator)
-        top = float(scores.max())
-        if best < 0:
-            return -1, 0.0, top
-        return int(ids[best]), int(num) / int(den), top
+        return self._verified(c, t, self._candidate_ids(meta_id, c, t, vec, doc))
 
     def _insert(self, key: MetaKey, meta_id: Optional[int], c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
                 vec: npt.NDArray[np.float32], best: int, best_score: float, top_score: float,
                 doc: Optional[npt.NDArray[np.uint64]] = None) -> Match:
-        if len(self._state_of) >= _MAX_OBSERVATIONS:
-            raise InvalidInputError(f"a state index holds at most {_MAX_OBSERVATIONS} observations")
+        self._check_room()
         if meta_id is None:
             meta_id = len(self._metas)
             self._metas.append(key)
