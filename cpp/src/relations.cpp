@@ -392,6 +392,49 @@ std::vector<std::uint64_t> wide_bits(const std::vector<std::uint32_t>& wide, std
   return m;
 }
 
+// The wide boxes' part of a serial pair kernel. Box p of `wide` gets the
+// bitmap row `bits + p * words`; `mark_for(bits)` is the visitor that the
+// tree walk (`join_wide`) calls with the wide box first. A background box
+// (covers_half) meets most items, so every id is tested in order instead, and
+// each bitmap word is written once: `test(i, item, tree_item)` gives
+// {the bit of i in w's row, whether the key (i << 32 | w) is pushed}. The
+// other wide boxes are then paired as join_wide pairs them, after the tree's
+// items. The same pairs as the walk, which prunes on the kernel's own test.
+template <class Keep, class MarkFor, class Test>
+void pair_wide_boxes(const BoxIndex& index, Scratch& s, KeyAppender& keys, std::size_t words, Keep keep,
+                     MarkFor mark_for, Test test) {
+  const std::vector<std::uint32_t>& wide = index.wide();
+  const std::size_t n = index.size();
+  s.bits.assign(words * wide.size(), 0);
+  std::vector<std::uint64_t> wide_mask;  // the wide ids, as bits
+  for (std::size_t p = 0; p < wide.size(); ++p) {
+    std::uint64_t* bits = s.bits.data() + p * words;
+    auto mark = mark_for(bits);
+    const std::size_t w = wide[p];
+    const Rect& rw = index.item(w);
+    if (covers_half(rw, index.bounds())) {
+      if (wide_mask.empty()) wide_mask = wide_bits(wide, words);
+      for (std::size_t q = 0; q < words; ++q) {
+        const std::size_t i0 = 64 * q, i1 = std::min(n, i0 + 64);
+        std::uint64_t word = 0;
+        for (std::size_t i = i0; i < i1; ++i) {
+          const bool tree_item = ((wide_mask[q] >> (i & 63)) & 1) == 0;
+          const std::pair<bool, bool> got = test(i, w, rw, index.item(i), tree_item);
+          word |= static_cast<std::uint64_t>(got.first) << (i & 63);
+          keys.push_if((static_cast<std::uint64_t>(i) << 32) | w, got.second);
+        }
+        bits[q] = word;
+      }
+      for (std::size_t q = p + 1; q < wide.size(); ++q) {
+        const Rect& rq = index.item(wide[q]);
+        if (keep(rw, rq)) mark(w, wide[q], rw, rq);
+      }
+      continue;
+    }
+    index.join_wide(p, keep, mark);
+  }
+}
+
 // overlap_pairs on one thread. The tree's pairs travel as packed 8-byte
 // words (lo << 32 | hi); a wide box w (a background overlaps most of the
 // page) marks its partners above w in a bitmap over the ids, and only its
@@ -410,42 +453,21 @@ void overlap_pairs_serial(const BoxIndex& index, std::vector<std::int64_t>& pair
   });
   const std::vector<std::uint32_t>& wide = index.wide();
   const std::size_t words = n / 64 + 1;
-  s.bits.assign(words * wide.size(), 0);
-  std::vector<std::uint64_t> wide_mask;  // the wide ids, as bits
-  for (std::size_t p = 0; p < wide.size(); ++p) {
-    std::uint64_t* bits = s.bits.data() + p * words;
-    // the wide box is always the visit's first box; other wide boxes come after it
-    auto mark = [bits, &keys](std::size_t w, std::size_t b, const Rect&, const Rect&) {
+  // the wide box is always the visit's first box; other wide boxes come after it
+  auto mark_for = [&keys](std::uint64_t* bits) {
+    return [bits, &keys](std::size_t w, std::size_t b, const Rect&, const Rect&) {
       if (b > w) {
         bits[b >> 6] |= std::uint64_t{1} << (b & 63);
       } else {
         keys.push((static_cast<std::uint64_t>(b) << 32) | w);
       }
     };
-    const std::size_t w = wide[p];
-    const Rect& rw = index.item(w);
-    if (covers_half(rw, index.bounds())) {
-      // A background: every id tested in order, as in containment_pairs
-      // (the same pairs as the walk, which prunes on this very test).
-      if (wide_mask.empty()) wide_mask = wide_bits(wide, words);
-      for (std::size_t q = 0; q < words; ++q) {
-        const std::size_t i0 = 64 * q, i1 = std::min(n, i0 + 64);
-        std::uint64_t word = 0;
-        for (std::size_t i = i0; i < i1; ++i) {
-          const bool hit = (((wide_mask[q] >> (i & 63)) & 1) == 0) & overlaps_area(index.item(i), rw);
-          word |= static_cast<std::uint64_t>(hit & (i > w)) << (i & 63);
-          keys.push_if((static_cast<std::uint64_t>(i) << 32) | w, hit & (i < w));
-        }
-        bits[q] = word;
-      }
-      for (std::size_t q = p + 1; q < wide.size(); ++q) {
-        const Rect& rq = index.item(wide[q]);
-        if (keep(rw, rq)) mark(w, wide[q], rw, rq);
-      }
-      continue;
-    }
-    index.join_wide(p, keep, mark);
-  }
+  };
+  auto test = [](std::size_t i, std::size_t w, const Rect& rw, const Rect& r, bool tree_item) {
+    const bool hit = tree_item & overlaps_area(r, rw);
+    return std::pair<bool, bool>(hit & (i > w), hit & (i < w));
+  };
+  pair_wide_boxes(index, s, keys, words, keep, mark_for, test);
   keys.finish();
   struct Area {
     const BoxIndex& index;
@@ -500,43 +522,17 @@ std::vector<std::int64_t> containment_pairs_serial(const BoxIndex& index, Scratc
   index.join_tree(keep, nested, visit);
   const std::vector<std::uint32_t>& wide = index.wide();
   const std::size_t words = n / 64 + 1;
-  s.bits.assign(words * wide.size(), 0);
-  std::vector<std::uint64_t> wide_mask;  // the wide ids, as bits
-  for (std::size_t p = 0; p < wide.size(); ++p) {
-    std::uint64_t* bits = s.bits.data() + p * words;
-    // the wide box is always the visit's first box
-    auto mark = [bits, &found](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+  // the wide box is always the visit's first box
+  auto mark_for = [&found](std::uint64_t* bits) {
+    return [bits, &found](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
       bits[b >> 6] |= static_cast<std::uint64_t>(contains(ra, rb)) << (b & 63);
       if (contains(rb, ra)) found.push((static_cast<std::uint64_t>(b) << 32) | a);
     };
-    const std::size_t w = wide[p];
-    const Rect& rw = index.item(w);
-    if (covers_half(rw, index.bounds())) {
-      // A box over half the page or more (a background) meets most items:
-      // every id is tested in order, each bitmap word written once, instead
-      // of walking the tree (the same pairs: containment implies the
-      // intersection the walk prunes on). The other wide boxes are paired
-      // as join_wide pairs them, after the tree's items.
-      if (wide_mask.empty()) wide_mask = wide_bits(wide, words);
-      for (std::size_t q = 0; q < words; ++q) {
-        const std::size_t i0 = 64 * q, i1 = std::min(n, i0 + 64);
-        std::uint64_t word = 0;
-        for (std::size_t i = i0; i < i1; ++i) {
-          const bool tree_item = ((wide_mask[q] >> (i & 63)) & 1) == 0;
-          const Rect& r = index.item(i);
-          word |= static_cast<std::uint64_t>(tree_item & contains(rw, r)) << (i & 63);
-          found.push_if((static_cast<std::uint64_t>(i) << 32) | w, tree_item & contains(r, rw));
-        }
-        bits[q] = word;
-      }
-      for (std::size_t q = p + 1; q < wide.size(); ++q) {
-        const Rect& rq = index.item(wide[q]);
-        if (keep(rw, rq)) mark(w, wide[q], rw, rq);
-      }
-      continue;
-    }
-    index.join_wide(p, keep, mark);
-  }
+  };
+  auto test = [](std::size_t, std::size_t, const Rect& rw, const Rect& r, bool tree_item) {
+    return std::pair<bool, bool>(tree_item & contains(rw, r), tree_item & contains(r, rw));
+  };
+  pair_wide_boxes(index, s, found, words, keep, mark_for, test);
   found.finish();
   std::vector<std::uint64_t>& keys = s.keys(0);
   detail::radix_sort(keys, s.keys_tmp);
