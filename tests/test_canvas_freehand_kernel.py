@@ -5,6 +5,7 @@ observation of every shared real file."""
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
 import math
@@ -114,6 +115,58 @@ def test_long_point_dicts_boxed_as_the_python_loop(n, seed, size, last):
     assert got[5:] == (min(xs), min(ys), max(xs), max(ys))
 
 
+@st.composite
+def _path_bytes(draw: Any) -> bytes:
+    # tldraw's stored path: a float32 head, then float16 steps (any bit pattern now and then)
+    k = draw(st.sampled_from([2, 3]))
+    n = draw(st.one_of(st.sampled_from(LENGTHS), st.integers(0, 140)))
+    head = np.array([draw(st.floats(-1e6, 1e6, width=32)) for _ in range(k)], "<f4").tobytes()
+    if draw(st.integers(0, 9)) == 0:
+        head = draw(st.binary(min_size=4 * k, max_size=4 * k))
+    scale = draw(st.sampled_from([1e-6, 0.01, 1.0, 30.0, 3000.0]))
+    steps = np.array(draw(st.lists(st.floats(-1, 1), min_size=n * k, max_size=n * k))) * scale
+    body = steps.astype("<f2").tobytes()
+    if n and draw(st.integers(0, 5)) == 0:
+        raw = bytearray(body)
+        raw[draw(st.integers(0, len(raw) - 1))] = draw(st.integers(0, 255))  # an odd bit pattern: NaN, inf
+        body = bytes(raw)
+    return head + body + draw(st.binary(max_size=2 * k - 1))  # a ragged tail is ignored
+
+
+@settings(max_examples=500, deadline=None)
+@given(_path_bytes(), st.sampled_from([2, 3]), _size, _streamline, st.booleans())
+def test_path_box_is_decode_path_and_the_python_loop(raw, dim, size, streamline, last):
+    got = C.path_extent(raw, dim, size, streamline, last)
+    q = F.decode_path(base64.b64encode(raw).decode(), dim)
+    if len(q) == 0 or not np.isfinite(q).all():
+        assert got is None
+        return
+    want = F._stroke_extent(q[:, 0].tolist(), q[:, 1].tolist(), size, streamline, last)
+    assert got is not None and repr(got[:5]) == repr(want)
+    # the input box only enters differences (the dot test): equal as numbers (numpy's min may pick either zero)
+    assert got[5:] == (q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max())
+
+
+@settings(max_examples=300, deadline=None)
+@given(_path_bytes(), st.sampled_from([2, 3, 2.0, True, None, "2"]), st.sampled_from(["s", "m", "l", "xl"]),
+       st.booleans(), st.booleans(), st.sampled_from([None, "", "=", "not base64!", "QUJD"]))
+def test_path_strokes_boxed_alike_through_the_twins(raw, dim, size, complete, pen, text):
+    seg: Dict[str, Any] = {"type": "free", "path": base64.b64encode(raw).decode() if text is None else text}
+    if dim is not None:
+        seg["dim"] = dim
+    props = {"segments": [seg], "size": size, "isComplete": complete, "isPen": pen}
+    with pytest.MonkeyPatch.context() as mp:
+        fast = _shape_views("draw", props)
+        mp.setattr(F, "DRAW_KERNEL", False)
+        mp.setattr(F, "STROKE_KERNEL", False)
+        assert _shape_views("draw", props) == fast
+
+
+def test_path_box_refuses_what_is_not_bytes():
+    with pytest.raises(TypeError, match="bytes"):
+        C.path_extent("AAAA", 3, 4.5, 0.5, True)
+
+
 def test_public_functions_use_the_compiled_smoothing(monkeypatch):
     pts = _corners(50)
     fast = (F.stroke_points(pts, 4.5, 0.5, True), F.stroke_outline(pts, 4.5, 0.5, 0.5, True))
@@ -121,7 +174,7 @@ def test_public_functions_use_the_compiled_smoothing(monkeypatch):
     slow = (F.stroke_points(pts, 4.5, 0.5, True), F.stroke_outline(pts, 4.5, 0.5, 0.5, True))
     assert [repr(a.tolist()) for a in fast] == [repr(a.tolist()) for a in slow]
     assert F._cstroke_outline is C.stroke_outline and F._cstroke_points is C.stroke_points
-    assert F._cstroke_extent is C.stroke_extent
+    assert F._cstroke_extent is C.stroke_extent and F._path_extent is C.path_extent
 
 
 def test_outline_of_a_non_finite_size_stays_with_the_twin():

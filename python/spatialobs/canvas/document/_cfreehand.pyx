@@ -8,6 +8,10 @@
   and number of the streamlined points and the box of the stored input points. It returns
   None, for the pure-Python path, when a point is not a dict of plain numbers or a
   coordinate reaches half float16's range. Any length: the loop is tldraw's own.
+* ``path_extent(raw, dim, size, streamline, last)`` is the same for one free segment stored
+  as a base64 ``path`` (``raw`` its decoded bytes, ``dim`` 2 or 3 values a point: float32
+  first point, float16 steps, summed in order), or None when the bytes hold no point or a
+  value that is not finite.
 * ``stroke_extent(xs, ys, size, streamline, last)`` is the same box and count,
   ``(x0, y0, x1, y1, count)``, for points already stored (two float64 arrays).
 * ``stroke_points(xs, ys, size, streamline, last)`` gives the streamlined points, an
@@ -15,7 +19,8 @@
 * ``stroke_outline(xs, ys, size, streamline, smoothing, last)`` gives the outline polygon of
   a round-capped stroke of constant width (tldraw's ``getStroke``), a ``(k, 2)`` array.
 
-The pure-Python twins are ``freehand._fast_listed`` followed by ``freehand._stroke_extent``,
+The pure-Python twins are ``freehand._fast_listed`` (or ``freehand.decode_path``) followed by
+``freehand._stroke_extent``,
 ``freehand._stroke_extent``, ``freehand._streamline`` and ``freehand._outline``: the same
 double operations in the same order (libm's ``sin``, ``cos``, ``acos`` and ``pow`` as
 Python's ``math`` calls them, no fused multiply-add); tests compare them repr for repr.
@@ -25,8 +30,10 @@ import math
 
 import numpy as np
 
-from libc.math cimport acos, ceil, cos, fabs, frexp, ldexp, nearbyint, pow, sin
+from libc.math cimport INFINITY, NAN, acos, ceil, cos, fabs, frexp, isfinite, ldexp, nearbyint, pow, sin
+from libc.stdint cimport uint32_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
 cdef double _F16_HALF = 65504.0 / 2
 cdef double _SAME = 0.0001
@@ -243,6 +250,78 @@ def draw_extent(list points, double size, double streamline, bint last):
         return (box[0], box[1], box[2], box[3], count, ix0, iy0, ix1, iy1)
     finally:
         free(ax)
+
+
+cdef inline double _f32(const unsigned char* p) noexcept nogil:
+    # a little-endian float32 as a double
+    cdef uint32_t bits = p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
+    cdef float f
+    memcpy(&f, &bits, 4)
+    return <double>f
+
+
+cdef inline double _f16(const unsigned char* p) noexcept nogil:
+    # a little-endian float16 as a double (exact); infinities and NaN as such
+    cdef unsigned int h = p[0] | (<unsigned int>p[1] << 8)
+    cdef unsigned int e = (h >> 10) & 0x1F, f = h & 0x3FF
+    cdef double v
+    if e == 0:
+        v = ldexp(<double>f, -24)
+    elif e == 31:
+        v = INFINITY if f == 0 else NAN
+    else:
+        v = ldexp(<double>(f | 0x400), <int>e - 25)
+    return -v if h & 0x8000 else v
+
+
+def path_extent(bytes raw, int dim, double size, double streamline, bint last):
+    """See the module docstring."""
+    cdef Py_ssize_t k = 2 if dim == 2 else 3
+    cdef Py_ssize_t nbytes = len(raw), m, n, i, count
+    cdef const unsigned char* b = raw
+    cdef const unsigned char* p
+    cdef double *sx
+    cdef double *sy
+    cdef double ix0, iy0, ix1, iy1
+    cdef double box[4]
+    if nbytes < 4 * k:
+        return None
+    m = (nbytes - 4 * k) // (2 * k)
+    n = m + 1
+    sx = <double*>malloc(2 * (n + 1) * sizeof(double))
+    if sx == NULL:
+        raise MemoryError()
+    sy = sx + (n + 1)
+    try:
+        with nogil:
+            sx[0] = _f32(b)
+            sy[0] = _f32(b + 4)
+            p = b + 4 * k
+            for i in range(1, n):
+                sx[i] = sx[i - 1] + _f16(p)
+                sy[i] = sy[i - 1] + _f16(p + 2)
+                p += 2 * k
+            ix0 = ix1 = sx[0]
+            iy0 = iy1 = sy[0]
+            for i in range(n):
+                if not (isfinite(sx[i]) and isfinite(sy[i])):
+                    break
+                if sx[i] < ix0:
+                    ix0 = sx[i]
+                if sx[i] > ix1:
+                    ix1 = sx[i]
+                if sy[i] < iy0:
+                    iy0 = sy[i]
+                if sy[i] > iy1:
+                    iy1 = sy[i]
+            else:
+                i = n
+        if i < n:
+            return None
+        count = _extent(sx, sy, n, size, streamline, last, box)
+        return (box[0], box[1], box[2], box[3], count, ix0, iy0, ix1, iy1)
+    finally:
+        free(sx)
 
 
 cdef double* _staged(const double[::1] xs, const double[::1] ys, Py_ssize_t* n) except NULL:

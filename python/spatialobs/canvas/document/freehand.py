@@ -72,16 +72,18 @@ _SAME_POINT = 0.0001
 
 _DrawExtent = Callable[[List[Any], float, float, bool], Optional[Tuple[float, ...]]]
 _draw_extent: Optional[_DrawExtent]
+_path_extent: Optional[Callable[..., Optional[Tuple[float, ...]]]]
 _cstroke_extent: Optional[Callable[..., Tuple[float, float, float, float, int]]]
 _cstroke_points: Optional[Callable[..., np.ndarray]]
 _cstroke_outline: Optional[Callable[..., np.ndarray]]
 try:  # the compiled smoothing (_cfreehand.pyx); its twins are the Python functions below
     from spatialobs.canvas.document._cfreehand import draw_extent as _draw_extent
+    from spatialobs.canvas.document._cfreehand import path_extent as _path_extent
     from spatialobs.canvas.document._cfreehand import stroke_extent as _cstroke_extent
     from spatialobs.canvas.document._cfreehand import stroke_outline as _cstroke_outline
     from spatialobs.canvas.document._cfreehand import stroke_points as _cstroke_points
 except ImportError:  # pragma: no cover - a source tree without the compiled module
-    _draw_extent = _cstroke_extent = _cstroke_points = _cstroke_outline = None
+    _draw_extent = _path_extent = _cstroke_extent = _cstroke_points = _cstroke_outline = None
 #: Whether a draw shape's box is the compiled stroke box when it is built (False: the Python
 #: twin, :func:`_fast_listed` / :func:`segment_points` and :func:`_stroke_extent`).
 DRAW_KERNEL = True
@@ -725,18 +727,24 @@ def _draw_box(props: Mapping[str, Any], segments: List[Any]) -> Optional[Box]:
     sw = (DRAW_STROKE_WIDTHS.get(str(props.get("size", "m")), 3.5) + 1) * scale
     scale_x, scale_y = _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0)
     if _draw_extent is not None and DRAW_KERNEL and len(segments) == 1 and scale_x == 1 and scale_y == 1:
-        # one short free segment of point dicts (most strokes): stored, smoothed and bounded in one compiled pass
+        # one free segment of point dicts or a base64 path (most strokes): stored, smoothed and
+        # bounded in one compiled pass
         seg = segments[0]
-        if type(seg) is dict and seg.get("type") == "free" and "path" not in seg:
-            pts = seg.get("points")
-            if type(pts) is list and pts:
+        if type(seg) is dict and seg.get("type") == "free":
+            got = None
+            if "path" not in seg:
+                pts = seg.get("points")
+                if type(pts) is list and pts:
+                    streamline, last = _draw_options(props, sw)
+                    got = _draw_extent(pts, sw, streamline, last)
+            elif type(seg["path"]) is str and _path_extent is not None:
                 streamline, last = _draw_options(props, sw)
-                got = _draw_extent(pts, sw, streamline, last)
-                if got is not None:
-                    x0, y0, x1, y1, count, ix0, iy0, ix1, iy1 = got
-                    if x1 - x0 < sw * 2 and y1 - y0 < sw * 2 and ix1 - ix0 < sw * 2 and iy1 - iy0 < sw * 2:
-                        return _dot_box(sw)
-                    return _dot_box(sw) if count == 1 else (x0, y0, x1, y1)
+                got = _path_extent(_b64_bytes(seg["path"]), 2 if seg.get("dim") == 2 else 3, sw, streamline, last)
+            if got is not None:
+                x0, y0, x1, y1, count, ix0, iy0, ix1, iy1 = got
+                if x1 - x0 < sw * 2 and y1 - y0 < sw * 2 and ix1 - ix0 < sw * 2 and iy1 - iy0 < sw * 2:
+                    return _dot_box(sw)
+                return _dot_box(sw) if count == 1 else (x0, y0, x1, y1)
     q = _segment_rows(segments, scale_x, scale_y)
     n = q.shape[1]
     if n == 0:
