@@ -369,7 +369,7 @@ def _streamline(xs: List[float], ys: List[float], size: float, streamline: float
 
 def _stroke_extent(xs: List[float], ys: List[float], size: float, streamline: float, last: bool
                    ) -> Tuple[float, float, float, float, int]:
-    """The box and number of :func:`_streamline`'s points, without keeping them (the hot path)."""
+    """The box and number of :func:`_streamline`'s points, without keeping them (the compiled box's twin)."""
     sx, sy = _trim(xs, ys, size, streamline)
     u = 1 - (0.15 + (1 - streamline) * 0.85)
     m = len(sx)
