@@ -24,9 +24,12 @@ closely enough for their bounding boxes:
   rotated shape by its rotated vertices, not by its rotated box).
 
 Boxes are ``(x0, y0, x1, y1)`` in the shape's local frame, before rotation. The
-draw path is the hot one (files hold hundreds of strokes of hundreds of points):
-it reads the points with one numpy pass per stroke and smooths them in a loop of
-plain floats that keeps only the extent.
+draw path is the hot one (files hold hundreds of strokes of hundreds of points).
+The smoothing is compiled (``_cfreehand``: a draw stroke's box straight from its
+point dicts, the box, the smoothed points and the outline of stored points); the
+Python functions here are its twins, the same double operations in the same
+order, used when :data:`DRAW_KERNEL` (boxes) or :data:`STROKE_KERNEL` (points and
+outlines) is False or the compiled module is absent.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import base64
 import binascii
 import math
 import operator
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -64,20 +67,29 @@ HIGHLIGHT_STROKE_WIDTHS = {"s": 16 * 1.125 * 1.12, "m": 16 * 1.5 * 1.12, "l": 16
 _F16_MAX = 65504.0
 _GET_X = operator.itemgetter("x")
 _GET_Y = operator.itemgetter("y")
-# strokes longer than this smooth as an array (a convolution) rather than in a loop
-_ARRAY_MIN = 96
-_KERNELS: Dict[float, Tuple[np.ndarray, np.ndarray]] = {}
 # tldraw skips a streamlined point closer than this (per axis) to the previous one
 _SAME_POINT = 0.0001
 
 _DrawExtent = Callable[[List[Any], float, float, bool], Optional[Tuple[float, ...]]]
 _draw_extent: Optional[_DrawExtent]
-try:  # the compiled box of a short stroke (_cfreehand.pyx); its twin is _fast_listed + _stroke_extent
+_path_extent: Optional[Callable[..., Optional[Tuple[float, ...]]]]
+_cstroke_extent: Optional[Callable[..., Tuple[float, float, float, float, int]]]
+_cstroke_points: Optional[Callable[..., np.ndarray]]
+_cstroke_outline: Optional[Callable[..., np.ndarray]]
+try:  # the compiled smoothing (_cfreehand.pyx); its twins are the Python functions below
     from spatialobs.canvas.document._cfreehand import draw_extent as _draw_extent
+    from spatialobs.canvas.document._cfreehand import path_extent as _path_extent
+    from spatialobs.canvas.document._cfreehand import stroke_extent as _cstroke_extent
+    from spatialobs.canvas.document._cfreehand import stroke_outline as _cstroke_outline
+    from spatialobs.canvas.document._cfreehand import stroke_points as _cstroke_points
 except ImportError:  # pragma: no cover - a source tree without the compiled module
-    _draw_extent = None
-#: Whether :func:`_draw_box` uses the compiled stroke box when it is built (False: the Python twin).
+    _draw_extent = _path_extent = _cstroke_extent = _cstroke_points = _cstroke_outline = None
+#: Whether a draw shape's box is the compiled stroke box when it is built (False: the Python
+#: twin, :func:`_fast_listed` / :func:`segment_points` and :func:`_stroke_extent`).
 DRAW_KERNEL = True
+#: Whether :func:`stroke_points`, :func:`stroke_outline` and a draw shape's vertices are compiled
+#: when they are built (False: the Python twins :func:`_streamline` and :func:`_outline`).
+STROKE_KERNEL = True
 # the outline builder's constants (getStrokeOutlinePoints.ts)
 _FIXED_PI = math.pi + 0.0001
 _TRACK_TOLERANCE_RATIO = 0.05
@@ -357,7 +369,7 @@ def _streamline(xs: List[float], ys: List[float], size: float, streamline: float
 
 def _stroke_extent(xs: List[float], ys: List[float], size: float, streamline: float, last: bool
                    ) -> Tuple[float, float, float, float, int]:
-    """The box and number of :func:`_streamline`'s points, without keeping them (the hot path)."""
+    """The box and number of :func:`_streamline`'s points, without keeping them (the compiled box's twin)."""
     sx, sy = _trim(xs, ys, size, streamline)
     u = 1 - (0.15 + (1 - streamline) * 0.85)
     m = len(sx)
@@ -409,93 +421,6 @@ def _stroke_extent(xs: List[float], ys: List[float], size: float, streamline: fl
     return x0, y0, x1, y1, count
 
 
-def _kernel(u: float) -> Tuple[np.ndarray, np.ndarray]:
-    """``(1 - u)·u^k`` and ``u^(k+1)`` for k below where ``u^k`` no longer counts (cached per ``u``)."""
-    got = _KERNELS.get(u)
-    if got is None:
-        k = 1 if u <= 0 else max(1, math.ceil(math.log(1e-18) / math.log(u)))
-        pw = u ** np.arange(k + 1)
-        got = _KERNELS[u] = ((1 - u) * pw[:k], pw[1:])
-    return got
-
-
-def _stroke_extent_array(q: np.ndarray, size: float, streamline: float, last: bool
-                         ) -> Optional[Tuple[float, float, float, float, int]]:
-    """:func:`_stroke_extent` for a long stroke given as a ``(2, n)`` array, the filter as a convolution.
-
-    From the fifth staged point on, tldraw's loop is ``x[k] = u·x[k-1] + (1-u)·s[k]``
-    (a first-order filter), except where it skips a point equal to the previous one;
-    None then (and for strokes the trimming leaves short), for the plain loop.
-    """
-    n = q.shape[1]
-    min_d2 = (size / 3) * (size / 3)
-    (x0,), (y0,) = q[:, :1].tolist()
-    start = 1  # the first input point farther than size / 3 from the first
-    while start < n:
-        xs, ys = q[:, start:start + 16].tolist()
-        k = next((k for k, (x, y) in enumerate(zip(xs, ys)) if (x - x0) * (x - x0) + (y - y0) * (y - y0) > min_d2),
-                 None)
-        if k is not None:
-            start += k
-            break
-        start += 16
-    if start >= n - 8:
-        return None
-    (lx,), (ly,) = q[:, n - 1:].tolist()
-    end = n - 1  # one past the last point farther than size / 3 from the last
-    while True:
-        xs, ys = q[:, max(start, end - 16):end].tolist()
-        k = next((k for k, (x, y) in enumerate(zip(xs[::-1], ys[::-1]))
-                  if (x - lx) * (x - lx) + (y - ly) * (y - ly) > min_d2), None)
-        if k is not None:
-            end -= k
-            break
-        end -= len(xs)
-        if end <= start:
-            return None
-    if end - start < 8:
-        return None
-    parts = [q[:, :1], q[:, start:end], q[:, n - 1:]]
-    if streamline > 0:
-        parts.append(q[:, n - 1:])
-    stage = np.concatenate(parts, axis=1)
-    u = 1 - (0.15 + (1 - streamline) * 0.85)
-    head_x, head_y = stage[:, :4].tolist()
-    px, py = head_x[0], head_y[0]
-    bx0 = bx1 = px
-    by0 = by1 = py
-    count = 1
-    total = 0.0
-    for i in range(1, 4):  # the head, where the noise rule applies
-        a, b = head_x[i], head_y[i]
-        x = a + (px - a) * u
-        y = b + (py - b) * u
-        if abs(px - x) < _SAME_POINT and abs(py - y) < _SAME_POINT:
-            continue
-        total += ((y - py) * (y - py) + (x - px) * (x - px)) ** 0.5
-        if total < size:
-            continue
-        bx0, bx1, by0, by1 = min(bx0, x), max(bx1, x), min(by0, y), max(by1, y)
-        px, py = x, y
-        count += 1
-    rest = stage[:, 4:]
-    m = rest.shape[1]
-    w, decay = _kernel(u)
-    kk = min(m, len(w))
-    out = np.empty_like(rest)
-    out[0] = np.convolve(rest[0], w)[:m]
-    out[1] = np.convolve(rest[1], w)[:m]
-    out[0, :kk] += px * decay[:kk]
-    out[1, :kk] += py * decay[:kk]
-    if last:
-        out[:, -1] = rest[:, -1]
-    step = np.abs(np.diff(out, axis=1, prepend=((px,), (py,))))
-    if ((step[0] < _SAME_POINT) & (step[1] < _SAME_POINT)).any():
-        return None  # a skipped point: its successors follow an older one, which the loop handles
-    lo, hi = out.min(axis=1).tolist(), out.max(axis=1).tolist()
-    return (min(bx0, lo[0]), min(by0, lo[1]), max(bx1, hi[0]), max(by1, hi[1]), count + m)
-
-
 def stroke_points(points: Any, size: float, streamline: float = 0.5, last: bool = False) -> np.ndarray:
     """tldraw's ``getStrokePoints`` for a stroke without simulated pressure: the smoothed points.
 
@@ -529,6 +454,9 @@ def stroke_points(points: Any, size: float, streamline: float = 0.5, last: bool 
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     if len(pts) == 0:
         return np.zeros((0, 2))
+    if _cstroke_points is not None and STROKE_KERNEL:
+        return _cstroke_points(np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1]),
+                               float(size), float(streamline), bool(last))
     s = _streamline(pts[:, 0].tolist(), pts[:, 1].tolist(), float(size), float(streamline), bool(last))
     return np.column_stack([s.x, s.y])
 
@@ -692,6 +620,14 @@ def stroke_outline(points: Any, size: float, streamline: float = 0.5, smoothing:
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     if len(pts) == 0 or size <= 0:
         return np.zeros((0, 2))
+    if _cstroke_outline is not None and STROKE_KERNEL and math.isfinite(size):
+        return _cstroke_outline(np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1]), float(size),
+                                float(streamline), float(smoothing), bool(last))
+    return _outline(pts, size, streamline, smoothing, last)
+
+
+def _outline(pts: np.ndarray, size: float, streamline: float, smoothing: float, last: bool) -> np.ndarray:
+    """:func:`stroke_outline` in Python (the twin of the compiled outline) for an ``(n, 2)`` array, n > 0."""
     st = _streamline(pts[:, 0].tolist(), pts[:, 1].tolist(), float(size), float(streamline), bool(last))
     sx, sy, runs = st.x, st.y, st.run
     n = len(sx)
@@ -791,25 +727,32 @@ def _draw_box(props: Mapping[str, Any], segments: List[Any]) -> Optional[Box]:
     sw = (DRAW_STROKE_WIDTHS.get(str(props.get("size", "m")), 3.5) + 1) * scale
     scale_x, scale_y = _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0)
     if _draw_extent is not None and DRAW_KERNEL and len(segments) == 1 and scale_x == 1 and scale_y == 1:
-        # one short free segment of point dicts (most strokes): stored, smoothed and bounded in one compiled pass
+        # one free segment of point dicts or a base64 path (most strokes): stored, smoothed and
+        # bounded in one compiled pass
         seg = segments[0]
-        if type(seg) is dict and seg.get("type") == "free" and "path" not in seg:
-            pts = seg.get("points")
-            if type(pts) is list and 0 < len(pts) <= _ARRAY_MIN:
+        if type(seg) is dict and seg.get("type") == "free":
+            got = None
+            if "path" not in seg:
+                pts = seg.get("points")
+                if type(pts) is list and pts:
+                    streamline, last = _draw_options(props, sw)
+                    got = _draw_extent(pts, sw, streamline, last)
+            elif type(seg["path"]) is str and _path_extent is not None:
                 streamline, last = _draw_options(props, sw)
-                got = _draw_extent(pts, sw, streamline, last)
-                if got is not None:
-                    x0, y0, x1, y1, count, ix0, iy0, ix1, iy1 = got
-                    if x1 - x0 < sw * 2 and y1 - y0 < sw * 2 and ix1 - ix0 < sw * 2 and iy1 - iy0 < sw * 2:
-                        return _dot_box(sw)
-                    return _dot_box(sw) if count == 1 else (x0, y0, x1, y1)
+                got = _path_extent(_b64_bytes(seg["path"]), 2 if seg.get("dim") == 2 else 3, sw, streamline, last)
+            if got is not None:
+                x0, y0, x1, y1, count, ix0, iy0, ix1, iy1 = got
+                if x1 - x0 < sw * 2 and y1 - y0 < sw * 2 and ix1 - ix0 < sw * 2 and iy1 - iy0 < sw * 2:
+                    return _dot_box(sw)
+                return _dot_box(sw) if count == 1 else (x0, y0, x1, y1)
     q = _segment_rows(segments, scale_x, scale_y)
     n = q.shape[1]
     if n == 0:
         return _dot_box(sw) if len(segments) == 1 else None
     streamline, last = _draw_options(props, sw)
-    got = _stroke_extent_array(q, sw, streamline, last) if n > _ARRAY_MIN else None
-    if got is None:
+    if _cstroke_extent is not None and DRAW_KERNEL:
+        got = _cstroke_extent(q[0], q[1], sw, streamline, last)
+    else:
         xs, ys = q.tolist()
         got = _stroke_extent(xs, ys, sw, streamline, last)
     x0, y0, x1, y1, count = got
@@ -916,19 +859,28 @@ def _line_box(props: Mapping[str, Any]) -> Optional[Box]:
     return _extent(line)
 
 
-def _draw_vertices(props: Mapping[str, Any], segments: List[Any]) -> Optional[Tuple[List[float], List[float]]]:
+def _draw_vertices(props: Mapping[str, Any], segments: List[Any]) -> Optional[np.ndarray]:
     # the same decisions as _draw_box, keeping the points
     scale = _prop_float(props, "scale", 1.0)
     sw = (DRAW_STROKE_WIDTHS.get(str(props.get("size", "m")), 3.5) + 1) * scale
+    if _cstroke_points is not None and STROKE_KERNEL:
+        q = _segment_rows(segments, _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0))
+        if q.shape[1] and np.isfinite(q).all():  # then numpy's extremes are Python's min and max
+            lo, hi = q.min(axis=1), q.max(axis=1)
+            if len(segments) == 1 and hi[0] - lo[0] < sw * 2 and hi[1] - lo[1] < sw * 2:
+                return np.column_stack(_dot_vertices(sw))
+            streamline, last = _draw_options(props, sw)
+            p = _cstroke_points(q[0], q[1], sw, streamline, last)
+            return np.column_stack(_dot_vertices(sw)) if len(p) == 1 else p
     xs, ys = _segment_lists(segments, _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0))
     if len(segments) == 1 and (not xs or (max(xs) - min(xs) < sw * 2 and max(ys) - min(ys) < sw * 2)):
-        return _dot_vertices(sw)
+        return np.column_stack(_dot_vertices(sw))
     if not xs:
         return None
     is_pen = bool(props.get("isPen"))
     streamline = 0.62 if is_pen else min(max(0.64 + (sw - 9) / 7 * 0.1, 0.64), 0.74)
     st = _streamline(xs, ys, sw, streamline, bool(props.get("isComplete")) or is_pen)
-    return _dot_vertices(sw) if len(st.x) == 1 else (st.x, st.y)
+    return np.column_stack(_dot_vertices(sw) if len(st.x) == 1 else (st.x, st.y))
 
 
 def freehand_vertices(node_type: str, props: Mapping[str, Any]) -> Optional[np.ndarray]:
@@ -962,8 +914,7 @@ def freehand_vertices(node_type: str, props: Mapping[str, Any]) -> Optional[np.n
     if not isinstance(segments, list) or not segments:
         return None
     if node_type == "draw":
-        got = _draw_vertices(props, segments)
-        v = None if got is None else np.column_stack(got)
+        v = _draw_vertices(props, segments)
     else:
         v = _highlight_outline(props, segments)
     if v is None or len(v) == 0 or not np.isfinite(v).all():
