@@ -1045,10 +1045,9 @@ void check_terminal(const ElbowTerminal* t, const char* name) {
   }
 }
 
-}  // namespace elbow_detail
-
-bool elbow_route(const ElbowInput& in, ElbowOutput& out) {
-  using namespace elbow_detail;
+// elbow_route's body, inside this file's namespace so that its short names (P, Box, Term)
+// never meet another source's in the unity build.
+bool route(const ElbowInput& in, ElbowOutput& out) {
   if (in.variant != HypotVariant::kSplit && in.variant != HypotVariant::kFma) {
     throw std::invalid_argument("unknown hypot variant");
   }
@@ -1154,5 +1153,9 @@ bool elbow_route(const ElbowInput& in, ElbowOutput& out) {
   out.end_offset = et.offset;
   return true;
 }
+
+}  // namespace elbow_detail
+
+bool elbow_route(const ElbowInput& in, ElbowOutput& out) { return elbow_detail::route(in, out); }
 
 }  // namespace spatialobs
