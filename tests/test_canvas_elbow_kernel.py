@@ -163,6 +163,27 @@ def test_free_routes_are_the_twins(ex, ey, mid, size, rot):
     _assert_route_same(props, (0.0, 0.0, math.cos(rot), math.sin(rot)), None, None)
 
 
+_EXTREME = st.sampled_from([0.0, -0.0, 1e-300, -1e-300, 5e-324, 1e150, -1e150, 1e300, -1e300, 1.7e308, 0.1, -3.5])
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.tuples(*[_EXTREME] * 8), st.tuples(*[_EXTREME] * 4), _ANCHOR, _ANCHOR, st.booleans(), st.booleans(),
+       st.sampled_from(["both", "start", "end", "none"]), _ROT, _MID)
+def test_extreme_coordinates_give_the_twins_route_or_error(box, free, anchor_a, anchor_b, precise_a, precise_b, ends,
+                                                            rot, mid):
+    # boxes and free ends from 5e-324 to 1.7e308: overflow to infinities and NaN, and Python's x ** 2
+    # raising OverflowError, on the same operations in both routers
+    ax, ay, aw, ah, bx, by, bw, bh = box
+    c, s = (1.0, 0.0) if rot == 0.0 else (math.cos(rot), math.sin(rot))
+    a = Terminal(target_outline("geo", {"geo": "rectangle", "size": "m"}, abs(aw), abs(ah)), (ax, ay, c, s),
+                 anchor_a, precise_a, False, "shape:a") if ends in ("both", "start") else None
+    b = Terminal(target_outline("geo", {"geo": "diamond", "size": "m"}, abs(bw), abs(bh)), (bx, by, 1.0, 0.0),
+                 anchor_b, precise_b, False, "shape:b") if ends in ("both", "end") else None
+    props = {"kind": "elbow", "start": {"x": free[0], "y": free[1]}, "end": {"x": free[2], "y": free[3]},
+             "elbowMidPoint": mid}
+    _assert_route_same(props, (0.0, 0.0, 1.0, 0.0), a, b)
+
+
 def _box_terminal(x, y, w, h, anchor=(0.5, 0.5), precise=False, name="shape:a", rot=0.0, **kw):
     o = target_outline("geo", {"geo": "rectangle", "size": "m"}, w, h)
     xf = (x, y, 1.0, 0.0) if rot == 0.0 else (x, y, math.cos(rot), math.sin(rot))
