@@ -88,6 +88,7 @@ inline py::array_t<std::int64_t> pairs_to_numpy(std::vector<std::int64_t>&& rows
 void register_arrows(py::module_& m);
 void register_box_index(py::module_& m);
 void register_coverage(py::module_& m);
+void register_elbow(py::module_& m);
 void register_geometry(py::module_& m);
 void register_placement(py::module_& m);
 void register_screen(py::module_& m);

@@ -35,6 +35,7 @@ PYBIND11_MODULE(_core, m) {
   spatialobs::bind::register_arrows(m);
   spatialobs::bind::register_box_index(m);
   spatialobs::bind::register_coverage(m);
+  spatialobs::bind::register_elbow(m);
   spatialobs::bind::register_geometry(m);
   spatialobs::bind::register_placement(m);
   spatialobs::bind::register_screen(m);

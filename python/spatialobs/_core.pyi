@@ -133,6 +133,29 @@ def target_outlines(
     ex_bounds: _F64,
 ) -> tuple[_I64, _F64, _F64]: ...
 
+# ---- elbow arrows ---------------------------------------------------------
+
+_Pt = tuple[float, float]
+#: (points, closed, xf, anchor, precise, exact, edge_snap, target_stroke)
+_ElbowTerminal = tuple[Sequence[Sequence[float]], bool, Sequence[float], Sequence[float], bool, bool, bool, float]
+
+def elbow_route(
+    arrow_xf: Sequence[float],
+    start_free: Sequence[float],
+    end_free: Sequence[float],
+    start: _ElbowTerminal | None,
+    end: _ElbowTerminal | None,
+    same_target: bool,
+    head_start: bool,
+    head_end: bool,
+    stroke: float,
+    scale: float,
+    expand_len: float,
+    min_len: float,
+    mid: float,
+    hypot_variant: int = 0,
+) -> tuple[list[_Pt], _Pt, _Pt, _Pt | None, float, float] | None: ...
+
 # ---- placement ------------------------------------------------------------
 
 def place_greedy(

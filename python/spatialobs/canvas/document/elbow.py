@@ -18,6 +18,11 @@ the other, in the arrow's own frame. tldraw builds it in four steps, followed he
 
 The route's vertices are the body; its box (and a label's) is the arrow's bounds.
 
+Each arrow is routed by the compiled ``_core.elbow_route``, a port of the router
+below operation for operation (the same bits, ``math.hypot``'s rounding and
+``sum``'s included); this module's Python router stays as its twin
+(:data:`ELBOW_KERNEL` ``= False`` sends every arrow through it).
+
 Examples
 --------
 >>> from spatialobs.canvas.document.arrows import Terminal, target_outline
@@ -33,9 +38,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from spatialobs import _core
 from spatialobs.canvas.document.arrows import (
+    _HYPOT_VARIANT,
     Terminal,
     Xf,
     _from_page,
@@ -47,7 +54,7 @@ from spatialobs.canvas.document.arrows import (
 )
 from spatialobs.canvas.document.shapes import STROKE_SIZES
 
-__all__ = ["ElbowRoute", "elbow_route", "EXPAND_LEG", "MIN_LEG"]
+__all__ = ["ElbowRoute", "elbow_route", "EXPAND_LEG", "MIN_LEG", "ELBOW_KERNEL"]
 
 Pt = Tuple[float, float]
 
@@ -58,6 +65,11 @@ _BOUND_ARROW_OFFSET = 10.0
 _MIN_DISTANCE = 0.01
 _SIDES = ("right", "bottom", "left", "top")
 _OPPOSITE = {"top": "bottom", "right": "left", "bottom": "top", "left": "right"}
+
+#: Route elbow arrows with the compiled kernel (``_core.elbow_route``); ``False`` sends
+#: every arrow through the Python router, its twin (same routes, bit for bit).
+ELBOW_KERNEL = True
+_kernel_route: Optional[Callable[..., Any]] = getattr(_core, "elbow_route", None)
 
 
 @dataclass(frozen=True)
@@ -939,8 +951,30 @@ def elbow_route(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Terminal
     min_len = MIN_LEG.get(size, 10.5) * scale
     mid_prop = _num(props.get("elbowMidPoint"), 0.5)
     heads = (props.get("arrowheadStart", "none") != "none", props.get("arrowheadEnd", "arrow") != "none")
-    s = _terminal(start, _point(props.get("start")), arrow_xf, heads[0], stroke, scale)
-    e = _terminal(end, _point(props.get("end")), arrow_xf, heads[1], stroke, scale)
+    if ELBOW_KERNEL and _kernel_route is not None and _HYPOT_VARIANT is not None:
+        r = _kernel_route(arrow_xf, _point(props.get("start")), _point(props.get("end")), _kernel_terminal(start),
+                          _kernel_terminal(end), start is not None and end is not None and start.target == end.target,
+                          heads[0], heads[1], stroke, scale, expand_len, min_len, mid_prop, _HYPOT_VARIANT)
+        return None if r is None else ElbowRoute(*r)
+    return _route(arrow_xf, start, end, _point(props.get("start")), _point(props.get("end")), heads, stroke, scale,
+                  expand_len, min_len, mid_prop)
+
+
+def _kernel_terminal(t: Optional[Terminal]) -> Optional[Tuple[Any, ...]]:
+    """A bound terminal as the kernel reads it (None for a free one)."""
+    if t is None:
+        return None
+    o = t.outline
+    return (o.points, o.closed, t.xf, t.anchor, t.precise, t.exact, t.snap in ("edge", "edge-point"),
+            o.stroke * t.scale)
+
+
+def _route(arrow_xf: Xf, start: Optional[Terminal], end: Optional[Terminal], start_free: Pt, end_free: Pt,
+           heads: Tuple[bool, bool], stroke: float, scale: float, expand_len: float, min_len: float,
+           mid_prop: float) -> Optional[ElbowRoute]:
+    """The Python router, the kernel's twin: :func:`elbow_route` after reading the props."""
+    s = _terminal(start, start_free, arrow_xf, heads[0], stroke, scale)
+    e = _terminal(end, end_free, arrow_xf, heads[1], stroke, scale)
     s = _unclosed(s, e, expand_len)
     e = _unclosed(e, s, expand_len)
     swap = s.side is None and e.side is not None
