@@ -49,6 +49,8 @@ def _flags(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
     monkeypatch.setattr(_ARROWS, "LABEL_KERNEL", on)
 
 
+# at 10^5 the page is built (6 s), derived three times and once more by the other path, on a loaded machine
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("n", [10_000, 100_000], ids=["10k", "100k"])
 @pytest.mark.parametrize("impl", ["kernels", "python"])
 def test_bent_labelled_first_derivation(benchmark, impl, n, monkeypatch):

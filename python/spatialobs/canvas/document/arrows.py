@@ -22,7 +22,14 @@ canvas, once per bound arrow. Straight arrows without a label, most of a real
 canvas's, are resolved in one batch per derivation by the compiled
 ``_core.resolve_straight_arrows``, a port of the straight path below operation for
 operation (the same bits, ``math.hypot``'s rounding included); this path stays as its
-twin (:data:`STRAIGHT_KERNEL` ``= False`` sends every arrow through it).
+twin (:data:`STRAIGHT_KERNEL` ``= False`` sends every arrow through it). Bent arrows and
+labelled ones are resolved the same way by ``_core.resolve_arrows`` (one call per
+derivation over all of them: :func:`_arc`, :func:`arc_vertices` and the fallbacks to a
+straight body, ported alike), and their labels placed by ``_core.place_arrow_labels``
+(:func:`_label_box` after the label's size is measured here); :data:`ARC_KERNEL` and
+:data:`LABEL_KERNEL` ``= False`` send them through this path. One arrow asked for on its
+own (:func:`arrow_geometry`, turned arrows' page vertices, painting, export) is resolved
+here.
 
 Elbow arrows (``kind: "elbow"``) are routed by :mod:`~spatialobs.canvas.document.elbow`;
 frame masks that clip a bound target are not applied.
