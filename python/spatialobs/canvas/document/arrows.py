@@ -1743,7 +1743,7 @@ class _StraightBatch:
             font = props.get("font", "draw")
             sw = 2.0 * {"s": 1.0, "m": 1.75, "l": 2.5, "xl": 5.0}.get(size, 1.75)
             pad = (_LABEL_TO_ARROW_PADDING + (sw - 2.0) * 2 + (20 if sw >= 10.0 else 0)) * scale
-            lw, lh = _label_size(text, size, scale, tuple(boxes[j].tolist()),  # type: ignore[arg-type]
+            lw, lh = _label_size(text, size, scale, tuple(boxes[j].tolist()),
                                  font if isinstance(font, str) else "draw", 64.0)
             at.append(j)
             sizes += (lw, lh)
