@@ -415,7 +415,13 @@ namespace arrow_arcs {
 constexpr double kPi = 3.141592653589793;
 constexpr double kPi2 = 2 * 3.141592653589793;
 
-inline double angle(Pt a, Pt b) { return std::atan2(b.y - a.y, b.x - a.x); }
+// _angle: math.atan2, which answers a NaN argument with its own (positive) NaN where
+// the C library passes the argument's on (its sign included).
+inline double angle(Pt a, Pt b) {
+  const double y = b.y - a.y, x = b.x - a.x;
+  if (std::isnan(x) || std::isnan(y)) return std::nan("");
+  return std::atan2(y, x);
+}
 
 // _canon, _cw_dist, _ccw_dist (math.fmod is the C library's fmod).
 inline double canon(double a) {
