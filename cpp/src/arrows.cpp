@@ -832,7 +832,7 @@ double python_hypot(double x, double y, HypotVariant variant) {
   return variant == HypotVariant::kFma ? detail::hypot_fma(x, y, mx) : detail::hypot_split(x, y, mx);
 }
 
-namespace detail {
+namespace detail::arrow_arcs {
 
 // The batch of resolve_straight_arrows and resolve_arrows: `bend` and `arc` null
 // for straight arrows only (then the arc outputs are null too).
@@ -928,14 +928,14 @@ void resolve_batch(const StraightArrowsInput& in, const StraightArrowsOutput& ou
   }
 }
 
-}  // namespace detail
+}  // namespace detail::arrow_arcs
 
 void resolve_straight_arrows(const StraightArrowsInput& in, const StraightArrowsOutput& out) {
-  detail::resolve_batch(in, out, nullptr, nullptr, nullptr, nullptr, nullptr);
+  detail::arrow_arcs::resolve_batch(in, out, nullptr, nullptr, nullptr, nullptr, nullptr);
 }
 
 void resolve_arrows(const ArrowsInput& in, const ArrowsOutput& out) {
-  detail::resolve_batch(in.base, out.base, in.bend, in.arc, out.is_arc, out.centers, out.sweep_large);
+  detail::arrow_arcs::resolve_batch(in.base, out.base, in.bend, in.arc, out.is_arc, out.centers, out.sweep_large);
 }
 
 void place_arrow_labels(const LabelsInput& in, double* boxes, double* labels) {
