@@ -34,7 +34,7 @@ const T* checked(const py::array& a, const char* name, std::initializer_list<py:
   return static_cast<const T*>(a.data());
 }
 
-py::tuple resolve_straight_arrows_binding(const py::array& px, const py::array& py_, const py::array& rotation,
+StraightArrowsInput straight_input(const py::array& px, const py::array& py_, const py::array& rotation,
                                           const py::array& arrow_row, const py::array& points,
                                           const py::array& scale, const py::array& stroke, const py::array& heads,
                                           const py::array& target, const py::array& outline,
@@ -83,6 +83,23 @@ py::tuple resolve_straight_arrows_binding(const py::array& px, const py::array& 
                                 std::to_string(hypot_variant));
   }
   in.hypot = static_cast<HypotVariant>(hypot_variant);
+  return in;
+}
+
+#define SPATIALOBS_ARROW_ARGS                                                                                 \
+  const py::array &px, const py::array &py_, const py::array &rotation, const py::array &arrow_row,          \
+      const py::array &points, const py::array &scale, const py::array &stroke, const py::array &heads,      \
+      const py::array &target, const py::array &outline, const py::array &box_outline,                       \
+      const py::array &anchor, const py::array &precise, const py::array &exact, const py::array &offsets,   \
+      const py::array &outline_points, const py::array &closed, const py::array &bounds,                     \
+      const py::array &outline_stroke
+#define SPATIALOBS_ARROW_NAMES                                                                                \
+  px, py_, rotation, arrow_row, points, scale, stroke, heads, target, outline, box_outline, anchor, precise, \
+      exact, offsets, outline_points, closed, bounds, outline_stroke
+
+py::tuple resolve_straight_arrows_binding(SPATIALOBS_ARROW_ARGS, int hypot_variant) {
+  const StraightArrowsInput in = straight_input(SPATIALOBS_ARROW_NAMES, hypot_variant);
+  const auto n = static_cast<py::ssize_t>(in.n);
   py::array_t<double> boxes({n, py::ssize_t{4}});
   py::array_t<double> ends({n, py::ssize_t{4}});
   py::array_t<bool> valid({n});
@@ -94,6 +111,63 @@ py::tuple resolve_straight_arrows_binding(const py::array& px, const py::array& 
   }
   return py::make_tuple(boxes, ends, valid);
 }
+
+py::tuple resolve_arrows_binding(SPATIALOBS_ARROW_ARGS, const py::array& bend, const py::array& arc,
+                                 int hypot_variant) {
+  ArrowsInput in{straight_input(SPATIALOBS_ARROW_NAMES, hypot_variant), nullptr, nullptr};
+  const auto n = static_cast<py::ssize_t>(in.base.n);
+  in.bend = checked<double>(bend, "bend", {n});
+  in.arc = checked<bool>(arc, "arc", {n});
+  py::array_t<double> boxes({n, py::ssize_t{4}});
+  py::array_t<double> ends({n, py::ssize_t{4}});
+  py::array_t<bool> valid({n});
+  py::array_t<bool> is_arc({n});
+  py::array_t<double> centers({n, py::ssize_t{2}});
+  py::array_t<bool> sweep_large({n, py::ssize_t{2}});
+  ArrowsOutput out{{boxes.mutable_data(), ends.mutable_data(), valid.mutable_data()},
+                   is_arc.mutable_data(),
+                   centers.mutable_data(),
+                   sweep_large.mutable_data()};
+  {
+    py::gil_scoped_release release;
+    resolve_arrows(in, out);
+  }
+  return py::make_tuple(boxes, ends, valid, is_arc, centers, sweep_large);
+}
+
+py::tuple place_arrow_labels_binding(const py::array& is_arc, const py::array& ends, const py::array& centers,
+                                     const py::array& sweep_large, const py::array& body_boxes,
+                                     const py::array& size, const py::array& pad, const py::array& position,
+                                     const py::array& clamp, int hypot_variant) {
+  LabelsInput in{};
+  if (is_arc.ndim() != 1) throw std::invalid_argument("is_arc must have shape (n,), got " + shape_text(is_arc));
+  const py::ssize_t n = is_arc.shape(0);
+  in.n = static_cast<std::size_t>(n);
+  in.is_arc = checked<bool>(is_arc, "is_arc", {n});
+  in.ends = checked<double>(ends, "ends", {n, 4});
+  in.centers = checked<double>(centers, "centers", {n, 2});
+  in.sweep_large = checked<bool>(sweep_large, "sweep_large", {n, 2});
+  in.body_boxes = checked<double>(body_boxes, "body_boxes", {n, 4});
+  in.size = checked<double>(size, "size", {n, 2});
+  in.pad = checked<double>(pad, "pad", {n});
+  in.position = checked<double>(position, "position", {n});
+  in.clamp = checked<bool>(clamp, "clamp", {n, 2});
+  if (hypot_variant != 0 && hypot_variant != 1) {
+    throw std::invalid_argument("hypot_variant must be 0 (CPython 3.10-3.11) or 1 (3.12+), got " +
+                                std::to_string(hypot_variant));
+  }
+  in.hypot = static_cast<HypotVariant>(hypot_variant);
+  py::array_t<double> boxes({n, py::ssize_t{4}});
+  py::array_t<double> labels({n, py::ssize_t{4}});
+  {
+    py::gil_scoped_release release;
+    place_arrow_labels(in, boxes.mutable_data(), labels.mutable_data());
+  }
+  return py::make_tuple(boxes, labels);
+}
+
+#undef SPATIALOBS_ARROW_ARGS
+#undef SPATIALOBS_ARROW_NAMES
 
 double python_hypot_binding(double x, double y, int hypot_variant) {
   if (hypot_variant != 0 && hypot_variant != 1) {
@@ -152,6 +226,18 @@ void register_arrows(py::module_& m) {
         py::arg("precise"), py::arg("exact"), py::arg("offsets"), py::arg("outline_points"), py::arg("closed"),
         py::arg("bounds"), py::arg("outline_stroke"), py::arg("hypot_variant") = 0,
         "Straight tldraw arrows resolved against their targets: (boxes, ends, valid), as the Python twin.");
+  m.def("resolve_arrows", &resolve_arrows_binding, py::arg("px"), py::arg("py"), py::arg("rotation"),
+        py::arg("arrow_row"), py::arg("points"), py::arg("scale"), py::arg("stroke"), py::arg("heads"),
+        py::arg("target"), py::arg("outline"), py::arg("box_outline"), py::arg("anchor"), py::arg("precise"),
+        py::arg("exact"), py::arg("offsets"), py::arg("outline_points"), py::arg("closed"), py::arg("bounds"),
+        py::arg("outline_stroke"), py::arg("bend"), py::arg("arc"), py::arg("hypot_variant") = 0,
+        "Arc and straight tldraw arrows resolved against their targets: (boxes, ends, valid, is_arc, centers, "
+        "sweep_large), as the Python twin; an arrow is tried as an arc where `arc` is set.");
+  m.def("place_arrow_labels", &place_arrow_labels_binding, py::arg("is_arc"), py::arg("ends"), py::arg("centers"),
+        py::arg("sweep_large"), py::arg("body_boxes"), py::arg("size"), py::arg("pad"), py::arg("position"),
+        py::arg("clamp"), py::arg("hypot_variant") = 0,
+        "Arrow labels of measured sizes placed along resolved bodies: (boxes with the label, label boxes), as "
+        "the Python twin.");
   m.def("target_outlines", &target_outlines_binding, py::arg("kind"), py::arg("size"), py::arg("flip"),
         py::arg("ex_offsets"), py::arg("ex_points"), py::arg("ex_bounds"),
         "Arrow targets' outlines in a batch: (offsets, points, bounds), boxes and polygonal geo kinds built "

@@ -123,6 +123,42 @@ def resolve_straight_arrows(
     outline_stroke: _F64,
     hypot_variant: int = 0,
 ) -> tuple[_F64, _F64, _Bool]: ...
+def resolve_arrows(
+    px: _F64,
+    py: _F64,
+    rotation: _F64,
+    arrow_row: _I64,
+    points: _F64,
+    scale: _F64,
+    stroke: _F64,
+    heads: _Bool,
+    target: _I64,
+    outline: _I64,
+    box_outline: _I64,
+    anchor: _F64,
+    precise: _Bool,
+    exact: _Bool,
+    offsets: _I64,
+    outline_points: _F64,
+    closed: _Bool,
+    bounds: _F64,
+    outline_stroke: _F64,
+    bend: _F64,
+    arc: _Bool,
+    hypot_variant: int = 0,
+) -> tuple[_F64, _F64, _Bool, _Bool, _F64, _Bool]: ...
+def place_arrow_labels(
+    is_arc: _Bool,
+    ends: _F64,
+    centers: _F64,
+    sweep_large: _Bool,
+    body_boxes: _F64,
+    size: _F64,
+    pad: _F64,
+    position: _F64,
+    clamp: _Bool,
+    hypot_variant: int = 0,
+) -> tuple[_F64, _F64]: ...
 def python_hypot(x: float, y: float, hypot_variant: int = 0) -> float: ...
 def target_outlines(
     kind: _I64,

@@ -61,6 +61,53 @@ struct StraightArrowsOutput {
 // written then.
 void resolve_straight_arrows(const StraightArrowsInput& in, const StraightArrowsOutput& out);
 
+// Every arrow of `in` resolved as tldraw resolves an arc or straight arrow
+// (elbow arrows aside): arrow i is an arc when `arc[i]` (tldraw's test on the
+// kind, the bend and the scale, made by the caller) with `bend[i]`, and falls
+// back to the straight body as tldraw does (coincident handles, an arc too
+// flat or too large). `boxes` are the body's box (an arc's sampled vertices),
+// without a label. Bad input throws as resolve_straight_arrows does, and for
+// a bend that is not finite.
+struct ArrowsInput {
+  StraightArrowsInput base;
+  const double* bend;  // n values
+  const bool* arc;     // n values
+};
+
+struct ArrowsOutput {
+  StraightArrowsOutput base;
+  bool* is_arc;        // n values: the body drawn is an arc
+  double* centers;     // n rows [x, y]: an arc's centre (0 for a straight body)
+  bool* sweep_large;   // n rows [sweep, large]: an arc's flags
+};
+
+void resolve_arrows(const ArrowsInput& in, const ArrowsOutput& out);
+
+// Arrow labels placed along resolved bodies (outputs of resolve_arrows), as
+// tldraw places them: per label the body (a straight segment between `ends`
+// or, when `is_arc`, the arc about `centers` sampled one vertex per 20 units),
+// the body's box, the label's measured size (width, height, padding
+// included), the padding kept from bound ends or arrowheads, labelPosition
+// and whether the start and end clamp the position. Writes the box of the
+// body and the label rectangle to `boxes` (n rows) and the label rectangle
+// to `labels`. A size, padding or position that is not finite throws
+// std::invalid_argument naming the label.
+struct LabelsInput {
+  std::size_t n;
+  const bool* is_arc;
+  const double* ends;         // n rows [start x, y, end x, y]
+  const double* centers;      // n rows [x, y]
+  const bool* sweep_large;    // n rows [sweep, large]
+  const double* body_boxes;   // n rows [x0, y0, x1, y1]
+  const double* size;         // n rows [width, height]
+  const double* pad;          // n values
+  const double* position;     // n values
+  const bool* clamp;          // n rows [start, end]
+  HypotVariant hypot = HypotVariant::kSplit;
+};
+
+void place_arrow_labels(const LabelsInput& in, double* boxes, double* labels);
+
 // CPython's math.hypot(x, y) as `variant` computes it.
 double python_hypot(double x, double y, HypotVariant variant);
 

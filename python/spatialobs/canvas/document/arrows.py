@@ -22,7 +22,14 @@ canvas, once per bound arrow. Straight arrows without a label, most of a real
 canvas's, are resolved in one batch per derivation by the compiled
 ``_core.resolve_straight_arrows``, a port of the straight path below operation for
 operation (the same bits, ``math.hypot``'s rounding included); this path stays as its
-twin (:data:`STRAIGHT_KERNEL` ``= False`` sends every arrow through it).
+twin (:data:`STRAIGHT_KERNEL` ``= False`` sends every arrow through it). Bent arrows and
+labelled ones are resolved the same way by ``_core.resolve_arrows`` (one call per
+derivation over all of them: :func:`_arc`, :func:`arc_vertices` and the fallbacks to a
+straight body, ported alike), and their labels placed by ``_core.place_arrow_labels``
+(:func:`_label_box` after the label's size is measured here); :data:`ARC_KERNEL` and
+:data:`LABEL_KERNEL` ``= False`` send them through this path. One arrow asked for on its
+own (:func:`arrow_geometry`, turned arrows' page vertices, painting, export) is resolved
+here.
 
 Elbow arrows (``kind: "elbow"``) are routed by :mod:`~spatialobs.canvas.document.elbow`;
 frame masks that clip a bound target are not applied.
@@ -1376,7 +1383,7 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
         _resolve_one(d, nodes, r, terms, previous, kept, twins, batch)
         changed.append(r)
     if batch is not None:
-        batch.run(d, nodes, kept)
+        batch.run(d, nodes, kept, twins)
     if cache is not None:
         cache.clear()
         cache.update(kept)
@@ -1394,6 +1401,45 @@ STRAIGHT_KERNEL = True
 #: How this interpreter's ``math.hypot`` rounds, for the kernel (CPython 3.10-3.11: 0,
 #: 3.12+: 1); None where the kernel has no copy of it (the Python path is used).
 _HYPOT_VARIANT: Optional[int] = None if sys.version_info < (3, 10) else 0 if sys.version_info < (3, 12) else 1
+
+
+_resolve_arrows: Optional[Callable[..., Any]] = getattr(_core, "resolve_arrows", None)
+_place_arrow_labels: Optional[Callable[..., Any]] = getattr(_core, "place_arrow_labels", None)
+
+#: Whether bent arrows (arcs, ``bend``) without a label are resolved by the compiled kernel
+#: (``_core.resolve_arrows``, one call per derivation); False resolves them with the Python
+#: twin (:func:`resolve_arrow`), which gives bit-identical boxes.
+ARC_KERNEL = True
+
+#: Whether labelled arrows (straight or, with :data:`ARC_KERNEL`, bent; not elbows) are
+#: resolved and their labels placed by the compiled kernels (``_core.resolve_arrows``, then
+#: ``_core.place_arrow_labels`` with the label sizes measured in Python); False places every
+#: label with the Python twin (:func:`_label_box`), which gives bit-identical boxes.
+LABEL_KERNEL = True
+
+#: What the batch takes an arrow as: (arc, bend, labelled).
+_Kind = Tuple[bool, float, bool]
+_PLAIN: _Kind = (False, 0.0, False)
+
+
+def _batch_kind(props: Mapping[str, Any], label: Any) -> Optional[_Kind]:
+    """How :func:`resolve_arrow` draws an arrow with ``props`` and ``label``: ``(arc, bend,
+    labelled)`` (an arc is tried with ``bend``, and falls back to straight as tldraw's does),
+    :data:`_PLAIN` for a straight arrow without a label; None for an elbow arrow."""
+    labelled = bool(label and label.strip())
+    kind = props.get("kind")
+    if kind == "elbow":
+        return None
+    bend = props.get("bend")
+    if (bend is None or (type(bend) in (int, float) and not bend)) and "scale" not in props:
+        return (False, 0.0, True) if labelled else _PLAIN  # no bend (scale 1): not an arc, whatever the kind
+    scale = _num(props.get("scale"), 1.0) or 1.0
+    bend = _num(props.get("bend"), 0.0)
+    arc_kind = props.get("kind", "arc") == "arc"
+    arc = arc_kind and not abs(bend) < _MIN_ARROW_BEND * scale and not abs(bend) > abs(bend * 10 * scale)
+    if not arc and not labelled:
+        return _PLAIN
+    return (bool(arc), bend if arc else 0.0, labelled)
 
 
 def _straight_unlabelled(props: Mapping[str, Any], label: Any) -> bool:
@@ -1481,14 +1527,34 @@ class _StraightBatch:
         self.kinds: Optional[List[int]] = [] if OUTLINE_KERNEL and _target_outlines is not None else None
         self.sizes: List[float] = []
         self.flips: List[bool] = []
+        # arcs and labelled arrows (resolved by _core.resolve_arrows): their batch indices, bends,
+        # arc flags; per labelled one its index, label text and props; twin keys to record
+        self.special: List[int] = []
+        self.bend: List[float] = []
+        self.arc: List[bool] = []
+        self.labels: List[Tuple[int, str]] = []
+        self.twin_keys: List[Tuple[int, Tuple[Any, ...], Tuple[Any, ...]]] = []
 
     @classmethod
     def start(cls, d: Any, nodes: Sequence[Any]) -> Optional["_StraightBatch"]:
         """A new batch for derivation ``d`` (rows' records ``nodes``), or None when the
         Python twin resolves every arrow."""
-        if not STRAIGHT_KERNEL or _HYPOT_VARIANT is None or _resolve_straight_arrows is None:
+        if _HYPOT_VARIANT is None or _resolve_straight_arrows is None:
+            return None
+        if not (STRAIGHT_KERNEL or (_resolve_arrows is not None and (ARC_KERNEL or LABEL_KERNEL))):
             return None
         return cls(d, nodes)
+
+    @staticmethod
+    def takes(kind: _Kind) -> bool:
+        """Whether an arrow of ``kind`` (:func:`_batch_kind`) joins the batch under the module's flags."""
+        if kind is _PLAIN:
+            return STRAIGHT_KERNEL
+        if _resolve_arrows is None:
+            return False
+        if kind[2]:
+            return LABEL_KERNEL and _place_arrow_labels is not None and (ARC_KERNEL or not kind[0])
+        return ARC_KERNEL
 
     def _slot(self, r: int, node: Any, arrowhead: bool) -> int:
         """The index of row ``r``'s outline (``node``'s, for a terminal with or without ``arrowhead``)."""
@@ -1531,11 +1597,22 @@ class _StraightBatch:
             self.offsets.append(len(self.flat) // 2)
         return k
 
-    def add(self, r: int, terms: Mapping[str, Any], key: List[Any]) -> None:
-        """Gather arrow row ``r`` (bound as ``terms``) whose cache key is ``key``."""
+    def add(self, r: int, terms: Mapping[str, Any], key: List[Any], kind: _Kind = _PLAIN,
+            twin: Optional[Tuple[Tuple[Any, ...], Tuple[Any, ...]]] = None) -> None:
+        """Gather arrow row ``r`` (bound as ``terms``) whose cache key is ``key``, of ``kind``
+        (:func:`_batch_kind`); ``twin``: its twin key and held records, to record its box under."""
         nodes = self._nodes
         props = nodes[r].props
         heads = (props.get("arrowheadStart", "none") != "none", props.get("arrowheadEnd", "arrow") != "none")
+        if kind is not _PLAIN:
+            i = len(self.rows)
+            self.special.append(i)
+            self.arc.append(kind[0])
+            self.bend.append(kind[1])
+            if kind[2]:
+                self.labels.append((len(self.special) - 1, str(nodes[r].text)))
+        if twin is not None:
+            self.twin_keys.append((len(self.rows), twin[0], twin[1]))
         self.rows.append(r)
         self.keys.append(key)
         self.scale.append(_num(props["scale"], 1.0) or 1.0 if "scale" in props else 1.0)
@@ -1576,8 +1653,10 @@ class _StraightBatch:
             if e.type == "text" and not heads[1]:
                 self.box_outline[-1] = self._slot(self.target[-1], e, True)
 
-    def run(self, d: Any, nodes: Sequence[Any], kept: Dict[str, Tuple[List[Any], Box]]) -> None:
-        """Resolve the gathered arrows into ``d.local`` and record them in ``kept``."""
+    def run(self, d: Any, nodes: Sequence[Any], kept: Dict[str, Tuple[List[Any], Box]],
+            twins: Optional[Dict[Tuple[Any, ...], Tuple[Box, Tuple[Any, ...]]]] = None) -> None:
+        """Resolve the gathered arrows into ``d.local`` and record them in ``kept`` (and the
+        twin keys given to :meth:`add` in ``twins``)."""
         n = len(self.rows)
         if not n:
             return
@@ -1590,6 +1669,11 @@ class _StraightBatch:
         # the cache keeps each box as a row of the batch's result (no float objects made)
         for r, key, box in zip(self.rows, self.keys, boxes):
             kept[nodes[r].id] = (key, box)
+        if twins is not None:
+            for i, twin, held in self.twin_keys:
+                if len(twins) >= MAX_TWINS:
+                    twins.clear()
+                twins[twin] = (boxes[i], held)
 
     def _call(self, d: Any, n: int, k: int, flat: List[float]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         f64 = np.float64
@@ -1605,16 +1689,79 @@ class _StraightBatch:
                 np.array(self.bounds, dtype=f64).reshape(e, 4))
         else:
             offsets, points, bounds = ex_offsets, ex_points, np.array(self.bounds, dtype=f64).reshape(k, 4)
-        return _resolve_straight_arrows(
-            np.ascontiguousarray(d.px, dtype=f64), np.ascontiguousarray(d.py, dtype=f64),
-            np.ascontiguousarray(d.rotation, dtype=f64), np.array(self.rows, dtype=np.int64),
-            np.array(self.points, dtype=f64).reshape(n, 4), np.array(self.scale, dtype=f64),
-            np.array(self.stroke, dtype=f64), np.array(self.heads, dtype=bool).reshape(n, 2),
-            np.array(self.target, dtype=np.int64).reshape(n, 2), np.array(self.outline, dtype=np.int64).reshape(n, 2),
-            np.array(self.box_outline, dtype=np.int64).reshape(n, 2), np.array(self.anchor, dtype=f64).reshape(n, 4),
-            np.array(self.precise, dtype=bool).reshape(n, 2), np.array(self.exact, dtype=bool).reshape(n, 2),
-            offsets, points, np.array(self.closed, dtype=bool), bounds,
-            np.array(self.half, dtype=f64), _HYPOT_VARIANT)
+        frame = (np.ascontiguousarray(d.px, dtype=f64), np.ascontiguousarray(d.py, dtype=f64),
+                 np.ascontiguousarray(d.rotation, dtype=f64))
+        cols = [np.array(self.rows, dtype=np.int64),
+                np.array(self.points, dtype=f64).reshape(n, 4), np.array(self.scale, dtype=f64),
+                np.array(self.stroke, dtype=f64), np.array(self.heads, dtype=bool).reshape(n, 2),
+                np.array(self.target, dtype=np.int64).reshape(n, 2),
+                np.array(self.outline, dtype=np.int64).reshape(n, 2),
+                np.array(self.box_outline, dtype=np.int64).reshape(n, 2),
+                np.array(self.anchor, dtype=f64).reshape(n, 4),
+                np.array(self.precise, dtype=bool).reshape(n, 2), np.array(self.exact, dtype=bool).reshape(n, 2)]
+        shared = (offsets, points, np.array(self.closed, dtype=bool), bounds, np.array(self.half, dtype=f64))
+        if not self.special:
+            return _resolve_straight_arrows(*frame, *cols, *shared, _HYPOT_VARIANT)
+        # straight arrows without a label through the straight kernel, the others (arcs, labels)
+        # through the general one: one call each over all the arrows of their kind
+        special = np.array(self.special, dtype=np.int64)
+        plain = np.ones(n, dtype=bool)
+        plain[special] = False
+        boxes = np.empty((n, 4), dtype=f64)
+        ends = np.empty((n, 4), dtype=f64)
+        valid = np.empty(n, dtype=bool)
+        if plain.any():
+            pb, pe, pv = _resolve_straight_arrows(*frame, *[c[plain] for c in cols], *shared, _HYPOT_VARIANT)
+            boxes[plain], ends[plain], valid[plain] = pb, pe, pv
+        assert _resolve_arrows is not None
+        sb, se, sv, is_arc, centers, sweep_large = _resolve_arrows(
+            *frame, *[c[special] for c in cols], *shared, np.array(self.bend, dtype=f64),
+            np.array(self.arc, dtype=bool), _HYPOT_VARIANT)
+        if self.labels:
+            sb = self._place_labels(sb, se, sv, is_arc, centers, sweep_large)
+        boxes[special], ends[special], valid[special] = sb, se, sv
+        return boxes, ends, valid
+
+    def _place_labels(self, boxes: np.ndarray, ends: np.ndarray, valid: np.ndarray, is_arc: np.ndarray,
+                      centers: np.ndarray, sweep_large: np.ndarray) -> np.ndarray:
+        """The boxes of the general kernel's arrows (``boxes``: their bodies') with the labels of the
+        valid labelled ones placed: sizes measured here, placement by ``_core.place_arrow_labels``."""
+        at: List[int] = []
+        sizes: List[float] = []
+        pads: List[float] = []
+        position: List[float] = []
+        clamp: List[bool] = []
+        nodes = self._nodes
+        special = self.special
+        for j, text in self.labels:
+            if not valid[j]:
+                continue  # tldraw places no label on an invalid arrow
+            i = special[j]
+            props = nodes[self.rows[i]].props
+            scale = self.scale[i]
+            size = str(props.get("size", "m"))
+            font = props.get("font", "draw")
+            sw = 2.0 * {"s": 1.0, "m": 1.75, "l": 2.5, "xl": 5.0}.get(size, 1.75)
+            pad = (_LABEL_TO_ARROW_PADDING + (sw - 2.0) * 2 + (20 if sw >= 10.0 else 0)) * scale
+            lw, lh = _label_size(text, size, scale, tuple(boxes[j].tolist()),
+                                 font if isinstance(font, str) else "draw", 64.0)
+            at.append(j)
+            sizes += (lw, lh)
+            pads.append(pad)
+            position.append(_num(props.get("labelPosition"), 0.5))
+            clamp += (self.heads[2 * i] or self.target[2 * i] != -1,
+                      self.heads[2 * i + 1] or self.target[2 * i + 1] != -1)
+        if not at:
+            return boxes
+        assert _place_arrow_labels is not None and _HYPOT_VARIANT is not None
+        m = len(at)
+        idx = np.array(at, dtype=np.int64)
+        merged, _ = _place_arrow_labels(
+            is_arc[idx], ends[idx], centers[idx], sweep_large[idx], boxes[idx],
+            np.array(sizes, dtype=np.float64).reshape(m, 2), np.array(pads, dtype=np.float64),
+            np.array(position, dtype=np.float64), np.array(clamp, dtype=bool).reshape(m, 2), _HYPOT_VARIANT)
+        boxes[idx] = merged
+        return boxes
 
 
 def _terminals_by_arrow(bindings: Iterable[Any], row: Mapping[str, int], nodes: Sequence[Any]
@@ -1730,16 +1877,24 @@ def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any],
     hit = previous.get(nd.id)
     if hit is not None and _same_key(hit[0], key):
         box = hit[1]
-    elif batch is not None and _straight_unlabelled(nd.props, nd.text):
-        batch.add(r, terms, key)
-        return
     else:
+        kind = _batch_kind(nd.props, nd.text) if batch is not None else None
+        if kind is not None and not _StraightBatch.takes(kind):
+            kind = None
+        if kind is _PLAIN:
+            assert batch is not None
+            batch.add(r, terms, key)
+            return
         if twins is not None and not _costly(nd.props):
             twins = None  # a straight arrow resolves faster than its key is built
         twin, held = _twin_key(nd, axf, terms, nodes, row, d) if twins is not None else ((), ())
         got = twins.get(twin) if twins is not None else None
         if got is not None:
             box = got[0]
+        elif kind is not None:
+            assert batch is not None
+            batch.add(r, terms, key, kind, (twin, held) if twins is not None else None)
+            return
         else:
             s, e = _terminals(d, nodes, r, terms)
             box = resolve_arrow(nd.props, axf, s, e, nd.text).bounds
@@ -1805,7 +1960,7 @@ def _resolve_todo(d: Any, nodes: Sequence[Any], todo: np.ndarray, by_arrow: Mapp
     for r in todo.tolist():
         _resolve_one(d, nodes, r, by_arrow[r], previous, kept, twins, batch)
     if batch is not None:
-        batch.run(d, nodes, kept)
+        batch.run(d, nodes, kept, twins)
     if cache is not None:
         cache.update(kept)
 
