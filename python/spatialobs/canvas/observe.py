@@ -224,10 +224,13 @@ def _page_arrays(canvas: Canvas, page: Optional[str]) -> _Page:
     parent, frame, group = cols.parent_row, cols.frame_row, cols.group_row
     gone = np.isnan(cols.visible[:, 0])
     boxes = np.ascontiguousarray(np.where(gone[:, None], cols.bounds, cols.visible))
-    # subtree sizes, deepest level first; paint order is a preorder walk so subtrees are contiguous
+    # subtree sizes: the derivation's where it carries them (a subtree never leaves its page),
+    # else deepest level first; paint order is a preorder walk so subtrees are contiguous
     size = np.ones(n, dtype=np.int64)
     depth = cols.depth
-    if n and depth.max() > 0:
+    if d.size is not None and len(d.size) == len(d.ids):
+        size = d.size[rows]
+    elif n and depth.max() > 0:
         by = np.argsort(-depth, kind="stable")
         cuts = np.flatnonzero(np.diff(depth[by])) + 1
         for lvl in np.split(by, cuts):

@@ -464,6 +464,12 @@ def extract(nodes: Iterable[Node]) -> Raw:
     return Raw(nodes, ids, row, parents, parent, types, index, num)
 
 
+def _kept(a: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The rows of ``a`` where ``keep`` is True (``a[keep]``: the same values; ``compress`` copies
+    rows of a 2-D column about 10x faster than a boolean mask does)."""
+    return np.compress(keep, a, axis=0)
+
+
 def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str, Node],
            children: Mapping[str, Mapping[str, None]], own: bool = False) -> Raw:
     """``raw`` after rows were removed and appended, without reading the other nodes again.
@@ -503,18 +509,20 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
             parents = list(compress(raw.parents, keep))
             index = list(compress(raw.index, keep))
         newpos = np.cumsum(keep) - 1
-        p = raw.parent[keep]
+        p = _kept(raw.parent, keep)
         linked = p >= 0
         linked[linked] = keep[p[linked]]
         parent = np.where(linked, newpos[np.where(linked, p, 0)], -1)
-        types = raw.types[keep]
-        num = raw.num[keep]
-        id_array = raw.id_array[keep] if raw.id_array is not None else None
-        index_array = raw.index_array[keep] if raw.index_array is not None else None
+        types = _kept(raw.types, keep)
+        num = _kept(raw.num, keep)
+        id_array = _kept(raw.id_array, keep) if raw.id_array is not None else None
+        index_array = _kept(raw.index_array, keep) if raw.index_array is not None else None
         # the row map: drop the removed ids, renumber the rows after the first removal
-        # (updating existing keys of a copy is cheaper than building a new dict)
+        # (updating existing keys of a copy is cheaper than building a new dict). ``dict.copy``,
+        # not ``dict(...)``: a map that lost keys has holes, which ``dict(...)`` copies key by
+        # key (~7 ms at 10^5) and ``copy`` clones (<1 ms) while they are under a third
         first = dead[-1]
-        row = dict(raw.row)
+        row = raw.row.copy()
         for i in gone:
             del row[i]
         row.update(zip(ids[first:], _counting(len(ids))[first:len(ids)]))
@@ -522,7 +530,7 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
         ids, nodes, parents, index = lists()
         parent, types, num = raw.parent, raw.types, raw.num
         id_array, index_array = raw.id_array, raw.index_array
-        row = dict(raw.row)
+        row = raw.row.copy()  # cloned, holes and all (see above)
     if added:
         m = len(ids)
         k = len(added)
@@ -1215,6 +1223,27 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
     return d
 
 
+def _renumbered(by_row: Dict[int, Any], newpos: np.ndarray, first: int) -> Dict[int, Any]:
+    """``by_row`` (keyed by row) with its keys renumbered by ``newpos`` (-1: dropped), in the same
+    order: ``{newpos[r]: v for r, v in by_row.items() if newpos[r] >= 0}``. Rows before ``first``
+    keep their numbers; when the keys from ``first`` on are the last ones of ``by_row`` (rows
+    appended since and removed again, the usual case), only those are renumbered, on a clone."""
+    if not by_row:
+        return {}
+    keys = np.fromiter(by_row, np.int64, len(by_row))
+    hi = np.flatnonzero(keys >= first)
+    if len(hi) and hi[0] != len(keys) - len(hi):  # renumbered keys among kept ones: build it again
+        nl = newpos.tolist()
+        return {q: v for r, v in by_row.items() if (q := nl[r]) >= 0}
+    out = by_row.copy()
+    tail = keys[hi].tolist()
+    values = [out.pop(r) for r in tail]
+    for q, v in zip(newpos[keys[hi]].tolist(), values):
+        if q >= 0:
+            out[q] = v
+    return out
+
+
 def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping[str, Binding],
                     local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
                     arrow_cache: Optional[Dict[str, Any]],
@@ -1252,29 +1281,29 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
     paint = newpos[prev.paint[kept[prev.paint]]]
     order = np.empty(n, dtype=np.int64)
     order[paint] = np.arange(n)
-    page = prev.page[kept]
+    page = _kept(prev.page, kept)
     page_start = np.searchsorted(page[paint], np.arange(len(prev.page_ids) + 1)) if n else \
         np.zeros(len(prev.page_ids) + 1, dtype=np.int64)
     levels = [newpos[lvl[kept[lvl]]] for lvl in prev.levels]
     while levels and not len(levels[-1]):
         levels.pop()
-    g = Derived(raw.ids, raw.row, raw.types, raw.parent, page, prev.page_ids, prev.depth[kept], prev.local[kept],
-                prev.px[kept], prev.py[kept], prev.rotation[kept], prev.bounds[kept], prev.visible[kept],
-                remap(prev.frame[kept]), remap(prev.group[kept]), prev.opacity[kept], prev.hidden[kept],
-                prev.locked[kept], order, paint, page_start, levels)
-    g.serial, g.clip, g.size = prev.serial, prev.clip[kept], size[kept]
-    g.group_need = prev.group_need[kept] if prev.group_need is not None else None
+    g = Derived(raw.ids, raw.row, raw.types, raw.parent, page, prev.page_ids, _kept(prev.depth, kept),
+                _kept(prev.local, kept), _kept(prev.px, kept), _kept(prev.py, kept), _kept(prev.rotation, kept),
+                _kept(prev.bounds, kept), _kept(prev.visible, kept), remap(_kept(prev.frame, kept)),
+                remap(_kept(prev.group, kept)), _kept(prev.opacity, kept), _kept(prev.hidden, kept),
+                _kept(prev.locked, kept), order, paint, page_start, levels)
+    g.serial, g.clip, g.size = prev.serial, _kept(prev.clip, kept), _kept(size, kept)
+    g.group_need = _kept(prev.group_need, kept) if prev.group_need is not None else None
     if plan is not None:
         from spatialobs.canvas.document.arrows import _ArrowPlan
 
         live = kept[plan.rows]
         dep = kept[plan.dep_target] & kept[plan.dep_arrow]
-        nl = newpos.tolist()
-        g.arrow_plan = _ArrowPlan(plan.bindings,
-                                  {q: t for r, t in plan.by_arrow.items() if (q := nl[r]) >= 0},
-                                  {q: t for r, t in plan.bound_terms.items() if (q := nl[r]) >= 0},
+        first = int(gone[0]) if len(gone) else n
+        g.arrow_plan = _ArrowPlan(plan.bindings, _renumbered(plan.by_arrow, newpos, first),
+                                  _renumbered(plan.bound_terms, newpos, first),
                                   newpos[plan.rows[live]], newpos[plan.dep_target[dep]], newpos[plan.dep_arrow[dep]],
-                                  plan.point_boxes[live])
+                                  _kept(plan.point_boxes, live))
     changed = list(raw.remaining_changed or ()) + held
     if not changed:
         if g.arrow_plan is not None and rebound:

@@ -735,13 +735,14 @@ class Canvas:
         n = len(rows)
         pos = np.full(len(d.ids) + 1, -1, dtype=np.int64)  # slot -1 maps "no node" to -1
         pos[rows] = np.arange(n, dtype=np.int64)
-        bounds = d.bounds[rows]
-        visible = d.visible[rows]
+        # np.take: the same rows as ``[rows]``, gathered several times faster for 2-D and string columns
+        bounds = np.take(d.bounds, rows, axis=0)
+        visible = np.take(d.visible, rows, axis=0)
         clipped = ~np.all(bounds == visible, axis=1)
         return PageColumns(
             page=pid, rows=rows, bounds=bounds, visible=visible, clipped=clipped,
             order=np.arange(n, dtype=np.int64), opacity=d.opacity[rows], hidden=d.hidden[rows],
-            locked=d.locked[rows], rotation=d.rotation[rows], depth=d.depth[rows], type_array=d.types[rows],
+            locked=d.locked[rows], rotation=d.rotation[rows], depth=d.depth[rows], type_array=np.take(d.types, rows),
             parent_row=pos[d.parent[rows]], frame_row=pos[d.frame[rows]], group_row=pos[d.group[rows]],
             page_pos=pos[:-1], _names=d.ids, _row_of=d.row,
         )
