@@ -1491,14 +1491,15 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     subpos[sub] = np.arange(len(sub))
     # old solid position -> new solid position (-1: removed)
     smap = subpos[omap[old.sub]]
-    sb = np.ascontiguousarray(pg.boxes[sub])
+    # (np.take along rows: the same rows as indexing, several times faster on (n, 4) boxes)
+    sb = np.take(pg.boxes, sub, axis=0)
     kept = smap >= 0
     kp = np.flatnonzero(kept)
     shifted = _tree_moved(pg, opg, omap, ok, rec)
+    ne = _pairs_view(np.take(sb, smap[kp], axis=0)) != _pairs_view(np.take(old.sb, kp, axis=0))
+    moved_mask = ne[:, 0] | ne[:, 1]
     if shifted is not None:
-        moved_mask = (sb[smap[kp]] != old.sb[kp]).any(axis=1) | shifted[sub[smap[kp]]]
-    else:
-        moved_mask = (sb[smap[kp]] != old.sb[kp]).any(axis=1)
+        moved_mask |= shifted[sub[smap[kp]]]
     moved = kp[moved_mask]
     added = np.flatnonzero(is_new[sub])
     changed = np.concatenate([smap[moved], added])
@@ -1524,9 +1525,10 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     st.index = old.index
     st.index_map = smap if old.index_map is None else np.where(old.index_map >= 0, smap[np.maximum(old.index_map, 0)], -1)
     ib = np.full((len(sub), 4), np.nan)  # the index's box of each position now (NaN: none, a new row)
-    ib[smap[kp]] = old.index_boxes[kp]  # type: ignore[index]
+    ib[smap[kp]] = np.take(old.index_boxes, kp, axis=0)  # type: ignore[arg-type]
     st.index_boxes = ib
-    stale = np.flatnonzero((sb != ib).any(axis=1))
+    ne = _pairs_view(sb) != _pairs_view(ib)
+    stale = np.flatnonzero(ne[:, 0] | ne[:, 1])
     if len(stale) > _MAX_STALE:
         return None
     st.stale = stale

@@ -1227,21 +1227,31 @@ def _renumbered(by_row: Dict[int, Any], newpos: np.ndarray, first: int) -> Dict[
     """``by_row`` (keyed by row) with its keys renumbered by ``newpos`` (-1: dropped), in the same
     order: ``{newpos[r]: v for r, v in by_row.items() if newpos[r] >= 0}``. Rows before ``first``
     keep their numbers; when the keys from ``first`` on are the last ones of ``by_row`` (rows
-    appended since and removed again, the usual case), only those are renumbered, on a clone."""
+    appended since and removed again, the usual case), only those are renumbered, on a clone
+    (none: ``by_row`` itself is returned, as the arrow plans share their maps)."""
     if not by_row:
         return {}
-    keys = np.fromiter(by_row, np.int64, len(by_row))
-    hi = np.flatnonzero(keys >= first)
-    if len(hi) and hi[0] != len(keys) - len(hi):  # renumbered keys among kept ones: build it again
+    tail = _tail_keys(by_row, first)
+    if tail is None:  # renumbered keys among kept ones: build it again
         nl = newpos.tolist()
         return {q: v for r, v in by_row.items() if (q := nl[r]) >= 0}
+    if not len(tail):  # nothing renumbered: the map is shared (plans' maps are never written in place)
+        return by_row
     out = by_row.copy()
-    tail = keys[hi].tolist()
-    values = [out.pop(r) for r in tail]
-    for q, v in zip(newpos[keys[hi]].tolist(), values):
+    values = [out.pop(r) for r in tail.tolist()]
+    for q, v in zip(newpos[tail].tolist(), values):
         if q >= 0:
             out[q] = v
     return out
+
+
+def _tail_keys(by_row: Dict[int, Any], first: int) -> Optional[np.ndarray]:
+    """The keys of ``by_row`` from ``first`` on, in its order, when they are its last ones (else None)."""
+    keys = np.fromiter(by_row, np.int64, len(by_row))
+    hi = np.flatnonzero(keys >= first)
+    if len(hi) and hi[0] != len(keys) - len(hi):
+        return None
+    return keys[hi]
 
 
 def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping[str, Binding],

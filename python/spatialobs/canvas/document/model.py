@@ -439,15 +439,20 @@ class Canvas:
             found.update(index.by_to.get(nid, ()))
         return sorted(found, key=index.seq.__getitem__)
 
-    def _keys_above(self, parent: str, key: str) -> Tuple[Optional[str], Optional[str]]:
-        """The lowest index key above ``key`` among the children of ``parent``, and the lowest
-        among those that are not arrows (None: no such child), by bisection."""
+    def _sorted_keys(self, parent: str) -> Tuple[List[str], List[str]]:
+        """The index keys of the children of ``parent``, sorted, and those of the ones that are not
+        arrows (built once per parent, then kept by every write)."""
         keys = self._kid_keys.get(parent)
         if keys is None:
             kids = [self._nodes[k] for k in self._children.get(parent, ())]
             keys = self._kid_keys[parent] = (sorted(nd.index for nd in kids),
                                              sorted(nd.index for nd in kids if nd.type != "arrow"))
-        every, solid = keys
+        return keys
+
+    def _keys_above(self, parent: str, key: str) -> Tuple[Optional[str], Optional[str]]:
+        """The lowest index key above ``key`` among the children of ``parent``, and the lowest
+        among those that are not arrows (None: no such child), by bisection."""
+        every, solid = self._sorted_keys(parent)
         at, at_solid = bisect_right(every, key), bisect_right(solid, key)
         return (every[at] if at < len(every) else None), (solid[at_solid] if at_solid < len(solid) else None)
 
@@ -480,13 +485,14 @@ class Canvas:
                 else:
                     raw = splice(self._raw, self._gone, added, changed, self._children, own=True)
                 self._raw = None
-                # rows must stay in canvas order: a cheap check against the dict itself (after
-                # appends only, the previous rows are the dict's first ones: its tail is checked)
-                k = len(self._added)
-                if raw is not None and (len(raw.ids) != len(nodes) or not (
-                        list(itertools.islice(reversed(nodes), k))[::-1] == raw.ids[len(raw.ids) - k:]
-                        if not self._gone and k else raw.ids == list(nodes))):  # pragma: no cover - defensive
-                    raw = None
+                # rows must stay in canvas order: a cheap check against the dict itself. Appends
+                # go last in both; a removal deletes the same ids from both, which keeps the others'
+                # order: the tail is checked (the appended rows and a few before them), not every
+                # row (comparing all 10^5 ids cost ~2 ms per version, three times in a reply)
+                k = len(self._added) + (16 if self._gone else 0)
+                if raw is not None and (len(raw.ids) != len(nodes) or (k and not (
+                        list(itertools.islice(reversed(nodes), k))[::-1] == raw.ids[max(len(raw.ids) - k, 0):]))):
+                    raw = None  # pragma: no cover - defensive
             elif self._dirty:
                 # the canvas's own input columns, written in place: until the derivation
                 # below succeeds the canvas holds none (a failed one derives afresh next time)
@@ -738,7 +744,9 @@ class Canvas:
         # np.take: the same rows as ``[rows]``, gathered several times faster for 2-D and string columns
         bounds = np.take(d.bounds, rows, axis=0)
         visible = np.take(d.visible, rows, axis=0)
-        clipped = ~np.all(bounds == visible, axis=1)
+        # a row is clipped where any coordinate differs: compared two coordinates at a time, as complex numbers
+        ne = bounds.view(np.complex128) != visible.view(np.complex128)
+        clipped = ne[:, 0] | ne[:, 1]
         return PageColumns(
             page=pid, rows=rows, bounds=bounds, visible=visible, clipped=clipped,
             order=np.arange(n, dtype=np.int64), opacity=d.opacity[rows], hidden=d.hidden[rows],
@@ -779,8 +787,16 @@ class Canvas:
         if self._log is not None:
             self._log.append((kind, item_id, old))
             if value is None and old is not None and self._orders is not None and kind not in self._orders:
-                # a rollback re-adds removed items at the end: remember the order once per batch
-                self._orders[kind] = list(store)
+                # a rollback re-adds removed items at the end: remember the order once per batch. The
+                # derivation's id list is the node order while no node was added or removed since
+                # (it is never written in place): shared, not copied (a fresh list of 10^5 ids costs
+                # its copy and a pass of the garbage collector over it)
+                raw = self._raw
+                if (kind == "node" and raw is not None and self._dirty is not None and not self._added
+                        and not self._gone and len(raw.ids) == len(store)):
+                    self._orders[kind] = raw.ids
+                else:
+                    self._orders[kind] = list(store)
         if kind == "node":
             top_index = self._top_index
             kid_keys = self._kid_keys
@@ -945,7 +961,12 @@ class Canvas:
             return key_after(None)
         top = self._top_index.get(parent)
         if top is None:  # once per parent and change of its highest child, not once per added node
-            top = self._top_index[parent] = max(self._nodes[k].index for k in kids)
+            if len(kids) > 8 or parent in self._kid_keys:
+                # the sorted keys, kept by every write: a page whose top child keeps leaving (an
+                # arrow created on it and moved into a frame) is not scanned again each time
+                top = self._top_index[parent] = self._sorted_keys(parent)[0][-1]
+            else:
+                top = self._top_index[parent] = max(self._nodes[k].index for k in kids)
         return key_after(top)
 
     def add(self, item: Union[Item, Mapping[str, Any]]) -> Item:
