@@ -459,22 +459,22 @@ def test_painted_occlusion_after_adds_removals_reparents_and_replies_is_carried(
 
 
 def test_an_add_or_a_removal_extends_the_canvas_columns_in_place(monkeypatch):
-    """An add and a removal write the canvas's record, parent and index lists in place (the id
-    list, shared with the previous derivation, is copied); a derivation that fails after an add
-    leaves no half-written columns behind: the next one is a full derivation, equal to a fresh
-    canvas's."""
+    """An add and a removal write the canvas's record, parent and index lists in place; an add
+    extends the id list and row map in place too while no caller was handed them (a removal,
+    which renumbers rows, copies them); a derivation that fails after an add leaves no
+    half-written columns behind: the next one is a full derivation, equal to a fresh canvas's."""
     from spatialobs.canvas.document import model
 
     c = diagram_workspace(600, seed=7)
     observe(c, VIEW).to_json()
     raw = c._raw
     assert raw is not None
-    nodes, parents, index, ids = raw.nodes, raw.parents, raw.index, raw.ids
+    nodes, parents, index, ids, row = raw.nodes, raw.parents, raw.index, raw.ids, raw.row
     c.add({"id": "added", "type": "geo", "parent": "f0", "x": 600.0, "y": 500.0, "w": 160.0, "h": 80.0})
     assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
     got = c._raw
     assert got is not None and got.nodes is nodes and got.parents is parents and got.index is index
-    assert got.ids is not ids and len(ids) == len(got.ids) - 1
+    assert got.ids is ids and got.row is row and ids[-1] == "added" and row["added"] == len(ids) - 1
     c.remove("f0c2")
     assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
     assert c._raw is not None and c._raw.nodes is nodes
@@ -701,7 +701,39 @@ def test_a_rolled_back_removal_restores_the_order_from_the_derivation_ids(monkey
             c.remove("f0c2")
             c.remove("f1")
             raise RuntimeError("stop")
-    assert seen and seen[0] is ids
+    assert seen and seen[0][0] is ids and seen[0][1] == len(order)  # the list, and its length then
     assert list(c.nodes) == order
     assert_fresh(c)
     assert _observations(c) == _observations(c.copy())
+
+
+def test_an_append_shares_the_id_list_until_it_is_handed_out():
+    """Appends extend the derivation's id list and row map in place while no caller holds them:
+    the previous derivation keeps its columns and its row count (the length of its columns), and
+    an observation after the add equals a fresh canvas's. Once :meth:`Canvas.geometry` or
+    :meth:`Canvas.columns` handed them out, the next append copies them: what the caller holds
+    stays as it was."""
+    c = diagram_workspace(600, seed=7)
+    observe(c, VIEW).to_json()
+    before = c._derived
+    assert before is not None and c._raw is not None
+    n0, ids = len(before.ids), c._raw.ids
+    bounds = before.bounds.copy()
+    for k in range(3):
+        c.add({"id": f"added{k}", "type": "geo", "parent": f"f{k}", "x": 60.0, "y": 50.0, "w": 16.0, "h": 8.0})
+        assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+        assert c._raw is not None and c._raw.ids is ids  # extended in place
+    assert len(before.depth) == n0 and np.array_equal(before.bounds, bounds) and before.ids[:n0] == ids[:n0]
+    held = c.geometry()  # handed out: the next append copies
+    cols = c.columns()
+    n1, held_ids, held_row = len(held.ids), held.ids, dict(held.row)
+    c.add({"id": "after", "type": "geo", "parent": "f0", "x": 10.0, "y": 10.0, "w": 16.0, "h": 8.0})
+    assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+    assert c._raw is not None and c._raw.ids is not held_ids
+    assert len(held.ids) == n1 == len(held.depth) and held.row == held_row and "after" not in held.row
+    with pytest.raises(Exception, match="not on page"):
+        cols.position("after")
+    assert_fresh(c)
+    c.add({"id": "after2", "type": "geo", "parent": "f0", "x": 10.0, "y": 10.0, "w": 16.0, "h": 8.0})
+    assert c.geometry().row["after2"] == len(c.nodes) - 1
+    assert_fresh(c)

@@ -471,7 +471,7 @@ def _kept(a: np.ndarray, keep: np.ndarray) -> np.ndarray:
 
 
 def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str, Node],
-           children: Mapping[str, Mapping[str, None]], own: bool = False) -> Raw:
+           children: Mapping[str, Mapping[str, None]], own: bool = False, share: bool = False) -> Raw:
     """``raw`` after rows were removed and appended, without reading the other nodes again.
 
     ``gone`` are ids of ``raw`` removed since, ``added`` the nodes added since in
@@ -481,7 +481,10 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
     canvas's nodes (rows in the same order). With ``own``, ``raw`` belongs to the
     caller alone and is never read again: its record, parent and index lists are
     written in place and shared with the result (the id list, which derivations
-    share, is still copied).
+    share, is still copied). With ``share`` too, when rows are only appended, the id
+    list and the row map are extended in place as well: the derivations that share
+    them (the previous ones) keep their rows' ids (an id list that grew past their
+    columns, whose length stays their row count) and must not be handed out.
     """
     ids: List[str]
     n0 = len(raw.ids)
@@ -492,6 +495,8 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
                      and old_nodes[raw.row[nid]].type == nd.type for nid, nd in changed.items())
 
     def lists() -> Tuple[List[str], List[Node], List[str], List[str]]:
+        if own and share and not gone:
+            return raw.ids, raw.nodes, raw.parents, raw.index
         if own:
             return list(raw.ids), raw.nodes, raw.parents, raw.index
         return list(raw.ids), list(raw.nodes), list(raw.parents), list(raw.index)
@@ -530,7 +535,7 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
         ids, nodes, parents, index = lists()
         parent, types, num = raw.parent, raw.types, raw.num
         id_array, index_array = raw.id_array, raw.index_array
-        row = raw.row.copy()  # cloned, holes and all (see above)
+        row = raw.row if own and share else raw.row.copy()  # cloned, holes and all (see above)
     if added:
         m = len(ids)
         k = len(added)
@@ -659,19 +664,20 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         _rebound_rows(raw, rebound)
     page_ids = [p.id for p in sorted(pages.values(), key=lambda p: (p.index, p.id))]
     page_rank = {pid: k for k, pid in enumerate(page_ids)}
-    reuse = prev is not None and raw.same_tree and prev.page_ids == page_ids and len(prev.ids) == n
+    reuse = prev is not None and raw.same_tree and prev.page_ids == page_ids and len(prev.depth) == n
     remaining = raw.remaining
-    if remaining is not None and not (prev is not None and prev.page_ids == page_ids and len(prev.ids) == len(remaining)):
+    if remaining is not None and not (prev is not None and prev.page_ids == page_ids and len(prev.depth) == len(remaining)):
         remaining = None
     kept = raw.kept if remaining is not None else None  # splice sets kept only with remaining (the same rows)
     if reuse and raw.changed_rows is not None and prev.clip is not None:  # type: ignore[union-attr]
         quick = _derive_rows(raw, prev, bindings, local_cache, arrow_cache, rebound=rebound)  # type: ignore[arg-type]
         if quick is not None:
             return quick
+    # (``prev``'s row count is its columns' length: an append may have extended the id list it shares)
     if (prev is not None and raw.old_tree and prev.clip is not None and prev.page_ids == page_ids
-            and not prev.n_bad and len(prev.ids)):
+            and not prev.n_bad and len(prev.depth)):
         quick = None
-        if raw.appended >= 0 and raw.appended == len(prev.ids) and raw.changed_rows is not None:
+        if raw.appended >= 0 and raw.appended == len(prev.depth) and raw.changed_rows is not None:
             quick = _derive_appended(raw, prev, page_rank, bindings, local_cache, arrow_cache, rebound)
         elif kept is not None and raw.remaining_changed is not None:
             quick = _derive_removed(raw, prev, kept, bindings, local_cache, arrow_cache, rebound)
@@ -680,7 +686,7 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
             return quick
     if (prev is not None and not raw.same_tree and raw.changed_rows is not None and raw.appended < 0
             and raw.remaining is None and prev.clip is not None and prev.page_ids == page_ids and not prev.n_bad
-            and len(prev.ids) == n and n and (prev.ids is ids or prev.ids == ids)):
+            and len(prev.depth) == n and n and (prev.ids is ids or prev.ids == ids)):
         quick = _derive_moved(raw, prev, page_rank, bindings, local_cache, arrow_cache, rebound)
         if quick is not None:
             return quick
@@ -772,6 +778,7 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
                 np.zeros((n, 4)), np.zeros((n, 4)), frame, group, opacity, hidden, locked,
                 np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(len(page_ids) + 1, dtype=np.int64))
     dirty = None
+    # (an id list extended in place is longer than ``raw.appended``: no hint, every arrow resolved)
     appended = (prev is not None and raw.appended >= 0 and raw.appended == len(prev.ids)
                 and raw.changed_rows is not None and prev.page_ids == page_ids)
     hint = raw.changed_rows if (reuse or appended) else raw.remaining_changed if remaining is not None else None
@@ -868,7 +875,7 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
 
 def _subtree_sizes(d: Derived) -> np.ndarray:
     """Rows in each subtree (a row and its descendants), deepest level first."""
-    n = len(d.ids)
+    n = len(d.depth)  # its row count (its id list may have been extended in place since)
     size = np.ones(n, dtype=np.int64)
     for lvl in reversed(d.levels[1:]):
         size += np.bincount(d.parent[lvl], weights=size[lvl], minlength=n).astype(np.int64)
@@ -1163,7 +1170,7 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
     derives the new rows and the replaced ones with the same formulas as a full pass.
     None when it does not apply (see :func:`_derive_rows`).
     """
-    n0, n = len(prev.ids), len(raw.ids)
+    n0, n = len(prev.depth), len(raw.ids)  # prev's id list may be raw's, extended in place
     k = n - n0
     if not 0 < k <= _MAX_APPENDED:
         return None

@@ -48,9 +48,10 @@ def _drop_key(keys: List[str], key: str) -> None:
 
 def _step(prev: Derived, d: Derived) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """How ``d`` follows from ``prev``: the new row of each of ``prev``'s rows (-1: removed) and
-    the rows whose record was replaced, or None when ``d`` was derived afresh."""
+    the rows whose record was replaced, or None when ``d`` was derived afresh. (``prev``'s row
+    count is its columns' length: an append may have extended the id list it shares.)"""
     if d.base >= 0 and d.base == prev.serial:
-        return np.arange(len(prev.ids), dtype=np.int64), np.asarray(d.record_rows, dtype=np.int64)
+        return np.arange(len(prev.depth), dtype=np.int64), np.asarray(d.record_rows, dtype=np.int64)
     if d.renumbered is not None and d.renumbered[0] == prev.serial and d.record_rows is not None:
         return d.renumbered[1], np.asarray(d.record_rows, dtype=np.int64)
     return None
@@ -60,7 +61,7 @@ def _compose_steps(prev: Derived, chain: List[Derived]) -> None:
     """Make the last of ``chain`` (each derived from the one before, the first from ``prev``) say
     how it follows from ``prev``: rows renumbered through every step, records replaced in any."""
     d = chain[-1]
-    m = np.arange(len(prev.ids), dtype=np.int64)
+    m = np.arange(len(prev.depth), dtype=np.int64)
     rec = np.zeros(0, dtype=np.int64)
     cur = prev
     d.base = -1
@@ -293,7 +294,11 @@ class Canvas:
         self._raw: Optional[Raw] = None          # input columns of the last derivation
         self._prev: Optional[Derived] = None     # the last derivation, for reuse after edits
         self._dirty: Optional[Dict[str, None]] = {}  # nodes updated since then; None: rebuild
-        self._orders: Optional[Dict[str, List[str]]] = None  # item orders before a batch's first removal
+        # item orders before a batch's first removal (a list, or the derivation's id list and its length then)
+        self._orders: Optional[Dict[str, Any]] = None
+        #: whether the current id list and row map of the derivation were handed out (by
+        #: :meth:`geometry` or :meth:`columns`): while not, an append extends them in place
+        self._ids_out = False
         self._added: Dict[str, None] = {}        # nodes added since then (in canvas order)
         self._gone: Set[str] = set()             # rows of the last derivation removed since
         self._rebound: Set[str] = set()          # connectors whose bindings were written since then
@@ -470,6 +475,9 @@ class Canvas:
         raw = None
         prev0 = prev = self._prev
         rebound = self._rebound
+        ids_before = self._raw.ids if self._raw is not None else None
+        # appends extend the id list and row map in place while no caller holds them (see geometry)
+        share = not self._ids_out
         chain: List[Derived] = []
         if self._raw is not None and self._dirty is not None:
             if self._added or self._gone:
@@ -483,7 +491,7 @@ class Canvas:
                 if prev is not None and bool(self._gone) + bool(tree) + bool(added) > 1:
                     raw, prev = self._staged(prev, changed, tree, added, rebound, chain)
                 else:
-                    raw = splice(self._raw, self._gone, added, changed, self._children, own=True)
+                    raw = splice(self._raw, self._gone, added, changed, self._children, own=True, share=share)
                 self._raw = None
                 # rows must stay in canvas order: a cheap check against the dict itself. Appends
                 # go last in both; a removal deletes the same ids from both, which keeps the others'
@@ -513,6 +521,8 @@ class Canvas:
         if prev0 is not None:
             d.since = _since(prev0, d, rebound, self._observed[0] if self._observed is not None else None)
         self._raw = raw
+        if raw.ids is not ids_before:  # a new id list (and row map): nobody holds it yet
+            self._ids_out = False
         self._dirty = {}
         self._added = {}
         self._gone = set()
@@ -538,7 +548,7 @@ class Canvas:
                 raw = patch(raw, {**rest, **tree}, own=True)
                 rest = {}
             else:
-                raw = splice(raw, set(), added, rest, self._children, own=True)
+                raw = splice(raw, set(), added, rest, self._children, own=True, share=not self._ids_out)
             if raw is None:
                 return None, prev
             if k < len(steps) - 1:
@@ -658,7 +668,10 @@ class Canvas:
 
         Prefer :meth:`columns` for one page in paint order.
         """
-        return self._geometry()
+        d = self._geometry()
+        # handed out: the next append copies the id list and row map instead of extending them
+        self._ids_out = True
+        return d
 
     def _row(self, node_id: str) -> int:
         d = self._geometry()
@@ -735,6 +748,12 @@ class Canvas:
 
     def columns(self, page: Optional[str] = None) -> PageColumns:
         """Columnar geometry and state of one page in paint order (see :class:`PageColumns`)."""
+        cols = self._columns(page)
+        self._ids_out = True  # they name rows through the derivation's id list and row map (see geometry)
+        return cols
+
+    def _columns(self, page: Optional[str]) -> PageColumns:
+        """:meth:`columns` for a reader that keeps no reference to its id list and row map."""
         pid, rows = self._page_rows(page)
         d = self._derived
         assert d is not None
@@ -794,7 +813,7 @@ class Canvas:
                 raw = self._raw
                 if (kind == "node" and raw is not None and self._dirty is not None and not self._added
                         and not self._gone and len(raw.ids) == len(store)):
-                    self._orders[kind] = raw.ids
+                    self._orders[kind] = (raw.ids, len(raw.ids))  # an append may extend it: its length now
                 else:
                     self._orders[kind] = list(store)
         if kind == "node":
@@ -927,9 +946,11 @@ class Canvas:
         finally:
             self.write_origin = saved
 
-    def _restore_orders(self, orders: Dict[str, List[str]]) -> None:
+    def _restore_orders(self, orders: Dict[str, Any]) -> None:
         """Put rolled-back items back in their original order (so to_json gives the same bytes)."""
         for kind, keys in orders.items():
+            if isinstance(keys, tuple):
+                keys = keys[0][:keys[1]]
             stores: Dict[str, Dict[str, Any]] = {"node": self._nodes, "binding": self._bindings, "page": self._pages}
             store = stores[kind]
             if list(store) == keys:
