@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from spatialobs import OutOfRangeError
 from spatialobs.canvas import Canvas, Executor, observe
 from spatialobs.canvas.document.records import Binding
 from spatialobs.canvas.scenarios.handoff import diagram_workspace
@@ -731,7 +732,7 @@ def test_an_append_shares_the_id_list_until_it_is_handed_out():
     assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
     assert c._raw is not None and c._raw.ids is not held_ids
     assert len(held.ids) == n1 == len(held.depth) and held.row == held_row and "after" not in held.row
-    with pytest.raises(Exception, match="not on page"):
+    with pytest.raises(OutOfRangeError, match="not on page"):
         cols.position("after")
     assert_fresh(c)
     c.add({"id": "after2", "type": "geo", "parent": "f0", "x": 10.0, "y": 10.0, "w": 16.0, "h": 8.0})
