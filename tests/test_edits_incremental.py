@@ -13,9 +13,11 @@ from __future__ import annotations
 import importlib
 from typing import Any, List
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from spatialobs import OutOfRangeError
 from spatialobs.canvas import Canvas, Executor, observe
 from spatialobs.canvas.document.records import Binding
 from spatialobs.canvas.scenarios.handoff import diagram_workspace
@@ -458,22 +460,22 @@ def test_painted_occlusion_after_adds_removals_reparents_and_replies_is_carried(
 
 
 def test_an_add_or_a_removal_extends_the_canvas_columns_in_place(monkeypatch):
-    """An add and a removal write the canvas's record, parent and index lists in place (the id
-    list, shared with the previous derivation, is copied); a derivation that fails after an add
-    leaves no half-written columns behind: the next one is a full derivation, equal to a fresh
-    canvas's."""
+    """An add and a removal write the canvas's record, parent and index lists in place; an add
+    extends the id list and row map in place too while no caller was handed them (a removal,
+    which renumbers rows, copies them); a derivation that fails after an add leaves no
+    half-written columns behind: the next one is a full derivation, equal to a fresh canvas's."""
     from spatialobs.canvas.document import model
 
     c = diagram_workspace(600, seed=7)
     observe(c, VIEW).to_json()
     raw = c._raw
     assert raw is not None
-    nodes, parents, index, ids = raw.nodes, raw.parents, raw.index, raw.ids
+    nodes, parents, index, ids, row = raw.nodes, raw.parents, raw.index, raw.ids, raw.row
     c.add({"id": "added", "type": "geo", "parent": "f0", "x": 600.0, "y": 500.0, "w": 160.0, "h": 80.0})
     assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
     got = c._raw
     assert got is not None and got.nodes is nodes and got.parents is parents and got.index is index
-    assert got.ids is not ids and len(ids) == len(got.ids) - 1
+    assert got.ids is ids and got.row is row and ids[-1] == "added" and row["added"] == len(ids) - 1
     c.remove("f0c2")
     assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
     assert c._raw is not None and c._raw.nodes is nodes
@@ -521,3 +523,218 @@ def test_aligned_pairs_carried_through_a_reparent_are_merged_in_order(steps):
         if look:
             assert _observations(c) == _observations(c.copy())
     assert _observations(c) == _observations(c.copy())
+
+
+# --------------------------------------------------------------------------- copies left out
+# (adds, removals and replies: the row map cloned, kept rows compressed, the arrow plan's keys
+# renumbered from the first removed row, subtree sizes from the derivation, the top index key of
+# a parent from its kept sorted keys)
+
+MIXED = st.one_of(EDIT, st.tuples(st.just("undo")), st.tuples(st.just("rollback"), st.integers(0, 10**6)))
+
+
+def _check_index_keys(c: Canvas) -> None:
+    """The canvas's kept child keys and top index keys are those of its children now."""
+    for parent, (every, solid) in c._kid_keys.items():
+        kids = [c.nodes[k] for k in c._children.get(parent, ())]
+        assert every == sorted(nd.index for nd in kids), parent
+        assert solid == sorted(nd.index for nd in kids if nd.type != "arrow"), parent
+    for parent, top in c._top_index.items():
+        kids = c._children.get(parent, ())
+        assert not kids or top == max(c.nodes[k].index for k in kids), parent
+
+
+# Up to 8 steps on a 150-shape page, each checked against a fresh canvas (derivation column by
+# column, three observations byte for byte): about 1 s per sequence on an idle core.
+@pytest.mark.timeout(600)
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 3), st.lists(MIXED, min_size=1, max_size=8))
+def test_mixed_edits_with_undo_match_a_fresh_canvas_after_each_step(seed, steps):
+    """Adds, removals, reparents, reorders, binding writes, moves, op replies, batches of
+    removals, an add and a move that fail and roll back, and undo (the canvas brought back to the version before the last step through
+    the write path, as the service's undo does): after each step the derivation equals a fresh
+    canvas's, its observations a fresh canvas's, and the kept child keys the children's."""
+    from spatialobs.canvas.changes import issue_token, sync, touched_since
+
+    c = diagram_workspace(150, seed=seed)
+    _observations(c)
+    counter = [0]
+    before = c.copy()
+    token = issue_token(c)
+    for o in steps:
+        if o[0] == "undo":
+            sync(c, before, only=touched_since(c, token))
+        elif o[0] == "rollback":
+            ids = list(c.nodes)
+            order, border = list(c.nodes), list(c.bindings)
+            with pytest.raises(RuntimeError, match="rolled back"):
+                with c.batch():  # removals (with their bindings), an add and a move, undone together
+                    if ids:
+                        c.remove(ids[o[1] % len(ids)])
+                    c.add({"id": f"rb{o[1]}", "type": "geo", "parent": P, "x": 5.0, "y": 5.0, "w": 20.0, "h": 20.0})
+                    rest = [i for i in ids if i in c.nodes]
+                    if rest:
+                        c.update(rest[o[1] % len(rest)], x=c.nodes[rest[o[1] % len(rest)]].x + 3.0)
+                    if len(rest) > 1:
+                        c.remove(rest[-1])
+                    raise RuntimeError("rolled back")
+            assert list(c.nodes) == order and list(c.bindings) == border  # back in place, in order
+        else:
+            before, token = c.copy(), issue_token(c)
+            try:
+                _step(c, o, counter)
+            except Exception as e:  # a write the model refuses leaves it as it was
+                if type(e).__name__ not in ("InvalidInputError", "OutOfRangeError"):
+                    raise
+        assert_fresh(c)
+        assert _observations(c) == _observations(c.copy())
+        _check_index_keys(c)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 60), unique=True, max_size=40), st.data())
+def test_renumbered_keys_equal_a_comprehension_over_the_map(keys, data):
+    """The arrow plan's maps renumbered after a removal: the same items in the same order as the
+    comprehension over every key, whether the keys from the first removed row are the last ones
+    (renumbered on a clone) or not (built again)."""
+    from spatialobs.canvas.document.derive import _renumbered
+
+    n = 64
+    kept = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    if kept.all():
+        kept[data.draw(st.integers(0, n - 1))] = False
+    newpos = np.cumsum(kept) - 1
+    newpos[~kept] = -1
+    first = int(np.flatnonzero(~kept)[0])
+    by_row = {k: ("v", k) for k in keys}
+    want = {int(newpos[r]): v for r, v in by_row.items() if newpos[r] >= 0}
+    got = _renumbered(by_row, newpos, first)
+    assert list(got.items()) == list(want.items())
+    assert by_row == {k: ("v", k) for k in keys}  # the map given is left as it was
+
+
+@given(st.lists(st.booleans(), min_size=0, max_size=50))
+def test_kept_rows_equal_a_boolean_mask(mask):
+    """Rows kept by ``compress`` are the boolean mask's, for 1-D, 2-D and string columns."""
+    from spatialobs.canvas.document.derive import _kept
+
+    keep = np.array(mask, dtype=bool)
+    n = len(keep)
+    for a in (np.arange(n, dtype=np.int64), np.arange(4.0 * n).reshape(n, 4) - 7.5,
+              np.array([f"id{k}" for k in range(n)] or [""])[:n], np.arange(n) % 3 == 0):
+        got = _kept(a, keep)
+        assert got.dtype == a.dtype and got.shape == a[keep].shape and np.array_equal(got, a[keep])
+
+
+def test_removing_appended_rows_renumbers_only_the_plan_tail_and_sizes_come_from_the_derivation(monkeypatch):
+    """Removing a card added before it, and a reply (which deletes a card it created after arrows
+    were created): the arrow plan's keys from the first removed row are its last ones, renumbered
+    on a clone (the comprehension over every key is not taken); the page's subtree sizes are the
+    derivation's, equal to those counted level by level; the observations a fresh canvas's."""
+    from spatialobs.canvas.document import derive as dv
+
+    c = diagram_workspace(2000, seed=7)
+    observe(c, VIEW).to_json()
+    tails: List[bool] = []
+    real = dv._tail_keys
+
+    def spy(by_row: Any, first: int) -> Any:
+        got = real(by_row, first)
+        tails.append(got is not None)
+        return got
+    monkeypatch.setattr(dv, "_tail_keys", spy)
+    counter = [0]
+    for edit in (lambda: c.add({"id": "added", "type": "geo", "parent": "f0", "x": 600.0, "y": 500.0, "w": 160.0,
+                                "h": 80.0, "text": "Added"}),
+                 lambda: c.remove("added"),
+                 lambda: Executor(c).apply(_reply_ops(c, 1, counter))):
+        edit()
+        assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+        d = c.geometry()
+        assert d.size is not None
+        pg = obs_mod._page_arrays(c, None)
+        cols = c.columns()
+        size = np.ones(len(cols), dtype=np.int64)  # counted level by level, as without the derivation's
+        for lvl in sorted(set(cols.depth.tolist()) - {0}, reverse=True):
+            at = np.flatnonzero(cols.depth == lvl)
+            size += np.bincount(cols.parent_row[at], weights=size[at], minlength=len(cols)).astype(np.int64)
+        assert np.array_equal(pg.size, size)
+        assert_fresh(c)
+    assert tails and all(tails), tails
+
+
+def test_the_top_index_of_a_parent_whose_top_child_leaves_comes_from_its_kept_keys():
+    """An arrow created on the page (its top child) and moved into a frame by the reply that made
+    it: the page's next index key is read from its kept sorted keys, not by a scan of its children,
+    and is the one after the highest child's."""
+    from spatialobs.canvas.document.fractional import key_after
+
+    c = diagram_workspace(600, seed=7)
+    counter = [0]
+    for k in range(2):
+        report = Executor(c).apply(_reply_ops(c, k, counter))
+        assert report.ok, report.errors[:3]
+        assert P in c._kid_keys
+        kids = c._children[P]
+        assert c._next_index(P) == key_after(max(c.nodes[i].index for i in kids))
+        _check_index_keys(c)
+
+
+def test_a_rolled_back_removal_restores_the_order_from_the_derivation_ids(monkeypatch):
+    """Removals in a batch that fails: the node order to restore is the derivation's id list
+    (shared, not copied, while no node was added or removed since the derivation), and the
+    canvas is back in its order, equal to a fresh canvas's."""
+    c = diagram_workspace(300, seed=3)
+    c.geometry()
+    c.update("f0c1", x=5.0)  # an in-place write since the derivation keeps the order
+    order = list(c.nodes)
+    assert c._raw is not None
+    ids = c._raw.ids
+    seen: List[Any] = []
+    real = Canvas._restore_orders
+
+    def spy(self: Canvas, orders: Any) -> None:
+        seen.append(orders.get("node"))
+        real(self, orders)
+    monkeypatch.setattr(Canvas, "_restore_orders", spy)
+    with pytest.raises(RuntimeError, match="stop"):
+        with c.batch():
+            c.remove("f0c2")
+            c.remove("f1")
+            raise RuntimeError("stop")
+    assert seen and seen[0][0] is ids and seen[0][1] == len(order)  # the list, and its length then
+    assert list(c.nodes) == order
+    assert_fresh(c)
+    assert _observations(c) == _observations(c.copy())
+
+
+def test_an_append_shares_the_id_list_until_it_is_handed_out():
+    """Appends extend the derivation's id list and row map in place while no caller holds them:
+    the previous derivation keeps its columns and its row count (the length of its columns), and
+    an observation after the add equals a fresh canvas's. Once :meth:`Canvas.geometry` or
+    :meth:`Canvas.columns` handed them out, the next append copies them: what the caller holds
+    stays as it was."""
+    c = diagram_workspace(600, seed=7)
+    observe(c, VIEW).to_json()
+    before = c._derived
+    assert before is not None and c._raw is not None
+    n0, ids = len(before.ids), c._raw.ids
+    bounds = before.bounds.copy()
+    for k in range(3):
+        c.add({"id": f"added{k}", "type": "geo", "parent": f"f{k}", "x": 60.0, "y": 50.0, "w": 16.0, "h": 8.0})
+        assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+        assert c._raw is not None and c._raw.ids is ids  # extended in place
+    assert len(before.depth) == n0 and np.array_equal(before.bounds, bounds) and before.ids[:n0] == ids[:n0]
+    held = c.geometry()  # handed out: the next append copies
+    cols = c.columns()
+    n1, held_ids, held_row = len(held.ids), held.ids, dict(held.row)
+    c.add({"id": "after", "type": "geo", "parent": "f0", "x": 10.0, "y": 10.0, "w": 16.0, "h": 8.0})
+    assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+    assert c._raw is not None and c._raw.ids is not held_ids
+    assert len(held.ids) == n1 == len(held.depth) and held.row == held_row and "after" not in held.row
+    with pytest.raises(OutOfRangeError, match="not on page"):
+        cols.position("after")
+    assert_fresh(c)
+    c.add({"id": "after2", "type": "geo", "parent": "f0", "x": 10.0, "y": 10.0, "w": 16.0, "h": 8.0})
+    assert c.geometry().row["after2"] == len(c.nodes) - 1
+    assert_fresh(c)

@@ -278,7 +278,7 @@ def straight_segment(canvas: Any, node_id: str,
     from spatialobs.canvas.document import arrows as A
 
     nd = canvas._nodes[node_id]
-    d = canvas.geometry()
+    d = canvas._geometry()  # read here, not kept (see Canvas.geometry)
     r = d.row[node_id]
     xf = A._xf(d, r)
     pts = nd.props.get("points")

@@ -1405,7 +1405,7 @@ class Executor:
         if got is not None:
             px, py, rot, lb = got
         else:
-            d = self.canvas.geometry()
+            d = self.canvas._geometry()  # read here, not kept (see Canvas.geometry)
             r = d.row[target]
             px, py, rot = float(d.px[r]), float(d.py[r]), float(d.rotation[r])
             lb = tuple(float(v) for v in d.local[r])  # type: ignore[assignment]

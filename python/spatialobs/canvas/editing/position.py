@@ -23,7 +23,7 @@ def _transform(canvas: Canvas, item: str) -> Tuple[float, float, float]:
     got = canvas._peek_xf(item)  # between writes, without deriving the whole canvas
     if got is not None:
         return got
-    d = canvas.geometry()
+    d = canvas._geometry()  # read here, not kept (see Canvas.geometry)
     r = d.row[item]
     return float(d.px[r]), float(d.py[r]), float(d.rotation[r])
 
