@@ -399,3 +399,27 @@ def test_an_overflowing_square_raises_as_the_twin_does():
     twin = _route(False, props, (0.0, 0.0, 1.0, 0.0), None, t)
     assert twin == "OverflowError: (34, 'Numerical result out of range')"
     assert _route(True, props, (0.0, 0.0, 1.0, 0.0), None, t) == twin
+
+
+def test_kernel_routed_elbows_skip_the_twin_lookup(monkeypatch):
+    # A compiled route costs less than the twin key that would find a repeated
+    # one, so with the kernel on no elbow arrow builds the key; the twin path
+    # (Python routes, 10x dearer) keeps the lookup. The bytes are the same.
+    path = CONF / "elbow.tldr"
+    keys = []
+    real = A._twin_key
+
+    def counting(nd, *args, **kwargs):
+        keys.append(nd.props.get("kind"))
+        return real(nd, *args, **kwargs)
+
+    monkeypatch.setattr(A, "_twin_key", counting)
+    monkeypatch.setattr(E, "ELBOW_KERNEL", True)
+    assert E.routed_by_kernel() and not A._costly({"kind": "elbow"})
+    kern = observe(load(path)).to_json()
+    assert "elbow" not in keys
+    monkeypatch.setattr(E, "ELBOW_KERNEL", False)
+    assert not E.routed_by_kernel() and A._costly({"kind": "elbow"})
+    twin = observe(load(path)).to_json()
+    assert keys.count("elbow") >= 200
+    assert kern == twin

@@ -1844,10 +1844,12 @@ def _twin_key(nd: Any, axf: Xf, terms: Mapping[str, Any], nodes: Sequence[Any], 
 
 def _costly(props: Mapping[str, Any]) -> bool:
     """Whether resolving an arrow with ``props`` is worth looking up among its twins: elbow
-    routes and bent arcs (sampled in up to :data:`MAX_ARC_SPANS` spans); a straight arrow is
-    resolved in less time than its twin key takes to build."""
+    routes in Python and bent arcs (sampled in up to :data:`MAX_ARC_SPANS` spans); a straight
+    arrow, and an elbow route of the compiled kernel, cost less than their twin key takes to build."""
     if props.get("kind") == "elbow":
-        return True
+        from spatialobs.canvas.document import elbow  # elbow builds on this module
+
+        return not elbow.routed_by_kernel()
     bend = props.get("bend")
     return type(bend) in (int, float) and bend != 0
 

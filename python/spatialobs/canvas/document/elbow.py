@@ -54,7 +54,7 @@ from spatialobs.canvas.document.arrows import (
 )
 from spatialobs.canvas.document.shapes import STROKE_SIZES
 
-__all__ = ["ElbowRoute", "elbow_route", "EXPAND_LEG", "MIN_LEG", "ELBOW_KERNEL"]
+__all__ = ["ElbowRoute", "elbow_route", "routed_by_kernel", "EXPAND_LEG", "MIN_LEG", "ELBOW_KERNEL"]
 
 Pt = Tuple[float, float]
 
@@ -916,6 +916,26 @@ def _fix_nubs(route: _Route, a: _Term, b: _Term) -> None:
 
 
 # --------------------------------------------------------------------------- entry point
+def routed_by_kernel() -> bool:
+    """Whether :func:`elbow_route` routes with the compiled kernel now.
+
+    True unless :data:`ELBOW_KERNEL` is off, or the running interpreter's
+    ``math.hypot`` or the compiled core is one the kernel does not reproduce.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import spatialobs.canvas.document.elbow as elbow
+    >>> elbow.routed_by_kernel() == (elbow.ELBOW_KERNEL and elbow._kernel_route is not None
+    ...                              and elbow._HYPOT_VARIANT is not None)
+    True
+    """
+    return ELBOW_KERNEL and _kernel_route is not None and _HYPOT_VARIANT is not None
+
+
 def elbow_route(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Terminal], end: Optional[Terminal],
                 stroke_width: Optional[float] = None) -> Optional[ElbowRoute]:
     """Route a tldraw elbow arrow as tldraw's ``getElbowArrowInfo`` does.
@@ -951,7 +971,7 @@ def elbow_route(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Terminal
     min_len = MIN_LEG.get(size, 10.5) * scale
     mid_prop = _num(props.get("elbowMidPoint"), 0.5)
     heads = (props.get("arrowheadStart", "none") != "none", props.get("arrowheadEnd", "arrow") != "none")
-    if ELBOW_KERNEL and _kernel_route is not None and _HYPOT_VARIANT is not None:
+    if routed_by_kernel():
         r = _kernel_route(arrow_xf, _point(props.get("start")), _point(props.get("end")), _kernel_terminal(start),
                           _kernel_terminal(end), start is not None and end is not None and start.target == end.target,
                           heads[0], heads[1], stroke, scale, expand_len, min_len, mid_prop, _HYPOT_VARIANT)
