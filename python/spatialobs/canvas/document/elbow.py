@@ -971,7 +971,7 @@ def elbow_route(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Terminal
     min_len = MIN_LEG.get(size, 10.5) * scale
     mid_prop = _num(props.get("elbowMidPoint"), 0.5)
     heads = (props.get("arrowheadStart", "none") != "none", props.get("arrowheadEnd", "arrow") != "none")
-    if routed_by_kernel():
+    if routed_by_kernel() and _kernel_route is not None:  # (the second test narrows the type)
         r = _kernel_route(arrow_xf, _point(props.get("start")), _point(props.get("end")), _kernel_terminal(start),
                           _kernel_terminal(end), start is not None and end is not None and start.target == end.target,
                           heads[0], heads[1], stroke, scale, expand_len, min_len, mid_prop, _HYPOT_VARIANT)
