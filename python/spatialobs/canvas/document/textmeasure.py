@@ -278,7 +278,7 @@ def _line_em(f: _Font, text: str) -> float:
     if TEXT_KERNEL and text:
         k = f._kernel or f.kernel()
         if k is not None:
-            return k.line_em(text)  # type: ignore[no-any-return]
+            return k.line_em(text)
     w = sum(map(f.adv.__getitem__, text))
     if f.has_kern and len(text) > 1:
         w += sum(map(f.kern.__getitem__, map(operator.add, text, text[1:])))
@@ -383,7 +383,7 @@ def layout_lines(
         rule = 0 if breaks is None else _BREAK_RULES.get(breaks)
         k = f._kernel or f.kernel()
         if rule is not None and k is not None:
-            return k.layout(text, font_size, max_width, break_words, rule, slack, split_unkerned)  # type: ignore[no-any-return]
+            return k.layout(text, font_size, max_width, break_words, rule, slack, split_unkerned)
     may_break = breaks or _break_before
     out: List[Tuple[str, float]] = []
     for para in text.split("\n"):
