@@ -72,8 +72,8 @@ double number(PyObject* v, const char* what) {
 class PyTextFont {
  public:
   PyTextFont(const py::list& runs, double upm, const py::list& left, const py::list& right, const py::list& m,
-             bool has_kern, py::object resolver)
-      : font_(upm, has_kern), resolver_(std::move(resolver)) {
+             bool has_kern, py::object resolver, bool compensated_sum)
+      : font_(upm, has_kern, compensated_sum), resolver_(std::move(resolver)) {
     if (!std::isfinite(upm) || upm <= 0.0) {
       throw std::invalid_argument("upm must be a positive finite number, got " + std::to_string(upm));
     }
@@ -241,9 +241,10 @@ void register_text(py::module_& m) {
   using text_binding::PyTextFont;
   py::class_<PyTextFont>(m, "TextFont",
                          "A font's advances and kerning for text measurement (canvas.document.textmeasure's kernel).")
-      .def(py::init<const py::list&, double, const py::list&, const py::list&, const py::list&, bool, py::object>(),
+      .def(py::init<const py::list&, double, const py::list&, const py::list&, const py::list&, bool, py::object,
+                    bool>(),
            py::arg("runs"), py::arg("upm"), py::arg("left"), py::arg("right"), py::arg("m"), py::arg("has_kern"),
-           py::arg("resolver"))
+           py::arg("resolver"), py::arg("compensated_sum") = false)
       .def("line_em", &PyTextFont::line_em, py::arg("text"))
       .def("line_ems", &PyTextFont::line_ems, py::arg("texts"))
       .def("kern", &PyTextFont::kern, py::arg("a"), py::arg("b"))

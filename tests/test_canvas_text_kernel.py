@@ -294,3 +294,56 @@ def test_measure_many_rejects_bad_calls() -> None:
         k.measure_many(["a"], [10.0], [[]], True)
     with pytest.raises(InvalidInputError, match="each text must be a str, got NoneType"):
         k.measure_many([None], [10.0], [None], True)
+
+
+def _sum_312(xs: list) -> Any:
+    # CPython 3.12+'s sum() of floats from its int 0 start (bltinmodule.c): the first term as
+    # is, then Neumaier's compensated summation, the compensation added when non-zero and finite
+    it = iter(xs)
+    for first in it:
+        break
+    else:
+        return 0
+    f, c = 0 + first, 0.0
+    for x in it:
+        t = f + x
+        c += ((f - t) + x) if abs(f) >= abs(x) else ((x - t) + f)
+        f = t
+    return f + c if c and math.isfinite(c) else f
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False), st.sampled_from([0.0, -0.0, 0.1, 0.6, -0.014, 1e16]))))
+def test_sum_312_is_pythons_sum_where_it_runs(xs: list) -> None:
+    import sys
+
+    if sys.version_info >= (3, 12):
+        assert repr(_sum_312(xs)) == repr(sum(xs))
+    else:
+        assert repr(_sum_plain(xs)) == repr(sum(xs))
+
+
+def _sum_plain(xs: list) -> Any:
+    s: Any = 0
+    for x in xs:
+        s = s + x
+    return s
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT.filter(bool), st.sampled_from(["draw", "sans", "serif", "mono"]))
+def test_line_em_sums_as_the_running_pythons_sum(text: str, name: str) -> None:
+    # the kernel's two summation modes against the two sum() algorithms, over each font's
+    # advances and kerning (the twin's _line_em uses the running Python's)
+    f = tm._font(name)
+    adv = [f.adv[c] for c in text]
+    kern = [f.kern[a + b] for a, b in zip(text, text[1:])]
+    entry, table = f._entry, f._entry.get("kern") or {}
+    for compensated, total in ((False, _sum_plain), (True, _sum_312)):
+        k = _core.TextFont(entry["adv"], float(entry["upm"]), list(table.get("left", [])),
+                           list(table.get("right", [])), list(table.get("m", [])), bool(f.has_kern), f._resolve,
+                           compensated)
+        want = total(adv)
+        if f.has_kern and len(text) > 1:
+            want += total(kern)
+        assert repr(k.line_em(text)) == repr(want)

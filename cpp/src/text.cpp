@@ -55,9 +55,10 @@ std::vector<std::uint32_t> code_points(const char32_t* s) {
 
 }  // namespace text_detail
 
-TextFont::TextFont(double upm, bool has_kern)
+TextFont::TextFont(double upm, bool has_kern, bool compensated_sum)
     : upm_(upm),
       has_kern_(has_kern),
+      compensated_(compensated_sum),
       bmp_adv_(text_detail::kBmp, std::numeric_limits<double>::quiet_NaN()),
       bmp_flags_(text_detail::kBmp, 0) {
   for (std::uint32_t c = 0; c < 128; ++c) bmp_flags_[c] = text_detail::ascii_flags(c);
@@ -154,13 +155,37 @@ double TextFont::kern(std::uint32_t a, std::uint32_t b) {
   return v;
 }
 
+double TextFont::sum(const double* x, std::size_t n) const {
+  // Python's sum() of floats from an int 0 start (n >= 1): the first term as is, then each
+  // added in turn; from 3.12 on with Neumaier's compensation, added at the end when finite
+  double f = 0.0 + x[0];
+  if (!compensated_) {
+    for (std::size_t i = 1; i < n; ++i) f += x[i];
+    return f;
+  }
+  double c = 0.0;
+  for (std::size_t i = 1; i < n; ++i) {
+    const double t = f + x[i];
+    if (std::fabs(f) >= std::fabs(x[i])) {
+      c += (f - t) + x[i];
+    } else {
+      c += (x[i] - t) + f;
+    }
+    f = t;
+  }
+  if (c != 0.0 && std::isfinite(c)) f += c;
+  return f;
+}
+
 double TextFont::line_em(const std::uint32_t* s, std::size_t n) {
-  double w = 0.0;
-  for (std::size_t i = 0; i < n; ++i) w += advance(s[i]);
+  // _line_em: sum(advances), then + sum(kerning of each pair)
+  if (n == 0) return 0.0;
+  terms_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) terms_[i] = advance(s[i]);
+  double w = sum(terms_.data(), n);
   if (has_kern_ && n > 1) {
-    double k = 0.0;
-    for (std::size_t i = 0; i + 1 < n; ++i) k += kern(s[i], s[i + 1]);
-    w += k;
+    for (std::size_t i = 0; i + 1 < n; ++i) terms_[i] = kern(s[i], s[i + 1]);
+    w += sum(terms_.data(), n - 1);
   }
   return w;
 }

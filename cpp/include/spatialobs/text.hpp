@@ -47,8 +47,10 @@ struct TextMeasure {
 
 class TextFont {
  public:
-  // upm: font units per em; has_kern: whether the kerning table has any pair.
-  TextFont(double upm, bool has_kern);
+  // upm: font units per em; has_kern: whether the kerning table has any pair;
+  // compensated_sum: line_em sums as Python's sum() does from 3.12 on (Neumaier's
+  // compensated summation; false: one addition after another, as before 3.12).
+  TextFont(double upm, bool has_kern, bool compensated_sum = false);
 
   // Advances of the code points first, first + 1, ... in font units (later runs
   // replace earlier ones).
@@ -88,8 +90,11 @@ class TextFont {
   bool may_break(const std::uint32_t* p, std::size_t i, TextBreakRule rule) const;
   double kern_lookup(std::uint32_t a, std::uint32_t b) const;
 
+  double sum(const double* x, std::size_t n) const;
+
   double upm_;
   bool has_kern_;
+  bool compensated_;
   std::vector<double> bmp_adv_;          // NaN: unknown
   std::vector<std::uint8_t> bmp_flags_;  // bit 0x80: properties known
   std::unordered_map<std::uint32_t, double> astral_adv_;
@@ -99,7 +104,7 @@ class TextFont {
   std::vector<std::vector<std::pair<std::int64_t, double>>> rows_;  // values in em
   std::unordered_map<std::uint64_t, double> kern_cache_;
   // scratch of layout()
-  std::vector<double> adv_, kerns_, pre_, piece_;
+  std::vector<double> adv_, kerns_, pre_, piece_, terms_;
   std::vector<std::size_t> cuts_;
 };
 

@@ -36,6 +36,7 @@ import math
 import functools
 import operator
 import os
+import sys
 import unicodedata
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple, Union
 
@@ -120,8 +121,9 @@ class _Font:
             else:
                 entry = self._entry
                 table = entry.get("kern") or {}
+                # sum() of floats is compensated from Python 3.12 on: the kernel sums as this one does
                 k = cls(entry["adv"], float(entry["upm"]), list(table.get("left", [])), list(table.get("right", [])),
-                        list(table.get("m", [])), bool(self.has_kern), self._resolve)
+                        list(table.get("m", [])), bool(self.has_kern), self._resolve, sys.version_info >= (3, 12))
             self._kernel = k
         return k or None
 
