@@ -60,7 +60,8 @@ TextFont::TextFont(double upm, bool has_kern, bool compensated_sum)
       has_kern_(has_kern),
       compensated_(compensated_sum),
       bmp_adv_(text_detail::kBmp, std::numeric_limits<double>::quiet_NaN()),
-      bmp_flags_(text_detail::kBmp, 0) {
+      bmp_flags_(text_detail::kBmp, 0),
+      ascii_kern_(128 * 128, std::numeric_limits<double>::quiet_NaN()) {
   for (std::uint32_t c = 0; c < 128; ++c) bmp_flags_[c] = text_detail::ascii_flags(c);
 }
 
@@ -82,6 +83,7 @@ void TextFont::set_kerning(const std::vector<std::vector<std::uint32_t>>& left,
   rows_of_.clear();
   classes_of_.clear();
   kern_cache_.clear();
+  ascii_kern_.assign(128 * 128, std::numeric_limits<double>::quiet_NaN());
   for (std::size_t r = 0; r < rows.size() && r < left.size(); ++r) {
     for (std::uint32_t a : left[r]) rows_of_[a].push_back(static_cast<std::int32_t>(r));
   }
@@ -147,6 +149,11 @@ double TextFont::kern_lookup(std::uint32_t a, std::uint32_t b) const {
 }
 
 double TextFont::kern(std::uint32_t a, std::uint32_t b) {
+  if (a < 128 && b < 128) {
+    double& v = ascii_kern_[a * 128 + b];
+    if (std::isnan(v)) v = kern_lookup(a, b);
+    return v;
+  }
   const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
   auto it = kern_cache_.find(key);
   if (it != kern_cache_.end()) return it->second;

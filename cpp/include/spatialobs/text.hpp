@@ -102,6 +102,7 @@ class TextFont {
   std::unordered_map<std::uint32_t, std::vector<std::int32_t>> rows_of_;
   std::unordered_map<std::uint32_t, std::vector<std::int64_t>> classes_of_;
   std::vector<std::vector<std::pair<std::int64_t, double>>> rows_;  // values in em
+  std::vector<double> ascii_kern_;  // pairs of ASCII characters, a * 128 + b; NaN: not looked up yet
   std::unordered_map<std::uint64_t, double> kern_cache_;
   // scratch of layout()
   std::vector<double> adv_, kerns_, pre_, piece_, terms_;
