@@ -10,8 +10,7 @@ Groups: ``load + first observe + to_json`` of the text-heavy shared files (taram
 wireframes, VictoryZone-Front, flick-the-switch) and of a seeded page of labelled cards (every
 card of ``diagram_workspace`` gets a wrapped text shape of 2-14 words, every arrow a label);
 ``measure every text shape`` measures the page's texts alone (``text_shape_size`` without its
-cache; ``impl=batch``: ``text_shape_sizes``, one compiled call per font). Nothing is cached
-between rounds: the measurement cache is cleared before each. Run with
+cache). Nothing is cached between rounds: the measurement cache is cleared before each. Run with
 ``--benchmark-timer=time.process_time`` in several processes and combine the runs with
 ``python benchmarks/report.py run1.json run2.json ...`` (the ``twin / spatialobs`` column).
 """
@@ -129,23 +128,11 @@ def _measure_all(items: List[Tuple[str, str, str, float, Any]], kernel: bool) ->
         tm.TEXT_KERNEL = True
 
 
-def _measure_batch(items: List[Tuple[str, str, str, float, Any]], kernel: bool) -> list:
-    tm.TEXT_KERNEL = kernel
-    try:
-        return tm.text_shape_sizes([(t, f, z, s, w, w is None) for t, f, z, s, w in items])
-    finally:
-        tm.TEXT_KERNEL = True
-
-
-@pytest.mark.parametrize("impl", [*IMPLS, "batch"])
+@pytest.mark.parametrize("impl", list(IMPLS))
 @pytest.mark.parametrize("n", sizes(10_000, 30_000))
 def test_measure_every_text_shape(benchmark: Any, n: int, impl: str) -> None:
-    # batch: text_shape_sizes, one compiled call per font
     items = _texts(n)
     benchmark.group = f"text: measure every text shape, labelled cards n={n}"
     benchmark.extra_info["texts"] = len(items)
-    if impl == "batch":
-        out = benchmark(_measure_batch, items, True)
-    else:
-        out = benchmark(_measure_all, items, IMPLS[impl])
-    assert repr(out) == repr(_measure_all(items, impl == "twin"))
+    out = benchmark(_measure_all, items, IMPLS[impl])
+    assert repr(out) == repr(_measure_all(items, not IMPLS[impl]))

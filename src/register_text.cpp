@@ -176,33 +176,6 @@ class PyTextFont {
     return py::make_tuple(r.natural, r.paragraphs, r.lines, r.widest);
   }
 
-  // measure() over many texts of this font: one font size and one max_width (or None) per text.
-  py::list measure_many(const py::list& texts, const py::list& font_sizes, const py::list& max_widths,
-                        bool break_words) {
-    const std::size_t n = texts.size();
-    if (font_sizes.size() != n || max_widths.size() != n) {
-      throw std::invalid_argument("texts, font_sizes and max_widths must have one entry per text, got " +
-                                  std::to_string(n) + ", " + std::to_string(font_sizes.size()) + " and " +
-                                  std::to_string(max_widths.size()));
-    }
-    py::list out(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      buf_ = chars_of(texts[i], "each text");
-      const double fs = to_double(font_sizes[i], "each font size");
-      py::handle mwh = max_widths[i];
-      const bool wrap = !mwh.is_none();
-      const double mw = wrap ? to_double(mwh, "each max_width") : 0.0;
-      ensure();
-      const TextMeasure r = font_.measure(buf_.data(), buf_.size(), fs, wrap, mw, break_words);
-      if (std::isnan(r.natural)) {
-        out[i] = py::none();
-      } else {
-        out[i] = py::make_tuple(r.natural, r.paragraphs, r.lines, r.widest);
-      }
-    }
-    return out;
-  }
-
  private:
   // Asks the resolver for the characters of buf_ the font does not know yet.
   void ensure() {
@@ -251,9 +224,7 @@ void register_text(py::module_& m) {
       .def("layout", &PyTextFont::layout, py::arg("text"), py::arg("font_size"), py::arg("max_width"),
            py::arg("break_words"), py::arg("rule"), py::arg("slack"), py::arg("split_unkerned"))
       .def("measure", &PyTextFont::measure, py::arg("text"), py::arg("font_size"), py::arg("max_width"),
-           py::arg("break_words"))
-      .def("measure_many", &PyTextFont::measure_many, py::arg("texts"), py::arg("font_sizes"),
-           py::arg("max_widths"), py::arg("break_words"));
+           py::arg("break_words"));
   m.def("text_excalidraw_brackets", []() {
     auto to_str = [](const std::vector<std::uint32_t>& v) {
       std::u32string s(v.begin(), v.end());

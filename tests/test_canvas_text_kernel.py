@@ -253,49 +253,6 @@ def test_real_files_observe_byte_identical_with_the_kernel(shared_data: Path, pa
     assert len(kernel) > 100
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(TEXT, TL_FONT, SIZE_STYLE, st.sampled_from([1, 0.5, 1.0, 2.5]),
-                          st.one_of(st.none(), st.floats(0.0, 600.0), st.integers(0, 600)), st.booleans()),
-                max_size=12))
-def test_batched_text_shape_sizes_match_one_by_one(items: list) -> None:
-    items = items + items[:3]  # repeats are measured once
-    with _kernel(False):
-        one_by_one = repr([tm._text_shape_size.__wrapped__(t, f, z, float(s), None if a or w is None else float(w))
-                           for t, f, z, s, w, a in items])
-        twin = repr(tm.text_shape_sizes(items))
-    with _kernel(True):
-        batched = repr(tm.text_shape_sizes(items))
-    assert batched == twin == one_by_one
-
-
-def test_batched_text_shape_sizes_fail_as_one_by_one() -> None:
-    for bad in [("a", "draw", "m", 1.0, math.inf, False), ("a", "draw", "m", 1.0, math.nan, False),
-                ("a", "draw", "m", "x", None, True), (["a"], "draw", "m", 1.0, None, True)]:
-        with _kernel(False):
-            twin = _outcome(tm.text_shape_size, *bad)
-        with _kernel(True):
-            batched = _outcome(tm.text_shape_sizes, [("ok", "draw", "m", 1.0, None, True), bad])
-        assert twin[0] != "ok" and batched == twin, bad
-    with _kernel(True):
-        assert tm.text_shape_sizes([]) == []
-        assert tm.text_shape_sizes([("x", 5, "m", 1.0, None, True)]) == [tm.text_shape_size("x", "draw", "m")]
-
-
-def test_measure_many_rejects_bad_calls() -> None:
-    k = tm._font("mono").kernel()
-    assert k.measure_many(["ab", "abc"], [10.0, 10.0], [None, 12.0], True) == [
-        k.measure("ab", 10.0, None, True), k.measure("abc", 10.0, 12.0, True)]
-    with pytest.raises(InvalidInputError, match="texts, font_sizes and max_widths must have one entry per text, "
-                                                "got 2, 1 and 2"):
-        k.measure_many(["a", "b"], [10.0], [None, None], True)
-    with pytest.raises(InvalidInputError, match="each font size must be a number, got str"):
-        k.measure_many(["a"], ["big"], [None], True)
-    with pytest.raises(InvalidInputError, match="each max_width must be a number, got list"):
-        k.measure_many(["a"], [10.0], [[]], True)
-    with pytest.raises(InvalidInputError, match="each text must be a str, got NoneType"):
-        k.measure_many([None], [10.0], [None], True)
-
-
 def _sum_312(xs: list) -> Any:
     # CPython 3.12+'s sum() of floats from its int 0 start (bltinmodule.c): the first term as
     # is, then Neumaier's compensated summation, the compensation added when non-zero and finite

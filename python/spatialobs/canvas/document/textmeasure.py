@@ -38,7 +38,7 @@ import operator
 import os
 import sys
 import unicodedata
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
 
 from spatialobs._errors import InvalidInputError
 
@@ -54,7 +54,6 @@ __all__ = [
     "layout_lines",
     "measure_html",
     "text_shape_size",
-    "text_shape_sizes",
     "geo_label_size",
     "geo_grow_y",
     "note_label",
@@ -521,71 +520,6 @@ def _text_shape_size(text: str, font: str, size: str, scale: float, w: Optional[
     tw, th, _ = measure_html(text, font, fs, fixed)
     width = fixed if fixed is not None else max(_TEXT_MIN_WIDTH, tw + 1.0)
     return (width * scale, max(fs, th) * scale)
-
-
-def text_shape_sizes(
-    items: Iterable[Tuple[str, str, str, float, Optional[float], bool]],
-) -> List[Tuple[float, float]]:
-    """:func:`text_shape_size` of many text shapes: one compiled call per font.
-
-    Parameters
-    ----------
-    items : iterable of (text, font, size, scale, w, auto_size)
-        The arguments of :func:`text_shape_size`, one tuple per shape.
-
-    Returns
-    -------
-    list of (float, float)
-        Each shape's size, equal to ``text_shape_size(*item)`` (repeated items are measured
-        once; an item :func:`text_shape_size` rejects raises the same error here).
-
-    Examples
-    --------
-    >>> text_shape_sizes([("ab", "mono", "s", 2.0, None, True), ("", "draw", "m", 1.0, None, True)])
-    [(45.21875, 48.0), (16.0, 32.0)]
-    """
-    items = list(items)
-    if not TEXT_KERNEL:
-        return [text_shape_size(*it) for it in items]
-    out: List[Any] = [None] * len(items)
-    seen: Dict[Tuple[Any, ...], int] = {}
-    groups: Dict[int, Tuple[Any, List[int], List[str], List[float], List[Optional[float]]]] = {}
-    for i, it in enumerate(items):
-        text, font, size, scale, w, auto = it
-        try:
-            key = (text, font, size, float(scale), None if auto or w is None else float(w))
-            first = seen.setdefault(key, i)
-        except (TypeError, ValueError):  # unhashable or not a number: as text_shape_size does
-            out[i] = text_shape_size(*it)
-            continue
-        if first != i:
-            continue
-        f = _font(font) if isinstance(font, str) else None
-        k = None if f is None or type(text) is not str else f._kernel or f.kernel()
-        fw = key[4]
-        if k is None or (fw is not None and not math.isfinite(fw)):
-            out[i] = text_shape_size(*it)
-            continue
-        g = groups.get(id(f))
-        if g is None:
-            g = groups[id(f)] = (k, [], [], [], [])
-        g[1].append(i)
-        g[2].append(text)
-        g[3].append(BASE_FONT_SIZE * FONT_SIZES.get(size, FONT_SIZES["m"]))
-        g[4].append(None if fw is None else max(_TEXT_MIN_WIDTH, math.floor(fw)))
-    for k, idx, texts, fss, fixeds in groups.values():
-        for i, r, fs, fixed in zip(idx, k.measure_many(texts, fss, fixeds, True), fss, fixeds):
-            if r is None:  # too wide to round: the twin raises
-                out[i] = text_shape_size(*items[i])
-                continue
-            tw, th, _ = _html_box(r, fs, fixed, None)
-            width = fixed if fixed is not None else max(_TEXT_MIN_WIDTH, tw + 1.0)
-            scale = float(items[i][3])
-            out[i] = (width * scale, max(fs, th) * scale)
-    for i, it in enumerate(items):
-        if out[i] is None:
-            out[i] = out[seen[(it[0], it[1], it[2], float(it[3]), None if it[5] or it[4] is None else float(it[4]))]]
-    return out
 
 
 def geo_label_size(text: str, font: str = "draw", size: str = "m", w: float = 100.0, scale: float = 1.0) -> Tuple[float, float]:
