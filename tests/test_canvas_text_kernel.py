@@ -304,3 +304,25 @@ def test_line_em_sums_as_the_running_pythons_sum(text: str, name: str) -> None:
         if f.has_kern and len(text) > 1:
             want += total(kern)
         assert repr(k.line_em(text)) == repr(want)
+
+
+def test_a_text_of_many_new_characters_is_resolved_once_each() -> None:
+    # 5,000 distinct CJK ideographs and astral characters, each twice, in one string: the font
+    # asks the twin for each once, and the layout matches the twin's
+    asked: list = []
+    f = tm._font("serif")
+    entry, table = f._entry, f._entry["kern"]
+
+    def resolver(cps: list) -> tuple:
+        asked.extend(cps)
+        return f._resolve(cps)
+
+    k = _core.TextFont(entry["adv"], float(entry["upm"]), table["left"], table["right"], table["m"], True, resolver)
+    text = "".join(map(chr, range(0x5000, 0x5000 + 4000))) + "".join(map(chr, range(0x20100, 0x20100 + 1000)))
+    text = text + " " + text
+    lines = k.layout(text, 24.0, 333.0, True, 0, 1.0 / 64, False)
+    assert sorted(asked) == sorted(set(map(ord, text)) - set(map(ord, " ")))
+    with _kernel(False):
+        assert repr(lines) == repr(tm.layout_lines(text, "serif", 24.0, 333.0))
+    k.line_em(text)
+    assert len(asked) == 5000  # nothing asked twice

@@ -3,7 +3,9 @@
 // bit-identical to it.
 #include "spatialobs/text.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 
 namespace spatialobs {
@@ -123,10 +125,11 @@ void TextFont::unknown(const std::uint32_t* s, std::size_t n, std::vector<std::u
   const std::size_t first = out.size();
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t c = s[i];
-    if (!std::isnan(advance(c)) && (flags(c) & text_detail::kKnown)) continue;
-    bool seen = false;
-    for (std::size_t j = first; j < out.size() && !seen; ++j) seen = out[j] == c;
-    if (!seen) out.push_back(c);
+    if (std::isnan(advance(c)) || !(flags(c) & text_detail::kKnown)) out.push_back(c);
+  }
+  if (out.size() - first > 1) {  // distinct code points (sorted: a text of many new characters stays linear-log)
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+    out.erase(std::unique(out.begin() + static_cast<std::ptrdiff_t>(first), out.end()), out.end());
   }
 }
 
