@@ -92,5 +92,6 @@ void register_elbow(py::module_& m);
 void register_geometry(py::module_& m);
 void register_placement(py::module_& m);
 void register_screen(py::module_& m);
+void register_text(py::module_& m);
 
 }  // namespace spatialobs::bind

@@ -39,4 +39,5 @@ PYBIND11_MODULE(_core, m) {
   spatialobs::bind::register_geometry(m);
   spatialobs::bind::register_placement(m);
   spatialobs::bind::register_screen(m);
+  spatialobs::bind::register_text(m);
 }

@@ -1,6 +1,6 @@
 # Stub for the compiled module spatialobs._core. Users call the public
 # modules (spatialobs.geometry, ...), which wrap these.
-from typing import List, Literal, Sequence, Tuple, overload
+from typing import Any, Callable, List, Literal, Optional, Sequence, Tuple, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -251,3 +251,36 @@ class Bm25Index:
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
     def posting_floor(self, query: _U64, *, scatter: bool = True) -> tuple[int, float]: ...
     def memory_bytes(self) -> int: ...
+
+# ---- text -----------------------------------------------------------------
+
+class TextFont:
+    def __init__(
+        self,
+        runs: List[Any],
+        upm: float,
+        left: List[str],
+        right: List[str],
+        m: List[List[float]],
+        has_kern: bool,
+        resolver: Callable[[List[int]], Tuple[List[float], List[int]]],
+        compensated_sum: bool = False,
+    ) -> None: ...
+    def line_em(self, text: str) -> float: ...
+    def line_ems(self, texts: List[str]) -> List[float]: ...
+    def kern(self, a: int, b: int) -> float: ...
+    def layout(
+        self,
+        text: str,
+        font_size: float,
+        max_width: Optional[float],
+        break_words: bool,
+        rule: int,
+        slack: float,
+        split_unkerned: bool,
+    ) -> List[Tuple[str, float]]: ...
+    def measure(
+        self, text: str, font_size: float, max_width: Optional[float], break_words: bool
+    ) -> Optional[Tuple[float, int, int, float]]: ...
+
+def text_excalidraw_brackets() -> Tuple[str, str]: ...

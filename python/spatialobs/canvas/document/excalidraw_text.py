@@ -29,7 +29,7 @@ import unicodedata
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.document.textmeasure import _Font, _line_em, fallback_advances, layout_lines
+from spatialobs.canvas.document.textmeasure import _BREAK_RULES, _Font, _line_em, fallback_advances, layout_lines
 
 __all__ = [
     "FONT_FAMILIES",
@@ -159,6 +159,9 @@ def _break_before(line: str, i: int) -> bool:
     if _is_cjk(a) and b != "-" and b not in _CLOSING:
         return True
     return _is_emoji(a) or _is_emoji(b)
+
+
+_BREAK_RULES[_break_before] = 1  # the compiled layout's Excalidraw rule
 
 
 def wrap_text(text: str, font_family: Any = DEFAULT_FONT_FAMILY, font_size: float = DEFAULT_FONT_SIZE,

@@ -22,6 +22,11 @@ files by ``tools/fontmetrics/make_tldraw_metrics.py``; no font is loaded here):
 Widths are exact for the IBM Plex fonts up to kerning of pairs outside Latin;
 the draw font (Shantell Sans) cycles glyph alternates whose widths differ by about
 1 %, so its lines are within about 1 % of the browser's.
+
+The sums over a string and the line layout run in the compiled core
+(``spatialobs._core.TextFont``, one per font, built from its table when first
+used) while :data:`TEXT_KERNEL` is true; the Python code here is the oracle twin
+(``TEXT_KERNEL = False``), and the two give bit-identical widths.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import math
 import functools
 import operator
 import os
+import sys
 import unicodedata
 from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
 
@@ -77,6 +83,9 @@ _FONT_KEYS = ("draw", "sans", "serif", "mono")
 # Chromium lays text out in 1/64 pixel units
 _LAYOUT_UNIT = 64.0
 
+#: Measure with the compiled kernel (``spatialobs._core.TextFont``); False: the pure-Python twin.
+TEXT_KERNEL = True
+
 
 class _Font:
     """Advance (em) per character and kerning (em) per 2-character string.
@@ -87,7 +96,7 @@ class _Font:
     observation; each pair is now worked out from the table's classes when first met.
     """
 
-    __slots__ = ("adv", "kern", "has_kern")
+    __slots__ = ("adv", "kern", "has_kern", "_entry", "_kernel")
 
     def __init__(self, entry: dict, fallback: Dict[str, float]) -> None:
         upm = float(entry["upm"])
@@ -96,6 +105,33 @@ class _Font:
         self.adv = adv
         self.kern = _Kerning(entry.get("kern") or {}, upm)
         self.has_kern = self.kern.any
+        self._entry = entry
+        self._kernel: Any = None  # the compiled font, built on first use (False: no compiled core)
+
+    def kernel(self) -> Any:
+        """The compiled twin of this font (``spatialobs._core.TextFont``), or None without one."""
+        k = self._kernel
+        if k is None:
+            from spatialobs import _core
+
+            cls = getattr(_core, "TextFont", None)
+            if cls is None:
+                k = False
+            else:
+                entry = self._entry
+                table = entry.get("kern") or {}
+                # sum() of floats is compensated from Python 3.12 on: the kernel sums as this one does
+                k = cls(entry["adv"], float(entry["upm"]), list(table.get("left", [])), list(table.get("right", [])),
+                        list(table.get("m", [])), bool(self.has_kern), self._resolve, sys.version_info >= (3, 12))
+            self._kernel = k
+        return k or None
+
+    def _resolve(self, cps: List[int]) -> Tuple[List[float], List[int]]:
+        # what the compiled font asks for characters outside its table: this font's advance
+        # (fallback fonts, zero-width marks, .notdef) and str.isalnum / str.isspace
+        adv = self.adv
+        chars = list(map(chr, cps))
+        return [adv[c] for c in chars], [int(c.isalnum()) | int(c.isspace()) << 1 for c in chars]
 
 
 class _Kerning(Dict[str, float]):
@@ -240,6 +276,10 @@ def _char_advances(f: _Font, text: str) -> Tuple[List[float], List[float]]:
 
 def _line_em(f: _Font, text: str) -> float:
     # the same sum as _char_advances without the list: advances, then kerning
+    if TEXT_KERNEL and text:
+        k = f._kernel or f.kernel()
+        if k is not None:
+            return k.line_em(text)
     w = sum(map(f.adv.__getitem__, text))
     if f.has_kern and len(text) > 1:
         w += sum(map(f.kern.__getitem__, map(operator.add, text, text[1:])))
@@ -289,6 +329,10 @@ def _break_before(text: str, i: int) -> bool:
     return False
 
 
+#: Break rules the compiled layout knows, by the Python function it replaces (Excalidraw's adds itself).
+_BREAK_RULES: Dict[Callable[[str, int], bool], int] = {_break_before: 0}
+
+
 def _ceil_unit(x: float) -> float:
     return math.ceil(x * _LAYOUT_UNIT - 1e-6) / _LAYOUT_UNIT
 
@@ -336,6 +380,11 @@ def layout_lines(
     if max_width is not None and not math.isfinite(max_width):
         raise InvalidInputError(f"max_width must be finite, got {max_width!r}")
     f = font if isinstance(font, _Font) else _font(font)
+    if TEXT_KERNEL:
+        rule = 0 if breaks is None else _BREAK_RULES.get(breaks)
+        k = f._kernel or f.kernel()
+        if rule is not None and k is not None:
+            return k.layout(text, font_size, max_width, break_words, rule, slack, split_unkerned)
     may_break = breaks or _break_before
     out: List[Tuple[str, float]] = []
     for para in text.split("\n"):
@@ -412,6 +461,12 @@ def measure_html(
     >>> measure_html("ab\\ncd", "mono", 10.0)
     (12.0, 28.0, 12.0)
     """
+    if TEXT_KERNEL and (max_width is None or math.isfinite(max_width)):
+        f = _font(font)
+        k = f._kernel or f.kernel()
+        r = None if k is None else k.measure(text, font_size, max_width, break_words)
+        if r is not None:  # None: a width too large to round (the twin raises as Python does)
+            return _html_box(r, font_size, max_width, min_width)
     paras = text.split("\n")
     f = _font(font)
     widths = [_line_em(f, p) * font_size for p in paras]
@@ -424,6 +479,18 @@ def measure_html(
     lines = layout_lines(text, font, font_size, max_width, break_words)
     widest = _ceil_unit(max((lw for _, lw in lines), default=0.0))
     return (w, len(lines) * line_height_px(font_size), max(w, widest))
+
+
+def _html_box(r: Tuple[float, int, int, float], font_size: float, max_width: Optional[float],
+              min_width: Optional[float]) -> Tuple[float, float, float]:
+    # measure_html's box from the kernel's (natural width, paragraphs, laid-out lines, widest line)
+    natural, n_paras, n_lines, widest = r
+    w = natural if max_width is None else min(natural, max_width)
+    if min_width is not None:
+        w = max(w, min_width)
+    if max_width is None or natural <= max_width:
+        return (w, n_paras * line_height_px(font_size), w)
+    return (w, n_lines * line_height_px(font_size), max(w, widest))
 
 
 def text_shape_size(
