@@ -479,6 +479,16 @@ def _ray_address(args: argparse.Namespace) -> Optional[str]:
     return value
 
 
+def _corpus_repeats(text: str) -> int:
+    from spatialobs.screen.corpus import check_repeats
+
+    try:
+        value: object = int(text)
+    except ValueError:
+        value = text
+    return check_repeats(value)
+
+
 def _corpus(args: argparse.Namespace) -> int:
     from spatialobs.screen.corpus import DEFAULT_MINUTES, run_corpus, write_report
 
@@ -488,7 +498,7 @@ def _corpus(args: argparse.Namespace) -> int:
         minutes = args.minutes if (args.minutes is not None or args.steps is not None) else DEFAULT_MINUTES
         run_corpus(args.folder, apps, minutes=minutes, steps=args.steps, workers=args.workers,
                    episode_steps=args.episode_steps, priors=priors, seed=args.seed, ray=args.ray,
-                   progress=sys.stderr)
+                   progress=sys.stderr, repeats=args.repeats)
     doc = args.doc or ("docs/results/corpus.md" if args.report else "")
     if doc:
         command = "spatialobs corpus FOLDER --report" + (f" --doc {doc}" if doc != "docs/results/corpus.md" else "")
@@ -1106,6 +1116,9 @@ def _parser() -> argparse.ArgumentParser:
     co.add_argument("--priors", default="heuristic,uniform",
                     help="priors, one graph each (default heuristic,uniform: Table 3's two arms)")
     co.add_argument("--seed", type=int, default=0)
+    co.add_argument("--repeats", type=_corpus_repeats, default=1, metavar="N",
+                    help="runs per application and prior, each its own graph (run k >= 2: <prior>.r<k>.sqlite, "
+                         "other start seeds); runs whose budget is spent are skipped (default 1)")
     co.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                     help="run the workers as Ray actors: join ADDRESS, or start a local runtime")
     co.add_argument("--report", action="store_true", help="only write the document from the store")

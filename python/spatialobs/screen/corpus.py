@@ -55,7 +55,8 @@ from typing import IO, Any, Dict, Iterator, List, Mapping, Optional, Sequence, T
 from spatialobs._errors import InvalidInputError
 
 __all__ = ["CORPUS_APPS", "PRIORS", "CONFIGS", "DEFAULT_MINUTES", "DEFAULT_EPISODE_STEPS", "DEFAULT_WORKERS",
-           "Config", "Job", "config_of", "vary_spec", "check_apps", "check_budget", "run_corpus", "run_worker",
+           "RUN_SEED_STRIDE", "Config", "Job", "config_of", "vary_spec", "check_apps", "check_budget", "check_repeats",
+           "run_tag", "run_seed", "store_path", "run_corpus", "run_worker",
            "recorded_steps", "corpus_stats", "write_report"]
 
 #: The applications of the default corpus (app spec names), in run order.
@@ -218,11 +219,61 @@ class Job:
     deadline: Optional[float]
     seed: int = 0
     parent: int = 0
+    run: int = 1
 
 
-def store_path(folder: Union[str, Path], app: str, prior: str) -> Path:
-    """The shared graph store of one application and prior."""
-    return Path(folder) / app / f"{prior}.sqlite"
+#: How far apart the start seeds of two runs of one application and prior lie (see :func:`run_seed`).
+RUN_SEED_STRIDE = 1000
+
+
+def check_repeats(repeats: Any) -> int:
+    """The number of runs per application and prior, checked: a positive integer.
+
+    Raises
+    ------
+    InvalidInputError
+        Zero, a negative number, or a value that is not an integer.
+
+    Examples
+    --------
+    >>> check_repeats(2)
+    2
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise InvalidInputError(f"repeats must be a positive integer (runs per application and prior), "
+                                f"got {repeats!r}")
+    return repeats
+
+
+def run_tag(prior: str, run: int = 1) -> str:
+    """The file stem of run ``run`` of a prior: ``prior`` for run 1, ``prior.r<run>`` for a repeat.
+
+    Examples
+    --------
+    >>> run_tag("uniform"), run_tag("uniform", 2)
+    ('uniform', 'uniform.r2')
+    """
+    return prior if run == 1 else f"{prior}.r{run}"
+
+
+def run_seed(cfg_seed: int, run: int = 1) -> int:
+    """The seed of run ``run``'s starts and draws for a configuration seeded ``cfg_seed``.
+
+    Run 1 uses the configuration's seed itself; run ``r`` adds ``RUN_SEED_STRIDE * (r - 1)``,
+    so a repeat replays other start prefixes and draws other selector streams on the
+    same four configurations (content, window size, theme).
+
+    Examples
+    --------
+    >>> run_seed(2), run_seed(2, 3)
+    (2, 2002)
+    """
+    return int(cfg_seed) + RUN_SEED_STRIDE * (int(run) - 1)
+
+
+def store_path(folder: Union[str, Path], app: str, prior: str, run: int = 1) -> Path:
+    """The shared graph store of one application, prior and run (run ``k >= 2``: ``<prior>.r<k>.sqlite``)."""
+    return Path(folder) / app / f"{run_tag(prior, run)}.sqlite"
 
 
 def recorded_steps(store: Any) -> Dict[int, int]:
@@ -265,14 +316,14 @@ def run_worker(job: Job) -> Dict[str, Any]:
     if job.parent:
         _die_with_parent(job.parent)
     spec = resolve_app(job.app)
-    store = store_path(job.folder, job.app, job.prior)
+    store = store_path(job.folder, job.app, job.prior, job.run)
     store.parent.mkdir(parents=True, exist_ok=True)
     name = f"w{job.worker}"
     steps_done = launches = 0
     failures = 0
     driver: Any = None
     cur: Optional[Config] = None
-    log = open(store.with_name(f"{job.prior}.{name}.jsonl"), "a", encoding="utf-8")
+    log = open(store.with_name(f"{run_tag(job.prior, job.run)}.{name}.jsonl"), "a", encoding="utf-8")
 
     def write(rec: Dict[str, Any]) -> None:
         log.write(json.dumps(rec) + "\n")
@@ -304,7 +355,7 @@ def run_worker(job: Job) -> Dict[str, Any]:
                         driver = make_driver(vary_spec(spec, cfg), seed=cfg.seed, width=cfg.width,
                                              height=cfg.height)
                         cur = cfg
-                    screen = driver.reset(ReplayStart(k, k % 3, cfg.seed))
+                    screen = driver.reset(ReplayStart(k, k % 3, run_seed(cfg.seed, job.run)))
                 except DriverUnavailable as exc:
                     write({"kind": "error", "episode": k, "error": f"{type(exc).__name__}: {exc}"[:500],
                            "time": time.time()})
@@ -320,7 +371,7 @@ def run_worker(job: Job) -> Dict[str, Any]:
                     continue
                 launches += 1
                 failures = 0
-                sel = make_selector("puct", seed=selector_seed(cfg.seed, k))
+                sel = make_selector("puct", seed=selector_seed(run_seed(cfg.seed, job.run), k))
                 walk = Walk.of(driver, sel, job.prior, str(getattr(driver, "goal", "") or ""), app=g.app or "",
                                episode=k, screenshots=g.evidence)
                 graph = LocalSteps(g)
@@ -403,7 +454,8 @@ def _fmt_s(s: float) -> str:
 def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, minutes: Optional[float] = DEFAULT_MINUTES,
                steps: Optional[int] = None, workers: int = DEFAULT_WORKERS,
                episode_steps: int = DEFAULT_EPISODE_STEPS, priors: Sequence[str] = PRIORS, seed: int = 0,
-               ray: Optional[str] = None, progress: Optional[IO[str]] = None, every: float = 5.0) -> Dict[str, Any]:
+               ray: Optional[str] = None, progress: Optional[IO[str]] = None, every: float = 5.0,
+               repeats: int = 1) -> Dict[str, Any]:
     """Build (or resume) the corpus in ``folder``: every application, every prior, with ``workers`` workers.
 
     Parameters
@@ -428,19 +480,29 @@ def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, m
         Run the workers as Ray actors: ``""`` for a local runtime, or a cluster's address.
     progress : file, optional
         Where the progress lines go.
+    every : float
+        Seconds between progress lines (and records of the time spent).
+    repeats : int
+        Runs per application and prior. Run 1 is ``<prior>.sqlite``; run ``k >= 2`` is an
+        independent graph ``<prior>.r<k>.sqlite`` beside it (its own start seeds, see
+        :func:`run_seed`; its own logs and time spent), resumable like run 1. Runs go in
+        order (every application and prior of run 1, then of run 2, ...); a run whose
+        budget is spent is skipped untouched.
 
     Returns
     -------
     dict
-        Per ``app/prior``: the counts of :func:`corpus_stats`' store reading and the seconds spent.
+        Per ``app/prior`` (run 1) and ``app/prior.r<k>`` (run ``k``): the counts of the
+        store and the seconds spent.
 
     Raises
     ------
     InvalidInputError
-        Unknown applications or priors, a bad budget or worker count, a folder another
-        run holds, or settings that differ from the folder's first run.
+        Unknown applications or priors, a bad budget, worker count or number of repeats,
+        a folder another run holds, or settings that differ from the folder's first run.
     """
     apps = check_apps(apps)
+    repeats = check_repeats(repeats)
     minutes, steps = check_budget(minutes, steps)
     for name, v in (("workers", workers), ("episode_steps", episode_steps)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -461,7 +523,14 @@ def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, m
         manifest["apps"] = list(dict.fromkeys(list(manifest.get("apps", [])) + apps))
         manifest["priors"] = list(dict.fromkeys(list(manifest.get("priors", [])) + priors))
         manifest["budget"] = {"minutes": minutes, "steps": steps}
-        manifest.setdefault("runs", []).append({"started": time.time(), "apps": apps, "ray": ray is not None})
+        manifest.setdefault("runs", []).append({"started": time.time(), "apps": apps, "ray": ray is not None,
+                                                "repeats": repeats})
+        # Per run (repeat) of every application and prior: its seed offset and every budget it was run with.
+        per_run = manifest.setdefault("repeat_runs", {})
+        for r in range(1, repeats + 1):
+            rec = per_run.setdefault(str(r), {"seed_offset": run_seed(0, r), "budgets": []})
+            if manifest["budget"] not in rec["budgets"]:
+                rec["budgets"].append(dict(manifest["budget"]))
         _write_json(root / "corpus.json", manifest)
         out: Dict[str, Any] = {}
         ctx: Any = contextlib.nullcontext()
@@ -470,19 +539,22 @@ def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, m
 
             ctx = ray_runtime(ray or None, num_cpus=max(2, workers))
         with ctx:
-            for app in apps:
-                for prior in priors:
-                    out[f"{app}/{prior}"] = _run_phase(root, app, prior, minutes, steps, workers, episode_steps,
-                                                       seed, ray is not None, progress, every)
+            for run in range(1, repeats + 1):
+                for app in apps:
+                    for prior in priors:
+                        out[f"{app}/{run_tag(prior, run)}"] = _run_phase(
+                            root, app, prior, minutes, steps, workers, episode_steps, seed, ray is not None,
+                            progress, every, run)
     return out
 
 
 def _run_phase(root: Path, app: str, prior: str, minutes: Optional[float], steps: Optional[int], workers: int,
-               episode_steps: int, seed: int, use_ray: bool, progress: Optional[IO[str]], every: float
-               ) -> Dict[str, Any]:
-    store = store_path(root, app, prior)
+               episode_steps: int, seed: int, use_ray: bool, progress: Optional[IO[str]], every: float,
+               run: int = 1) -> Dict[str, Any]:
+    store = store_path(root, app, prior, run)
     store.parent.mkdir(parents=True, exist_ok=True)
-    phase_file = store.with_name(f"{prior}.phase.json")
+    tag = run_tag(prior, run)
+    phase_file = store.with_name(f"{tag}.phase.json")
     phase = _read_json(phase_file, {"seconds": 0.0, "runs": 0})
     budget_s = None if minutes is None else minutes * 60.0
     counts = _count(store)
@@ -493,8 +565,8 @@ def _run_phase(root: Path, app: str, prior: str, minutes: Optional[float], steps
     deadline = None if left is None else start + left
     phase["runs"] = int(phase.get("runs", 0)) + 1
     _write_json(phase_file, phase)  # the run counts from its start, even if it is killed before its first tick
-    jobs = [Job(str(root), app, prior, i, workers, episode_steps, steps, deadline, seed, 0 if use_ray else os.getpid())
-            for i in range(workers)]
+    jobs = [Job(str(root), app, prior, i, workers, episode_steps, steps, deadline, seed, 0 if use_ray else os.getpid(),
+                run) for i in range(workers)]
     used0 = float(phase["seconds"])
     errors: List[str] = []
 
@@ -507,7 +579,7 @@ def _run_phase(root: Path, app: str, prior: str, minutes: Optional[float], steps
             rate = (c["steps"] - counts["steps"]) / el if el > 0 else 0.0
             lefts = "" if deadline is None else f"  left {_fmt_s(deadline - time.time())}"
             goal = f"/{steps}" if steps is not None else ""
-            print(f"[{_fmt_s(el)}] {app}/{prior}: steps {c['steps']}{goal}  observations {c['observations']}  "
+            print(f"[{_fmt_s(el)}] {app}/{tag}: steps {c['steps']}{goal}  observations {c['observations']}  "
                   f"states {c['states']}  captures {c['captures']}  {rate:.2f} steps/s{lefts}"
                   + ("  done" if final else ""), file=progress, flush=True)
 
