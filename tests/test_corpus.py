@@ -225,7 +225,7 @@ def test_a_repeat_run_is_its_own_graph_and_the_report_gives_every_run_and_the_sp
         assert json.loads((folder / "mousepad" / f"{p}.phase.json").read_text())["runs"] == 1
     manifest = json.loads((folder / "corpus.json").read_text())
     assert manifest["repeat_runs"]["2"] == {"seed_offset": 1000, "budgets": [{"minutes": None, "steps": 4}]}
-    assert [r.get("repeats", 1) for r in manifest["runs"]] == [1, 2]
+    assert [(r["repeats"], r["budget"]["steps"]) for r in manifest["runs"]] == [(1, 4), (2, 4)]
     doc = tmp_path / "doc" / "corpus.md"
     write_report(folder, doc, command="spatialobs corpus FOLDER --report")
     text = doc.read_text(encoding="utf-8")

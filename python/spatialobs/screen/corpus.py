@@ -28,8 +28,14 @@ when its write commits.
   continues from its next step after a clean launch, and the time already spent
   counts against the budget. Workers die with the command (``PR_SET_PDEATHSIG``), so
   nothing writes after a kill; SQLite commits whole steps or nothing.
+* **Repeats.** ``--repeats N`` runs every application and prior ``N`` times, run
+  ``k >= 2`` as its own graph ``FOLDER/<app>/<prior>.r<k>.sqlite`` (its own logs and
+  time spent, start seeds offset by :data:`RUN_SEED_STRIDE` ``(k - 1)``), resumable like
+  run 1; ``corpus.json`` records each run's seed offset and budgets. Table 3 gives
+  every run and the spread over runs.
 * **Progress**: one line per application and prior every few seconds (steps,
-  observations, states, captures, steps per second, time left).
+  observations, states, captures, steps per second, time left); each phase's record
+  keeps the machine's load average sampled every 30 s while it ran.
 
 :func:`write_report` reads the stores and writes ``docs/results/corpus.md`` with
 Table 2, Table 3, Figure 4's four panels (SVG), the trace extraction and Table 12.
@@ -524,7 +530,7 @@ def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, m
         manifest["priors"] = list(dict.fromkeys(list(manifest.get("priors", [])) + priors))
         manifest["budget"] = {"minutes": minutes, "steps": steps}
         manifest.setdefault("runs", []).append({"started": time.time(), "apps": apps, "ray": ray is not None,
-                                                "repeats": repeats})
+                                                "repeats": repeats, "budget": dict(manifest["budget"])})
         # Per run (repeat) of every application and prior: its seed offset and every budget it was run with.
         per_run = manifest.setdefault("repeat_runs", {})
         for r in range(1, repeats + 1):
