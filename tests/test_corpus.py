@@ -245,7 +245,7 @@ def test_a_repeat_run_is_its_own_graph_and_the_report_gives_every_run_and_the_sp
     assert spread[0][1].strip() == "2" and spread[0][5].strip() == f"{ahead} of 2"
     assert spread[0][6].strip() == str(sum(d == 0 for d in diffs))
     lo, hi = min(diffs), max(diffs)
-    assert spread[0][4].strip().endswith(f"({'0' if lo == 0 else f'{lo:+d}'}–{'0' if hi == 0 else f'{hi:+d}'})")
+    assert spread[0][4].strip().endswith(f"({'0' if lo == 0 else f'{lo:+d}'} to {'0' if hi == 0 else f'{hi:+d}'})")
     assert "| **pooled** | 1 |" in t3 and "| **pooled** | 2 |" in t3
     assert f"more states at equal steps in {ahead} of 2 runs (application × run)" in t3
     assert "Per application, the heuristic prior was ahead in every run on " in t3

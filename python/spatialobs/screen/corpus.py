@@ -910,7 +910,7 @@ def _signed(x: float, fmt: str = "g") -> str:
 
 
 def _spread(xs: Sequence[float], pct: bool = False, signed: bool = False, nd: int = 1) -> str:
-    # "mean (lowest–highest)" of a few runs' values.
+    # "mean (lowest–highest)" of a few runs' values ("lowest to highest" for signed values).
     if not xs:
         return "-"
     m = sum(xs) / len(xs)
@@ -922,7 +922,7 @@ def _spread(xs: Sequence[float], pct: bool = False, signed: bool = False, nd: in
             return _signed(x, f".{nd}f") if signed else f"{x:.{nd}f}"
         return _signed(x) if signed else f"{x:g}"
 
-    return f"{f(m, True)} ({f(min(xs))}–{f(max(xs))})"
+    return f"{f(m, True)} ({f(min(xs))}{' to ' if signed else '–'}{f(max(xs))})"
 
 
 def _repeat_runs(root: Path, app: str, prior: str) -> List[int]:
