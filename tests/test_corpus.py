@@ -22,8 +22,8 @@ import pytest
 
 from spatialobs import InvalidInputError
 from spatialobs.cli import main
-from spatialobs.screen.corpus import (CONFIGS, _locked, check_apps, check_budget, config_of, run_corpus, vary_spec,
-                                      write_report)
+from spatialobs.screen.corpus import (CONFIGS, _locked, check_apps, check_budget, check_repeats, config_of,
+                                      run_corpus, run_seed, run_tag, store_path, vary_spec, write_report)
 from spatialobs.screen.drivers import builtin_spec
 from tests._drivers import require
 
@@ -68,7 +68,9 @@ def test_a_small_corpus_on_two_real_applications_and_its_report(tmp_path):
                  "## Figure 4", "## Trace extraction (§7)", "## Table 12: the audit of repeated state–action groups"):
         assert head in text
     assert "4.10%" in text and "1.74%" in text and "5,524 VM-hours" in text
-    assert "**Budget used here:** 6 steps per application and prior" in text
+    assert "**Budget used here:** 6 steps per application, prior and run" in text
+    assert "built by `spatialobs corpus FOLDER --steps 6 --episode-steps 3 --apps mousepad,pcmanfm`" in text
+    assert "One run per application and prior (`--repeats N` adds runs" in text and "| **pooled** | 1 |" in text
     assert "**Default budget:** `spatialobs corpus FOLDER` = 3 min" in text and "--ray" in text
     t2 = [ln for ln in text.splitlines() if ln.startswith("| mousepad |") or ln.startswith("| pcmanfm |")]
     # one row in Table 2, one in Table 3, one in the traces table per application
@@ -81,14 +83,9 @@ def test_a_small_corpus_on_two_real_applications_and_its_report(tmp_path):
     assert out["stats"]["pcmanfm/uniform"]["steps"] == 6
 
 
-def test_the_corpus_command_killed_mid_run_resumes_without_losing_or_repeating_a_step(tmp_path):
-    _need("mousepad")
-    folder = tmp_path / "corpus"
-    argv = [sys.executable, "-m", "spatialobs", "corpus", str(folder), "--apps", "mousepad", "--priors", "heuristic",
-            "--steps", "16", "--episode-steps", "4", "--workers", "2"]
+def _kill_mid_run(argv, store: Path, at: int, budget: int, err: Path):
+    """Start the command, SIGKILL it once ``store`` holds ``at`` steps; the rows left once nothing writes."""
     env = dict(os.environ)  # the package under test, as this process imports it (the installed wheel in CI)
-    store = folder / "mousepad" / "heuristic.sqlite"
-    err = tmp_path / "stderr.txt"
     with open(err, "wb") as fh:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=fh)
     try:
@@ -101,11 +98,11 @@ def test_the_corpus_command_killed_mid_run_resumes_without_losing_or_repeating_a
                     n = len(tr) + len(cap)
                 except sqlite3.Error:
                     n = 0
-            if n >= 5:
+            if n >= at:
                 break
             time.sleep(0.2)
         assert proc.poll() is None, f"the run ended before the kill: {err.read_text()[-500:]}"
-        assert 5 <= n < 16
+        assert at <= n < budget
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     finally:
@@ -116,12 +113,28 @@ def test_the_corpus_command_killed_mid_run_resumes_without_losing_or_repeating_a
     before = _rows(store)
     time.sleep(2.0)
     assert _rows(store) == before  # nothing writes after the kill: the workers died with the command
-    logged = set()
-    for f in (folder / "mousepad").glob("heuristic.w*.jsonl"):
+    return before
+
+
+def _logged(folder: Path, tag: str):
+    out = set()
+    for f in folder.glob(f"{tag}.w*.jsonl"):
         for line in f.read_text().splitlines():
             r = json.loads(line)
             if r.get("kind") == "step":
-                logged.add((r["episode"], r["step"]))
+                out.add((r["episode"], r["step"]))
+    return out
+
+
+def test_the_corpus_command_killed_mid_run_resumes_without_losing_or_repeating_a_step(tmp_path):
+    _need("mousepad")
+    folder = tmp_path / "corpus"
+    argv = [sys.executable, "-m", "spatialobs", "corpus", str(folder), "--apps", "mousepad", "--priors", "heuristic",
+            "--steps", "16", "--episode-steps", "4", "--workers", "2"]
+    env = dict(os.environ)
+    store = folder / "mousepad" / "heuristic.sqlite"
+    before = _kill_mid_run(argv, store, 5, 16, tmp_path / "stderr.txt")
+    logged = _logged(folder / "mousepad", "heuristic")
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-800:]
     after = _rows(store)
@@ -189,3 +202,100 @@ def test_bad_inputs_are_clear_errors(tmp_path, capsys):
     assert "budget: steps must be a positive integer, got 0" in capsys.readouterr().err
     assert main(["corpus", str(tmp_path / "nothing"), "--report"]) == 2
     assert "no corpus in" in capsys.readouterr().err
+
+
+def test_a_repeat_run_is_its_own_graph_and_the_report_gives_every_run_and_the_spread(tmp_path):
+    _need("mousepad")
+    folder = tmp_path / "corpus"
+    first = run_corpus(folder, ["mousepad"], minutes=None, steps=4, workers=2, episode_steps=2)
+    assert set(first) == {"mousepad/heuristic", "mousepad/uniform"}
+    run1 = {p: _rows(store_path(folder, "mousepad", p)) for p in ("heuristic", "uniform")}
+    res = run_corpus(folder, ["mousepad"], minutes=None, steps=4, workers=2, episode_steps=2, repeats=2)
+    assert set(res) == {"mousepad/heuristic", "mousepad/uniform", "mousepad/heuristic.r2", "mousepad/uniform.r2"}
+    for p in ("heuristic", "uniform"):
+        # run 1 is left as it was (its budget is spent); run 2 is a second graph of exactly the budget
+        assert res[f"mousepad/{p}"]["skipped"] == "budget spent"
+        assert _rows(store_path(folder, "mousepad", p)) == run1[p]
+        r2 = store_path(folder, "mousepad", p, 2)
+        assert r2.name == f"{p}.r2.sqlite" and res[f"mousepad/{p}.r2"]["steps"] == 4
+        tr, cap = _rows(r2)
+        assert sorted((e, s) for _, _, e, s, *_ in tr + cap) == [(e, s) for e in (0, 1) for s in range(2)]
+        phase = json.loads((folder / "mousepad" / f"{p}.r2.phase.json").read_text())
+        assert phase["runs"] == 1 and phase["load"] and all(x[1] >= 0 for x in phase["load"])
+        assert json.loads((folder / "mousepad" / f"{p}.phase.json").read_text())["runs"] == 1
+    manifest = json.loads((folder / "corpus.json").read_text())
+    assert manifest["repeat_runs"]["2"] == {"seed_offset": 1000, "budgets": [{"minutes": None, "steps": 4}]}
+    assert [(r["repeats"], r["budget"]["steps"]) for r in manifest["runs"]] == [(1, 4), (2, 4)]
+    doc = tmp_path / "doc" / "corpus.md"
+    write_report(folder, doc, command="spatialobs corpus FOLDER --report")
+    text = doc.read_text(encoding="utf-8")
+    assert "built by `spatialobs corpus FOLDER --steps 4 --episode-steps 2 --apps mousepad --repeats 2` in 2 " \
+           "invocation(s)" in text
+    assert "2 run(s) per application and prior" in text and "run 2: " in text and "load average median" in text
+    t3 = text.split("## Table 3")[1].split("What each prior spends")[0]
+    rows = [ln.split("|")[1:-1] for ln in t3.splitlines() if ln.startswith("| mousepad | ")]
+    every, spread = rows[:2], rows[2:]
+    assert [r[1].strip() for r in every] == ["1", "2"] and len(spread) == 1
+    diffs = []
+    for r in every:
+        assert int(r[2]) == int(r[5]) == int(r[8]) == 4  # a step budget: both priors, both runs at 4 steps
+        diffs.append(int(r[9]) - int(r[10]))
+        assert r[11].strip() == ("0" if diffs[-1] == 0 else f"{diffs[-1]:+d}")
+    ahead = sum(d > 0 for d in diffs)
+    assert spread[0][1].strip() == "2" and spread[0][5].strip() == f"{ahead} of 2"
+    assert spread[0][6].strip() == str(sum(d == 0 for d in diffs))
+    lo, hi = min(diffs), max(diffs)
+    assert spread[0][4].strip().endswith(f"({'0' if lo == 0 else f'{lo:+d}'} to {'0' if hi == 0 else f'{hi:+d}'})")
+    assert "| **pooled** | 1 |" in t3 and "| **pooled** | 2 |" in t3
+    assert f"more states at equal steps in {ahead} of 2 runs (application × run)" in t3
+    assert "Per application, the heuristic prior was ahead in every run on " in t3
+    assert "With one run per application and prior" not in text
+    assert "Table 2, Figure 4, the trace extraction and Table 12 cover run 1" in text
+    assert "| with every run's graphs (2 runs) |" in text
+
+
+def test_a_repeat_run_killed_mid_run_resumes_without_losing_or_repeating_a_step(tmp_path):
+    _need("mousepad")
+    folder = tmp_path / "corpus"
+    run_corpus(folder, ["mousepad"], minutes=None, steps=12, workers=2, episode_steps=4, priors=["heuristic"])
+    run1 = _rows(folder / "mousepad" / "heuristic.sqlite")
+    argv = [sys.executable, "-m", "spatialobs", "corpus", str(folder), "--apps", "mousepad", "--priors", "heuristic",
+            "--steps", "12", "--episode-steps", "4", "--workers", "2", "--repeats", "2"]
+    store = folder / "mousepad" / "heuristic.r2.sqlite"
+    before = _kill_mid_run(argv, store, 4, 12, tmp_path / "stderr.txt")
+    logged = _logged(folder / "mousepad", "heuristic.r2")
+    done = subprocess.run(argv, env=dict(os.environ), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-800:]
+    after = _rows(store)
+    assert set(before[0]) <= set(after[0]) and set(before[1]) <= set(after[1])
+    keys = [(e, s) for _, _, e, s, *_ in after[0] + after[1]]
+    assert logged <= set(keys)
+    assert sorted(keys) == [(e, s) for e in range(3) for s in range(4)]
+    assert _rows(folder / "mousepad" / "heuristic.sqlite") == run1  # run 1 untouched by either command
+    assert json.loads((folder / "mousepad" / "heuristic.r2.phase.json").read_text())["runs"] == 2
+    assert json.loads((folder / "mousepad" / "heuristic.phase.json").read_text())["runs"] == 1
+
+
+def test_runs_have_their_own_files_and_seeds():
+    assert run_tag("heuristic") == "heuristic" and run_tag("heuristic", 3) == "heuristic.r3"
+    assert store_path("c", "mousepad", "uniform", 2) == Path("c") / "mousepad" / "uniform.r2.sqlite"
+    assert store_path("c", "mousepad", "uniform") == Path("c") / "mousepad" / "uniform.sqlite"
+    assert [run_seed(1, r) for r in (1, 2, 3)] == [1, 1001, 2001]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True, None])
+def test_bad_repeats_are_clear_errors(tmp_path, bad):
+    with pytest.raises(InvalidInputError, match=r"repeats must be a positive integer \(runs per application and "
+                                                r"prior\), got " + __import__("re").escape(repr(bad))):
+        check_repeats(bad)
+    with pytest.raises(InvalidInputError, match="repeats must be a positive integer"):
+        run_corpus(tmp_path / "c", ["mousepad"], steps=2, repeats=bad)
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("arg, shown", [("0", "0"), ("-1", "-1"), ("two", "'two'"), ("1.5", "'1.5'")])
+def test_bad_repeats_on_the_command_line(tmp_path, capsys, arg, shown):
+    assert main(["corpus", str(tmp_path / "c"), "--apps", "mousepad", "--steps", "2", "--repeats", arg]) == 2
+    assert f"spatialobs: error: repeats must be a positive integer (runs per application and prior), got {shown}" \
+        in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()

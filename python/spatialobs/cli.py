@@ -480,15 +480,21 @@ def _ray_address(args: argparse.Namespace) -> Optional[str]:
 
 
 def _corpus(args: argparse.Namespace) -> int:
-    from spatialobs.screen.corpus import DEFAULT_MINUTES, run_corpus, write_report
+    from spatialobs.screen.corpus import DEFAULT_MINUTES, check_repeats, run_corpus, write_report
 
+    raw: object = args.repeats
+    try:
+        raw = int(args.repeats)
+    except ValueError:
+        pass  # check_repeats names the value
+    repeats = check_repeats(raw)
     if not args.report:
         apps = [a for a in args.apps.split(",") if a]
         priors = [p for p in args.priors.split(",") if p]
         minutes = args.minutes if (args.minutes is not None or args.steps is not None) else DEFAULT_MINUTES
         run_corpus(args.folder, apps, minutes=minutes, steps=args.steps, workers=args.workers,
                    episode_steps=args.episode_steps, priors=priors, seed=args.seed, ray=args.ray,
-                   progress=sys.stderr)
+                   progress=sys.stderr, repeats=repeats)
     doc = args.doc or ("docs/results/corpus.md" if args.report else "")
     if doc:
         command = "spatialobs corpus FOLDER --report" + (f" --doc {doc}" if doc != "docs/results/corpus.md" else "")
@@ -1106,6 +1112,9 @@ def _parser() -> argparse.ArgumentParser:
     co.add_argument("--priors", default="heuristic,uniform",
                     help="priors, one graph each (default heuristic,uniform: Table 3's two arms)")
     co.add_argument("--seed", type=int, default=0)
+    co.add_argument("--repeats", default="1", metavar="N",
+                    help="runs per application and prior, each its own graph (run k >= 2: <prior>.r<k>.sqlite, "
+                         "other start seeds); runs whose budget is spent are skipped (default 1)")
     co.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                     help="run the workers as Ray actors: join ADDRESS, or start a local runtime")
     co.add_argument("--report", action="store_true", help="only write the document from the store")

@@ -28,8 +28,14 @@ when its write commits.
   continues from its next step after a clean launch, and the time already spent
   counts against the budget. Workers die with the command (``PR_SET_PDEATHSIG``), so
   nothing writes after a kill; SQLite commits whole steps or nothing.
+* **Repeats.** ``--repeats N`` runs every application and prior ``N`` times, run
+  ``k >= 2`` as its own graph ``FOLDER/<app>/<prior>.r<k>.sqlite`` (its own logs and
+  time spent, start seeds offset by :data:`RUN_SEED_STRIDE` ``(k - 1)``), resumable like
+  run 1; ``corpus.json`` records each run's seed offset and budgets. Table 3 gives
+  every run and the spread over runs.
 * **Progress**: one line per application and prior every few seconds (steps,
-  observations, states, captures, steps per second, time left).
+  observations, states, captures, steps per second, time left); each phase's record
+  keeps the machine's load average sampled every 30 s while it ran.
 
 :func:`write_report` reads the stores and writes ``docs/results/corpus.md`` with
 Table 2, Table 3, Figure 4's four panels (SVG), the trace extraction and Table 12.
@@ -55,7 +61,8 @@ from typing import IO, Any, Dict, Iterator, List, Mapping, Optional, Sequence, T
 from spatialobs._errors import InvalidInputError
 
 __all__ = ["CORPUS_APPS", "PRIORS", "CONFIGS", "DEFAULT_MINUTES", "DEFAULT_EPISODE_STEPS", "DEFAULT_WORKERS",
-           "Config", "Job", "config_of", "vary_spec", "check_apps", "check_budget", "run_corpus", "run_worker",
+           "RUN_SEED_STRIDE", "Config", "Job", "config_of", "vary_spec", "check_apps", "check_budget", "check_repeats",
+           "run_tag", "run_seed", "store_path", "run_corpus", "run_worker",
            "recorded_steps", "corpus_stats", "write_report"]
 
 #: The applications of the default corpus (app spec names), in run order.
@@ -218,11 +225,61 @@ class Job:
     deadline: Optional[float]
     seed: int = 0
     parent: int = 0
+    run: int = 1
 
 
-def store_path(folder: Union[str, Path], app: str, prior: str) -> Path:
-    """The shared graph store of one application and prior."""
-    return Path(folder) / app / f"{prior}.sqlite"
+#: How far apart the start seeds of two runs of one application and prior lie (see :func:`run_seed`).
+RUN_SEED_STRIDE = 1000
+
+
+def check_repeats(repeats: Any) -> int:
+    """The number of runs per application and prior, checked: a positive integer.
+
+    Raises
+    ------
+    InvalidInputError
+        Zero, a negative number, or a value that is not an integer.
+
+    Examples
+    --------
+    >>> check_repeats(2)
+    2
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise InvalidInputError(f"repeats must be a positive integer (runs per application and prior), "
+                                f"got {repeats!r}")
+    return repeats
+
+
+def run_tag(prior: str, run: int = 1) -> str:
+    """The file stem of run ``run`` of a prior: ``prior`` for run 1, ``prior.r<run>`` for a repeat.
+
+    Examples
+    --------
+    >>> run_tag("uniform"), run_tag("uniform", 2)
+    ('uniform', 'uniform.r2')
+    """
+    return prior if run == 1 else f"{prior}.r{run}"
+
+
+def run_seed(cfg_seed: int, run: int = 1) -> int:
+    """The seed of run ``run``'s starts and draws for a configuration seeded ``cfg_seed``.
+
+    Run 1 uses the configuration's seed itself; run ``r`` adds ``RUN_SEED_STRIDE * (r - 1)``,
+    so a repeat replays other start prefixes and draws other selector streams on the
+    same four configurations (content, window size, theme).
+
+    Examples
+    --------
+    >>> run_seed(2), run_seed(2, 3)
+    (2, 2002)
+    """
+    return int(cfg_seed) + RUN_SEED_STRIDE * (int(run) - 1)
+
+
+def store_path(folder: Union[str, Path], app: str, prior: str, run: int = 1) -> Path:
+    """The shared graph store of one application, prior and run (run ``k >= 2``: ``<prior>.r<k>.sqlite``)."""
+    return Path(folder) / app / f"{run_tag(prior, run)}.sqlite"
 
 
 def recorded_steps(store: Any) -> Dict[int, int]:
@@ -265,14 +322,14 @@ def run_worker(job: Job) -> Dict[str, Any]:
     if job.parent:
         _die_with_parent(job.parent)
     spec = resolve_app(job.app)
-    store = store_path(job.folder, job.app, job.prior)
+    store = store_path(job.folder, job.app, job.prior, job.run)
     store.parent.mkdir(parents=True, exist_ok=True)
     name = f"w{job.worker}"
     steps_done = launches = 0
     failures = 0
     driver: Any = None
     cur: Optional[Config] = None
-    log = open(store.with_name(f"{job.prior}.{name}.jsonl"), "a", encoding="utf-8")
+    log = open(store.with_name(f"{run_tag(job.prior, job.run)}.{name}.jsonl"), "a", encoding="utf-8")
 
     def write(rec: Dict[str, Any]) -> None:
         log.write(json.dumps(rec) + "\n")
@@ -304,7 +361,7 @@ def run_worker(job: Job) -> Dict[str, Any]:
                         driver = make_driver(vary_spec(spec, cfg), seed=cfg.seed, width=cfg.width,
                                              height=cfg.height)
                         cur = cfg
-                    screen = driver.reset(ReplayStart(k, k % 3, cfg.seed))
+                    screen = driver.reset(ReplayStart(k, k % 3, run_seed(cfg.seed, job.run)))
                 except DriverUnavailable as exc:
                     write({"kind": "error", "episode": k, "error": f"{type(exc).__name__}: {exc}"[:500],
                            "time": time.time()})
@@ -320,7 +377,7 @@ def run_worker(job: Job) -> Dict[str, Any]:
                     continue
                 launches += 1
                 failures = 0
-                sel = make_selector("puct", seed=selector_seed(cfg.seed, k))
+                sel = make_selector("puct", seed=selector_seed(run_seed(cfg.seed, job.run), k))
                 walk = Walk.of(driver, sel, job.prior, str(getattr(driver, "goal", "") or ""), app=g.app or "",
                                episode=k, screenshots=g.evidence)
                 graph = LocalSteps(g)
@@ -403,7 +460,8 @@ def _fmt_s(s: float) -> str:
 def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, minutes: Optional[float] = DEFAULT_MINUTES,
                steps: Optional[int] = None, workers: int = DEFAULT_WORKERS,
                episode_steps: int = DEFAULT_EPISODE_STEPS, priors: Sequence[str] = PRIORS, seed: int = 0,
-               ray: Optional[str] = None, progress: Optional[IO[str]] = None, every: float = 5.0) -> Dict[str, Any]:
+               ray: Optional[str] = None, progress: Optional[IO[str]] = None, every: float = 5.0,
+               repeats: int = 1) -> Dict[str, Any]:
     """Build (or resume) the corpus in ``folder``: every application, every prior, with ``workers`` workers.
 
     Parameters
@@ -428,19 +486,29 @@ def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, m
         Run the workers as Ray actors: ``""`` for a local runtime, or a cluster's address.
     progress : file, optional
         Where the progress lines go.
+    every : float
+        Seconds between progress lines (and records of the time spent).
+    repeats : int
+        Runs per application and prior. Run 1 is ``<prior>.sqlite``; run ``k >= 2`` is an
+        independent graph ``<prior>.r<k>.sqlite`` beside it (its own start seeds, see
+        :func:`run_seed`; its own logs and time spent), resumable like run 1. Runs go in
+        order (every application and prior of run 1, then of run 2, ...); a run whose
+        budget is spent is skipped untouched.
 
     Returns
     -------
     dict
-        Per ``app/prior``: the counts of :func:`corpus_stats`' store reading and the seconds spent.
+        Per ``app/prior`` (run 1) and ``app/prior.r<k>`` (run ``k``): the counts of the
+        store and the seconds spent.
 
     Raises
     ------
     InvalidInputError
-        Unknown applications or priors, a bad budget or worker count, a folder another
-        run holds, or settings that differ from the folder's first run.
+        Unknown applications or priors, a bad budget, worker count or number of repeats,
+        a folder another run holds, or settings that differ from the folder's first run.
     """
     apps = check_apps(apps)
+    repeats = check_repeats(repeats)
     minutes, steps = check_budget(minutes, steps)
     for name, v in (("workers", workers), ("episode_steps", episode_steps)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -461,7 +529,14 @@ def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, m
         manifest["apps"] = list(dict.fromkeys(list(manifest.get("apps", [])) + apps))
         manifest["priors"] = list(dict.fromkeys(list(manifest.get("priors", [])) + priors))
         manifest["budget"] = {"minutes": minutes, "steps": steps}
-        manifest.setdefault("runs", []).append({"started": time.time(), "apps": apps, "ray": ray is not None})
+        manifest.setdefault("runs", []).append({"started": time.time(), "apps": apps, "ray": ray is not None,
+                                                "repeats": repeats, "budget": dict(manifest["budget"])})
+        # Per run (repeat) of every application and prior: its seed offset and every budget it was run with.
+        per_run = manifest.setdefault("repeat_runs", {})
+        for r in range(1, repeats + 1):
+            rec = per_run.setdefault(str(r), {"seed_offset": run_seed(0, r), "budgets": []})
+            if manifest["budget"] not in rec["budgets"]:
+                rec["budgets"].append(dict(manifest["budget"]))
         _write_json(root / "corpus.json", manifest)
         out: Dict[str, Any] = {}
         ctx: Any = contextlib.nullcontext()
@@ -470,19 +545,22 @@ def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, m
 
             ctx = ray_runtime(ray or None, num_cpus=max(2, workers))
         with ctx:
-            for app in apps:
-                for prior in priors:
-                    out[f"{app}/{prior}"] = _run_phase(root, app, prior, minutes, steps, workers, episode_steps,
-                                                       seed, ray is not None, progress, every)
+            for run in range(1, repeats + 1):
+                for app in apps:
+                    for prior in priors:
+                        out[f"{app}/{run_tag(prior, run)}"] = _run_phase(
+                            root, app, prior, minutes, steps, workers, episode_steps, seed, ray is not None,
+                            progress, every, run)
     return out
 
 
 def _run_phase(root: Path, app: str, prior: str, minutes: Optional[float], steps: Optional[int], workers: int,
-               episode_steps: int, seed: int, use_ray: bool, progress: Optional[IO[str]], every: float
-               ) -> Dict[str, Any]:
-    store = store_path(root, app, prior)
+               episode_steps: int, seed: int, use_ray: bool, progress: Optional[IO[str]], every: float,
+               run: int = 1) -> Dict[str, Any]:
+    store = store_path(root, app, prior, run)
     store.parent.mkdir(parents=True, exist_ok=True)
-    phase_file = store.with_name(f"{prior}.phase.json")
+    tag = run_tag(prior, run)
+    phase_file = store.with_name(f"{tag}.phase.json")
     phase = _read_json(phase_file, {"seconds": 0.0, "runs": 0})
     budget_s = None if minutes is None else minutes * 60.0
     counts = _count(store)
@@ -493,13 +571,18 @@ def _run_phase(root: Path, app: str, prior: str, minutes: Optional[float], steps
     deadline = None if left is None else start + left
     phase["runs"] = int(phase.get("runs", 0)) + 1
     _write_json(phase_file, phase)  # the run counts from its start, even if it is killed before its first tick
-    jobs = [Job(str(root), app, prior, i, workers, episode_steps, steps, deadline, seed, 0 if use_ray else os.getpid())
-            for i in range(workers)]
+    jobs = [Job(str(root), app, prior, i, workers, episode_steps, steps, deadline, seed, 0 if use_ray else os.getpid(),
+                run) for i in range(workers)]
     used0 = float(phase["seconds"])
     errors: List[str] = []
 
     def tick(final: bool = False) -> None:
-        phase["seconds"] = used0 + (time.time() - start)
+        now = time.time()
+        phase["seconds"] = used0 + (now - start)
+        load = phase.setdefault("load", [])  # the machine's 1-minute load average, every 30 s or so
+        if not load or now - load[-1][0] >= 30.0:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                load.append([round(now, 1), float(Path("/proc/loadavg").read_text().split()[0])])
         _write_json(phase_file, phase)
         if progress is not None:
             c = _count(store)
@@ -507,7 +590,7 @@ def _run_phase(root: Path, app: str, prior: str, minutes: Optional[float], steps
             rate = (c["steps"] - counts["steps"]) / el if el > 0 else 0.0
             lefts = "" if deadline is None else f"  left {_fmt_s(deadline - time.time())}"
             goal = f"/{steps}" if steps is not None else ""
-            print(f"[{_fmt_s(el)}] {app}/{prior}: steps {c['steps']}{goal}  observations {c['observations']}  "
+            print(f"[{_fmt_s(el)}] {app}/{tag}: steps {c['steps']}{goal}  observations {c['observations']}  "
                   f"states {c['states']}  captures {c['captures']}  {rate:.2f} steps/s{lefts}"
                   + ("  done" if final else ""), file=progress, flush=True)
 
@@ -577,8 +660,8 @@ def _log_lines(folder: Path, app: str, prior: str) -> List[Dict[str, Any]]:
     return out
 
 
-def corpus_stats(folder: Union[str, Path], app: str, prior: str) -> Dict[str, Any]:
-    """Table 2's and Table 3's figures of one application and prior, read from its store and its workers' logs.
+def corpus_stats(folder: Union[str, Path], app: str, prior: str, run: int = 1) -> Dict[str, Any]:
+    """Table 2's and Table 3's figures of one application, prior and run, read from its store and its workers' logs.
 
     Returns
     -------
@@ -588,12 +671,13 @@ def corpus_stats(folder: Union[str, Path], app: str, prior: str) -> Dict[str, An
         ``captures`` (other applications), ``faults``, ``observations``, ``states``,
         ``state_rate`` (states per screen read), ``machine_hours`` (the workers' busy time),
         ``seconds`` (wall time), ``states_at`` (states found within the first *n* steps,
-        as a list by step) and ``errors``.
+        as a list by step), ``errors`` and ``load`` (the load averages sampled while it ran).
     """
     root = Path(folder)
-    store = store_path(root, app, prior)
+    store = store_path(root, app, prior, run)
+    tag = run_tag(prior, run)
     if not store.exists():
-        raise InvalidInputError(f"no store for {app}/{prior} in {str(root)!r}")
+        raise InvalidInputError(f"no store for {app}/{tag} in {str(root)!r}")
     con = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=30)
     try:
         trs = con.execute("SELECT time, target, state_novel FROM transitions ORDER BY time, seq").fetchall()
@@ -603,7 +687,7 @@ def corpus_stats(folder: Union[str, Path], app: str, prior: str) -> Dict[str, An
         pngs = con.execute("SELECT COUNT(*) FROM screenshots").fetchone()[0]
     finally:
         con.close()
-    lines = _log_lines(root, app, prior)
+    lines = _log_lines(root, app, tag)
     launches = sum(1 for r in lines if r.get("kind") == "launch")
     busy = sum(float(r.get("wall", 0.0)) for r in lines if r.get("kind") == "step") + \
         sum(float(r.get("seconds", 0.0)) for r in lines if r.get("kind") in ("launch", "launch_failed"))
@@ -623,14 +707,15 @@ def corpus_stats(folder: Union[str, Path], app: str, prior: str) -> Dict[str, An
         while j < len(seen_times) and seen_times[j] <= t:
             j += 1
         states_at.append(j)
-    phase = _read_json(store.with_name(f"{prior}.phase.json"), {})
+    phase = _read_json(store.with_name(f"{tag}.phase.json"), {})
     cross = sum(1 for _, a in caps if not str(a).startswith("fault:"))
     shots = steps + launches
     return {"steps": steps, "launches": launches, "screenshots": shots, "pngs": int(pngs), "captures": cross,
             "faults": len(caps) - cross, "observations": len(obs), "states": states,
             "state_rate": states / shots if shots else 0.0, "machine_hours": busy / 3600.0,
             "seconds": float(phase.get("seconds", 0.0)), "states_at": states_at, "errors": errors,
-            "obs_times": sorted(float(t) for _, _, t in obs if t is not None)}
+            "obs_times": sorted(float(t) for _, _, t in obs if t is not None),
+            "load": [float(x[1]) for x in phase.get("load", [])]}
 
 
 # ---- the report ------------------------------------------------------------------------
@@ -820,6 +905,36 @@ def _pct(x: float, nd: int = 2) -> str:
     return f"{100 * x:.{nd}f}%"
 
 
+def _signed(x: float, fmt: str = "g") -> str:
+    return "0" if x == 0 else format(x, "+" + fmt)
+
+
+def _spread(xs: Sequence[float], pct: bool = False, signed: bool = False, nd: int = 1) -> str:
+    # "mean (lowest–highest)" of a few runs' values ("lowest to highest" for signed values).
+    if not xs:
+        return "-"
+    m = sum(xs) / len(xs)
+
+    def f(x: float, mean: bool = False) -> str:
+        if pct:
+            return _pct(x)
+        if mean or nd > 1:
+            return _signed(x, f".{nd}f") if signed else f"{x:.{nd}f}"
+        return _signed(x) if signed else f"{x:g}"
+
+    return f"{f(m, True)} ({f(min(xs))}{' to ' if signed else '–'}{f(max(xs))})"
+
+
+def _repeat_runs(root: Path, app: str, prior: str) -> List[int]:
+    # The runs k >= 2 whose store is in the folder.
+    out = []
+    for f in (root / app).glob(f"{prior}.r*.sqlite"):
+        tail = f.name[len(prior) + 2:-len(".sqlite")]
+        if tail.isdigit() and int(tail) >= 2:
+            out.append(int(tail))
+    return sorted(out)
+
+
 def _median(xs: Sequence[float]) -> float:
     s = sorted(xs)
     if not s:
@@ -857,6 +972,14 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
         for prior in priors:
             if store_path(root, app, prior).exists():
                 stats[f"{app}/{prior}"] = corpus_stats(root, app, prior)
+    # Every run of every application and prior (run 1 is ``stats``): Table 3's spread.
+    rstats: Dict[Tuple[str, str, int], Dict[str, Any]] = {}
+    for app in apps:
+        for prior in priors:
+            if f"{app}/{prior}" in stats:
+                rstats[(app, prior, 1)] = stats[f"{app}/{prior}"]
+            for r in _repeat_runs(root, app, prior):
+                rstats[(app, prior, r)] = corpus_stats(root, app, prior, r)
     main = "heuristic" if "heuristic" in priors else priors[0]
     budget = manifest.get("budget", {})
     L: List[str] = ["# The shared-graph corpus on real applications", ""]
@@ -873,10 +996,37 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
     bm = budget.get("minutes")
     bs = budget.get("steps")
     used = " or ".join(x for x in ((f"{bm:g} min of wall time" if bm else ""), (f"{bs} steps" if bs else "")) if x)
-    L += [f"**Budget used here:** {used} per application and prior" + (" (whichever ended first)" if bm and bs else "")
-          + f", {manifest.get('workers')} workers, {len(manifest.get('runs', []))} run(s) of the command "
-          "(a resumed run counts the time already spent), "
-          "on one 2-core machine shared with other jobs (under `nice`). "
+    run_ids = sorted({r for (_, _, r) in rstats}) or [1]
+    cmd = "spatialobs corpus FOLDER" + (f" --minutes {bm:g}" if bm else "") + (f" --steps {bs}" if bs else "")
+    if manifest.get("workers") != DEFAULT_WORKERS:
+        cmd += f" --workers {manifest.get('workers')}"
+    if manifest.get("episode_steps") != DEFAULT_EPISODE_STEPS:
+        cmd += f" --episode-steps {manifest.get('episode_steps')}"
+    if list(manifest.get("apps", [])) != list(CORPUS_APPS):
+        cmd += " --apps " + ",".join(manifest.get("apps", []))
+    if list(priors) != list(PRIORS):
+        cmd += " --priors " + ",".join(priors)
+    if max(run_ids) > 1:
+        cmd += f" --repeats {max(run_ids)}"
+    per_run_text = []
+    for r in run_ids:
+        rs = [v for (_, _, k), v in rstats.items() if k == r]
+        load = sorted(x for v in rs for x in v.get("load", []))
+        budgets = manifest.get("repeat_runs", {}).get(str(r), {}).get("budgets", [])
+        per_run_text.append(
+            f"run {r}: {sum(v['seconds'] for v in rs) / 60:.0f} min of wall time over {len(rs)} graphs"
+            + (", budgets " + " then ".join(
+                " or ".join(x for x in ((f"{b.get('minutes'):g} min" if b.get("minutes") else ""),
+                                        (f"{b.get('steps')} steps" if b.get("steps") else "")) if x)
+                for b in budgets) if len(budgets) > 1 else "")
+            + (f", 1-minute load average median {_median(load):.1f} (range {load[0]:.1f}–{load[-1]:.1f}, "
+               f"{len(load)} samples)" if load else ", load average not recorded"))
+    L += [f"**Budget used here:** {used} per application, prior and run"
+          + (" (whichever ended first)" if bm and bs else "")
+          + f", {manifest.get('workers')} workers, {len(run_ids)} run(s) per application and prior (each its own "
+          f"graph), built by `{cmd}` in {len(manifest.get('runs', []))} invocation(s) of the command (a rerun "
+          "resumes; the time already spent counts against the budget), on one 2-core machine shared with other "
+          "jobs (under `nice`; the workers' own load is 2 or more): " + "; ".join(per_run_text) + ". "
           f"**Default budget:** `spatialobs corpus FOLDER` = {DEFAULT_MINUTES:g} min per application and prior, "
           f"{DEFAULT_WORKERS} workers, {DEFAULT_EPISODE_STEPS} actions per episode: nine applications x two "
           "priors, about an hour on one 2-core machine with the launches. **Scaling out:** "
@@ -928,6 +1078,16 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
                  f"{int(tot['pngs'] + sum(v['pngs'] for v in ctl))} | "
                  f"{int(tot['observations'] + sum(v['observations'] for v in ctl))} | "
                  f"{int(tot['states'] + sum(v['states'] for v in ctl))} | | |")
+    if len(rstats) > len(stats):
+        every = list(rstats.values())
+        L.append(f"| with every run's graphs ({max(r for (_, _, r) in rstats)} runs) | "
+                 f"{sum(v['machine_hours'] for v in every):.3f} | {sum(v['seconds'] for v in every) / 60:.1f} | "
+                 + " | ".join(str(int(sum(v[k] for v in every)))
+                              for k in ("steps", "launches", "captures", "faults", "screenshots", "pngs",
+                                        "observations", "states")) + " | | |")
+        L += ["", "Table 2, Figure 4, the trace extraction and Table 12 cover run 1 (the corpus as first built, and "
+              "its uniform-prior control); the repeat runs, each its own graph, are counted in the last row and "
+              "compared in Table 3."]
     L.append("")
     L += ["The paper: 11 applications, 1,007,406 screenshots over 5,524 VM-hours (one screenshot per 19.7 s per "
           "VM). Ours is a short run on one machine: hundreds of times fewer screenshots and thousands of times "
@@ -938,92 +1098,170 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
     if failed or missing:
         L += ["**What failed.** " + "; ".join([f"{a}: no store (not run)" for a in missing] +
                                               [f"{k}: {' / '.join(v)[:400]}" for k, v in failed.items()]), ""]
-    # Table 3
+    # Table 3: every run of every application and prior, and the spread over runs
+    runs_here = sorted({r for (_, _, r) in rstats})
+    n_runs = max(runs_here, default=1)
+    multi = len(runs_here) > 1
     L += ["## Table 3: heuristic against uniform prior at equal budgets", "",
           "The same applications, workers, configurations and wall-time budget per prior, each prior in its own "
           "shared graph. *Rate* is graph states per screenshot (as in Table 2); *at equal steps* counts the "
           "states each graph held after the first *n* steps, *n* the smaller of the two step counts, so both "
-          "priors are compared on exactly the same number of actions.", "",
-          "| application | heuristic: steps | states | rate | uniform: steps | states | rate | at equal steps n | "
-          "heuristic states | uniform states |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    pooled = {"hs": 0, "hn": 0, "us": 0, "un": 0, "he": 0, "ue": 0, "hshots": 0, "ushots": 0}
+          "priors are compared on exactly the same number of actions; *h − u* is the heuristic graph's states "
+          "at equal steps minus the uniform graph's."
+          + (f" Every application and prior was run {len(runs_here)} times (runs {', '.join(map(str, runs_here))}), "
+             "each run its own graph: run 1 is the corpus of Table 2, a run *k* ≥ 2 replays other start prefixes "
+             f"and draws other selector streams (start seeds offset by {RUN_SEED_STRIDE} (k − 1)) on the same four "
+             "configurations and budget." if multi else " One run per application and prior (`--repeats N` adds "
+                                                          "runs, each its own graph)."), "",
+          "| application | run | heuristic: steps | states | rate | uniform: steps | states | rate | at equal steps n | "
+          "heuristic states | uniform states | h − u |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    pairs: List[Dict[str, Any]] = []
     for app in apps:
-        h, u = stats.get(f"{app}/heuristic"), stats.get(f"{app}/uniform")
-        if h is None or u is None:
-            continue
-        n = min(len(h["states_at"]), len(u["states_at"]))
-        he = h["states_at"][n - 1] if n else 0
-        ue = u["states_at"][n - 1] if n else 0
-        L.append(f"| {app} | {h['steps']} | {h['states']} | {_pct(h['state_rate'])} | {u['steps']} | {u['states']} "
-                 f"| {_pct(u['state_rate'])} | {n} | {he} | {ue} |")
-        pooled["hs"] += h["states"]
-        pooled["hn"] += h["steps"]
-        pooled["us"] += u["states"]
-        pooled["un"] += u["steps"]
-        pooled["he"] += he
-        pooled["ue"] += ue
-        pooled["hshots"] += h["screenshots"]
-        pooled["ushots"] += u["screenshots"]
-    if pooled["hn"] and pooled["un"]:
-        hr = pooled["hs"] / pooled["hshots"]
-        ur = pooled["us"] / pooled["ushots"]
-        L.append(f"| **pooled** | {pooled['hn']} | {pooled['hs']} | **{_pct(hr)}** | {pooled['un']} | "
-                 f"{pooled['us']} | **{_pct(ur)}** | | {pooled['he']} | {pooled['ue']} |")
-        L += ["", f"The paper: 4.10% (heuristic) against 1.74% (uniform), a ratio of 2.36. Ours: {_pct(hr)} against "
-              f"{_pct(ur)}, a ratio of {hr / ur if ur else float('nan'):.2f}; at equal steps the heuristic graphs "
-              f"held {pooled['he']} states against {pooled['ue']}. Our rates are higher because the budgets are "
-              "small (the first steps of any walk find new screens); the comparison between the two priors is "
-              "the point of the table."]
-        ahead = [a for a in apps if f"{a}/heuristic" in stats and f"{a}/uniform" in stats
-                 and _equal_steps(stats[f"{a}/heuristic"], stats[f"{a}/uniform"])[0]
-                 > _equal_steps(stats[f"{a}/heuristic"], stats[f"{a}/uniform"])[1]]
-        both = [a for a in apps if f"{a}/heuristic" in stats and f"{a}/uniform" in stats]
-        L += ["", f"At equal steps the heuristic prior is ahead on {len(ahead)} of {len(both)} applications"
-              + (f" ({', '.join(ahead)})" if ahead else "") + ". "
-              + ("The paper's advantage of the heuristic prior is not reproduced at this budget. " if hr <= ur else
-                 "The heuristic prior is ahead, as in the paper. ")
-              + "With one run per application and prior, a difference of a few states is within what a rerun "
-              "varies (Table 4's reruns on Mousepad moved by about a state per episode)."]
+        for r in runs_here:
+            h, u = rstats.get((app, "heuristic", r)), rstats.get((app, "uniform", r))
+            if h is None or u is None:
+                continue
+            n = min(len(h["states_at"]), len(u["states_at"]))
+            he, ue = _equal_steps(h, u)
+            pairs.append({"app": app, "run": r, "h": h, "u": u, "n": n, "he": he, "ue": ue})
+            L.append(f"| {app} | {r} | {h['steps']} | {h['states']} | {_pct(h['state_rate'])} | {u['steps']} | "
+                     f"{u['states']} | {_pct(u['state_rate'])} | {n} | {he} | {ue} | {_signed(he - ue)} |")
+    per_run: Dict[int, Dict[str, int]] = {}
+    for p in pairs:
+        c = per_run.setdefault(p["run"], {"hs": 0, "hn": 0, "us": 0, "un": 0, "he": 0, "ue": 0, "hshots": 0,
+                                          "ushots": 0})
+        h, u = p["h"], p["u"]
+        for key, v in (("hs", h["states"]), ("hn", h["steps"]), ("us", u["states"]), ("un", u["steps"]),
+                       ("he", p["he"]), ("ue", p["ue"]), ("hshots", h["screenshots"]), ("ushots", u["screenshots"])):
+            c[key] += v
+    for r, c in sorted(per_run.items()):
+        if c["hshots"] and c["ushots"]:
+            L.append(f"| **pooled** | {r} | {c['hn']} | {c['hs']} | **{_pct(c['hs'] / c['hshots'])}** | {c['un']} | "
+                     f"{c['us']} | **{_pct(c['us'] / c['ushots'])}** | | {c['he']} | {c['ue']} | "
+                     f"{_signed(c['he'] - c['ue'])} |")
+    pooled = {k: sum(c[k] for c in per_run.values()) for k in ("hs", "hn", "us", "un", "he", "ue", "hshots", "ushots")}
+    rates = {r: (c["hs"] / c["hshots"], c["us"] / c["ushots"]) for r, c in sorted(per_run.items())
+             if c["hshots"] and c["ushots"]}
+    if multi and pairs:
+        L += ["", f"Over the runs: the mean and, in brackets, the range (lowest–highest) over the runs of each "
+              "application; the pooled row pools the applications within each run, then takes the mean and range "
+              "over runs. *Runs ahead* counts the runs in which the heuristic graph held more states at equal "
+              "steps (ties: as many).", "",
+              "| application | runs | heuristic rate | uniform rate | h − u at equal steps | runs ahead | ties |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+        for app in apps:
+            ps = [p for p in pairs if p["app"] == app]
+            if not ps:
+                continue
+            L.append(f"| {app} | {len(ps)} | {_spread([p['h']['state_rate'] for p in ps], pct=True)} | "
+                     f"{_spread([p['u']['state_rate'] for p in ps], pct=True)} | "
+                     f"{_spread([p['he'] - p['ue'] for p in ps], signed=True)} | "
+                     f"{sum(p['he'] > p['ue'] for p in ps)} of {len(ps)} | {sum(p['he'] == p['ue'] for p in ps)} |")
+        L.append(f"| **pooled** | {len(rates)} | {_spread([h for h, _ in rates.values()], pct=True)} | "
+                 f"{_spread([u for _, u in rates.values()], pct=True)} | "
+                 f"{_spread([c['he'] - c['ue'] for c in per_run.values()], signed=True)} | "
+                 f"{sum(p['he'] > p['ue'] for p in pairs)} of {len(pairs)} | {sum(p['he'] == p['ue'] for p in pairs)} |")
+    if rates and pooled["hshots"] and pooled["ushots"]:
+        hr, ur = pooled["hs"] / pooled["hshots"], pooled["us"] / pooled["ushots"]
+        ratio = f"{hr / ur:.2f}" if ur else "-"
+        per = "; ".join(f"run {r} {_pct(a)} against {_pct(b)} (ratio {a / b if b else float('nan'):.2f})"
+                        for r, (a, b) in rates.items())
+        text = [f"The paper: 4.10% (heuristic) against 1.74% (uniform), a ratio of 2.36. Ours, pooled over the "
+                f"applications: {per}"
+                + (f"; over all {len(rates)} runs {_pct(hr)} against {_pct(ur)} (ratio {ratio})" if multi else "")
+                + f". At equal steps the heuristic graphs held {pooled['he']} states against {pooled['ue']}"
+                + (" over all runs" if multi else "") + "."]
+        ahead = [p for p in pairs if p["he"] > p["ue"]]
+        behind = [p for p in pairs if p["he"] < p["ue"]]
+        text.append(f"The heuristic graph held more states at equal steps in {len(ahead)} of {len(pairs)} "
+                    + ("runs (application × run)" if multi else "applications")
+                    + (f", fewer in {len(behind)}" if behind else "")
+                    + (f", as many in {len(pairs) - len(ahead) - len(behind)}"
+                       if len(pairs) - len(ahead) - len(behind) else "") + ".")
+        if multi:
+            by_app: Dict[str, List[int]] = {}
+            for p in pairs:
+                by_app.setdefault(p["app"], []).append(p["he"] - p["ue"])
+            full = {a: d for a, d in by_app.items() if len(d) > 1}
+            up = [a for a, d in full.items() if min(d) > 0]
+            down = [a for a, d in full.items() if max(d) < 0]
+            mixed = [a for a in full if a not in up and a not in down]
+            text.append("Per application, the heuristic prior was ahead in every run on "
+                        + (", ".join(up) if up else "none") + ", behind in every run on "
+                        + (", ".join(down) if down else "none") + ", and the sign changed (or a run tied) between "
+                        "runs on " + (", ".join(mixed) if mixed else "none") + ".")
+            if full:
+                moves = [max(d) - min(d) for d in full.values()]
+                clear = [a for a, d in full.items() if abs(sum(d) / len(d)) > max(d) - min(d)]
+                text.append(f"Between runs of one application, h − u moved by a median of {_median(moves):g} state(s) "
+                            f"(range {min(moves)}–{max(moves)}); the mean difference exceeds that movement on "
+                            f"{len(clear)} of {len(full)} applications"
+                            + (f" ({', '.join(f'{a} {sum(full[a]) / len(full[a]):+.1f}' for a in clear)})"
+                               if clear else "") + ".")
+            hi = [r for r, (a, b) in rates.items() if a > b]
+            if len(hi) == len(rates):
+                text.append(f"The heuristic prior's pooled rate is above the uniform prior's in every run, as in the "
+                            f"paper, by a ratio of {min(a / b for a, b in rates.values()):.2f}–"
+                            f"{max(a / b for a, b in rates.values()):.2f} against the paper's 2.36.")
+            elif not hi:
+                text.append("The uniform prior's pooled rate is at or above the heuristic prior's in every run: "
+                            "the paper's advantage of the heuristic prior is not reproduced at this budget.")
+            else:
+                text.append(f"The pooled rates change order between runs (the heuristic prior above in run(s) "
+                            f"{', '.join(map(str, hi))} of {len(rates)}): at this budget the runs do not resolve "
+                            "a difference between the priors.")
+        else:
+            text.append(("The heuristic prior is ahead, as in the paper. " if hr > ur else
+                         "The paper's advantage of the heuristic prior is not reproduced at this budget. ")
+                        + "With one run per application and prior the table has no spread over runs.")
+        text.insert(1, "Our rates are higher than the paper's because the budgets are small (the first steps of any "
+                       "walk find new screens); the comparison between the two priors is the point of the table.")
+        L += ["", " ".join(text[:2]), "", " ".join(text[2:])]
     # What each prior spends its steps on: the share of steps by kind of action and how often each found a state.
     kinds_by: Dict[str, Dict[str, List[int]]] = {}
-    for app in apps:
-        for prior in ("heuristic", "uniform"):
-            if f"{app}/{prior}" not in stats:
-                continue
-            con = sqlite3.connect(f"file:{store_path(root, app, prior)}?mode=ro", uri=True, timeout=30)
-            try:
-                for sig, novel in con.execute("SELECT signature, state_novel FROM transitions"):
-                    parts = str(sig).split("|")
-                    kind = parts[0] if parts[0] != "click" else f"click {parts[1] if len(parts) > 1 else ''}".strip()
-                    if kind.startswith("click ") and kind.split(" ", 1)[1] not in ("menu", "menu item", "push button",
-                                                                                 "table cell", "page tab", "link",
-                                                                                 "button", "icon"):
-                        kind = "click other"
-                    cell = kinds_by.setdefault(kind, {}).setdefault(prior, [0, 0])
-                    cell[0] += 1
-                    cell[1] += int(novel)
-            finally:
-                con.close()
+    for (app, prior, r) in rstats:
+        if prior not in ("heuristic", "uniform"):
+            continue
+        con = sqlite3.connect(f"file:{store_path(root, app, prior, r)}?mode=ro", uri=True, timeout=30)
+        try:
+            for sig, novel in con.execute("SELECT signature, state_novel FROM transitions"):
+                parts = str(sig).split("|")
+                kind = parts[0] if parts[0] != "click" else f"click {parts[1] if len(parts) > 1 else ''}".strip()
+                if kind.startswith("click ") and kind.split(" ", 1)[1] not in ("menu", "menu item", "push button",
+                                                                             "table cell", "page tab", "link",
+                                                                             "button", "icon"):
+                    kind = "click other"
+                cell = kinds_by.setdefault(kind, {}).setdefault(prior, [0, 0])
+                cell[0] += 1
+                cell[1] += int(novel)
+        finally:
+            con.close()
     if kinds_by and pooled["hn"] and pooled["un"]:
-        L += ["", "What each prior spends its steps on (in-app steps of every application pooled): the share of "
-              "steps by kind of action and the share of those steps that found a new state.", "",
+        L += ["", "What each prior spends its steps on (in-app steps of every application"
+              + (" and every run" if multi else "") + " pooled): the share of steps by kind of action and the share "
+              "of those steps that found a new state.", "",
               "| action | heuristic: share of steps | found a state | uniform: share of steps | found a state |",
               "|---|---:|---:|---:|---:|"]
         th = sum(v.get("heuristic", [0, 0])[0] for v in kinds_by.values()) or 1
         tu = sum(v.get("uniform", [0, 0])[0] for v in kinds_by.values()) or 1
         for kind, v in sorted(kinds_by.items(), key=lambda kv: -kv[1].get("heuristic", [0, 0])[0]):
-            hk = v.get("heuristic", [0, 0])
-            uk = v.get("uniform", [0, 0])
-            L.append(f"| {kind} | {_pct(hk[0] / th, 1)} | {_pct(hk[1] / hk[0], 1) if hk[0] else '-'} | "
-                     f"{_pct(uk[0] / tu, 1)} | {_pct(uk[1] / uk[0], 1) if uk[0] else '-'} |")
-        gap = max(abs(v.get("heuristic", [0, 0])[0] / th - v.get("uniform", [0, 0])[0] / tu) for v in kinds_by.values())
-        L += ["", f"The two priors' mixes of actions differ by at most {100 * gap:.1f} points of share: under PUCT "
-              "the prior orders a state's untried actions and weighs the exploration term, but the graph's "
-              "counts and rewards (shared by both workers) decide most steps once a state's actions have been "
-              "tried, so at a few hundred steps per application the prior changes little of what is done (a reading "
-              "of the table above, not a measured ablation). Where the heuristic prior does differ most (it "
-              "types more), its typing steps found a state less often than the uniform prior's; the heuristic "
-              f"graphs also took fewer steps in the same wall time ({pooled['hn']} against {pooled['un']})."]
+            hh, uu = v.get("heuristic", [0, 0]), v.get("uniform", [0, 0])
+            L.append(f"| {kind} | {100 * hh[0] / th:.1f}% | {(f'{100 * hh[1] / hh[0]:.1f}%') if hh[0] else '-'} | "
+                     f"{100 * uu[0] / tu:.1f}% | {(f'{100 * uu[1] / uu[0]:.1f}%') if uu[0] else '-'} |")
+        gaps = {k: v.get("heuristic", [0, 0])[0] / th - v.get("uniform", [0, 0])[0] / tu for k, v in kinds_by.items()}
+        gk = max(gaps, key=lambda k: abs(gaps[k]))
+        gh, gu = kinds_by[gk].get("heuristic", [0, 0]), kinds_by[gk].get("uniform", [0, 0])
+        found = ""
+        if gh[0] and gu[0]:
+            fh, fu = gh[1] / gh[0], gu[1] / gu[0]
+            found = (f"; those steps found a state in {_pct(fh, 1)} of the heuristic prior's tries against "
+                     f"{_pct(fu, 1)} of the uniform prior's")
+        L += ["", f"The two priors' mixes of actions differ by at most {100 * abs(gaps[gk]):.1f} points of share, on "
+              f"*{gk}* (the heuristic prior {'more' if gaps[gk] > 0 else 'less'} often){found}. Under PUCT the prior "
+              "orders a state's untried actions and weighs the exploration term, while the graph's counts and "
+              "rewards (shared by both workers) weigh in once a state's actions have been tried (a reading of the "
+              "table, not a measured ablation). With the same budgets the heuristic graphs took "
+              f"{pooled['hn']} steps and the uniform graphs {pooled['un']}."]
     L.append("")
     # Figure 4
     pics = doc.parent
@@ -1194,13 +1432,17 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
           f"| seconds per screenshot per worker | 19.7 | "
           + (f"{3600 * (tot['machine_hours'] + sum(v['machine_hours'] for v in ctl)) / max(1, tot['screenshots'] + sum(v['screenshots'] for v in ctl)):.2f}"
              if tot["screenshots"] else "-") + " |",
+          f"| runs per application and prior (Table 3) | 1 | {len(rates) or 1} |",
           f"| graph states per screenshot (heuristic) | 4.10% | "
-          + (_pct(pooled["hs"] / pooled["hshots"]) if pooled["hshots"] else "-") + " |",
+          + (_pct(pooled["hs"] / pooled["hshots"]) if pooled["hshots"] else "-")
+          + (f" (per run: {_spread([a for a, _ in rates.values()], pct=True)})" if multi and rates else "") + " |",
           f"| graph states per screenshot (uniform) | 1.74% | "
-          + (_pct(pooled["us"] / pooled["ushots"]) if pooled["ushots"] else "-") + " |",
+          + (_pct(pooled["us"] / pooled["ushots"]) if pooled["ushots"] else "-")
+          + (f" (per run: {_spread([b for _, b in rates.values()], pct=True)})" if multi and rates else "") + " |",
           f"| heuristic / uniform | 2.36 | "
           + (f"{(pooled['hs'] / pooled['hshots']) / (pooled['us'] / pooled['ushots']):.2f}"
-             if pooled["hshots"] and pooled["ushots"] and pooled["us"] else "-") + " |",
+             if pooled["hshots"] and pooled["ushots"] and pooled["us"] else "-")
+          + (f" (per run: {_spread([a / b for a, b in rates.values() if b], nd=2)})" if multi and rates else "") + " |",
           f"| median changed pixels of a merged observation | small (Figure 4c) | "
           + (_pct(_median(changed)) if changed else "-") + " |",
           f"| three-step traces | - | {int(tot['windows'])} |", "",
