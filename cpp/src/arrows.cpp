@@ -1,4 +1,5 @@
 #include "spatialobs/arrows.hpp"
+#include "spatialobs/segments.hpp"
 
 #include <algorithm>
 #include <cfloat>
@@ -156,23 +157,9 @@ inline Pt from_page(const Xf& xf, Pt p) {
   return {xf.c * dx + xf.s * dy, -xf.s * dx + xf.c * dy};
 }
 
-// tldraw's segment crossing (intersect_segment_segment with precision 1e-10).
+// tldraw's segment crossing (segments.hpp).
 inline bool intersect_segments(Pt a1, Pt a2, Pt b1, Pt b2, Pt* out) {
-  constexpr double p = 1e-10;
-  const double abx = a1.x - b1.x, aby = a1.y - b1.y;
-  const double bvx = b2.x - b1.x, bvy = b2.y - b1.y;
-  const double avx = a2.x - a1.x, avy = a2.y - a1.y;
-  const double ua_t = bvx * aby - bvy * abx;
-  const double ub_t = avx * aby - avy * abx;
-  const double u_b = bvy * avx - bvx * avy;
-  if (std::fabs(ua_t) <= p || std::fabs(ub_t) <= p || std::fabs(u_b) <= p) return false;
-  const double ua = ua_t / u_b;
-  const double ub = ub_t / u_b;
-  if (-p <= ua && ua <= 1 + p && -p <= ub && ub <= 1 + p) {
-    *out = {a1.x + ua * avx, a1.y + ua * avy};
-    return true;
-  }
-  return false;
+  return intersect_segment_segment(a1, a2, b1, b2, *out);
 }
 
 struct Outline {

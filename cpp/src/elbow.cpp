@@ -3,6 +3,7 @@
 // Python mutates them: flipping a box and flipping it back is not always exact,
 // and the routes depend on those bits.
 #include "spatialobs/elbow.hpp"
+#include "spatialobs/segments.hpp"
 
 #include <algorithm>
 #include <array>
@@ -153,24 +154,8 @@ int subtract(Range a, Range b, Range out[2]) {
 }
 
 // ------------------------------------------------------------------ polylines
-// intersect_segment_segment
-bool intersect_ss(P a1, P a2, P b1, P b2, P& out) {
-  constexpr double precision = 1e-10;
-  const double abx = a1.x - b1.x, aby = a1.y - b1.y;
-  const double bvx = b2.x - b1.x, bvy = b2.y - b1.y;
-  const double avx = a2.x - a1.x, avy = a2.y - a1.y;
-  const double ua_t = bvx * aby - bvy * abx;
-  const double ub_t = avx * aby - avy * abx;
-  const double u_b = bvy * avx - bvx * avy;
-  if (std::fabs(ua_t) <= precision || std::fabs(ub_t) <= precision || std::fabs(u_b) <= precision) return false;
-  const double ua = ua_t / u_b;
-  const double ub = ub_t / u_b;
-  if (-precision <= ua && ua <= 1 + precision && -precision <= ub && ub <= 1 + precision) {
-    out = {a1.x + ua * avx, a1.y + ua * avy};
-    return true;
-  }
-  return false;
-}
+// intersect_segment_segment (segments.hpp)
+bool intersect_ss(P a1, P a2, P b1, P b2, P& out) { return detail::intersect_segment_segment(a1, a2, b1, b2, out); }
 
 // intersect_segment_polyline
 std::vector<P> intersect_sp(P a, P b, const std::vector<P>& pts, bool closed) {
