@@ -55,3 +55,21 @@ def seeded_boxes(seed: int, n: int) -> np.ndarray:
     w = rng.integers(0, 40, n) * (rng.random(n) < 0.95)
     h = rng.integers(0, 40, n) * (rng.random(n) < 0.95)
     return np.ascontiguousarray(np.stack([x0, y0, x0 + w, y0 + h], axis=1).astype(np.float64))
+
+
+def canvas_maker(spec):
+    """A function that builds a fresh canvas from a drawn ``(nodes, arrows, bindings)``: the nodes, then
+    the arrows, then the bindings, added in that order (a test builds one canvas per path it compares)."""
+    from spatialobs.canvas import Canvas
+
+    nodes, arrows, bindings = spec
+
+    def make():
+        c = Canvas()
+        for nd in list(nodes) + list(arrows):
+            c.add(nd)
+        for b in bindings:
+            c.add(b)
+        return c
+
+    return make

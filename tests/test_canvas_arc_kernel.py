@@ -25,6 +25,7 @@ from spatialobs._errors import InvalidInputError
 from spatialobs.canvas import Canvas, load, observe
 from spatialobs.canvas.document import arrows as A
 from spatialobs.canvas.document.records import Binding, Node
+from tests.strategies import canvas_maker
 
 CONF = Path(__file__).resolve().parent / "data" / "conformance"
 TLDR = shared_files("canvases", "*.tldr") + sorted(CONF.glob("*.tldr"))
@@ -211,18 +212,7 @@ def _canvases(draw):
     return nodes, arrows, bindings
 
 
-def _build(spec):
-    nodes, arrows, bindings = spec
-
-    def make():
-        c = Canvas()
-        for nd in nodes + arrows:
-            c.add(nd)
-        for b in bindings:
-            c.add(b)
-        return c
-
-    return make
+_build = canvas_maker
 
 
 # the twin samples arcs of up to 65,536 spans in Python (and turned arrows twice): minutes on a loaded machine

@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 from conftest import shared_files
 from spatialobs import SpatialObsError, _core
 from spatialobs._errors import InvalidInputError, OutOfRangeError
-from spatialobs.canvas import Canvas, load
+from spatialobs.canvas import load
 from spatialobs.canvas.document import arrows as A
 from spatialobs.canvas.document.records import Binding, Node
+from tests.strategies import canvas_maker
 
 CONF = Path(__file__).resolve().parent / "data" / "conformance"
 TLDR = shared_files("canvases", "*.tldr") + sorted(CONF.glob("*.tldr"))
@@ -170,18 +171,7 @@ def _canvases(draw):
     return nodes, arrows, bindings
 
 
-def _build(spec):
-    nodes, arrows, bindings = spec
-
-    def make():
-        c = Canvas()
-        for nd in nodes + arrows:
-            c.add(nd)
-        for b in bindings:
-            c.add(b)
-        return c
-
-    return make
+_build = canvas_maker
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

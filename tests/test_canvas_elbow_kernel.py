@@ -22,12 +22,13 @@ from hypothesis import strategies as st
 from conftest import shared_files
 from spatialobs import _core
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas import Canvas, load
+from spatialobs.canvas import load
 from spatialobs.canvas.document import arrows as A
 from spatialobs.canvas.document import elbow as E
 from spatialobs.canvas.document.arrows import Outline, Terminal, target_outline
 from spatialobs.canvas.document.records import Binding, Node
 from spatialobs.canvas.observe import observe
+from tests.strategies import canvas_maker
 
 CONF = Path(__file__).resolve().parent / "data" / "conformance"
 SHARED = shared_files("canvases", "*.tldr")
@@ -330,18 +331,8 @@ def _elbow_canvases(draw):
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_elbow_canvases())
 def test_generated_canvases_observe_the_same(spec):
-    nodes, arrows, bindings = spec
-
-    def make():
-        c = Canvas()
-        for nd in nodes + arrows:
-            c.add(nd)
-        for b in bindings:
-            c.add(b)
-        return c
-
     with pytest.MonkeyPatch.context() as mp:
-        _assert_canvas_same(make, mp)
+        _assert_canvas_same(canvas_maker(spec), mp)
 
 
 # --------------------------------------------------------------------------- bad input
