@@ -71,7 +71,8 @@ nitpick_ignore = [
     ("py:attr", "Canvas.cameras"), ("py:attr", "Canvas.selection"), ("py:attr", "ties"),
     ("py:attr", "settle_timeout"), ("py:attr", "Driver.timeout"), ("py:attr", "Driver.faults"),
     ("py:meth", "WebDriver.recover"), ("py:func", "node_to_record"), ("py:func", "several_machines"),
-    ("py:data", "STRAIGHT_KERNEL"), ("py:data", "MAX_ZOOM"), ("py:data", "DEFAULT_LIMITS"),
+    ("py:data", "STRAIGHT_KERNEL"), ("py:data", "ARC_KERNEL"), ("py:data", "LABEL_KERNEL"),
+    ("py:data", "DRAW_KERNEL"), ("py:data", "STROKE_KERNEL"), ("py:data", "TEXT_KERNEL"), ("py:data", "MAX_ZOOM"), ("py:data", "DEFAULT_LIMITS"),
     ("py:data", "MESSAGE_CHARS"), ("py:data", "MAX_SEARCH"), ("py:data", "MAX_SIDE"),
     ("py:data", "spatialobs.screen.limits.DEFAULT_LIMITS"), ("py:data", "spatialobs.serve.TOOLS"),
 ]
