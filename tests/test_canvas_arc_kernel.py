@@ -474,3 +474,20 @@ def test_bad_input_is_rejected(fn, kwargs, error, message):
     with pytest.raises(error, match="^" + re.escape(message) + "$") as info:
         fn(**kwargs)
     assert isinstance(info.value, SpatialObsError)
+
+
+def test_copies_of_one_bent_labelled_arrow_are_resolved_once_per_batch(monkeypatch):
+    # A reply that draws the same long arc many times (the kept fuzz finding
+    # "1000 labelled arcs to a far shape") must not sample and label it once per
+    # copy: the copies (one twin key) take the first one's box from the batch.
+    target = Node("shape:far", "geo", "page:page", "a0", 90000.0, 60000.0, 100.0, 80.0, props={"geo": "ellipse"})
+    arrows, bindings = [], []
+    for k in range(40):
+        aid = f"shape:arc{k}"
+        arrows.append(Node(aid, "arrow", "page:page", f"b{k:02d}", 0.0, 0.0, text="a long label",
+                           props={"bend": 4000.0, "start": {"x": 0, "y": 0}, "end": {"x": 0, "y": 0}}))
+        bindings.append(Binding(f"binding:{k}", "arrow", aid, "shape:far", "end", (0.5, 0.5), False, {}))
+    make = canvas_maker(([target], arrows, bindings))
+    c, n, placed = _assert_same(make, monkeypatch)
+    assert n == 1 and placed == 1
+    assert len({tuple(_bits(c.geometry().local[c.geometry().row[a.id]])) for a in arrows}) == 1

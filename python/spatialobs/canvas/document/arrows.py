@@ -1534,6 +1534,10 @@ class _StraightBatch:
         self.arc: List[bool] = []
         self.labels: List[Tuple[int, str]] = []
         self.twin_keys: List[Tuple[int, Tuple[Any, ...], Tuple[Any, ...]]] = []
+        # twins of a gathered arrow: its batch index by twin key, and the arrows that take its box
+        # (row, cache key, the twin's batch index): a reply of many copies resolves one
+        self.pending: Dict[Tuple[Any, ...], int] = {}
+        self.followers: List[Tuple[int, List[Any], int]] = []
 
     @classmethod
     def start(cls, d: Any, nodes: Sequence[Any]) -> Optional["_StraightBatch"]:
@@ -1613,6 +1617,7 @@ class _StraightBatch:
                 self.labels.append((len(self.special) - 1, str(nodes[r].text)))
         if twin is not None:
             self.twin_keys.append((len(self.rows), twin[0], twin[1]))
+            self.pending.setdefault(twin[0], len(self.rows))
         self.rows.append(r)
         self.keys.append(key)
         self.scale.append(_num(props["scale"], 1.0) or 1.0 if "scale" in props else 1.0)
@@ -1653,6 +1658,15 @@ class _StraightBatch:
             if e.type == "text" and not heads[1]:
                 self.box_outline[-1] = self._slot(self.target[-1], e, True)
 
+    def follow(self, r: int, key: List[Any], twin: Tuple[Any, ...]) -> bool:
+        """Whether arrow row ``r`` (cache key ``key``) is a twin of a gathered arrow (its
+        :func:`_twin_key` is ``twin``): then :meth:`run` gives it that arrow's box."""
+        i = self.pending.get(twin)
+        if i is None:
+            return False
+        self.followers.append((r, key, i))
+        return True
+
     def run(self, d: Any, nodes: Sequence[Any], kept: Dict[str, Tuple[List[Any], Box]],
             twins: Optional[Dict[Tuple[Any, ...], Tuple[Box, Tuple[Any, ...]]]] = None) -> None:
         """Resolve the gathered arrows into ``d.local`` and record them in ``kept`` (and the
@@ -1669,6 +1683,9 @@ class _StraightBatch:
         # the cache keeps each box as a row of the batch's result (no float objects made)
         for r, key, box in zip(self.rows, self.keys, boxes):
             kept[nodes[r].id] = (key, box)
+        for r, key, i in self.followers:
+            d.local[r] = boxes[i]
+            kept[nodes[r].id] = (key, boxes[i])
         if twins is not None:
             for i, twin, held in self.twin_keys:
                 if len(twins) >= MAX_TWINS:
@@ -1895,6 +1912,8 @@ def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any],
             box = got[0]
         elif kind is not None:
             assert batch is not None
+            if twins is not None and batch.follow(r, key, twin):
+                return
             batch.add(r, terms, key, kind, (twin, held) if twins is not None else None)
             return
         else:
