@@ -115,7 +115,8 @@ def test_real_files_use_both_kernels(monkeypatch):
         _, n, m = _assert_same(lambda p=p: load(p), monkeypatch)
         arcs += n
         labels += m
-    assert arcs >= 60 and labels >= 15
+    # the conformance documents alone give 83 arcs and 12 labels; the shared real files add more labels
+    assert arcs >= 60 and labels >= (15 if shared_files("canvases", "*.tldr") else 10)
 
 
 def _observed(path, on, mp):

@@ -272,6 +272,8 @@ def test_shared_files_observe_the_same(path, monkeypatch):
 
 def test_converted_shared_files_observe_the_same(monkeypatch):
     # the real files' arrows turned into elbow arrows: real targets, real placements
+    if not SHARED:
+        pytest.skip("the shared real canvases (../shared/data/canvases) are absent")
     routed = 0
     for path in SHARED:
         doc = json.loads(path.read_text())
