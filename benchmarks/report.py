@@ -74,5 +74,74 @@ def table(*paths: str) -> str:
     return "\n".join(lines)
 
 
+def _runs(paths: list) -> list:
+    """Each run as {benchmark: (implementation, median seconds)}, keyed by the test's full name."""
+    runs = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        runs.append({b.get("fullname") or b["name"]: ((b.get("params") or {}).get("impl", "spatialobs"), b["stats"]["median"])
+                     for b in doc["benchmarks"]})
+    return runs
+
+
+def _geomean(xs: list) -> float:
+    prod = 1.0
+    for x in xs:
+        prod *= x
+    return prod ** (1.0 / len(xs))
+
+
+def compare(before: list, after: list) -> str:
+    """The before/after table of two versions' runs (see the module's docstring)."""
+    if not before or not after:
+        raise SystemExit("report.py: --before and --after each need at least one run's JSON file")
+    old, new = _runs(before), _runs(after)
+    names_old = {k for r in old for k in r}
+    names_new = {k for r in new for k in r}
+    both = sorted(names_old & names_new)
+    lines = [
+        f"{len(before)} run(s) before, {len(after)} after; median [range] over the runs of each version's "
+        "per-run median; speed-up = before / after.",
+        "",
+        "| benchmark | implementation | before | after | speed-up | verdict |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    ups: dict = {"spatialobs": [], "peers": []}
+    verdicts: dict = defaultdict(int)
+    for name in both:
+        impl = next(r[name][0] for r in old + new if name in r)
+        b = [r[name][1] * 1000 for r in old if name in r]
+        a = [r[name][1] * 1000 for r in new if name in r]
+        up = _median(b) / _median(a)
+        verdict = "faster" if max(a) < min(b) else "slower" if min(a) > max(b) else "within the runs' spread"
+        kind = "spatialobs" if impl == "spatialobs" else "peers"
+        ups[kind].append(up)
+        if kind == "spatialobs":
+            verdicts[verdict] += 1
+        short = name.split("::", 1)[-1]
+        lines.append(f"| {short} | {impl} | {_cell(b, '{:,.3f} ms')} | {_cell(a, '{:,.3f} ms')} | {up:,.2f}× | {verdict} |")
+    lines.append("")
+    for kind in ("spatialobs", "peers"):
+        xs = ups[kind]
+        if xs:
+            lines.append(f"{kind}: {len(xs)} benchmarks, speed-up geometric mean {_geomean(xs):.2f}×, "
+                         f"median {_median(xs):.2f}× [{min(xs):.2f}×, {max(xs):.2f}×]")
+    lines.append("spatialobs verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items())))
+    only_new = sorted(names_new - names_old)
+    only_old = sorted(names_old - names_new)
+    lines.append(f"only after (new benchmarks): {len(only_new)}; only before (renamed or removed): {len(only_old)}")
+    return "\n".join(lines)
+
+
+def _main(argv: list) -> str:
+    if "--before" in argv or "--after" in argv:
+        if argv[:1] != ["--before"] or argv.count("--after") != 1 or argv.count("--before") != 1:
+            raise SystemExit("report.py: usage: report.py --before OLD.json [...] --after NEW.json [...]")
+        k = argv.index("--after")
+        return compare(argv[1:k], argv[k + 1:])
+    return table(*argv)
+
+
 if __name__ == "__main__":
-    print(table(*sys.argv[1:]))
+    print(_main(sys.argv[1:]))
