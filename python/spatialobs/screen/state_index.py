@@ -26,7 +26,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -485,8 +485,9 @@ class StateIndex:
         _, dense = part.hnsw.search(vec, min(self.dense_k, part.hnsw.ntotal))
         part.hnsw.add(vec)
         tau = self._tau
+        rows = cast("npt.NDArray[np.int32]", part.obs.view())  # local row -> observation, int32
         best, num, den, top, obs = _core.hybrid_insert(
-            part.bm25, self._store, meta_id, c, t, dense[0], part.obs.view(), self.top_k, float(self.rrf_k),
+            part.bm25, self._store, meta_id, c, t, dense[0], rows, self.top_k, float(self.rrf_k),
             tau.numerator, tau.denominator)
         part.obs.append(obs)
         return self._link(obs, best, int(num) / int(den) if best >= 0 else 0.0, top)
