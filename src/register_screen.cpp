@@ -11,6 +11,7 @@
 #include "spatialobs/atom_store.hpp"
 #include "spatialobs/atoms.hpp"
 #include "spatialobs/bm25.hpp"
+#include "spatialobs/hybrid_insert.hpp"
 #include "spatialobs/jaccard.hpp"
 #include "spatialobs/ngram_embed.hpp"
 #include "spatialobs/rrf.hpp"
@@ -343,6 +344,39 @@ void register_screen(py::module_& m) {
         std::shared_lock<std::shared_mutex> lock(h.mu);
         return h.index.memory_bytes();
       });
+
+  m.def(
+      "hybrid_insert",
+      [](Bm25Holder& bm25, AtomStoreHolder& store, std::uint32_t meta, const py::array& control, const py::array& text,
+         const py::array& dense, const py::array& rows, py::ssize_t top_k, double rrf_k, std::uint64_t tau_num,
+         std::uint64_t tau_den) {
+        std::size_t nc = 0, nt = 0;
+        const std::uint64_t* c = check_atoms(control, "control", nc);
+        const std::uint64_t* t = check_atoms(text, "text", nt);
+        if (dense.ndim() != 1) throw std::invalid_argument("dense must be a 1-D int64 array");
+        check_array<std::int64_t>(dense, "dense");
+        if (rows.ndim() != 1 || !rows.dtype().equal(py::dtype::of<std::int32_t>()) ||
+            !(rows.flags() & py::array::c_style)) {
+          throw std::invalid_argument("rows must be a 1-D C-contiguous int32 array, got dtype " + dtype_name(rows));
+        }
+        if (top_k < 0) throw std::invalid_argument("top_k must be >= 0, got " + std::to_string(top_k));
+        if (!(rrf_k >= 0) || !std::isfinite(rrf_k)) throw std::invalid_argument("rrf_k must be finite and >= 0");
+        const Ratio tau = to_ratio(tau_num, tau_den);
+        const auto* d = static_cast<const std::int64_t*>(dense.data());
+        const auto* r = static_cast<const std::int32_t*>(rows.data());
+        const auto nd = static_cast<std::size_t>(dense.shape(0));
+        const auto nr = static_cast<std::size_t>(rows.shape(0));
+        HybridInsertResult out;
+        {
+          py::gil_scoped_release release;  // raw buffers held by the caller; both indexes write-locked
+          std::scoped_lock lock(bm25.mu, store.mu);
+          out = hybrid_insert(bm25.index, store.store, meta, c, nc, t, nt, d, nd, r, nr,
+                              static_cast<std::size_t>(top_k), rrf_k, tau);
+        }
+        return py::make_tuple(out.best, out.best_score.num, out.best_score.den, out.top_score, out.observation);
+      },
+      py::arg("bm25"), py::arg("store"), py::arg("meta"), py::arg("control"), py::arg("text"), py::arg("dense"),
+      py::arg("rows"), py::arg("top_k"), py::arg("rrf_k"), py::arg("tau_num"), py::arg("tau_den"));
 }
 
 }  // namespace spatialobs::bind

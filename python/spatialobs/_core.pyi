@@ -252,6 +252,20 @@ class Bm25Index:
     def posting_floor(self, query: _U64, *, scatter: bool = True) -> tuple[int, float]: ...
     def memory_bytes(self) -> int: ...
 
+def hybrid_insert(
+    bm25: Bm25Index,
+    store: AtomStore,
+    meta: int,
+    control: _U64,
+    text: _U64,
+    dense: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.int32],
+    top_k: int,
+    rrf_k: float,
+    tau_num: int,
+    tau_den: int,
+) -> tuple[int, int, int, float, int]: ...
+
 # ---- text -----------------------------------------------------------------
 
 class TextFont:

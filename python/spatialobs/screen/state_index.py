@@ -26,7 +26,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -457,39 +457,40 @@ class StateIndex:
             finally:
                 lock.release_read()
             vec = self._vector(features, vector)
-            # The BM25 document: the query of retrieval, then the posting list entries.
-            doc = np.concatenate((c, t))
             lock.acquire_write()
             try:
                 if meta_id is not None and self.candidates == "hybrid":
-                    return self._add_hybrid(meta_id, c, t, vec, doc)
+                    return self._add_hybrid(meta_id, c, t, vec)
+                # The BM25 document: the query of retrieval, then the posting list entries.
+                doc = np.concatenate((c, t))
                 best, best_score, top_score = self._decide(meta_id, c, t, vec, doc)
                 return self._insert(key, meta_id, c, t, vec, best, best_score, top_score, doc)
             finally:
                 lock.release_write()
 
     def _add_hybrid(self, meta_id: int, c: npt.NDArray[np.uint64], t: npt.NDArray[np.uint64],
-                    vec: npt.NDArray[np.float32], doc: npt.NDArray[np.uint64]) -> Match:
+                    vec: npt.NDArray[np.float32]) -> Match:
         """Retrieve, verify and insert a new observation into an existing partition (write lock held).
 
-        The same decision as :meth:`_decide` followed by :meth:`_insert`, with each
-        structure updated right after it was queried, while what the query read
-        is still in cache: BM25 gets the document after its top-k (the same
-        lists), HNSW the vector after its search (the same neighbourhood), the
-        atom store the sets after verification (the same dictionary entries).
-        Every query runs before its own structure's update, so the candidates
-        and the decision are those of the query-everything-first order.
+        The same decision as :meth:`_decide` followed by :meth:`_insert`: HNSW
+        gets the vector right after its search (the same neighbourhood, still
+        in cache), then one core call (``_core.hybrid_insert``) runs BM25's
+        top-k, adds the document to BM25, fuses the two lists, verifies the
+        fused candidates and adds the sets to the atom store. Every query runs
+        before its own structure's update, so the candidates and the decision
+        are those of the query-everything-first order.
         """
         self._check_room()
         part = self._parts[meta_id]
-        bm_ids, _ = part.bm25.top_k(doc, self.top_k)
-        part.bm25.add(doc)
         _, dense = part.hnsw.search(vec, min(self.dense_k, part.hnsw.ntotal))
         part.hnsw.add(vec)
-        best, best_score, top_score = self._verified(c, t, self._fused(part, bm_ids, dense))
-        obs = int(self._store.add(meta_id, c, t))
+        tau = self._tau
+        rows = cast("npt.NDArray[np.int32]", part.obs.view())  # local row -> observation, int32
+        best, num, den, top, obs = _core.hybrid_insert(
+            part.bm25, self._store, meta_id, c, t, dense[0], rows, self.top_k, float(self.rrf_k),
+            tau.numerator, tau.denominator)
         part.obs.append(obs)
-        return self._link(obs, best, best_score, top_score)
+        return self._link(obs, best, int(num) / int(den) if best >= 0 else 0.0, top)
 
     def _check_room(self) -> None:
         if len(self._state_of) >= _MAX_OBSERVATIONS:
