@@ -1405,8 +1405,10 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     batch = _StraightBatch.start(d, nodes)
     # the page transforms as Python floats, read once for the many arrows of a full pass
     frames = _Frames(d) if len(by_arrow) >= _FRAMES_FROM else None
+    # with no twins remembered, an arrow can only be a twin of another bound alike in this pass
+    shared = _shared_targets(by_arrow.values()) if not twins and len(by_arrow) >= _FRAMES_FROM else None
     for r, terms in by_arrow.items():
-        _resolve_one(d, nodes, r, terms, previous, kept, twins, batch, frames)
+        _resolve_one(d, nodes, r, terms, previous, kept, twins, batch, frames, shared)
         changed.append(r)
     if batch is not None:
         batch.run(d, nodes, kept, twins)
@@ -1918,6 +1920,28 @@ def _twin_key(nd: Any, axf: Xf, terms: Mapping[str, Any], nodes: Sequence[Any], 
 _XF_BYTES = struct.Struct("<4d").pack
 
 
+def _targets_of(terms: Mapping[str, Any]) -> Tuple[Optional[str], Optional[str]]:
+    """The target ids of an arrow's start and end bindings (None: unbound): equal for two
+    arrows with the same :func:`_twin_key` (which names them)."""
+    bs = terms.get("start")
+    be = terms.get("end")
+    return (None if bs is None else bs.to_id, None if be is None else be.to_id)
+
+
+def _shared_targets(all_terms: Iterable[Mapping[str, Any]]) -> Set[Tuple[Optional[str], Optional[str]]]:
+    """The :func:`_targets_of` that more than one of ``all_terms`` (arrows' bindings by
+    terminal) have: an arrow with none of these has no twin among them."""
+    seen: Set[Tuple[Optional[str], Optional[str]]] = set()
+    shared: Set[Tuple[Optional[str], Optional[str]]] = set()
+    for terms in all_terms:
+        t = _targets_of(terms)
+        if t in seen:
+            shared.add(t)
+        else:
+            seen.add(t)
+    return shared
+
+
 def _costly(props: Mapping[str, Any]) -> bool:
     """Whether resolving an arrow with ``props`` is worth looking up among its twins: elbow
     routes in Python and bent arcs (sampled in up to :data:`MAX_ARC_SPANS` spans); a straight
@@ -1933,7 +1957,8 @@ def _costly(props: Mapping[str, Any]) -> bool:
 def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any], previous: Mapping[str, Any],
                  kept: Dict[str, Tuple[List[Any], Box]],
                  twins: Optional[Dict[Tuple[Any, ...], Tuple[Box, Tuple[Any, ...]]]] = None,
-                 batch: Optional["_StraightBatch"] = None, frames: Optional[_Frames] = None) -> None:
+                 batch: Optional["_StraightBatch"] = None, frames: Optional[_Frames] = None,
+                 shared: Optional[Set[Tuple[Optional[str], Optional[str]]]] = None) -> None:
     """Resolve arrow row ``r`` into ``d.local`` (from ``previous`` while its key is unchanged); record it in ``kept``.
 
     ``twins`` holds boxes resolved before by :func:`_twin_key` (see :class:`ArrowCache`): a
@@ -1941,7 +1966,9 @@ def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any],
     up to :data:`MAX_ARC_SPANS` spans, so one resolution can take a good fraction of a second).
     With ``batch``, a straight arrow without a label that needs resolving joins it instead
     (:meth:`_StraightBatch.run` resolves and records it). ``frames``: ``d``'s page transforms
-    read into lists (the same transforms as :func:`_xf`'s).
+    read into lists (the same transforms as :func:`_xf`'s). ``shared``: with ``twins`` empty,
+    the :func:`_targets_of` that several arrows of the pass share; an arrow with other
+    targets has no twin to find or to leave for the pass (its key is not built, nor kept).
     """
     nd = nodes[r]
     row = d.row
@@ -1970,6 +1997,8 @@ def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any],
             return
         if twins is not None and not _costly(nd.props):
             twins = None  # a straight arrow resolves faster than its key is built
+        elif twins is not None and shared is not None and _targets_of(terms) not in shared:
+            twins = None  # no other arrow of the pass is bound alike: none is its twin
         # the targets' transforms are the key's every third entry from its third
         twin, held = _twin_key(nd, axf, terms, nodes, row, d, key[4::3]) if twins is not None else ((), ())
         got = twins.get(twin) if twins is not None else None
