@@ -394,6 +394,61 @@ def test_twin_arcs_are_recorded_for_the_next_derivation(monkeypatch):
     assert all(isinstance(v[0], np.ndarray) and v[0].shape == (4,) for v in twins.values())
 
 
+def _alike_page(lone: int, copies: int) -> Canvas:
+    """``lone`` bent arrows each between its own two boxes, then ``copies`` copies of one bent,
+    labelled arrow between two further boxes (bound alike: twins of one another)."""
+    c = Canvas()
+    for i in range(2 * lone + 2):
+        c.add(Node(f"shape:b{i}", "geo", "page:page", f"a{i:05d}", 300.0 * (i % 10), 200.0 * (i // 10), 120, 80,
+                   props={"geo": GEOS[i % len(GEOS)], "size": "m"}))
+    for i in range(lone + copies):
+        aid = f"shape:arr{i}"
+        s, e = (2 * i, 2 * i + 1) if i < lone else (2 * lone, 2 * lone + 1)
+        c.add(Node(aid, "arrow", "page:page", f"b{i:05d}", 0, 0, text=None if i < lone else "copy",
+                   props={"start": {"x": 0, "y": 0}, "end": {"x": 10, "y": 10}, "bend": 25.0 + (i % 7 if i < lone else 0)}))
+        c.add(Binding(f"binding:{i}s", "arrow", aid, f"shape:b{s}", "start", (0.5, 0.5), False, {}))
+        c.add(Binding(f"binding:{i}e", "arrow", aid, f"shape:b{e}", "end", (0.3, 0.6), False, {}))
+    return c
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["kernels", "twin"])
+def test_a_full_pass_keys_only_arrows_bound_alike(monkeypatch, on):
+    # with no twins remembered, a pass of many arrows builds twin keys only for the arrows
+    # bound to the same targets as another (the only ones that can be twins); those are
+    # resolved once and remembered, and every box is the one the arrow gets on its own
+    _flags(monkeypatch, on)
+    keyed = []
+    real = A._twin_key
+
+    def counting(nd, *args, **kwargs):
+        keyed.append(nd.id)
+        return real(nd, *args, **kwargs)
+
+    monkeypatch.setattr(A, "_twin_key", counting)
+    lone, copies = A._FRAMES_FROM, 12
+    c = _alike_page(lone, copies)
+    d = c.geometry()
+    assert sorted(keyed) == sorted(f"shape:arr{i}" for i in range(lone, lone + copies))
+    assert len(c._arrow_cache.twins) == 1
+    first = _bits(d.local[d.row["shape:arr0"]])
+    assert all(np.array_equal(_bits(d.local[d.row[f"shape:arr{i}"]]), _bits(A.arrow_geometry(c, f"shape:arr{i}").bounds))
+               for i in (0, 1, lone - 1, lone, lone + copies - 1)), first
+    # the same boxes as a pass that keys every arrow (a twin remembered: no pre-filter)
+    monkeypatch.setattr(A, "_shared_targets", lambda terms: None)
+    again = _alike_page(lone, copies)
+    assert np.array_equal(_bits(again.geometry().local), _bits(d.local))
+    assert len(keyed) == 2 * copies + lone
+
+
+def test_shared_targets_are_those_bound_alike():
+    b = {k: Binding(k, "arrow", "shape:x", t, term, (0.5, 0.5), False, {})
+         for k, t, term in [("s1", "shape:a", "start"), ("e1", "shape:b", "end"), ("e2", "shape:a", "end")]}
+    arrows = [{"start": b["s1"], "end": b["e1"]}, {"end": b["e1"], "start": b["s1"]}, {"start": b["s1"]},
+              {"end": b["e2"]}, {"end": b["e2"]}, {}]
+    assert A._shared_targets(arrows) == {("shape:a", "shape:b"), (None, "shape:a")}
+    assert A._targets_of({}) == (None, None)
+
+
 # --------------------------------------------------------------------------- bad input
 def _good():
     """One arc bound at its end to a 100 x 100 box, as the wrapper passes it."""

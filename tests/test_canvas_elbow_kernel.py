@@ -414,5 +414,10 @@ def test_kernel_routed_elbows_skip_the_twin_lookup(monkeypatch):
     monkeypatch.setattr(E, "ELBOW_KERNEL", False)
     assert not E.routed_by_kernel() and A._costly({"kind": "elbow"})
     twin = observe(load(path)).to_json()
+    # a full pass with no twins remembered keys only the arrows bound to the same targets as another
+    assert 0 < keys.count("elbow") < 200
+    keys.clear()
+    monkeypatch.setattr(A, "_shared_targets", lambda terms: None)
+    every = observe(load(path)).to_json()
     assert keys.count("elbow") >= 200
-    assert kern == twin
+    assert kern == twin == every

@@ -193,6 +193,17 @@ def test_non_finite_widths_fail_alike() -> None:
     assert _same(tm.measure_html, "abc", "draw", math.nan)[0] == "ValueError"
 
 
+@pytest.mark.parametrize("text", [5, None, b"ab", ["a"], 2.5], ids=["int", "None", "bytes", "list", "float"])
+@pytest.mark.parametrize("fn, args", [
+    (tm.text_width, ("draw", 24.0)), (tm.layout_lines, ("draw", 24.0, 100.0)), (tm.measure_html, ("mono", 10.0)),
+    (tm.measure_html, ("draw", 24.0, 50.0)), (tm.text_shape_size, ("draw", "m")), (tm.geo_label_size, ("sans",)),
+    (tm.note_label, ("serif",)), (tm.geo_grow_y, ("draw",))], ids=lambda v: getattr(v, "__name__", ""))
+def test_non_string_texts_fail_alike(text: Any, fn: Callable[..., Any], args: Tuple[Any, ...]) -> None:
+    # the kernel's binding and the twin's string methods would fail differently: both check first
+    outcome = _same(fn, text, *args)
+    assert outcome == ("InvalidInputError", f"text must be a str, got {type(text).__name__}"), outcome
+
+
 def _resolver(cps: list) -> tuple:
     return [0.5] * len(cps), [0] * len(cps)
 

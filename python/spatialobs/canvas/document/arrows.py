@@ -41,6 +41,7 @@ import bisect
 import itertools
 import math
 import operator
+import struct
 import sys
 from dataclasses import dataclass
 from typing import AbstractSet, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
@@ -1277,6 +1278,29 @@ def _xf(d: Any, r: int) -> Xf:
     return (float(d.px[r]), float(d.py[r]), math.cos(rot), math.sin(rot))
 
 
+#: Fewest arrows a pass resolves for which it reads the page transforms into lists first
+#: (:class:`_Frames`; below it, :func:`_xf` reads the few rows it needs from the columns).
+_FRAMES_FROM = 256
+
+
+class _Frames:
+    """A derivation's page transforms as lists of Python floats: :meth:`xf` is :func:`_xf`
+    (the same floats) without reading numpy scalars row by row."""
+
+    __slots__ = ("px", "py", "rot")
+
+    def __init__(self, d: Any) -> None:
+        self.px: List[float] = d.px.tolist()
+        self.py: List[float] = d.py.tolist()
+        self.rot: List[float] = d.rotation.tolist()
+
+    def xf(self, r: int) -> Xf:
+        rot = self.rot[r]
+        if rot == 0.0:
+            return (self.px[r], self.py[r], 1.0, 0.0)
+        return (self.px[r], self.py[r], math.cos(rot), math.sin(rot))
+
+
 def _page_box(o: Outline, xf: Xf) -> Box:
     if xf[3] == 0.0 and xf[2] == 1.0:
         x0, y0, x1, y1 = o.bounds
@@ -1379,8 +1403,12 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     plan = _ArrowPlan.build(blist, by_arrow, bound_terms, row, d.local)
     twins = cache.twins if isinstance(cache, ArrowCache) else {}
     batch = _StraightBatch.start(d, nodes)
+    # the page transforms as Python floats, read once for the many arrows of a full pass
+    frames = _Frames(d) if len(by_arrow) >= _FRAMES_FROM else None
+    # with no twins remembered, an arrow can only be a twin of another bound alike in this pass
+    shared = _shared_targets(by_arrow.values()) if not twins and len(by_arrow) >= _FRAMES_FROM else None
     for r, terms in by_arrow.items():
-        _resolve_one(d, nodes, r, terms, previous, kept, twins, batch)
+        _resolve_one(d, nodes, r, terms, previous, kept, twins, batch, frames, shared)
         changed.append(r)
     if batch is not None:
         batch.run(d, nodes, kept, twins)
@@ -1623,40 +1651,54 @@ class _StraightBatch:
         self.scale.append(_num(props["scale"], 1.0) or 1.0 if "scale" in props else 1.0)
         self.stroke.append(STROKE_SIZES.get(str(props.get("size", "m")), 3.5))
         self.heads += heads
+        bs = terms.get("start")
+        be = terms.get("end")
+        row = self._row
         s = e = None
-        for j, term in enumerate(("start", "end")):
-            b = terms.get(term)
-            if b is None:
-                self.points += _point(props.get(term))
-                self.target.append(-1)
-                self.outline.append(0)
-                self.box_outline.append(0)
-                self.anchor += (0.0, 0.0)
-                self.precise.append(False)
-                self.exact.append(False)
-                continue
-            t = self._row[b.to_id]
-            tn = nodes[t]
-            self.points += (0.0, 0.0)
-            self.target.append(t)
-            k = self._slot(t, tn, heads[j])
-            self.outline.append(k)
-            self.box_outline.append(k)
-            anchor = b.anchor
-            self.anchor += (float(anchor[0]), float(anchor[1]))
-            self.precise.append(bool(b.precise))
-            self.exact.append(bool(b.props.get("isExact", False)) if b.props else False)
-            if j:
-                e = tn
-            else:
-                s = tn
+        ts = te = -1
+        ks = ke = 0
+        if bs is None:
+            pts: Tuple[float, ...] = _point(props.get("start"))
+            anchors: Tuple[float, ...] = (0.0, 0.0)
+            flags: Tuple[bool, ...] = (False,)
+            exact: Tuple[bool, ...] = (False,)
+        else:
+            ts = row[bs.to_id]
+            s = nodes[ts]
+            ks = self._slot(ts, s, heads[0])
+            pts = (0.0, 0.0)
+            anchor = bs.anchor
+            anchors = (float(anchor[0]), float(anchor[1]))
+            flags = (bool(bs.precise),)
+            exact = (bool(bs.props.get("isExact", False)) if bs.props else False,)
+        if be is None:
+            pts += _point(props.get("end"))
+            anchors += (0.0, 0.0)
+            flags += (False,)
+            exact += (False,)
+        else:
+            te = row[be.to_id]
+            e = nodes[te]
+            ke = self._slot(te, e, heads[1])
+            pts += (0.0, 0.0)
+            anchor = be.anchor
+            anchors += (float(anchor[0]), float(anchor[1]))
+            flags += (bool(be.precise),)
+            exact += (bool(be.props.get("isExact", False)) if be.props else False,)
+        self.points += pts
+        self.target += (ts, te)
+        self.outline += (ks, ke)
+        self.anchor += anchors
+        self.precise += flags
+        self.exact += exact
         if s is not None and e is not None and s is not e:
             # nesting is judged on the page boxes of the targets' full outlines (a text
             # target's differs from the one a terminal without a head meets)
             if s.type == "text" and not heads[0]:
-                self.box_outline[-2] = self._slot(self.target[-2], s, True)
+                ks = self._slot(ts, s, True)
             if e.type == "text" and not heads[1]:
-                self.box_outline[-1] = self._slot(self.target[-1], e, True)
+                ke = self._slot(te, e, True)
+        self.box_outline += (ks, ke)
 
     def follow(self, r: int, key: List[Any], twin: Tuple[Any, ...]) -> bool:
         """Whether arrow row ``r`` (cache key ``key``) is a twin of a gathered arrow (its
@@ -1788,13 +1830,23 @@ def _terminals_by_arrow(bindings: Iterable[Any], row: Mapping[str, int], nodes: 
     of ``row``, in the given (canvas) order: a later binding of a terminal wins."""
     bound_terms: Dict[int, Dict[str, Any]] = {}
     by_arrow: Dict[int, Dict[str, Any]] = {}
+    get = row.get
     for b in bindings:
-        r = row.get(b.from_id)
-        if r is None or b.to_id not in row or nodes[r].type != "arrow":
+        r = get(b.from_id)
+        if r is None or b.to_id not in row:
             continue
-        bound_terms.setdefault(r, {})[b.terminal] = b
-        if not _keeps_points(nodes[r]):
-            by_arrow.setdefault(r, {})[b.terminal] = b
+        terms = bound_terms.get(r)
+        if terms is None:
+            nd = nodes[r]
+            if nd.type != "arrow":
+                continue
+            terms = bound_terms[r] = {}
+            if not _keeps_points(nd):
+                by_arrow[r] = terms
+        terms[b.terminal] = b
+    # an arrow resolved against its targets has the same terminals as it has bound (copies)
+    for r, terms in by_arrow.items():
+        by_arrow[r] = dict(terms)
     return bound_terms, by_arrow
 
 
@@ -1839,24 +1891,55 @@ MAX_TWINS = 256
 
 
 def _twin_key(nd: Any, axf: Xf, terms: Mapping[str, Any], nodes: Sequence[Any], row: Mapping[str, int],
-              d: Any) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
+              d: Any, xfs: Optional[Sequence[Xf]] = None) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
     """Everything :func:`resolve_arrow` reads for one arrow, by value: two arrows with the same
     key have the same geometry in their own frame, whatever their ids and indices. Returns
-    the key and the target records it names.
+    the key and the target records it names. ``xfs``: the page transforms of the bound
+    terminals' targets (start before end), when the caller has them.
 
-    Props, texts, transforms and binding fields by their ``repr`` (JSON values and floats:
-    equal reprs are the same values of the same types, ``1`` and ``True`` apart, ``0.0``
-    and ``-0.0`` apart); target records by identity.
+    Props, texts and binding fields by their ``repr`` (JSON values and floats: equal reprs
+    are the same values of the same types, ``1`` and ``True`` apart, ``0.0`` and ``-0.0``
+    apart); transforms (four floats) by their bytes; target records by identity.
     """
-    key: List[Any] = [repr(nd.props), repr(nd.text), repr(axf)]
+    key: List[Any] = [repr(nd.props), repr(nd.text), _XF_BYTES(*axf)]
     held: List[Any] = []
+    j = 0
     for term in ("start", "end"):
         b = terms.get(term)
         if b is not None:
             t = row[b.to_id]
-            held.append(nodes[t])
-            key += [term, b.to_id, id(nodes[t]), repr(_xf(d, t)), repr(b.anchor), repr(b.precise), repr(b.props)]
+            tn = nodes[t]
+            held.append(tn)
+            xf = xfs[j] if xfs is not None else _xf(d, t)
+            j += 1
+            key += (term, b.to_id, id(tn), _XF_BYTES(*xf), repr((b.anchor, b.precise, b.props)))
     return tuple(key), tuple(held)
+
+
+#: A transform's four floats as bytes (equal bytes: the same floats, signs of zero included).
+_XF_BYTES = struct.Struct("<4d").pack
+
+
+def _targets_of(terms: Mapping[str, Any]) -> Tuple[Optional[str], Optional[str]]:
+    """The target ids of an arrow's start and end bindings (None: unbound): equal for two
+    arrows with the same :func:`_twin_key` (which names them)."""
+    bs = terms.get("start")
+    be = terms.get("end")
+    return (None if bs is None else bs.to_id, None if be is None else be.to_id)
+
+
+def _shared_targets(all_terms: Iterable[Mapping[str, Any]]) -> Set[Tuple[Optional[str], Optional[str]]]:
+    """The :func:`_targets_of` that more than one of ``all_terms`` (arrows' bindings by
+    terminal) have: an arrow with none of these has no twin among them."""
+    seen: Set[Tuple[Optional[str], Optional[str]]] = set()
+    shared: Set[Tuple[Optional[str], Optional[str]]] = set()
+    for terms in all_terms:
+        t = _targets_of(terms)
+        if t in seen:
+            shared.add(t)
+        else:
+            seen.add(t)
+    return shared
 
 
 def _costly(props: Mapping[str, Any]) -> bool:
@@ -1874,25 +1957,33 @@ def _costly(props: Mapping[str, Any]) -> bool:
 def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any], previous: Mapping[str, Any],
                  kept: Dict[str, Tuple[List[Any], Box]],
                  twins: Optional[Dict[Tuple[Any, ...], Tuple[Box, Tuple[Any, ...]]]] = None,
-                 batch: Optional["_StraightBatch"] = None) -> None:
+                 batch: Optional["_StraightBatch"] = None, frames: Optional[_Frames] = None,
+                 shared: Optional[Set[Tuple[Optional[str], Optional[str]]]] = None) -> None:
     """Resolve arrow row ``r`` into ``d.local`` (from ``previous`` while its key is unchanged); record it in ``kept``.
 
     ``twins`` holds boxes resolved before by :func:`_twin_key` (see :class:`ArrowCache`): a
     reply that draws the same arrow many times resolves it once (a long arc is sampled in
     up to :data:`MAX_ARC_SPANS` spans, so one resolution can take a good fraction of a second).
     With ``batch``, a straight arrow without a label that needs resolving joins it instead
-    (:meth:`_StraightBatch.run` resolves and records it).
+    (:meth:`_StraightBatch.run` resolves and records it). ``frames``: ``d``'s page transforms
+    read into lists (the same transforms as :func:`_xf`'s). ``shared``: with ``twins`` empty,
+    the :func:`_targets_of` that several arrows of the pass share; an arrow with other
+    targets has no twin to find or to leave for the pass (its key is not built, nor kept).
     """
     nd = nodes[r]
     row = d.row
-    axf = _xf(d, r)
+    xf_of = frames.xf if frames is not None else (lambda q: _xf(d, q))
+    axf = xf_of(r)
     # what the result depends on: the arrow, its bindings, their targets and all transforms
     key: List[Any] = [nd, axf]
-    for term in ("start", "end"):
-        b = terms.get(term)
-        if b is not None:
-            t = row[b.to_id]
-            key += [b, nodes[t], _xf(d, t)]
+    bs = terms.get("start")
+    if bs is not None:
+        t = row[bs.to_id]
+        key += (bs, nodes[t], xf_of(t))
+    be = terms.get("end")
+    if be is not None:
+        t = row[be.to_id]
+        key += (be, nodes[t], xf_of(t))
     hit = previous.get(nd.id)
     if hit is not None and _same_key(hit[0], key):
         box = hit[1]
@@ -1906,7 +1997,10 @@ def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any],
             return
         if twins is not None and not _costly(nd.props):
             twins = None  # a straight arrow resolves faster than its key is built
-        twin, held = _twin_key(nd, axf, terms, nodes, row, d) if twins is not None else ((), ())
+        elif twins is not None and shared is not None and _targets_of(terms) not in shared:
+            twins = None  # no other arrow of the pass is bound alike: none is its twin
+        # the targets' transforms are the key's every third entry from its third
+        twin, held = _twin_key(nd, axf, terms, nodes, row, d, key[4::3]) if twins is not None else ((), ())
         got = twins.get(twin) if twins is not None else None
         if got is not None:
             box = got[0]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import math
 import unicodedata
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -140,9 +140,11 @@ def arc_box(a: Tuple[float, float], b: Tuple[float, float], bend: float) -> Box:
     """
     ax, ay = float(a[0]), float(a[1])
     bx, by = float(b[0]), float(b[1])
+    if abs(bend) < STRAIGHT_BEND:
+        return (min(ax, bx), min(ay, by), max(ax, bx), max(ay, by))
     dx, dy = bx - ax, by - ay
     length = math.hypot(dx, dy)
-    if length < 1e-9 or abs(bend) < STRAIGHT_BEND:
+    if length < 1e-9:
         return (min(ax, bx), min(ay, by), max(ax, bx), max(ay, by))
     ux, uy = dx / length, dy / length
     # tldraw: middle = med + per(u) * -bend, per(u) = (u.y, -u.x)
@@ -328,12 +330,27 @@ def rotated_points_box(node_type: str, props: Mapping[str, Any], rotation: float
     return _bbox([p[0] for p in moved], [p[1] for p in moved])
 
 
+def _terminal_xy(p: Dict[str, Any]) -> Optional[Tuple[float, float]]:
+    # a terminal held as a plain dict: what _finite_xy gives a point terminal, None for others
+    if not p.get("type", "point") == "point":
+        return None
+    try:
+        x, y = float(p["x"]), float(p["y"])
+    except (KeyError, IndexError, TypeError, ValueError, OverflowError):
+        return None
+    if math.isfinite(x) and math.isfinite(y):
+        return (x, y)
+    return None
+
+
 def arrow_terminals(props: Mapping[str, Any]) -> Tuple[Optional[Tuple[float, float]], Optional[Tuple[float, float]], float]:
     """Local start and end points of a tldraw arrow (``None`` for an in-props bound terminal) and its bend."""
     start = props.get("start")
     end = props.get("end")
-    s = _finite_xy(start) if is_mapping(start) and start.get("type", "point") == "point" else None
-    e = _finite_xy(end) if is_mapping(end) and end.get("type", "point") == "point" else None
+    s = _terminal_xy(start) if type(start) is dict else (
+        _finite_xy(start) if is_mapping(start) and start.get("type", "point") == "point" else None)
+    e = _terminal_xy(end) if type(end) is dict else (
+        _finite_xy(end) if is_mapping(end) and end.get("type", "point") == "point" else None)
     try:
         bend = float(props.get("bend", 0) or 0)
     except (TypeError, ValueError, OverflowError):
@@ -435,7 +452,8 @@ def local_box(node_type: str, props: Mapping[str, Any], w: float = 0.0, h: float
     (0.0, 0.0, 3.0, 4.0)
     """
     if node_type in POINT_TYPES:
-        fbox = freehand_box(node_type, props)  # tldraw draw / highlight / line geometry
+        # tldraw draw / highlight / line geometry (an arrow has none)
+        fbox = freehand_box(node_type, props) if node_type != "arrow" else None
         if fbox is not None:
             return fbox
         pts = props.get("points")

@@ -286,6 +286,12 @@ def _line_em(f: _Font, text: str) -> float:
     return w
 
 
+def _check_text(text: Any) -> None:
+    # the compiled kernel and the Python twin take text as a str alone: both raise this
+    if not isinstance(text, str):
+        raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
+
+
 def text_width(text: str, font: str = "draw", font_size: float = 24.0) -> float:
     """Width in pixels of one line of text, unwrapped.
 
@@ -298,11 +304,17 @@ def text_width(text: str, font: str = "draw", font_size: float = 24.0) -> float:
     font_size : float
         Pixels per em.
 
+    Raises
+    ------
+    InvalidInputError
+        ``text`` is not a ``str`` ("text must be a str, got int").
+
     Examples
     --------
     >>> round(text_width("Hello", "mono", 20.0), 3)
     60.0
     """
+    _check_text(text)
     return _line_em(_font(font), text) * font_size
 
 
@@ -370,6 +382,11 @@ def layout_lines(
         Each line's text and its width; trailing spaces hang past the edge and are
         not counted in the width.
 
+    Raises
+    ------
+    InvalidInputError
+        ``text`` is not a ``str`` ("text must be a str, got int"), or ``max_width`` is not finite.
+
     Examples
     --------
     >>> [line for line, _ in layout_lines("aaa bbb", "mono", 10.0, 40.0)]
@@ -377,6 +394,7 @@ def layout_lines(
     >>> [line for line, _ in layout_lines("abcdefgh", "mono", 10.0, 30.0)]
     ['abcde', 'fgh']
     """
+    _check_text(text)
     if max_width is not None and not math.isfinite(max_width):
         raise InvalidInputError(f"max_width must be finite, got {max_width!r}")
     f = font if isinstance(font, _Font) else _font(font)
@@ -456,11 +474,17 @@ def measure_html(
         Element width and height, and the widest line (which exceeds ``w`` when a
         word overflows with ``break_words`` false).
 
+    Raises
+    ------
+    InvalidInputError
+        ``text`` is not a ``str`` ("text must be a str, got int").
+
     Examples
     --------
     >>> measure_html("ab\\ncd", "mono", 10.0)
     (12.0, 28.0, 12.0)
     """
+    _check_text(text)
     if TEXT_KERNEL and (max_width is None or math.isfinite(max_width)):
         f = _font(font)
         k = f._kernel or f.kernel()
@@ -503,6 +527,11 @@ def text_shape_size(
     text wraps at ``max(16, floor(w))`` and is that wide; the height is the line
     count × line height (at least the font size); both are then scaled.
 
+    Raises
+    ------
+    InvalidInputError
+        ``text`` is not a ``str`` ("text must be a str, got int").
+
     Examples
     --------
     >>> text_shape_size("", "draw", "m")
@@ -510,6 +539,7 @@ def text_shape_size(
     >>> text_shape_size("ab", "mono", "s", 2.0)  # 2 × 0.6 em × 18 px, rounded up to 1/64, + 1; × 2
     (45.21875, 48.0)
     """
+    _check_text(text)
     return _text_shape_size(text, font, size, float(scale), None if auto_size or w is None else float(w))
 
 
@@ -525,11 +555,17 @@ def _text_shape_size(text: str, font: str, size: str, scale: float, w: Optional[
 def geo_label_size(text: str, font: str = "draw", size: str = "m", w: float = 100.0, scale: float = 1.0) -> Tuple[float, float]:
     """Unscaled size of a geo shape's label box, padding included (``measureUnscaledLabelSize``).
 
+    Raises
+    ------
+    InvalidInputError
+        ``text`` is not a ``str`` ("text must be a str, got int").
+
     Examples
     --------
     >>> geo_label_size("ab", "mono", "s", 100.0)
     (53.609375, 56.0)
     """
+    _check_text(text)
     fs = BASE_FONT_SIZE * LABEL_FONT_SIZES.get(size, LABEL_FONT_SIZES["m"])
     min_w = GEO_LABEL_MIN_WIDTHS.get(size, 14.0)
     max_w = max(0.0, math.ceil(min_w + _STROKE.get(size, 3.5)), math.ceil(w / (scale or 1.0) - LABEL_PADDING * 2))
@@ -547,6 +583,11 @@ def geo_grow_y(
     longer needed is dropped, and a label wider than the shape widens it
     (``GeoShapeUtil.onBeforeUpdate``). Values are in page units (scaled).
 
+    Raises
+    ------
+    InvalidInputError
+        ``text`` is not a ``str`` ("text must be a str, got int").
+
     Examples
     --------
     >>> geo_grow_y("a\\nb\\nc\\nd", "mono", "m", 100.0, 50.0)  # 4 lines × 30 px + 2 × 16 padding − 50
@@ -554,6 +595,7 @@ def geo_grow_y(
     >>> geo_grow_y("", "mono", "m", 100.0, 50.0, 30.0)
     (100.0, 0.0)
     """
+    _check_text(text)
     s = scale or 1.0
     if not text:
         return (w, 0.0)
@@ -573,11 +615,17 @@ def note_label(text: str, font: str = "draw", size: str = "m") -> Tuple[float, f
     width (down to 14 px, where words may break); the note grows by what the label
     is taller than the note.
 
+    Raises
+    ------
+    InvalidInputError
+        ``text`` is not a ``str`` ("text must be a str, got int").
+
     Examples
     --------
     >>> note_label("short")
     (0.0, 1.0)
     """
+    _check_text(text)
     fs0 = BASE_FONT_SIZE * LABEL_FONT_SIZES.get(size, LABEL_FONT_SIZES["m"])
     if not text:
         return (0.0, 1.0)
