@@ -15,8 +15,9 @@ from typing import List
 import pytest
 
 from spatialobs import cli
+from spatialobs.canvas import load
 
-EXAMPLES = Path(__file__).resolve().parent / "data"
+PYTHON = str(Path(cli.__file__).resolve().parents[1])
 
 
 def _commands() -> List[str]:
@@ -53,3 +54,29 @@ def test_a_name_that_is_no_command_gets_the_full_parser():
         cli.main(["no-such-command"])
     assert exc.value.code == 2
     assert "invalid choice: 'no-such-command'" in err.getvalue() and "'observe'" in err.getvalue()
+
+
+# Modules a cold observe of one file must not import: the other format, the editing layer, the
+# service, and the standard library's OpenSSL hashes (a write or a token's salt needs none of them).
+NOT_FOR_OBSERVE = ("spatialobs.canvas.editing.ops", "spatialobs.serve", "spatialobs.canvas.baseline", "_hashlib",
+                   "secrets")
+OTHER_FORMAT = {"tldr": "spatialobs.canvas.formats.excalidraw", "excalidraw": "spatialobs.canvas.formats.tldraw"}
+
+
+@pytest.mark.parametrize("ext", ["tldr", "excalidraw"])
+def test_cold_observe_imports_only_what_it_uses(tmp_path: Path, ext: str):
+    scene = {"type": "excalidraw", "elements": [
+        {"id": "a", "type": "rectangle", "x": 0, "y": 0, "width": 100, "height": 50},
+        {"id": "b", "type": "ellipse", "x": 200, "y": 0, "width": 100, "height": 50}]}
+    f = tmp_path / f"page.{ext}"
+    f.write_text(json.dumps(load(scene).to_tldraw() if ext == "tldr" else scene), encoding="utf-8")
+    code = ("import contextlib, io, json, sys\n"
+            "from spatialobs import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            f"    assert cli.main(['observe', {str(f)!r}]) == 0\n"
+            "print(json.dumps([sorted(sys.modules), out.getvalue()]))\n")
+    env = {**os.environ, "PYTHONPATH": PYTHON}
+    loaded, printed = json.loads(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                                check=True).stdout)
+    assert [obj["id"] for obj in json.loads(printed)["objects"]] != []
+    assert [m for m in (*NOT_FOR_OBSERVE, OTHER_FORMAT[ext]) if m in loaded] == []
