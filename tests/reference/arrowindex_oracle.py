@@ -63,7 +63,8 @@ def load_index_moves_oracle(nodes: Any, bindings: Any, children: Any) -> Dict[st
         if not sibs:
             continue
         highest = max(sibs)
-        now = sorted((index.get(k, nodes[k].index), nodes[k].type == "arrow", k) for k in children.get(arrow.parent, ()))
+        now = sorted((index.get(k, nodes[k].index), nodes[k].type == "arrow", k)
+                     for k in children.get(arrow.parent, ()))
         higher = [(k, is_arrow) for k, is_arrow, i in now if (k, is_arrow, i) > (highest, True, "\uffff")]
         new = arrow_index(index.get(aid, arrow.index), highest, higher)
         if new is not None:
