@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import pytest
 
@@ -57,9 +57,10 @@ def test_a_name_that_is_no_command_gets_the_full_parser():
 
 
 # Modules a cold observe of one file must not import: the other format, the editing layer, the
-# service, and the standard library's OpenSSL hashes (a write or a token's salt needs none of them).
+# service, the standard library's OpenSSL hashes (a write or a token's salt needs none of them), and
+# shutil (argparse's stock help formatter imports it for the terminal's width).
 NOT_FOR_OBSERVE = ("spatialobs.canvas.editing.ops", "spatialobs.serve", "spatialobs.canvas.baseline", "_hashlib",
-                   "secrets")
+                   "secrets", "shutil")
 OTHER_FORMAT = {"tldr": "spatialobs.canvas.formats.excalidraw", "excalidraw": "spatialobs.canvas.formats.tldraw"}
 
 
@@ -80,3 +81,26 @@ def test_cold_observe_imports_only_what_it_uses(tmp_path: Path, ext: str):
                                                 check=True).stdout)
     assert [obj["id"] for obj in json.loads(printed)["objects"]] != []
     assert [m for m in (*NOT_FOR_OBSERVE, OTHER_FORMAT[ext]) if m in loaded] == []
+
+
+@pytest.mark.parametrize("columns", [None, "100", "37", "0", "-4", "wide", ""])
+def test_terminal_columns_is_shutils(monkeypatch: pytest.MonkeyPatch, columns: Optional[str]) -> None:
+    import shutil
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert cli._terminal_columns() == shutil.get_terminal_size().columns
+    monkeypatch.setattr(sys, "__stdout__", None)  # no standard output at all: the fallback
+    assert cli._terminal_columns() == shutil.get_terminal_size().columns
+
+
+def test_help_is_as_wide_as_argparse_makes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    stock = argparse.ArgumentParser(prog="spatialobs observe")
+    ours = argparse.ArgumentParser(prog="spatialobs observe", formatter_class=cli._HelpFormatter)
+    for p in (stock, ours):
+        p.add_argument("--viewport", metavar="X,Y,W,H", help="page units (default: the saved camera, else the page)")
+    assert ours.format_help() == stock.format_help()
+    assert max(map(len, ours.format_help().splitlines())) <= 58

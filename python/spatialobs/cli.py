@@ -933,6 +933,34 @@ def _ocr_audit(args: argparse.Namespace) -> int:
 # ---- the parser -----------------------------------------------------------------------
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``, without importing shutil (and bz2 and lzma with it)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return columns
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, its width found by :func:`_terminal_columns`.
+
+    argparse makes a formatter for every option it adds, to check the option's metavar, and
+    the stock one imports shutil to ask the terminal's width: 1.3% of a cold ``observe``'s
+    instructions, for help that is not printed.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: Optional[int] = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
+
+
 class _Unused:
     """Stands in for the parser of a command the command line does not name: takes its options, keeps none."""
 
@@ -961,12 +989,13 @@ class _Commands:
         if self.only is not None and name != self.only:
             return _Unused()
         self.built = True
-        return self.sub.add_parser(name, **kwargs)
+        return self.sub.add_parser(name, formatter_class=_HelpFormatter, **kwargs)
 
 
 def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     """The command line's parser; with ``only``, holding that command's parser alone (all of them if it names none)."""
-    p = argparse.ArgumentParser(prog="spatialobs", description="Exact, structured views of 2D spaces for agents.")
+    p = argparse.ArgumentParser(prog="spatialobs", description="Exact, structured views of 2D spaces for agents.",
+                                formatter_class=_HelpFormatter)
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     p.add_argument("--version", action="version", version=f"spatialobs {__version__}",
                    help="print the version and exit")
