@@ -940,8 +940,9 @@ def _terminal_columns() -> int:
     except (KeyError, ValueError):
         columns = 0
     if columns <= 0:
+        out: Any = sys.__stdout__  # None without a standard output: the fallback, as shutil's AttributeError gives
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            columns = os.get_terminal_size(out.fileno()).columns
         except (AttributeError, ValueError, OSError):
             columns = 0
         columns = columns or 80
