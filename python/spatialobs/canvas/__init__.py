@@ -27,8 +27,6 @@ from spatialobs.canvas.formats.io import detect_format, load
 from spatialobs.canvas.document.model import Canvas, PageColumns
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.document.sanitize import normalize_style_key, sanitize_style
-from spatialobs.canvas.formats.tldraw import from_tldraw, to_tldraw
-from spatialobs.canvas.formats.excalidraw import from_excalidraw, to_excalidraw
 
 __all__ = [
     "Canvas",
@@ -48,9 +46,9 @@ __all__ = [
     "sanitize_style",
 ]
 
-# The editing layer, the observation, the baseline, the evaluator and the scenarios load on
+# The editing layer, the baseline, the evaluator, the scenarios and each file format load on
 # first use (PEP 562): a command that only loads and observes a file does not pay for the
-# op parser, Mermaid, placement or the scenarios. ``from spatialobs.canvas import X`` and
+# op parser, Mermaid, placement, the scenarios or the other format. ``from spatialobs.canvas import X`` and
 # ``spatialobs.canvas.X`` work for every name below as before.
 _LAZY = {
     # agent editing layer: editor state, snapshot, canvas_ops and placement
@@ -74,9 +72,14 @@ _LAZY = {
     "Task": ("spatialobs.canvas.scenarios.evaluate", "Task"),
     "Relation": ("spatialobs.canvas.scenarios.evaluate", "Relation"),
     "scenarios": ("spatialobs.canvas.scenarios", None),
+    # the importers and exporters: a file needs its own format's module only
+    "from_tldraw": ("spatialobs.canvas.formats.tldraw", "from_tldraw"),
+    "to_tldraw": ("spatialobs.canvas.formats.tldraw", "to_tldraw"),
+    "from_excalidraw": ("spatialobs.canvas.formats.excalidraw", "from_excalidraw"),
+    "to_excalidraw": ("spatialobs.canvas.formats.excalidraw", "to_excalidraw"),
 }
 
-__all__ += list(_LAZY)
+__all__ += [name for name in _LAZY if name not in __all__]
 
 # The observation (DESIGN §4) loads with the package: its function shares its name with its
 # module, and importing the module would otherwise leave the module under that name.
@@ -98,6 +101,8 @@ if TYPE_CHECKING:
     from spatialobs.canvas.editing.ops import Executor, Report, parse_ops
     from spatialobs.canvas.editing.place import PlacementError
     from spatialobs.canvas.editing.snapshot import snapshot, snapshot_json
+    from spatialobs.canvas.formats.excalidraw import from_excalidraw, to_excalidraw
+    from spatialobs.canvas.formats.tldraw import from_tldraw, to_tldraw
     from spatialobs.canvas.scenarios.evaluate import Outcome, Relation, Task, evaluate
 
 

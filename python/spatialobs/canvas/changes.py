@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
-import secrets
+import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError
@@ -61,7 +61,7 @@ NODE_KINDS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
 )
 #: Change kinds of a binding.
 BINDING_KINDS = ("bound", "unbound", "rebound")
-_SALT = secrets.token_hex(3)  # tokens of another process never match
+_SALT = os.urandom(3).hex()  # tokens of another process never match (secrets.token_hex, without its imports)
 _SERIALS = itertools.count(1)
 
 

@@ -88,7 +88,8 @@ def load_index_moves(nodes: Any, bindings: Any, children: Any) -> Dict[str, str]
 
     Only arrows whose parent already follows tldraw's rule are looked at (an arrow
     tldraw would also reparent keeps its place). Cost: one sort per parent that
-    holds a bound shape, then a bisection per arrow.
+    holds a bound shape, then a bisection per arrow and a scan of the arrows just
+    above its target.
 
     Examples
     --------
@@ -165,7 +166,14 @@ def load_index_moves(nodes: Any, bindings: Any, children: Any) -> Dict[str, str]
         lst = kids(arrow.parent)
         at = bisect.bisect_right(lst, (highest, True, "\uffff"))
         cur = index.get(aid, arrow.index)
-        new = arrow_index(cur, highest, [(k, is_arrow) for k, is_arrow, _ in lst[at:]])
+        # arrow_index of the siblings above `highest`, read in place: the first of them and the
+        # first that is not an arrow (a copy of all of them per arrow grew with the page squared)
+        solid = None
+        for j in range(at, len(lst)):
+            if not lst[j][1]:
+                solid = lst[j][0]
+                break
+        new = arrow_index_at(cur, highest, lst[at][0] if at < len(lst) else None, solid)
         if new is not None:
             pos = bisect.bisect_left(lst, (cur, True, aid))
             if pos < len(lst) and lst[pos][2] == aid:

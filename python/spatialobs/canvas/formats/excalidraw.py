@@ -19,7 +19,6 @@ fields of changed elements that actually changed.
 from __future__ import annotations
 
 import copy
-import hashlib
 import math
 from bisect import bisect_left
 from contextvars import ContextVar
@@ -37,6 +36,7 @@ from spatialobs.canvas.document.arrows import arrow_ends
 from spatialobs.canvas.document.excalidraw_text import (bound_text_layout, default_line_height, label_fields,
                                                          measure_text, text_element_size, wrap_text)
 from spatialobs.canvas.document.freehand import freehand_box
+from spatialobs.canvas.formats.io import is_excalidraw
 from spatialobs.canvas.document.shapes import _excalidraw_round, arrow_terminals, curve_boxes, local_box
 
 __all__ = ["from_excalidraw", "to_excalidraw", "is_excalidraw", "ExcalidrawSource", "LINEAR_TYPES",
@@ -52,12 +52,6 @@ _PAGE = "page:page"
 
 class _Unusable(Exception):
     pass
-
-
-def is_excalidraw(doc: Any) -> bool:
-    """Whether a parsed JSON value looks like an Excalidraw scene."""
-    return is_mapping(doc) and (doc.get("type") == "excalidraw" or (
-        isinstance(doc.get("elements"), list) and "records" not in doc and "nodes" not in doc))
 
 
 def _f(e: Mapping[str, Any], key: str, default: float, diags: List[Diagnostic]) -> float:
@@ -428,6 +422,8 @@ _KEEP_UNKNOWN: ContextVar[bool] = ContextVar("excalidraw_keep_unknown", default=
 
 def _hash31(text: str) -> int:
     """A reproducible positive 31-bit integer (seeds and version nonces)."""
+    import hashlib  # only a write needs it: loading OpenSSL's hashes costs a cold load more than this module
+
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=4).digest(), "big") & 0x7FFFFFFF or 1
 
 

@@ -11,6 +11,7 @@ from typing import Any, Mapping, Optional, Union
 
 from spatialobs._errors import InvalidInputError, SpatialObsError
 from spatialobs._gc import paused
+from spatialobs.canvas.document.sanitize import is_mapping
 from spatialobs.canvas.limits import CanvasLimits, one_line
 
 _orjson: Optional[ModuleType]
@@ -19,7 +20,7 @@ try:  # optional fast JSON (imported by name: the same types whether or not it i
 except ImportError:  # pragma: no cover - exercised when orjson is absent
     _orjson = None
 
-__all__ = ["load", "parse_json", "detect_format"]
+__all__ = ["load", "parse_json", "detect_format", "is_tldraw", "is_excalidraw"]
 
 Source = Union[str, bytes, bytearray, os.PathLike, Mapping[str, Any]]
 
@@ -41,6 +42,28 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
+def is_tldraw(doc: Any) -> bool:
+    """Whether a parsed JSON value looks like a tldraw file or store snapshot."""
+    if not is_mapping(doc):
+        return False
+    if "tldrawFileFormatVersion" in doc:
+        return True
+    if isinstance(doc.get("records"), list) and "schema" in doc:
+        return True
+    if is_mapping(doc.get("store")) and "schema" in doc:
+        return True
+    d = doc.get("document")
+    return is_mapping(d) and is_mapping(d.get("store"))
+
+
+def is_excalidraw(doc: Any) -> bool:
+    """Whether a parsed JSON value looks like an Excalidraw scene."""
+    return is_mapping(doc) and (doc.get("type") == "excalidraw" or (
+        isinstance(doc.get("elements"), list) and "records" not in doc and "nodes" not in doc))
+
+
+# The detectors live here, not beside their importers, so that detecting a file's format
+# imports no format's module: a load pays for its own format's importer only.
 def detect_format(doc: Any) -> str:
     """``"native"``, ``"tldraw"`` or ``"excalidraw"`` for a parsed document.
 
@@ -54,9 +77,7 @@ def detect_format(doc: Any) -> str:
     >>> detect_format({"type": "excalidraw", "elements": []})
     'excalidraw'
     """
-    from spatialobs.canvas.formats.excalidraw import is_excalidraw
     from spatialobs.canvas.formats.native import is_native
-    from spatialobs.canvas.formats.tldraw import is_tldraw
 
     if is_native(doc):
         return "native"

@@ -30,6 +30,7 @@ from spatialobs.canvas.document.shapes import POINT_TYPES, local_box
 from spatialobs.canvas.document.arrowindex import load_index_moves
 from spatialobs.canvas.document.textmeasure import text_shape_size
 from spatialobs.canvas.formats import tldraw_schema as tschema
+from spatialobs.canvas.formats.io import is_tldraw
 from spatialobs.canvas.limits import current as current_limits
 from spatialobs.canvas.limits import typed_errors
 
@@ -62,20 +63,6 @@ class TldrawSource:
     rich_text: bool = True
     screen: Tuple[float, float] = DEFAULT_SCREEN
     templates: Dict[str, Mapping[str, Any]] = field(default_factory=dict)
-
-
-def is_tldraw(doc: Any) -> bool:
-    """Whether a parsed JSON value looks like a tldraw file or store snapshot."""
-    if not is_mapping(doc):
-        return False
-    if "tldrawFileFormatVersion" in doc:
-        return True
-    if isinstance(doc.get("records"), list) and "schema" in doc:
-        return True
-    if is_mapping(doc.get("store")) and "schema" in doc:
-        return True
-    d = doc.get("document")
-    return is_mapping(d) and is_mapping(d.get("store"))
 
 
 def _num(v: Any, default: float) -> Tuple[float, bool]:
