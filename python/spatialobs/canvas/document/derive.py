@@ -91,6 +91,29 @@ def _levels(depth: np.ndarray) -> List[np.ndarray]:
     return [by[cuts[k]:cuts[k + 1]] for k in range(len(cuts) - 1)]
 
 
+def _levels_moved(levels: List[np.ndarray], old: np.ndarray, depth: np.ndarray, rows: np.ndarray) -> List[np.ndarray]:
+    """:func:`_levels` of ``depth`` from the ``levels`` of ``old``, where only ``rows`` may have
+    changed depth: each row leaves its old level and joins its new one at its sorted place (the
+    levels that neither lose nor gain a row are shared)."""
+    rows = rows[old[rows] != depth[rows]]
+    if not len(rows):
+        return levels
+    out = list(levels)
+    was, now = old[rows], depth[rows]
+    for lv in np.unique(was).tolist():
+        a = out[lv]
+        out[lv] = np.delete(a, np.searchsorted(a, rows[was == lv]))
+    top = int(now.max())
+    out.extend(np.zeros(0, dtype=np.int64) for _ in range(top + 1 - len(out)))
+    for lv in np.unique(now).tolist():
+        add = np.sort(rows[now == lv])
+        a = out[lv]
+        out[lv] = np.insert(a, np.searchsorted(a, add), add)
+    while out and not len(out[-1]):
+        out.pop()
+    return out
+
+
 def _depths(parent: np.ndarray, ids: Sequence[str]) -> np.ndarray:
     n = len(parent)
     has = parent >= 0
@@ -1423,7 +1446,7 @@ def _derive_moved(raw: Raw, prev: Derived, page_rank: Mapping[str, int], binding
     order = np.empty(n, dtype=np.int64)
     order[paint] = np.arange(n)
     page_start = np.searchsorted(page[paint], np.arange(len(prev.page_ids) + 1))
-    levels = prev.levels if _same_bits(depth, prev.depth) else _levels(depth)
+    levels = _levels_moved(prev.levels, prev.depth, depth, np.concatenate(segs))
     g = Derived(raw.ids, raw.row, types, parent, page, prev.page_ids, depth, prev.local, prev.px, prev.py,
                 prev.rotation, prev.bounds, prev.visible, prev.frame, prev.group, prev.opacity, prev.hidden,
                 prev.locked, order, paint, page_start, levels)
