@@ -655,8 +655,10 @@ def test_removing_appended_rows_renumbers_only_the_plan_tail_and_sizes_come_from
     tails: List[bool] = []
     real = dv._tail_keys
 
-    def spy(by_row: Any, first: int) -> Any:
-        got = real(by_row, first)
+    def spy(by_row: Any, first: int, keys: Any = None) -> Any:
+        if keys is not None:  # the plan's rows, given for its resolved map: its keys in order
+            assert keys.tolist() == list(by_row)
+        got = real(by_row, first, keys)
         tails.append(got is not None)
         return got
     monkeypatch.setattr(dv, "_tail_keys", spy)

@@ -1253,15 +1253,17 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
     return d
 
 
-def _renumbered(by_row: Dict[int, Any], newpos: np.ndarray, first: int) -> Dict[int, Any]:
+def _renumbered(by_row: Dict[int, Any], newpos: np.ndarray, first: int,
+                keys: Optional[np.ndarray] = None) -> Dict[int, Any]:
     """``by_row`` (keyed by row) with its keys renumbered by ``newpos`` (-1: dropped), in the same
     order: ``{newpos[r]: v for r, v in by_row.items() if newpos[r] >= 0}``. Rows before ``first``
     keep their numbers; when the keys from ``first`` on are the last ones of ``by_row`` (rows
     appended since and removed again, the usual case), only those are renumbered, on a clone
-    (none: ``by_row`` itself is returned, as the arrow plans share their maps)."""
+    (none: ``by_row`` itself is returned, as the arrow plans share their maps). ``keys``: the
+    keys of ``by_row`` in its order, when the caller holds them (an arrow plan's rows)."""
     if not by_row:
         return {}
-    tail = _tail_keys(by_row, first)
+    tail = _tail_keys(by_row, first, keys)
     if tail is None:  # renumbered keys among kept ones: build it again
         nl = newpos.tolist()
         return {q: v for r, v in by_row.items() if (q := nl[r]) >= 0}
@@ -1275,9 +1277,10 @@ def _renumbered(by_row: Dict[int, Any], newpos: np.ndarray, first: int) -> Dict[
     return out
 
 
-def _tail_keys(by_row: Dict[int, Any], first: int) -> Optional[np.ndarray]:
+def _tail_keys(by_row: Dict[int, Any], first: int, keys: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
     """The keys of ``by_row`` from ``first`` on, in its order, when they are its last ones (else None)."""
-    keys = np.fromiter(by_row, np.int64, len(by_row))
+    if keys is None:
+        keys = np.fromiter(by_row, np.int64, len(by_row))
     hi = np.flatnonzero(keys >= first)
     if len(hi) and hi[0] != len(keys) - len(hi):
         return None
@@ -1340,7 +1343,7 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
         live = kept[plan.rows]
         dep = kept[plan.dep_target] & kept[plan.dep_arrow]
         first = int(gone[0]) if len(gone) else n
-        g.arrow_plan = _ArrowPlan(plan.bindings, _renumbered(plan.by_arrow, newpos, first),
+        g.arrow_plan = _ArrowPlan(plan.bindings, _renumbered(plan.by_arrow, newpos, first, plan.rows),
                                   _renumbered(plan.bound_terms, newpos, first),
                                   newpos[plan.rows[live]], newpos[plan.dep_target[dep]], newpos[plan.dep_arrow[dep]],
                                   _kept(plan.point_boxes, live))
