@@ -2106,7 +2106,8 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     ``rebound``: the ids of every connector whose bindings were written since ``plan``'s
     derivation (the canvas keeps them). With it, bindings may differ from the plan's: the
     terminals of those connectors are read again from ``bindings`` (in canvas order, as
-    the full pass reads them), and each may start or stop being resolved. Their rows must
+    the full pass reads them; a :class:`Rebound` brings them, else every binding is
+    scanned for them), and each may start or stop being resolved. Their rows must
     be among ``dirty_rows`` (their local boxes re-read from their records). Without it,
     any change of bindings takes the full pass.
     """
