@@ -144,6 +144,7 @@ def test_reparents_binding_writes_and_replies_match_a_fresh_derivation_and_obser
             if type(e).__name__ not in ("InvalidInputError", "OutOfRangeError"):
                 raise
         assert_fresh(c)
+        _check_plan(c)
         if look:
             assert _observations(c) == _observations(c.copy())
     assert _observations(c) == _observations(c.copy())
@@ -544,6 +545,21 @@ def _check_index_keys(c: Canvas) -> None:
         assert not kids or top == max(c.nodes[k].index for k in kids), parent
 
 
+def _check_plan(c: Canvas) -> None:
+    """The arrow plan the derivation carried is a fresh canvas's: the resolved rows (in the order
+    of its map), their terminals, stored-point boxes and dependencies."""
+    got, fresh = c.geometry().arrow_plan, c.copy().geometry().arrow_plan
+    if got is None or fresh is None:
+        return
+    assert got.rows.tolist() == list(got.by_arrow)
+    assert got.by_arrow == fresh.by_arrow and got.bound_terms == fresh.bound_terms
+    a, b = np.argsort(got.rows, kind="stable"), np.argsort(fresh.rows, kind="stable")
+    assert np.array_equal(got.rows[a], fresh.rows[b])
+    assert np.array_equal(got.point_boxes[a], fresh.point_boxes[b], equal_nan=True)
+    assert sorted(zip(got.dep_target.tolist(), got.dep_arrow.tolist())) == \
+        sorted(zip(fresh.dep_target.tolist(), fresh.dep_arrow.tolist()))
+
+
 # Up to 8 steps on a 150-shape page, each checked against a fresh canvas (derivation column by
 # column, three observations byte for byte): about 1 s per sequence on an idle core.
 @pytest.mark.timeout(600)
@@ -589,6 +605,7 @@ def test_mixed_edits_with_undo_match_a_fresh_canvas_after_each_step(seed, steps)
         assert_fresh(c)
         assert _observations(c) == _observations(c.copy())
         _check_index_keys(c)
+        _check_plan(c)
 
 
 @settings(max_examples=200, deadline=None)
@@ -638,8 +655,10 @@ def test_removing_appended_rows_renumbers_only_the_plan_tail_and_sizes_come_from
     tails: List[bool] = []
     real = dv._tail_keys
 
-    def spy(by_row: Any, first: int) -> Any:
-        got = real(by_row, first)
+    def spy(by_row: Any, first: int, keys: Any = None) -> Any:
+        if keys is not None:  # the plan's rows, given for its resolved map: its keys in order
+            assert keys.tolist() == list(by_row)
+        got = real(by_row, first, keys)
         tails.append(got is not None)
         return got
     monkeypatch.setattr(dv, "_tail_keys", spy)
@@ -738,3 +757,88 @@ def test_an_append_shares_the_id_list_until_it_is_handed_out():
     c.add({"id": "after2", "type": "geo", "parent": "f0", "x": 10.0, "y": 10.0, "w": 16.0, "h": 8.0})
     assert c.geometry().row["after2"] == len(c.nodes) - 1
     assert_fresh(c)
+
+
+BINDING_WRITE = st.one_of(
+    st.tuples(st.just("add"), st.integers(0, 10**6), st.integers(0, 10**6), st.sampled_from(["start", "end"])),
+    st.tuples(st.just("remove"), st.integers(0, 10**6)),
+    st.tuples(st.just("retarget"), st.integers(0, 10**6), st.integers(0, 10**6)),
+    st.tuples(st.just("rollback"), st.integers(0, 10**6)),
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(BINDING_WRITE, max_size=12), st.lists(st.integers(0, 10**6), min_size=1, max_size=4))
+def test_the_bindings_of_some_connectors_are_a_scan_of_every_binding(writes, picks):
+    """The bindings of a few connectors, read from the canvas's binding index in canvas order,
+    are what a scan of every binding finds, through adds, removals, retargets and rollbacks."""
+    c = diagram_workspace(60, seed=3)
+    arrows = [i for i, nd in c.nodes.items() if nd.type == "arrow"]
+    shapes = _shapes(c)
+    c._binding_index()  # built now, then kept by every write
+    for k, w in enumerate(writes):
+        bids = list(c.bindings)
+        if w[0] == "add":
+            c.add(Binding(f"bw{k}", "arrow", arrows[w[1] % len(arrows)], shapes[w[2] % len(shapes)], w[3]))
+        elif w[0] == "remove" and bids:
+            c.remove(bids[w[1] % len(bids)])
+        elif w[0] == "retarget" and bids:
+            c.update(bids[w[1] % len(bids)], to_id=shapes[w[2] % len(shapes)])
+        elif w[0] == "rollback" and bids:
+            with pytest.raises(RuntimeError):
+                with c.batch():
+                    c.remove(bids[w[1] % len(bids)])
+                    c.add(Binding(f"bw{k}", "arrow", arrows[0], shapes[0], "end"))
+                    raise RuntimeError("rolled back")
+        some = {arrows[i % len(arrows)] for i in picks} | {"no-such-arrow"}
+        assert c._bindings_of(some) == [b for b in c.bindings.values() if b.from_id in some]
+
+
+def test_a_reply_reads_the_rebound_connectors_bindings_from_the_index(monkeypatch):
+    """In a reply (arrows created and bound, a bound card deleted) every derivation after binding
+    writes hands the arrow pass the rebound connectors with their bindings (no scan of every
+    binding), and the plan it carries gives what a scan gives."""
+    from spatialobs.canvas.document import arrows as ar
+
+    c = diagram_workspace(600, seed=7)
+    observe(c, VIEW).to_json()
+    seen: List[Any] = []
+    real = ar._rebind
+
+    def spy(d: Any, nodes: Any, blist: Any, rebound: Any, by_arrow: Any, bound_terms: Any) -> Any:
+        assert isinstance(rebound, ar.Rebound)
+        assert rebound.bindings == [b for b in blist if b.from_id in rebound]
+        got = real(d, nodes, blist, rebound, by_arrow, bound_terms)
+        scan = real(d, nodes, blist, set(rebound), by_arrow, bound_terms)
+        assert got == scan and list(got[0]) == list(scan[0])  # the same maps, in the same order
+        seen.append(len(rebound))
+        return got
+    monkeypatch.setattr(ar, "_rebind", spy)
+    counter = [0]
+    for k in range(2):
+        report = Executor(c).apply(_reply_ops(c, k, counter))
+        assert report.ok, report.errors[:3]
+        assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+        _check_plan(c)
+    assert seen
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=40), st.data())
+def test_levels_updated_for_moved_rows_equal_levels_built_afresh(depths, data):
+    """The depth levels after some rows changed depth (to a deeper, shallower, new or emptied
+    level), updated in place of the old ones, equal the levels built from the new depths."""
+    from spatialobs.canvas.document.derive import _levels, _levels_moved
+
+    old = np.asarray(sorted(depths) if data.draw(st.booleans()) else depths, dtype=np.int64)
+    old = old - old.min()  # levels start at 0
+    rows = np.asarray(data.draw(st.lists(st.integers(0, len(old) - 1), unique=True, max_size=8)), dtype=np.int64)
+    new = old.copy()
+    new[rows] = data.draw(st.lists(st.integers(0, 7), min_size=len(rows), max_size=len(rows)))
+    if not (np.bincount(new) > 0).all():
+        new = np.unique(new, return_inverse=True)[1].astype(np.int64)  # depths without a gap, as a tree has
+        rows = np.flatnonzero(new != old)
+    got = _levels_moved(_levels(old), old, new, rows)
+    want = _levels(new)
+    assert len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want))
+    assert all(a.dtype == b.dtype for a, b in zip(got, want))

@@ -44,7 +44,7 @@ import operator
 import struct
 import sys
 from dataclasses import dataclass
-from typing import AbstractSet, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -2200,7 +2200,8 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     ``rebound``: the ids of every connector whose bindings were written since ``plan``'s
     derivation (the canvas keeps them). With it, bindings may differ from the plan's: the
     terminals of those connectors are read again from ``bindings`` (in canvas order, as
-    the full pass reads them), and each may start or stop being resolved. Their rows must
+    the full pass reads them; a :class:`Rebound` brings them, else every binding is
+    scanned for them), and each may start or stop being resolved. Their rows must
     be among ``dirty_rows`` (their local boxes re-read from their records). Without it,
     any change of bindings takes the full pass.
     """
@@ -2212,7 +2213,7 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     again: List[int] = []
     if rebound:
         blist = list(bindings.values())
-        by_arrow, bound_terms, again = _rebind(d, nodes, blist, rebound, by_arrow, bound_terms)
+        by_arrow, bound_terms, again, tail = _rebind(d, nodes, blist, rebound, by_arrow, bound_terms)
     elif len(bindings) != len(plan.bindings) or not all(map(operator.is_, bindings.values(), plan.bindings)):
         return None
     arrows = dirty_rows[d.types[dirty_rows] == "arrow"].tolist()
@@ -2223,21 +2224,19 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
         return None
     if again:
         # the plan's rows, point boxes and dependencies without the rebound arrows, then with them as they are now
-        n = len(d.ids)
-        at = np.full(n, -1, dtype=np.int64)
-        at[rows] = np.arange(len(rows))
-        redo = np.zeros(n, dtype=bool)
+        redo = np.zeros(len(d.ids), dtype=bool)
         redo[again] = True
         if not dirty[again].all():
             return None  # a rebound arrow whose box was not read again from its record
         keep_dep = ~redo[dep_arrow]
         dep_target, dep_arrow = _with_dependencies(dep_target[keep_dep], dep_arrow[keep_dep], again, by_arrow, d.row)
-        new_rows = np.fromiter(by_arrow, np.int64, len(by_arrow))
-        old_at = at[new_rows]
-        boxes = d.local[new_rows]  # a rebound arrow's box is its stored points' (read again from its record)
-        carried = (old_at >= 0) & ~redo[new_rows]
-        boxes[carried] = point_boxes[old_at[carried]]
-        rows, point_boxes = new_rows, boxes
+        # the plan's rows in its maps' order (the rebound ones left, then put back last, as _rebind
+        # does) with their point boxes: carried for the others, a rebound arrow's its stored points'
+        # (read again from its record)
+        kept = ~redo[rows]
+        back = np.asarray(tail, dtype=np.int64)
+        rows = np.concatenate([rows[kept], back])
+        point_boxes = np.concatenate([np.compress(kept, point_boxes, axis=0), d.local[back]])
         if cache is not None:
             for r in again:
                 if r not in by_arrow:
@@ -2250,26 +2249,43 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     return todo
 
 
+class Rebound(FrozenSet[str]):
+    """The ids of the connectors whose bindings were written, with ``bindings``: those
+    connectors' binding records in canvas order (what a scan of every binding finds for
+    them), so that the arrow pass reads them without the scan."""
+
+    bindings: List[Any]
+
+    def __new__(cls, ids: Iterable[str], bindings: List[Any]) -> "Rebound":
+        self = super().__new__(cls, ids)
+        self.bindings = bindings
+        return self
+
+
 def _rebind(d: Any, nodes: Sequence[Any], blist: List[Any], rebound: AbstractSet[str],
             by_arrow: Dict[int, Dict[str, Any]], bound_terms: Dict[int, Dict[str, Any]]
-            ) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]], List[int]]:
+            ) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]], List[int], List[int]]:
     """The plan's terminals with those of the ``rebound`` connectors read again from ``blist``
-    (copies; the plan's own stay as they are), and the rows of those connectors."""
+    (copies; the plan's own stay as they are), the rows of those connectors, and the rows
+    put back into the resolved map (last, in its order). A :class:`Rebound` brings the
+    connectors' bindings along; any other set is looked up by a scan of ``blist``."""
     row = d.row
     again = sorted(r for i in rebound if (r := row.get(i)) is not None)
-    by_arrow, bound_terms = dict(by_arrow), dict(bound_terms)
+    by_arrow, bound_terms = by_arrow.copy(), bound_terms.copy()
     for r in again:
         by_arrow.pop(r, None)
         bound_terms.pop(r, None)
-    own = [b for b in blist if b.from_id in rebound]
+    own = rebound.bindings if isinstance(rebound, Rebound) else [b for b in blist if b.from_id in rebound]
     new_bound, new_by = _terminals_by_arrow(own, row, nodes)
     bound_terms.update(new_bound)
     by_arrow.update(new_by)
+    tail = list(new_by)
     for r in again:
         nd = nodes[r]
         if r not in by_arrow and nd.type == "arrow" and _needs_resolving(nd):
             by_arrow[r] = {}
-    return by_arrow, bound_terms, again
+            tail.append(r)
+    return by_arrow, bound_terms, again, tail
 
 
 def _same_key(a: List[Any], b: List[Any]) -> bool:

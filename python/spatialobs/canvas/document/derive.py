@@ -91,6 +91,29 @@ def _levels(depth: np.ndarray) -> List[np.ndarray]:
     return [by[cuts[k]:cuts[k + 1]] for k in range(len(cuts) - 1)]
 
 
+def _levels_moved(levels: List[np.ndarray], old: np.ndarray, depth: np.ndarray, rows: np.ndarray) -> List[np.ndarray]:
+    """:func:`_levels` of ``depth`` from the ``levels`` of ``old``, where only ``rows`` may have
+    changed depth: each row leaves its old level and joins its new one at its sorted place (the
+    levels that neither lose nor gain a row are shared)."""
+    rows = rows[old[rows] != depth[rows]]
+    if not len(rows):
+        return levels
+    out = list(levels)
+    was, now = old[rows], depth[rows]
+    for lv in np.unique(was).tolist():
+        a = out[lv]
+        out[lv] = np.delete(a, np.searchsorted(a, rows[was == lv]))
+    top = int(now.max())
+    out.extend(np.zeros(0, dtype=np.int64) for _ in range(top + 1 - len(out)))
+    for lv in np.unique(now).tolist():
+        add = np.sort(rows[now == lv])
+        a = out[lv]
+        out[lv] = np.insert(a, np.searchsorted(a, add), add)
+    while out and not len(out[-1]):
+        out.pop()
+    return out
+
+
 def _depths(parent: np.ndarray, ids: Sequence[str]) -> np.ndarray:
     n = len(parent)
     has = parent >= 0
@@ -1230,15 +1253,17 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
     return d
 
 
-def _renumbered(by_row: Dict[int, Any], newpos: np.ndarray, first: int) -> Dict[int, Any]:
+def _renumbered(by_row: Dict[int, Any], newpos: np.ndarray, first: int,
+                keys: Optional[np.ndarray] = None) -> Dict[int, Any]:
     """``by_row`` (keyed by row) with its keys renumbered by ``newpos`` (-1: dropped), in the same
     order: ``{newpos[r]: v for r, v in by_row.items() if newpos[r] >= 0}``. Rows before ``first``
     keep their numbers; when the keys from ``first`` on are the last ones of ``by_row`` (rows
     appended since and removed again, the usual case), only those are renumbered, on a clone
-    (none: ``by_row`` itself is returned, as the arrow plans share their maps)."""
+    (none: ``by_row`` itself is returned, as the arrow plans share their maps). ``keys``: the
+    keys of ``by_row`` in its order, when the caller holds them (an arrow plan's rows)."""
     if not by_row:
         return {}
-    tail = _tail_keys(by_row, first)
+    tail = _tail_keys(by_row, first, keys)
     if tail is None:  # renumbered keys among kept ones: build it again
         nl = newpos.tolist()
         return {q: v for r, v in by_row.items() if (q := nl[r]) >= 0}
@@ -1252,9 +1277,10 @@ def _renumbered(by_row: Dict[int, Any], newpos: np.ndarray, first: int) -> Dict[
     return out
 
 
-def _tail_keys(by_row: Dict[int, Any], first: int) -> Optional[np.ndarray]:
+def _tail_keys(by_row: Dict[int, Any], first: int, keys: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
     """The keys of ``by_row`` from ``first`` on, in its order, when they are its last ones (else None)."""
-    keys = np.fromiter(by_row, np.int64, len(by_row))
+    if keys is None:
+        keys = np.fromiter(by_row, np.int64, len(by_row))
     hi = np.flatnonzero(keys >= first)
     if len(hi) and hi[0] != len(keys) - len(hi):
         return None
@@ -1317,7 +1343,7 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
         live = kept[plan.rows]
         dep = kept[plan.dep_target] & kept[plan.dep_arrow]
         first = int(gone[0]) if len(gone) else n
-        g.arrow_plan = _ArrowPlan(plan.bindings, _renumbered(plan.by_arrow, newpos, first),
+        g.arrow_plan = _ArrowPlan(plan.bindings, _renumbered(plan.by_arrow, newpos, first, plan.rows),
                                   _renumbered(plan.bound_terms, newpos, first),
                                   newpos[plan.rows[live]], newpos[plan.dep_target[dep]], newpos[plan.dep_arrow[dep]],
                                   _kept(plan.point_boxes, live))
@@ -1423,7 +1449,7 @@ def _derive_moved(raw: Raw, prev: Derived, page_rank: Mapping[str, int], binding
     order = np.empty(n, dtype=np.int64)
     order[paint] = np.arange(n)
     page_start = np.searchsorted(page[paint], np.arange(len(prev.page_ids) + 1))
-    levels = prev.levels if _same_bits(depth, prev.depth) else _levels(depth)
+    levels = _levels_moved(prev.levels, prev.depth, depth, np.concatenate(segs))
     g = Derived(raw.ids, raw.row, types, parent, page, prev.page_ids, depth, prev.local, prev.px, prev.py,
                 prev.rotation, prev.bounds, prev.visible, prev.frame, prev.group, prev.opacity, prev.hidden,
                 prev.locked, order, paint, page_start, levels)

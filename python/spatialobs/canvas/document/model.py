@@ -10,13 +10,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union)
+from typing import (AbstractSet, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union)
 
 import numpy as np
 
 from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsError
 from spatialobs._gc import paused
-from spatialobs.canvas.document.arrows import ArrowCache
+from spatialobs.canvas.document.arrows import ArrowCache, Rebound
 from spatialobs.canvas.document.derive import MAX_DERIVED, Derived, Raw, derive, extract, patch, splice
 from spatialobs.canvas.document.fractional import key_after, key_between
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
@@ -80,7 +80,7 @@ def _compose_steps(prev: Derived, chain: List[Derived]) -> None:
     d.record_rows = rec
 
 
-def _since(prev: Derived, d: Derived, rebound: Set[str], observed: Optional[int]) -> Any:
+def _since(prev: Derived, d: Derived, rebound: AbstractSet[str], observed: Optional[int]) -> Any:
     """``(serial, row map, record rows, rebound connector ids)``: how ``d`` follows from the last
     observed derivation (``observed``), through the derivations since, when each followed from
     the one before it (see :func:`_step`); None otherwise."""
@@ -427,6 +427,14 @@ class Canvas:
         own = self._binding_index().by_from.get(connector)
         return [self._bindings[bid] for bid in own] if own else []
 
+    def _bindings_of(self, connectors: Set[str]) -> List[Binding]:
+        """The bindings whose connector is one of ``connectors``, in canvas order, without a scan."""
+        index = self._binding_index()
+        by_from = index.by_from
+        own = [bid for i in connectors for bid in by_from.get(i, ())]
+        own.sort(key=index.seq.__getitem__)
+        return [self._bindings[bid] for bid in own]
+
     def _connectors_to(self, target: str) -> List[str]:
         """The connector of every binding to ``target``, in canvas order of the bindings, without a scan."""
         index = self._binding_index()
@@ -474,7 +482,9 @@ class Canvas:
         """Derive the current version (from the previous derivation where the edits allow)."""
         raw = None
         prev0 = prev = self._prev
-        rebound = self._rebound
+        rebound: AbstractSet[str] = self._rebound
+        if rebound:  # with their bindings from the index: the arrow pass scans no binding for them
+            rebound = Rebound(rebound, self._bindings_of(self._rebound))
         ids_before = self._raw.ids if self._raw is not None else None
         # appends extend the id list and row map in place while no caller holds them (see geometry)
         share = not self._ids_out
@@ -529,7 +539,7 @@ class Canvas:
         self._rebound = set()
 
     def _staged(self, prev: Derived, changed: Dict[str, Node], tree: Dict[str, Node], added: List[Node],
-                rebound: Set[str], chain: List[Derived]) -> Tuple[Optional[Raw], Derived]:
+                rebound: AbstractSet[str], chain: List[Derived]) -> Tuple[Optional[Raw], Derived]:
         """The input columns of a version that removed, moved in the tree and added nodes,
         reached in steps each derived from the one before (the removals, then the moves,
         then the appends: each a step the derivation carries from the previous one); the
