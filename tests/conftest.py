@@ -24,8 +24,9 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 #: What a test module names when its outcome depends on what a newcomer's clean clone lacks: the real
-#: data folder beside the checkout (the fixture, the file lists, the path) or the real editors' harnesses.
-_READS_ENVIRONMENT = re.compile(r"\b(?:shared_data|shared_files|SHARED_DATA)\b|_harness\b|_HARNESS\b")
+#: data folder beside the checkout (the fixture, the file lists, the path, tests/strategies.SHARED_TLDR) or
+#: the real editors' harnesses.
+_READS_ENVIRONMENT = re.compile(r"\b(?:shared_data|shared_files|SHARED_DATA|SHARED_TLDR)\b|_harness\b|_HARNESS\b")
 #: Modules that check the checkout itself (the README's examples, the packaging, the docs' links).
 _CHECKS_CHECKOUT = {"test_readme.py", "test_packaging.py", "test_docs.py", "test_serve_readme.py"}
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,9 +27,8 @@ from spatialobs.canvas.document import elbow as E
 from spatialobs.canvas.document.arrows import Outline, Terminal, target_outline
 from spatialobs.canvas.document.records import Binding, Node
 from spatialobs.canvas.observe import observe
-from tests.strategies import canvas_maker
+from tests.strategies import CONF, canvas_maker
 
-CONF = Path(__file__).resolve().parent / "data" / "conformance"
 SHARED = shared_files("canvases", "*.tldr")
 VARIANT = A._HYPOT_VARIANT
 
