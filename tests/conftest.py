@@ -44,14 +44,15 @@ def pytest_collection_modifyitems(config: Any, items: List[Any]) -> None:
     CI runs the whole suite once with the real data and the harnesses beside the checkout, then
     these tests again in a newcomer's clean clone without them (``pytest -m environment``): each must
     skip with its reason, or pass, there too. The other tests do not read what the two runs differ
-    in, so running them a second time would check nothing new.
+    in, so running them a second time would check nothing new. Nor do the tests of such a module
+    marked ``generated`` (their input is drawn or built by the test, never read): they are left out.
     """
     reads: Dict[Path, bool] = {}
     for item in items:
         path = Path(str(item.fspath))
         if path not in reads:
             reads[path] = reads_environment(path)
-        if reads[path]:
+        if reads[path] and item.get_closest_marker("generated") is None:
             item.add_marker(pytest.mark.environment)
 
 

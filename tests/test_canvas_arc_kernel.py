@@ -207,6 +207,7 @@ _build = canvas_maker
 
 
 # the twin samples arcs of up to 65,536 spans in Python (and turned arrows twice): minutes on a loaded machine
+@pytest.mark.generated
 @pytest.mark.timeout(600)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases())
@@ -217,6 +218,7 @@ def test_generated_canvases_give_the_same_boxes(spec):
 
 
 # the twin samples arcs of up to 65,536 spans in Python (and turned arrows twice): minutes on a loaded machine
+@pytest.mark.generated
 @pytest.mark.timeout(600)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases())
@@ -268,6 +270,7 @@ def _inputs(c, aid):
 
 
 # the twin samples arcs of up to 65,536 spans in Python (and turned arrows twice): minutes on a loaded machine
+@pytest.mark.generated
 @pytest.mark.timeout(600)
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases(), st.floats(-300, 300), st.floats(-300, 300), _rot, _text)
@@ -301,6 +304,7 @@ def _bodies(draw):
 _lsize = st.one_of(st.floats(0, 2000), st.sampled_from([0.0, 1e-9, 8.5, 1e6]))
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(_bodies(), _lsize, _lsize, st.one_of(st.floats(0, 200), st.just(0.0)),
        st.one_of(st.floats(-2, 3), st.sampled_from([0.0, 1.0, 0.5])), st.booleans(), st.booleans(), st.booleans(),

@@ -163,6 +163,7 @@ def _canvases(draw):
 _build = canvas_maker
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases())
 def test_generated_canvases_give_the_same_boxes(spec):
@@ -171,6 +172,7 @@ def test_generated_canvases_give_the_same_boxes(spec):
     assert c is None or n == _eligible(c)
 
 
+@pytest.mark.generated
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases())
 def test_kernel_ends_match_the_twin(spec):
@@ -198,6 +200,7 @@ def test_kernel_ends_match_the_twin(spec):
         assert bool(batch.valid[k]) == g.valid
 
 
+@pytest.mark.generated
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases(), st.floats(-300, 300), st.floats(-300, 300), _rot)
 def test_an_edit_gives_the_same_boxes(spec, dx, dy, rot):
@@ -214,6 +217,7 @@ def test_an_edit_gives_the_same_boxes(spec, dx, dy, rot):
 
 
 # --------------------------------------------------------------------------- hypot
+@pytest.mark.generated
 @given(st.floats(allow_nan=True, allow_infinity=True), st.floats(allow_nan=True, allow_infinity=True))
 def test_python_hypot_is_math_hypot(x, y):
     got = _core.python_hypot(x, y, VARIANT)
@@ -221,6 +225,7 @@ def test_python_hypot_is_math_hypot(x, y):
     assert float_bits(got) == float_bits(want) or (math.isnan(got) and math.isnan(want))
 
 
+@pytest.mark.generated
 @settings(max_examples=300)
 @given(st.integers(-2**60, 2**60), st.integers(-2**60, 2**60), st.integers(-1130, 960))
 def test_python_hypot_is_math_hypot_across_scales(a, b, e):

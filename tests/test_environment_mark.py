@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import reads_environment
 
 TESTS = Path(__file__).resolve().parent
@@ -38,3 +40,10 @@ def test_modules_that_read_the_shared_folder_or_a_harness_are_marked(tmp_path):
 def test_the_mark_is_set_at_collection(request):
     # this module names the shared fixture (above), so its own tests carry the mark
     assert request.node.get_closest_marker("environment") is not None
+
+
+@pytest.mark.generated
+def test_a_generated_test_of_such_a_module_is_left_out(request):
+    # marked ``generated`` (its input is built by the test): a clean clone has nothing to change in it
+    assert request.node.get_closest_marker("environment") is None
+    assert request.node.get_closest_marker("generated") is not None
