@@ -24,8 +24,9 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 #: What a test module names when its outcome depends on what a newcomer's clean clone lacks: the real
-#: data folder beside the checkout (the fixture, the file lists, the path) or the real editors' harnesses.
-_READS_ENVIRONMENT = re.compile(r"\b(?:shared_data|shared_files|SHARED_DATA)\b|_harness\b|_HARNESS\b")
+#: data folder beside the checkout (the fixture, the file lists, the path, tests/strategies.SHARED_TLDR) or
+#: the real editors' harnesses.
+_READS_ENVIRONMENT = re.compile(r"\b(?:shared_data|shared_files|SHARED_DATA|SHARED_TLDR)\b|_harness\b|_HARNESS\b")
 #: Modules that check the checkout itself (the README's examples, the packaging, the docs' links).
 _CHECKS_CHECKOUT = {"test_readme.py", "test_packaging.py", "test_docs.py", "test_serve_readme.py"}
 
@@ -43,14 +44,15 @@ def pytest_collection_modifyitems(config: Any, items: List[Any]) -> None:
     CI runs the whole suite once with the real data and the harnesses beside the checkout, then
     these tests again in a newcomer's clean clone without them (``pytest -m environment``): each must
     skip with its reason, or pass, there too. The other tests do not read what the two runs differ
-    in, so running them a second time would check nothing new.
+    in, so running them a second time would check nothing new. Nor do the tests of such a module
+    marked ``generated`` (their input is drawn or built by the test, never read): they are left out.
     """
     reads: Dict[Path, bool] = {}
     for item in items:
         path = Path(str(item.fspath))
         if path not in reads:
             reads[path] = reads_environment(path)
-        if reads[path]:
+        if reads[path] and item.get_closest_marker("generated") is None:
             item.add_marker(pytest.mark.environment)
 
 

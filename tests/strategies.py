@@ -2,13 +2,33 @@
 
 Boxes come from a small integer lattice scaled by a power of two, so that
 touching edges, duplicates, nesting and zero width or height happen often and
-all arithmetic stays exact; a float strategy adds arbitrary coordinates.
+all arithmetic stays exact; a float strategy adds arbitrary coordinates. The
+arrow kernels' tests share their drawn canvases (:func:`canvas_maker`), the files
+they compare the kernels on and a view of floats as bits here too.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from hypothesis import strategies as st
+
+from tests.conftest import shared_files
+
+#: The conformance documents the real editors wrote (tests/data/conformance).
+CONF = Path(__file__).resolve().parent / "data" / "conformance"
+#: The shared canvases' .tldr files (none in a clean clone), then the conformance documents'.
+SHARED_TLDR = shared_files("canvases", "*.tldr") + sorted(CONF.glob("*.tldr"))
+#: Every ``geo`` shape tldraw draws.
+GEOS = ["rectangle", "ellipse", "triangle", "diamond", "pentagon", "hexagon", "octagon", "star", "rhombus",
+        "rhombus-2", "oval", "trapezoid", "arrow-left", "arrow-right", "arrow-up", "arrow-down", "x-box",
+        "check-box", "cloud", "heart"]
+
+
+def float_bits(a) -> np.ndarray:
+    """The bits of ``a``'s float64 values (uint64): equal exactly when the floats are bit for bit the same."""
+    return np.ascontiguousarray(a, dtype=np.float64).view(np.uint64)
 
 
 @st.composite

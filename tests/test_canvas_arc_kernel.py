@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,20 +24,11 @@ from spatialobs._errors import InvalidInputError
 from spatialobs.canvas import Canvas, load, observe
 from spatialobs.canvas.document import arrows as A
 from spatialobs.canvas.document.records import Binding, Node
-from tests.strategies import canvas_maker
+from tests.strategies import CONF, GEOS, SHARED_TLDR, canvas_maker, float_bits
 
-CONF = Path(__file__).resolve().parent / "data" / "conformance"
-TLDR = shared_files("canvases", "*.tldr") + sorted(CONF.glob("*.tldr"))
-GEOS = ["rectangle", "ellipse", "triangle", "diamond", "pentagon", "hexagon", "octagon", "star", "rhombus",
-        "rhombus-2", "oval", "trapezoid", "arrow-left", "arrow-right", "arrow-up", "arrow-down", "x-box",
-        "check-box", "cloud", "heart"]
 VARIANT = A._HYPOT_VARIANT
 
 pytestmark = pytest.mark.skipif(VARIANT is None, reason="the kernels copy math.hypot of CPython 3.10 and later")
-
-
-def _bits(a):
-    return np.ascontiguousarray(a, dtype=np.float64).view(np.uint64)
 
 
 class _Count:
@@ -81,8 +71,8 @@ def _assert_same(make, mp, derivations=1):
     assert arcs0.n == 0 and labels0.n == 0  # the flags off: no arc or label through the kernels
     c, kern, arcs, labels = _derive(make, True, mp)
     assert twin.ids == kern.ids
-    assert np.array_equal(_bits(twin.local), _bits(kern.local))
-    assert np.array_equal(_bits(twin.bounds), _bits(kern.bounds))
+    assert np.array_equal(float_bits(twin.local), float_bits(kern.local))
+    assert np.array_equal(float_bits(twin.bounds), float_bits(kern.bounds))
     assert arcs.calls <= derivations and labels.calls <= derivations  # one call per derivation
     return c, arcs.n, labels.n
 
@@ -102,7 +92,7 @@ def _eligible(c):
 
 
 # --------------------------------------------------------------------------- real files
-@pytest.mark.parametrize("path", TLDR, ids=lambda p: p.name[:40])
+@pytest.mark.parametrize("path", SHARED_TLDR, ids=lambda p: p.name[:40])
 def test_real_files_give_the_same_boxes(path, monkeypatch):
     c, n, _ = _assert_same(lambda: load(path), monkeypatch)
     assert n == _eligible(c)
@@ -111,7 +101,7 @@ def test_real_files_give_the_same_boxes(path, monkeypatch):
 def test_real_files_use_both_kernels(monkeypatch):
     # the files above do exercise them: bent and labelled arrows, bound and free
     arcs = labels = 0
-    for p in TLDR:
+    for p in SHARED_TLDR:
         _, n, m = _assert_same(lambda p=p: load(p), monkeypatch)
         arcs += n
         labels += m
@@ -123,10 +113,10 @@ def _observed(path, on, mp):
     _flags(mp, on)
     c = load(path)
     d = c.geometry()
-    return _bits(d.local).tobytes() + _bits(d.bounds).tobytes(), observe(c, include_bounds=True).to_json()
+    return float_bits(d.local).tobytes() + float_bits(d.bounds).tobytes(), observe(c, include_bounds=True).to_json()
 
 
-@pytest.mark.parametrize("path", TLDR, ids=lambda p: p.name[:40])
+@pytest.mark.parametrize("path", SHARED_TLDR, ids=lambda p: p.name[:40])
 def test_real_files_observe_the_same_bytes(path, monkeypatch):
     assert _observed(path, True, monkeypatch) == _observed(path, False, monkeypatch)
 
@@ -217,6 +207,7 @@ _build = canvas_maker
 
 
 # the twin samples arcs of up to 65,536 spans in Python (and turned arrows twice): minutes on a loaded machine
+@pytest.mark.generated
 @pytest.mark.timeout(600)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases())
@@ -227,6 +218,7 @@ def test_generated_canvases_give_the_same_boxes(spec):
 
 
 # the twin samples arcs of up to 65,536 spans in Python (and turned arrows twice): minutes on a loaded machine
+@pytest.mark.generated
 @pytest.mark.timeout(600)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases())
@@ -264,11 +256,11 @@ def test_kernel_bodies_match_the_twin(spec):
         nd = c.nodes[aid]
         g = A.resolve_arrow(nd.props, *_inputs(c, aid)[1:], label=None)
         assert g.kind == ("arc" if is_arc[j] else "straight")
-        assert _bits(ends[j]).tolist() == _bits(g.start + g.end).tolist()
+        assert float_bits(ends[j]).tolist() == float_bits(g.start + g.end).tolist()
         assert bool(valid[j]) == g.valid
-        assert _bits(boxes[j]).tolist() == _bits(g.bounds).tolist()
+        assert float_bits(boxes[j]).tolist() == float_bits(g.bounds).tolist()
         if g.kind == "arc":
-            assert _bits(centers[j]).tolist() == _bits(g.center).tolist()
+            assert float_bits(centers[j]).tolist() == float_bits(g.center).tolist()
             assert (bool(sweep_large[j][0]), bool(sweep_large[j][1])) == (bool(g.sweep), bool(g.large))
 
 
@@ -278,6 +270,7 @@ def _inputs(c, aid):
 
 
 # the twin samples arcs of up to 65,536 spans in Python (and turned arrows twice): minutes on a loaded machine
+@pytest.mark.generated
 @pytest.mark.timeout(600)
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases(), st.floats(-300, 300), st.floats(-300, 300), _rot, _text)
@@ -311,6 +304,7 @@ def _bodies(draw):
 _lsize = st.one_of(st.floats(0, 2000), st.sampled_from([0.0, 1e-9, 8.5, 1e6]))
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(_bodies(), _lsize, _lsize, st.one_of(st.floats(0, 200), st.just(0.0)),
        st.one_of(st.floats(-2, 3), st.sampled_from([0.0, 1.0, 0.5])), st.booleans(), st.booleans(), st.booleans(),
@@ -335,9 +329,9 @@ def test_labels_match_the_twin(body, lw, lh, pad, position, head0, head1, bound0
         np.array([[bool(sweep), bool(large)]]), np.array([bbox], dtype=f64), np.array([[lw, lh]], dtype=f64),
         np.array([pad_m]), np.array([position], dtype=f64), np.array([[head0 or bound0, head1 or bound1]]),
         VARIANT)
-    assert _bits(label[0]).tolist() == _bits(want).tolist()
+    assert float_bits(label[0]).tolist() == float_bits(want).tolist()
     union = (min(bbox[0], want[0]), min(bbox[1], want[1]), max(bbox[2], want[2]), max(bbox[3], want[3]))
-    assert _bits(merged[0]).tolist() == _bits(union).tolist()
+    assert float_bits(merged[0]).tolist() == float_bits(union).tolist()
 
 
 def test_label_positions_at_the_ends_clamp_to_the_padding():
@@ -381,7 +375,7 @@ def test_the_flags_send_arrows_to_the_twin(monkeypatch):
     d = _bent_page().geometry()
     assert arcs.n == 26 and labels.n == 0
     _flags(monkeypatch, False)
-    assert np.array_equal(_bits(d.local), _bits(_bent_page().geometry().local))
+    assert np.array_equal(float_bits(d.local), float_bits(_bent_page().geometry().local))
 
 
 def test_twin_arcs_are_recorded_for_the_next_derivation(monkeypatch):
@@ -546,4 +540,4 @@ def test_copies_of_one_bent_labelled_arrow_are_resolved_once_per_batch(monkeypat
     make = canvas_maker(([target], arrows, bindings))
     c, n, placed = _assert_same(make, monkeypatch)
     assert n == 1 and placed == 1
-    assert len({tuple(_bits(c.geometry().local[c.geometry().row[a.id]])) for a in arrows}) == 1
+    assert len({tuple(float_bits(c.geometry().local[c.geometry().row[a.id]])) for a in arrows}) == 1

@@ -170,6 +170,7 @@ def _degenerate(a1, a2, b1, b2):
     return cross(b1, b2, a1) == 0 or cross(a1, a2, b1) == 0 or par == 0
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(point, point, st.lists(point, min_size=2, max_size=7), st.booleans())
 def test_segment_polyline_matches_oracle(a, b, pts, closed):
@@ -201,6 +202,7 @@ def test_segment_polyline_matches_oracle(a, b, pts, closed):
 fcoord = st.floats(-500, 500, allow_nan=False)
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(st.tuples(fcoord, fcoord), st.floats(0.5, 300), st.lists(st.tuples(fcoord, fcoord), min_size=2, max_size=8),
        st.booleans())
@@ -218,6 +220,7 @@ def test_circle_polyline_matches_oracle(c, r, pts, closed):
         assert math.hypot(g[0] - c[0], g[1] - c[1]) == pytest.approx(r, rel=1e-6, abs=1e-6)
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(st.tuples(fcoord, fcoord), st.lists(st.tuples(fcoord, fcoord), min_size=2, max_size=8), st.booleans())
 def test_nearest_point_matches_oracle(p, pts, closed):
@@ -227,6 +230,7 @@ def test_nearest_point_matches_oracle(p, pts, closed):
     assert oracle.nearest_distance(q, pts, closed) <= 1e-6  # the point lies on the polyline
 
 
+@pytest.mark.generated
 @settings(max_examples=200, deadline=None)
 @given(st.tuples(fcoord, fcoord), st.floats(1, 400), st.floats(-math.pi, math.pi), st.floats(0.05, 6.2),
        st.sampled_from([0, 1]))
@@ -260,6 +264,7 @@ def test_outlines_stay_in_their_bounds(geo, size):
         assert o.bounds == pytest.approx((0, 0, w, h), abs=1e-6)
 
 
+@pytest.mark.generated
 @settings(max_examples=100, deadline=None)
 @given(st.floats(-1e4, 1e4), st.floats(-1e4, 1e4), st.sampled_from(GEOS), st.floats(-200, 200),
        st.floats(0, 1), st.floats(0, 1), st.booleans(), st.floats(-math.pi, math.pi))

@@ -12,33 +12,22 @@ import math
 import re
 import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import shared_files
 from spatialobs import SpatialObsError, _core
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas import load
 from spatialobs.canvas.document import arrows as A
 from spatialobs.canvas.document.records import Binding, Node
-from tests.strategies import canvas_maker
+from tests.strategies import CONF, GEOS, SHARED_TLDR, canvas_maker, float_bits
 
-CONF = Path(__file__).resolve().parent / "data" / "conformance"
-TLDR = shared_files("canvases", "*.tldr") + sorted(CONF.glob("*.tldr"))
-GEOS = ["rectangle", "ellipse", "triangle", "diamond", "pentagon", "hexagon", "octagon", "star", "rhombus",
-        "rhombus-2", "oval", "trapezoid", "arrow-left", "arrow-right", "arrow-up", "arrow-down", "x-box",
-        "check-box", "cloud", "heart"]
 VARIANT = A._HYPOT_VARIANT
 
 pytestmark = pytest.mark.skipif(VARIANT is None, reason="the kernel copies math.hypot of CPython 3.10 and later")
-
-
-def _bits(a):
-    return np.ascontiguousarray(a, dtype=np.float64).view(np.uint64)
 
 
 class _Spy:
@@ -76,8 +65,8 @@ def _assert_same(make, monkeypatch):
     c, kern, n = _derive(make, True, monkeypatch)
     assert none == 0
     assert twin.ids == kern.ids
-    assert np.array_equal(_bits(twin.local), _bits(kern.local))
-    assert np.array_equal(_bits(twin.bounds), _bits(kern.bounds))
+    assert np.array_equal(float_bits(twin.local), float_bits(kern.local))
+    assert np.array_equal(float_bits(twin.bounds), float_bits(kern.bounds))
     return c, n
 
 
@@ -89,7 +78,7 @@ def _eligible(c):
 
 
 # --------------------------------------------------------------------------- real files
-@pytest.mark.parametrize("path", TLDR, ids=lambda p: p.name[:40])
+@pytest.mark.parametrize("path", SHARED_TLDR, ids=lambda p: p.name[:40])
 def test_real_files_give_the_same_boxes(path, monkeypatch):
     c, n = _assert_same(lambda: load(path), monkeypatch)
     assert n == _eligible(c)
@@ -174,6 +163,7 @@ def _canvases(draw):
 _build = canvas_maker
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases())
 def test_generated_canvases_give_the_same_boxes(spec):
@@ -182,6 +172,7 @@ def test_generated_canvases_give_the_same_boxes(spec):
     assert c is None or n == _eligible(c)
 
 
+@pytest.mark.generated
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases())
 def test_kernel_ends_match_the_twin(spec):
@@ -205,10 +196,11 @@ def test_kernel_ends_match_the_twin(spec):
     for k, aid in enumerate(ids):
         g = A.arrow_geometry(c, aid)
         assert g.kind == "straight"
-        assert _bits(batch.ends[k]).tolist() == _bits(g.start + g.end).tolist()
+        assert float_bits(batch.ends[k]).tolist() == float_bits(g.start + g.end).tolist()
         assert bool(batch.valid[k]) == g.valid
 
 
+@pytest.mark.generated
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases(), st.floats(-300, 300), st.floats(-300, 300), _rot)
 def test_an_edit_gives_the_same_boxes(spec, dx, dy, rot):
@@ -225,18 +217,20 @@ def test_an_edit_gives_the_same_boxes(spec, dx, dy, rot):
 
 
 # --------------------------------------------------------------------------- hypot
+@pytest.mark.generated
 @given(st.floats(allow_nan=True, allow_infinity=True), st.floats(allow_nan=True, allow_infinity=True))
 def test_python_hypot_is_math_hypot(x, y):
     got = _core.python_hypot(x, y, VARIANT)
     want = math.hypot(x, y)
-    assert _bits(got) == _bits(want) or (math.isnan(got) and math.isnan(want))
+    assert float_bits(got) == float_bits(want) or (math.isnan(got) and math.isnan(want))
 
 
+@pytest.mark.generated
 @settings(max_examples=300)
 @given(st.integers(-2**60, 2**60), st.integers(-2**60, 2**60), st.integers(-1130, 960))
 def test_python_hypot_is_math_hypot_across_scales(a, b, e):
     x, y = math.ldexp(a, e), math.ldexp(b, e)
-    assert _bits(_core.python_hypot(x, y, VARIANT)) == _bits(math.hypot(x, y))
+    assert float_bits(_core.python_hypot(x, y, VARIANT)) == float_bits(math.hypot(x, y))
 
 
 # --------------------------------------------------------------------------- bad input

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,9 +27,8 @@ from spatialobs.canvas.document import elbow as E
 from spatialobs.canvas.document.arrows import Outline, Terminal, target_outline
 from spatialobs.canvas.document.records import Binding, Node
 from spatialobs.canvas.observe import observe
-from tests.strategies import canvas_maker
+from tests.strategies import CONF, canvas_maker
 
-CONF = Path(__file__).resolve().parent / "data" / "conformance"
 SHARED = shared_files("canvases", "*.tldr")
 VARIANT = A._HYPOT_VARIANT
 
@@ -150,6 +148,7 @@ def _cases(draw):
     return props, axf, s, e
 
 
+@pytest.mark.generated
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_cases())
 def test_generated_routes_are_the_twins(case):
@@ -157,6 +156,7 @@ def test_generated_routes_are_the_twins(case):
     _assert_route_same(props, axf, s, e)
 
 
+@pytest.mark.generated
 @settings(max_examples=400, deadline=None)
 @given(st.floats(-500, 500), st.floats(-500, 500), _MID, st.sampled_from(["s", "m", "l", "xl"]), _ROT)
 def test_free_routes_are_the_twins(ex, ey, mid, size, rot):
@@ -167,6 +167,7 @@ def test_free_routes_are_the_twins(ex, ey, mid, size, rot):
 _EXTREME = st.sampled_from([0.0, -0.0, 1e-300, -1e-300, 5e-324, 1e150, -1e150, 1e300, -1e300, 1.7e308, 0.1, -3.5])
 
 
+@pytest.mark.generated
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.tuples(*[_EXTREME] * 8), st.tuples(*[_EXTREME] * 4), _ANCHOR, _ANCHOR, st.booleans(), st.booleans(),
        st.sampled_from(["both", "start", "end", "none"]), _ROT, _MID)
@@ -330,6 +331,7 @@ def _elbow_canvases(draw):
     return nodes, arrows, bindings
 
 
+@pytest.mark.generated
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_elbow_canvases())
 def test_generated_canvases_observe_the_same(spec):

@@ -304,6 +304,7 @@ _angle = st.floats(-2 * math.pi, 2 * math.pi, allow_nan=False)
 _TARGETS = ("F", "A", "B", "C", "D", "T", "L", "group:g1", "group:g2", "group:g3")
 
 
+@pytest.mark.generated
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(_TARGETS), _coord, _coord, _angle), min_size=1, max_size=8))
 def test_random_positions_and_rotations_survive_export(moves):
@@ -327,6 +328,7 @@ def test_random_positions_and_rotations_survive_export(moves):
         assert 0 <= el["angle"] < 2 * math.pi
 
 
+@pytest.mark.generated
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["geo", "text", "frame", "arrow", "line", "note", "widget"]),
                           _coord, _coord, st.floats(0, 500), st.floats(0, 500), _angle), min_size=1, max_size=10))

@@ -53,6 +53,7 @@ def _rows(pts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1])
 
 
+@pytest.mark.generated
 @settings(max_examples=500, deadline=None)
 @given(_points(), _size, _streamline, st.booleans())
 def test_stroke_box_is_the_python_loop(pts, size, streamline, last):
@@ -60,6 +61,7 @@ def test_stroke_box_is_the_python_loop(pts, size, streamline, last):
     assert repr(C.stroke_extent(*_rows(pts), size, streamline, last)) == repr(want)
 
 
+@pytest.mark.generated
 @settings(max_examples=500, deadline=None)
 @given(_points(), _size, _streamline, st.booleans())
 def test_stroke_points_are_the_python_streamline(pts, size, streamline, last):
@@ -73,6 +75,7 @@ def test_stroke_points_are_the_python_streamline(pts, size, streamline, last):
         assert (x0, y0, x1, y1) == (got[:, 0].min(), got[:, 1].min(), got[:, 0].max(), got[:, 1].max())
 
 
+@pytest.mark.generated
 @settings(max_examples=500, deadline=None)
 @given(_points(), _size.filter(lambda s: s > 0), _streamline, _smoothing, st.booleans())
 def test_stroke_outline_is_the_python_outline(pts, size, streamline, smoothing, last):
@@ -100,6 +103,7 @@ def test_outline_with_hard_corners_is_the_python_outline(n, size, streamline, sm
     assert len(got) >= 3
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 1200), st.integers(0, 2 ** 32 - 1), st.sampled_from([2.0, 4.5, 11.0]), st.booleans())
 def test_long_point_dicts_boxed_as_the_python_loop(n, seed, size, last):
@@ -133,6 +137,7 @@ def _path_bytes(draw: Any) -> bytes:
     return head + body + draw(st.binary(max_size=2 * k - 1))  # a ragged tail is ignored
 
 
+@pytest.mark.generated
 @settings(max_examples=500, deadline=None)
 @given(_path_bytes(), st.sampled_from([2, 3]), _size, _streamline, st.booleans())
 def test_path_box_is_decode_path_and_the_python_loop(raw, dim, size, streamline, last):
@@ -147,6 +152,7 @@ def test_path_box_is_decode_path_and_the_python_loop(raw, dim, size, streamline,
     assert got[5:] == (q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max())
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(_path_bytes(), st.sampled_from([2, 3, 2.0, True, None, "2"]), st.sampled_from(["s", "m", "l", "xl"]),
        st.booleans(), st.booleans(), st.sampled_from([None, "", "=", "not base64!", "QUJD"]))

@@ -83,6 +83,7 @@ def _stroke(draw: Any) -> Dict[str, Any]:
     return props
 
 
+@pytest.mark.generated
 @settings(max_examples=400, deadline=None)
 @given(_stroke())
 def test_generated_strokes_boxed_alike(props):
@@ -140,6 +141,7 @@ _curve_coord = st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.integers(-100
                          st.sampled_from([0.0, -0.0, 1e-9, 1e120]))
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.tuples(_curve_coord, _curve_coord), min_size=1, max_size=9), min_size=1, max_size=6))
 def test_curve_boxes_equal_curve_box_one_by_one(curves):

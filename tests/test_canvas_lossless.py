@@ -23,6 +23,7 @@ def small_canvas() -> Canvas:
     return c
 
 
+@pytest.mark.generated
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["remove", "update", "add"]), st.integers(0, 5)), min_size=1, max_size=6))
 def test_failed_batch_restores_the_exact_document(steps):

@@ -103,6 +103,7 @@ def _node(draw, i):
     return Node(f"shape:n{i}", kind, "page:page", f"a{i}", 0.0, 0.0, draw(side), draw(side), props=props)
 
 
+@pytest.mark.generated
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 12).flatmap(lambda n: st.tuples(*[_node(i) for i in range(n)])))
 def test_generated_outlines_match_the_twin(nodes):

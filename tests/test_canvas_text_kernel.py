@@ -81,6 +81,7 @@ EX_FONT = st.sampled_from(sorted(ex.FONT_FAMILIES) + [99])
 SIZE_STYLE = st.sampled_from(["s", "m", "l", "xl"])
 
 
+@pytest.mark.generated
 @settings(max_examples=500, deadline=None)
 @given(TEXT, TL_FONT, SIZE, WIDTH, st.booleans())
 def test_tldraw_layout_and_measure_match_the_twin(text: str, font: str, size: float, width: Any, bw: bool) -> None:
@@ -90,6 +91,7 @@ def test_tldraw_layout_and_measure_match_the_twin(text: str, font: str, size: fl
     _same(tm.measure_html, text, font, size, width, 14.0, bw)
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(TEXT, TL_FONT, SIZE_STYLE, st.floats(0.1, 4.0), st.one_of(st.none(), st.floats(0.0, 800.0)))
 def test_tldraw_shape_sizes_match_the_twin(text: str, font: str, size: str, scale: float, w: Any) -> None:
@@ -98,6 +100,7 @@ def test_tldraw_shape_sizes_match_the_twin(text: str, font: str, size: str, scal
     _same(tm.note_label, text, font, size)
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(TEXT, TL_FONT, SIZE, st.floats(0.0, 800.0), st.booleans(), st.sampled_from([0.0, 1.0 / 64, 0.5]),
        st.booleans())
@@ -107,6 +110,7 @@ def test_layout_options_match_the_twin(text: str, font: str, size: float, width:
     _same(tm.layout_lines, text, ex._font(1), size, width, bw, ex._break_before, slack, split)
 
 
+@pytest.mark.generated
 @settings(max_examples=400, deadline=None)
 @given(TEXT, EX_FONT, SIZE, WIDTH)
 def test_excalidraw_text_matches_the_twin(text: str, family: int, size: float, width: Any) -> None:
@@ -280,6 +284,7 @@ def _sum_312(xs: list) -> Any:
     return f + c if c and math.isfinite(c) else f
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.floats(allow_nan=False), st.sampled_from([0.0, -0.0, 0.1, 0.6, -0.014, 1e16]))))
 def test_sum_312_is_pythons_sum_where_it_runs(xs: list) -> None:
@@ -298,6 +303,7 @@ def _sum_plain(xs: list) -> Any:
     return s
 
 
+@pytest.mark.generated
 @settings(max_examples=300, deadline=None)
 @given(TEXT.filter(bool), st.sampled_from(["draw", "sans", "serif", "mono"]))
 def test_line_em_sums_as_the_running_pythons_sum(text: str, name: str) -> None:

@@ -22,8 +22,8 @@ import pytest
 
 from spatialobs import InvalidInputError
 from spatialobs.cli import main
-from spatialobs.screen.corpus import (CONFIGS, _locked, check_apps, check_budget, check_repeats, config_of,
-                                      run_corpus, run_seed, run_tag, store_path, vary_spec, write_report)
+from spatialobs.screen.corpus import (CONFIGS, CORPUS_SEED_STRIDE, _locked, check_apps, check_budget,
+                                      check_repeats, check_seed, config_of, run_corpus, run_seed, run_tag, store_path, vary_spec, write_report)
 from spatialobs.screen.drivers import builtin_spec
 from tests._drivers import require
 
@@ -130,7 +130,7 @@ def test_the_corpus_command_killed_mid_run_resumes_without_losing_or_repeating_a
     _need("mousepad")
     folder = tmp_path / "corpus"
     argv = [sys.executable, "-m", "spatialobs", "corpus", str(folder), "--apps", "mousepad", "--priors", "heuristic",
-            "--steps", "16", "--episode-steps", "4", "--workers", "2"]
+            "--steps", "16", "--episode-steps", "4", "--workers", "2", "--seed", "3"]
     env = dict(os.environ)
     store = folder / "mousepad" / "heuristic.sqlite"
     before = _kill_mid_run(argv, store, 5, 16, tmp_path / "stderr.txt")
@@ -146,7 +146,12 @@ def test_the_corpus_command_killed_mid_run_resumes_without_losing_or_repeating_a
     assert sorted(keys) == [(e, s) for e in range(4) for s in range(4)]
     phase = json.loads((folder / "mousepad" / "heuristic.phase.json").read_text())
     assert phase["runs"] == 2
-    assert len(json.loads((folder / "corpus.json").read_text())["runs"]) == 2
+    manifest = json.loads((folder / "corpus.json").read_text())
+    assert len(manifest["runs"]) == 2 and manifest["seed"] == 3
+    # --seed 3 reaches the workers: every launch (episodes 0-3, configuration 0) took seed 3 x the stride
+    launches = [json.loads(ln) for f in (folder / "mousepad").glob("heuristic.w*.jsonl")
+                for ln in f.read_text().splitlines() if json.loads(ln)["kind"] == "launch"]
+    assert launches and {r["seed"] for r in launches} == {3 * CORPUS_SEED_STRIDE}
 
 
 def test_configurations_vary_content_window_and_theme():
@@ -160,6 +165,22 @@ def test_configurations_vary_content_window_and_theme():
     assert vary_spec(builtin_spec("featherpad"), CONFIGS[1]).env["QT_STYLE_OVERRIDE"] == "Fusion"
     j = vary_spec(builtin_spec("jupyterlab"), CONFIGS[1])
     assert j.files["data.csv"].count("\n") == builtin_spec("jupyterlab").files["data.csv"].count("\n") + 2
+
+
+def test_the_corpus_seed_offsets_every_configuration_seed_and_seed_0_is_the_default():
+    assert [config_of(k, 0) for k in range(16)] == [config_of(k) for k in range(16)]
+    m = builtin_spec("mousepad")
+    for k in range(0, 16, 4):
+        c0, c2 = config_of(k), config_of(k, seed=2)
+        # window size and theme stay; the seed (content, driver, starts, selector draws) moves by the stride
+        assert (c2.index, c2.width, c2.height, c2.theme) == (c0.index, c0.width, c0.height, c0.theme)
+        assert c2.seed == c0.seed + 2 * CORPUS_SEED_STRIDE
+        assert run_seed(c2.seed, 2) == run_seed(c0.seed, 2) + 2 * CORPUS_SEED_STRIDE
+        if c0.index:  # configuration 0 is the application as shipped; the others get other seeded lines
+            assert vary_spec(m, c2).files["notes.txt"] != vary_spec(m, c0).files["notes.txt"]
+            assert vary_spec(m, c2).env == vary_spec(m, c0).env
+    # seeds of two corpus seeds stay apart from the offsets of every run below 1,000
+    assert run_seed(config_of(12).seed, 1000) < config_of(0, seed=1).seed
 
 
 def test_bad_inputs_are_clear_errors(tmp_path, capsys):
@@ -290,6 +311,23 @@ def test_bad_repeats_are_clear_errors(tmp_path, bad):
         check_repeats(bad)
     with pytest.raises(InvalidInputError, match="repeats must be a positive integer"):
         run_corpus(tmp_path / "c", ["mousepad"], steps=2, repeats=bad)
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "2", True, None])
+def test_bad_seeds_are_clear_errors(tmp_path, bad):
+    with pytest.raises(InvalidInputError, match=r"seed must be a non-negative integer \(it offsets the corpus's "
+                                                r"content and start seeds\), got " + __import__("re").escape(repr(bad))):
+        check_seed(bad)
+    with pytest.raises(InvalidInputError, match="seed must be a non-negative integer"):
+        run_corpus(tmp_path / "c", ["mousepad"], steps=2, seed=bad)
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_bad_seed_on_the_command_line(tmp_path, capsys):
+    assert main(["corpus", str(tmp_path / "c"), "--apps", "mousepad", "--steps", "2", "--seed", "-4"]) == 2
+    assert "spatialobs: error: seed must be a non-negative integer (it offsets the corpus's content and start " \
+           "seeds), got -4" in capsys.readouterr().err
     assert not (tmp_path / "c").exists()
 
 

@@ -276,6 +276,7 @@ _viewports = hst.tuples(_coord, _coord, hst.sampled_from([0.0, 50.0, 200.0, 700.
                         hst.sampled_from([0.0, 50.0, 200.0, 700.0]))
 
 
+@pytest.mark.generated
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_canvases(), hst.lists(_viewports, min_size=1, max_size=4), hst.integers(0, 30), hst.integers(0, 40),
        hst.sampled_from([0.0, 4.0, 32.0, 500.0]), hst.sampled_from([0.0, 1.0, 30.0]))
@@ -315,6 +316,7 @@ def test_near_partner_far_offscreen():
     assert not any(r["type"] == "near" for r in observe(c, (-5000, 0, 100, 10)).relations)  # nothing in view
 
 
+@pytest.mark.generated
 @given(hst.lists(hst.tuples(*[hst.one_of(hst.floats(-1e308, 1e308), hst.sampled_from([0.0, -0.0, 5e-324, 10.0]))] * 4),
                  min_size=1, max_size=20))
 def test_view_gaps_are_the_visibility_kernels_gaps(rows):

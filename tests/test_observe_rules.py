@@ -310,6 +310,7 @@ def test_compact_form_says_the_same_in_under_half_the_bytes(path):
     assert len(small.encode()) <= 0.5 * len(full.encode())
 
 
+@pytest.mark.generated
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hst.integers(0, 10**6), hst.integers(0, 40), hst.booleans())
 def test_compact_round_trip_on_random_pages(seed, max_objects, since):
@@ -321,6 +322,7 @@ def test_compact_round_trip_on_random_pages(seed, max_objects, since):
     assert expand(json.loads(obs.to_json(compact=True))) == json.loads(obs.to_json())
 
 
+@pytest.mark.generated
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hst.integers(0, 10**6), hst.integers(0, 30), hst.sampled_from([(0, 0, 150, 120), (30, 30, 90, 60), (-20, 0, 400, 300)]),
        hst.sampled_from(["painted", "paper"]))

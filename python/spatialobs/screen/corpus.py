@@ -33,6 +33,11 @@ when its write commits.
   time spent, start seeds offset by :data:`RUN_SEED_STRIDE` ``(k - 1)``), resumable like
   run 1; ``corpus.json`` records each run's seed offset and budgets. Table 3 gives
   every run and the spread over runs.
+* **Seed.** ``--seed S`` (default 0) offsets every seed an episode takes by
+  :data:`CORPUS_SEED_STRIDE` ``S``: the configurations' content, the drivers, the
+  replayed start prefixes and the selectors' draws (window sizes and themes stay);
+  seed 0 is the corpus of ``docs/results/corpus.md``. A folder keeps the seed it was
+  started with.
 * **Progress**: one line per application and prior every few seconds (steps,
   observations, states, captures, steps per second, time left); each phase's record
   keeps the machine's load average sampled every 30 s while it ran.
@@ -61,7 +66,7 @@ from typing import IO, Any, Dict, Iterator, List, Mapping, Optional, Sequence, T
 from spatialobs._errors import InvalidInputError
 
 __all__ = ["CORPUS_APPS", "PRIORS", "CONFIGS", "DEFAULT_MINUTES", "DEFAULT_EPISODE_STEPS", "DEFAULT_WORKERS",
-           "RUN_SEED_STRIDE", "Config", "Job", "config_of", "vary_spec", "check_apps", "check_budget", "check_repeats",
+           "RUN_SEED_STRIDE", "CORPUS_SEED_STRIDE", "Config", "Job", "config_of", "vary_spec", "check_apps", "check_budget", "check_repeats", "check_seed",
            "run_tag", "run_seed", "store_path", "run_corpus", "run_worker",
            "recorded_steps", "corpus_stats", "write_report"]
 
@@ -98,15 +103,35 @@ _WORDS = ("budget", "report", "quarterly", "meeting", "draft", "invoice", "summa
           "review", "sales", "notes", "project", "archive", "photo", "team", "launch", "margin", "total")
 
 
-def config_of(episode: int) -> Config:
+#: How far apart the seeds of two corpus seeds (``run_corpus(seed=...)``, ``--seed``) lie: a corpus seed ``S``
+#: adds ``CORPUS_SEED_STRIDE * S`` to every configuration's seed, beyond the offsets of the first 1,000 runs
+#: (:data:`RUN_SEED_STRIDE`).
+CORPUS_SEED_STRIDE = 1_000_000
+
+
+def config_of(episode: int, seed: int = 0) -> Config:
     """The configuration of episode ``episode`` (episodes ``4c .. 4c+3`` share configuration ``c mod 4``).
+
+    Parameters
+    ----------
+    episode : int
+        The episode number.
+    seed : int, default 0
+        The corpus seed: the configuration's seed (its content, the driver's seed and the
+        start seeds taken from it) is offset by ``CORPUS_SEED_STRIDE * seed``; its window
+        size and theme stay.
 
     Examples
     --------
     >>> [config_of(k).index for k in (0, 3, 4, 15, 16)]
     [0, 0, 1, 3, 0]
+    >>> config_of(4).seed, config_of(4, seed=2).seed
+    (1, 2000001)
     """
-    return CONFIGS[(int(episode) // 4) % len(CONFIGS)]
+    cfg = CONFIGS[(int(episode) // 4) % len(CONFIGS)]
+    if seed:
+        cfg = Config(cfg.index, cfg.seed + CORPUS_SEED_STRIDE * int(seed), cfg.width, cfg.height, cfg.theme)
+    return cfg
 
 
 def vary_spec(spec: Any, cfg: Config) -> Any:
@@ -232,6 +257,25 @@ class Job:
 RUN_SEED_STRIDE = 1000
 
 
+def check_seed(seed: Any) -> int:
+    """The corpus seed, checked: a non-negative integer.
+
+    Raises
+    ------
+    InvalidInputError
+        A negative number, or a value that is not an integer.
+
+    Examples
+    --------
+    >>> check_seed(3)
+    3
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InvalidInputError(f"seed must be a non-negative integer (it offsets the corpus's content and start "
+                                f"seeds), got {seed!r}")
+    return seed
+
+
 def check_repeats(repeats: Any) -> int:
     """The number of runs per application and prior, checked: a positive integer.
 
@@ -351,7 +395,7 @@ def run_worker(job: Job) -> Dict[str, Any]:
                 if first >= length:
                     k += job.workers
                     continue
-                cfg = config_of(k)
+                cfg = config_of(k, job.seed)
                 t0 = time.perf_counter()
                 try:
                     if cfg != cur or driver is None:
@@ -382,7 +426,7 @@ def run_worker(job: Job) -> Dict[str, Any]:
                                episode=k, screenshots=g.evidence)
                 graph = LocalSteps(g)
                 at = graph.observe(screen, walk.shoot)
-                write({"kind": "launch", "episode": k, "config": cfg.index, "seconds": time.perf_counter() - t0,
+                write({"kind": "launch", "episode": k, "config": cfg.index, "seed": cfg.seed, "seconds": time.perf_counter() - t0,
                        "time": time.time()})
                 for t in range(first, length):
                     if over():
@@ -481,7 +525,10 @@ def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, m
     priors : sequence of str
         Priors to run (``"heuristic"``, ``"uniform"``), one graph each.
     seed : int
-        Seeds the configurations' content and the starts.
+        The corpus seed (non-negative; 0, the default, is the corpus of
+        ``docs/results/corpus.md``): offsets the seed of every configuration's content,
+        driver, start prefixes and selector draws by ``CORPUS_SEED_STRIDE * seed`` (see
+        :func:`config_of`). A folder's runs keep the seed it was started with.
     ray : str, optional
         Run the workers as Ray actors: ``""`` for a local runtime, or a cluster's address.
     progress : file, optional
@@ -504,11 +551,12 @@ def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, m
     Raises
     ------
     InvalidInputError
-        Unknown applications or priors, a bad budget, worker count or number of repeats,
-        a folder another run holds, or settings that differ from the folder's first run.
+        Unknown applications or priors, a bad budget, worker count, number of repeats or
+        seed, a folder another run holds, or settings that differ from the folder's first run.
     """
     apps = check_apps(apps)
     repeats = check_repeats(repeats)
+    seed = check_seed(seed)
     minutes, steps = check_budget(minutes, steps)
     for name, v in (("workers", workers), ("episode_steps", episode_steps)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -534,7 +582,8 @@ def run_corpus(folder: Union[str, Path], apps: Sequence[str] = CORPUS_APPS, *, m
         # Per run (repeat) of every application and prior: its seed offset and every budget it was run with.
         per_run = manifest.setdefault("repeat_runs", {})
         for r in range(1, repeats + 1):
-            rec = per_run.setdefault(str(r), {"seed_offset": run_seed(0, r), "budgets": []})
+            rec = per_run.setdefault(str(r), {"seed_offset": run_seed(config_of(0, seed).seed, r),
+                                              "budgets": []})
             if manifest["budget"] not in rec["budgets"]:
                 rec["budgets"].append(dict(manifest["budget"]))
         _write_json(root / "corpus.json", manifest)
