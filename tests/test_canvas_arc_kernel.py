@@ -24,7 +24,7 @@ from spatialobs._errors import InvalidInputError
 from spatialobs.canvas import Canvas, load, observe
 from spatialobs.canvas.document import arrows as A
 from spatialobs.canvas.document.records import Binding, Node
-from tests.strategies import CONF, GEOS, SHARED_TLDR, canvas_maker, float_bits
+from tests.strategies import GEOS, SHARED_TLDR, canvas_maker, float_bits
 
 VARIANT = A._HYPOT_VARIANT
 
