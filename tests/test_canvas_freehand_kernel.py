@@ -286,3 +286,24 @@ def test_conformance_strokes_alike_through_the_twins(path, monkeypatch):
     monkeypatch.setattr(F, "STROKE_KERNEL", True)
     c = load(path)
     assert [observe(c).to_json(), c.to_json()] == slow_obs
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "twin"])
+@pytest.mark.parametrize("big", [10**400, -10**400], ids=["plus", "minus"])
+def test_an_integer_beyond_a_double_is_the_infinity_json_gives_tldraw(monkeypatch, kernel, big):
+    """A stored point coordinate too large for a double (an integer in a hand-written file) is
+    read as JSON.parse reads it in tldraw, an infinity, on both paths: the same box and
+    observation as the infinity itself, not an OverflowError out of the derivation."""
+    from spatialobs.canvas import Canvas
+    from spatialobs.canvas.document import freehand
+
+    monkeypatch.setattr(freehand, "DRAW_KERNEL", kernel)
+    monkeypatch.setattr(freehand, "STROKE_KERNEL", kernel)
+    got = []
+    for x in (big, math.inf if big > 0 else -math.inf):
+        c = Canvas()
+        pts = [{"x": x, "y": 1.0}, {"x": 2, "y": 3}, {"x": 40, "y": 9}]
+        c.add({"id": "d", "type": "draw", "parent": c.current_page, "x": 0, "y": 0,
+               "props": {"segments": [{"type": "free", "points": pts}]}})
+        got.append((c.geometry().bounds.tolist(), observe(c).to_json()))
+    assert got[0] == got[1]

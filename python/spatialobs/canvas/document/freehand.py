@@ -157,14 +157,17 @@ def _number(v: Any) -> Optional[float]:
         return v
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    return float(v)
+    try:
+        return float(v)
+    except OverflowError:  # an integer beyond a double: JSON.parse gives tldraw an infinity
+        return math.inf if v > 0 else -math.inf
 
 
 def _listed_points(points: List[Any]) -> np.ndarray:
     """``[{"x", "y"}, ...]`` as tldraw's migration stores them: float32 first point, float16 steps."""
     try:
         xy = np.array([(q["x"], q["y"]) for q in points], dtype=np.float64).reshape(-1, 2)
-    except (KeyError, TypeError, ValueError, IndexError):
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError):
         rows = []
         for q in points:
             if is_mapping(q):
@@ -226,7 +229,7 @@ def _fast_listed(points: List[Any]) -> Optional[np.ndarray]:
     """:func:`_listed_points` as a ``(2, n)`` array, for point dicts of finite numbers only (else None)."""
     try:
         a = np.array((list(map(_GET_X, points)), list(map(_GET_Y, points))), dtype=np.float64)
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         return None
     if not np.abs(a).max() < _F16_MAX / 2:  # then no step overflows a float16 (also false for NaN)
         return None
