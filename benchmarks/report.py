@@ -114,7 +114,10 @@ def compare(before: list, after: list) -> str:
         b = [r[name][1] * 1000 for r in old if name in r]
         a = [r[name][1] * 1000 for r in new if name in r]
         up = _median(b) / _median(a)
-        verdict = "faster" if max(a) < min(b) else "slower" if min(a) > max(b) else "within the runs' spread"
+        if len(b) < 2 or len(a) < 2:
+            verdict = "–"  # one run of a version: no spread to compare with
+        else:
+            verdict = "faster" if max(a) < min(b) else "slower" if min(a) > max(b) else "within the runs' spread"
         kind = "spatialobs" if impl == "spatialobs" else "peers"
         ups[kind].append(up)
         if kind == "spatialobs":

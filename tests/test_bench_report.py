@@ -73,3 +73,13 @@ def test_report_compare_needs_both_sides(tmp_path):
         done = subprocess.run([sys.executable, str(REPORT), *argv], capture_output=True, text=True)
         assert done.returncode == 1
         assert "report.py:" in done.stderr and "--before" in done.stderr
+
+
+def test_report_gives_no_verdict_on_one_run_each(tmp_path):
+    """With one run of a version there is no spread to compare with: the row has its speed-up and no verdict."""
+    before = _run(tmp_path, "b.json", [("m.py::t", None, 0.010)])
+    after = _run(tmp_path, "a.json", [("m.py::t", None, 0.005)])
+    out = subprocess.run([sys.executable, str(REPORT), "--before", before, "--after", after],
+                         capture_output=True, text=True, check=True).stdout
+    assert "| t | spatialobs | 10.000 ms | 5.000 ms | 2.00× | – |" in out
+    assert "spatialobs verdicts: – 1" in out
