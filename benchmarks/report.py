@@ -74,6 +74,11 @@ def table(*paths: str) -> str:
     return "\n".join(lines)
 
 
+# implementations that are not the project's code (peers, floors, baselines): the machine's drift between runs
+PEERS = frozenset({"shapely", "shapely_prefiltered", "numpy", "floor", "json.dumps", "exact_scan", "hnsw_k200",
+                   "bm25s", "datasketch", "rtree"})
+
+
 def _runs(paths: list) -> list:
     """Each run as {benchmark: (implementation, median seconds)}, keyed by the test's full name."""
     runs = []
@@ -118,7 +123,7 @@ def compare(before: list, after: list) -> str:
             verdict = "–"  # one run of a version: no spread to compare with
         else:
             verdict = "faster" if max(a) < min(b) else "slower" if min(a) > max(b) else "within the runs' spread"
-        kind = "spatialobs" if impl == "spatialobs" else "peers"
+        kind = "peers" if impl in PEERS else "spatialobs"  # spatialobs, its twins and variants
         ups[kind].append(up)
         if kind == "spatialobs":
             verdicts[verdict] += 1
