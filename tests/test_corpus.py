@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -304,23 +305,23 @@ def test_runs_have_their_own_files_and_seeds():
     assert [run_seed(1, r) for r in (1, 2, 3)] == [1, 1001, 2001]
 
 
-@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True, None])
-def test_bad_repeats_are_clear_errors(tmp_path, bad):
-    with pytest.raises(InvalidInputError, match=r"repeats must be a positive integer \(runs per application and "
-                                                r"prior\), got " + __import__("re").escape(repr(bad))):
-        check_repeats(bad)
-    with pytest.raises(InvalidInputError, match="repeats must be a positive integer"):
-        run_corpus(tmp_path / "c", ["mousepad"], steps=2, repeats=bad)
-    assert not (tmp_path / "c").exists()
+_BAD_OPTIONS = [
+    ("repeats", check_repeats, r"repeats must be a positive integer \(runs per application and prior\)", [0, -1, 1.5, "2", True, None]),
+    ("seed", check_seed, r"seed must be a non-negative integer \(it offsets the corpus's content and start seeds\)",
+     [-1, 1.5, "2", True, None]),
+]
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, "2", True, None])
-def test_bad_seeds_are_clear_errors(tmp_path, bad):
-    with pytest.raises(InvalidInputError, match=r"seed must be a non-negative integer \(it offsets the corpus's "
-                                                r"content and start seeds\), got " + __import__("re").escape(repr(bad))):
-        check_seed(bad)
-    with pytest.raises(InvalidInputError, match="seed must be a non-negative integer"):
-        run_corpus(tmp_path / "c", ["mousepad"], steps=2, seed=bad)
+@pytest.mark.parametrize("option, check, message, bad",
+                         [(o, c, m, b) for o, c, m, bads in _BAD_OPTIONS for b in bads],
+                         ids=[f"{o}={b!r}" for o, _, _, bads in _BAD_OPTIONS for b in bads])
+def test_bad_repeats_and_seeds_are_clear_errors(tmp_path, option, check, message, bad):
+    """A bad --repeats or --seed: InvalidInputError naming the option and the value, from the check and from
+    run_corpus, before any folder is made."""
+    with pytest.raises(InvalidInputError, match=message + ", got " + re.escape(repr(bad)) + "$"):
+        check(bad)
+    with pytest.raises(InvalidInputError, match=message):
+        run_corpus(tmp_path / "c", ["mousepad"], steps=2, **{option: bad})
     assert not (tmp_path / "c").exists()
 
 

@@ -270,10 +270,7 @@ def check_seed(seed: Any) -> int:
     >>> check_seed(3)
     3
     """
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InvalidInputError(f"seed must be a non-negative integer (it offsets the corpus's content and start "
-                                f"seeds), got {seed!r}")
-    return seed
+    return _int_at_least(seed, 0, "seed must be a non-negative integer (it offsets the corpus's content and start seeds)")
 
 
 def check_repeats(repeats: Any) -> int:
@@ -289,10 +286,14 @@ def check_repeats(repeats: Any) -> int:
     >>> check_repeats(2)
     2
     """
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise InvalidInputError(f"repeats must be a positive integer (runs per application and prior), "
-                                f"got {repeats!r}")
-    return repeats
+    return _int_at_least(repeats, 1, "repeats must be a positive integer (runs per application and prior)")
+
+
+def _int_at_least(value: Any, least: int, what: str) -> int:
+    # an integer (not a bool) of at least ``least``, else InvalidInputError "<what>, got <value>"
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InvalidInputError(f"{what}, got {value!r}")
+    return value
 
 
 def run_tag(prior: str, run: int = 1) -> str:
