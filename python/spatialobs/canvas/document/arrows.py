@@ -1999,7 +1999,8 @@ def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any],
             twins = None  # a straight arrow resolves faster than its key is built
         elif twins is not None and shared is not None and _targets_of(terms) not in shared:
             twins = None  # no other arrow of the pass is bound alike: none is its twin
-        # the targets' transforms are the key's every third entry from its third
+        # the targets' transforms are the key's every third entry from its fifth (after the arrow,
+        # its transform and each bound terminal's binding and target record)
         twin, held = _twin_key(nd, axf, terms, nodes, row, d, key[4::3]) if twins is not None else ((), ())
         got = twins.get(twin) if twins is not None else None
         if got is not None:

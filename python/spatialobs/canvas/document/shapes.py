@@ -63,7 +63,7 @@ def _bbox(xs: Sequence[float], ys: Sequence[float]) -> Optional[Box]:
 
 def _finite_xy(p: Any) -> Optional[Tuple[float, float]]:
     try:
-        if is_mapping(p):
+        if type(p) is dict or is_mapping(p):  # a plain dict, the usual record, without the mapping check
             x, y = float(p["x"]), float(p["y"])
         else:
             x, y = float(p[0]), float(p[1])
@@ -330,27 +330,17 @@ def rotated_points_box(node_type: str, props: Mapping[str, Any], rotation: float
     return _bbox([p[0] for p in moved], [p[1] for p in moved])
 
 
-def _terminal_xy(p: Dict[str, Any]) -> Optional[Tuple[float, float]]:
-    # a terminal held as a plain dict: what _finite_xy gives a point terminal, None for others
-    if not p.get("type", "point") == "point":
-        return None
-    try:
-        x, y = float(p["x"]), float(p["y"])
-    except (KeyError, IndexError, TypeError, ValueError, OverflowError):
-        return None
-    if math.isfinite(x) and math.isfinite(y):
-        return (x, y)
-    return None
+def _is_point_terminal(p: Any) -> bool:
+    # a terminal held as a point (a mapping whose type is "point" or absent), not an in-props binding
+    return (type(p) is dict or is_mapping(p)) and p.get("type", "point") == "point"
 
 
 def arrow_terminals(props: Mapping[str, Any]) -> Tuple[Optional[Tuple[float, float]], Optional[Tuple[float, float]], float]:
     """Local start and end points of a tldraw arrow (``None`` for an in-props bound terminal) and its bend."""
     start = props.get("start")
     end = props.get("end")
-    s = _terminal_xy(start) if type(start) is dict else (
-        _finite_xy(start) if is_mapping(start) and start.get("type", "point") == "point" else None)
-    e = _terminal_xy(end) if type(end) is dict else (
-        _finite_xy(end) if is_mapping(end) and end.get("type", "point") == "point" else None)
+    s = _finite_xy(start) if _is_point_terminal(start) else None
+    e = _finite_xy(end) if _is_point_terminal(end) else None
     try:
         bend = float(props.get("bend", 0) or 0)
     except (TypeError, ValueError, OverflowError):
