@@ -297,6 +297,45 @@ def test_an_arc_of_any_size_is_sampled_with_bounded_memory():
     assert len(arc_vertices((0.0, 0.0), (10.0, 0.0), (-10.0, 0.0), 1, 1)) == 9
 
 
+@pytest.mark.parametrize("w, h, size", [(1.0, 2.0**50, "s"), (2.0**50, 2.0**50, "xl"), (2.0**50, 1.0, "m"),
+                                         (100.0, 1e6, "s")])
+def test_a_cloud_of_any_size_is_outlined_with_bounded_work(w, h, size):
+    # tldraw gives a cloud a bump per 50-130 units of perimeter and one per its shorter side, unbounded:
+    # an arrow bound to a cloud 1 unit wide and 2^50 long, or the cloud turned, never finished deriving
+    from spatialobs.canvas import Binding
+    from spatialobs.canvas.document.arrows import MAX_CLOUD_BUMPS, MAX_CLOUD_VERTICES, target_outline
+
+    o = target_outline("geo", {"geo": "cloud", "size": size}, w, h, "shape:c")
+    assert 6 < len(o.points) <= MAX_CLOUD_VERTICES + 4 * MAX_CLOUD_BUMPS
+    assert all(math.isfinite(v) and abs(v) < 4 * max(w, h) for v in o.bounds)
+    c = Canvas()
+    c.add(Node("shape:c", "geo", "page:page", "a1", 0.0, 0.0, w, h, rotation=0.5,
+               props={"geo": "cloud", "size": size}))
+    c.add(Node("shape:a", "arrow", "page:page", "a2", -500.0, -500.0,
+               props={"start": {"x": 0, "y": 0}, "end": {"x": 10, "y": 10}}))
+    c.add(Binding("binding:e", "arrow", "shape:a", "shape:c", "end", (0.5, 0.5), False, {}))
+    start = time.process_time()
+    obs = json.loads(observe(c, (-1000.0, -1000.0, 3000.0, 2000.0), include_bounds=True).to_json())
+    assert time.process_time() - start < 10
+    assert {o["id"] for o in obs["objects"]} == {"shape:c", "shape:a"}
+    assert all(math.isfinite(v) for o in obs["objects"] for v in o["actionBounds"].values())
+
+
+def test_a_drawable_cloud_keeps_tldraw_sampling():
+    # the bounds above leave every cloud with fewer bumps and shorter arcs than they allow as tldraw samples it
+    from spatialobs.canvas.document import arrows
+
+    for w, h in ((300.0, 200.0), (20.0, 4000.0), (1e4, 1e4)):
+        got = arrows.target_outline("geo", {"geo": "cloud", "size": "s"}, w, h, "shape:c").points
+        old = (arrows.MAX_CLOUD_BUMPS, arrows.MAX_CLOUD_VERTICES)
+        try:
+            arrows.MAX_CLOUD_BUMPS, arrows.MAX_CLOUD_VERTICES = 10**9, 10**12
+            want = arrows.target_outline("geo", {"geo": "cloud", "size": "s"}, w, h, "shape:c").points
+        finally:
+            arrows.MAX_CLOUD_BUMPS, arrows.MAX_CLOUD_VERTICES = old
+        assert got == want and len(got) > 40
+
+
 def test_non_finite_and_huge_geometry_never_reaches_the_observation():
     # a line point at infinity or 1e308 gave bounds of inf/NaN: -9223372036854775808 in the observation
     line = {"id": "shape:l", "typeName": "shape", "type": "line", "parentId": "page:p", "index": "a4", "x": 3, "y": 4,

@@ -363,8 +363,10 @@ class _Path:
         self.last = (x, y)
         return self
 
-    def arc(self, rx: float, ry: float, large: bool, sweep: bool, x2: float, y2: float) -> "_Path":
-        # SVG arc to at most four cubic pieces, as PathBuilder.arcTo (no axis rotation)
+    def arc(self, rx: float, ry: float, large: bool, sweep: bool, x2: float, y2: float,
+            max_spans: int = MAX_ARC_SPANS) -> "_Path":
+        # SVG arc to at most four cubic pieces, as PathBuilder.arcTo (no axis rotation); sampled
+        # with at most max_spans spans (a cloud's share of MAX_CLOUD_VERTICES)
         x1, y1 = self.last
         if x1 == x2 and y1 == y2:
             return self
@@ -372,7 +374,7 @@ class _Path:
             return self.line(x2, y2)
         cx, cy, rx1, ry1, t0, sw = arc_centre(x1, y1, rx, ry, large, sweep, x2, y2)
         nseg = min(4, math.ceil(abs(sw) / (_PI / 2)))
-        res = math.ceil(_count_for_length(max(rx1, ry1) * abs(sw)) / nseg)
+        res = math.ceil(min(_count_for_length(max(rx1, ry1) * abs(sw)), max_spans) / nseg)
         step = sw / nseg
         for i in range(nseg):
             a = t0 + i * step
@@ -489,11 +491,21 @@ def _circle_center(a: Pt, b: Pt, c: Pt) -> Optional[Pt]:
 
 _BUMP = {"s": 50.0, "m": 70.0, "l": 100.0, "xl": 130.0}
 
+#: Most bumps a cloud's outline has (*ours*). tldraw gives a cloud a bump per 50–130 units of
+#: its perimeter and at least one per its shorter side, with no bound: a cloud of a size the
+#: limits allow (1 × 10^15) would never finish. Beyond this the bumps are fewer and larger.
+MAX_CLOUD_BUMPS = 10_000
+#: Most vertices a cloud's outline is sampled with (*ours*, as an ellipse's two arcs have at
+#: most 2 × :data:`MAX_ARC_SPANS`): each bump's arc gets an equal share. Clouds small enough to
+#: draw (a share above what tldraw's one vertex per 20 units asks) are sampled as tldraw does.
+MAX_CLOUD_VERTICES = 2 * MAX_ARC_SPANS
+
 
 def _cloud(w: float, h: float, seed: str, size: str, scale: float) -> List[Pt]:
     rnd = _rng(seed)
     per = _oval_perimeter(w, h)
-    nb = max(math.ceil(per / _BUMP.get(size, 70.0)), 6, math.ceil(per / min(w, h)))
+    nb = min(max(math.ceil(per / _BUMP.get(size, 70.0)), 6, math.ceil(per / min(w, h))), MAX_CLOUD_BUMPS)
+    share = MAX_CLOUD_VERTICES // nb
     prot = (per / nb) * 0.2
     iw, ih = max(w - prot * 2, 1.0), max(h - prot * 2, 1.0)
     between = _oval_perimeter(iw, ih) / nb
@@ -522,7 +534,7 @@ def _cloud(w: float, h: float, seed: str, size: str, scale: float) -> List[Pt]:
         r = _dist(c if c is not None else ((lw[0] + rw[0]) / 2, (lw[1] + rw[1]) / 2), lw)
         if path is None:
             path = _Path(*lw)
-        path.arc(r, r, False, True, rw[0], rw[1])
+        path.arc(r, r, False, True, rw[0], rw[1], share)
     assert path is not None
     return path.close()
 
