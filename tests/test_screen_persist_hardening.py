@@ -282,7 +282,10 @@ def test_sigkill_mid_save_leaves_a_loadable_index_and_the_next_save_cleans_up(tm
     first.save(path)  # the previous version every killed save must leave intact
     # the package as this interpreter imports it (installed, or the source tree in a
     # development setup), and the checkout for the tests' own modules
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    import spatialobs
+
+    package_root = str(Path(spatialobs.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys([package_root, str(ROOT)])))
     mid_write = attempts = 0
     # at least four kills; more (up to 20) until one lands while a temporary file is
     # being written, which on a fast, idle machine is a window of a few milliseconds
