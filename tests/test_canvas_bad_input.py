@@ -136,6 +136,29 @@ def test_deep_json_is_refused_in_one_line():
         load('{"type":"excalidraw","elements":[{"id":"a","type":"rectangle","x":NaN}]}')
 
 
+@pytest.mark.parametrize("text, message", [
+    ('{"type":"excalidraw","elements":[' + "[" * 2_000 + "]" * 2_000 + "]}", "it nests too deep"),
+    ('{"type":"excalidraw","elements":[{"id":"a","type":"rectangle","x":NaN}]}', "NaN is not a JSON value"),
+    ('{"type":"excalidraw","elements":[', "Expecting value: line 1 column 34 (char 33)"),
+])
+def test_refused_json_is_worded_alike_with_and_without_orjson(monkeypatch, text, message):
+    # orjson (the fastjson extra) worded its refusals its own way ("depth limit exceeded: ...")
+    pytest.importorskip("orjson", reason="the fastjson extra (orjson) is not installed")
+    from spatialobs.canvas.formats import io
+
+    got = []
+    for parser in (io._orjson, None):
+        monkeypatch.setattr(io, "_orjson", parser)
+        with pytest.raises(InvalidInputError) as exc:
+            load(text)
+        got.append(_one_line(exc))
+    assert got == [f"document is not valid JSON: {message}"] * 2
+    # what orjson parses it still parses; a lone surrogate, which it refuses, loads as without it
+    doc = '{"type":"excalidraw","elements":[{"id":"a","type":"text","x":0,"y":0,"text":"\\ud800"}]}'
+    monkeypatch.setattr(io, "_orjson", __import__("orjson"))
+    assert load(doc).node("a").text == "\ud800"
+
+
 def _deep(n):
     v = []
     for _ in range(n):

@@ -26,10 +26,18 @@ Source = Union[str, bytes, bytearray, os.PathLike, Mapping[str, Any]]
 
 
 def parse_json(data: Union[str, bytes, bytearray], label: str = "document") -> Any:
-    """Parse JSON text (orjson when installed), raising InvalidInputError naming ``label``."""
-    try:
-        if _orjson is not None:
+    """Parse JSON text (orjson when installed), raising InvalidInputError naming ``label``.
+
+    orjson only speeds up what parses: text it refuses goes to the standard library, which
+    decides and words the error, so the result and the message do not depend on whether
+    (or which) orjson is installed.
+    """
+    if _orjson is not None:
+        try:
             return _orjson.loads(data)
+        except ValueError:  # orjson.JSONDecodeError
+            pass
+    try:
         return json.loads(data, parse_constant=_no_constant)
     except RecursionError:
         raise InvalidInputError(f"{label} is not valid JSON: it nests too deep") from None
