@@ -74,6 +74,9 @@ class Derived:
     #: (serial, row map, record rows, rebound connector ids): how this derivation follows from
     #: the last one observed, through unobserved ones (set by the canvas; None: not known)
     since: Any = None
+    #: the canvas's count of binding writes when it derived this version (-1: not set); a later
+    #: version with the same count has the same binding records in the same order
+    binding_writes: int = -1
 
 
 _HALF_PI = math.pi / 2
@@ -668,7 +671,8 @@ def patch(raw: Raw, changed: Mapping[str, Node], own: bool = False) -> Optional[
 def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[str, Binding],
            local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
            raw: Optional[Raw] = None, prev: Optional[Derived] = None,
-           arrow_cache: Optional[Dict[str, Any]] = None, rebound: Optional[AbstractSet[str]] = None) -> Derived:
+           arrow_cache: Optional[Dict[str, Any]] = None, rebound: Optional[AbstractSet[str]] = None,
+           in_place: bool = False, same_bindings: bool = False) -> Derived:
     """Compute :class:`Derived` for ``nodes`` (a forest whose roots sit on ``pages``).
 
     With ``prev`` and a ``raw`` whose tree is unchanged (only geometry or state was
@@ -677,6 +681,12 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     of the connectors whose bindings were written since ``prev`` (the canvas keeps
     them); with it, a derivation from ``prev`` after binding writes reads those
     connectors again instead of deriving afresh.
+
+    ``in_place``: ``prev`` is never read again by anyone but this call, so a derivation of
+    the rows an edit reaches writes its columns in place instead of copying them (a
+    derivation that cannot finish that way derives afresh, without ``prev``).
+    ``same_bindings``: the binding records are those ``prev`` was derived with, in the same
+    order (the caller knows it from its write count), so they are not compared one by one.
     """
     if raw is None:
         raw = extract(nodes)
@@ -693,7 +703,11 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         remaining = None
     kept = raw.kept if remaining is not None else None  # splice sets kept only with remaining (the same rows)
     if reuse and raw.changed_rows is not None and prev.clip is not None:  # type: ignore[union-attr]
-        quick = _derive_rows(raw, prev, bindings, local_cache, arrow_cache, rebound=rebound)  # type: ignore[arg-type]
+        try:
+            quick = _derive_rows(raw, prev, bindings, local_cache, arrow_cache,  # type: ignore[arg-type]
+                                 private=in_place, rebound=rebound, on_prev=in_place, same_bindings=same_bindings)
+        except _Spoiled:  # ``prev``'s columns were written before the pass gave up: derived afresh
+            quick, prev, reuse, remaining, kept = None, None, False, None, None
         if quick is not None:
             return quick
     # (``prev``'s row count is its columns' length: an append may have extended the id list it shares)
@@ -909,10 +923,16 @@ def _subtree_sizes(d: Derived) -> np.ndarray:
 _ROWS_SHARE = 8
 
 
+class _Spoiled(Exception):
+    """Raised by :func:`_derive_rows` written into the previous derivation's own columns when it
+    gives up after writing some of them: the previous derivation cannot be reused."""
+
+
 def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                  local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
                  arrow_cache: Optional[Dict[str, Any]], private: bool = False,
-                 rebound: Optional[AbstractSet[str]] = None) -> Optional[Derived]:
+                 rebound: Optional[AbstractSet[str]] = None, on_prev: bool = False,
+                 same_bindings: bool = False) -> Optional[Derived]:
     """:func:`derive` after records were replaced in place (same tree): only the rows they reach.
 
     Those rows are the replaced ones and their descendants (records and page
@@ -924,7 +944,10 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     replaced, an arrow starting or stopping being resolved, broken geometry).
     With ``private``, ``prev``'s columns belong to this call alone and are written in
     place instead of copied. ``rebound`` as for :func:`derive` (their rows among the
-    replaced ones).
+    replaced ones). ``on_prev`` (with ``private``): those columns are ``prev``'s own, which the
+    caller derives from again when this returns None: the values written before the arrow
+    pass declines are put back, and a refusal after it raises :class:`_Spoiled`.
+    ``same_bindings`` as for :func:`derive`.
     """
     from spatialobs.canvas.document.arrows import resolve_rows
 
@@ -995,11 +1018,15 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         cols["frame"][k] = np.where(tp == "frame", p, up("frame", p))
         cols["group"][k] = np.where(tp == "group", p, up("group", p))
     full: Dict[str, np.ndarray] = {}
+    undo: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (column, rows, values before) written in ``prev``
     for name, v in cols.items():
         old = getattr(prev, name)
-        if _same_bits(v, old[dirty_rows]):
+        was = old[dirty_rows]
+        if _same_bits(v, was):
             full[name] = old
         elif private:
+            if on_prev:
+                undo.append((old, dirty_rows, was))
             old[dirty_rows] = v
             full[name] = old
         else:
@@ -1025,6 +1052,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     if not _same_bits(new_local, local[changed]):
         if not private:
             local = local.copy()
+        elif on_prev:
+            undo.append((local, changed, local[changed]))
         local[changed] = new_local
         if point_boxes is not None:
             at = np.flatnonzero(np.isin(plan.rows, changed))
@@ -1037,8 +1066,10 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                 full["locked"], prev.order, prev.paint, prev.page_start, prev.levels)
     d.size = size
     got = resolve_rows(d, nodes, bindings, arrow_cache, plan, dirty, dirty_rows, point_boxes,
-                       own_local=private or d.local is not prev.local, rebound=rebound)
-    if got is None:
+                       own_local=private or d.local is not prev.local, rebound=rebound, same_bindings=same_bindings)
+    if got is None:  # (it declines before writing any arrow)
+        for col, at, was in undo:
+            col[at] = was
         return None
     resolved = np.asarray(got, dtype=np.int64)
     local = d.local
@@ -1069,6 +1100,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         seg = paint[order[g] + 1:order[g] + size[g]]
         kids = seg[parent[seg] == g]
         if (types[kids] == "group").any() and (local[kids[types[kids] == "group"]] == 0.0).all(axis=1).any():
+            if on_prev:
+                raise _Spoiled
             return None  # a possibly empty group inside: the full pass leaves it out of the union
         child = local[kids]
         ok = np.isfinite(child).all(axis=1)
@@ -1118,6 +1151,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     bb = d.bounds[rows]
     bad = ~(np.abs(bb) <= MAX_DERIVED).all(axis=1)
     if bad.any():
+        if on_prev:
+            raise _Spoiled
         return None
 
     # frame clips of the rows below a replaced record, and visible bounds of every reached row
