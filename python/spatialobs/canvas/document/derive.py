@@ -14,7 +14,7 @@ import operator
 from itertools import chain, compress, repeat
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -77,9 +77,16 @@ class Derived:
     #: the canvas's count of binding writes when it derived this version (-1: not set); a later
     #: version with the same count has the same binding records in the same order
     binding_writes: int = -1
+    #: the columns (of :data:`_OWNABLE`) no other derivation shares: the next derivation may write
+    #: them in place when this one is used up (see :func:`derive`'s ``in_place``). Handing the
+    #: derivation out (``Canvas.geometry``) clears it.
+    owned: FrozenSet[str] = frozenset()
 
 
 _HALF_PI = math.pi / 2
+
+#: The columns a derivation of the rows an edit reaches writes (in place when they are its own).
+_OWNABLE = ("px", "py", "rotation", "opacity", "hidden", "locked", "frame", "group", "local", "bounds", "visible", "clip")
 
 
 #: Largest magnitude of a derived page bound (*ours*): nested coordinates of at most
@@ -683,8 +690,8 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     connectors again instead of deriving afresh.
 
     ``in_place``: ``prev`` is never read again by anyone but this call, so a derivation of
-    the rows an edit reaches writes its columns in place instead of copying them (a
-    derivation that cannot finish that way derives afresh, without ``prev``).
+    the rows an edit reaches writes the columns ``prev`` owns (:attr:`Derived.owned`) in place
+    instead of copying them (one that gives up after writing them derives afresh, without ``prev``).
     ``same_bindings``: the binding records are those ``prev`` was derived with, in the same
     order (the caller knows it from its write count), so they are not compared one by one.
     """
@@ -872,6 +879,7 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     vis[gone] = np.nan
     d.visible = vis
     d.clip = clip
+    d.owned = frozenset(_OWNABLE)  # every one built here
 
     d.levels = levels
     if reuse:
@@ -1019,12 +1027,16 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         cols["group"][k] = np.where(tp == "group", p, up("group", p))
     full: Dict[str, np.ndarray] = {}
     undo: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (column, rows, values before) written in ``prev``
+
+    def mine(name: str) -> bool:
+        """Whether column ``name`` of ``prev`` may be written in place."""
+        return private and (not on_prev or name in prev.owned)
     for name, v in cols.items():
         old = getattr(prev, name)
         was = old[dirty_rows]
         if _same_bits(v, was):
             full[name] = old
-        elif private:
+        elif mine(name):
             if on_prev:
                 undo.append((old, dirty_rows, was))
             old[dirty_rows] = v
@@ -1050,7 +1062,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
             new_local[j] = (0.0, 0.0, nd.w, nd.h)
     local = prev.local
     if not _same_bits(new_local, local[changed]):
-        if not private:
+        if not mine("local"):
             local = local.copy()
         elif on_prev:
             undo.append((local, changed, local[changed]))
@@ -1061,12 +1073,14 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                 point_boxes = point_boxes.copy()  # the plan keeps the boxes before resolution
                 point_boxes[at] = local[plan.rows[at]]
     d = Derived(raw.ids, raw.row, types, parent, prev.page, prev.page_ids, depth, local, px, py, prot,
-                prev.bounds if private else prev.bounds.copy(), prev.visible if private else prev.visible.copy(),
+                prev.bounds if mine("bounds") else prev.bounds.copy(),
+                prev.visible if mine("visible") else prev.visible.copy(),
                 full["frame"], full["group"], full["opacity"], full["hidden"],
                 full["locked"], prev.order, prev.paint, prev.page_start, prev.levels)
     d.size = size
     got = resolve_rows(d, nodes, bindings, arrow_cache, plan, dirty, dirty_rows, point_boxes,
-                       own_local=private or d.local is not prev.local, rebound=rebound, same_bindings=same_bindings)
+                       own_local=mine("local") or d.local is not prev.local, rebound=rebound,
+                       same_bindings=same_bindings)
     if got is None:  # (it declines before writing any arrow)
         for col, at, was in undo:
             col[at] = was
@@ -1093,14 +1107,14 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                 nxt.append(q)
         frontier = nxt
     groups = np.asarray(sorted(grp, key=lambda g: -int(depth[g])), dtype=np.int64)
-    if len(groups) and local is prev.local and not private:
+    if len(groups) and local is prev.local and not mine("local"):
         local = d.local = local.copy()
     x, y, rot_l = num[:, 0], num[:, 1], num[:, 4]
     for g in groups.tolist():
         seg = paint[order[g] + 1:order[g] + size[g]]
         kids = seg[parent[seg] == g]
         if (types[kids] == "group").any() and (local[kids[types[kids] == "group"]] == 0.0).all(axis=1).any():
-            if on_prev:
+            if on_prev and (undo or local is prev.local):
                 raise _Spoiled
             return None  # a possibly empty group inside: the full pass leaves it out of the union
         child = local[kids]
@@ -1151,7 +1165,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     bb = d.bounds[rows]
     bad = ~(np.abs(bb) <= MAX_DERIVED).all(axis=1)
     if bad.any():
-        if on_prev:
+        if on_prev and (undo or d.local is prev.local or d.bounds is prev.bounds):
             raise _Spoiled
         return None
 
@@ -1173,7 +1187,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         new_clip[k, 2] = np.minimum(cp[:, 2], fb[:, 2])
         new_clip[k, 3] = np.minimum(cp[:, 3], fb[:, 3])
     if not _same_bits(new_clip, clip[dirty_rows]):
-        if not private:
+        if not mine("clip"):
             clip = clip.copy()
         clip[dirty_rows] = new_clip
     d.clip = clip
@@ -1188,6 +1202,10 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     d.base = prev.serial
     d.record_rows = changed
     d.reached = rows
+    # the columns only this derivation holds: those copied here, and ``prev``'s own when it is used up
+    d.owned = frozenset(name for name in _OWNABLE if getattr(d, name) is not getattr(prev, name))
+    if on_prev:
+        d.owned |= prev.owned
     raw.changed_rows = None
     return d
 

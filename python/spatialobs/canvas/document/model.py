@@ -299,9 +299,6 @@ class Canvas:
         #: whether the current id list and row map of the derivation were handed out (by
         #: :meth:`geometry` or :meth:`columns`): while not, an append extends them in place
         self._ids_out = False
-        #: whether the derivation last replaced by a write (``_prev``) was handed out by :meth:`geometry`:
-        #: while not, nobody reads it again and the next derivation may write its columns in place
-        self._derived_out = False
         self._added: Dict[str, None] = {}        # nodes added since then (in canvas order)
         self._gone: Set[str] = set()             # rows of the last derivation removed since
         self._rebound: Set[str] = set()          # connectors whose bindings were written since then
@@ -520,9 +517,10 @@ class Canvas:
                 # below succeeds the canvas holds none (a failed one derives afresh next time)
                 raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty}, own=True)
                 self._raw = None
-                # and so are the previous derivation's columns while no caller holds it: nothing
-                # reads it again (the observation keeps copies of the rows it reads, the peeks are done)
-                in_place = not self._derived_out
+                # and so are the previous derivation's own columns (those no other derivation
+                # shares and no caller was handed): nothing reads it again (the observation keeps
+                # copies of the rows it reads, the peeks are done)
+                in_place = True
             elif rebound:
                 raw = patch(self._raw, {})  # bindings written only: the same rows, none replaced
             else:
@@ -536,7 +534,6 @@ class Canvas:
                    arrow_cache=self._arrow_cache, rebound=rebound, in_place=in_place and prev is not None,
                    same_bindings=same_bindings)
         d.binding_writes = self._binding_writes
-        self._derived_out = False
         if chain:
             _compose_steps(prev0, chain + [d])  # type: ignore[arg-type]
         self._derived = d
@@ -692,9 +689,9 @@ class Canvas:
         """
         d = self._geometry()
         # handed out: the next append copies the id list and row map instead of extending them,
-        # and the next derivation copies its columns instead of writing them in place
+        # and the next derivation copies the columns it changes instead of writing them in place
         self._ids_out = True
-        self._derived_out = True
+        d.owned = frozenset()
         return d
 
     def _row(self, node_id: str) -> int:
