@@ -978,6 +978,17 @@ def test_a_move_is_derived_into_the_previous_columns_until_they_are_handed_out()
     assert_fresh(c)
     assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
     _check_state(c)
+    # the columns an add pads and a removal compresses are the new derivation's own
+    for write in (lambda: c.add({"id": "late", "type": "geo", "parent": "f0", "x": 5.0, "y": 5.0, "w": 20.0, "h": 20.0}),
+                  lambda: c.remove("late")):
+        write()
+        d4 = c._geometry()
+        c.update("f0c3", x=c.nodes["f0c3"].x + 3.0)
+        d5 = c._geometry()
+        assert d5.bounds is d4.bounds and d5.px is d4.px
+        assert_fresh(c)
+        assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+        _check_state(c)
 
 
 def _derive_rows_calls(monkeypatch: Any) -> List[Any]:

@@ -1204,7 +1204,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     d.reached = rows
     # the columns only this derivation holds: those copied here, and ``prev``'s own when it is used up
     d.owned = frozenset(name for name in _OWNABLE if getattr(d, name) is not getattr(prev, name))
-    if on_prev:
+    if private:
         d.owned |= prev.owned
     raw.changed_rows = None
     return d
@@ -1297,6 +1297,7 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
                 page_start, levels)
     g.arrow_plan, g.serial, g.size = prev.arrow_plan, prev.serial, size
     g.clip = _pad(prev.clip, k, (-np.inf, -np.inf, np.inf, np.inf))
+    g.owned = frozenset(_OWNABLE)  # every one padded here
     g.group_need = _pad(prev.group_need, k, False) if prev.group_need is not None else None
     d = _derive_rows(raw, g, bindings, local_cache, arrow_cache, private=True, rebound=rebound)
     if d is None:
@@ -1389,6 +1390,7 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
                 remap(_kept(prev.group, kept)), _kept(prev.opacity, kept), _kept(prev.hidden, kept),
                 _kept(prev.locked, kept), order, paint, page_start, levels)
     g.serial, g.clip, g.size = prev.serial, _kept(prev.clip, kept), _kept(size, kept)
+    g.owned = frozenset(_OWNABLE)  # every one compressed here
     g.group_need = _kept(prev.group_need, kept) if prev.group_need is not None else None
     if plan is not None:
         from spatialobs.canvas.document.arrows import _ArrowPlan
