@@ -1934,9 +1934,9 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     ok = _gap(q[j], sb[i]) <= gap  # a changed row i is in the set anyway
     affected = unique(np.concatenate([changed, i[ok]]))
     is_a = _mask_of(affected, m)
-    pa, pb = subpos[na], subpos[nb]
-    touch = is_a[pa] | is_a[pb]
-    halo = unique(np.concatenate([affected, pa[touch], pb[touch]]))
+    is_r = _mask_of(sub[affected], n)  # the same rows by page row: the table's ends are read once each
+    touch = is_r[na] | is_r[nb]
+    halo = unique(np.concatenate([affected, subpos[na[touch]], subpos[nb[touch]]]))
     h, k, g = _knn(st, halo, gap)
     sel = is_a[h] | is_a[k]
     h, k, g = h[sel], k[sel], g[sel]
