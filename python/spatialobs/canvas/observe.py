@@ -1329,8 +1329,15 @@ _MAX_STALE = 2048
 
 
 def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
-    """The state of the next version of ``old``'s page, or None when it must be built afresh."""
-    if old.binding_writes != canvas._binding_writes or old.ends is None:
+    """The state of the next version of ``old``'s page, or None when it must be built afresh.
+
+    ``old`` is the state of the version observed last, which is never observed again (its
+    derivation is replaced): it is used up here. The page columns the edit reached are
+    written in place and shared with the new state; ``old`` is marked used up first
+    (no unbound arrow ends), so that nothing can advance from it again.
+    """
+    e = old.ends
+    if old.binding_writes != canvas._binding_writes or e is None:
         return None
     opg = old.pg
     sub = old.sub
@@ -1342,15 +1349,15 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         vis = d.visible[rr]
         g = np.isnan(vis[:, 0])
         b = d.bounds[rr]
+        boxes_then = opg.boxes[pos]  # (the painted occlusion carried below compares the boxes before)
+        old.ends = None
         for name, new_v in (("bounds", b), ("boxes", np.where(g[:, None], b, vis)), ("gone", g),
                             ("opacity", d.opacity[rr]), ("hidden", d.hidden[rr]), ("locked", d.locked[rr]),
                             ("rotation", d.rotation[rr]), ("px", d.px[rr]), ("py", d.py[rr])):
             cur = getattr(opg, name)
-            if np.array_equal(cur[pos], new_v):
-                cols[name] = cur
-            else:
-                cols[name] = cur.copy()
-                cols[name][pos] = new_v
+            if not np.array_equal(cur[pos], new_v):
+                cur[pos] = new_v
+            cols[name] = cur
         pg = dataclasses.replace(opg, **cols)
         sp = old.subpos[pos]
         sp = sp[sp >= 0]
@@ -1362,6 +1369,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         changed = unique(moved)
         reached_pos = pos
     else:
+        boxes_then = None
         rows = opg.canvas_rows
         bounds = d.bounds[rows]
         visible = d.visible[rows]
@@ -1385,10 +1393,9 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         if len(st.stale) > _MAX_STALE:
             return None
     # unbound arrow ends: rows whose record changed read their points again; all move with their arrow
-    e = old.ends
     rec = d.record_rows
     if old.paints is not None and rec is not None:  # what each row paints, read again where its record changed
-        st.paints = (old.paints[0], old.paints[1].copy())
+        st.paints = old.paints  # (``old`` is used up: written in place)
         pr = opg.page_pos[rec]
         st.paints[1][pr[pr >= 0]] = -1
     redo = np.zeros(0, np.int64)
@@ -1397,7 +1404,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         pos_r = pos_r[pos_r >= 0]
         redo = unique(pos_r[(pg.types[pos_r] == "arrow") & ~(st.bound_end[pos_r, 0] & st.bound_end[pos_r, 1])])
     if reached_pos is not None and old.occ_memo and rec is not None:
-        _carry_occlusion(st, old, reached_pos, opg.page_pos[rec])
+        _carry_occlusion(st, old, reached_pos, boxes_then, opg.page_pos[rec])
     if len(redo):
         er, et, lxy = _local_ends(canvas, pg, st.bound_end, redo)
         keep = ~np.isin(e.rows, redo)
@@ -1443,11 +1450,18 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     return st
 
 
-def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, rec: np.ndarray) -> None:
+def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reached_boxes: Any,
+                     rec: np.ndarray) -> None:
     """Let ``st`` (the same page rows as ``old``) compute the painted occluders again only where its
-    edit reaches: the rows reached by the derivation and those whose record was replaced."""
-    dirty = unique(np.concatenate([reached, rec[rec >= 0]]).astype(np.int64))
-    st.occ_carry = (old.occ_memo, dirty, old.pg.boxes[dirty])
+    edit reaches: the rows reached by the derivation (``reached_boxes``: their boxes in ``old``,
+    whose page columns ``st`` may have overwritten) and those whose record was replaced (a record
+    replaced but not reached kept its box)."""
+    dirty, at = np.unique(np.concatenate([reached, rec[rec >= 0]]).astype(np.int64), return_index=True)
+    boxes = st.pg.boxes[dirty]
+    if reached_boxes is not None:
+        fromr = at < len(reached)
+        boxes[fromr] = reached_boxes[at[fromr]]
+    st.occ_carry = (old.occ_memo, dirty, boxes)
 
 
 def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[np.ndarray], page: str,
@@ -1920,9 +1934,9 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     ok = _gap(q[j], sb[i]) <= gap  # a changed row i is in the set anyway
     affected = unique(np.concatenate([changed, i[ok]]))
     is_a = _mask_of(affected, m)
-    pa, pb = subpos[na], subpos[nb]
-    touch = is_a[pa] | is_a[pb]
-    halo = unique(np.concatenate([affected, pa[touch], pb[touch]]))
+    is_r = _mask_of(sub[affected], n)  # the same rows by page row: the table's ends are read once each
+    touch = is_r[na] | is_r[nb]
+    halo = unique(np.concatenate([affected, subpos[na[touch]], subpos[nb[touch]]]))
     h, k, g = _knn(st, halo, gap)
     sel = is_a[h] | is_a[k]
     h, k, g = h[sel], k[sel], g[sel]
@@ -2046,6 +2060,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     keys: List[np.ndarray] = []
     bits: List[np.ndarray] = []
     recut = np.zeros(n, np.uint8)  # bit k: the row's lines of kind k are cut again
+    one = len(changed) == 1 and not len(gone)
     for kind in range(6):
         c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
         parts: List[np.ndarray] = []
@@ -2062,6 +2077,13 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         # the lines it left, as the other boxes now stand (a box that kept this value is in its run:
         # the run it left is cut again only if some box left it, and that box's own value seeds it)
         for x in np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist():
+            if one and any(lo <= x <= hi for lo, hi in spans):
+                # One box changed and none was removed: its old value is the only one the old
+                # values have that the new ones lack, so the run it left, grown among the old
+                # values, cannot reach past a whole run of the new values holding it (the gap to
+                # either outside neighbour there exceeds tol, and float subtraction is monotone):
+                # that run, already in ``parts``, is what growing it again would give.
+                continue
             r = _grow_run(old_st, kind, x, x, tol)
             if r is None:
                 return _aligned(pg, sub, sb, tol)

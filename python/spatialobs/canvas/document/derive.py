@@ -14,7 +14,7 @@ import operator
 from itertools import chain, compress, repeat
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -74,9 +74,19 @@ class Derived:
     #: (serial, row map, record rows, rebound connector ids): how this derivation follows from
     #: the last one observed, through unobserved ones (set by the canvas; None: not known)
     since: Any = None
+    #: the canvas's count of binding writes when it derived this version (-1: not set); a later
+    #: version with the same count has the same binding records in the same order
+    binding_writes: int = -1
+    #: the columns (of :data:`_OWNABLE`) no other derivation shares: the next derivation may write
+    #: them in place when this one is used up (see :func:`derive`'s ``in_place``). Handing the
+    #: derivation out (``Canvas.geometry``) clears it.
+    owned: FrozenSet[str] = frozenset()
 
 
 _HALF_PI = math.pi / 2
+
+#: The columns a derivation of the rows an edit reaches writes (in place when they are its own).
+_OWNABLE = ("px", "py", "rotation", "opacity", "hidden", "locked", "frame", "group", "local", "bounds", "visible", "clip")
 
 
 #: Largest magnitude of a derived page bound (*ours*): nested coordinates of at most
@@ -668,7 +678,8 @@ def patch(raw: Raw, changed: Mapping[str, Node], own: bool = False) -> Optional[
 def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[str, Binding],
            local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
            raw: Optional[Raw] = None, prev: Optional[Derived] = None,
-           arrow_cache: Optional[Dict[str, Any]] = None, rebound: Optional[AbstractSet[str]] = None) -> Derived:
+           arrow_cache: Optional[Dict[str, Any]] = None, rebound: Optional[AbstractSet[str]] = None,
+           in_place: bool = False, same_bindings: bool = False) -> Derived:
     """Compute :class:`Derived` for ``nodes`` (a forest whose roots sit on ``pages``).
 
     With ``prev`` and a ``raw`` whose tree is unchanged (only geometry or state was
@@ -677,6 +688,12 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     of the connectors whose bindings were written since ``prev`` (the canvas keeps
     them); with it, a derivation from ``prev`` after binding writes reads those
     connectors again instead of deriving afresh.
+
+    ``in_place``: ``prev`` is never read again by anyone but this call, so a derivation of
+    the rows an edit reaches writes the columns ``prev`` owns (:attr:`Derived.owned`) in place
+    instead of copying them (one that gives up after writing them derives afresh, without ``prev``).
+    ``same_bindings``: the binding records are those ``prev`` was derived with, in the same
+    order (the caller knows it from its write count), so they are not compared one by one.
     """
     if raw is None:
         raw = extract(nodes)
@@ -693,7 +710,11 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         remaining = None
     kept = raw.kept if remaining is not None else None  # splice sets kept only with remaining (the same rows)
     if reuse and raw.changed_rows is not None and prev.clip is not None:  # type: ignore[union-attr]
-        quick = _derive_rows(raw, prev, bindings, local_cache, arrow_cache, rebound=rebound)  # type: ignore[arg-type]
+        try:
+            quick = _derive_rows(raw, prev, bindings, local_cache, arrow_cache,  # type: ignore[arg-type]
+                                 private=in_place, rebound=rebound, on_prev=in_place, same_bindings=same_bindings)
+        except _Spoiled:  # ``prev``'s columns were written before the pass gave up: derived afresh
+            quick, prev, reuse, remaining, kept = None, None, False, None, None
         if quick is not None:
             return quick
     # (``prev``'s row count is its columns' length: an append may have extended the id list it shares)
@@ -858,6 +879,7 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     vis[gone] = np.nan
     d.visible = vis
     d.clip = clip
+    d.owned = frozenset(_OWNABLE)  # every one built here
 
     d.levels = levels
     if reuse:
@@ -909,10 +931,16 @@ def _subtree_sizes(d: Derived) -> np.ndarray:
 _ROWS_SHARE = 8
 
 
+class _Spoiled(Exception):
+    """Raised by :func:`_derive_rows` written into the previous derivation's own columns when it
+    gives up after writing some of them: the previous derivation cannot be reused."""
+
+
 def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                  local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]],
                  arrow_cache: Optional[Dict[str, Any]], private: bool = False,
-                 rebound: Optional[AbstractSet[str]] = None) -> Optional[Derived]:
+                 rebound: Optional[AbstractSet[str]] = None, on_prev: bool = False,
+                 same_bindings: bool = False) -> Optional[Derived]:
     """:func:`derive` after records were replaced in place (same tree): only the rows they reach.
 
     Those rows are the replaced ones and their descendants (records and page
@@ -924,7 +952,10 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     replaced, an arrow starting or stopping being resolved, broken geometry).
     With ``private``, ``prev``'s columns belong to this call alone and are written in
     place instead of copied. ``rebound`` as for :func:`derive` (their rows among the
-    replaced ones).
+    replaced ones). ``on_prev`` (with ``private``): those columns are ``prev``'s own, which the
+    caller derives from again when this returns None: the values written before the arrow
+    pass declines are put back, and a refusal after it raises :class:`_Spoiled`.
+    ``same_bindings`` as for :func:`derive`.
     """
     from spatialobs.canvas.document.arrows import resolve_rows
 
@@ -995,11 +1026,19 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         cols["frame"][k] = np.where(tp == "frame", p, up("frame", p))
         cols["group"][k] = np.where(tp == "group", p, up("group", p))
     full: Dict[str, np.ndarray] = {}
+    undo: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (column, rows, values before) written in ``prev``
+
+    def mine(name: str) -> bool:
+        """Whether column ``name`` of ``prev`` may be written in place."""
+        return private and (not on_prev or name in prev.owned)
     for name, v in cols.items():
         old = getattr(prev, name)
-        if _same_bits(v, old[dirty_rows]):
+        was = old[dirty_rows]
+        if _same_bits(v, was):
             full[name] = old
-        elif private:
+        elif mine(name):
+            if on_prev:
+                undo.append((old, dirty_rows, was))
             old[dirty_rows] = v
             full[name] = old
         else:
@@ -1023,8 +1062,10 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
             new_local[j] = (0.0, 0.0, nd.w, nd.h)
     local = prev.local
     if not _same_bits(new_local, local[changed]):
-        if not private:
+        if not mine("local"):
             local = local.copy()
+        elif on_prev:
+            undo.append((local, changed, local[changed]))
         local[changed] = new_local
         if point_boxes is not None:
             at = np.flatnonzero(np.isin(plan.rows, changed))
@@ -1032,13 +1073,17 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                 point_boxes = point_boxes.copy()  # the plan keeps the boxes before resolution
                 point_boxes[at] = local[plan.rows[at]]
     d = Derived(raw.ids, raw.row, types, parent, prev.page, prev.page_ids, depth, local, px, py, prot,
-                prev.bounds if private else prev.bounds.copy(), prev.visible if private else prev.visible.copy(),
+                prev.bounds if mine("bounds") else prev.bounds.copy(),
+                prev.visible if mine("visible") else prev.visible.copy(),
                 full["frame"], full["group"], full["opacity"], full["hidden"],
                 full["locked"], prev.order, prev.paint, prev.page_start, prev.levels)
     d.size = size
     got = resolve_rows(d, nodes, bindings, arrow_cache, plan, dirty, dirty_rows, point_boxes,
-                       own_local=private or d.local is not prev.local, rebound=rebound)
-    if got is None:
+                       own_local=mine("local") or d.local is not prev.local, rebound=rebound,
+                       same_bindings=same_bindings)
+    if got is None:  # (it declines before writing any arrow)
+        for col, at, was in undo:
+            col[at] = was
         return None
     resolved = np.asarray(got, dtype=np.int64)
     local = d.local
@@ -1062,13 +1107,15 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                 nxt.append(q)
         frontier = nxt
     groups = np.asarray(sorted(grp, key=lambda g: -int(depth[g])), dtype=np.int64)
-    if len(groups) and local is prev.local and not private:
+    if len(groups) and local is prev.local and not mine("local"):
         local = d.local = local.copy()
     x, y, rot_l = num[:, 0], num[:, 1], num[:, 4]
     for g in groups.tolist():
         seg = paint[order[g] + 1:order[g] + size[g]]
         kids = seg[parent[seg] == g]
         if (types[kids] == "group").any() and (local[kids[types[kids] == "group"]] == 0.0).all(axis=1).any():
+            if on_prev and (undo or local is prev.local):
+                raise _Spoiled
             return None  # a possibly empty group inside: the full pass leaves it out of the union
         child = local[kids]
         ok = np.isfinite(child).all(axis=1)
@@ -1118,6 +1165,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     bb = d.bounds[rows]
     bad = ~(np.abs(bb) <= MAX_DERIVED).all(axis=1)
     if bad.any():
+        if on_prev and (undo or d.local is prev.local or d.bounds is prev.bounds):
+            raise _Spoiled
         return None
 
     # frame clips of the rows below a replaced record, and visible bounds of every reached row
@@ -1138,7 +1187,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         new_clip[k, 2] = np.minimum(cp[:, 2], fb[:, 2])
         new_clip[k, 3] = np.minimum(cp[:, 3], fb[:, 3])
     if not _same_bits(new_clip, clip[dirty_rows]):
-        if not private:
+        if not mine("clip"):
             clip = clip.copy()
         clip[dirty_rows] = new_clip
     d.clip = clip
@@ -1153,6 +1202,10 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     d.base = prev.serial
     d.record_rows = changed
     d.reached = rows
+    # the columns only this derivation holds: those copied here, and ``prev``'s own when it is used up
+    d.owned = frozenset(name for name in _OWNABLE if getattr(d, name) is not getattr(prev, name))
+    if private:
+        d.owned |= prev.owned
     raw.changed_rows = None
     return d
 
@@ -1244,6 +1297,7 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
                 page_start, levels)
     g.arrow_plan, g.serial, g.size = prev.arrow_plan, prev.serial, size
     g.clip = _pad(prev.clip, k, (-np.inf, -np.inf, np.inf, np.inf))
+    g.owned = frozenset(_OWNABLE)  # every one padded here
     g.group_need = _pad(prev.group_need, k, False) if prev.group_need is not None else None
     d = _derive_rows(raw, g, bindings, local_cache, arrow_cache, private=True, rebound=rebound)
     if d is None:
@@ -1336,6 +1390,7 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
                 remap(_kept(prev.group, kept)), _kept(prev.opacity, kept), _kept(prev.hidden, kept),
                 _kept(prev.locked, kept), order, paint, page_start, levels)
     g.serial, g.clip, g.size = prev.serial, _kept(prev.clip, kept), _kept(size, kept)
+    g.owned = frozenset(_OWNABLE)  # every one compressed here
     g.group_need = _kept(prev.group_need, kept) if prev.group_need is not None else None
     if plan is not None:
         from spatialobs.canvas.document.arrows import _ArrowPlan

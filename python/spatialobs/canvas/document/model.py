@@ -481,6 +481,7 @@ class Canvas:
     def _derive_version(self) -> None:
         """Derive the current version (from the previous derivation where the edits allow)."""
         raw = None
+        in_place = False
         prev0 = prev = self._prev
         rebound: AbstractSet[str] = self._rebound
         if rebound:  # with their bindings from the index: the arrow pass scans no binding for them
@@ -516,6 +517,10 @@ class Canvas:
                 # below succeeds the canvas holds none (a failed one derives afresh next time)
                 raw = patch(self._raw, {k: self._nodes[k] for k in self._dirty}, own=True)
                 self._raw = None
+                # and so are the previous derivation's own columns (those no other derivation
+                # shares and no caller was handed): nothing reads it again (the observation keeps
+                # copies of the rows it reads, the peeks are done)
+                in_place = True
             elif rebound:
                 raw = patch(self._raw, {})  # bindings written only: the same rows, none replaced
             else:
@@ -523,8 +528,12 @@ class Canvas:
         if raw is None:
             raw = extract(self._nodes.values())
         self._prev = None
+        # no binding written since ``prev``: its arrow plan's bindings are the canvas's, in order
+        same_bindings = prev is not None and prev.binding_writes == self._binding_writes
         d = derive(raw.nodes, self._pages, self._bindings, self._local_cache, raw, prev,
-                   arrow_cache=self._arrow_cache, rebound=rebound)
+                   arrow_cache=self._arrow_cache, rebound=rebound, in_place=in_place and prev is not None,
+                   same_bindings=same_bindings)
+        d.binding_writes = self._binding_writes
         if chain:
             _compose_steps(prev0, chain + [d])  # type: ignore[arg-type]
         self._derived = d
@@ -679,8 +688,10 @@ class Canvas:
         Prefer :meth:`columns` for one page in paint order.
         """
         d = self._geometry()
-        # handed out: the next append copies the id list and row map instead of extending them
+        # handed out: the next append copies the id list and row map instead of extending them,
+        # and the next derivation copies the columns it changes instead of writing them in place
         self._ids_out = True
+        d.owned = frozenset()
         return d
 
     def _row(self, node_id: str) -> int:
