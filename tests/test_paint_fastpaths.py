@@ -9,16 +9,20 @@ kind's outline without ``target_outline``. Both must give the same bytes as befo
 from __future__ import annotations
 
 import math
-from typing import Any, List, Tuple
+import sys
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 
-from spatialobs.canvas import Node
+from spatialobs.canvas import Node, load, observe
 from spatialobs.canvas.paint import _box_outline, _twice_area, clip_convex, local_outline
+from tests.conftest import shared_files
 from tests.reference import paint_oracle
+
+O = sys.modules["spatialobs.canvas.observe"]
 
 # coordinates that make float sums depend on their order (1e16 + 1 - 1e16) and that touch
 COORD = hst.one_of(hst.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 1e16, -1e16, 3.0, 1e-300, 5e-324, 2.0 ** 52]),
@@ -144,3 +148,110 @@ def test_local_outline_box_kinds_equal_target_outline(geo: Any, fx: Any, fy: Any
 def test_local_outline_other_types_unchanged(t: str) -> None:
     nd = Node("n", t, "page:page", "a1", 0.0, 0.0, 30.0, 12.5, props={"geo": "ellipse"})
     assert local_outline(nd).tobytes() == paint_oracle.local_outline(nd).tobytes()
+
+
+# ---- the painters above a target ---------------------------------------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(hst.lists(hst.tuples(COORD, COORD, COORD, COORD), min_size=0, max_size=70), hst.integers(-1, 80),
+       hst.tuples(COORD, COORD, COORD, COORD), hst.randoms(use_true_random=False))
+def test_painters_above_plain_loop_equals_numpy_masks(boxes: List[Tuple[float, ...]], i: int,
+                                                      c: Tuple[float, float, float, float], rnd: Any) -> None:
+    # painter positions ascending (with gaps), boxes touching, nested, empty and inverted alike
+    prow = np.asarray(sorted(rnd.sample(range(200), len(boxes))), dtype=np.int64)
+    pb = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    if len(boxes):  # some boxes equal to the query rectangle: the comparisons are strict
+        pb[rnd.randrange(len(boxes))] = c
+    above = O._Above(prow, pb)
+    want = above.meeting_numpy(i, *c)
+    assert above.meeting(i, *c) == want
+    if len(prow) <= O._Above.SMALL:
+        assert above.small
+        assert [j for j in want if j <= i] == []
+
+
+# ---- every real file: the first observation through the fast paths and through their twins -------
+
+REAL = shared_files("canvases", "*.tldr") + shared_files("canvases", "*.excalidraw")
+
+
+def _observations(path: Any) -> List[str]:
+    """The default first observation, and observations through a grid of views over each page's
+    extent (views that cut shapes, frames and connectors at their edges)."""
+    c = load(path)
+    out = [observe(c).to_json()]
+    for page in c.page_ids():
+        ext = c.page_extent(page)
+        if ext is None:
+            continue
+        x0, y0, x1, y1 = ext
+        w, h = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
+        for fx, fy, fw in ((0.0, 0.0, 1.0), (0.1, 0.2, 0.45), (0.5, 0.4, 0.37), (0.33, 0.05, 0.6), (0.7, 0.6, 0.3)):
+            vp = (x0 + fx * w, y0 + fy * h, fw * w, fw * h)
+            out.append(observe(c, vp, page=page).to_json())
+    return out
+
+
+@pytest.mark.skipif(not REAL, reason="../shared/data/canvases is absent")
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name.split("__")[1][:24])
+def test_real_observations_identical_through_the_twins(path: Any, monkeypatch: Any) -> None:
+    """Plain-float clipping, box outlines and the painter loop on, then the numpy and
+    ``target_outline`` paths instead: the same observations, byte for byte."""
+    fast = _observations(path)
+    monkeypatch.setattr(O, "clip_convex", paint_oracle.clip_convex)
+    monkeypatch.setattr(O, "local_outline", paint_oracle.local_outline)
+    monkeypatch.setattr(O._Above, "SMALL", -1)
+    assert _observations(path) == fast
+
+
+@hst.composite
+def _pages(draw: Any) -> List[Node]:
+    """Crowded pages of filled and unfilled shapes of every outline kind, turned by quarter and
+    other turns, some in (turned) frames, with lines, text and zero or sub-unit sizes."""
+    nodes: List[Node] = []
+    frames: List[str] = []
+    coord = hst.integers(-4, 16).map(lambda v: v * 12.5)
+    size = hst.one_of(hst.integers(0, 12).map(lambda v: v * 10.0), hst.sampled_from([0.5, 1.0, 1e-3]))
+    turn = hst.sampled_from([0.0, 0.0, 0.0, math.pi / 2, math.pi, 0.3, -1.1])
+    for k in range(draw(hst.integers(2, 28))):
+        kind = draw(hst.sampled_from(["geo", "geo", "geo", "frame", "text", "note", "line", "ellipse", "rectangle"]))
+        parent = draw(hst.sampled_from(["page:page"] + frames[-3:])) if frames else "page:page"
+        nid = f"shape:{k}"
+        x, y, w, h, rot = draw(coord), draw(coord), draw(size), draw(size), draw(turn)
+        style: Dict[str, Any] = {}
+        props: Dict[str, Any] = {}
+        if kind == "geo":
+            props = {"geo": draw(GEO), "flipX": draw(hst.booleans())}
+            style = {"fill": draw(hst.sampled_from(["solid", "semi", "none", "pattern"]))}
+        elif kind in ("ellipse", "rectangle"):  # Excalidraw's
+            style = {"fill": draw(hst.sampled_from(["#ffc9c9", "transparent"])),
+                     "fillStyle": draw(hst.sampled_from(["solid", "hachure"]))}
+        elif kind == "line":
+            props = {"points": [[0, 0], [w, h]]}
+        nodes.append(Node(nid, kind, parent, None, x, y, w, h, rotation=rot, style=style, props=props,
+                          text="t" if kind in ("text", "note") else None))
+        if kind == "frame":
+            frames.append(nid)
+    return nodes
+
+
+@settings(max_examples=150, deadline=None)
+@given(_pages(), hst.tuples(hst.integers(-2, 10), hst.integers(-2, 10), hst.integers(3, 20)))
+def test_generated_pages_observed_identically_through_the_twins(nodes: List[Node], view: Tuple[int, int, int]) -> None:
+    from spatialobs.canvas import Canvas
+
+    vp = (view[0] * 12.5, view[1] * 12.5, view[2] * 12.5, view[2] * 10.0)
+
+    def obs() -> str:
+        c = Canvas()
+        for nd in nodes:
+            c.add(nd)
+        return observe(c, vp).to_json() + observe(c).to_json()
+
+    fast = obs()
+    saved = O.clip_convex, O.local_outline, O._Above.SMALL
+    try:
+        O.clip_convex, O.local_outline, O._Above.SMALL = paint_oracle.clip_convex, paint_oracle.local_outline, -1
+        assert obs() == fast
+    finally:
+        O.clip_convex, O.local_outline, O._Above.SMALL = saved

@@ -929,7 +929,8 @@ def _box_like(canvas: Canvas, pg: _Page, r: int) -> bool:
     """Whether row ``r``'s region is its (frame-clipped) bounds: a box turned by quarter turns only."""
     if float(pg.rotation[r]) % _QUARTER != 0.0:
         return False
-    if len(local_outline(canvas._nodes[pg.ids[r]])) != 4 or canvas._nodes[pg.ids[r]].type not in _BOXY:
+    nd = canvas._nodes[pg.ids[r]]
+    if nd.type not in _BOXY or len(local_outline(nd)) != 4:
         return False
     return all(float(pg.rotation[f]) % _QUARTER == 0.0 for f in _frame_chain(pg, r))
 
@@ -1088,6 +1089,32 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
                 break
 
 
+class _Above:
+    """The painters (positions ``prow``, ascending, with boxes ``pb``) above a position whose box
+    meets an open rectangle: a loop over plain floats for a few painters, numpy masks for many."""
+
+    #: Painters up to which the plain loop is the faster (numpy's per-call cost dominates below).
+    SMALL = 48
+
+    def __init__(self, prow: np.ndarray, pb: np.ndarray) -> None:
+        self.prow, self.pb = prow, pb
+        self.small = len(prow) <= self.SMALL
+        if self.small:
+            self.rows_boxes = list(zip(prow.tolist(), pb.tolist()))
+
+    def meeting(self, i: int, c0: float, c1: float, c2: float, c3: float) -> List[int]:
+        """Positions ``j > i`` (ascending) of the painters whose box ``b`` has ``b0 < c2``,
+        ``b2 > c0``, ``b1 < c3`` and ``b3 > c1``."""
+        if self.small:
+            return [j for j, b in self.rows_boxes if j > i and b[0] < c2 and b[2] > c0 and b[1] < c3 and b[3] > c1]
+        return self.meeting_numpy(i, c0, c1, c2, c3)
+
+    def meeting_numpy(self, i: int, c0: float, c1: float, c2: float, c3: float) -> List[int]:
+        """:meth:`meeting` by numpy masks (the path for many painters, and the plain loop's twin)."""
+        prow, pb = self.prow, self.pb
+        return prow[(prow > i) & (pb[:, 0] < c2) & (pb[:, 2] > c0) & (pb[:, 1] < c3) & (pb[:, 3] > c1)].tolist()
+
+
 def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params, out: np.ndarray,
                    names: List[str], shown: np.ndarray, only: Optional[np.ndarray] = None) -> None:
     """Set ``out`` where the painted interiors of higher shapes cover a row (see :func:`_painted_occluders`;
@@ -1112,6 +1139,7 @@ def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.
     view_poly = box_polygon(p.vbox)
     pb = boxes[painter]
     prow = np.flatnonzero(painter)
+    above = _Above(prow, pb)
     memo: Dict[int, np.ndarray] = {}
     polys: List[np.ndarray] = []
     owner: List[int] = []
@@ -1120,19 +1148,19 @@ def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.
     asked: List[int] = []
     needs: List[float] = []
     slot: Dict[int, int] = {}
-    for i in pos.tolist():
-        r = int(rows[i])
+    rl, gone, fl = rows.tolist(), pg.gone, frac.tolist()
+    for i, b in zip(pos.tolist(), boxes[pos].tolist()):
+        r = rl[i]
         need = _need(canvas._nodes[pg.ids[r]])
-        if pg.gone[r] or (frac[i] < need and _box_like(canvas, pg, r)):
+        if gone[r] or (fl[i] < need and _box_like(canvas, pg, r)):
             continue
-        b = boxes[i]
         c0, c1, c2, c3 = max(b[0], vx0), max(b[1], vy0), min(b[2], vx1), min(b[3], vy1)
         sliver = c2 - c0 <= 0 or c3 - c1 <= 0
         if sliver:  # a line or point: a sliver around it stands for it
             e = 1e-3 * max(1.0, abs(c0), abs(c1))
             c0, c1, c2, c3 = c0 - e, c1 - e, c2 + e, c3 + e
-        hit = prow[(prow > i) & (pb[:, 0] < c2) & (pb[:, 2] > c0) & (pb[:, 1] < c3) & (pb[:, 3] > c1)]
-        if not len(hit):
+        hit = above.meeting(i, c0, c1, c2, c3)
+        if not hit:
             continue
         if sliver:
             tpoly = box_polygon((c0, c1, c2, c3))
@@ -1144,11 +1172,11 @@ def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.
         polys.append(tpoly)
         owner.append(-1)
         cl = []
-        for j in hit.tolist():
+        for j in hit:
             s_ = slot.get(j)
             if s_ is None:
                 s_ = slot[j] = len(polys)
-                polys.append(_page_outline(canvas, pg, int(rows[j]), memo))
+                polys.append(_page_outline(canvas, pg, rl[j], memo))
                 owner.append(j)
             cl.append(s_)
         covers.append(cl)
