@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 from spatialobs.canvas import Node, load, observe
-from spatialobs.canvas.paint import _box_outline, _twice_area, clip_convex, local_outline
+from spatialobs.canvas.paint import _box_outline, _twice_area, clip_convex, local_outline, paints_interior
 from tests.conftest import shared_files
 from tests.reference import paint_oracle
 
@@ -255,3 +255,30 @@ def test_generated_pages_observed_identically_through_the_twins(nodes: List[Node
         assert obs() == fast
     finally:
         O.clip_convex, O.local_outline, O._Above.SMALL = saved
+
+
+# ---- what paints, memoized by the values paints_interior reads -----------------------------------
+
+_FILLS = hst.one_of(hst.sampled_from(["none", "solid", "semi", "pattern", "transparent", "", " None ", "#ffc9c9",
+                                      "#ffc9c980", "rgba(0,0,0,0.5)", "hsla(1, 2%, 3%, 95%)", 1, 1.0, True, 0, False,
+                                      None, "missing"]),
+                    hst.lists(hst.integers(0, 3), max_size=2))  # an unhashable value: not memoized
+_TYPES = hst.sampled_from(["geo", "note", "text", "arrow", "frame", "artboard", "rectangle", "ellipse", "diamond",
+                           "image", "line", "container", "group", "custom"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(hst.lists(hst.tuples(_TYPES, _FILLS, hst.sampled_from(["solid", "hachure", 1, True, None, "missing"])),
+                 min_size=1, max_size=12),
+       hst.sampled_from([0.9, 0.5, 1.0, 1, True, 0.0]))
+def test_paints_memo_equals_paints_interior(specs: List[Tuple[str, Any, Any]], min_alpha: float) -> None:
+    nodes = {}
+    for k, (t, fill, fs) in enumerate(specs):
+        style = {key: v for key, v in (("fill", fill), ("fillStyle", fs)) if not (isinstance(v, str) and v == "missing")}
+        nodes[f"n{k}"] = Node(f"n{k}", t, "page:page", "a1", 0.0, 0.0, 1.0, 1.0, style=style)
+    names = list(nodes)
+    crow = np.arange(len(names))[::-1].copy()
+    want = [paints_interior(nodes[names[c]].type, nodes[names[c]].style, min_alpha) for c in crow.tolist()]
+    for _ in range(2):  # the second pass reads the memo
+        got = O._paints(nodes, names, crow, min_alpha)
+        assert got.dtype == bool and got.tolist() == want

@@ -846,8 +846,10 @@ def _view(st: _PageState, p: _Params, canvas: Optional[Canvas] = None) -> _View:
     return _View(solid, labels, pg.boxes, p.vbox, rows, occ, reading, partial, near_rows, in_view)
 
 
-#: Per node record: (weakref, min_alpha, paints its interior) (records are immutable).
-_PAINTS: Dict[int, Tuple[Any, float, bool]] = {}
+#: Whether a node paints its interior, by what :func:`~spatialobs.canvas.paint.paints_interior`
+#: reads: (type, min_alpha, fill, whether a fillStyle is set, fillStyle).
+_PAINTS: Dict[Tuple[Any, ...], bool] = {}
+_PAINTS_MAX = 4096
 #: Share of a target's area that may stay uncovered while it counts as covered (rounding of the areas).
 _COVER_TOL = 1e-9
 #: Share of its area a shape whose pixels fill its outline (a fill of any kind, text, a note,
@@ -866,22 +868,25 @@ _QUARTER = math.pi / 2
 
 
 def _paints(nodes: Mapping[str, Any], names: List[str], crow: np.ndarray, min_alpha: float) -> np.ndarray:
-    """Whether each node (canvas rows ``crow``) paints an opaque interior (memoized per record)."""
+    """Whether each node (canvas rows ``crow``) paints an opaque interior (memoized by the values it depends on)."""
     memo = _PAINTS
-    out = np.zeros(len(crow), bool)
-    for k, c in enumerate(crow.tolist()):
+    out = []
+    for c in crow.tolist():
         nd = nodes[names[c]]
-        hit = memo.get(id(nd))
-        if hit is not None and hit[0]() is nd and hit[1] == min_alpha:
-            out[k] = hit[2]
-            continue
-        v = paints_interior(nd.type, nd.style, min_alpha)
-        memo[id(nd)] = (weakref.ref(nd), min_alpha, v)
-        out[k] = v
-    if len(memo) > 4 * len(crow) + 65536:
-        for key in [k for k, v in list(memo.items()) if v[0]() is None]:
-            del memo[key]
-    return out
+        t, style = nd.type, nd.style
+        key: Optional[Tuple[Any, ...]] = (t, min_alpha, style.get("fill"), "fillStyle" in style, style.get("fillStyle"))
+        try:
+            v = memo.get(key)  # type: ignore[arg-type]
+        except TypeError:  # an unhashable fill: not kept
+            v = key = None
+        if v is None:
+            v = paints_interior(t, style, min_alpha)
+            if key is not None:
+                if len(memo) >= _PAINTS_MAX:
+                    memo.clear()
+                memo[key] = v
+        out.append(v)
+    return np.array(out, dtype=bool)
 
 
 def _paints_cached(canvas: Canvas, st: _PageState, r: np.ndarray, min_alpha: float) -> np.ndarray:
