@@ -1,9 +1,11 @@
-"""The painted cover's plain-Python fast paths, held to the numpy and ``target_outline`` paths they shortcut.
+"""The first observation's plain-Python fast paths, each held to the path it shortcuts.
 
 ``clip_convex`` orients its clip polygon from the sum of the edge cross products in floats
 when the clip has fewer than 8 corners (numpy's sum is left to right there, pairwise from 8
 on) and clips on floats instead of numpy scalars; ``local_outline`` writes a box-like ``geo``
-kind's outline without ``target_outline``. Both must give the same bytes as before.
+kind's outline without ``target_outline``; the painted cover finds the painters above a
+target by a plain loop for few painters and memoizes what paints by style values; the
+importers read integers without their general conversion. All must give the same bytes as before.
 """
 
 from __future__ import annotations
@@ -282,3 +284,28 @@ def test_paints_memo_equals_paints_interior(specs: List[Tuple[str, Any, Any]], m
     for _ in range(2):  # the second pass reads the memo
         got = O._paints(nodes, names, crow, min_alpha)
         assert got.dtype == bool and got.tolist() == want
+
+
+# ---- the importers' number readers: integers without the general conversion ---------------------
+
+_NUMS = hst.one_of(hst.integers(-(2**1001), 2**1001), hst.sampled_from([2**1000, -(2**1000), 2**1000 - 1, 1 - 2**1000,
+                                                                        2**1024, 0, -0.0, True, False, None]),
+                   hst.floats(), hst.text(max_size=6), hst.sampled_from(["12px", " 3.5 ", "inf", "nan", "1e999"]),
+                   hst.lists(hst.integers(), max_size=1))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_NUMS, hst.sampled_from([0.0, 1.0, 100.0]))
+def test_number_readers_equal_their_general_paths(v: Any, default: float) -> None:
+    from spatialobs.canvas.formats.excalidraw import _f
+    from spatialobs.canvas.formats.tldraw import _prop_num
+    from tests.reference import number_oracle
+
+    for fast, slow, args in ((_prop_num, number_oracle.tldraw_prop_num, ("shape:a",)), (_f, number_oracle.excalidraw_f, ())):
+        rec = {"id": "a", "k": v}
+        d1: List[Any] = []
+        d2: List[Any] = []
+        a = fast(rec, "k", default, *args, d1) if args else fast(rec, "k", default, d1)
+        b = slow(rec, "k", default, *args, d2) if args else slow(rec, "k", default, d2)
+        assert type(a) is type(b) and (a == b or (a != a and b != b))
+        assert repr(a) == repr(b) and d1 == d2
