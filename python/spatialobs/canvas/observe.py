@@ -1104,14 +1104,16 @@ class _Above:
     def __init__(self, prow: np.ndarray, pb: np.ndarray) -> None:
         self.prow, self.pb = prow, pb
         self.small = len(prow) <= self.SMALL
-        if self.small:
-            self.rows_boxes = list(zip(prow.tolist(), pb.tolist()))
+        self.rows_boxes: Optional[List[Tuple[int, List[float]]]] = None  # made on the first question
 
     def meeting(self, i: int, c0: float, c1: float, c2: float, c3: float) -> List[int]:
         """Positions ``j > i`` (ascending) of the painters whose box ``b`` has ``b0 < c2``,
         ``b2 > c0``, ``b1 < c3`` and ``b3 > c1``."""
         if self.small:
-            return [j for j, b in self.rows_boxes if j > i and b[0] < c2 and b[2] > c0 and b[1] < c3 and b[3] > c1]
+            rb = self.rows_boxes
+            if rb is None:
+                rb = self.rows_boxes = list(zip(self.prow.tolist(), self.pb.tolist()))
+            return [j for j, b in rb if j > i and b[0] < c2 and b[2] > c0 and b[1] < c3 and b[3] > c1]
         return self.meeting_numpy(i, c0, c1, c2, c3)
 
     def meeting_numpy(self, i: int, c0: float, c1: float, c2: float, c3: float) -> List[int]:
