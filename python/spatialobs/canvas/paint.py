@@ -232,6 +232,9 @@ def _twice_area(cl: List[List[float]], clip: np.ndarray) -> float:
 def clip_convex(poly: np.ndarray, clip: np.ndarray) -> np.ndarray:
     """``poly`` clipped by the convex polygon ``clip`` (Sutherland–Hodgman; either orientation).
 
+    Both are ``(k, 2)`` arrays of points; the arithmetic is in float64 (Python floats), the
+    result a ``(m, 2)`` float64 array (empty when nothing is left).
+
     Examples
     --------
     >>> sq = np.array([[0., 0], [10, 0], [10, 10], [0, 10]])
