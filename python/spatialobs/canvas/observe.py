@@ -846,8 +846,10 @@ def _view(st: _PageState, p: _Params, canvas: Optional[Canvas] = None) -> _View:
     return _View(solid, labels, pg.boxes, p.vbox, rows, occ, reading, partial, near_rows, in_view)
 
 
-#: Per node record: (weakref, min_alpha, paints its interior) (records are immutable).
-_PAINTS: Dict[int, Tuple[Any, float, bool]] = {}
+#: Whether a node paints its interior, by what :func:`~spatialobs.canvas.paint.paints_interior`
+#: reads: (type, min_alpha, fill, whether a fillStyle is set, fillStyle).
+_PAINTS: Dict[Tuple[Any, ...], bool] = {}
+_PAINTS_MAX = 4096
 #: Share of a target's area that may stay uncovered while it counts as covered (rounding of the areas).
 _COVER_TOL = 1e-9
 #: Share of its area a shape whose pixels fill its outline (a fill of any kind, text, a note,
@@ -866,22 +868,25 @@ _QUARTER = math.pi / 2
 
 
 def _paints(nodes: Mapping[str, Any], names: List[str], crow: np.ndarray, min_alpha: float) -> np.ndarray:
-    """Whether each node (canvas rows ``crow``) paints an opaque interior (memoized per record)."""
+    """Whether each node (canvas rows ``crow``) paints an opaque interior (memoized by the values it depends on)."""
     memo = _PAINTS
-    out = np.zeros(len(crow), bool)
-    for k, c in enumerate(crow.tolist()):
+    out = []
+    for c in crow.tolist():
         nd = nodes[names[c]]
-        hit = memo.get(id(nd))
-        if hit is not None and hit[0]() is nd and hit[1] == min_alpha:
-            out[k] = hit[2]
-            continue
-        v = paints_interior(nd.type, nd.style, min_alpha)
-        memo[id(nd)] = (weakref.ref(nd), min_alpha, v)
-        out[k] = v
-    if len(memo) > 4 * len(crow) + 65536:
-        for key in [k for k, v in list(memo.items()) if v[0]() is None]:
-            del memo[key]
-    return out
+        t, style = nd.type, nd.style
+        key: Optional[Tuple[Any, ...]] = (t, min_alpha, style.get("fill"), "fillStyle" in style, style.get("fillStyle"))
+        try:
+            v = memo.get(key)  # type: ignore[arg-type]
+        except TypeError:  # an unhashable fill: not kept
+            v = key = None
+        if v is None:
+            v = paints_interior(t, style, min_alpha)
+            if key is not None:
+                if len(memo) >= _PAINTS_MAX:
+                    memo.clear()
+                memo[key] = v
+        out.append(v)
+    return np.array(out, dtype=bool)
 
 
 def _paints_cached(canvas: Canvas, st: _PageState, r: np.ndarray, min_alpha: float) -> np.ndarray:
@@ -929,7 +934,8 @@ def _box_like(canvas: Canvas, pg: _Page, r: int) -> bool:
     """Whether row ``r``'s region is its (frame-clipped) bounds: a box turned by quarter turns only."""
     if float(pg.rotation[r]) % _QUARTER != 0.0:
         return False
-    if len(local_outline(canvas._nodes[pg.ids[r]])) != 4 or canvas._nodes[pg.ids[r]].type not in _BOXY:
+    nd = canvas._nodes[pg.ids[r]]
+    if nd.type not in _BOXY or len(local_outline(nd)) != 4:
         return False
     return all(float(pg.rotation[f]) % _QUARTER == 0.0 for f in _frame_chain(pg, r))
 
@@ -1088,6 +1094,34 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
                 break
 
 
+class _Above:
+    """The painters (positions ``prow``, ascending, with boxes ``pb``) above a position whose box
+    meets an open rectangle: a loop over plain floats for a few painters, numpy masks for many."""
+
+    #: Painters up to which the plain loop is the faster (numpy's per-call cost dominates below).
+    SMALL = 48
+
+    def __init__(self, prow: np.ndarray, pb: np.ndarray) -> None:
+        self.prow, self.pb = prow, pb
+        self.small = len(prow) <= self.SMALL
+        self.rows_boxes: Optional[List[Tuple[int, List[float]]]] = None  # made on the first question
+
+    def meeting(self, i: int, c0: float, c1: float, c2: float, c3: float) -> List[int]:
+        """Positions ``j > i`` (ascending) of the painters whose box ``b`` has ``b0 < c2``,
+        ``b2 > c0``, ``b1 < c3`` and ``b3 > c1``."""
+        if self.small:
+            rb = self.rows_boxes
+            if rb is None:
+                rb = self.rows_boxes = list(zip(self.prow.tolist(), self.pb.tolist()))
+            return [j for j, b in rb if j > i and b[0] < c2 and b[2] > c0 and b[1] < c3 and b[3] > c1]
+        return self.meeting_numpy(i, c0, c1, c2, c3)
+
+    def meeting_numpy(self, i: int, c0: float, c1: float, c2: float, c3: float) -> List[int]:
+        """:meth:`meeting` by numpy masks (the path for many painters, and the plain loop's twin)."""
+        prow, pb = self.prow, self.pb
+        return prow[(prow > i) & (pb[:, 0] < c2) & (pb[:, 2] > c0) & (pb[:, 1] < c3) & (pb[:, 3] > c1)].tolist()
+
+
 def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params, out: np.ndarray,
                    names: List[str], shown: np.ndarray, only: Optional[np.ndarray] = None) -> None:
     """Set ``out`` where the painted interiors of higher shapes cover a row (see :func:`_painted_occluders`;
@@ -1112,6 +1146,7 @@ def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.
     view_poly = box_polygon(p.vbox)
     pb = boxes[painter]
     prow = np.flatnonzero(painter)
+    above = _Above(prow, pb)
     memo: Dict[int, np.ndarray] = {}
     polys: List[np.ndarray] = []
     owner: List[int] = []
@@ -1120,19 +1155,19 @@ def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.
     asked: List[int] = []
     needs: List[float] = []
     slot: Dict[int, int] = {}
-    for i in pos.tolist():
-        r = int(rows[i])
+    rl, gone, fl = rows.tolist(), pg.gone, frac.tolist()
+    for i, b in zip(pos.tolist(), boxes[pos].tolist()):
+        r = rl[i]
         need = _need(canvas._nodes[pg.ids[r]])
-        if pg.gone[r] or (frac[i] < need and _box_like(canvas, pg, r)):
+        if gone[r] or (fl[i] < need and _box_like(canvas, pg, r)):
             continue
-        b = boxes[i]
         c0, c1, c2, c3 = max(b[0], vx0), max(b[1], vy0), min(b[2], vx1), min(b[3], vy1)
         sliver = c2 - c0 <= 0 or c3 - c1 <= 0
         if sliver:  # a line or point: a sliver around it stands for it
             e = 1e-3 * max(1.0, abs(c0), abs(c1))
             c0, c1, c2, c3 = c0 - e, c1 - e, c2 + e, c3 + e
-        hit = prow[(prow > i) & (pb[:, 0] < c2) & (pb[:, 2] > c0) & (pb[:, 1] < c3) & (pb[:, 3] > c1)]
-        if not len(hit):
+        hit = above.meeting(i, c0, c1, c2, c3)
+        if not hit:
             continue
         if sliver:
             tpoly = box_polygon((c0, c1, c2, c3))
@@ -1144,11 +1179,11 @@ def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.
         polys.append(tpoly)
         owner.append(-1)
         cl = []
-        for j in hit.tolist():
+        for j in hit:
             s_ = slot.get(j)
             if s_ is None:
                 s_ = slot[j] = len(polys)
-                polys.append(_page_outline(canvas, pg, int(rows[j]), memo))
+                polys.append(_page_outline(canvas, pg, rl[j], memo))
                 owner.append(j)
             cl.append(s_)
         covers.append(cl)

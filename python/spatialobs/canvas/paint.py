@@ -151,6 +151,23 @@ _OUTLINES: Dict[int, Tuple[Any, np.ndarray]] = {}
 _OUTLINES_MAX = 1 << 15
 
 
+#: ``geo`` kinds whose outline is their box (``target_outline``'s last case, named).
+_BOX_GEO = frozenset({"rectangle", "x-box", "check-box"})
+
+
+def _box_outline(props: Mapping[str, Any], w: float, h: float) -> Optional[List[Tuple[float, float]]]:
+    """A box-like ``geo`` shape's outline as :func:`local_outline` makes it from ``target_outline``
+    (at least 1 x 1, flipped as the props say, the closing point dropped); None for other kinds."""
+    geo = props.get("geo", "rectangle")
+    if type(geo) is not str or geo not in _BOX_GEO:
+        return None
+    gw, gh = max(1.0, w), max(1.0, h)
+    fx, fy = bool(props.get("flipX")), bool(props.get("flipY"))
+    x0, x1 = (gw, 0.0) if fx else (0.0, gw)
+    y0, y1 = (gh, 0.0) if fy else (0.0, gh)
+    return [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+
+
 def local_outline(node: Any) -> np.ndarray:
     """The outline of what ``node`` covers, in its local frame, as a ``(k, 2)`` float64 array.
 
@@ -169,7 +186,9 @@ def local_outline(node: Any) -> np.ndarray:
     w, h = float(node.w), float(node.h)
     pts: Optional[List[Tuple[float, float]]] = None
     if node.type == "geo" and w > 0 and h > 0:
-        pts = [(float(x), float(y)) for x, y in target_outline("geo", node.props, w, h, node.id).points]
+        pts = _box_outline(node.props, w, h)
+        if pts is None:
+            pts = [(float(x), float(y)) for x, y in target_outline("geo", node.props, w, h, node.id).points]
     elif node.type in _KIND_OF and w > 0 and h > 0:
         pts = [(float(x), float(y)) for x, y in target_outline("geo", {"geo": _KIND_OF[node.type]}, w, h, node.id).points]
     if pts and len(pts) > 3 and pts[-1] == pts[0]:
@@ -195,8 +214,26 @@ def to_page(local: np.ndarray, px: float, py: float, rotation: float) -> np.ndar
     return np.column_stack([px + c * x - s * y, py + s * x + c * y])
 
 
+def _twice_area(cl: List[List[float]], clip: np.ndarray) -> float:
+    """Twice the signed area of the polygon ``clip`` (``cl``, its rows as lists), summed as numpy sums it."""
+    m = len(cl)
+    if m >= 8:
+        cx, cy = clip[:, 0], clip[:, 1]
+        return float(np.sum(cx * np.roll(cy, -1) - np.roll(cx, -1) * cy))
+    # numpy adds fewer than 8 values one after the other (pairwise from 8 on): the same sum,
+    # up to the sign of a zero result, without its per-call cost
+    s = 0.0
+    for i in range(m):
+        (ax, ay), (bx, by) = cl[i], cl[i + 1 - m]
+        s += ax * by - bx * ay
+    return s
+
+
 def clip_convex(poly: np.ndarray, clip: np.ndarray) -> np.ndarray:
     """``poly`` clipped by the convex polygon ``clip`` (Sutherland–Hodgman; either orientation).
+
+    Both are ``(k, 2)`` arrays of points; the arithmetic is in float64 (Python floats), the
+    result a ``(m, 2)`` float64 array (empty when nothing is left).
 
     Examples
     --------
@@ -206,27 +243,22 @@ def clip_convex(poly: np.ndarray, clip: np.ndarray) -> np.ndarray:
     """
     if len(clip) < 3 or len(poly) == 0:
         return poly[:0]
-    cx, cy = clip[:, 0], clip[:, 1]
-    signed = float(np.sum(cx * np.roll(cy, -1) - np.roll(cx, -1) * cy))
-    sign = 1.0 if signed >= 0 else -1.0
+    cl = clip.tolist()
+    m = len(cl)
+    sign = 1.0 if _twice_area(cl, clip) >= 0 else -1.0
     out = [tuple(p) for p in poly.tolist()]
-    m = len(clip)
     for i in range(m):
         if not out:
             break
-        ax, ay = clip[i]
-        bx, by = clip[(i + 1) % m]
+        ax, ay = cl[i]
+        bx, by = cl[(i + 1) % m]
         ex, ey = bx - ax, by - ay
-
-        def side(p: Tuple[float, float]) -> float:
-            return sign * (ex * (p[1] - ay) - ey * (p[0] - ax))
-
         src = out
         out = []
         prev = src[-1]
-        sp = side(prev)
+        sp = sign * (ex * (prev[1] - ay) - ey * (prev[0] - ax))
         for cur in src:
-            sc = side(cur)
+            sc = sign * (ex * (cur[1] - ay) - ey * (cur[0] - ax))
             if sc >= 0:
                 if sp < 0:
                     t = sp / (sp - sc)

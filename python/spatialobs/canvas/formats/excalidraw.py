@@ -54,10 +54,17 @@ class _Unusable(Exception):
     pass
 
 
+#: Integers within which ``float(v)`` cannot overflow (a name: Python does not fold so large a power).
+_INT_SPAN = 2**1000
+
+
 def _f(e: Mapping[str, Any], key: str, default: float, diags: List[Diagnostic]) -> float:
     v = e.get(key, default)
-    if type(v) is float and math.isfinite(v):  # the common case, as below without its checks
+    tv = type(v)
+    if tv is float and math.isfinite(v):  # the common cases, as below without its checks
         return v
+    if tv is int and -_INT_SPAN < v < _INT_SPAN:
+        return float(v)
     if v is None:
         return default
     if isinstance(v, bool):

@@ -83,12 +83,16 @@ def _num(v: Any, default: float) -> Tuple[float, bool]:
     return default, False
 
 
+#: Integers within which ``float(v)`` cannot overflow (a name: Python does not fold so large a power).
+_INT_SPAN = 2**1000
+
+
 def _prop_num(props: Mapping[str, Any], key: str, default: float, rid: str, diags: List[Diagnostic]) -> float:
     v = props.get(key)
     if v is None:
         return default
     tv = type(v)
-    if tv is float or (tv is int and -(2**1000) < v < 2**1000):  # what _num does for these, without its checks
+    if tv is float or (tv is int and -_INT_SPAN < v < _INT_SPAN):  # what _num does for these, without its checks
         f = float(v)
         if math.isfinite(f):
             return f
