@@ -307,3 +307,18 @@ def test_an_integer_beyond_a_double_is_the_infinity_json_gives_tldraw(monkeypatc
                "props": {"segments": [{"type": "free", "points": pts}]}})
         got.append((c.geometry().bounds.tolist(), observe(c).to_json()))
     assert got[0] == got[1]
+
+
+def test_a_signalling_nan_in_a_path_decodes_without_a_warning():
+    # float32 0xffbfecb4 is a signalling NaN: widening it to float64 warned "invalid value encountered
+    # in cast" (hypothesis found it); tldraw reads NaN, and so do both paths here
+    import warnings
+
+    raw = bytes.fromhex("b4ecbfff536c43695aa93a1374cf38a146a202de")
+    text = base64.b64encode(raw).decode()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        q = F.decode_path(text, 3)
+        legacy = F._legacy_points(text)
+    assert q.shape == (2, 2) and np.isnan(q[:, 0]).all() and np.isfinite(q[:, 1]).all() and legacy.shape == (3, 2)
+    assert C.path_extent(raw, 3, 16.0, 0.5, True) is None

@@ -133,15 +133,20 @@ def decode_path(path: str, dim: Optional[int] = None) -> np.ndarray:
     k = 2 if dim == 2 else 3
     if len(raw) < 4 * k:
         return np.zeros((0, 2))
-    first = np.frombuffer(raw[: 4 * k], dtype="<f4")[:2].astype(np.float64)
+    first = np.frombuffer(raw[: 4 * k], dtype="<f4")[:2]
     m = (len(raw) - 4 * k) // (2 * k)
-    steps = np.empty((m + 1, 2))
+    deltas = np.frombuffer(raw[4 * k: 4 * k + 2 * k * m], dtype="<f2").reshape(m, k)[:, :2]
+    if np.isfinite(first).all() and np.isfinite(deltas).all():
+        return _accumulate(first, deltas)
+    # bytes that are no numbers: tldraw gets NaN too (a signalling NaN warns when widened)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _accumulate(first, deltas)
+
+
+def _accumulate(first: np.ndarray, deltas: np.ndarray) -> np.ndarray:
+    steps = np.empty((len(deltas) + 1, 2))
     steps[0] = first
-    if m:
-        steps[1:] = np.frombuffer(raw[4 * k: 4 * k + 2 * k * m], dtype="<f2").reshape(m, k)[:, :2]
-    if not np.isfinite(steps).all():  # bytes that are no numbers: tldraw gets NaN too
-        with np.errstate(invalid="ignore", over="ignore"):
-            return np.cumsum(steps, axis=0)
+    steps[1:] = deltas
     return np.cumsum(steps, axis=0)
 
 
@@ -149,7 +154,9 @@ def _legacy_points(text: str) -> np.ndarray:
     # tldraw's first base64 form: absolute float16 (x, y, z) per point
     raw = _b64_bytes(text)
     m = len(raw) // 6
-    return np.frombuffer(raw[: 6 * m], dtype="<f2").reshape(m, 3)[:, :2].astype(np.float64)
+    v = np.frombuffer(raw[: 6 * m], dtype="<f2").reshape(m, 3)[:, :2]
+    with np.errstate(invalid="ignore"):  # a signalling NaN warns when widened
+        return v.astype(np.float64)
 
 
 def _number(v: Any) -> Optional[float]:
