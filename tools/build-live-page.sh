@@ -20,7 +20,10 @@ if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ] && [ -f "$out/l
     exit 0
 fi
 if [ ! -d node_modules/tldraw ] || [ ! -d node_modules/@excalidraw/excalidraw ] || [ ! -d node_modules/esbuild ]; then
-    npm ci --no-audit --no-fund --loglevel=error >&2
+    # --prefer-offline: package metadata already in npm's cache is used without asking the registry
+    # again (the lock file fixes every version; what the cache lacks is still fetched). About a fifth
+    # of npm ci's CPU with a warm cache (benchmarks/README.md, "Build time (issue 31)").
+    npm ci --prefer-offline --no-audit --no-fund --loglevel=error >&2
 fi
 node build.mjs --out "$out" >&2
 echo "$stamp" > "$out/.stamp"
