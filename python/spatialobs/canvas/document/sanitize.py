@@ -187,6 +187,10 @@ def coerce_number(value: Any, field: str, record: str) -> float:
 #: Fields held to CanvasLimits.max_coordinate.
 _BOUNDED = frozenset(("x", "y", "w", "h"))
 
+#: Integers strictly within +-this convert with ``float(v)`` without overflowing: the importers'
+#: fast paths for integer values (a name: Python does not fold so large a power into a constant).
+INT_SPAN = 2**1000
+
 
 def _coerce_bool(value: Any, field: str, record: str) -> bool:
     if isinstance(value, bool):

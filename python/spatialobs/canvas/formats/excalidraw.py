@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from spatialobs.canvas.limits import current as current_limits
 from spatialobs.canvas.limits import echo, typed_errors
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.document.sanitize import CleanFields, is_mapping, sanitize_style
+from spatialobs.canvas.document.sanitize import INT_SPAN, CleanFields, is_mapping, sanitize_style
 from spatialobs.canvas.document.fractional import is_valid_key, key_after, key_between, key_sequence
 from spatialobs.canvas.document.model import Canvas, build_canvas
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
@@ -54,16 +54,12 @@ class _Unusable(Exception):
     pass
 
 
-#: Integers within which ``float(v)`` cannot overflow (a name: Python does not fold so large a power).
-_INT_SPAN = 2**1000
-
-
 def _f(e: Mapping[str, Any], key: str, default: float, diags: List[Diagnostic]) -> float:
     v = e.get(key, default)
     tv = type(v)
     if tv is float and math.isfinite(v):  # the common cases, as below without its checks
         return v
-    if tv is int and -_INT_SPAN < v < _INT_SPAN:
+    if tv is int and -INT_SPAN < v < INT_SPAN:
         return float(v)
     if v is None:
         return default

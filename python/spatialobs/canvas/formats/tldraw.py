@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.document.sanitize import CleanFields, is_mapping, sanitize_style
+from spatialobs.canvas.document.sanitize import INT_SPAN, CleanFields, is_mapping, sanitize_style
 from spatialobs.canvas.document.model import Canvas, build_canvas
 from spatialobs.canvas.document.fractional import key_sequence
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
@@ -83,16 +83,12 @@ def _num(v: Any, default: float) -> Tuple[float, bool]:
     return default, False
 
 
-#: Integers within which ``float(v)`` cannot overflow (a name: Python does not fold so large a power).
-_INT_SPAN = 2**1000
-
-
 def _prop_num(props: Mapping[str, Any], key: str, default: float, rid: str, diags: List[Diagnostic]) -> float:
     v = props.get(key)
     if v is None:
         return default
     tv = type(v)
-    if tv is float or (tv is int and -_INT_SPAN < v < _INT_SPAN):  # what _num does for these, without its checks
+    if tv is float or (tv is int and -INT_SPAN < v < INT_SPAN):  # what _num does for these, without its checks
         f = float(v)
         if math.isfinite(f):
             return f
