@@ -70,6 +70,21 @@ def test_the_decomposition_renders_from_its_kept_form():
     assert "| asynchronous race | 0.971 | 0.971 | 0.000 |" in text and "showed it first in 16" in text
 
 
+def test_a_set_selection_serves_its_text_when_it_returns():
+    """Read back at once, 20 times alternating: never the previous owner's text (each trial relies on it)."""
+    _require_mousepad_and_xclip()
+    from spatialobs.screen.drivers.atspi import AtspiDriver
+
+    with AtspiDriver("mousepad") as d:
+        d.reset()
+        for i in range(20):
+            text = ("alpha", "beta")[i % 2] + str(i)
+            rc.set_selection(d, text)
+            assert rc._selection(d) == text
+        rc.set_selection(d, "first", "primary")
+        assert (rc._selection(d, "primary"), rc._selection(d)) == ("first", "beta19")
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: rc.real_decomposition(trials=0), "trials must be a positive integer, got 0"),
     (lambda: rc.real_decomposition(late_rate=1.5), "late_rate must lie in [0, 1], got 1.5"),

@@ -55,12 +55,17 @@ def set_selection(driver: Any, text: str, selection: str = "clipboard", delay: f
     """Make ``text`` the owner's content of an X ``selection`` of the driver's display (after ``delay`` s).
 
     ``xclip`` keeps serving the selection until another owner takes it, and ends with the
-    display. Returns the process (for a delayed update: wait for it to know it landed).
+    display. Without a delay this returns once the selection serves ``text`` when read
+    back (``xclip`` may take ownership only after its parent process has exited, and until
+    then the previous owner still answers). Returns the process (for a delayed update:
+    wait for it to know it landed).
 
     Raises
     ------
     InvalidInputError
         For a selection other than ``"clipboard"`` or ``"primary"``, or a negative delay.
+    RuntimeError
+        When the selection does not serve ``text`` within 10 s.
     """
     if selection not in ("clipboard", "primary"):
         raise InvalidInputError(f"selection must be 'clipboard' or 'primary', got {selection!r}")
@@ -71,6 +76,11 @@ def set_selection(driver: Any, text: str, selection: str = "clipboard", delay: f
     proc = subprocess.Popen(["sh", "-c", cmd, text], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if delay == 0:
         proc.wait(timeout=10)
+        end = time.monotonic() + 10.0
+        while _selection(driver, selection) != text:
+            if time.monotonic() > end:
+                raise RuntimeError(f"the X {selection} selection did not serve {text!r} within 10 s")
+            time.sleep(0.02)
     return proc
 
 
@@ -101,6 +111,10 @@ def _wait(driver: Any, done: Any, tries: int = 20) -> Screen:
         time.sleep(0.1)
         scr = driver.screen()
     return scr
+
+
+def _menu_open(scr: Screen) -> bool:
+    return any(e.role == "menu item" for e in scr.elements)
 
 
 def _wait_doc(driver: Any, want: str, tries: int = 20) -> Screen:
@@ -207,13 +221,15 @@ def _probe_trial(d: Any, strategy: str, clip: str, g: ScreenGraph) -> Tuple[Tupl
             scr = d.step(_find(d, scr, menu, "menu"))
             seen.append(g.observe(scr))
             scr = d.step(_find(d, scr, item, "menu item"))
-            scr = _wait_doc(d, "draft" if item == "Undo" else "draft" + clip)
+            want = "draft" if item == "Undo" else "draft" + clip
+            # the document shows the paste (or its undo) and the menu has closed
+            scr = _wait(d, lambda scr: _doc_text(scr) == want and not _menu_open(scr))
             seen.append(g.observe(scr))
     elif strategy == "escape":
         scr = d.step(_find(d, scr, "File", "menu"))
         seen.append(g.observe(scr))
         d.step(Action("key", None, "escape"))
-        scr = _wait(d, lambda scr: not any(e.role == "menu item" for e in scr.elements))
+        scr = _wait(d, lambda scr: not _menu_open(scr))
         seen.append(g.observe(scr))
     reversible = seen[-1] == before and _doc_text(scr) == "draft"
     return tuple(seen), reversible
@@ -224,7 +240,9 @@ def real_probe_vs_escape(trials: int = 20, calibration: Optional[int] = None, se
     """Table 7 on real Mousepad: commitment accuracy at once, after Paste + Undo, after File menu + Escape.
 
     Per strategy, ``calibration`` (default ``trials``) calibration trials and ``trials``
-    test trials per condition, every trial a clean launch; one graph per strategy.
+    test trials per condition, every trial a clean launch; one graph per strategy. Every
+    screen is read once it has settled (the driver's ``settle="stable"``), and a trial
+    waits for the document to show the paste or its undo with the menu closed.
     Returns ``{strategy: {"accuracy", "reversible", "distinct_sequences", "trials"}}``
     for ``"commit at once"``, ``"probe (Paste + Undo)"`` and ``"escape (File menu)"``;
     ``"reversible"`` counts the test trials that ended in their pre-probe state with the
@@ -244,7 +262,10 @@ def real_probe_vs_escape(trials: int = 20, calibration: Optional[int] = None, se
     names = {"commit at once": "none", "probe (Paste + Undo)": "probe", "escape (File menu)": "escape"}
     out: Dict[str, Any] = {}
     t0 = time.perf_counter()
-    with AtspiDriver("mousepad", seed=seed) as d:
+    # Every screen is read settled (two reads in a row agree): the strategies are compared by the
+    # sequences of states they observe, and a menu read while it opens or closes would be a state
+    # of its own, seen in one trial and not in another.
+    with AtspiDriver("mousepad", seed=seed, settle="stable") as d:
         for label, strategy in names.items():
             with ScreenGraph(app="mousepad") as g:
                 table: Dict[Tuple[int, ...], Counter] = {}
@@ -262,7 +283,7 @@ def real_probe_vs_escape(trials: int = 20, calibration: Optional[int] = None, se
                         correct += belief == _selection(d)
                         total += 1
                         if log is not None:
-                            print(f"{label} {clip}: {len(seq)} states, belief {belief}", file=log, flush=True)
+                            print(f"{label} {clip}: states {list(seq)}, belief {belief}", file=log, flush=True)
             out[label] = {"accuracy": correct / total, "reversible": reversible, "distinct_sequences": len(table),
                           "trials": total}
         out["launches"] = d.launches
