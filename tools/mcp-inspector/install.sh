@@ -19,5 +19,5 @@ if [ -f node_modules/.spatialobs-stamp ] && [ "$(cat node_modules/.spatialobs-st
         && [ -f node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js ]; then
     exit 0
 fi
-INSPECTOR_SKIP_CLIENT_INSTALL=1 npm ci --no-audit --no-fund --loglevel=error --omit-lockfile-registry-resolved >&2
+INSPECTOR_SKIP_CLIENT_INSTALL=1 npm ci --no-audit --no-fund --loglevel=error >&2
 echo "$stamp" > node_modules/.spatialobs-stamp
