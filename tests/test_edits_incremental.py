@@ -613,7 +613,7 @@ def test_mixed_edits_with_undo_match_a_fresh_canvas_after_each_step(seed, steps)
 def test_renumbered_keys_equal_a_comprehension_over_the_map(keys, data):
     """The arrow plan's maps renumbered after a removal: the same items in the same order as the
     comprehension over every key, whether the keys from the first removed row are the last ones
-    (renumbered on a clone) or not (built again)."""
+    (renumbered on a clone; found by lookup of the few rows from it) or not (built again)."""
     from spatialobs.canvas.document.derive import _renumbered
 
     n = 64
@@ -628,6 +628,23 @@ def test_renumbered_keys_equal_a_comprehension_over_the_map(keys, data):
     got = _renumbered(by_row, newpos, first)
     assert list(got.items()) == list(want.items())
     assert by_row == {k: ("v", k) for k in keys}  # the map given is left as it was
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 60), unique=True, max_size=40), st.integers(0, 64))
+def test_tail_keys_found_by_lookup_equal_those_read_from_every_key(keys, first):
+    """The keys of a map from a first row on, when they are its last ones: found by looking up the
+    few rows from it to the row count equal those read from every key (None alike when they are not
+    the last ones)."""
+    from spatialobs.canvas.document.derive import _tail_keys
+
+    by_row = {k: k for k in keys}
+    every = np.fromiter(by_row, np.int64, len(by_row))
+    want = _tail_keys(by_row, first, every)
+    got = _tail_keys(by_row, first, None, 64)
+    assert (got is None) == (want is None)
+    if want is not None:
+        assert got is not None and got.dtype == np.int64 and got.tolist() == want.tolist()
 
 
 @given(st.lists(st.booleans(), min_size=0, max_size=50))
@@ -655,10 +672,10 @@ def test_removing_appended_rows_renumbers_only_the_plan_tail_and_sizes_come_from
     tails: List[bool] = []
     real = dv._tail_keys
 
-    def spy(by_row: Any, first: int, keys: Any = None) -> Any:
+    def spy(by_row: Any, first: int, keys: Any = None, rows: int = -1) -> Any:
         if keys is not None:  # the plan's rows, given for its resolved map: its keys in order
             assert keys.tolist() == list(by_row)
-        got = real(by_row, first, keys)
+        got = real(by_row, first, keys, rows)
         tails.append(got is not None)
         return got
     monkeypatch.setattr(dv, "_tail_keys", spy)

@@ -1408,7 +1408,7 @@ def _renumbered(by_row: Dict[int, Any], newpos: np.ndarray, first: int,
     keys of ``by_row`` in its order, when the caller holds them (an arrow plan's rows)."""
     if not by_row:
         return {}
-    tail = _tail_keys(by_row, first, keys)
+    tail = _tail_keys(by_row, first, keys, len(newpos))
     if tail is None:  # renumbered keys among kept ones: build it again
         nl = newpos.tolist()
         return {q: v for r, v in by_row.items() if (q := nl[r]) >= 0}
@@ -1422,8 +1422,27 @@ def _renumbered(by_row: Dict[int, Any], newpos: np.ndarray, first: int,
     return out
 
 
-def _tail_keys(by_row: Dict[int, Any], first: int, keys: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
-    """The keys of ``by_row`` from ``first`` on, in its order, when they are its last ones (else None)."""
+#: Most rows (*ours*) from the first renumbered one on that :func:`_tail_keys` looks up one by one
+#: instead of reading every key of the map.
+_FEW_TAIL_ROWS = 256
+
+
+def _tail_keys(by_row: Dict[int, Any], first: int, keys: Optional[np.ndarray] = None,
+               rows: int = -1) -> Optional[np.ndarray]:
+    """The keys of ``by_row`` from ``first`` on, in its order, when they are its last ones (else None).
+
+    ``rows``: the keys are below it; when few rows lie from ``first`` to it (rows appended and
+    removed again), the keys among them are counted by lookup and compared with the run of keys
+    from ``first`` on at the map's end, without reading the map's other keys."""
+    if keys is None and 0 <= rows - first <= _FEW_TAIL_ROWS:
+        total = sum(1 for r in range(first, rows) if r in by_row)
+        tail: List[int] = []
+        if total:
+            for r in reversed(by_row):
+                if r < first or len(tail) == total:
+                    break
+                tail.append(r)
+        return np.asarray(tail[::-1], dtype=np.int64) if len(tail) == total else None
     if keys is None:
         keys = np.fromiter(by_row, np.int64, len(by_row))
     hi = np.flatnonzero(keys >= first)
