@@ -223,7 +223,11 @@ def _page_arrays(canvas: Canvas, page: Optional[str]) -> _Page:
     n = len(rows)
     parent, frame, group = cols.parent_row, cols.frame_row, cols.group_row
     gone = np.isnan(cols.visible[:, 0])
-    boxes = np.ascontiguousarray(np.where(gone[:, None], cols.bounds, cols.visible))
+    # the visible bounds, the page bounds where clipped away: written into the visible bounds
+    # gathered for this call (no copy; ``np.where`` over every row took ~0.8 ms at 10^5)
+    boxes = np.ascontiguousarray(cols.visible, dtype=np.float64)
+    if gone.any():
+        boxes[gone] = cols.bounds[gone]
     # subtree sizes: the derivation's where it carries them (a subtree never leaves its page),
     # else deepest level first; paint order is a preorder walk so subtrees are contiguous
     size = np.ones(n, dtype=np.int64)

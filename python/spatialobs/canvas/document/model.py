@@ -504,6 +504,9 @@ class Canvas:
                 else:
                     raw = splice(self._raw, self._gone, added, changed, self._children, own=True, share=share)
                 self._raw = None
+                # the previous derivation's own columns take the appended rows in their spare rows,
+                # or lose the removed ones in place (nothing reads it again: see the patch below)
+                in_place = True
                 # rows must stay in canvas order: a cheap check against the dict itself. Appends
                 # go last in both; a removal deletes the same ids from both, which keeps the others'
                 # order: the tail is checked (the appended rows and a few before them), not every
@@ -571,8 +574,9 @@ class Canvas:
             if raw is None:
                 return None, prev
             if k < len(steps) - 1:
+                # each step's derivation is used up by the next (the chain keeps only how they follow)
                 prev = derive(raw.nodes, self._pages, self._bindings, self._local_cache, raw, prev,
-                              arrow_cache=self._arrow_cache, rebound=rebound)
+                              arrow_cache=self._arrow_cache, rebound=rebound, in_place=True)
                 chain.append(prev)
         return raw, prev
 
