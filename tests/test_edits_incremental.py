@@ -22,6 +22,7 @@ from spatialobs.canvas import Canvas, Executor, Node, observe
 from spatialobs.canvas.document.records import Binding
 from spatialobs.canvas.scenarios.handoff import diagram_workspace
 
+from tests.reference.pagetables_oracle import assert_keys_of
 from test_canvas_incremental import _observations, assert_fresh
 
 P = "page:page"
@@ -407,15 +408,27 @@ def test_a_move_writes_the_canvas_columns_in_place_and_a_failed_derivation_start
     assert_fresh(c)
 
 
-def test_a_move_merges_the_table_rows_and_asks_the_painted_cover_of_the_reached_rows(monkeypatch):
-    """After a card moves in view, the overlaps, near and touches tables take the new rows by a
-    merge (no sort of the whole table), the painted cover is asked only for the rows the edit
-    reaches, and the observation is a fresh canvas's."""
+def test_a_move_splices_the_table_rows_and_asks_the_painted_cover_of_the_reached_rows(monkeypatch):
+    """After a card moves in view, the overlaps, near, touches and aligned tables are spliced at
+    the changed rows (no merge or sort of the whole table, the overlaps, near and aligned key
+    columns carried from the previous version), the painted cover is asked only for the rows the
+    edit reaches, and the observation is a fresh canvas's."""
     c = diagram_workspace(2000, seed=7)
     observe(c, VIEW).to_json()
     merged: List[bool] = []
     real_merge = obs_mod._merged
     monkeypatch.setattr(obs_mod, "_merged", lambda *a: (lambda g: merged.append(g is not None) or g)(real_merge(*a)))
+    spliced: List[int] = []
+    real_splice = obs_mod.splice
+    monkeypatch.setattr(obs_mod, "splice", lambda cols, *a: spliced.append(len(cols)) or real_splice(cols, *a))
+    computed: List[str] = []
+    real_sorted_keys = obs_mod._sorted_keys
+
+    def sorted_keys(known: Any, name: str, keys: Any) -> Any:
+        if known is None or name not in known:
+            computed.append(name)
+        return real_sorted_keys(known, name, keys)
+    monkeypatch.setattr(obs_mod, "_sorted_keys", sorted_keys)
     asked: List[Any] = []
     real_cover = obs_mod._painted_cover
 
@@ -428,10 +441,14 @@ def test_a_move_merges_the_table_rows_and_asks_the_painted_cover_of_the_reached_
     for nid, dx in (("f0c3", 1.0), ("f0c1", 5.0), ("f0c3", -1.0)):
         merged.clear()
         asked.clear()
+        spliced.clear()
         c.update(nid, x=c.nodes[nid].x + dx)
         assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
-        assert merged and all(merged)
+        assert not merged
+        assert sorted(spliced) == [2, 3, 3, 3]  # overlaps; near, touches, aligned
         assert asked and all(k is not None and 0 < k < n for n, k in asked)
+    assert computed == ["overlaps", "near", "aligned"]  # once, at the first move: then carried
+    _check_state(c)
 
 
 def test_painted_occlusion_after_adds_removals_reparents_and_replies_is_carried(monkeypatch):
@@ -876,6 +893,7 @@ def _check_state(c: Canvas) -> None:
         for name in ("inside", "overlaps", "touches", "near", "aligned"):
             for a, b in zip(getattr(tg, name), getattr(want.tables[key], name)):
                 assert _same_bits(a, b), (key, name)
+        assert_keys_of(tg)
     if got.paints is not None and want.paints is not None:  # rows read by both (-1: not read yet)
         g, w = got.paints[1], want.paints[1]
         both = (g >= 0) & (w >= 0)

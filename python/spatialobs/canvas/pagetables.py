@@ -1,0 +1,166 @@
+"""Sorted relation tables of a page updated at the rows an edit changed.
+
+A page's relation tables (``overlaps``, ``near``, ``touches``, ``aligned``) are columns sorted
+by a unique integer key per pair. After a move, the pairs of a few rows leave a table and a
+few pairs enter it; finding the ones that leave and writing the result should cost the pairs
+of those rows and one copy of each column, not a pass that reads every pair (masks of the
+pairs to drop, keys of every pair, np.insert's index arrays). These helpers do that on the
+key column kept beside the table:
+
+* :func:`pair_keys` is the key of a pair of rows (``a`` in the high bits, so the order of the
+  keys is the order by ``(a, b)`` the tables are sorted in);
+* :func:`rows_at` and :func:`keys_at` find the positions of the pairs with given first rows
+  or given keys by binary search;
+* :func:`splice` drops positions and merges new sorted rows in, one slice copy per column.
+
+Examples
+--------
+>>> import numpy as np
+>>> keys = pair_keys(np.array([0, 0, 2]), np.array([1, 3, 3]))
+>>> rows_at(np.array([0, 0, 2]), np.array([0])).tolist()
+[0, 1]
+>>> cols, k = splice([np.array([0, 0, 2])], keys, np.array([1]), [np.array([1])], pair_keys(np.array([1]), np.array([2])))
+>>> cols[0].tolist()
+[0, 1, 2]
+"""
+
+from __future__ import annotations
+
+from typing import List, Sequence, Tuple
+
+import numpy as np
+
+__all__ = ["pair_keys", "rows_at", "keys_at", "splice"]
+
+#: Bits of the second row in a pair key: rows below 2**31 (int64 keys).
+_SHIFT = 32
+
+
+def pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The key of each pair ``(a, b)`` of non-negative rows below 2**31: ``a << 32 | b``.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray of int64
+        Rows, the same length.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Keys ordered as the pairs are by ``(a, b)``.
+    """
+    return (np.asarray(a, np.int64) << _SHIFT) | np.asarray(b, np.int64)
+
+
+def rows_at(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Positions in the sorted column ``col`` of the entries equal to one of ``rows``, ascending.
+
+    Parameters
+    ----------
+    col : numpy.ndarray of int64
+        Sorted (non-decreasing).
+    rows : numpy.ndarray of int64
+        Sorted and distinct.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Every position ``p`` with ``col[p]`` in ``rows``, increasing.
+    """
+    if not len(col) or not len(rows):
+        return np.zeros(0, np.int64)
+    lo = np.searchsorted(col, rows, "left")
+    cnt = np.searchsorted(col, rows, "right") - lo
+    total = int(cnt.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    return np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
+
+
+def keys_at(keys: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Positions in the sorted distinct ``keys`` of the values of ``q`` found there, ascending, once each.
+
+    Parameters
+    ----------
+    keys : numpy.ndarray of int64
+        Sorted, distinct.
+    q : numpy.ndarray of int64
+        Any order; repeats allowed.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The distinct positions ``p`` with ``keys[p]`` in ``q``, increasing.
+    """
+    if not len(keys) or not len(q):
+        return np.zeros(0, np.int64)
+    at = np.searchsorted(keys, q, "left")
+    hit = at < len(keys)
+    at = at[hit]
+    at = at[keys[at] == np.asarray(q)[hit]]
+    return np.unique(at).astype(np.int64)
+
+
+def splice(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, new_cols: Sequence[np.ndarray],
+           new_keys: np.ndarray) -> Tuple[List[np.ndarray], np.ndarray]:
+    """Columns sorted by ``keys`` without the rows at ``drop`` and with the rows ``new_cols`` merged in by key.
+
+    The result is what sorting the kept rows and the new ones by key gives (keys distinct:
+    a new key equals no kept key), built from slices of the columns: one copy of each
+    column, plus work in the number of dropped and new rows.
+
+    Parameters
+    ----------
+    cols : sequence of numpy.ndarray
+        Columns of one table, the same length as ``keys``.
+    keys : numpy.ndarray of int64
+        The table's keys, sorted and distinct.
+    drop : numpy.ndarray of int64
+        Positions to drop, sorted and distinct.
+    new_cols : sequence of numpy.ndarray
+        The new rows, one array per column of ``cols``, in any order.
+    new_keys : numpy.ndarray of int64
+        Their keys, distinct and none equal to a kept key.
+
+    Returns
+    -------
+    (list of numpy.ndarray, numpy.ndarray)
+        The columns (each in its input's dtype) and their keys.
+    """
+    o = np.argsort(new_keys, kind="stable")
+    nk = new_keys[o]
+    nc = [np.asarray(c)[o].astype(col.dtype, copy=False) for c, col in zip(new_cols, cols)]
+    at = np.searchsorted(keys, nk, "left").tolist()
+    # slices of the old rows (start, stop) and of the new ones, in output order
+    pieces: List[Tuple[bool, int, int]] = []
+    pos = 0
+    di, ni, nd, nn = 0, 0, len(drop), len(at)
+    dl = drop.tolist()
+    while di < nd or ni < nn:
+        d = dl[di] if di < nd else len(keys)
+        i = at[ni] if ni < nn else len(keys)
+        if i <= d:  # new rows go before the old row at i (a dropped row with their key included)
+            j = ni
+            while ni < nn and at[ni] == i:
+                ni += 1
+            if i > pos:
+                pieces.append((True, pos, i))
+                pos = i
+            pieces.append((False, j, ni))
+        else:
+            if d > pos:
+                pieces.append((True, pos, d))
+            pos = d + 1
+            di += 1
+    if pos < len(keys):
+        pieces.append((True, pos, len(keys)))
+
+    def cut(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        if len(pieces) == 1:
+            old_side, s, e = pieces[0]
+            return (old if old_side else new)[s:e].copy()
+        if not pieces:
+            return old[:0].copy()
+        return np.concatenate([(old if old_side else new)[s:e] for old_side, s, e in pieces])
+
+    return [cut(c, n) for c, n in zip(cols, nc)], cut(keys, nk)
