@@ -2203,6 +2203,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     keys: List[np.ndarray] = []
     bits: List[np.ndarray] = []
     recut = np.zeros(n, np.uint8)  # bit k: the row's lines of kind k are cut again
+    recut_rows: List[np.ndarray] = []
     one = len(changed) == 1 and not len(gone)
     for kind in range(6):
         c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
@@ -2237,6 +2238,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             parts.append(r)
         u = unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
         recut[sub[u]] |= np.uint8(1 << kind)
+        recut_rows.append(sub[u])
         if len(u) > 1:
             pairs, kinds = G.alignment_pairs(sb[u], tol)
             sel = kinds == kind
@@ -2253,7 +2255,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     if ok is not None:
         # only the pairs of rows cut again change: those whose first row was (a pair's rows are both cut
         # again for a kind when its bit is cleared, and a new pair's rows were), merged with the new bits
-        at = rows_at(aa, unique(np.flatnonzero(recut)))
+        at = rows_at(aa, unique(np.concatenate(recut_rows)))
         ck = np.concatenate([ok[at], nk])
         cb = np.concatenate([am[at] & ~(recut[aa[at]] & recut[ab[at]]).astype(np.int64), nb])
         o = np.argsort(ck, kind="stable")
@@ -2261,9 +2263,27 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         if len(ck):
             start = np.r_[0, np.flatnonzero(ck[1:] != ck[:-1]) + 1]
             ck, cb = ck[start], np.bitwise_or.reduceat(cb, start)
-            live = cb != 0
-            ck, cb = ck[live], cb[live]
-        (ra, rb, rm), rk = splice((aa, ab, am), ok, at, (ck >> 33, (ck >> 1) & 0xFFFFFFFF, cb), ck)
+        # every key at ``at`` is in ``ck``: a pair whose bits changed is written, one left with none
+        # dropped, a new one inserted; most rows cut again keep their pairs as they were
+        j = np.searchsorted(ck, ok[at])
+        now = cb[j]
+        drop = at[now == 0]
+        rewrite = (now != 0) & (now != am[at])
+        is_new = np.ones(len(ck), bool)
+        is_new[j] = False
+        is_new &= cb != 0
+        if len(drop) or is_new.any():
+            nk2, nb2 = ck[is_new], cb[is_new]
+            if rewrite.any():
+                am = am.copy()
+                am[at[rewrite]] = now[rewrite]
+            (ra, rb, rm), rk = splice((aa, ab, am), ok, drop, (nk2 >> 33, (nk2 >> 1) & 0xFFFFFFFF, nb2), nk2)
+        else:  # the same pairs: the columns are shared, the masks written to a copy
+            ra, rb, rk = aa, ab, ok
+            rm = am
+            if rewrite.any():
+                rm = am.copy()
+                rm[at[rewrite]] = now[rewrite]
         if out is not None:
             out["aligned"] = rk
         return ra, rb, rm
