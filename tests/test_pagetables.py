@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from spatialobs.canvas import pagetables as PT
@@ -80,3 +81,47 @@ def test_splice_keeps_the_column_types_of_empty_and_whole_tables():
     got, k = PT.splice((a, g), keys, np.zeros(0, np.int64), (np.array([5], np.int64), np.array([3], np.int64)),
                        PT.pair_keys(np.array([5]), np.array([6])))
     assert got[0].tolist() == [0, 1, 5] and got[1].dtype == np.float64 and got[1].tolist() == [1.0, 2.0, 3.0]
+
+
+VALUES = st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 3.25, 7.0, -1.0, -2.5, 10.0, 1e9]), min_size=1, max_size=80)
+
+
+@settings(max_examples=300)
+@given(VALUES, st.data(), st.sampled_from([0.0, 0.5, 1.0, 2.0]))
+def test_run_bounds_is_the_grown_run(values, data, tol):
+    s = np.sort(np.array(values))
+    lo = data.draw(st.sampled_from(values + [0.25, 5.0, -100.0, 100.0]))
+    hi = data.draw(st.sampled_from([v for v in values + [0.25, 5.0, 100.0] if v >= lo] or [lo]))
+    a, b = PT.run_bounds(s, lo, hi, tol)
+    assert s[a:b].tolist() == ref.run_values(values, lo, hi, tol)
+
+
+def test_run_bounds_scans_past_its_first_chunks():
+    s = np.arange(1000, dtype=np.float64)  # one run of 1,000 values 1 apart: every chunk is scanned
+    assert PT.run_bounds(s, 500.0, 500.0, 1.0) == (0, 1000)
+    assert PT.run_bounds(s, 500.0, 500.0, 0.5) == (500, 501)
+    s[100] = -5.0
+    s.sort()
+    assert PT.run_bounds(s, 500.0, 500.0, 1.0) == (101, 1000)  # -5, 0..99, then a gap of 2 to 101
+
+
+@settings(max_examples=300)
+@given(VALUES, st.data())
+def test_move_value_keeps_the_values_sorted_with_their_positions(values, data):
+    v = np.array(values)
+    s, pos = PT.sorted_lines(v)
+    assert pos.dtype == np.int64 and np.array_equal(s, np.sort(v)) and np.array_equal(v[pos], s)
+    for _ in range(data.draw(st.integers(1, 5))):
+        p = data.draw(st.integers(0, len(v) - 1))
+        new = data.draw(st.sampled_from(values + [4.0, -3.0, 1e10]))
+        PT.move_value(s, pos, p, float(v[p]), new)
+        v[p] = new
+        assert np.array_equal(s, np.sort(v)) and np.array_equal(v[pos], s)
+        assert np.array_equal(np.sort(pos), np.arange(len(v)))
+
+
+def test_move_value_refuses_a_value_the_position_does_not_have():
+    s, pos = PT.sorted_lines(np.array([1.0, 2.0, 2.0]))
+    with pytest.raises(ValueError, match="position 0 has no line value 2.0"):
+        PT.move_value(s, pos, 0, 2.0, 5.0)
+    assert s.tolist() == [1.0, 2.0, 2.0]  # left as it was

@@ -48,3 +48,29 @@ def assert_keys_of(tables: object) -> None:
         want = table_keys(name, getattr(tables, name))
         assert k.dtype == np.int64 and np.array_equal(k, want), name
         assert bool((k[1:] > k[:-1]).all()), name
+
+
+def run_values(values: Sequence[float], lo: float, hi: float, tol: float) -> List[float]:
+    """The values of the smallest run containing [lo, hi] whose outside neighbours lie more than ``tol``
+    away: [lo, hi] grown to every value within ``tol`` of it, again and again until none is added."""
+    span_lo, span_hi = lo, hi
+    taken = sorted(v for v in values if lo <= v <= hi)
+    while True:
+        grown = [v for v in values if (span_lo - v <= tol and v <= span_lo) or (v - span_hi <= tol and v >= span_hi)
+                 or span_lo <= v <= span_hi]
+        new_lo = min(grown + [span_lo])
+        new_hi = max(grown + [span_hi])
+        if (new_lo, new_hi) == (span_lo, span_hi):
+            break
+        span_lo, span_hi = new_lo, new_hi
+    taken = sorted(v for v in values if span_lo <= v <= span_hi)
+    return taken
+
+
+def check_lines(lines: object, sb: np.ndarray, line_values: object) -> None:
+    """Sorted line values per kind, with their positions, as a fresh sort of the boxes ``sb`` gives."""
+    for kind, (s, pos) in enumerate(lines):  # type: ignore[call-overload]
+        v = line_values(sb, kind)  # type: ignore[operator]
+        assert np.array_equal(np.sort(pos), np.arange(len(sb))), kind  # every position once
+        assert v[pos].tobytes() == s.tobytes(), kind  # each value is its position's
+        assert bool((s[1:] >= s[:-1]).all()), kind  # sorted

@@ -48,7 +48,7 @@ import numpy as np
 from spatialobs import geometry as G
 from spatialobs._arrays import unique
 from spatialobs.canvas.limits import compact_json, typed_errors
-from spatialobs.canvas.pagetables import keys_at, pair_keys, rows_at, splice
+from spatialobs.canvas.pagetables import keys_at, move_value, pair_keys, rows_at, run_bounds, sorted_lines, splice
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Viewport
@@ -319,6 +319,10 @@ class _PageState:
     #: the previous version's ``occ_memo``, the page rows (same numbering) whose inputs may have
     #: changed since, and their boxes then; None when this version was not reached that way
     occ_carry: Optional[Tuple[Dict[Tuple[Any, ...], Tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray]] = None
+    #: the solid boxes' line values per kind (ALIGN_KINDS order), sorted, with their positions: built at
+    #: the second version in a row reached by :func:`_advance`, then moved in place from version to version
+    lines: Optional[List[Tuple[np.ndarray, np.ndarray]]] = None
+    advanced: bool = False  # reached by :func:`_advance` from the previous version
 
     def terms_by_arrow(self, canvas: Canvas) -> Dict[str, Dict[str, Any]]:
         """The canvas's bindings by connector id and terminal (read once per state, and
@@ -1470,13 +1474,19 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     ko = ~np.isin(e.rows, redo) if len(redo) else slice(None)
     moved = (ex[kn] != e.x[ko]) | (ey[kn] != e.y[ko])
     moved_ends = np.union1d(redo, er[kn][moved])
+    st.advanced = True
     if not len(changed) and not len(moved_ends):
         st.tables = dict(old.tables)
         st.index, st.index_boxes, st.stale, st.index_map = old.index, old.index_boxes, old.stale, old.index_map
+        st.lines, old.lines = old.lines, None
         return st
     if st.index is None:
         return None
     before = old.sb[changed]
+    lines = old.lines
+    old.lines = None  # (moved in place below: ``old`` is used up)
+    if lines is None and old.advanced and len(old.tables) == 1 and len(old.sb) and np.isfinite(old.sb).all():
+        lines = [sorted_lines(_line_values(old.sb, kind)) for kind in range(6)]  # a second move in a row
     for key, tb in old.tables.items():
         touch_tol, near_gap, align_tol = key
         keys: Dict[str, np.ndarray] = {}  # the updates' key columns, for the next version's
@@ -1485,10 +1495,20 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
             _overlaps_update(st, tb.overlaps, changed, before, tb.keys, keys),
             _touches_update(st, tb.touches, changed, moved_ends, touch_tol),
             _near_update(st, tb.near, changed, before, near_gap, tb.keys, keys),
-            _aligned_update(st, old, tb.aligned, changed, before, align_tol, None, tb.keys, keys),
+            _aligned_update(st, old, tb.aligned, changed, before, align_tol, None, tb.keys, keys,
+                            lines if len(old.tables) == 1 else None),
             keys=keys,
         )
     return st
+
+    now = sb[changed]
+    if not np.isfinite(now).all():
+        return None
+    for kind, (s, pos) in enumerate(lines):
+        for p, a, b in zip(changed.tolist(), _line_values(before, kind).tolist(), _line_values(now, kind).tolist()):
+            if a != b:
+                move_value(s, pos, p, a, b)
+    return lines
 
 
 def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reached_boxes: Any,
@@ -2179,15 +2199,57 @@ def _grow_run(st: _PageState, kind: int, lo: float, hi: float, tol: float) -> Op
         reach *= 16.0
 
 
+def _pairs_of_kind(pg: _Page, sub: np.ndarray, sb: np.ndarray, u: np.ndarray, tol: float, kind: int,
+                   keys: List[np.ndarray], bits: List[np.ndarray]) -> None:
+    """Append the keys and kind bit of the ``aligned`` pairs of kind ``kind`` among the solid positions ``u``."""
+    pairs, kinds = G.alignment_pairs(sb[u], tol)
+    sel = kinds == kind
+    a, b = sub[u[pairs[0][sel]]], sub[u[pairs[1][sel]]]
+    same = pg.parent[a] == pg.parent[b]
+    a, b = a[same], b[same]
+    keys.append((a << 33) | (b << 1) | int(kind >= 3))
+    bits.append(np.full(len(a), 1 << kind, np.int64))
+
+
+def _runs_in_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_new: np.ndarray, c_old: np.ndarray,
+                   tol: float, one: bool, parts: List[np.ndarray]) -> None:
+    """The runs :func:`_aligned_update` grows for one kind, found in the sorted values ``line`` (those
+    before the edit: the changed positions' values are moved from ``c_old`` to ``c_new`` here)."""
+    s, pos = line
+    left: List[Tuple[float, float, float]] = []  # (old value, the run it left among the old values)
+    for x in c_old[c_old != c_new].tolist():
+        a, b = run_bounds(s, x, x, tol)
+        left.append((x, float(s[a]), float(s[b - 1])))
+    for p, was, now in zip(changed.tolist(), c_old.tolist(), c_new.tolist()):
+        if was != now:
+            move_value(s, pos, p, was, now)
+    spans: List[Tuple[float, float]] = []
+    for x in c_new.tolist():  # the lines a changed box joins
+        if any(lo <= x <= hi for lo, hi in spans):
+            continue
+        a, b = run_bounds(s, x, x, tol)
+        parts.append(pos[a:b].copy())
+        spans.append((float(s[a]), float(s[b - 1])))
+    for x, lo, hi in left:  # the lines it left, as the other boxes now stand (see _aligned_update)
+        if one and any(a <= x <= b for a, b in spans):
+            continue
+        a, b = run_bounds(s, lo, hi, tol)
+        parts.append(pos[a:b].copy())
+
+
 def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
                     changed: np.ndarray, before: np.ndarray, tol: float,
                     gone: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
-                    out: Optional[Dict[str, np.ndarray]] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    out: Optional[Dict[str, np.ndarray]] = None,
+                    lines: Optional[List[Tuple[np.ndarray, np.ndarray]]] = None
+                    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``aligned`` after the boxes of solid positions ``changed`` changed from ``before``
     (and the boxes ``gone`` were removed); ``old_st`` is the state the old table is of.
 
     With ``out``, the pairs of the rows cut again are found by key and the table is spliced;
-    the key column is put in ``out``.
+    the key column is put in ``out``. With ``lines`` (``old_st``'s sorted line values, see
+    :attr:`_PageState.lines`) the runs are found there instead of by strip queries, and the
+    changed values are moved in place: ``st.lines`` is set to them.
     """
     pg, sub, sb = st.pg, st.sub, st.sb
     aa, ab, am = old
@@ -2196,19 +2258,37 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     if not len(changed) and not len(gone):
         if out is not None and known is not None and "aligned" in known:
             out["aligned"] = known["aligned"]
+        st.lines = lines
         return old
     n = len(pg.ids)
     if len(changed) + len(gone) > 16:
+        if lines is not None and not len(gone) and np.isfinite(sb[changed]).all():
+            for kind, (s, pos) in enumerate(lines):  # kept for the next version: the values moved
+                for p, was, now in zip(changed.tolist(), _line_values(before, kind).tolist(),
+                                       _line_values(sb[changed], kind).tolist()):
+                    if was != now:
+                        move_value(s, pos, p, was, now)
+            st.lines = lines
         return _aligned(pg, sub, sb, tol)
     keys: List[np.ndarray] = []
     bits: List[np.ndarray] = []
     recut = np.zeros(n, np.uint8)  # bit k: the row's lines of kind k are cut again
     recut_rows: List[np.ndarray] = []
     one = len(changed) == 1 and not len(gone)
+    if lines is not None and (len(gone) or not np.isfinite(sb[changed]).all()):
+        lines = None
     for kind in range(6):
         c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
         parts: List[np.ndarray] = []
         spans: List[Tuple[float, float]] = []  # value ranges of the runs found (each a whole run)
+        if lines is not None:
+            _runs_in_lines(lines[kind], changed, c_new, c_old, tol, one, parts)
+            u = unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+            recut[sub[u]] |= np.uint8(1 << kind)
+            recut_rows.append(sub[u])
+            if len(u) > 1:
+                _pairs_of_kind(pg, sub, sb, u, tol, kind, keys, bits)
+            continue
         for x in c_new.tolist():  # the lines a changed box joins
             if any(lo <= x <= hi for lo, hi in spans):
                 continue
@@ -2240,13 +2320,9 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         recut[sub[u]] |= np.uint8(1 << kind)
         recut_rows.append(sub[u])
         if len(u) > 1:
-            pairs, kinds = G.alignment_pairs(sb[u], tol)
-            sel = kinds == kind
-            a, b = sub[u[pairs[0][sel]]], sub[u[pairs[1][sel]]]
-            same = pg.parent[a] == pg.parent[b]
-            a, b = a[same], b[same]
-            keys.append((a << 33) | (b << 1) | int(kind >= 3))
-            bits.append(np.full(len(a), 1 << kind, np.int64))
+            _pairs_of_kind(pg, sub, sb, u, tol, kind, keys, bits)
+    if lines is not None:
+        st.lines = lines
     nk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     nb = np.concatenate(bits) if bits else np.zeros(0, np.int64)
     ok = None

@@ -13,6 +13,11 @@ key column kept beside the table:
   or given keys by binary search;
 * :func:`splice` drops positions and merges new sorted rows in, one slice copy per column.
 
+The ``aligned`` table is cut from runs of line values (box edges and centres) that lie within
+a tolerance of each other; :func:`sorted_lines` keeps each kind's values sorted with their
+positions, :func:`run_bounds` finds a run there in time linear in its length, and
+:func:`move_value` moves one box's value in place.
+
 Examples
 --------
 >>> import numpy as np
@@ -30,7 +35,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["pair_keys", "rows_at", "keys_at", "splice"]
+__all__ = ["pair_keys", "rows_at", "keys_at", "splice", "sorted_lines", "run_bounds", "move_value"]
 
 #: Bits of the second row in a pair key: rows below 2**31 (int64 keys).
 _SHIFT = 32
@@ -164,3 +169,107 @@ def splice(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, new_c
         return np.concatenate([(old if old_side else new)[s:e] for old_side, s, e in pieces])
 
     return [cut(c, n) for c, n in zip(cols, nc)], cut(keys, nk)
+
+
+def sorted_lines(values: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The values sorted and the position of each (ties in any order).
+
+    Parameters
+    ----------
+    values : numpy.ndarray of float64
+        One line value per position, none NaN.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray of int64)
+        ``values[order]`` and ``order``.
+    """
+    o = np.argsort(values).astype(np.int64)
+    return values[o], o
+
+
+def run_bounds(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, int]:
+    """The slice ``[start, stop)`` of the sorted values ``s`` holding the smallest run that contains
+    ``[lo, hi]`` and whose outside neighbours lie more than ``tol`` away: the values of ``[lo, hi]``
+    and every chain of values each within ``tol`` of the next that reaches it.
+
+    Scans outward from ``[lo, hi]`` in growing chunks, so the work follows the run's length.
+
+    Parameters
+    ----------
+    s : numpy.ndarray of float64
+        Sorted, none NaN.
+    lo, hi : float
+        ``lo <= hi``.
+    tol : float
+
+    Returns
+    -------
+    (int, int)
+        ``start`` and ``stop``; the run's values are ``s[start:stop]`` (``lo`` and ``hi`` need
+        not be among them).
+    """
+    a = int(np.searchsorted(s, lo, "left"))
+    b = int(np.searchsorted(s, hi, "right"))
+    start, nxt, k = a, lo, 16
+    while start > 0:
+        i0 = max(0, start - k)
+        seg = s[i0:start]
+        gaps = np.empty(len(seg), np.float64)
+        gaps[:-1] = seg[1:]
+        gaps[-1] = nxt
+        bad = np.flatnonzero(~((gaps - seg) <= tol))
+        if len(bad):
+            start = i0 + int(bad[-1]) + 1
+            break
+        start, nxt, k = i0, float(s[i0]), 4 * k
+    stop, prv, k, n = b, hi, 16, len(s)
+    while stop < n:
+        i1 = min(n, stop + k)
+        seg = s[stop:i1]
+        gaps = np.empty(len(seg), np.float64)
+        gaps[0] = prv
+        gaps[1:] = seg[:-1]
+        bad = np.flatnonzero(~((seg - gaps) <= tol))
+        if len(bad):
+            stop += int(bad[0])
+            break
+        stop, prv, k = i1, float(s[i1 - 1]), 4 * k
+    return start, stop
+
+
+def move_value(s: np.ndarray, pos: np.ndarray, p: int, old: float, new: float) -> None:
+    """Move position ``p``'s value from ``old`` to ``new`` in the sorted values ``s`` (positions
+    ``pos``), in place, shifting the entries between by one.
+
+    Parameters
+    ----------
+    s : numpy.ndarray of float64
+        Sorted values, holding ``old`` for ``p``.
+    pos : numpy.ndarray of int64
+        The position of each value.
+    p : int
+    old, new : float
+
+    Raises
+    ------
+    ValueError
+        When ``p`` has no entry with the value ``old``.
+    """
+    i = int(np.searchsorted(s, old, "left"))
+    j = int(np.searchsorted(s, old, "right"))
+    hit = np.flatnonzero(pos[i:j] == p)
+    if not len(hit):
+        raise ValueError(f"position {p} has no line value {old!r}")
+    k = i + int(hit[0])
+    t = int(np.searchsorted(s, new, "left"))
+    if t > k + 1:  # later: the entries between move down one
+        s[k:t - 1] = s[k + 1:t]
+        pos[k:t - 1] = pos[k + 1:t]
+        s[t - 1], pos[t - 1] = new, p
+    elif t <= k:  # earlier: they move up one
+        s[t + 1:k + 1] = s[t:k]
+        pos[t + 1:k + 1] = pos[t:k]
+        s[t], pos[t] = new, p
+    else:  # the same place
+        s[k] = new
