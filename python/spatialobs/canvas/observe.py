@@ -1801,15 +1801,20 @@ def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]
     hi: List[np.ndarray] = []
     hj: List[np.ndarray] = []
     imap = st.index_map
-    for j, box in enumerate(q.tolist()):
-        h = ix.query(box)
+    if len(q):
+        # every query's hits in query order, then mapped and filtered at once
+        found = [ix.query(box) for box in q.tolist()]
+        h = np.concatenate(found).astype(np.int64, copy=False)
+        j = np.repeat(np.arange(len(q), dtype=np.int64), [len(f) for f in found])
         if imap is not None and len(h):
             h = imap[h]
-            h = h[h >= 0]
+            ok = h >= 0
+            h, j = h[ok], j[ok]
         if is_stale is not None and len(h):
-            h = h[~is_stale[h]]
+            ok = ~is_stale[h]
+            h, j = h[ok], j[ok]
         hi.append(h)
-        hj.append(np.full(len(h), j, np.int64))
+        hj.append(j)
     if len(stale) and len(q):
         b = st.sb[stale]
         m = ((b[:, None, 0] <= q[None, :, 2]) & (q[None, :, 0] <= b[:, None, 2])

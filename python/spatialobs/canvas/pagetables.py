@@ -211,7 +211,7 @@ def run_bounds(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, in
     """
     a = int(np.searchsorted(s, lo, "left"))
     b = int(np.searchsorted(s, hi, "right"))
-    start, nxt, k = a, lo, 16
+    start, nxt, k = a, lo, 64
     while start > 0:
         i0 = max(0, start - k)
         seg = s[i0:start]
@@ -223,7 +223,7 @@ def run_bounds(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, in
             start = i0 + int(bad[-1]) + 1
             break
         start, nxt, k = i0, float(s[i0]), 4 * k
-    stop, prv, k, n = b, hi, 16, len(s)
+    stop, prv, k, n = b, hi, 64, len(s)
     while stop < n:
         i1 = min(n, stop + k)
         seg = s[stop:i1]
