@@ -1501,15 +1501,6 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         )
     return st
 
-    now = sb[changed]
-    if not np.isfinite(now).all():
-        return None
-    for kind, (s, pos) in enumerate(lines):
-        for p, a, b in zip(changed.tolist(), _line_values(before, kind).tolist(), _line_values(now, kind).tolist()):
-            if a != b:
-                move_value(s, pos, p, a, b)
-    return lines
-
 
 def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reached_boxes: Any,
                      rec: np.ndarray) -> None:
