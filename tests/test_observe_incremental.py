@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 from spatialobs.canvas import Canvas, Node, observe
 from spatialobs.canvas.document.records import Binding
 from tests.reference.observe_oracle import observe_naive
+from tests.reference.pagetables_oracle import assert_keys_of
 
 P = "page:page"
 OBS = sys.modules["spatialobs.canvas.observe"]
@@ -124,6 +125,7 @@ def assert_tables_fresh(c: Canvas) -> None:
         for name in TABLES:
             for a, b in zip(getattr(tg, name), getattr(tw, name)):
                 assert np.array_equal(a, b), (key, name)
+        assert_keys_of(tg)
 
 
 @pytest.fixture

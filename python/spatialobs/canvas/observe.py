@@ -48,6 +48,7 @@ import numpy as np
 from spatialobs import geometry as G
 from spatialobs._arrays import unique
 from spatialobs.canvas.limits import compact_json, typed_errors
+from spatialobs.canvas.pagetables import keys_at, move_value, pair_keys, rows_at, run_bounds, sorted_lines, splice
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Viewport
@@ -271,6 +272,9 @@ class _PageTables:
     aligned: Tuple[np.ndarray, np.ndarray, np.ndarray]
     #: per type, (viewport, pairs with one end in view) for the last viewport asked
     in_view_counts: Dict[str, Tuple[Tuple[float, float, float, float], int]] = field(default_factory=dict)
+    #: per type, the sorted key of each pair (see :mod:`~spatialobs.canvas.pagetables`), kept by the
+    #: updates that found them; absent ones are computed from the columns when an update needs them
+    keys: Dict[str, np.ndarray] = field(default_factory=dict)
 
 
 @dataclass
@@ -319,6 +323,11 @@ class _PageState:
     #: the previous version's ``occ_memo``, the page rows (same numbering) whose inputs may have
     #: changed since, and their boxes then; None when this version was not reached that way
     occ_carry: Optional[Tuple[Dict[Tuple[Any, ...], Tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray]] = None
+    #: the solid boxes' line values per kind (ALIGN_KINDS order), sorted, with their positions (None: a
+    #: kind not sorted yet): sorted from the second version in a row reached by :func:`_advance`, a few
+    #: kinds per version, then moved in place from version to version
+    lines: Optional[List[Optional[Tuple[np.ndarray, np.ndarray]]]] = None
+    advanced: bool = False  # reached by :func:`_advance` from the previous version
 
     def terms_by_arrow(self, canvas: Canvas) -> Dict[str, Dict[str, Any]]:
         """The canvas's bindings by connector id and terminal (read once per state, and
@@ -1367,6 +1376,11 @@ _MAX_CHANGED = 256
 _MAX_STALE = 2048
 
 
+#: Line kinds whose values a version reached by a move sorts (*ours*): the sorts (~0.9 ms each at 10⁵)
+#: are spread over the first moves of a streak.
+_LINES_PER_VERSION = 2
+
+
 def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     """The state of the next version of ``old``'s page, or None when it must be built afresh.
 
@@ -1470,21 +1484,34 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     ko = ~np.isin(e.rows, redo) if len(redo) else slice(None)
     moved = (ex[kn] != e.x[ko]) | (ey[kn] != e.y[ko])
     moved_ends = np.union1d(redo, er[kn][moved])
+    st.advanced = True
     if not len(changed) and not len(moved_ends):
         st.tables = dict(old.tables)
         st.index, st.index_boxes, st.stale, st.index_map = old.index, old.index_boxes, old.stale, old.index_map
+        st.lines, old.lines = old.lines, None
         return st
     if st.index is None:
         return None
     before = old.sb[changed]
+    lines = old.lines
+    old.lines = None  # (moved in place below: ``old`` is used up)
+    if old.advanced and len(old.tables) == 1 and len(old.sb):  # a second move in a row, or a later one
+        todo = [kind for kind in range(6) if lines is None or lines[kind] is None][:_LINES_PER_VERSION]
+        if todo and np.isfinite(old.sb).all():
+            lines = lines or [None] * 6
+            for kind in todo:
+                lines[kind] = sorted_lines(_line_values(old.sb, kind))
     for key, tb in old.tables.items():
         touch_tol, near_gap, align_tol = key
+        keys: Dict[str, np.ndarray] = {}  # the updates' key columns, for the next version's
         st.tables[key] = _PageTables(
             _inside_update(st, tb.inside, changed),
-            _overlaps_update(st, tb.overlaps, changed),
+            _overlaps_update(st, tb.overlaps, changed, before, tb.keys, keys),
             _touches_update(st, tb.touches, changed, moved_ends, touch_tol),
-            _near_update(st, tb.near, changed, before, near_gap),
-            _aligned_update(st, old, tb.aligned, changed, before, align_tol),
+            _near_update(st, tb.near, changed, before, near_gap, tb.keys, keys),
+            _aligned_update(st, old, tb.aligned, changed, before, align_tol, None, tb.keys, keys,
+                            lines if len(old.tables) == 1 else None),
+            keys=keys,
         )
     return st
 
@@ -1779,15 +1806,20 @@ def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]
     hi: List[np.ndarray] = []
     hj: List[np.ndarray] = []
     imap = st.index_map
-    for j, box in enumerate(q.tolist()):
-        h = ix.query(box)
+    if len(q):
+        # every query's hits in query order, then mapped and filtered at once
+        found = [ix.query(box) for box in q.tolist()]
+        h = np.concatenate(found).astype(np.int64, copy=False)
+        j = np.repeat(np.arange(len(q), dtype=np.int64), [len(f) for f in found])
         if imap is not None and len(h):
             h = imap[h]
-            h = h[h >= 0]
+            ok = h >= 0
+            h, j = h[ok], j[ok]
         if is_stale is not None and len(h):
-            h = h[~is_stale[h]]
+            ok = ~is_stale[h]
+            h, j = h[ok], j[ok]
         hi.append(h)
-        hj.append(np.full(len(h), j, np.int64))
+        hj.append(j)
     if len(stale) and len(q):
         b = st.sb[stale]
         m = ((b[:, None, 0] <= q[None, :, 2]) & (q[None, :, 0] <= b[:, None, 2])
@@ -1842,19 +1874,49 @@ def _merged(keep: Sequence[np.ndarray], keep_key: np.ndarray, new: Sequence[np.n
     return [np.insert(k, at, v[o]) for k, v in zip(keep, new)]
 
 
-def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def _sorted_keys(known: Optional[Dict[str, np.ndarray]], name: str, keys: Any) -> Optional[np.ndarray]:
+    """The table's key column: the one kept in ``known``, else ``keys()`` when strictly increasing, else None."""
+    if known is not None:
+        got = known.get(name)
+        if got is not None:
+            return got
+    k = keys()
+    if len(k) > 1 and not bool((k[1:] > k[:-1]).all()):
+        return None  # carried through a row map that moved rows in the tree: the caller sorts
+    return k
+
+
+def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: np.ndarray,
+                     before: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
+                     out: Optional[Dict[str, np.ndarray]] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """``overlaps`` after the boxes of solid positions ``changed`` changed.
+
+    With ``before`` (their boxes before; ``changed`` sorted) the pairs of the changed rows are
+    found by their keys (see :func:`_pairs_of`) and the table is spliced; the key column is
+    put in ``out``.
+    """
     pg, sub, sb = st.pg, st.sub, st.sb
     oa, ob = old
     if not len(changed):
+        if out is not None and known is not None and "overlaps" in known:
+            out["overlaps"] = known["overlaps"]
         return old
-    isc = _mask_of(sub[changed], len(pg.ids))
-    keep = ~(isc[oa] | isc[ob])
     i, j = _closed_hits(st, sb[changed])
     c = changed[j]
     ok = (i != c) & _pos_area(sb[i], sb[c])
     a, b = np.minimum(i, c)[ok], np.maximum(i, c)[ok]
     key = unique(a * len(sb) + b)
     na, nb = _overlap_filter(pg, sub[key // len(sb)], sub[key % len(sb)])
+    keys = None if before is None else _sorted_keys(known, "overlaps", lambda: pair_keys(oa, ob))
+    if keys is not None and before is not None:
+        # a pair of a changed row c with an unchanged row x had x's box overlapping c's box before
+        drop = _pairs_of(st, oa, keys, changed, before)
+        (ra, rb), rk = splice((oa, ob), keys, drop, (na, nb), pair_keys(na, nb))
+        if out is not None:
+            out["overlaps"] = rk
+        return ra, rb
+    isc = _mask_of(sub[changed], len(pg.ids))
+    keep = ~(isc[oa] | isc[ob])
     ka, kb, big = oa[keep], ob[keep], len(pg.ids) + 1
     got = _merged((ka, kb), ka * big + kb, (na, nb), na * big + nb)
     if got is not None:
@@ -1862,6 +1924,24 @@ def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed
     a, b = np.concatenate([ka, na]), np.concatenate([kb, nb])
     o = np.lexsort((b, a))
     return a[o], b[o]
+
+
+def _pairs_of(st: _PageState, ta: np.ndarray, keys: np.ndarray, pos: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """Positions (sorted) in a table with first column ``ta`` and key column ``keys`` of the pairs
+    with an end at one of the solid positions ``pos`` (sorted), whose boxes were ``boxes`` when
+    the table was found: every other end of such a pair is a row whose box met that box then.
+
+    The pairs a row is first in are a run of the table (``ta`` is sorted); those it is second in
+    are looked up by key from the rows meeting its box (closed, from the index). A partner whose
+    box changed too is one of ``pos`` and finds the pair as its first end.
+    """
+    rows = st.sub[pos]  # increasing: the solid positions are in page-row order
+    hi, hj = _closed_hits(st, boxes)
+    second = keys_at(keys, pair_keys(st.sub[hi], rows[hj]))
+    first = rows_at(ta, rows)
+    if not len(second):
+        return first
+    return unique(np.concatenate([first, second]))
 
 
 def _inside_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: np.ndarray,
@@ -1899,6 +1979,11 @@ def _inside_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: 
     return ci[o], co[o]
 
 
+#: Most changed boxes whose touching ends are found by testing every unbound end against each
+#: (*ours*): beyond, the ends' squares are queried against an index of the changed boxes.
+_TOUCH_DIRECT = 8
+
+
 def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
                     moved_ends: np.ndarray, touch_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     pg, sub, sb, e = st.pg, st.sub, st.sb, st.ends
@@ -1909,30 +1994,45 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
     ism = _mask_of(moved_ends, n)
     keep = ~(isc[ts] | ism[tc])
     parts = [(tc[keep], ts[keep], tt[keep])]
-    squares = _end_squares(e, touch_tol)
     # moved ends against every shape
     mk = np.flatnonzero(ism[e.rows])
     if len(mk):
-        i, j = _closed_hits(st, squares[mk])
+        squares = _end_squares(_Ends(e.rows[mk], e.term[mk], e.local[mk], e.x[mk], e.y[mk]), touch_tol)
+        i, j = _closed_hits(st, squares)
         k = mk[j]
-        ok = _pos_area(sb[i], squares[k])
+        ok = _pos_area(sb[i], squares[j])
         parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, sub[i[ok]], k[ok], touch_tol))
     # the other ends against the changed shapes
     if len(changed) and len(e.rows):
-        rest = np.flatnonzero(~ism[e.rows])
-        if len(rest):
-            p, _ = G.overlap_pairs_between(G.BoxIndex(sb[changed]), squares[rest])
-            parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, sub[changed[p[0]]], rest[p[1]], touch_tol))
-    big = n + 1
+        rest = np.flatnonzero(~ism[e.rows]) if len(mk) else None
+        if len(changed) <= _TOUCH_DIRECT:
+            # each changed box against every end's square, as the kernel tests them (positive area)
+            ex, ey = e.x, e.y
+            x0, y0, x1, y1 = ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol
+            if rest is not None:
+                x0, y0, x1, y1 = x0[rest], y0[rest], x1[rest], y1[rest]
+            for c, (b0, b1, b2, b3) in zip(changed.tolist(), sb[changed].tolist()):
+                hit = np.flatnonzero((np.minimum(x1, b2) > np.maximum(x0, b0)) & (np.minimum(y1, b3) > np.maximum(y0, b1)))
+                if len(hit):
+                    k = hit if rest is None else rest[hit]
+                    parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, np.full(len(k), sub[c], np.int64), k,
+                                               touch_tol))
+        else:
+            r = np.arange(len(e.rows)) if rest is None else rest
+            if len(r):
+                p, _ = G.overlap_pairs_between(G.BoxIndex(sb[changed]), _end_squares(e, touch_tol)[r])
+                parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, sub[changed[p[0]]], r[p[1]], touch_tol))
     kc, ks, kt = parts[0]
     if len(parts) > 1:
         nc, ns, nt = (np.concatenate(v) for v in zip(*parts[1:]))
     else:
         nc = ns = nt = np.zeros(0, np.int64)
-    if bool(((kt == 0) | (kt == 1)).all()) and bool(((nt == 0) | (nt == 1)).all()):
-        got = _merged((kc, ks, kt), (kc * 2 + kt) * big + ks, (nc, ns, nt), (nc * 2 + nt) * big + ns)
-        if got is not None:
-            return got[0], got[1], got[2]
+    if bool(((tt == 0) | (tt == 1)).all()) and bool(((nt == 0) | (nt == 1)).all()):
+        # one row per (connector, terminal, shape): keyed as the table is sorted
+        keys = pair_keys(tc * 2 + tt, ts)
+        if len(keys) < 2 or bool((keys[1:] > keys[:-1]).all()):
+            (rc, rs, rt), _ = splice((tc, ts, tt), keys, np.flatnonzero(~keep), (nc, ns, nt), pair_keys(nc * 2 + nt, ns))
+            return rc, rs, rt
     tc, ts, tt = (np.concatenate(v) for v in zip(*parts))
     o = np.lexsort((ts, tt, tc))
     return tc[o], ts[o], tt[o]
@@ -1958,12 +2058,20 @@ def _knn(st: _PageState, rows: np.ndarray, gap: float, k: int = 4) -> Tuple[np.n
 
 
 def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
-                 before: np.ndarray, gap: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 before: np.ndarray, gap: float, known: Optional[Dict[str, np.ndarray]] = None,
+                 out: Optional[Dict[str, np.ndarray]] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``near`` after the boxes of solid positions ``changed`` changed; ``before`` holds
-    the boxes they had, and those of removed rows."""
+    the boxes they had, and those of removed rows.
+
+    With ``out`` (``changed`` sorted, ``before`` exactly their boxes) the pairs of the affected
+    rows are found by their keys (see :func:`_pairs_of`) and the table is spliced; the key column
+    is put in ``out``.
+    """
     pg, sub, sb = st.pg, st.sub, st.sb
     na, nb, ng = old
     if not len(changed) and not len(before):
+        if out is not None and known is not None and "near" in known:
+            out["near"] = known["near"]
         return old
     n, m = len(pg.ids), len(sub)
     subpos = st.subpos
@@ -1973,9 +2081,23 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     ok = _gap(q[j], sb[i]) <= gap  # a changed row i is in the set anyway
     affected = unique(np.concatenate([changed, i[ok]]))
     is_a = _mask_of(affected, m)
-    is_r = _mask_of(sub[affected], n)  # the same rows by page row: the table's ends are read once each
-    touch = is_r[na] | is_r[nb]
-    halo = unique(np.concatenate([affected, subpos[na[touch]], subpos[nb[touch]]]))
+    keys = None
+    if out is not None and len(before) == len(changed):
+        keys = _sorted_keys(known, "near", lambda: pair_keys(na, nb))
+    touch_at: Optional[np.ndarray] = None
+    if keys is not None:
+        # an affected row's pairs: their other end lay within the gap of its box then
+        was = sb[affected]
+        at = np.searchsorted(changed, affected)
+        hit = at < len(changed)
+        hit[hit] = changed[at[hit]] == affected[hit]
+        was[hit] = before[at[hit]]
+        touch_at = _pairs_of(st, na, keys, affected, _grown(was, gap))
+        halo = unique(np.concatenate([affected, subpos[na[touch_at]], subpos[nb[touch_at]]]))
+    else:
+        is_r = _mask_of(sub[affected], n)  # the same rows by page row: the table's ends are read once each
+        touch = is_r[na] | is_r[nb]
+        halo = unique(np.concatenate([affected, subpos[na[touch]], subpos[nb[touch]]]))
     h, k, g = _knn(st, halo, gap)
     sel = is_a[h] | is_a[k]
     h, k, g = h[sel], k[sel], g[sel]
@@ -1984,6 +2106,11 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     a, b, g = sub[key // m], sub[key % m], g[first]
     kin = ~_related(pg, a, b)
     a, b, g = a[kin], b[kin], g[kin]
+    if keys is not None and touch_at is not None:
+        (ra, rb, rg), rk = splice((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b))
+        if out is not None:
+            out["near"] = rk
+        return ra, rb, rg
     ka, kb, kg, big = na[~touch], nb[~touch], ng[~touch], n + 1
     got = _merged((ka, kb, kg), ka * big + kb, (a, b, g), a * big + b)
     if got is not None:
@@ -2082,28 +2209,101 @@ def _grow_run(st: _PageState, kind: int, lo: float, hi: float, tol: float) -> Op
         reach *= 16.0
 
 
+def _pairs_of_kind(pg: _Page, sub: np.ndarray, sb: np.ndarray, u: np.ndarray, tol: float, kind: int,
+                   keys: List[np.ndarray], bits: List[np.ndarray]) -> None:
+    """Append the keys and kind bit of the ``aligned`` pairs of kind ``kind`` among the solid positions ``u``."""
+    pairs, kinds = G.alignment_pairs(sb[u], tol)
+    sel = kinds == kind
+    a, b = sub[u[pairs[0][sel]]], sub[u[pairs[1][sel]]]
+    same = pg.parent[a] == pg.parent[b]
+    a, b = a[same], b[same]
+    keys.append((a << 33) | (b << 1) | int(kind >= 3))
+    bits.append(np.full(len(a), 1 << kind, np.int64))
+
+
+def _runs_in_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_new: np.ndarray, c_old: np.ndarray,
+                   tol: float, one: bool, parts: List[np.ndarray]) -> None:
+    """The runs :func:`_aligned_update` grows for one kind, found in the sorted values ``line`` (those
+    before the edit: the changed positions' values are moved from ``c_old`` to ``c_new`` here)."""
+    s, pos = line
+    left: List[Tuple[float, float, float]] = []  # (old value, the run it left among the old values)
+    for x in c_old[c_old != c_new].tolist():
+        a, b = run_bounds(s, x, x, tol)
+        left.append((x, float(s[a]), float(s[b - 1])))
+    for p, was, now in zip(changed.tolist(), c_old.tolist(), c_new.tolist()):
+        if was != now:
+            move_value(s, pos, p, was, now)
+    spans: List[Tuple[float, float]] = []
+    for x in c_new.tolist():  # the lines a changed box joins
+        if any(lo <= x <= hi for lo, hi in spans):
+            continue
+        a, b = run_bounds(s, x, x, tol)
+        parts.append(pos[a:b].copy())
+        spans.append((float(s[a]), float(s[b - 1])))
+    for x, lo, hi in left:  # the lines it left, as the other boxes now stand (see _aligned_update)
+        if one and any(a <= x <= b for a, b in spans):
+            continue
+        a, b = run_bounds(s, lo, hi, tol)
+        parts.append(pos[a:b].copy())
+
+
 def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
                     changed: np.ndarray, before: np.ndarray, tol: float,
-                    gone: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    gone: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
+                    out: Optional[Dict[str, np.ndarray]] = None,
+                    lines: Optional[List[Optional[Tuple[np.ndarray, np.ndarray]]]] = None
+                    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``aligned`` after the boxes of solid positions ``changed`` changed from ``before``
-    (and the boxes ``gone`` were removed); ``old_st`` is the state the old table is of."""
+    (and the boxes ``gone`` were removed); ``old_st`` is the state the old table is of.
+
+    With ``out``, the pairs of the rows cut again are found by key and the table is spliced;
+    the key column is put in ``out``. With ``lines`` (``old_st``'s sorted line values, see
+    :attr:`_PageState.lines`) the runs are found there instead of by strip queries, and the
+    changed values are moved in place (the kinds sorted so far; the others by strip queries):
+    ``st.lines`` is set to them.
+    """
     pg, sub, sb = st.pg, st.sub, st.sb
     aa, ab, am = old
     if gone is None:
         gone = np.zeros((0, 4))
     if not len(changed) and not len(gone):
+        if out is not None and known is not None and "aligned" in known:
+            out["aligned"] = known["aligned"]
+        st.lines = lines
         return old
     n = len(pg.ids)
     if len(changed) + len(gone) > 16:
+        if lines is not None and not len(gone) and np.isfinite(sb[changed]).all():
+            for kind, line in enumerate(lines):  # kept for the next version: the values moved
+                if line is None:
+                    continue
+                s, pos = line
+                for p, was, now in zip(changed.tolist(), _line_values(before, kind).tolist(),
+                                       _line_values(sb[changed], kind).tolist()):
+                    if was != now:
+                        move_value(s, pos, p, was, now)
+            st.lines = lines
         return _aligned(pg, sub, sb, tol)
     keys: List[np.ndarray] = []
     bits: List[np.ndarray] = []
     recut = np.zeros(n, np.uint8)  # bit k: the row's lines of kind k are cut again
+    recut_rows: List[np.ndarray] = []
     one = len(changed) == 1 and not len(gone)
+    if lines is not None and (len(gone) or not np.isfinite(sb[changed]).all()):
+        lines = None
     for kind in range(6):
         c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
         parts: List[np.ndarray] = []
         spans: List[Tuple[float, float]] = []  # value ranges of the runs found (each a whole run)
+        line = None if lines is None else lines[kind]
+        if line is not None:
+            _runs_in_lines(line, changed, c_new, c_old, tol, one, parts)
+            u = unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+            recut[sub[u]] |= np.uint8(1 << kind)
+            recut_rows.append(sub[u])
+            if len(u) > 1:
+                _pairs_of_kind(pg, sub, sb, u, tol, kind, keys, bits)
+            continue
         for x in c_new.tolist():  # the lines a changed box joins
             if any(lo <= x <= hi for lo, hi in spans):
                 continue
@@ -2133,14 +2333,51 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             parts.append(r)
         u = unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
         recut[sub[u]] |= np.uint8(1 << kind)
+        recut_rows.append(sub[u])
         if len(u) > 1:
-            pairs, kinds = G.alignment_pairs(sb[u], tol)
-            sel = kinds == kind
-            a, b = sub[u[pairs[0][sel]]], sub[u[pairs[1][sel]]]
-            same = pg.parent[a] == pg.parent[b]
-            a, b = a[same], b[same]
-            keys.append((a << 33) | (b << 1) | int(kind >= 3))
-            bits.append(np.full(len(a), 1 << kind, np.int64))
+            _pairs_of_kind(pg, sub, sb, u, tol, kind, keys, bits)
+    if lines is not None:
+        st.lines = lines
+    nk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    nb = np.concatenate(bits) if bits else np.zeros(0, np.int64)
+    ok = None
+    if out is not None:
+        ok = _sorted_keys(known, "aligned", lambda: (aa << 33) | (ab << 1) | np.where((am & 7) != 0, 0, 1))
+    if ok is not None:
+        # only the pairs of rows cut again change: those whose first row was (a pair's rows are both cut
+        # again for a kind when its bit is cleared, and a new pair's rows were), merged with the new bits
+        at = rows_at(aa, unique(np.concatenate(recut_rows)))
+        ck = np.concatenate([ok[at], nk])
+        cb = np.concatenate([am[at] & ~(recut[aa[at]] & recut[ab[at]]).astype(np.int64), nb])
+        o = np.argsort(ck, kind="stable")
+        ck, cb = ck[o], cb[o]
+        if len(ck):
+            start = np.r_[0, np.flatnonzero(ck[1:] != ck[:-1]) + 1]
+            ck, cb = ck[start], np.bitwise_or.reduceat(cb, start)
+        # every key at ``at`` is in ``ck``: a pair whose bits changed is written, one left with none
+        # dropped, a new one inserted; most rows cut again keep their pairs as they were
+        j = np.searchsorted(ck, ok[at])
+        now = cb[j]
+        drop = at[now == 0]
+        rewrite = (now != 0) & (now != am[at])
+        is_new = np.ones(len(ck), bool)
+        is_new[j] = False
+        is_new &= cb != 0
+        if len(drop) or is_new.any():
+            nk2, nb2 = ck[is_new], cb[is_new]
+            if rewrite.any():
+                am = am.copy()
+                am[at[rewrite]] = now[rewrite]
+            (ra, rb, rm), rk = splice((aa, ab, am), ok, drop, (nk2 >> 33, (nk2 >> 1) & 0xFFFFFFFF, nb2), nk2)
+        else:  # the same pairs: the columns are shared, the masks written to a copy
+            ra, rb, rk = aa, ab, ok
+            rm = am
+            if rewrite.any():
+                rm = am.copy()
+                rm[at[rewrite]] = now[rewrite]
+        if out is not None:
+            out["aligned"] = rk
+        return ra, rb, rm
     am = am & ~(recut[aa] & recut[ab]).astype(np.int64)
     # the table is sorted by key (one row per pair and axis): the new keys are merged into it
     okeys = (aa << 33) | (ab << 1) | np.where((old[2] & 7) != 0, 0, 1)  # a row holds the kinds of one axis
@@ -2149,8 +2386,6 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         # but the rows stay, out of order, until dropped below): sorted again for the merge
         o = np.argsort(okeys, kind="stable")
         okeys, am = okeys[o], am[o]
-    nk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
-    nb = np.concatenate(bits) if bits else np.zeros(0, np.int64)
     o = np.argsort(nk, kind="stable")
     nk, nb = nk[o], nb[o]
     at = np.searchsorted(okeys, nk, "right")

@@ -1,0 +1,275 @@
+"""Sorted relation tables of a page updated at the rows an edit changed.
+
+A page's relation tables (``overlaps``, ``near``, ``touches``, ``aligned``) are columns sorted
+by a unique integer key per pair. After a move, the pairs of a few rows leave a table and a
+few pairs enter it; finding the ones that leave and writing the result should cost the pairs
+of those rows and one copy of each column, not a pass that reads every pair (masks of the
+pairs to drop, keys of every pair, np.insert's index arrays). These helpers do that on the
+key column kept beside the table:
+
+* :func:`pair_keys` is the key of a pair of rows (``a`` in the high bits, so the order of the
+  keys is the order by ``(a, b)`` the tables are sorted in);
+* :func:`rows_at` and :func:`keys_at` find the positions of the pairs with given first rows
+  or given keys by binary search;
+* :func:`splice` drops positions and merges new sorted rows in, one slice copy per column.
+
+The ``aligned`` table is cut from runs of line values (box edges and centres) that lie within
+a tolerance of each other; :func:`sorted_lines` keeps each kind's values sorted with their
+positions, :func:`run_bounds` finds a run there in time linear in its length, and
+:func:`move_value` moves one box's value in place.
+
+Examples
+--------
+>>> import numpy as np
+>>> keys = pair_keys(np.array([0, 0, 2]), np.array([1, 3, 3]))
+>>> rows_at(np.array([0, 0, 2]), np.array([0])).tolist()
+[0, 1]
+>>> cols, k = splice([np.array([0, 0, 2])], keys, np.array([1]), [np.array([1])], pair_keys(np.array([1]), np.array([2])))
+>>> cols[0].tolist()
+[0, 1, 2]
+"""
+
+from __future__ import annotations
+
+from typing import List, Sequence, Tuple
+
+import numpy as np
+
+__all__ = ["pair_keys", "rows_at", "keys_at", "splice", "sorted_lines", "run_bounds", "move_value"]
+
+#: Bits of the second row in a pair key: rows below 2**31 (int64 keys).
+_SHIFT = 32
+
+
+def pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The key of each pair ``(a, b)`` of non-negative rows below 2**31: ``a << 32 | b``.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray of int64
+        Rows, the same length.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Keys ordered as the pairs are by ``(a, b)``.
+    """
+    return (np.asarray(a, np.int64) << _SHIFT) | np.asarray(b, np.int64)
+
+
+def rows_at(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Positions in the sorted column ``col`` of the entries equal to one of ``rows``, ascending.
+
+    Parameters
+    ----------
+    col : numpy.ndarray of int64
+        Sorted (non-decreasing).
+    rows : numpy.ndarray of int64
+        Sorted and distinct.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Every position ``p`` with ``col[p]`` in ``rows``, increasing.
+    """
+    if not len(col) or not len(rows):
+        return np.zeros(0, np.int64)
+    lo = np.searchsorted(col, rows, "left")
+    cnt = np.searchsorted(col, rows, "right") - lo
+    total = int(cnt.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    return np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
+
+
+def keys_at(keys: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Positions in the sorted distinct ``keys`` of the values of ``q`` found there, ascending, once each.
+
+    Parameters
+    ----------
+    keys : numpy.ndarray of int64
+        Sorted, distinct.
+    q : numpy.ndarray of int64
+        Any order; repeats allowed.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The distinct positions ``p`` with ``keys[p]`` in ``q``, increasing.
+    """
+    if not len(keys) or not len(q):
+        return np.zeros(0, np.int64)
+    at = np.searchsorted(keys, q, "left")
+    hit = at < len(keys)
+    at = at[hit]
+    at = at[keys[at] == np.asarray(q)[hit]]
+    return np.unique(at).astype(np.int64)
+
+
+def splice(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, new_cols: Sequence[np.ndarray],
+           new_keys: np.ndarray) -> Tuple[List[np.ndarray], np.ndarray]:
+    """Columns sorted by ``keys`` without the rows at ``drop`` and with the rows ``new_cols`` merged in by key.
+
+    The result is what sorting the kept rows and the new ones by key gives (keys distinct:
+    a new key equals no kept key), built from slices of the columns: one copy of each
+    column, plus work in the number of dropped and new rows.
+
+    Parameters
+    ----------
+    cols : sequence of numpy.ndarray
+        Columns of one table, the same length as ``keys``.
+    keys : numpy.ndarray of int64
+        The table's keys, sorted and distinct.
+    drop : numpy.ndarray of int64
+        Positions to drop, sorted and distinct.
+    new_cols : sequence of numpy.ndarray
+        The new rows, one array per column of ``cols``, in any order.
+    new_keys : numpy.ndarray of int64
+        Their keys, distinct and none equal to a kept key.
+
+    Returns
+    -------
+    (list of numpy.ndarray, numpy.ndarray)
+        The columns (each in its input's dtype) and their keys.
+    """
+    o = np.argsort(new_keys, kind="stable")
+    nk = new_keys[o]
+    nc = [np.asarray(c)[o].astype(col.dtype, copy=False) for c, col in zip(new_cols, cols)]
+    at = np.searchsorted(keys, nk, "left").tolist()
+    # slices of the old rows (start, stop) and of the new ones, in output order
+    pieces: List[Tuple[bool, int, int]] = []
+    pos = 0
+    di, ni, nd, nn = 0, 0, len(drop), len(at)
+    dl = drop.tolist()
+    while di < nd or ni < nn:
+        d = dl[di] if di < nd else len(keys)
+        i = at[ni] if ni < nn else len(keys)
+        if i <= d:  # new rows go before the old row at i (a dropped row with their key included)
+            j = ni
+            while ni < nn and at[ni] == i:
+                ni += 1
+            if i > pos:
+                pieces.append((True, pos, i))
+                pos = i
+            pieces.append((False, j, ni))
+        else:
+            if d > pos:
+                pieces.append((True, pos, d))
+            pos = d + 1
+            di += 1
+    if pos < len(keys):
+        pieces.append((True, pos, len(keys)))
+
+    def cut(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        if len(pieces) == 1:
+            old_side, s, e = pieces[0]
+            return (old if old_side else new)[s:e].copy()
+        if not pieces:
+            return old[:0].copy()
+        return np.concatenate([(old if old_side else new)[s:e] for old_side, s, e in pieces])
+
+    return [cut(c, n) for c, n in zip(cols, nc)], cut(keys, nk)
+
+
+def sorted_lines(values: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The values sorted and the position of each (ties in any order).
+
+    Parameters
+    ----------
+    values : numpy.ndarray of float64
+        One line value per position, none NaN.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray of int64)
+        ``values[order]`` and ``order``.
+    """
+    o = np.argsort(values).astype(np.int64)
+    return values[o], o
+
+
+def run_bounds(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, int]:
+    """The slice ``[start, stop)`` of the sorted values ``s`` holding the smallest run that contains
+    ``[lo, hi]`` and whose outside neighbours lie more than ``tol`` away: the values of ``[lo, hi]``
+    and every chain of values each within ``tol`` of the next that reaches it.
+
+    Scans outward from ``[lo, hi]`` in growing chunks, so the work follows the run's length.
+
+    Parameters
+    ----------
+    s : numpy.ndarray of float64
+        Sorted, none NaN.
+    lo, hi : float
+        ``lo <= hi``.
+    tol : float
+
+    Returns
+    -------
+    (int, int)
+        ``start`` and ``stop``; the run's values are ``s[start:stop]`` (``lo`` and ``hi`` need
+        not be among them).
+    """
+    a = int(np.searchsorted(s, lo, "left"))
+    b = int(np.searchsorted(s, hi, "right"))
+    start, nxt, k = a, lo, 64
+    while start > 0:
+        i0 = max(0, start - k)
+        seg = s[i0:start]
+        gaps = np.empty(len(seg), np.float64)
+        gaps[:-1] = seg[1:]
+        gaps[-1] = nxt
+        bad = np.flatnonzero(~((gaps - seg) <= tol))
+        if len(bad):
+            start = i0 + int(bad[-1]) + 1
+            break
+        start, nxt, k = i0, float(s[i0]), 4 * k
+    stop, prv, k, n = b, hi, 64, len(s)
+    while stop < n:
+        i1 = min(n, stop + k)
+        seg = s[stop:i1]
+        gaps = np.empty(len(seg), np.float64)
+        gaps[0] = prv
+        gaps[1:] = seg[:-1]
+        bad = np.flatnonzero(~((seg - gaps) <= tol))
+        if len(bad):
+            stop += int(bad[0])
+            break
+        stop, prv, k = i1, float(s[i1 - 1]), 4 * k
+    return start, stop
+
+
+def move_value(s: np.ndarray, pos: np.ndarray, p: int, old: float, new: float) -> None:
+    """Move position ``p``'s value from ``old`` to ``new`` in the sorted values ``s`` (positions
+    ``pos``), in place, shifting the entries between by one.
+
+    Parameters
+    ----------
+    s : numpy.ndarray of float64
+        Sorted values, holding ``old`` for ``p``.
+    pos : numpy.ndarray of int64
+        The position of each value.
+    p : int
+    old, new : float
+
+    Raises
+    ------
+    ValueError
+        When ``p`` has no entry with the value ``old``.
+    """
+    i = int(np.searchsorted(s, old, "left"))
+    j = int(np.searchsorted(s, old, "right"))
+    hit = np.flatnonzero(pos[i:j] == p)
+    if not len(hit):
+        raise ValueError(f"position {p} has no line value {old!r}")
+    k = i + int(hit[0])
+    t = int(np.searchsorted(s, new, "left"))
+    if t > k + 1:  # later: the entries between move down one
+        s[k:t - 1] = s[k + 1:t]
+        pos[k:t - 1] = pos[k + 1:t]
+        s[t - 1], pos[t - 1] = new, p
+    elif t <= k:  # earlier: they move up one
+        s[t + 1:k + 1] = s[t:k]
+        pos[t + 1:k + 1] = pos[t:k]
+        s[t], pos[t] = new, p
+    else:  # the same place
+        s[k] = new

@@ -1,0 +1,127 @@
+"""The sorted relation tables' helpers against naive twins (``tests/reference/pagetables_oracle.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from spatialobs.canvas import pagetables as PT
+
+from tests.reference import pagetables_oracle as ref
+
+ROWS = st.integers(0, 40)
+PAIRS = st.lists(st.tuples(ROWS, ROWS), max_size=60, unique=True)
+
+
+def _table(pairs):
+    pairs = sorted(pairs)
+    a = np.array([p[0] for p in pairs], dtype=np.int64)
+    b = np.array([p[1] for p in pairs], dtype=np.int64)
+    return a, b
+
+
+@given(PAIRS)
+def test_pair_keys_order_as_the_pairs(pairs):
+    a, b = _table(pairs)
+    k = PT.pair_keys(a, b)
+    assert np.array_equal(k, ref.pair_keys(a, b))
+    assert k.dtype == np.int64
+    assert bool((k[1:] > k[:-1]).all())  # sorted pairs give strictly increasing keys
+    big = PT.pair_keys(np.array([2**31 - 1]), np.array([2**31 - 1]))
+    assert big[0] == (2**31 - 1) * 2**32 + 2**31 - 1
+
+
+@given(PAIRS, st.lists(ROWS, max_size=10, unique=True))
+def test_rows_at_finds_every_entry_of_the_rows(pairs, rows):
+    a, _ = _table(pairs)
+    r = np.array(sorted(rows), dtype=np.int64)
+    assert np.array_equal(PT.rows_at(a, r), ref.rows_at(a, r))
+
+
+@given(PAIRS, st.lists(st.tuples(ROWS, ROWS), max_size=20))
+def test_keys_at_finds_the_keys_present_once(pairs, probe):
+    a, b = _table(pairs)
+    keys = PT.pair_keys(a, b)
+    q = PT.pair_keys(np.array([p[0] for p in probe], np.int64), np.array([p[1] for p in probe], np.int64))
+    got = PT.keys_at(keys, q)
+    assert got.dtype == np.int64
+    assert np.array_equal(got, ref.keys_at(keys, q))
+
+
+@settings(max_examples=300)
+@given(PAIRS, st.data())
+def test_splice_is_the_sort_of_the_kept_and_new_rows(pairs, data):
+    a, b = _table(pairs)
+    g = np.arange(len(a), dtype=np.float64) * 0.5  # a float column beside the rows
+    keys = PT.pair_keys(a, b)
+    drop = np.array(sorted(data.draw(st.sets(st.integers(0, max(len(a) - 1, 0)), max_size=len(a)))), np.int64)
+    drop = drop[drop < len(a)]
+    kept = {tuple(p) for p in np.stack([a, b], 1)[np.setdiff1d(np.arange(len(a)), drop)].tolist()}
+    # new rows: any pairs not kept (a dropped pair may come back), in any order
+    new = data.draw(st.lists(st.tuples(ROWS, ROWS).filter(lambda p: p not in kept), max_size=15, unique=True))
+    na = np.array([p[0] for p in new], np.int64)
+    nb = np.array([p[1] for p in new], np.int64)
+    ng = -np.arange(len(new), dtype=np.float64)
+    nk = PT.pair_keys(na, nb)
+    got, gk = PT.splice((a, b, g), keys, drop, (na, nb, ng), nk)
+    want, wk = ref.splice((a, b, g), keys, drop, (na, nb, ng), nk)
+    assert np.array_equal(gk, wk) and gk.dtype == wk.dtype
+    for x, y in zip(got, want):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+        assert not np.shares_memory(x, a) and not np.shares_memory(x, g)  # a new column, never a view
+
+
+def test_splice_keeps_the_column_types_of_empty_and_whole_tables():
+    a = np.array([0, 1], np.int64)
+    g = np.array([1.0, 2.0])
+    keys = PT.pair_keys(a, a + 1)
+    got, k = PT.splice((a, g), keys, np.array([0, 1], np.int64), (np.zeros(0, np.int64), np.zeros(0)), np.zeros(0, np.int64))
+    assert [c.dtype for c in got] == [np.int64, np.float64] and len(k) == 0 and all(len(c) == 0 for c in got)
+    got, k = PT.splice((a, g), keys, np.zeros(0, np.int64), (np.array([5], np.int64), np.array([3], np.int64)),
+                       PT.pair_keys(np.array([5]), np.array([6])))
+    assert got[0].tolist() == [0, 1, 5] and got[1].dtype == np.float64 and got[1].tolist() == [1.0, 2.0, 3.0]
+
+
+VALUES = st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 3.25, 7.0, -1.0, -2.5, 10.0, 1e9]), min_size=1, max_size=80)
+
+
+@settings(max_examples=300)
+@given(VALUES, st.data(), st.sampled_from([0.0, 0.5, 1.0, 2.0]))
+def test_run_bounds_is_the_grown_run(values, data, tol):
+    s = np.sort(np.array(values))
+    lo = data.draw(st.sampled_from(values + [0.25, 5.0, -100.0, 100.0]))
+    hi = data.draw(st.sampled_from([v for v in values + [0.25, 5.0, 100.0] if v >= lo] or [lo]))
+    a, b = PT.run_bounds(s, lo, hi, tol)
+    assert s[a:b].tolist() == ref.run_values(values, lo, hi, tol)
+
+
+def test_run_bounds_scans_past_its_first_chunks():
+    s = np.arange(1000, dtype=np.float64)  # one run of 1,000 values 1 apart: every chunk is scanned
+    assert PT.run_bounds(s, 500.0, 500.0, 1.0) == (0, 1000)
+    assert PT.run_bounds(s, 500.0, 500.0, 0.5) == (500, 501)
+    s[100] = -5.0
+    s.sort()
+    assert PT.run_bounds(s, 500.0, 500.0, 1.0) == (101, 1000)  # -5, 0..99, then a gap of 2 to 101
+
+
+@settings(max_examples=300)
+@given(VALUES, st.data())
+def test_move_value_keeps_the_values_sorted_with_their_positions(values, data):
+    v = np.array(values)
+    s, pos = PT.sorted_lines(v)
+    assert pos.dtype == np.int64 and np.array_equal(s, np.sort(v)) and np.array_equal(v[pos], s)
+    for _ in range(data.draw(st.integers(1, 5))):
+        p = data.draw(st.integers(0, len(v) - 1))
+        new = data.draw(st.sampled_from(values + [4.0, -3.0, 1e10]))
+        PT.move_value(s, pos, p, float(v[p]), new)
+        v[p] = new
+        assert np.array_equal(s, np.sort(v)) and np.array_equal(v[pos], s)
+        assert np.array_equal(np.sort(pos), np.arange(len(v)))
+
+
+def test_move_value_refuses_a_value_the_position_does_not_have():
+    s, pos = PT.sorted_lines(np.array([1.0, 2.0, 2.0]))
+    with pytest.raises(ValueError, match="position 0 has no line value 2.0"):
+        PT.move_value(s, pos, 0, 2.0, 5.0)
+    assert s.tolist() == [1.0, 2.0, 2.0]  # left as it was
