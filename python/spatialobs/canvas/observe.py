@@ -1168,11 +1168,13 @@ def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.
     asked: List[int] = []
     needs: List[float] = []
     slot: Dict[int, int] = {}
-    rl, gone, fl = rows.tolist(), pg.gone, frac.tolist()
+    rl, gone, fl, flat_l = rows.tolist(), pg.gone, frac.tolist(), flat.tolist()
     for i, b in zip(pos.tolist(), boxes[pos].tolist()):
         r = rl[i]
         need = _need(canvas._nodes[pg.ids[r]])
-        if gone[r] or (fl[i] < need and _box_like(canvas, pg, r)):
+        # the boxes' cover bounds a box-like row's painted cover from above, except for a flat box,
+        # which the box kernel gives no cover (its sliver, below, is what is asked)
+        if gone[r] or (fl[i] < need and not flat_l[i] and _box_like(canvas, pg, r)):
             continue
         c0, c1, c2, c3 = max(b[0], vx0), max(b[1], vy0), min(b[2], vx1), min(b[3], vy1)
         sliver = c2 - c0 <= 0 or c3 - c1 <= 0
