@@ -1609,17 +1609,25 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     redo = np.flatnonzero(redo_mask)
     er0, et0, lxy0 = er[keep_e], e.term[keep_e], e.local[keep_e]
     rr, rt, rl = _local_ends(canvas, pg, st.bound_end, redo)
-    er = np.concatenate([er0, rr])
-    et = np.concatenate([et0, rt])
-    lxy = np.concatenate([lxy0, rl])
-    o = np.lexsort((et, er))
-    er, et, lxy = er[o], et[o], lxy[o]
-    ex, ey = _ends_xy(pg, er, lxy)
-    st.ends = _Ends(er, et, lxy, ex, ey)
-    was = np.full((n, 2, 2), np.nan)
-    was[er0, et0, 0] = e.x[keep_e]
-    was[er0, et0, 1] = e.y[keep_e]
-    moved_ends = unique(np.concatenate([redo, rebound_rows, er[(was[er, et, 0] != ex) | (was[er, et, 1] != ey)]]))
+    if not len(rr) and bool((er0[1:] >= er0[:-1]).all()):
+        # no end read again and the kept ones in their order (the rows they are on keep theirs):
+        # already sorted, each compared with its own previous point
+        ex, ey = _ends_xy(pg, er0, lxy0)
+        st.ends = _Ends(er0, et0, lxy0, ex, ey)
+        gone_xy = (e.x[keep_e] != ex) | (e.y[keep_e] != ey)
+        moved_ends = unique(np.concatenate([redo, rebound_rows, er0[gone_xy]]))
+    else:
+        er = np.concatenate([er0, rr])
+        et = np.concatenate([et0, rt])
+        lxy = np.concatenate([lxy0, rl])
+        o = np.lexsort((et, er))
+        er, et, lxy = er[o], et[o], lxy[o]
+        ex, ey = _ends_xy(pg, er, lxy)
+        st.ends = _Ends(er, et, lxy, ex, ey)
+        was = np.full((n, 2, 2), np.nan)
+        was[er0, et0, 0] = e.x[keep_e]
+        was[er0, et0, 1] = e.y[keep_e]
+        moved_ends = unique(np.concatenate([redo, rebound_rows, er[(was[er, et, 0] != ex) | (was[er, et, 1] != ey)]]))
     none_gone = bool(ok.all())  # rows only added (or moved): every pair keeps both ends, none is filtered
 
     def live(*cols: np.ndarray) -> Any:  # a tuple as long as the table's
