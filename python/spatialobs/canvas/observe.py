@@ -1614,8 +1614,8 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         # already sorted, each compared with its own previous point
         ex, ey = _ends_xy(pg, er0, lxy0)
         st.ends = _Ends(er0, et0, lxy0, ex, ey)
-        gone_xy = (e.x[keep_e] != ex) | (e.y[keep_e] != ey)
-        moved_ends = unique(np.concatenate([redo, rebound_rows, er0[gone_xy]]))
+        moved_xy = (e.x[keep_e] != ex) | (e.y[keep_e] != ey)
+        moved_ends = unique(np.concatenate([redo, rebound_rows, er0[moved_xy]]))
     else:
         er = np.concatenate([er0, rr])
         et = np.concatenate([et0, rt])
