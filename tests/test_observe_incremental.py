@@ -233,3 +233,58 @@ def test_small_pages_after_edits_match_the_oracle(seed):
         edit(c, o, count)
         for vp, kw in VIEWS:
             assert observe(c, vp, **kw).to_dict() == observe_naive(c, vp, **kw), (k, vp)
+
+
+@st.composite
+def row_maps(draw):
+    """Kept rows (increasing) and their new positions, as an edit leaves them: blocks of the kept
+    rows in a new order with new rows between them; sometimes a scattered map (many runs)."""
+    n = draw(st.integers(0, 200))
+    kept = [r for r, k in enumerate(draw(st.lists(st.booleans(), min_size=n, max_size=n))) if k]
+    src = np.asarray(kept, dtype=np.int64)
+    if draw(st.booleans()):
+        dst = np.asarray(draw(st.permutations(list(range(len(kept))))), dtype=np.int64) * 2
+        return src, dst, 2 * len(kept)
+    cuts = sorted(set(draw(st.lists(st.integers(0, len(kept)), max_size=6))))
+    blocks = [b for b in np.split(np.arange(len(kept)), cuts) if len(b)]
+    order = draw(st.permutations(list(range(len(blocks)))))
+    dst = np.zeros(len(kept), np.int64)
+    at = draw(st.integers(0, 3))
+    for b in order:
+        dst[blocks[b]] = np.arange(at, at + len(blocks[b]))
+        at += len(blocks[b]) + draw(st.integers(0, 3))
+    return src, dst, at
+
+
+@settings(max_examples=200, deadline=None)
+@given(row_maps(), st.integers(0, 10**6), st.booleans())
+def test_rows_carried_by_runs_equal_a_gather(mapped, seed, nan):
+    src, dst, m = mapped
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 3, (max(src[-1] + 1 if len(src) else 0, 1), 4)).astype(np.float64)
+    b = rng.integers(0, 3, (max(m, 1), 4)).astype(np.float64)
+    if nan:
+        a[::3] = np.nan
+        b[::5] = np.nan
+    runs = OBS._runs(src, dst)
+    if runs is not None:
+        # the cuts cover every pair once, and within a run both sides step by one
+        assert runs[0] == 0 and runs[-1] == len(src) and (np.diff(runs) > 0).all()
+        for i, j in zip(runs[:-1], runs[1:]):
+            assert (src[i:j] == src[i] + np.arange(j - i)).all() and (dst[i:j] == dst[i] + np.arange(j - i)).all()
+    differ = [bool((a[s] != b[d]).any()) for s, d in zip(src, dst)]  # NaN differs from everything
+    for r in (runs, None):
+        assert OBS._rows_differ(a, src, b, dst, r).tolist() == differ
+        out = np.full((max(m, 1), 4), -1.0)
+        OBS._put_rows(out, dst, a, src, r)
+        want = np.full((max(m, 1), 4), -1.0)
+        for s, d in zip(src, dst):
+            want[d] = a[s]
+        assert np.array_equal(out, want, equal_nan=True)
+
+
+def test_a_map_of_more_runs_than_the_limit_is_gathered():
+    src = np.arange(2 * OBS._MAX_RUNS, dtype=np.int64)
+    assert OBS._runs(src, src[::-1].copy()) is None
+    assert OBS._runs(src, src + 5).tolist() == [0, len(src)]
+    assert OBS._runs(src[:0], src[:0]).tolist() == [0]

@@ -1577,11 +1577,12 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     sb = np.take(pg.boxes, sub, axis=0)
     kept = smap >= 0
     kp = np.flatnonzero(kept)
+    skp = smap[kp]
+    sruns = _runs(kp, skp)
     shifted = _tree_moved(pg, opg, omap, ok, rec)
-    ne = _pairs_view(np.take(sb, smap[kp], axis=0)) != _pairs_view(np.take(old.sb, kp, axis=0))
-    moved_mask = ne[:, 0] | ne[:, 1]
+    moved_mask = _rows_differ(old.sb, kp, sb, skp, sruns)
     if shifted is not None:
-        moved_mask |= shifted[sub[smap[kp]]]
+        moved_mask |= shifted[sub[skp]]
     moved = kp[moved_mask]
     added = np.flatnonzero(is_new[sub])
     changed = np.concatenate([smap[moved], added])
@@ -1607,7 +1608,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     st.index = old.index
     st.index_map = smap if old.index_map is None else np.where(old.index_map >= 0, smap[np.maximum(old.index_map, 0)], -1)
     ib = np.full((len(sub), 4), np.nan)  # the index's box of each position now (NaN: none, a new row)
-    ib[smap[kp]] = np.take(old.index_boxes, kp, axis=0)  # type: ignore[arg-type]
+    _put_rows(ib, skp, old.index_boxes, kp, sruns)  # type: ignore[arg-type]
     st.index_boxes = ib
     ne = _pairs_view(sb) != _pairs_view(ib)
     stale = np.flatnonzero(ne[:, 0] | ne[:, 1])
@@ -1637,17 +1638,25 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     redo = np.flatnonzero(redo_mask)
     er0, et0, lxy0 = er[keep_e], e.term[keep_e], e.local[keep_e]
     rr, rt, rl = _local_ends(canvas, pg, st.bound_end, redo)
-    er = np.concatenate([er0, rr])
-    et = np.concatenate([et0, rt])
-    lxy = np.concatenate([lxy0, rl])
-    o = np.lexsort((et, er))
-    er, et, lxy = er[o], et[o], lxy[o]
-    ex, ey = _ends_xy(pg, er, lxy)
-    st.ends = _Ends(er, et, lxy, ex, ey)
-    was = np.full((n, 2, 2), np.nan)
-    was[er0, et0, 0] = e.x[keep_e]
-    was[er0, et0, 1] = e.y[keep_e]
-    moved_ends = unique(np.concatenate([redo, rebound_rows, er[(was[er, et, 0] != ex) | (was[er, et, 1] != ey)]]))
+    if not len(rr) and bool((er0[1:] >= er0[:-1]).all()):
+        # no end read again and the kept ones in their order (the rows they are on keep theirs):
+        # already sorted, each compared with its own previous point
+        ex, ey = _ends_xy(pg, er0, lxy0)
+        st.ends = _Ends(er0, et0, lxy0, ex, ey)
+        moved_xy = (e.x[keep_e] != ex) | (e.y[keep_e] != ey)
+        moved_ends = unique(np.concatenate([redo, rebound_rows, er0[moved_xy]]))
+    else:
+        er = np.concatenate([er0, rr])
+        et = np.concatenate([et0, rt])
+        lxy = np.concatenate([lxy0, rl])
+        o = np.lexsort((et, er))
+        er, et, lxy = er[o], et[o], lxy[o]
+        ex, ey = _ends_xy(pg, er, lxy)
+        st.ends = _Ends(er, et, lxy, ex, ey)
+        was = np.full((n, 2, 2), np.nan)
+        was[er0, et0, 0] = e.x[keep_e]
+        was[er0, et0, 1] = e.y[keep_e]
+        moved_ends = unique(np.concatenate([redo, rebound_rows, er[(was[er, et, 0] != ex) | (was[er, et, 1] != ey)]]))
     none_gone = bool(ok.all())  # rows only added (or moved): every pair keeps both ends, none is filtered
 
     def live(*cols: np.ndarray) -> Any:  # a tuple as long as the table's
@@ -1681,6 +1690,49 @@ def _pairs_view(boxes: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(boxes, dtype=np.float64).view(np.complex128)
 
 
+#: Most runs a row map is carried by as slices (*ours*); beyond, rows are gathered one by one.
+_MAX_RUNS = 64
+
+
+def _runs(src: np.ndarray, dst: np.ndarray) -> Optional[np.ndarray]:
+    """Cuts of the runs of ``src`` -> ``dst`` (integer arrays of one length, ``src``
+    increasing) where both step by one: run k is ``src[c[k]:c[k + 1]]`` -> ``dst[c[k]:c[k + 1]]``, whole slices of
+    the arrays they index; None beyond :data:`_MAX_RUNS` runs. An edit adds, removes or moves a
+    few subtrees, so a kept row's old and new positions differ by one of a few offsets."""
+    if not len(src):
+        return np.zeros(1, np.int64)
+    shift = dst - src
+    cut = np.flatnonzero((shift[1:] != shift[:-1]) | (src[1:] != src[:-1] + 1)) + 1
+    if len(cut) >= _MAX_RUNS:
+        return None
+    return np.concatenate([[0], cut, [len(src)]]).astype(np.int64)
+
+
+def _put_rows(out: np.ndarray, dst: np.ndarray, a: np.ndarray, src: np.ndarray, runs: Optional[np.ndarray]) -> None:
+    """``out[dst] = a[src]`` along the first axis, slice by slice over ``runs`` (see :func:`_runs`)."""
+    if runs is None:
+        out[dst] = np.take(a, src, axis=0)
+        return
+    for i, j in zip(runs[:-1].tolist(), runs[1:].tolist()):
+        s, d = int(src[i]), int(dst[i])
+        out[d:d + j - i] = a[s:s + j - i]
+
+
+def _rows_differ(a: np.ndarray, src: np.ndarray, b: np.ndarray, dst: np.ndarray, runs: Optional[np.ndarray]) -> np.ndarray:
+    """Whether box ``a[src[k]]`` differs from box ``b[dst[k]]`` in any coordinate (NaN differs),
+    for each k; compared slice by slice over ``runs`` (see :func:`_runs`)."""
+    if runs is None:
+        ne = _pairs_view(np.take(a, src, axis=0)) != _pairs_view(np.take(b, dst, axis=0))
+        return ne[:, 0] | ne[:, 1]
+    out = np.empty(len(src), bool)
+    pa, pb = _pairs_view(a), _pairs_view(b)
+    for i, j in zip(runs[:-1].tolist(), runs[1:].tolist()):
+        s, d = int(src[i]), int(dst[i])
+        ne = pa[s:s + j - i] != pb[d:d + j - i]
+        np.logical_or(ne[:, 0], ne[:, 1], out=out[i:j])
+    return out
+
+
 def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, ok: np.ndarray, fresh: np.ndarray,
                              rec: Optional[np.ndarray], shifted: Optional[np.ndarray],
                              rebound_rows: np.ndarray) -> None:
@@ -1697,8 +1749,7 @@ def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, 
     dirty[fresh] = True
     # a kept row's other inputs (type, opacity, flags, transform, frames) change only with its own
     # record or an ancestor's (the subtrees below), or with its place in the tree (``shifted``)
-    ne = _pairs_view(opg.boxes).take(kept_old, axis=0) != _pairs_view(pg.boxes).take(new, axis=0)
-    dirty[new[ne[:, 0] | ne[:, 1]]] = True
+    dirty[new[_rows_differ(opg.boxes, kept_old, pg.boxes, new, _runs(kept_old, new))]] = True
     if rec is not None and len(rec):
         pr = pg.page_pos[rec]
         for r in pr[pr >= 0].tolist():
