@@ -2503,18 +2503,6 @@ def _nearest(rows: np.ndarray, gaps: np.ndarray, k: int) -> np.ndarray:
     return rows[np.lexsort((rows, gaps))][:k]
 
 
-def _gather(keys: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Positions in ``keys`` (sorted) of the entries equal to one of ``rows`` (sorted, unique), ascending."""
-    if not len(keys) or not len(rows):
-        return np.zeros(0, np.int64)
-    lo = np.searchsorted(keys, rows, "left")
-    cnt = np.searchsorted(keys, rows, "right") - lo
-    total = int(cnt.sum())
-    if not total:
-        return np.zeros(0, np.int64)
-    return np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
-
-
 def _neighbours(st: _PageState, rels: _Relations, taken: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Rows connected to the taken ``rows`` (sorted): bound and touching connectors, their
     targets, and containers (a container's own children are not pulled in)."""
@@ -2522,9 +2510,9 @@ def _neighbours(st: _PageState, rels: _Relations, taken: np.ndarray, rows: np.nd
     bf, bt, _ = rels.parts["bound"]
     tc, ts, _ = rels.parts["touches"]
     by_to = st.bindings_by_target()
-    from_t = by_to[_gather(bt[by_to], rows)]  # bindings whose target is taken
+    from_t = by_to[rows_at(bt[by_to], rows)]  # bindings whose target is taken
     pa = pg.parent[rows]
-    out = [bt[_gather(bf, rows)], pa[pa >= 0], bf[from_t][pg.parent[bf[from_t]] != bt[from_t]],
+    out = [bt[rows_at(bf, rows)], pa[pa >= 0], bf[from_t][pg.parent[bf[from_t]] != bt[from_t]],
            ts[taken[tc]], tc[taken[ts] & (pg.parent[tc] != ts)]]
     return np.concatenate(out)
 
@@ -2562,7 +2550,7 @@ def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], ch
     came: Dict[int, int] = {}
     for _ in range(_NATIVE_ROUNDS):
         K = np.sort(np.concatenate([before, S]))
-        bpos = by_to[_gather(bt[by_to], K)]  # bindings whose target is kept
+        bpos = by_to[rows_at(bt[by_to], K)]  # bindings whose target is kept
         conn = unique(bf[bpos])  # connectors bound to a kept row
         full = conn
         par = pg.parent[K]
@@ -2578,7 +2566,7 @@ def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], ch
         sp = pg.parent[S]
         has_par = (sp >= 0) & both[np.maximum(sp, 0)]
         ss = np.sort(S)
-        into = by_to[_gather(bt[by_to], ss)]
+        into = by_to[rows_at(bt[by_to], ss)]
         into_kept = bt[into[both[bf[into]]]]
         linked = has_par | np.isin(S, par) | np.isin(S, conn) | np.isin(S, into_kept)
         unc = S[~linked]
@@ -2696,7 +2684,7 @@ def _rank(st: _PageState, view: _View, rels: _Relations, p: _Params) -> _Ranking
             a, b, x, i = a[m], b[m], np.zeros(int(m.sum())), a[m]
         else:
             pa, pb, extra = rels.parts[name]
-            i = _gather(pb, ks) if name == "occludes" else _gather(pa, ks)
+            i = rows_at(pb, ks) if name == "occludes" else rows_at(pa, ks)
             a, b = pa[i], pb[i]
             m = taken[b] & taken[a]
             if name in ("near", "aligned"):
