@@ -259,3 +259,79 @@ def test_cached_columns_after_edits_match_a_fresh_derivation(edits):
         assert got.ids == fresh.ids and got.frame == fresh.frame and got.group == fresh.group
         np.testing.assert_array_equal(got.bounds, fresh.bounds)
         np.testing.assert_array_equal(got.visible, fresh.visible)
+
+
+def _same_columns(cols, d):
+    from tests.reference.canvas_oracle import page_columns
+
+    want = page_columns(d, cols.rows)
+    got = {"bounds": cols.bounds, "visible": cols.visible, "opacity": cols.opacity, "hidden": cols.hidden,
+           "locked": cols.locked, "rotation": cols.rotation, "depth": cols.depth, "types": cols.type_array,
+           "clipped": cols.clipped, "parent": cols.parent_row, "frame": cols.frame_row, "group": cols.group_row,
+           "page_pos": cols.page_pos}
+    for name, v in got.items():
+        np.testing.assert_array_equal(v, np.asarray(want[name]).reshape(v.shape), err_msg=name)  # (NaN equals NaN)
+        if name in ("bounds", "visible", "opacity", "hidden", "locked", "rotation", "depth", "types"):
+            assert v.dtype == getattr(d, name).dtype and v.flags.c_contiguous, name
+    assert cols.order.tolist() == list(range(len(cols.rows)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 90), st.sampled_from(["paint", "shuffled", "reversed"]), st.integers(0, 3), st.integers(0, 10**6))
+def test_page_columns_gathered_by_runs_equal_the_rows_gathered_one_by_one(n, order, pages, seed):
+    """The page columns of canvases whose canvas order is the paint order (one run of rows), nearly
+    (an add or a removal since: a few runs), or not at all (more runs than are copied as slices),
+    on one page or several, equal the rows gathered one by one from the derivation."""
+    rng = np.random.default_rng(seed)
+    c = Canvas()
+    for p in range(pages):
+        c.add(Page(f"page:p{p}", f"P{p}", f"b{p}"))
+    page_ids = [P] + [f"page:p{p}" for p in range(pages)]
+    # sibling index keys: in creation order (paint order is canvas order), reversed, or shuffled
+    keys = {"paint": list(range(n)), "reversed": list(range(n))[::-1],
+            "shuffled": [int(v) for v in rng.permutation(n)]}[order]
+    made = []
+    for k in range(n):
+        parent = page_ids[k % len(page_ids)]
+        if made and rng.random() < 0.4:
+            parent = made[int(rng.integers(len(made)))]
+        t = "frame" if rng.random() < 0.3 else "group" if rng.random() < 0.1 else "geo"
+        made.append(f"n{k:03d}")
+        c.add(Node(made[-1], t, parent, f"a{keys[k]:03d}", float(rng.integers(-50, 50)), 0.0, 20.0, 10.0))
+    for pid in page_ids:
+        _same_columns(c.columns(pid), c.geometry())
+    c.add(Node("late", "geo", made[0], "a000V", 1.0, 2.0, 3.0, 4.0))  # painted among the first node's children
+    c.remove(made[-1])
+    for pid in page_ids:
+        _same_columns(c.columns(pid), c.geometry())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 200), unique=True, max_size=120), st.booleans(), st.data())
+def test_rows_gathered_by_runs_equal_a_take(rows, sort, data):
+    """``_row_runs`` cuts distinct rows into the runs where they step by one (every position once,
+    None beyond the limit), and ``_gather`` through them, or without them, equals ``np.take``
+    for 1-D, 2-D, bool and string columns."""
+    from spatialobs.canvas.document.model import _MAX_ROW_RUNS, _gather, _row_runs
+
+    if sort:  # a few runs: sorted rows, cut into blocks in a new order
+        rows = sorted(rows)
+        cut = sorted(data.draw(st.lists(st.integers(0, len(rows)), max_size=4)))
+        blocks = [rows[i:j] for i, j in zip([0] + cut, cut + [len(rows)])]
+        rows = [r for b in data.draw(st.permutations(blocks)) for r in b]
+    r = np.asarray(rows, dtype=np.int64)
+    runs = _row_runs(r)
+    breaks = sum(1 for a, b in zip(rows, rows[1:]) if b != a + 1)
+    if breaks + 1 > _MAX_ROW_RUNS - 1 and len(rows):
+        assert runs is None
+    else:
+        assert runs is not None
+        assert [k for i, j, s in runs for k in range(i, j)] == list(range(len(rows)))
+        assert all(rows[i:j] == list(range(s, s + j - i)) for i, j, s in runs)
+        assert len(runs) == (breaks + 1 if rows else 0)
+    base = np.arange(201 * 4, dtype=np.float64).reshape(201, 4)
+    for col in (base, base[:, 0].copy(), base[:, 1] > 300, base[:, 2].astype(np.int64).astype(str)):
+        for rr in (runs, None):
+            got = _gather(col, r, rr)
+            want = np.take(col, r, axis=0)
+            assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)

@@ -1334,3 +1334,171 @@ def test_a_removal_compressed_in_place_that_declines_derives_afresh(monkeypatch)
     assert_fresh(c)
     assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
     _check_state(c)
+
+
+def test_a_removal_edits_the_id_list_and_row_map_in_place_until_they_are_handed_out():
+    """A removal deletes its rows from the canvas's id list and row map in place (no copy of either)
+    while no caller holds them: the removal of the row just added and of an arrow among other rows,
+    each equal to a fresh canvas, the arrow dropped from the canvas's resolved-arrow cache by its
+    id. Once ``geometry()`` handed them out, the next removal copies: what the caller holds keeps
+    its ids and rows."""
+    c = diagram_workspace(600, seed=7)
+    observe(c, VIEW).to_json()
+    c.add({"id": "a1", "type": "geo", "parent": "f0", "x": 600.0, "y": 500.0, "w": 160.0, "h": 80.0})
+    observe(c, VIEW).to_json()
+    assert c._raw is not None
+    ids, row = c._raw.ids, c._raw.row
+    bound = {b.from_id for b in c.bindings.values()}
+    arrow = next(i for i in list(c.nodes)[100:] if c.nodes[i].type == "arrow" and i in bound)
+    assert arrow in c._arrow_cache
+    for victim in ("a1", arrow):
+        c.remove(victim)
+        assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+        d = c._geometry()
+        assert d.ids is ids and d.row is row and c._raw.ids is ids  # edited in place
+        assert ids == list(c.nodes) and row == {i: k for k, i in enumerate(ids)}
+        assert victim not in c._arrow_cache
+    assert_fresh(c)  # (hands the derivation out)
+    _check_state(c)
+    held = c.geometry()
+    held_ids, held_row = list(held.ids), dict(held.row)
+    c.remove("f0c2")
+    assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+    assert c._raw.ids is not held.ids and held.ids == held_ids and held.row == held_row
+    assert "f0c2" not in c._geometry().row
+    assert_fresh(c)
+
+
+def test_a_removal_in_place_whose_quick_pass_declines_gives_the_previous_derivation_its_numbering(monkeypatch):
+    """The removal of the last row in the same version as a free arrow given a label: the pass over
+    reached rows declines (no row moved, so the previous derivation is derived from again), and the
+    full pass reads the previous derivation's ids and row map in its own numbering: they are put
+    back (new ones, the removed id at its row) before it; equal to a fresh canvas."""
+    from spatialobs.canvas.document import derive as derive_mod
+    from spatialobs.canvas.document.arrows import _needs_resolving
+
+    c = diagram_workspace(600, seed=7)
+    observe(c, VIEW).to_json()
+    c.add({"id": "a1", "type": "geo", "parent": "f0", "x": 600.0, "y": 500.0, "w": 160.0, "h": 80.0})
+    observe(c, VIEW).to_json()
+    bound = {b.from_id for b in c.bindings.values()}
+    arrow = next(i for i, nd in c.nodes.items() if nd.type == "arrow" and i not in bound and not _needs_resolving(nd))
+    d0 = c._geometry()
+    order = list(c.nodes)
+    calls = _derive_rows_calls(monkeypatch)
+    numbered: List[Any] = []
+    real = derive_mod._number_before
+    monkeypatch.setattr(derive_mod, "_number_before", lambda raw, prev: (numbered.append(prev), real(raw, prev)))
+    ids = c._raw.ids if c._raw is not None else None
+    c.remove("a1")
+    c.update(arrow, x=c.nodes[arrow].x + 7.0, text="Label")
+    d = c._geometry()
+    assert calls == [("declined", True)] and numbered == [d0]
+    assert d.ids is ids and d0.ids is not ids
+    assert d0.ids == order and d0.row == {i: k for k, i in enumerate(order)}
+    assert_fresh(c)
+    assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+    _check_state(c)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 80), st.data())
+def test_a_removal_spliced_in_place_equals_the_remaining_nodes_extracted_and_the_numbering_is_put_back(n, data):
+    """Rows removed by ``splice`` from the canvas's own columns (``own``, with ``share`` or not),
+    with records replaced in the same version or not: the result equals ``extract`` of the
+    remaining nodes, column by column; the previous columns (which the previous derivation shares)
+    keep every value; the id list and row map are edited in place exactly with ``share`` and up to
+    32 removed rows, and ``_number_before`` then gives a derivation that shared them its own ids and
+    row map back. When the last rows are removed with ``share`` and nothing is written, the kept rows
+    are read in place from the previous columns (they share memory)."""
+    from types import SimpleNamespace
+
+    from spatialobs.canvas.document.derive import _number_before, extract, splice
+
+    parents = [P if k == 0 or data.draw(st.booleans()) else f"n{data.draw(st.integers(0, k - 1))}" for k in range(n)]
+    nodes = [Node(f"n{k}", "geo", parents[k], f"a{k:03d}", float(k), 0.0, 1.0, 1.0) for k in range(n)]
+    raw = extract(nodes)
+    before_ids, before_row = list(raw.ids), dict(raw.row)
+    cols = {name: getattr(raw, name).copy() for name in ("parent", "types", "num")}
+    tail = data.draw(st.booleans())
+    k = data.draw(st.integers(1, min(n, 40)))
+    gone = set(before_ids[n - k:]) if tail else data.draw(st.sets(st.sampled_from(before_ids), min_size=1, max_size=k))
+    # a removal takes the subtrees with it (as the canvas removes them)
+    for nd in nodes:
+        if nd.parent in gone:
+            gone.add(nd.id)
+    rest = [nd for nd in nodes if nd.id not in gone]
+    changed = {}
+    if rest and data.draw(st.booleans()):
+        nd = rest[data.draw(st.integers(0, len(rest) - 1))]
+        changed[nd.id] = Node(nd.id, "note", P, nd.index, 5.0, 6.0, 7.0, 8.0)
+        rest = [changed.get(x.id, x) for x in rest]
+    share = data.draw(st.booleans())
+    prev = SimpleNamespace(ids=raw.ids, row=raw.row)
+    out = splice(raw, set(gone), (), changed, {}, own=True, share=share)
+    want = extract(rest)
+    assert out.ids == want.ids and out.row == want.row and out.parents == want.parents and out.index == want.index
+    for name in ("parent", "types", "num"):
+        got = getattr(out, name)
+        # (the same values and kind; a string column keeps its width)
+        assert got.dtype.kind == getattr(want, name).dtype.kind and np.array_equal(got, getattr(want, name)), name
+        assert np.array_equal(getattr(raw, name), cols[name]), name  # the previous columns keep their values
+    suffix = sorted(before_row[i] for i in gone) == list(range(n - len(gone), n))
+    if share and suffix and not changed and len(gone) < n and not (cols["parent"][:n - len(gone)] >= n - len(gone)).any():
+        assert all(np.shares_memory(getattr(out, name), getattr(raw, name)) for name in ("parent", "types", "num"))
+    if share and len(gone) <= 32:
+        assert out.ids is prev.ids and out.row is prev.row and out.removed is not None
+        assert out.removed[0] == sorted(before_row[i] for i in gone)
+        _number_before(out, prev)  # type: ignore[arg-type]
+        assert prev.ids == before_ids and prev.row == before_row
+        assert out.ids == want.ids and out.row == want.row  # the result keeps its own
+    else:
+        assert out.ids is not prev.ids and out.removed is None
+        assert prev.ids == before_ids and prev.row == before_row
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.lists(st.tuples(st.booleans(), st.integers(1, 5), st.booleans()), min_size=1, max_size=8),
+       st.booleans())
+def test_appends_and_removals_of_the_last_rows_spliced_in_place_equal_the_nodes_extracted(n, steps, share):
+    """A canvas's own columns through appends (children of earlier nodes, some with a longer type
+    name) and removals of the rows appended last, as an add and its undo leave them (``own``, with
+    ``share`` or not): each result equals ``extract`` of the nodes then, column by column, and the
+    previous columns (which the previous derivation shares) keep the values of their rows. With
+    ``share``, an append right after one that made new columns writes into their spare rows (they
+    share memory), and removals keep the first rows in place."""
+    from spatialobs.canvas.document.derive import extract, splice
+
+    nodes = [Node(f"n{k}", "geo", P if k == 0 else f"n{k // 2}", f"a{k:03d}", float(k), 1.0, 2.0, 3.0) for k in range(n)]
+    raw = extract(nodes)
+    made = n
+    grew = 0
+    for add, k, long in steps:
+        cols = {name: getattr(raw, name).copy() for name in ("parent", "types", "num")}
+        before = {name: getattr(raw, name) for name in cols}
+        if add:
+            new = [Node(f"n{made + j}", "container" if long else "geo", f"n{(made + j) // 3}", f"b{made + j:03d}",
+                        float(j), 2.0, 3.0, 4.0) for j in range(k)]
+            made += k
+            nodes = nodes + new
+            raw = splice(raw, set(), new, {}, {}, own=True, share=share)
+            shared = np.shares_memory(raw.parent, before["parent"]) and np.shares_memory(raw.num, before["num"])
+            if grew:  # the previous step appended into a new buffer with spare rows (at least 64)
+                assert share == shared
+            grew = int(not shared)
+        else:
+            k = min(k, len(nodes) - 1)
+            if k <= 0:
+                continue
+            gone = {nd.id for nd in nodes[-k:]}
+            gone |= {nd.id for nd in nodes if nd.parent in gone}  # (the subtrees: none, children come later)
+            nodes = [nd for nd in nodes if nd.id not in gone]
+            raw = splice(raw, gone, (), {}, {}, own=True, share=share)
+            grew = 0
+            assert share == all(np.shares_memory(getattr(raw, name), before[name]) for name in cols)
+        want = extract(nodes)
+        assert raw.ids == want.ids and raw.row == want.row and raw.parents == want.parents
+        for name, old in cols.items():
+            got = getattr(raw, name)
+            assert got.dtype.kind == getattr(want, name).dtype.kind and np.array_equal(got, getattr(want, name)), name
+            assert np.array_equal(before[name], old), name  # the previous columns keep their rows' values

@@ -431,6 +431,10 @@ class Raw:
     #: rows replaced by :func:`patch` whose parent or index changed (their type did not); None
     #: when a type changed or the raw came otherwise
     tree_rows: Optional[List[int]] = None
+    #: after :func:`splice` removed rows from the id list and row map in place (``share``): the
+    #: removed rows (previous numbering, ascending) and their ids, from which the previous
+    #: numbering is put back when a derivation must read it (see :func:`_number_before`)
+    removed: Optional[Tuple[List[int], List[str]]] = None
 
     def sort_keys(self) -> Tuple[np.ndarray, np.ndarray]:
         """``(id_array, index_array)``, built now if no edit carried them over."""
@@ -531,10 +535,13 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
     canvas's nodes (rows in the same order). With ``own``, ``raw`` belongs to the
     caller alone and is never read again: its record, parent and index lists are
     written in place and shared with the result (the id list, which derivations
-    share, is still copied). With ``share`` too, when rows are only appended, the id
-    list and the row map are extended in place as well: the derivations that share
-    them (the previous ones) keep their rows' ids (an id list that grew past their
-    columns, whose length stays their row count) and must not be handed out.
+    share, is still copied). With ``share`` too, the id list and the row map are edited
+    in place as well: the derivations that share them (the previous ones) must not be
+    handed out. Rows only appended, they keep their rows' ids (an id list that grew past
+    their columns, whose length stays their row count); rows removed (up to 32), the
+    result's ``removed`` names them, and :func:`_number_before` gives the previous
+    derivation its numbering back when a derivation must read it (the full pass after a
+    removal that the quick one declined).
     """
     ids: List[str]
     n0 = len(raw.ids)
@@ -545,7 +552,7 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
                      and old_nodes[raw.row[nid]].type == nd.type for nid, nd in changed.items())
 
     def lists() -> Tuple[List[str], List[Node], List[str], List[str]]:
-        if own and share and not gone:
+        if own and share:
             return raw.ids, raw.nodes, raw.parents, raw.index
         if own:
             return list(raw.ids), raw.nodes, raw.parents, raw.index
@@ -554,8 +561,11 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
         keep = np.ones(n0, dtype=bool)
         dead = sorted((raw.row[i] for i in gone), reverse=True)
         keep[dead] = False
+        removed: Optional[Tuple[List[int], List[str]]] = None
         if len(dead) <= 32:  # a few removals: copy and delete (memmove) beats filtering
             ids, nodes, parents, index = lists()
+            if ids is raw.ids:  # edited in place: the previous numbering kept to be put back
+                removed = (dead[::-1], [ids[r] for r in dead[::-1]])
             for r in dead:
                 del ids[r], nodes[r], parents[r], index[r]
         else:
@@ -565,15 +575,23 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
             index = list(compress(raw.index, keep))
         newpos = np.cumsum(keep) - 1
         first = dead[-1]  # the rows before it keep their numbers
-        parent = _kept(raw.parent, keep, first)
+        if own and share and first + len(dead) == n0:
+            # the last rows removed (the rows just added, undone): the kept rows are the first ones,
+            # read in place (no row moves; the derivations that share the columns read them as they
+            # were, the removed rows included, and none was handed out, since the next append may
+            # write the rows past them); written below only through copies (~0.9 ms at 10^5)
+            parent, types, num = raw.parent[:first], raw.types[:first], raw.num[:first]
+        else:
+            parent, types, num = _kept(raw.parent, keep, first), _kept(raw.types, keep, first), \
+                _kept(raw.num, keep, first)
         # parents from the first removed row on are renumbered, or -1 when removed (an orphan)
         hi = np.flatnonzero(parent >= first)
         q = parent[hi]
         alive = keep[q]
+        if len(hi) and np.may_share_memory(parent, raw.parent):
+            parent = parent.copy()
         parent[hi] = np.where(alive, newpos[q], -1)
         orphans = not alive.all()
-        types = _kept(raw.types, keep, first)
-        num = _kept(raw.num, keep, first)
         # the sort keys only the full pass reads: with ``own``, left to it to build again rather
         # than copied (~1 ms per removal at 10^5 for a pass that takes ~1 s)
         id_array = _kept(raw.id_array, keep, first) if raw.id_array is not None and not own else None
@@ -581,8 +599,9 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
         # the row map: drop the removed ids, renumber the rows after the first removal
         # (updating existing keys of a copy is cheaper than building a new dict). ``dict.copy``,
         # not ``dict(...)``: a map that lost keys has holes, which ``dict(...)`` copies key by
-        # key (~7 ms at 10^5) and ``copy`` clones (<1 ms) while they are under a third
-        row = raw.row.copy()
+        # key (~7 ms at 10^5) and ``copy`` clones (<1 ms) while they are under a third. With the
+        # id list edited in place (``own`` and ``share``), the map is too (the copy cost ~2 ms)
+        row = raw.row if removed is not None else raw.row.copy()
         for i in gone:
             del row[i]
         row.update(zip(ids[first:], _counting(len(ids))[first:len(ids)]))
@@ -602,25 +621,35 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
         parents.extend(new_parents)
         index.extend(new_index)
         row.update(zip(new_ids, range(m, m + k)))
-        parent = np.concatenate([parent, np.fromiter(map(row.get, new_parents, repeat(-1)), np.int64, k)])
-        types = np.concatenate([types, np.array([nd.type for nd in added])])
-        num = np.concatenate([num, np.fromiter(chain.from_iterable(map(_get_num, added)), np.float64, 8 * k).reshape(k, 8)])
+        # with ``own`` and ``share``, into the spare rows past the columns (see _grown): the
+        # derivations that share them read only their own rows, and none was handed out
+        parent, _ = _grown(parent, k, -1, own and share)
+        parent[m:] = np.fromiter(map(row.get, new_parents, repeat(-1)), np.int64, k)
+        wider = _cat_str(types, [nd.type for nd in added], own and share)
+        assert wider is not None
+        types = wider
+        num, _ = _grown(num, k, 0.0, own and share)
+        num[m:] = np.fromiter(chain.from_iterable(map(_get_num, added)), np.float64, 8 * k).reshape(k, 8)
         id_array = _cat_str(id_array, new_ids, own)
         index_array = _cat_str(index_array, new_index, own)
         for nid in new_ids:  # children that were waiting for this parent (undo of a removal)
             kids = children.get(nid)
             if kids:
+                if np.may_share_memory(parent, raw.parent):  # (the rows the previous derivation reads)
+                    parent = parent.copy()
                 parent[[row[c] for c in kids]] = row[nid]
                 relinked.extend(row[c] for c in kids)
     if changed:
-        if parent is raw.parent:
-            parent, num = parent.copy(), num.copy()
+        if np.may_share_memory(parent, raw.parent):  # (``raw``'s own, or its first rows)
+            parent = parent.copy()
+        if np.may_share_memory(num, raw.num):
+            num = num.copy()
         rows = [row[nid] for nid in changed]
         vals = list(changed.values())
         need = max(len(nd.type) for nd in vals)
         if types.dtype.itemsize // 4 < need:
             types = types.astype(f"<U{need}")
-        elif types is raw.types:
+        elif np.may_share_memory(types, raw.types):
             types = types.copy()
         for r, nd in zip(rows, vals):
             nodes[r] = nd
@@ -637,6 +666,8 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
         if same_place:
             kept = keep
     out = Raw(nodes, ids, row, parents, parent, types, index, num, False, id_array, index_array, kept)
+    if gone:
+        out.removed = removed
     if remaining is not None:
         out.remaining = remaining
         out.remaining_changed = [row[nid] for nid in changed]
@@ -756,6 +787,8 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         if quick is not None:
             raw.remaining = raw.remaining_changed = None
             return quick
+    if prev is not None and raw.removed is not None:
+        _number_before(raw, prev)  # the full pass reads ``prev``'s ids and row map in its own numbering
     if (prev is not None and not raw.same_tree and raw.changed_rows is not None and raw.appended < 0
             and raw.remaining is None and prev.clip is not None and prev.page_ids == page_ids and not prev.n_bad
             and len(prev.depth) == n and n and (prev.ids is ids or prev.ids == ids)):
@@ -930,6 +963,20 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     d.order = order
     d.page_start = np.searchsorted(page[paint], np.arange(len(page_ids) + 1)) if n else np.zeros(len(page_ids) + 1, dtype=np.int64)
     return d
+
+
+def _number_before(raw: Raw, prev: Derived) -> None:
+    """Give ``prev`` back the id list and row map of its own numbering when :func:`splice` removed
+    rows from the ones it shares with ``raw`` in place (``raw.removed``): new ones, built with the
+    removed ids put back at their rows (``raw`` keeps the edited ones)."""
+    assert raw.removed is not None
+    if prev.ids is not raw.ids:
+        return
+    ids = list(raw.ids)
+    for r, i in zip(*raw.removed):  # ascending: each lands at its own row
+        ids.insert(r, i)
+    prev.ids = ids
+    prev.row = dict(zip(ids, range(len(ids))))
 
 
 def _rebound_rows(raw: Raw, rebound: AbstractSet[str]) -> None:
@@ -1552,8 +1599,9 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
             return None
         d = got
     if arrow_cache is not None:
-        for r in gone.tolist():
-            arrow_cache.pop(prev.ids[r], None)
+        # (the removed ids from ``raw`` when the id list ``prev`` shares lost them in place)
+        for i in raw.removed[1] if raw.removed is not None else [prev.ids[r] for r in gone.tolist()]:
+            arrow_cache.pop(i, None)
     d.base = -1
     d.renumbered = (prev.serial, newpos)
     return d
