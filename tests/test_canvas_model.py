@@ -276,12 +276,49 @@ def _same_columns(cols, d):
     assert cols.order.tolist() == list(range(len(cols.rows)))
 
 
+def _same_page(c, pid):
+    """The observation's page arrays equal the row-by-row oracle: the columns at the page rows,
+    boxes the visible bounds with the page bounds where clipped away, and subtree sizes counted
+    along the parent chains."""
+    import importlib
+
+    from tests.reference.canvas_oracle import page_columns
+
+    obs_mod = importlib.import_module("spatialobs.canvas.observe")
+    d = c.geometry()
+    pg = obs_mod._page_arrays(c, pid)
+    want = page_columns(d, pg.canvas_rows)
+    assert pg.canvas_rows.tolist() == c._page_rows(pid)[1].tolist()
+    assert [pg.ids[r] for r in range(len(pg.ids))] == [d.ids[r] for r in pg.canvas_rows.tolist()]
+    got = {"bounds": pg.bounds, "opacity": pg.opacity, "hidden": pg.hidden, "locked": pg.locked,
+           "rotation": pg.rotation, "types": pg.types, "parent": pg.parent, "frame": pg.frame, "group": pg.group,
+           "page_pos": pg.page_pos}
+    for name, v in got.items():
+        np.testing.assert_array_equal(v, np.asarray(want[name]).reshape(v.shape), err_msg=name)
+    rows = pg.canvas_rows.tolist()
+    np.testing.assert_array_equal(pg.px, np.asarray([d.px[r] for r in rows], dtype=np.float64))
+    np.testing.assert_array_equal(pg.py, np.asarray([d.py[r] for r in rows], dtype=np.float64))
+    gone = [bool(np.isnan(d.visible[r][0])) for r in rows]
+    assert pg.gone.tolist() == gone
+    want_boxes = np.asarray([d.bounds[r] if g else d.visible[r] for r, g in zip(rows, gone)]).reshape(-1, 4)
+    np.testing.assert_array_equal(pg.boxes, want_boxes)
+    assert pg.boxes.dtype == np.float64 and pg.boxes.flags.c_contiguous
+    size = [1] * len(rows)
+    for k in range(len(rows)):
+        p = int(pg.parent[k])
+        while p >= 0:
+            size[p] += 1
+            p = int(pg.parent[p])
+    assert pg.size.tolist() == size
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 90), st.sampled_from(["paint", "shuffled", "reversed"]), st.integers(0, 3), st.integers(0, 10**6))
 def test_page_columns_gathered_by_runs_equal_the_rows_gathered_one_by_one(n, order, pages, seed):
     """The page columns of canvases whose canvas order is the paint order (one run of rows), nearly
     (an add or a removal since: a few runs), or not at all (more runs than are copied as slices),
-    on one page or several, equal the rows gathered one by one from the derivation."""
+    on one page or several, equal the rows gathered one by one from the derivation, and so do the
+    observation's page arrays."""
     rng = np.random.default_rng(seed)
     c = Canvas()
     for p in range(pages):
@@ -300,10 +337,12 @@ def test_page_columns_gathered_by_runs_equal_the_rows_gathered_one_by_one(n, ord
         c.add(Node(made[-1], t, parent, f"a{keys[k]:03d}", float(rng.integers(-50, 50)), 0.0, 20.0, 10.0))
     for pid in page_ids:
         _same_columns(c.columns(pid), c.geometry())
+        _same_page(c, pid)
     c.add(Node("late", "geo", made[0], "a000V", 1.0, 2.0, 3.0, 4.0))  # painted among the first node's children
     c.remove(made[-1])
     for pid in page_ids:
         _same_columns(c.columns(pid), c.geometry())
+        _same_page(c, pid)
 
 
 @settings(max_examples=300, deadline=None)

@@ -50,7 +50,7 @@ from spatialobs._arrays import unique
 from spatialobs.canvas.limits import compact_json, typed_errors
 from spatialobs.canvas.pagetables import keys_at, move_value, pair_keys, rows_at, run_bounds, sorted_lines, splice
 from spatialobs._errors import InvalidInputError, OutOfRangeError
-from spatialobs.canvas.document.model import Canvas
+from spatialobs.canvas.document.model import Canvas, _gather, _page_pos, _row_runs
 from spatialobs.canvas.document.records import Viewport
 from spatialobs.canvas.document.shapes import arrow_terminals
 from spatialobs.canvas.paint import (OCCLUSION_MODES, box_polygon, clip_convex, local_outline, along_stroke, fills_area, paints_interior,
@@ -218,33 +218,45 @@ class _RowIds:
 
 
 def _page_arrays(canvas: Canvas, page: Optional[str]) -> _Page:
-    cols = canvas._columns(page)
+    """The page's arrays, gathered from the derivation: the columns of :meth:`Canvas.columns` that
+    an observation reads (not the clipped flags, the paint positions or, where the derivation
+    carries subtree sizes, the depths), copied by runs of rows where the page's rows form few."""
+    _, rows = canvas._page_rows(page)
     d = canvas._geometry()
-    rows = cols.rows
     n = len(rows)
-    parent, frame, group = cols.parent_row, cols.frame_row, cols.group_row
-    gone = np.isnan(cols.visible[:, 0])
+    runs = _row_runs(rows)
+
+    def take(a: np.ndarray) -> np.ndarray:
+        return _gather(a, rows, runs)
+    pos, same = _page_pos(len(d.ids), rows, runs)
+    parent, frame, group = take(d.parent), take(d.frame), take(d.group)
+    if not same:
+        parent, frame, group = pos[parent], pos[frame], pos[group]
+    bounds = take(d.bounds)
     # the visible bounds, the page bounds where clipped away: written into the visible bounds
     # gathered for this call (no copy; ``np.where`` over every row took ~0.8 ms at 10^5)
-    boxes = np.ascontiguousarray(cols.visible, dtype=np.float64)
+    boxes = np.ascontiguousarray(take(d.visible), dtype=np.float64)
+    gone = np.isnan(boxes[:, 0])
     if gone.any():
-        boxes[gone] = cols.bounds[gone]
+        boxes[gone] = bounds[gone]
     # subtree sizes: the derivation's where it carries them (a subtree never leaves its page),
     # else deepest level first; paint order is a preorder walk so subtrees are contiguous
-    size = np.ones(n, dtype=np.int64)
-    depth = cols.depth
     if d.size is not None and len(d.size) == len(d.ids):
-        size = d.size[rows]
-    elif n and depth.max() > 0:
-        by = np.argsort(-depth, kind="stable")
-        cuts = np.flatnonzero(np.diff(depth[by])) + 1
-        for lvl in np.split(by, cuts):
-            p = parent[lvl]
-            if p[0] < 0:
-                break
-            size += np.bincount(p, weights=size[lvl], minlength=n).astype(np.int64)
-    return _Page(_RowIds(d.ids, rows), cols.type_array, cols.bounds, boxes, gone, cols.opacity, cols.hidden, cols.locked,
-                 cols.rotation, parent, frame, group, size, d.px[rows], d.py[rows], rows, cols.page_pos)
+        size = take(d.size)
+    else:
+        size = np.ones(n, dtype=np.int64)
+        depth = take(d.depth)
+        if n and depth.max() > 0:
+            by = np.argsort(-depth, kind="stable")
+            cuts = np.flatnonzero(np.diff(depth[by])) + 1
+            for lvl in np.split(by, cuts):
+                p = parent[lvl]
+                if p[0] < 0:
+                    break
+                size += np.bincount(p, weights=size[lvl], minlength=n).astype(np.int64)
+    return _Page(_RowIds(d.ids, rows), take(d.types), bounds, boxes, gone, take(d.opacity), take(d.hidden),
+                 take(d.locked), take(d.rotation), parent, frame, group, size, take(d.px), take(d.py), rows,
+                 pos[:-1])
 
 
 def _is_ancestor(pg: _Page, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -1557,14 +1569,16 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     r2 = newrow[opg.canvas_rows]
     omap = np.full(len(r2) + 1, -1, np.int64)  # slot -1 keeps -1
     ok = r2 >= 0
-    omap[:-1][ok] = pg.page_pos[r2[ok]]
-    if (omap[:-1][ok] < 0).any():
+    every = bool(ok.all())  # no row removed: the kept rows' columns are read whole, not through ``ok``
+    new_of_kept = pg.page_pos[r2] if every else pg.page_pos[r2[ok]]  # new page row of each kept old row
+    omap[:-1][ok] = new_of_kept
+    if (new_of_kept < 0).any():
         return None  # a row that left the page
     is_new = np.ones(n, bool)
-    is_new[omap[:-1][ok]] = False
+    is_new[new_of_kept] = False
     types = pg.types
     solid = np.zeros(n, bool)  # carried; the new rows' read from their types
-    solid[omap[:-1][ok]] = old.solid[ok]
+    solid[new_of_kept] = old.solid if every else old.solid[ok]
     fresh = np.flatnonzero(is_new)
     t_new = types[fresh]
     solid[fresh] = ~(np.isin(t_new, list(CONNECTOR_TYPES)) | (t_new == "group"))
@@ -1579,7 +1593,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     kp = np.flatnonzero(kept)
     skp = smap[kp]
     sruns = _runs(kp, skp)
-    shifted = _tree_moved(pg, opg, omap, ok, rec)
+    shifted = _tree_moved(pg, opg, omap, ok, rec, new_of_kept)
     moved_mask = _rows_differ(old.sb, kp, sb, skp, sruns)
     if shifted is not None:
         moved_mask |= shifted[sub[skp]]
@@ -1617,7 +1631,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     st.stale = stale
     if old.paints is not None:
         col = np.full(n, -1, np.int8)
-        col[omap[:-1][ok]] = old.paints[1][ok]
+        col[new_of_kept] = old.paints[1] if every else old.paints[1][ok]
         if rec is not None and len(rec):
             pr = pg.page_pos[rec]
             col[pr[pr >= 0]] = -1
@@ -1657,7 +1671,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         was[er0, et0, 0] = e.x[keep_e]
         was[er0, et0, 1] = e.y[keep_e]
         moved_ends = unique(np.concatenate([redo, rebound_rows, er[(was[er, et, 0] != ex) | (was[er, et, 1] != ey)]]))
-    none_gone = bool(ok.all())  # rows only added (or moved): every pair keeps both ends, none is filtered
+    none_gone = every  # rows only added (or moved): every pair keeps both ends, none is filtered
 
     def live(*cols: np.ndarray) -> Any:  # a tuple as long as the table's
         """The table's rows whose two ends remain (the first two columns, renumbered)."""
@@ -1681,7 +1695,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
                             gone_boxes),
         )
     if old.occ_memo:
-        _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows)
+        _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows, new_of_kept)
     return st
 
 
@@ -1735,16 +1749,17 @@ def _rows_differ(a: np.ndarray, src: np.ndarray, b: np.ndarray, dst: np.ndarray,
 
 def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, ok: np.ndarray, fresh: np.ndarray,
                              rec: Optional[np.ndarray], shifted: Optional[np.ndarray],
-                             rebound_rows: np.ndarray) -> None:
+                             rebound_rows: np.ndarray, new: Optional[np.ndarray] = None) -> None:
     """Let ``st`` (a later version of ``old``'s page, rows mapped by ``omap``) compute the painted
     occluders again only where the versions between reach, as after a move: the new rows, the kept
     rows whose box changed, the subtrees of the rows whose record was replaced, the rows that
     moved in the tree and the rebound connectors are the dirty ones; the removed rows' boxes
-    count as boxes left."""
+    count as boxes left. ``new``: ``omap[:-1][ok]``, when the caller has it."""
     pg, opg = st.pg, old.pg
     n = len(pg.ids)
     kept_old = np.flatnonzero(ok)
-    new = omap[:-1][ok]  # new page row of each kept old row
+    if new is None:
+        new = omap[:-1][ok]  # new page row of each kept old row
     dirty = np.zeros(n, bool)
     dirty[fresh] = True
     # a kept row's other inputs (type, opacity, flags, transform, frames) change only with its own
@@ -1770,15 +1785,16 @@ def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, 
 
 
 def _tree_moved(pg: _Page, opg: _Page, omap: np.ndarray, ok: np.ndarray,
-                rec: Optional[np.ndarray]) -> Optional[np.ndarray]:
+                rec: Optional[np.ndarray], new: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
     """Page rows (a mask) that may have moved in the tree since the carried version: None when
     every kept row keeps its parent and the kept rows their paint order (rows only appended
     or removed); otherwise the subtrees of the rows whose record was replaced (``rec``,
     canvas rows) and of the kept rows whose parent is another row now, since a row changes
     parent or place only through its own record or its parent's arrival (the other rows
-    keep their order and their ancestors)."""
-    new = omap[:-1][ok]  # new page row of each kept old row, in old page order
-    op = opg.parent[ok]
+    keep their order and their ancestors). ``new``: ``omap[:-1][ok]``, when the caller has it."""
+    if new is None:
+        new = omap[:-1][ok]  # new page row of each kept old row, in old page order
+    op = opg.parent if len(new) == len(ok) else opg.parent[ok]
     was = np.where(op >= 0, omap[np.maximum(op, 0)], -1)
     moved = new[pg.parent[new] != was]
     if not len(new) or (not len(moved) and bool((new[1:] > new[:-1]).all())):

@@ -76,6 +76,19 @@ def _gather(a: np.ndarray, rows: np.ndarray, runs: Optional[List[Tuple[int, int,
     return out
 
 
+def _page_pos(total: int, rows: np.ndarray, runs: Optional[List[Tuple[int, int, int]]]) -> Tuple[np.ndarray, bool]:
+    """The page row of each of ``total`` derivation rows given a page's ``rows`` (-1: another page),
+    with one more slot, -1, that maps "no node" (-1) to -1; and whether every row is on the page
+    in canvas order (each row's page row is itself: a column of rows is its own page rows)."""
+    pos = np.full(total + 1, -1, dtype=np.int64)
+    if runs is None:
+        pos[rows] = np.arange(len(rows), dtype=np.int64)
+        return pos, False
+    for i, j, r in runs:
+        pos[r:r + j - i] = np.arange(i, j, dtype=np.int64)
+    return pos, len(rows) == total and (not total or runs == [(0, total, 0)])
+
+
 def _step(prev: Derived, d: Derived) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """How ``d`` follows from ``prev``: the new row of each of ``prev``'s rows (-1: removed) and
     the rows whose record was replaced, or None when ``d`` was derived afresh. (``prev``'s row
@@ -826,19 +839,12 @@ class Canvas:
         n = len(rows)
         runs = _row_runs(rows)
         order = np.arange(n, dtype=np.int64)
-        pos = np.full(len(d.ids) + 1, -1, dtype=np.int64)  # slot -1 maps "no node" to -1
-        if runs is None:
-            pos[rows] = order
-        else:
-            for i, j, r in runs:
-                pos[r:r + j - i] = order[i:j]
+        pos, same = _page_pos(len(d.ids), rows, runs)
         bounds = _gather(d.bounds, rows, runs)
         visible = _gather(d.visible, rows, runs)
         # a row is clipped where any coordinate differs: compared two coordinates at a time, as complex numbers
         ne = bounds.view(np.complex128) != visible.view(np.complex128)
         clipped = ne[:, 0] | ne[:, 1]
-        # the rows of the page are every row in canvas order: each row's page row is itself (and -1 stays -1)
-        same = runs is not None and n == len(d.ids) and (not n or runs == [(0, n, 0)])
         parent, frame, group = (_gather(d.parent, rows, runs), _gather(d.frame, rows, runs),
                                 _gather(d.group, rows, runs))
         return PageColumns(
