@@ -421,6 +421,16 @@ def test_a_move_splices_the_table_rows_and_asks_the_painted_cover_of_the_reached
     spliced: List[int] = []
     real_splice = obs_mod.splice
     monkeypatch.setattr(obs_mod, "splice", lambda cols, *a: spliced.append(len(cols)) or real_splice(cols, *a))
+    in_place: List[int] = []  # splices written into the old columns (the same length)
+    real_in_place = obs_mod.splice_in_place
+
+    def splice_in_place(cols: Any, *a: Any) -> bool:
+        done = real_in_place(cols, *a)
+        if done:
+            spliced.append(len(cols))
+            in_place.append(len(cols))
+        return done
+    monkeypatch.setattr(obs_mod, "splice_in_place", splice_in_place)
     computed: List[str] = []
     real_sorted_keys = obs_mod._sorted_keys
 
@@ -448,6 +458,7 @@ def test_a_move_splices_the_table_rows_and_asks_the_painted_cover_of_the_reached
         assert sorted(spliced) in ([2, 3, 3], [2, 3, 3, 3])  # overlaps; near, touches, aligned when a pair enters or leaves
         assert asked and all(k is not None and 0 < k < n for n, k in asked)
     assert computed == ["overlaps", "near", "aligned"]  # once, at the first move: then carried
+    assert 2 in in_place and 3 in in_place  # moves that keep the pairs write the overlaps and near columns in place
     _check_state(c)
 
 

@@ -48,7 +48,8 @@ import numpy as np
 from spatialobs import geometry as G
 from spatialobs._arrays import unique
 from spatialobs.canvas.limits import compact_json, typed_errors
-from spatialobs.canvas.pagetables import keys_at, move_value, pair_keys, rows_at, run_bounds, sorted_lines, splice
+from spatialobs.canvas.pagetables import (keys_at, move_value, pair_keys, rows_at, run_bounds, sorted_lines, splice,
+                                          splice_in_place, writable)
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Viewport
@@ -1503,16 +1504,19 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
             lines = lines or [None] * 6
             for kind in todo:
                 lines[kind] = sorted_lines(_line_values(old.sb, kind))
+    # ``old`` is used up: with one set of tables (no columns shared between sets) the splices that
+    # keep a table's length are written into its columns
+    inplace = len(old.tables) == 1
     for key, tb in old.tables.items():
         touch_tol, near_gap, align_tol = key
         keys: Dict[str, np.ndarray] = {}  # the updates' key columns, for the next version's
         st.tables[key] = _PageTables(
             _inside_update(st, tb.inside, changed),
-            _overlaps_update(st, tb.overlaps, changed, before, tb.keys, keys),
+            _overlaps_update(st, tb.overlaps, changed, before, tb.keys, keys, inplace),
             _touches_update(st, tb.touches, changed, moved_ends, touch_tol),
-            _near_update(st, tb.near, changed, before, near_gap, tb.keys, keys),
+            _near_update(st, tb.near, changed, before, near_gap, tb.keys, keys, inplace),
             _aligned_update(st, old, tb.aligned, changed, before, align_tol, None, tb.keys, keys,
-                            lines if len(old.tables) == 1 else None),
+                            lines if len(old.tables) == 1 else None, inplace),
             keys=keys,
         )
     return st
@@ -1941,12 +1945,13 @@ def _sorted_keys(known: Optional[Dict[str, np.ndarray]], name: str, keys: Any) -
 
 def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: np.ndarray,
                      before: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
-                     out: Optional[Dict[str, np.ndarray]] = None) -> Tuple[np.ndarray, np.ndarray]:
+                     out: Optional[Dict[str, np.ndarray]] = None, inplace: bool = False) -> Tuple[np.ndarray, np.ndarray]:
     """``overlaps`` after the boxes of solid positions ``changed`` changed.
 
     With ``before`` (their boxes before; ``changed`` sorted) the pairs of the changed rows are
     found by their keys (see :func:`_pairs_of`) and the table is spliced; the key column is
-    put in ``out``.
+    put in ``out``. With ``inplace`` (the old table is used up) a splice that keeps the table's
+    length is written into its columns (see :func:`~spatialobs.canvas.pagetables.splice_in_place`).
     """
     pg, sub, sb = st.pg, st.sub, st.sb
     oa, ob = old
@@ -1964,7 +1969,10 @@ def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed
     if keys is not None and before is not None:
         # a pair of a changed row c with an unchanged row x had x's box overlapping c's box before
         drop = _pairs_of(st, oa, keys, changed, before)
-        (ra, rb), rk = splice((oa, ob), keys, drop, (na, nb), pair_keys(na, nb))
+        if inplace and splice_in_place((oa, ob), keys, drop, (na, nb), pair_keys(na, nb)):
+            (ra, rb), rk = (oa, ob), keys
+        else:
+            (ra, rb), rk = splice((oa, ob), keys, drop, (na, nb), pair_keys(na, nb))
         if out is not None:
             out["overlaps"] = rk
         return ra, rb
@@ -2060,12 +2068,11 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
         rest = np.flatnonzero(~ism[e.rows]) if len(mk) else None
         if len(changed) <= _TOUCH_DIRECT:
             # each changed box against every end's square, as the kernel tests them (positive area)
-            ex, ey = e.x, e.y
-            x0, y0, x1, y1 = ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol
+            squares = _end_squares(e, touch_tol)
             if rest is not None:
-                x0, y0, x1, y1 = x0[rest], y0[rest], x1[rest], y1[rest]
-            for c, (b0, b1, b2, b3) in zip(changed.tolist(), sb[changed].tolist()):
-                hit = np.flatnonzero((np.minimum(x1, b2) > np.maximum(x0, b0)) & (np.minimum(y1, b3) > np.maximum(y0, b1)))
+                squares = squares[rest]
+            for c in changed.tolist():
+                hit = np.flatnonzero(_pos_area(squares, sb[c:c + 1]))
                 if len(hit):
                     k = hit if rest is None else rest[hit]
                     parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, np.full(len(k), sub[c], np.int64), k,
@@ -2112,13 +2119,15 @@ def _knn(st: _PageState, rows: np.ndarray, gap: float, k: int = 4) -> Tuple[np.n
 
 def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
                  before: np.ndarray, gap: float, known: Optional[Dict[str, np.ndarray]] = None,
-                 out: Optional[Dict[str, np.ndarray]] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 out: Optional[Dict[str, np.ndarray]] = None,
+                 inplace: bool = False) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``near`` after the boxes of solid positions ``changed`` changed; ``before`` holds
     the boxes they had, and those of removed rows.
 
     With ``out`` (``changed`` sorted, ``before`` exactly their boxes) the pairs of the affected
     rows are found by their keys (see :func:`_pairs_of`) and the table is spliced; the key column
-    is put in ``out``.
+    is put in ``out``. With ``inplace`` (the old table is used up) a splice that keeps the table's
+    length is written into its columns.
     """
     pg, sub, sb = st.pg, st.sub, st.sb
     na, nb, ng = old
@@ -2160,7 +2169,10 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     kin = ~_related(pg, a, b)
     a, b, g = a[kin], b[kin], g[kin]
     if keys is not None and touch_at is not None:
-        (ra, rb, rg), rk = splice((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b))
+        if inplace and splice_in_place((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b)):
+            (ra, rb, rg), rk = (na, nb, ng), keys
+        else:
+            (ra, rb, rg), rk = splice((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b))
         if out is not None:
             out["near"] = rk
         return ra, rb, rg
@@ -2274,6 +2286,14 @@ def _pairs_of_kind(pg: _Page, sub: np.ndarray, sb: np.ndarray, u: np.ndarray, to
     bits.append(np.full(len(a), 1 << kind, np.int64))
 
 
+def _move_values(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old: np.ndarray, c_new: np.ndarray) -> None:
+    """Move the values of the solid positions ``changed`` from ``c_old`` to ``c_new`` in the sorted ``line``, in place."""
+    s, pos = line
+    for p, was, now in zip(changed.tolist(), c_old.tolist(), c_new.tolist()):
+        if was != now:
+            move_value(s, pos, p, was, now)
+
+
 def _runs_in_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_new: np.ndarray, c_old: np.ndarray,
                    tol: float, one: bool, parts: List[np.ndarray]) -> None:
     """The runs :func:`_aligned_update` grows for one kind, found in the sorted values ``line`` (those
@@ -2283,9 +2303,7 @@ def _runs_in_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_n
     for x in c_old[c_old != c_new].tolist():
         a, b = run_bounds(s, x, x, tol)
         left.append((x, float(s[a]), float(s[b - 1])))
-    for p, was, now in zip(changed.tolist(), c_old.tolist(), c_new.tolist()):
-        if was != now:
-            move_value(s, pos, p, was, now)
+    _move_values(line, changed, c_old, c_new)
     spans: List[Tuple[float, float]] = []
     for x in c_new.tolist():  # the lines a changed box joins
         if any(lo <= x <= hi for lo, hi in spans):
@@ -2304,8 +2322,8 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
                     changed: np.ndarray, before: np.ndarray, tol: float,
                     gone: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
                     out: Optional[Dict[str, np.ndarray]] = None,
-                    lines: Optional[List[Optional[Tuple[np.ndarray, np.ndarray]]]] = None
-                    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    lines: Optional[List[Optional[Tuple[np.ndarray, np.ndarray]]]] = None,
+                    inplace: bool = False) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``aligned`` after the boxes of solid positions ``changed`` changed from ``before``
     (and the boxes ``gone`` were removed); ``old_st`` is the state the old table is of.
 
@@ -2313,7 +2331,8 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     the key column is put in ``out``. With ``lines`` (``old_st``'s sorted line values, see
     :attr:`_PageState.lines`) the runs are found there instead of by strip queries, and the
     changed values are moved in place (the kinds sorted so far; the others by strip queries):
-    ``st.lines`` is set to them.
+    ``st.lines`` is set to them. With ``inplace`` (the old table is used up) masks and splices
+    that keep the table's length are written into its columns.
     """
     pg, sub, sb = st.pg, st.sub, st.sb
     aa, ab, am = old
@@ -2328,13 +2347,8 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     if len(changed) + len(gone) > 16:
         if lines is not None and not len(gone) and np.isfinite(sb[changed]).all():
             for kind, line in enumerate(lines):  # kept for the next version: the values moved
-                if line is None:
-                    continue
-                s, pos = line
-                for p, was, now in zip(changed.tolist(), _line_values(before, kind).tolist(),
-                                       _line_values(sb[changed], kind).tolist()):
-                    if was != now:
-                        move_value(s, pos, p, was, now)
+                if line is not None:
+                    _move_values(line, changed, _line_values(before, kind), _line_values(sb[changed], kind))
             st.lines = lines
         return _aligned(pg, sub, sb, tol)
     keys: List[np.ndarray] = []
@@ -2416,20 +2430,18 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         is_new = np.ones(len(ck), bool)
         is_new[j] = False
         is_new &= cb != 0
+        if rewrite.any():  # the masks written in place when the old table is used up, else to a copy
+            if not (inplace and writable(am)):
+                am = am.copy()
+            am[at[rewrite]] = now[rewrite]
+        ra, rb, rm, rk = aa, ab, am, ok  # the same pairs: the columns are shared
         if len(drop) or is_new.any():
             nk2, nb2 = ck[is_new], cb[is_new]
-            if rewrite.any():
-                am = am.copy()
-                am[at[rewrite]] = now[rewrite]
-            (ra, rb, rm), rk = splice((aa, ab, am), ok, drop, (nk2 >> 33, (nk2 >> 1) & 0xFFFFFFFF, nb2), nk2)
-        else:  # the same pairs: the columns are shared, the masks written to a copy
-            ra, rb, rk = aa, ab, ok
-            rm = am
-            if rewrite.any():
-                rm = am.copy()
-                rm[at[rewrite]] = now[rewrite]
-        if out is not None:
-            out["aligned"] = rk
+            new = (nk2 >> 33, (nk2 >> 1) & 0xFFFFFFFF, nb2)
+            if not (inplace and splice_in_place((aa, ab, am), ok, drop, new, nk2)):
+                (ra, rb, rm), rk = splice((aa, ab, am), ok, drop, new, nk2)
+        assert out is not None  # (``ok`` is found only for it)
+        out["aligned"] = rk
         return ra, rb, rm
     am = am & ~(recut[aa] & recut[ab]).astype(np.int64)
     # the table is sorted by key (one row per pair and axis): the new keys are merged into it
