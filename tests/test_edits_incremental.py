@@ -448,6 +448,17 @@ def test_a_move_splices_the_table_rows_and_asks_the_painted_cover_of_the_reached
             asked.append((len(rows), None if only is None else len(only)))
         real_cover(canvas, st_, rows, no_occ, p, out, names, shown, only)
     monkeypatch.setattr(obs_mod, "_painted_cover", cover)
+    carried: List[str] = []  # in-view counts found from the previous version's and the pairs that changed
+    real_count = obs_mod._in_view_count
+
+    def in_view_count(tables: Any, name: str, view: Any, vbox: Any) -> int:
+        if name in tables.in_view_since:
+            carried.append(name)
+        got = real_count(tables, name, view, vbox)
+        a, b, _ = getattr(tables, name)
+        assert got == int(np.count_nonzero(view.in_view[a] | view.in_view[b]))
+        return got
+    monkeypatch.setattr(obs_mod, "_in_view_count", in_view_count)
     for nid, dx in (("f0c3", 1.0), ("f0c1", 5.0), ("f0c3", -1.0)):
         merged.clear()
         asked.clear()
@@ -459,6 +470,7 @@ def test_a_move_splices_the_table_rows_and_asks_the_painted_cover_of_the_reached
         assert asked and all(k is not None and 0 < k < n for n, k in asked)
     assert computed == ["overlaps", "near", "aligned"]  # once, at the first move: then carried
     assert 2 in in_place and 3 in in_place  # moves that keep the pairs write the overlaps and near columns in place
+    assert carried.count("near") == 3 and carried.count("aligned") == 3
     _check_state(c)
 
 
@@ -922,6 +934,10 @@ def _check_state(c: Canvas) -> None:
             for a, b in zip(getattr(tg, name), getattr(want.tables[key], name)):
                 assert _same_bits(a, b), (key, name)
         assert_keys_of(tg)
+        for name in ("near", "aligned"):  # the in-view counts carried through moves are a fresh count's
+            hg, hw = tg.in_view_counts.get(name), want.tables[key].in_view_counts.get(name)
+            if hg is not None and hw is not None and hg[0] == hw[0]:
+                assert hg[1] == hw[1], (key, name)
     if got.lines is not None:
         check_lines(got.lines, want.sb, obs_mod._line_values)
     if got.paints is not None and want.paints is not None:  # rows read by both (-1: not read yet)
@@ -1048,9 +1064,11 @@ def test_moves_in_a_row_find_the_aligned_runs_in_sorted_line_values(monkeypatch)
     """The first move after a fresh state grows the aligned runs by strip queries; from the second in
     a row, each version sorts the line values of two more kinds (strip queries for the others), and
     once all six are sorted the runs are found there alone, the values moved in place (no strip
-    query, no sort); an add starts again from strip queries; every observation is a fresh canvas's."""
+    query, no sort), and the solid boxes written into the previous version's (nothing reads them
+    again); an add starts again from strip queries; every observation is a fresh canvas's."""
     c = diagram_workspace(2000, seed=7)
     observe(c, VIEW).to_json()
+    prev_sb = obs_mod._page_state(c, c.current_page).sb
     grown: List[int] = []
     real_grow = obs_mod._grow_run
     monkeypatch.setattr(obs_mod, "_grow_run", lambda *a: grown.append(1) or real_grow(*a))
@@ -1068,10 +1086,13 @@ def test_moves_in_a_row_find_the_aligned_runs_in_sorted_line_values(monkeypatch)
         else:
             c.update(nid, x=c.nodes[nid].x + dx)
         assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
-        seen.append((bool(grown), len(built), obs_mod._page_state(c, c.current_page).lines is not None))
+        st_ = obs_mod._page_state(c, c.current_page)
+        seen.append((bool(grown), len(built), st_.lines is not None, st_.sb is prev_sb))
+        prev_sb = st_.sb
         _check_state(c)
-    streak = [(True, 0, False), (True, 2, True), (True, 2, True), (False, 2, True), (False, 0, True)]
-    assert seen == streak + [(True, 0, False)] + streak  # the add: strip queries, no sorted values
+    streak = [(True, 0, False, False), (True, 2, True, False), (True, 2, True, False), (False, 2, True, False),
+              (False, 0, True, True)]
+    assert seen == streak + [(True, 0, False, False)] + streak  # the add: strip queries, no sorted values
 
 
 def test_a_move_is_derived_into_the_previous_columns_until_they_are_handed_out():

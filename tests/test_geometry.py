@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatialobs import InvalidInputError, SpatialObsError
+from spatialobs import InvalidInputError, SpatialObsError, _core
 from spatialobs import geometry as g
 from tests.reference import geometry_oracle as ref
 from tests.strategies import box_arrays, lattice_box, seeded_boxes
@@ -145,6 +145,28 @@ def test_alignment_pairs_match_oracle(boxes, tol):
     want_pairs, want_kinds = ref.alignment_pairs(boxes.tolist(), tol)
     assert as_pairs(pairs) == want_pairs
     assert kinds.dtype == np.int8 and kinds.tolist() == want_kinds
+
+
+@settings(deadline=None)
+@given(box_arrays() | box_arrays(floats=True, max_size=40),
+       st.sampled_from([0.0, 1e-9, 0.5, 1.0, 4.0]), st.integers(0, 5))
+def test_alignment_pairs_of_one_kind_are_that_kinds_rows_of_the_oracle(boxes, tol, kind):
+    pairs, kinds = g.alignment_pairs(boxes, tol, kind=kind)
+    want_pairs, want_kinds = ref.alignment_pairs(boxes.tolist(), tol)
+    assert as_pairs(pairs) == [p for p, k in zip(want_pairs, want_kinds) if k == kind]
+    assert kinds.dtype == np.int8 and set(kinds.tolist()) <= {kind}
+
+
+@pytest.mark.parametrize("kind", [-1, 6, 2.0, True])
+def test_alignment_pairs_refuse_a_kind_outside_the_six(kind):
+    with pytest.raises(InvalidInputError, match="kind must be a code into ALIGN_KINDS"):
+        g.alignment_pairs([[0, 0, 1, 1]], 1.0, kind=kind)
+
+
+@pytest.mark.parametrize("kind", [-2, 6])
+def test_the_core_refuses_a_kind_outside_the_six(kind):
+    with pytest.raises(ValueError, match=f"alignment kind must be -1 \\(all\\) or 0..5, got {kind}"):
+        _core.alignment_pairs(np.array([[0.0, 0, 1, 1]]), 1.0, kind=kind)
 
 
 @given(box_arrays(), st.sampled_from([0.0, 0.5, 1.0, 4.0]), st.one_of(st.none(), st.integers(1, 3)), st.data())

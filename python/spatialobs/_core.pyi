@@ -85,7 +85,7 @@ def proximity_pairs(
     boxes: npt.NDArray[np.float64] | BoxIndex, max_gap: float, k_nearest: int, *, threads: int = 1
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 def alignment_pairs(
-    boxes: npt.NDArray[np.float64], tol: float, *, threads: int = 1
+    boxes: npt.NDArray[np.float64], tol: float, *, threads: int = 1, kind: int = -1
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]: ...
 def alignment_masks(
     boxes: npt.NDArray[np.float64], tol: float, group: npt.NDArray[np.int64] | None = None

@@ -276,11 +276,16 @@ class _PageTables:
     #: per type, the sorted key of each pair (see :mod:`~spatialobs.canvas.pagetables`), kept by the
     #: updates that found them; absent ones are computed from the columns when an update needs them
     keys: Dict[str, np.ndarray] = field(default_factory=dict)
+    #: per type (``near``, ``aligned``), the previous version's count with what changed since, for
+    #: :func:`_in_view_count`: (viewport, count, pairs that left (a, b), pairs that entered (a, b),
+    #: the solid rows whose box changed and their boxes before)
+    in_view_since: Dict[str, Tuple[Any, ...]] = field(default_factory=dict)
 
 
 @dataclass
 class _Ends:
-    """Arrow terminals without a binding: row, terminal code (0 start, 1 end), local and page x, y."""
+    """Arrow terminals without a binding: row, terminal code (0 start, 1 end), local and page x, y;
+    sorted by row, then terminal."""
 
     rows: np.ndarray
     term: np.ndarray
@@ -1384,6 +1389,16 @@ _MAX_STALE = 2048
 _LINES_PER_VERSION = 2
 
 
+def _solid_in_place(old: _PageState, now: np.ndarray) -> bool:
+    """Whether the next version may write its changed solid boxes (``now``) into ``old.sb`` (``old``
+    used up): not the boxes the index was built over (the stale rows are found against them), and
+    nothing reads ``old``'s boxes afterwards: every line kind sorted (the runs found in the sorted
+    values, not by strip queries over ``old``), one set of tables, the new boxes finite."""
+    lines = old.lines
+    return (old.sb is not old.index_boxes and writable(old.sb) and len(old.tables) == 1 and old.advanced
+            and lines is not None and all(line is not None for line in lines) and bool(np.isfinite(now).all()))
+
+
 def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     """The state of the next version of ``old``'s page, or None when it must be built afresh.
 
@@ -1417,12 +1432,14 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         pg = dataclasses.replace(opg, **cols)
         sp = old.subpos[pos]
         sp = sp[sp >= 0]
-        moved = sp[(pg.boxes[sub[sp]] != old.sb[sp]).any(axis=1)]
+        changed = unique(sp[(pg.boxes[sub[sp]] != old.sb[sp]).any(axis=1)])
+        before = old.sb[changed]
         sb = old.sb
-        if len(moved):
-            sb = old.sb.copy()
-            sb[moved] = pg.boxes[sub[moved]]
-        changed = unique(moved)
+        if len(changed):
+            now = pg.boxes[sub[changed]]
+            if not _solid_in_place(old, now):
+                sb = old.sb.copy()
+            sb[changed] = now
         reached_pos = pos
     else:
         boxes_then = None
@@ -1436,6 +1453,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
                                  px=d.px[rows], py=d.py[rows])
         sb = np.ascontiguousarray(boxes[sub])
         changed = np.flatnonzero((sb != old.sb).any(axis=1))
+        before = old.sb[changed]
         reached_pos = None
     if len(changed) > _MAX_CHANGED:
         return None
@@ -1471,22 +1489,28 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         er, et, lxy = er[o], et[o], lxy[o]
     else:
         er, et, lxy = e.rows, e.term, e.local
-    if d.reached is not None and not len(redo):  # only the ends of reached arrows can have moved
-        upd = np.flatnonzero(np.isin(er, pos))
+    if d.reached is not None and not len(redo):
+        # only the ends of reached arrows can have moved: found by row (the ends are sorted by row)
+        # and written in place (``old``'s ends are used up)
+        upd = rows_at(er, unique(pos))
         ex, ey = e.x, e.y
+        moved_ends = np.zeros(0, np.int64)
         if len(upd):
             ux, uy = _ends_xy(pg, er[upd], lxy[upd])
-            if not (np.array_equal(ux, ex[upd]) and np.array_equal(uy, ey[upd])):
-                ex, ey = ex.copy(), ey.copy()
+            mv = (ux != ex[upd]) | (uy != ey[upd])
+            if mv.any():
+                if not (writable(ex) and writable(ey)):
+                    ex, ey = ex.copy(), ey.copy()
                 ex[upd], ey[upd] = ux, uy
+                moved_ends = unique(er[upd[mv]])
     else:
         ex, ey = _ends_xy(pg, er, lxy)
+        # the other rows keep their entries, in the same order
+        kn = ~np.isin(er, redo) if len(redo) else slice(None)
+        ko = ~np.isin(e.rows, redo) if len(redo) else slice(None)
+        moved = (ex[kn] != e.x[ko]) | (ey[kn] != e.y[ko])
+        moved_ends = np.union1d(redo, er[kn][moved])
     st.ends = _Ends(er, et, lxy, ex, ey)
-    # the other rows keep their entries, in the same order
-    kn = ~np.isin(er, redo) if len(redo) else slice(None)
-    ko = ~np.isin(e.rows, redo) if len(redo) else slice(None)
-    moved = (ex[kn] != e.x[ko]) | (ey[kn] != e.y[ko])
-    moved_ends = np.union1d(redo, er[kn][moved])
     st.advanced = True
     if not len(changed) and not len(moved_ends):
         st.tables = dict(old.tables)
@@ -1495,7 +1519,6 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         return st
     if st.index is None:
         return None
-    before = old.sb[changed]
     lines = old.lines
     old.lines = None  # (moved in place below: ``old`` is used up)
     if old.advanced and len(old.tables) == 1 and len(old.sb):  # a second move in a row, or a later one
@@ -1510,15 +1533,20 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     for key, tb in old.tables.items():
         touch_tol, near_gap, align_tol = key
         keys: Dict[str, np.ndarray] = {}  # the updates' key columns, for the next version's
-        st.tables[key] = _PageTables(
+        delta: Dict[str, Tuple[np.ndarray, ...]] = {}  # the pairs the splices took out and put in
+        st.tables[key] = new_tb = _PageTables(
             _inside_update(st, tb.inside, changed),
             _overlaps_update(st, tb.overlaps, changed, before, tb.keys, keys, inplace),
             _touches_update(st, tb.touches, changed, moved_ends, touch_tol),
-            _near_update(st, tb.near, changed, before, near_gap, tb.keys, keys, inplace),
+            _near_update(st, tb.near, changed, before, near_gap, tb.keys, keys, inplace, delta),
             _aligned_update(st, old, tb.aligned, changed, before, align_tol, None, tb.keys, keys,
-                            lines if len(old.tables) == 1 else None, inplace),
+                            lines if len(old.tables) == 1 else None, inplace, delta),
             keys=keys,
         )
+        for name, (gone_a, gone_b, new_a, new_b) in delta.items():
+            hit = tb.in_view_counts.get(name)
+            if hit is not None:
+                new_tb.in_view_since[name] = (hit[0], hit[1], gone_a, gone_b, new_a, new_b, sub[changed], before)
     return st
 
 
@@ -2119,15 +2147,16 @@ def _knn(st: _PageState, rows: np.ndarray, gap: float, k: int = 4) -> Tuple[np.n
 
 def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
                  before: np.ndarray, gap: float, known: Optional[Dict[str, np.ndarray]] = None,
-                 out: Optional[Dict[str, np.ndarray]] = None,
-                 inplace: bool = False) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 out: Optional[Dict[str, np.ndarray]] = None, inplace: bool = False,
+                 delta: Optional[Dict[str, Tuple[np.ndarray, ...]]] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``near`` after the boxes of solid positions ``changed`` changed; ``before`` holds
     the boxes they had, and those of removed rows.
 
     With ``out`` (``changed`` sorted, ``before`` exactly their boxes) the pairs of the affected
     rows are found by their keys (see :func:`_pairs_of`) and the table is spliced; the key column
     is put in ``out``. With ``inplace`` (the old table is used up) a splice that keeps the table's
-    length is written into its columns.
+    length is written into its columns. A splice puts the ends of the pairs that left and of those
+    that entered in ``delta`` (every pair of a row whose box changed is among them).
     """
     pg, sub, sb = st.pg, st.sub, st.sb
     na, nb, ng = old
@@ -2169,6 +2198,8 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     kin = ~_related(pg, a, b)
     a, b, g = a[kin], b[kin], g[kin]
     if keys is not None and touch_at is not None:
+        if delta is not None:
+            delta["near"] = (na[touch_at], nb[touch_at], a, b)
         if inplace and splice_in_place((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b)):
             (ra, rb, rg), rk = (na, nb, ng), keys
         else:
@@ -2277,9 +2308,8 @@ def _grow_run(st: _PageState, kind: int, lo: float, hi: float, tol: float) -> Op
 def _pairs_of_kind(pg: _Page, sub: np.ndarray, sb: np.ndarray, u: np.ndarray, tol: float, kind: int,
                    keys: List[np.ndarray], bits: List[np.ndarray]) -> None:
     """Append the keys and kind bit of the ``aligned`` pairs of kind ``kind`` among the solid positions ``u``."""
-    pairs, kinds = G.alignment_pairs(sb[u], tol)
-    sel = kinds == kind
-    a, b = sub[u[pairs[0][sel]]], sub[u[pairs[1][sel]]]
+    pairs, _ = G.alignment_pairs(sb[u], tol, kind=kind)  # that kind's lines only
+    a, b = sub[u[pairs[0]]], sub[u[pairs[1]]]
     same = pg.parent[a] == pg.parent[b]
     a, b = a[same], b[same]
     keys.append((a << 33) | (b << 1) | int(kind >= 3))
@@ -2323,7 +2353,8 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
                     gone: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
                     out: Optional[Dict[str, np.ndarray]] = None,
                     lines: Optional[List[Optional[Tuple[np.ndarray, np.ndarray]]]] = None,
-                    inplace: bool = False) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    inplace: bool = False, delta: Optional[Dict[str, Tuple[np.ndarray, ...]]] = None
+                    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``aligned`` after the boxes of solid positions ``changed`` changed from ``before``
     (and the boxes ``gone`` were removed); ``old_st`` is the state the old table is of.
 
@@ -2332,7 +2363,9 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     :attr:`_PageState.lines`) the runs are found there instead of by strip queries, and the
     changed values are moved in place (the kinds sorted so far; the others by strip queries):
     ``st.lines`` is set to them. With ``inplace`` (the old table is used up) masks and splices
-    that keep the table's length are written into its columns.
+    that keep the table's length are written into its columns. The splice path puts the ends of
+    the pairs that left and of those that entered in ``delta`` (a pair with a row whose box changed
+    has its first row cut again, so it is rewritten, left or entered: never kept unseen).
     """
     pg, sub, sb = st.pg, st.sub, st.sb
     aa, ab, am = old
@@ -2435,9 +2468,14 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
                 am = am.copy()
             am[at[rewrite]] = now[rewrite]
         ra, rb, rm, rk = aa, ab, am, ok  # the same pairs: the columns are shared
+        empty = np.zeros(0, np.int64)
+        if delta is not None:
+            delta["aligned"] = (empty, empty, empty, empty)
         if len(drop) or is_new.any():
             nk2, nb2 = ck[is_new], cb[is_new]
             new = (nk2 >> 33, (nk2 >> 1) & 0xFFFFFFFF, nb2)
+            if delta is not None:
+                delta["aligned"] = (aa[drop], ab[drop], new[0], new[1])
             if not (inplace and splice_in_place((aa, ab, am), ok, drop, new, nk2)):
                 (ra, rb, rm), rk = splice((aa, ab, am), ok, drop, new, nk2)
         assert out is not None  # (``ok`` is found only for it)
@@ -2466,13 +2504,35 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
 
 
 def _in_view_count(tables: _PageTables, name: str, view: _View, vbox: Tuple[float, float, float, float]) -> int:
-    """How many ``near`` or ``aligned`` pairs have one end in view (kept per table for the last viewport)."""
+    """How many ``near`` or ``aligned`` pairs have one end in view (kept per table for the last viewport).
+
+    A version reached by a move from one counted for the same viewport counts the pairs that left
+    and entered only: whether a row is in view follows its box alone, so the kept pairs, whose rows
+    kept their boxes, are in view as they were; the rows whose box changed are read in view before
+    from their boxes then.
+    """
     hit = tables.in_view_counts.get(name)
     if hit is not None and hit[0] == vbox:
         return hit[1]
-    a, b, _ = getattr(tables, name)
-    count = int(np.count_nonzero(view.in_view[a] | view.in_view[b]))
+    since = tables.in_view_since.get(name)
+    iv = view.in_view
+    if since is not None and since[0] == vbox:
+        _, was, gone_a, gone_b, new_a, new_b, rows, before = since
+        left = iv[gone_a] | iv[gone_b]
+        if len(gone_a) and len(rows):  # rows (sorted) whose box changed: in view as their boxes were
+            lab = G.visibility_labels(before, vbox, 0.75)
+            then = (lab == G.VISIBLE) | (lab == G.PARTIAL)
+            left = np.zeros(len(gone_a), bool)
+            for end in (gone_a, gone_b):
+                at = np.minimum(np.searchsorted(rows, end), len(rows) - 1)
+                hit = rows[at] == end
+                left |= np.where(hit, then[at], iv[end])
+        count = was - int(np.count_nonzero(left)) + int(np.count_nonzero(iv[new_a] | iv[new_b]))
+    else:
+        a, b, _ = getattr(tables, name)
+        count = int(np.count_nonzero(iv[a] | iv[b]))
     tables.in_view_counts[name] = (vbox, count)
+    tables.in_view_since.pop(name, None)
     return count
 
 
