@@ -927,6 +927,10 @@ def _check_state(c: Canvas) -> None:
     assert got.ends is not None and want.ends is not None
     for name in ("rows", "term", "local", "x", "y"):
         assert _same_bits(getattr(got.ends, name), getattr(want.ends, name)), name
+    if got.ends.by_x is not None:  # the ends' x values kept sorted through moves: a fresh sort's
+        xs, xp = got.ends.by_x
+        assert np.array_equal(np.sort(xp), np.arange(len(want.ends.x)))
+        assert _same_bits(xs, np.sort(want.ends.x)) and _same_bits(want.ends.x[xp], xs)
     assert all(np.array_equal(a, b) for a, b in zip(got.bindings, want.bindings))
     assert got.tables and set(got.tables) <= set(want.tables)  # (the fresh one was observed with every tolerance)
     for key, tg in got.tables.items():
@@ -1366,3 +1370,36 @@ def test_a_removal_compressed_in_place_that_declines_derives_afresh(monkeypatch)
     assert_fresh(c)
     assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
     _check_state(c)
+
+
+def test_touching_ends_are_found_in_the_ends_sorted_by_x(monkeypatch):
+    """From the second move in a row the unbound ends' x values are kept sorted (moved in place as
+    ends move); a moved shape's touching ends are found in its x strip there. Moving a shape an end
+    touches away and back, and moving the arrow itself, keeps the touches table, the sorted values
+    and the observation a fresh canvas's."""
+    c = diagram_workspace(2000, seed=7)
+    observe(c, VIEW).to_json()
+    st0 = obs_mod._page_state(c, c.current_page)
+    (tb,) = st0.tables.values()
+    tc, ts, _ = tb.touches
+    assert len(tc)
+    arrow, shape = st0.pg.ids[int(tc[0])], st0.pg.ids[int(ts[0])]
+    sorted_at: List[int] = []
+    real = obs_mod._ends_by_x
+    monkeypatch.setattr(obs_mod, "_ends_by_x", lambda x: sorted_at.append(len(x)) or real(x))
+    counts = []
+    kept = []
+    # (an arrow moved has its record replaced: its ends are read again, and sorted again at the next move)
+    for nid, dx in ((shape, 1.0), (shape, -1.0), (shape, 400.0), (shape, -400.0), (arrow, 3.0), (shape, 2.0),
+                    (arrow, -3.0), (shape, -2.0)):
+        c.update(nid, x=c.nodes[nid].x + dx)
+        assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+        st_ = obs_mod._page_state(c, c.current_page)
+        (tb,) = st_.tables.values()
+        counts.append(len(tb.touches[0]))
+        assert st_.ends is not None
+        kept.append(st_.ends.by_x is not None)
+        _check_state(c)
+    assert kept == [False, True, True, True, False, True, False, True]
+    assert len(sorted_at) == 3  # at the second move, then after each arrow move; else moved in place
+    assert len(set(counts)) > 1, counts  # the moves took the touching end off the shape's edge and back

@@ -292,6 +292,8 @@ class _Ends:
     local: np.ndarray  # (k, 2)
     x: np.ndarray
     y: np.ndarray
+    #: the page x values sorted, with the position of each (see :func:`_ends_by_x`); None: not sorted
+    by_x: Optional[Tuple[np.ndarray, np.ndarray]] = None
 
 
 @dataclass
@@ -1307,6 +1309,13 @@ def _touch_filter(pg: _Page, er: np.ndarray, et: np.ndarray, ex: np.ndarray, ey:
     return er[k][on_edge], ts[on_edge], et[k][on_edge]
 
 
+def _ends_by_x(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The unbound ends' page x values sorted, with the position of each (ties in any order): the
+    ends whose square can meet a box are found in its x strip, see :func:`_touches_update`."""
+    o = np.argsort(x).astype(np.int64)
+    return x[o], o
+
+
 def _end_squares(ends: _Ends, touch_tol: float) -> np.ndarray:
     ex, ey = ends.x, ends.y
     return np.stack([ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol], axis=1)
@@ -1495,10 +1504,20 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         upd = rows_at(er, unique(pos))
         ex, ey = e.x, e.y
         moved_ends = np.zeros(0, np.int64)
+        by_x = e.by_x
+        if by_x is None and old.advanced and np.isfinite(ex).all():  # from the second move in a row
+            by_x = _ends_by_x(ex)
         if len(upd):
             ux, uy = _ends_xy(pg, er[upd], lxy[upd])
             mv = (ux != ex[upd]) | (uy != ey[upd])
             if mv.any():
+                if by_x is not None:  # the moved x values moved in the sorted ones
+                    if np.isfinite(ux).all():
+                        for k, was, now in zip(upd[mv].tolist(), ex[upd[mv]].tolist(), ux[mv].tolist()):
+                            if was != now:
+                                move_value(by_x[0], by_x[1], k, was, now)
+                    else:
+                        by_x = None
                 if not (writable(ex) and writable(ey)):
                     ex, ey = ex.copy(), ey.copy()
                 ex[upd], ey[upd] = ux, uy
@@ -1510,7 +1529,8 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         ko = ~np.isin(e.rows, redo) if len(redo) else slice(None)
         moved = (ex[kn] != e.x[ko]) | (ey[kn] != e.y[ko])
         moved_ends = np.union1d(redo, er[kn][moved])
-    st.ends = _Ends(er, et, lxy, ex, ey)
+        by_x = None
+    st.ends = _Ends(er, et, lxy, ex, ey, by_x)
     st.advanced = True
     if not len(changed) and not len(moved_ends):
         st.tables = dict(old.tables)
@@ -2084,7 +2104,7 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
     keep = ~(isc[ts] | ism[tc])
     parts = [(tc[keep], ts[keep], tt[keep])]
     # moved ends against every shape
-    mk = np.flatnonzero(ism[e.rows])
+    mk = rows_at(e.rows, moved_ends)  # (the ends are sorted by row)
     if len(mk):
         squares = _end_squares(_Ends(e.rows[mk], e.term[mk], e.local[mk], e.x[mk], e.y[mk]), touch_tol)
         i, j = _closed_hits(st, squares)
@@ -2094,7 +2114,24 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
     # the other ends against the changed shapes
     if len(changed) and len(e.rows):
         rest = np.flatnonzero(~ism[e.rows]) if len(mk) else None
-        if len(changed) <= _TOUCH_DIRECT:
+        if len(changed) <= _TOUCH_DIRECT and e.by_x is not None:
+            # each changed box against the squares of the ends in its x strip (found in the sorted x
+            # values, a little wider: the kernel's positive-area test then decides)
+            xs, xp = e.by_x
+            for c in changed.tolist():
+                b = sb[c]
+                m = 1e-6 * (abs(float(b[0])) + abs(float(b[2])) + touch_tol) + 1e-300
+                lo = int(np.searchsorted(xs, float(b[0]) - touch_tol - m, "left"))
+                hi = int(np.searchsorted(xs, float(b[2]) + touch_tol + m, "right"))
+                k = xp[lo:hi]
+                if len(mk):
+                    k = k[~ism[e.rows[k]]]
+                sq = np.stack([e.x[k] - touch_tol, e.y[k] - touch_tol, e.x[k] + touch_tol, e.y[k] + touch_tol], axis=1)
+                k = np.sort(k[_pos_area(sq, sb[c:c + 1])])
+                if len(k):
+                    parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, np.full(len(k), sub[c], np.int64), k,
+                                               touch_tol))
+        elif len(changed) <= _TOUCH_DIRECT:
             # each changed box against every end's square, as the kernel tests them (positive area)
             squares = _end_squares(e, touch_tol)
             if rest is not None:
