@@ -1073,9 +1073,9 @@ def test_moves_in_a_row_find_the_aligned_runs_in_sorted_line_values(monkeypatch)
     c = diagram_workspace(2000, seed=7)
     observe(c, VIEW).to_json()
     prev_sb = obs_mod._page_state(c, c.current_page).sb
-    grown: List[int] = []
-    real_grow = obs_mod._grow_run
-    monkeypatch.setattr(obs_mod, "_grow_run", lambda *a: grown.append(1) or real_grow(*a))
+    grown: List[int] = []  # strip queries
+    real_window = obs_mod._window
+    monkeypatch.setattr(obs_mod, "_window", lambda *a: grown.append(1) or real_window(*a))
     built: List[int] = []
     real_sorted = obs_mod.sorted_lines
     monkeypatch.setattr(obs_mod, "sorted_lines", lambda v: built.append(1) or real_sorted(v))
@@ -1403,3 +1403,34 @@ def test_touching_ends_are_found_in_the_ends_sorted_by_x(monkeypatch):
     assert kept == [False, True, True, True, False, True, False, True]
     assert len(sorted_at) == 3  # at the second move, then after each arrow move; else moved in place
     assert len(set(counts)) > 1, counts  # the moves took the touching end off the shape's edge and back
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 5), st.sampled_from([0.0, 0.5, 1.0, 4.0]), st.data())
+def test_runs_found_in_one_strip_are_the_grown_runs(kind, tol, data):
+    """The runs of one kind found in one strip query around several values (``_StripRuns``) are those
+    ``_grow_run`` grows from each value alone: a value's own, one between boxes, ranges, and values
+    far from the others (the strip is wide: runs near its edge are grown again)."""
+    c = _strip_page()
+    st_ = obs_mod._page_state(c, c.current_page)
+    vals = obs_mod._line_values(st_.sb, kind)
+    pick = st.one_of(st.sampled_from(vals.tolist()), st.floats(-200.0, 6000.0, allow_nan=False))
+    seeds = data.draw(st.lists(pick, min_size=1, max_size=6))
+    runs = obs_mod._StripRuns(st_, kind, seeds, tol)
+    for x in seeds + data.draw(st.lists(pick, max_size=3)):
+        w = data.draw(st.floats(0.0, 50.0))
+        for lo, hi in ((x, x), (x, x + w)):
+            got, want = runs.run(lo, hi), obs_mod._grow_run(st_, kind, lo, hi, tol)
+            assert got is not None and want is not None
+            assert np.array_equal(np.sort(got), np.sort(want))
+
+
+_STRIP_PAGE: List[Canvas] = []
+
+
+def _strip_page() -> Canvas:
+    if not _STRIP_PAGE:
+        c = diagram_workspace(600, seed=7)
+        observe(c, VIEW).to_json()
+        _STRIP_PAGE.append(c)
+    return _STRIP_PAGE[0]

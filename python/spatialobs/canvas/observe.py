@@ -2342,6 +2342,37 @@ def _grow_run(st: _PageState, kind: int, lo: float, hi: float, tol: float) -> Op
         reach *= 16.0
 
 
+class _StripRuns:
+    """The runs of one line kind around some values (see :func:`_grow_run`), found in one strip query
+    around all of them and its values sorted once: a run that reaches near the strip's edge is grown
+    by :func:`_grow_run` instead, so each run is the one :func:`_grow_run` gives (a run away from the
+    strip's edges has its outside neighbours in the strip, more than ``tol`` away)."""
+
+    def __init__(self, st: _PageState, kind: int, values: List[float], tol: float) -> None:
+        self.st, self.kind, self.tol = st, kind, tol
+        self.pos: Optional[np.ndarray] = None
+        self.s = np.zeros(0)
+        self.lo = self.hi = 0.0
+        reach = 64.0 * tol + 1.0
+        if values:
+            lo, hi = min(values) - reach, max(values) + reach
+            if math.isfinite(lo) and math.isfinite(hi):
+                cand, w = _window(st, kind, lo, hi)
+                o = np.argsort(w, kind="stable")
+                self.pos, self.s, self.lo, self.hi = cand[o], w[o], lo, hi
+
+    def run(self, lo: float, hi: float) -> Optional[np.ndarray]:
+        """Positions of the smallest run holding [lo, hi] (None: :func:`_grow_run` could not find it)."""
+        tol = self.tol
+        if self.pos is not None and self.lo <= lo and hi <= self.hi:
+            a, b = run_bounds(self.s, lo, hi, tol)
+            rlo = min(lo, float(self.s[a])) if a < b else lo
+            rhi = max(hi, float(self.s[b - 1])) if a < b else hi
+            if rlo - self.lo > 2.0 * tol + 1.0 and self.hi - rhi > 2.0 * tol + 1.0:
+                return self.pos[a:b]
+        return _grow_run(self.st, self.kind, lo, hi, tol)
+
+
 def _pairs_of_kind(pg: _Page, sub: np.ndarray, sb: np.ndarray, u: np.ndarray, tol: float, kind: int,
                    keys: List[np.ndarray], bits: List[np.ndarray]) -> None:
     """Append the keys and kind bit of the ``aligned`` pairs of kind ``kind`` among the solid positions ``u``."""
@@ -2441,10 +2472,14 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             if len(u) > 1:
                 _pairs_of_kind(pg, sub, sb, u, tol, kind, keys, bits)
             continue
+        # the runs around the changed values, in one strip query per state and kind
+        left_x = np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist()
+        now_runs = _StripRuns(st, kind, c_new.tolist() + left_x, tol)
+        then_runs = _StripRuns(old_st, kind, left_x, tol) if left_x and not one else None
         for x in c_new.tolist():  # the lines a changed box joins
             if any(lo <= x <= hi for lo, hi in spans):
                 continue
-            r = _grow_run(st, kind, x, x, tol)
+            r = now_runs.run(x, x)
             if r is None:
                 return _aligned(pg, sub, sb, tol)
             parts.append(r)
@@ -2452,7 +2487,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             spans.append((float(w.min()), float(w.max())))
         # the lines it left, as the other boxes now stand (a box that kept this value is in its run:
         # the run it left is cut again only if some box left it, and that box's own value seeds it)
-        for x in np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist():
+        for x in left_x:
             if one and any(lo <= x <= hi for lo, hi in spans):
                 # One box changed and none was removed: its old value is the only one the old
                 # values have that the new ones lack, so the run it left, grown among the old
@@ -2460,11 +2495,11 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
                 # either outside neighbour there exceeds tol, and float subtraction is monotone):
                 # that run, already in ``parts``, is what growing it again would give.
                 continue
-            r = _grow_run(old_st, kind, x, x, tol)
+            r = then_runs.run(x, x) if then_runs is not None else _grow_run(old_st, kind, x, x, tol)
             if r is None:
                 return _aligned(pg, sub, sb, tol)
             w = _line_values(old_st.sb[r], kind)
-            r = _grow_run(st, kind, float(w.min()), float(w.max()), tol)
+            r = now_runs.run(float(w.min()), float(w.max()))
             if r is None:
                 return _aligned(pg, sub, sb, tol)
             parts.append(r)
