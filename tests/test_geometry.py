@@ -247,6 +247,15 @@ def test_box_index_matches_oracle(boxes, q, node_size):
     assert as_pairs(ix.query_pairs()) == ref.index_query_pairs(boxes.tolist())
 
 
+@given(box_arrays(max_size=80), st.lists(lattice_box(span=14, max_size=12), max_size=6), st.sampled_from([2, 16]))
+def test_box_index_query_many_is_each_query_in_turn(boxes, qs, node_size):
+    ix = g.BoxIndex(boxes, node_size=node_size)
+    got = ix.query_many(np.array(qs, dtype=np.float64).reshape(-1, 4))
+    want = [(i, t) for t, q in enumerate(qs) for i in ref.index_query(boxes.tolist(), q)]
+    assert got.dtype == np.int64 and got.shape == (2, len(want))
+    assert list(zip(*got.tolist())) == want
+
+
 # Sizes past the internal cut-overs: 16 items per node, so n > 256 gives a
 # three-level tree; hypothesis draws the seed and the size.
 @settings(max_examples=8, deadline=None)
@@ -443,6 +452,9 @@ def test_oracle_and_kernel_reject_the_same_row(row):
         (lambda: g.BoxIndex(GOOD, node_size=1), "node_size must be between 2 and 64"),
         (lambda: g.BoxIndex(GOOD).query([0, 0, 1]), "box must be four numbers"),
         (lambda: g.BoxIndex(GOOD).query([1, 0, 0, 1]), r"box has x1 < x0"),
+        (lambda: g.BoxIndex(GOOD).query_many(np.array([[0.0, 0, 1, 1], [1, 0, 0, 1]])), r"queries.*row 1"),
+        (lambda: g.BoxIndex(GOOD).query_many(np.array([[0.0, 0, np.nan, 1]])), r"queries.*row 0"),
+        (lambda: g.BoxIndex(GOOD).query_many(np.zeros((2, 3))), r"queries must have shape \(n, 4\)"),
     ],
 )
 def test_bad_arguments_name_the_problem(call, message):

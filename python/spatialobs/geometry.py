@@ -163,6 +163,21 @@ class BoxIndex:
         """Sorted ids of the boxes that intersect ``box`` (closed: touching counts)."""
         return self._ix.query(_as_box(box, "box"))
 
+    def query_many(self, boxes: BoxesLike) -> npt.NDArray[np.int64]:
+        """The hits of several query boxes in one call, as a ``(2, k)`` array of (id, query).
+
+        The same as :meth:`query` of each box in turn: row 0 holds the ids each
+        query hits (closed), query by query, each query's sorted; row 1 the
+        query's position. Boxes are validated like :func:`as_boxes`'s.
+
+        Examples
+        --------
+        >>> ix = BoxIndex([[0, 0, 10, 10], [20, 0, 30, 10], [5, 5, 25, 8]])
+        >>> ix.query_many([[9, 0, 12, 1], [10, 5, 20, 5]]).tolist()
+        [[0, 0, 1, 2], [0, 1, 1, 1]]
+        """
+        return self._ix.query_many(as_boxes(boxes, "queries"))
+
     def query_containing(self, box: BoxLike) -> npt.NDArray[np.int64]:
         """Sorted ids of the boxes that contain ``box`` (closed: equal boxes count)."""
         return self._ix.query_containing(_as_box(box, "box"))

@@ -1912,10 +1912,8 @@ def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]
     hj: List[np.ndarray] = []
     imap = st.index_map
     if len(q):
-        # every query's hits in query order, then mapped and filtered at once
-        found = [ix.query(box) for box in q.tolist()]
-        h = np.concatenate(found).astype(np.int64, copy=False)
-        j = np.repeat(np.arange(len(q), dtype=np.int64), [len(f) for f in found])
+        # every query's hits in query order (one call), then mapped and filtered at once
+        h, j = ix.query_many(np.ascontiguousarray(q, dtype=np.float64))
         if imap is not None and len(h):
             h = imap[h]
             ok = h >= 0
