@@ -168,7 +168,23 @@ class BoxIndex:
 
         The same as :meth:`query` of each box in turn: row 0 holds the ids each
         query hits (closed), query by query, each query's sorted; row 1 the
-        query's position. Boxes are validated like :func:`as_boxes`'s.
+        query's position.
+
+        Parameters
+        ----------
+        boxes : (m, 4) float64 array
+            The query boxes, C-contiguous.
+
+        Returns
+        -------
+        (2, k) int64 array
+            Ids and the query of each.
+
+        Raises
+        ------
+        InvalidInputError
+            A query box that is NaN, infinite or inverted (naming its row), or
+            an array that is not (m, 4) float64.
 
         Examples
         --------
