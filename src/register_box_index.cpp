@@ -39,6 +39,19 @@ void register_box_index(py::module_& m) {
           },
           py::arg("box"))
       .def(
+          "query_many",
+          [](const BoxIndex& ix, const py::array& boxes) {
+            const std::size_t m = check_boxes_array(boxes, "queries");
+            const double* q = static_cast<const double*>(boxes.data());
+            std::vector<std::int64_t> out;
+            {
+              py::gil_scoped_release release;  // the index is immutable; a raw buffer only
+              out = ix.query_many(q, m);
+            }
+            return pairs_to_numpy(std::move(out));
+          },
+          py::arg("boxes"))
+      .def(
           "query_containing",
           [](const BoxIndex& ix, const std::array<double, 4>& box) {
             const Rect q = to_rect(box);

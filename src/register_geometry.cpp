@@ -209,7 +209,7 @@ py::tuple overlap_pairs_between_binding(const BoxIndex& index, const py::array& 
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(areas), {k}));
 }
 
-py::tuple alignment_pairs_binding(const py::array& boxes, double tol, py::ssize_t threads) {
+py::tuple alignment_pairs_binding(const py::array& boxes, double tol, py::ssize_t threads, int kind) {
   const std::size_t n = check_boxes_array(boxes);
   const std::size_t t = check_threads(threads);
   const double* b = static_cast<const double*>(boxes.data());
@@ -217,7 +217,7 @@ py::tuple alignment_pairs_binding(const py::array& boxes, double tol, py::ssize_
   std::vector<std::int8_t> kinds;
   {
     py::gil_scoped_release release;  // raw buffers and this thread's Scratch only
-    alignment_pairs(b, n, tol, pairs, kinds, thread_scratch(), t);
+    alignment_pairs(b, n, tol, pairs, kinds, thread_scratch(), t, kind);
   }
   const auto k = static_cast<py::ssize_t>(kinds.size());
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(kinds), {k}));
@@ -283,7 +283,7 @@ void register_geometry(py::module_& m) {
         py::kw_only(), py::arg("threads") = 1);
   m.def("overlap_pairs_between", &overlap_pairs_between_binding, py::arg("index"), py::arg("queries"));
   m.def("alignment_pairs", &alignment_pairs_binding, py::arg("boxes"), py::arg("tol"), py::kw_only(),
-        py::arg("threads") = 1);
+        py::arg("threads") = 1, py::arg("kind") = -1);
   m.def("release_scratch", [] { thread_state() = ThreadState(); });
   m.def("scratch_bytes", [] { return thread_state().bytes(); });
   m.def("alignment_masks", &alignment_masks_binding, py::arg("boxes"), py::arg("tol"), py::arg("group") = py::none());

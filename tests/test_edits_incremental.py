@@ -421,6 +421,16 @@ def test_a_move_splices_the_table_rows_and_asks_the_painted_cover_of_the_reached
     spliced: List[int] = []
     real_splice = obs_mod.splice
     monkeypatch.setattr(obs_mod, "splice", lambda cols, *a: spliced.append(len(cols)) or real_splice(cols, *a))
+    in_place: List[int] = []  # splices written into the old columns (the same length)
+    real_in_place = obs_mod.splice_in_place
+
+    def splice_in_place(cols: Any, *a: Any) -> bool:
+        done = real_in_place(cols, *a)
+        if done:
+            spliced.append(len(cols))
+            in_place.append(len(cols))
+        return done
+    monkeypatch.setattr(obs_mod, "splice_in_place", splice_in_place)
     computed: List[str] = []
     real_sorted_keys = obs_mod._sorted_keys
 
@@ -438,6 +448,17 @@ def test_a_move_splices_the_table_rows_and_asks_the_painted_cover_of_the_reached
             asked.append((len(rows), None if only is None else len(only)))
         real_cover(canvas, st_, rows, no_occ, p, out, names, shown, only)
     monkeypatch.setattr(obs_mod, "_painted_cover", cover)
+    carried: List[str] = []  # in-view counts found from the previous version's and the pairs that changed
+    real_count = obs_mod._in_view_count
+
+    def in_view_count(tables: Any, name: str, view: Any, vbox: Any) -> int:
+        if name in tables.in_view_since:
+            carried.append(name)
+        got = real_count(tables, name, view, vbox)
+        a, b, _ = getattr(tables, name)
+        assert got == int(np.count_nonzero(view.in_view[a] | view.in_view[b]))
+        return got
+    monkeypatch.setattr(obs_mod, "_in_view_count", in_view_count)
     for nid, dx in (("f0c3", 1.0), ("f0c1", 5.0), ("f0c3", -1.0)):
         merged.clear()
         asked.clear()
@@ -448,6 +469,8 @@ def test_a_move_splices_the_table_rows_and_asks_the_painted_cover_of_the_reached
         assert sorted(spliced) in ([2, 3, 3], [2, 3, 3, 3])  # overlaps; near, touches, aligned when a pair enters or leaves
         assert asked and all(k is not None and 0 < k < n for n, k in asked)
     assert computed == ["overlaps", "near", "aligned"]  # once, at the first move: then carried
+    assert 2 in in_place and 3 in in_place  # moves that keep the pairs write the overlaps and near columns in place
+    assert carried.count("near") == 3 and carried.count("aligned") == 3
     _check_state(c)
 
 
@@ -904,6 +927,10 @@ def _check_state(c: Canvas) -> None:
     assert got.ends is not None and want.ends is not None
     for name in ("rows", "term", "local", "x", "y"):
         assert _same_bits(getattr(got.ends, name), getattr(want.ends, name)), name
+    if got.ends.by_x is not None:  # the ends' x values kept sorted through moves: a fresh sort's
+        xs, xp = got.ends.by_x
+        assert np.array_equal(np.sort(xp), np.arange(len(want.ends.x)))
+        assert _same_bits(xs, np.sort(want.ends.x)) and _same_bits(want.ends.x[xp], xs)
     assert all(np.array_equal(a, b) for a, b in zip(got.bindings, want.bindings))
     assert got.tables and set(got.tables) <= set(want.tables)  # (the fresh one was observed with every tolerance)
     for key, tg in got.tables.items():
@@ -911,6 +938,10 @@ def _check_state(c: Canvas) -> None:
             for a, b in zip(getattr(tg, name), getattr(want.tables[key], name)):
                 assert _same_bits(a, b), (key, name)
         assert_keys_of(tg)
+        for name in ("near", "aligned"):  # the in-view counts carried through moves are a fresh count's
+            hg, hw = tg.in_view_counts.get(name), want.tables[key].in_view_counts.get(name)
+            if hg is not None and hw is not None and hg[0] == hw[0]:
+                assert hg[1] == hw[1], (key, name)
     if got.lines is not None:
         check_lines(got.lines, want.sb, obs_mod._line_values)
     if got.paints is not None and want.paints is not None:  # rows read by both (-1: not read yet)
@@ -1037,12 +1068,14 @@ def test_moves_in_a_row_find_the_aligned_runs_in_sorted_line_values(monkeypatch)
     """The first move after a fresh state grows the aligned runs by strip queries; from the second in
     a row, each version sorts the line values of two more kinds (strip queries for the others), and
     once all six are sorted the runs are found there alone, the values moved in place (no strip
-    query, no sort); an add starts again from strip queries; every observation is a fresh canvas's."""
+    query, no sort), and the solid boxes written into the previous version's (nothing reads them
+    again); an add starts again from strip queries; every observation is a fresh canvas's."""
     c = diagram_workspace(2000, seed=7)
     observe(c, VIEW).to_json()
-    grown: List[int] = []
-    real_grow = obs_mod._grow_run
-    monkeypatch.setattr(obs_mod, "_grow_run", lambda *a: grown.append(1) or real_grow(*a))
+    prev_sb = obs_mod._page_state(c, c.current_page).sb
+    grown: List[int] = []  # strip queries
+    real_window = obs_mod._window
+    monkeypatch.setattr(obs_mod, "_window", lambda *a: grown.append(1) or real_window(*a))
     built: List[int] = []
     real_sorted = obs_mod.sorted_lines
     monkeypatch.setattr(obs_mod, "sorted_lines", lambda v: built.append(1) or real_sorted(v))
@@ -1057,10 +1090,13 @@ def test_moves_in_a_row_find_the_aligned_runs_in_sorted_line_values(monkeypatch)
         else:
             c.update(nid, x=c.nodes[nid].x + dx)
         assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
-        seen.append((bool(grown), len(built), obs_mod._page_state(c, c.current_page).lines is not None))
+        st_ = obs_mod._page_state(c, c.current_page)
+        seen.append((bool(grown), len(built), st_.lines is not None, st_.sb is prev_sb))
+        prev_sb = st_.sb
         _check_state(c)
-    streak = [(True, 0, False), (True, 2, True), (True, 2, True), (False, 2, True), (False, 0, True)]
-    assert seen == streak + [(True, 0, False)] + streak  # the add: strip queries, no sorted values
+    streak = [(True, 0, False, False), (True, 2, True, False), (True, 2, True, False), (False, 2, True, False),
+              (False, 0, True, True)]
+    assert seen == streak + [(True, 0, False, False)] + streak  # the add: strip queries, no sorted values
 
 
 def test_a_move_is_derived_into_the_previous_columns_until_they_are_handed_out():
@@ -1502,3 +1538,67 @@ def test_appends_and_removals_of_the_last_rows_spliced_in_place_equal_the_nodes_
             got = getattr(raw, name)
             assert got.dtype.kind == getattr(want, name).dtype.kind and np.array_equal(got, getattr(want, name)), name
             assert np.array_equal(before[name], old), name  # the previous columns keep their rows' values
+
+
+def test_touching_ends_are_found_in_the_ends_sorted_by_x(monkeypatch):
+    """From the second move in a row the unbound ends' x values are kept sorted (moved in place as
+    ends move); a moved shape's touching ends are found in its x strip there. Moving a shape an end
+    touches away and back, and moving the arrow itself, keeps the touches table, the sorted values
+    and the observation a fresh canvas's."""
+    c = diagram_workspace(2000, seed=7)
+    observe(c, VIEW).to_json()
+    st0 = obs_mod._page_state(c, c.current_page)
+    (tb,) = st0.tables.values()
+    tc, ts, _ = tb.touches
+    assert len(tc)
+    arrow, shape = st0.pg.ids[int(tc[0])], st0.pg.ids[int(ts[0])]
+    sorted_at: List[int] = []
+    real = obs_mod._ends_by_x
+    monkeypatch.setattr(obs_mod, "_ends_by_x", lambda x: sorted_at.append(len(x)) or real(x))
+    counts = []
+    kept = []
+    # (an arrow moved has its record replaced: its ends are read again, and sorted again at the next move)
+    for nid, dx in ((shape, 1.0), (shape, -1.0), (shape, 400.0), (shape, -400.0), (arrow, 3.0), (shape, 2.0),
+                    (arrow, -3.0), (shape, -2.0)):
+        c.update(nid, x=c.nodes[nid].x + dx)
+        assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+        st_ = obs_mod._page_state(c, c.current_page)
+        (tb,) = st_.tables.values()
+        counts.append(len(tb.touches[0]))
+        assert st_.ends is not None
+        kept.append(st_.ends.by_x is not None)
+        _check_state(c)
+    assert kept == [False, True, True, True, False, True, False, True]
+    assert len(sorted_at) == 3  # at the second move, then after each arrow move; else moved in place
+    assert len(set(counts)) > 1, counts  # the moves took the touching end off the shape's edge and back
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 5), st.sampled_from([0.0, 0.5, 1.0, 4.0]), st.data())
+def test_runs_found_in_one_strip_are_the_grown_runs(kind, tol, data):
+    """The runs of one kind found in one strip query around several values (``_StripRuns``) are those
+    ``_grow_run`` grows from each value alone: a value's own, one between boxes, ranges, and values
+    far from the others (the strip is wide: runs near its edge are grown again)."""
+    c = _strip_page()
+    st_ = obs_mod._page_state(c, c.current_page)
+    vals = obs_mod._line_values(st_.sb, kind)
+    pick = st.one_of(st.sampled_from(vals.tolist()), st.floats(-200.0, 6000.0, allow_nan=False))
+    seeds = data.draw(st.lists(pick, min_size=1, max_size=6))
+    runs = obs_mod._StripRuns(st_, kind, seeds, tol)
+    for x in seeds + data.draw(st.lists(pick, max_size=3)):
+        w = data.draw(st.floats(0.0, 50.0))
+        for lo, hi in ((x, x), (x, x + w)):
+            got, want = runs.run(lo, hi), obs_mod._grow_run(st_, kind, lo, hi, tol)
+            assert got is not None and want is not None
+            assert np.array_equal(np.sort(got), np.sort(want))
+
+
+_STRIP_PAGE: List[Canvas] = []
+
+
+def _strip_page() -> Canvas:
+    if not _STRIP_PAGE:
+        c = diagram_workspace(600, seed=7)
+        observe(c, VIEW).to_json()
+        _STRIP_PAGE.append(c)
+    return _STRIP_PAGE[0]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatialobs import InvalidInputError, SpatialObsError
+from spatialobs import InvalidInputError, SpatialObsError, _core
 from spatialobs import geometry as g
 from tests.reference import geometry_oracle as ref
 from tests.strategies import box_arrays, lattice_box, seeded_boxes
@@ -147,6 +147,28 @@ def test_alignment_pairs_match_oracle(boxes, tol):
     assert kinds.dtype == np.int8 and kinds.tolist() == want_kinds
 
 
+@settings(deadline=None)
+@given(box_arrays() | box_arrays(floats=True, max_size=40),
+       st.sampled_from([0.0, 1e-9, 0.5, 1.0, 4.0]), st.integers(0, 5))
+def test_alignment_pairs_of_one_kind_are_that_kinds_rows_of_the_oracle(boxes, tol, kind):
+    pairs, kinds = g.alignment_pairs(boxes, tol, kind=kind)
+    want_pairs, want_kinds = ref.alignment_pairs(boxes.tolist(), tol)
+    assert as_pairs(pairs) == [p for p, k in zip(want_pairs, want_kinds) if k == kind]
+    assert kinds.dtype == np.int8 and set(kinds.tolist()) <= {kind}
+
+
+@pytest.mark.parametrize("kind", [-1, 6, 2.0, True])
+def test_alignment_pairs_refuse_a_kind_outside_the_six(kind):
+    with pytest.raises(InvalidInputError, match="kind must be a code into ALIGN_KINDS"):
+        g.alignment_pairs([[0, 0, 1, 1]], 1.0, kind=kind)
+
+
+@pytest.mark.parametrize("kind", [-2, 6])
+def test_the_core_refuses_a_kind_outside_the_six(kind):
+    with pytest.raises(ValueError, match=f"alignment kind must be -1 \\(all\\) or 0..5, got {kind}"):
+        _core.alignment_pairs(np.array([[0.0, 0, 1, 1]]), 1.0, kind=kind)
+
+
 @given(box_arrays(), st.sampled_from([0.0, 0.5, 1.0, 4.0]), st.one_of(st.none(), st.integers(1, 3)), st.data())
 def test_alignment_masks_match_oracle(boxes, tol, groups, data):
     group = None
@@ -223,6 +245,15 @@ def test_box_index_matches_oracle(boxes, q, node_size):
     assert ix.query(q).tolist() == ref.index_query(boxes.tolist(), q)
     assert ix.query_containing(q).tolist() == ref.index_query_containing(boxes.tolist(), q)
     assert as_pairs(ix.query_pairs()) == ref.index_query_pairs(boxes.tolist())
+
+
+@given(box_arrays(max_size=80), st.lists(lattice_box(span=14, max_size=12), max_size=6), st.sampled_from([2, 16]))
+def test_box_index_query_many_is_each_query_in_turn(boxes, qs, node_size):
+    ix = g.BoxIndex(boxes, node_size=node_size)
+    got = ix.query_many(np.array(qs, dtype=np.float64).reshape(-1, 4))
+    want = [(i, t) for t, q in enumerate(qs) for i in ref.index_query(boxes.tolist(), q)]
+    assert got.dtype == np.int64 and got.shape == (2, len(want))
+    assert list(zip(*got.tolist())) == want
 
 
 # Sizes past the internal cut-overs: 16 items per node, so n > 256 gives a
@@ -421,6 +452,9 @@ def test_oracle_and_kernel_reject_the_same_row(row):
         (lambda: g.BoxIndex(GOOD, node_size=1), "node_size must be between 2 and 64"),
         (lambda: g.BoxIndex(GOOD).query([0, 0, 1]), "box must be four numbers"),
         (lambda: g.BoxIndex(GOOD).query([1, 0, 0, 1]), r"box has x1 < x0"),
+        (lambda: g.BoxIndex(GOOD).query_many(np.array([[0.0, 0, 1, 1], [1, 0, 0, 1]])), r"queries.*row 1"),
+        (lambda: g.BoxIndex(GOOD).query_many(np.array([[0.0, 0, np.nan, 1]])), r"queries.*row 0"),
+        (lambda: g.BoxIndex(GOOD).query_many(np.zeros((2, 3))), r"queries must have shape \(n, 4\)"),
     ],
 )
 def test_bad_arguments_name_the_problem(call, message):

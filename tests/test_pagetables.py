@@ -83,6 +83,57 @@ def test_splice_keeps_the_column_types_of_empty_and_whole_tables():
     assert got[0].tolist() == [0, 1, 5] and got[1].dtype == np.float64 and got[1].tolist() == [1.0, 2.0, 3.0]
 
 
+@settings(max_examples=300)
+@given(PAIRS, st.data())
+def test_splice_in_place_writes_the_splice_when_the_length_stays(pairs, data):
+    a, b = _table(pairs)
+    g = np.arange(len(a), dtype=np.float64) * 0.5
+    keys = PT.pair_keys(a, b)
+    drop = np.array(sorted(data.draw(st.sets(st.integers(0, max(len(a) - 1, 0)), max_size=len(a)))), np.int64)
+    drop = drop[drop < len(a)]
+    kept = {tuple(p) for p in np.stack([a, b], 1)[np.setdiff1d(np.arange(len(a)), drop)].tolist()}
+    same = data.draw(st.booleans())  # as many new rows as dropped ones, or any number
+    size = st.just(len(drop)) if same else st.integers(0, 15)
+    k = data.draw(size)
+    new = data.draw(st.lists(st.tuples(ROWS, ROWS).filter(lambda p: p not in kept), min_size=k, max_size=k, unique=True))
+    na = np.array([p[0] for p in new], np.int64)
+    nb = np.array([p[1] for p in new], np.int64)
+    ng = -np.arange(len(new), dtype=np.float64) - 1.0
+    nk = PT.pair_keys(na, nb)
+    want, wk = ref.splice((a, b, g), keys, drop, (na, nb, ng), nk)
+    cols = (a.copy(), b.copy(), g.copy())
+    kc = keys.copy()
+    ids = [id(c) for c in cols]
+    wrote = PT.splice_in_place(cols, kc, drop, (na, nb, ng), nk)
+    assert wrote == (len(new) == len(drop))
+    if wrote:
+        assert [id(c) for c in cols] == ids
+        assert np.array_equal(kc, wk)
+        for x, y in zip(cols, want):
+            assert x.dtype == y.dtype and np.array_equal(x, y)
+    else:  # nothing written
+        assert np.array_equal(kc, keys) and np.array_equal(cols[0], a) and np.array_equal(cols[2], g)
+
+
+def test_splice_in_place_leaves_columns_it_cannot_write():
+    a = np.array([0, 1, 2], np.int64)
+    keys = PT.pair_keys(a, a + 1)
+    new = (np.array([1], np.int64),)
+    nk = PT.pair_keys(np.array([1]), np.array([5]))
+    ro = a.copy()
+    ro.flags.writeable = False
+    assert not PT.splice_in_place((ro,), keys.copy(), np.array([1], np.int64), new, nk)
+    wide = np.arange(6, dtype=np.int64)
+    view = wide[::2]  # not contiguous
+    assert not PT.splice_in_place((view,), keys.copy(), np.array([1], np.int64), new, nk)
+    part = wide[:3]  # a view of another array
+    assert not PT.splice_in_place((part,), keys.copy(), np.array([1], np.int64), new, nk)
+    assert wide.tolist() == [0, 1, 2, 3, 4, 5]
+    k2 = keys.copy()
+    assert PT.splice_in_place((a.copy(),), k2, np.zeros(0, np.int64), (np.zeros(0, np.int64),), np.zeros(0, np.int64))
+    assert np.array_equal(k2, keys)
+
+
 VALUES = st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 3.25, 7.0, -1.0, -2.5, 10.0, 1e9]), min_size=1, max_size=80)
 
 

@@ -189,6 +189,19 @@ std::vector<std::int64_t> BoxIndex::query(const Rect& q) const {
   return out;
 }
 
+std::vector<std::int64_t> BoxIndex::query_many(const double* boxes, std::size_t m) const {
+  check_boxes(boxes, m, "queries");
+  std::vector<std::int64_t> ids, queries;
+  for (std::size_t t = 0; t < m; ++t) {
+    const std::size_t start = ids.size();
+    search(rect_at(boxes, t), [&ids](std::size_t i) { ids.push_back(static_cast<std::int64_t>(i)); });
+    std::sort(ids.begin() + static_cast<std::ptrdiff_t>(start), ids.end());
+    queries.resize(ids.size(), static_cast<std::int64_t>(t));
+  }
+  ids.insert(ids.end(), queries.begin(), queries.end());
+  return ids;
+}
+
 std::vector<std::int64_t> BoxIndex::query_pairs() const {
   std::vector<std::uint64_t> keys;
   join([](const Rect& a, const Rect& b) { return intersects(a, b); },

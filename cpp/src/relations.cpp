@@ -826,17 +826,23 @@ void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector
 }
 
 void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector<std::int64_t>& pairs,
-                     std::vector<std::int8_t>& kinds, Scratch& s, std::size_t threads) {
+                     std::vector<std::int8_t>& kinds, Scratch& s, std::size_t threads, int only_kind) {
   check_boxes(boxes, n);
   detail::check_tolerance(tol, "tol");
   constexpr int kKinds = kAlignBottom + 1;
-  threads = detail::resolve_threads(threads, kKinds);
+  if (only_kind < -1 || only_kind >= kKinds)
+    throw std::invalid_argument("alignment kind must be -1 (all) or 0..5, got " + std::to_string(only_kind));
+  threads = only_kind >= 0 ? 1 : detail::resolve_threads(threads, kKinds);
   for (int kind = 0; kind < kKinds; ++kind) s.lines(static_cast<std::size_t>(kind));  // no regrowth below
   // Worker w cuts kinds w, w + threads, ... with its own sort buffers; kind
-  // k's pairs go to lines(k).found.
+  // k's pairs go to lines(k).found (left empty for a kind not asked).
   auto work = [&](std::size_t w) {
     for (std::size_t kind = w; kind < kKinds; kind += threads) {
       std::vector<std::uint64_t>& found = s.lines(kind).found;
+      if (only_kind >= 0 && static_cast<int>(kind) != only_kind) {
+        found.clear();
+        continue;
+      }
       // a line of m boxes gives m - 1 pairs: fewer than n in all
       found.resize(n);
       std::uint64_t* out = found.data();

@@ -30,6 +30,16 @@ void compare_with_brute_force(const std::vector<double>& boxes, std::size_t node
       if (contains(rect_at(boxes.data(), i), r)) want.push_back(static_cast<std::int64_t>(i));
     CHECK(containing == want);
   }
+  // query_many: each query's hits in turn, beside the query.
+  const std::vector<std::int64_t> many = ix.query_many(queries.data(), 20);
+  std::vector<std::int64_t> ids, of;
+  for (std::size_t q = 0; q < 20; ++q)
+    for (std::int64_t i : ix.query(rect_at(queries.data(), q))) {
+      ids.push_back(i);
+      of.push_back(static_cast<std::int64_t>(q));
+    }
+  ids.insert(ids.end(), of.begin(), of.end());
+  CHECK(many == ids);
   // Self-join: every unordered intersecting pair exactly once.
   const std::vector<std::int64_t> rows = ix.query_pairs();
   const std::size_t k = rows.size() / 2;

@@ -95,6 +95,20 @@ void check_threads_and_scratch(const std::vector<double>& b, Scratch& s) {
       alignment_pairs(b.data(), n, 0.5, rows_t, kinds_t, s, threads);
       CHECK(rows_t == aligned && kinds_t == kinds);
     }
+    // One kind: that kind's rows of the full result, in order.
+    const std::size_t k = kinds.size();
+    for (int kind = 0; kind < 6; ++kind) {
+      std::vector<std::int64_t> want_a, want_b;
+      for (std::size_t t = 0; t < k; ++t)
+        if (kinds[t] == kind) {
+          want_a.push_back(aligned[t]);
+          want_b.push_back(aligned[k + t]);
+        }
+      want_a.insert(want_a.end(), want_b.begin(), want_b.end());
+      alignment_pairs(b.data(), n, 0.5, rows_t, kinds_t, s, 2, kind);
+      CHECK(rows_t == want_a && std::all_of(kinds_t.begin(), kinds_t.end(), [&](std::int8_t c) { return c == kind; }));
+    }
+    CHECK_THROWS(std::invalid_argument, alignment_pairs(b.data(), n, 0.5, rows_t, kinds_t, s, 1, 6));
   }
 }
 

@@ -163,6 +163,37 @@ class BoxIndex:
         """Sorted ids of the boxes that intersect ``box`` (closed: touching counts)."""
         return self._ix.query(_as_box(box, "box"))
 
+    def query_many(self, boxes: BoxesLike) -> npt.NDArray[np.int64]:
+        """The hits of several query boxes in one call, as a ``(2, k)`` array of (id, query).
+
+        The same as :meth:`query` of each box in turn: row 0 holds the ids each
+        query hits (closed), query by query, each query's sorted; row 1 the
+        query's position.
+
+        Parameters
+        ----------
+        boxes : (m, 4) float64 array
+            The query boxes, C-contiguous.
+
+        Returns
+        -------
+        (2, k) int64 array
+            Ids and the query of each.
+
+        Raises
+        ------
+        InvalidInputError
+            A query box that is NaN, infinite or inverted (naming its row), or
+            an array that is not (m, 4) float64.
+
+        Examples
+        --------
+        >>> ix = BoxIndex([[0, 0, 10, 10], [20, 0, 30, 10], [5, 5, 25, 8]])
+        >>> ix.query_many([[9, 0, 12, 1], [10, 5, 20, 5]]).tolist()
+        [[0, 0, 1, 2], [0, 1, 1, 1]]
+        """
+        return self._ix.query_many(as_boxes(boxes, "queries"))
+
     def query_containing(self, box: BoxLike) -> npt.NDArray[np.int64]:
         """Sorted ids of the boxes that contain ``box`` (closed: equal boxes count)."""
         return self._ix.query_containing(_as_box(box, "box"))
@@ -535,7 +566,7 @@ def proximity_pairs(
 
 
 def alignment_pairs(
-    boxes: BoxesLike, tol: float = 1.0, *, threads: int = 1
+    boxes: BoxesLike, tol: float = 1.0, *, threads: int = 1, kind: Optional[int] = None
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
     """Boxes sharing a left, center-x, right, top, center-y or bottom line.
 
@@ -552,6 +583,9 @@ def alignment_pairs(
     threads : int, default 1
         The six kinds are spread over up to six threads (0: one per core); the
         result does not depend on it.
+    kind : int, optional
+        A code into :data:`ALIGN_KINDS`: only that kind's lines are cut, and
+        the result is the rows of that kind of the full one.
 
     Returns
     -------
@@ -560,13 +594,25 @@ def alignment_pairs(
     kinds : (k,) int8
         Codes into :data:`ALIGN_KINDS`.
 
+    Raises
+    ------
+    InvalidInputError
+        Bad boxes, a tolerance that is not finite and >= 0, or ``kind`` not a
+        code into :data:`ALIGN_KINDS`.
+
     Examples
     --------
     >>> pairs, kinds = alignment_pairs([[0, 0, 10, 10], [0, 20, 30, 30], [0.5, 40, 10, 50]], tol=1)
     >>> pairs.tolist(), [ALIGN_KINDS[k] for k in kinds]
     ([[0, 1, 0, 0], [1, 2, 2, 2]], ['left', 'left', 'center_x', 'right'])
+    >>> alignment_pairs([[0, 0, 10, 10], [0, 20, 30, 30], [0.5, 40, 10, 50]], tol=1, kind=2)[0].tolist()
+    [[0], [2]]
     """
-    return _core.alignment_pairs(as_boxes(boxes), float(tol), threads=_threads(threads))
+    if kind is not None and (isinstance(kind, bool) or not isinstance(kind, (int, np.integer))
+                             or not 0 <= kind < len(ALIGN_KINDS)):
+        raise InvalidInputError(f"kind must be a code into ALIGN_KINDS (0..{len(ALIGN_KINDS) - 1}), got {kind!r}")
+    return _core.alignment_pairs(as_boxes(boxes), float(tol), threads=_threads(threads),
+                                 kind=-1 if kind is None else int(kind))
 
 
 def alignment_masks(boxes: BoxesLike, tol: float = 1.0, group: Optional[npt.ArrayLike] = None

@@ -191,6 +191,10 @@ class BoxIndex {
 
   // Sorted item ids intersecting q.
   std::vector<std::int64_t> query(const Rect& q) const;
+  // The hits of m query boxes (validated, see check_boxes) in one call: the
+  // ids of query(boxes[t]) for t = 0, 1, ..., each query's sorted, beside the
+  // query t of each, in row layout [ids..., queries...] (a (2, k) array).
+  std::vector<std::int64_t> query_many(const double* boxes, std::size_t m) const;
   // All pairs i < j whose boxes intersect (closed), sorted by (i, j), in
   // row layout: [i0, i1, ..., j0, j1, ...] (a (2, k) array).
   std::vector<std::int64_t> query_pairs() const;

@@ -78,9 +78,11 @@ enum AlignKind : std::int8_t {
 void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector<std::int64_t>& pairs,
                      std::vector<std::int8_t>& kinds);
 // The same with the caller's Scratch, the six kinds spread over up to six
-// threads; identical results.
+// threads; identical results. With only_kind in 0..5, the pairs of that kind
+// alone (the others are not cut); -1 for all six.
 void alignment_pairs(const double* boxes, std::size_t n, double tol, std::vector<std::int64_t>& pairs,
-                     std::vector<std::int8_t>& kinds, Scratch& scratch, std::size_t threads = 1);
+                     std::vector<std::int8_t>& kinds, Scratch& scratch, std::size_t threads = 1,
+                     int only_kind = -1);
 
 // The pairs of alignment_pairs merged per axis: one entry (i, j, axis) per
 // pair and axis (0: left/center-x/right, the vertical lines; 1: top/center-y/

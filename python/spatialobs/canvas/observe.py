@@ -48,7 +48,8 @@ import numpy as np
 from spatialobs import geometry as G
 from spatialobs._arrays import unique
 from spatialobs.canvas.limits import compact_json, typed_errors
-from spatialobs.canvas.pagetables import keys_at, move_value, pair_keys, rows_at, run_bounds, sorted_lines, splice
+from spatialobs.canvas.pagetables import (keys_at, move_value, pair_keys, rows_at, run_bounds, sorted_lines, splice,
+                                          splice_in_place, writable)
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas, _gather, _page_pos, _row_runs
 from spatialobs.canvas.document.records import Viewport
@@ -287,17 +288,24 @@ class _PageTables:
     #: per type, the sorted key of each pair (see :mod:`~spatialobs.canvas.pagetables`), kept by the
     #: updates that found them; absent ones are computed from the columns when an update needs them
     keys: Dict[str, np.ndarray] = field(default_factory=dict)
+    #: per type (``near``, ``aligned``), the previous version's count with what changed since, for
+    #: :func:`_in_view_count`: (viewport, count, pairs that left (a, b), pairs that entered (a, b),
+    #: the solid rows whose box changed and their boxes before)
+    in_view_since: Dict[str, Tuple[Any, ...]] = field(default_factory=dict)
 
 
 @dataclass
 class _Ends:
-    """Arrow terminals without a binding: row, terminal code (0 start, 1 end), local and page x, y."""
+    """Arrow terminals without a binding: row, terminal code (0 start, 1 end), local and page x, y;
+    sorted by row, then terminal."""
 
     rows: np.ndarray
     term: np.ndarray
     local: np.ndarray  # (k, 2)
     x: np.ndarray
     y: np.ndarray
+    #: the page x values sorted, with the position of each (see :func:`_ends_by_x`); None: not sorted
+    by_x: Optional[Tuple[np.ndarray, np.ndarray]] = None
 
 
 @dataclass
@@ -1313,6 +1321,13 @@ def _touch_filter(pg: _Page, er: np.ndarray, et: np.ndarray, ex: np.ndarray, ey:
     return er[k][on_edge], ts[on_edge], et[k][on_edge]
 
 
+def _ends_by_x(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The unbound ends' page x values sorted, with the position of each (ties in any order): the
+    ends whose square can meet a box are found in its x strip, see :func:`_touches_update`."""
+    o = np.argsort(x).astype(np.int64)
+    return x[o], o
+
+
 def _end_squares(ends: _Ends, touch_tol: float) -> np.ndarray:
     ex, ey = ends.x, ends.y
     return np.stack([ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol], axis=1)
@@ -1395,6 +1410,16 @@ _MAX_STALE = 2048
 _LINES_PER_VERSION = 2
 
 
+def _solid_in_place(old: _PageState, now: np.ndarray) -> bool:
+    """Whether the next version may write its changed solid boxes (``now``) into ``old.sb`` (``old``
+    used up): not the boxes the index was built over (the stale rows are found against them), and
+    nothing reads ``old``'s boxes afterwards: every line kind sorted (the runs found in the sorted
+    values, not by strip queries over ``old``), one set of tables, the new boxes finite."""
+    lines = old.lines
+    return (old.sb is not old.index_boxes and writable(old.sb) and len(old.tables) == 1 and old.advanced
+            and lines is not None and all(line is not None for line in lines) and bool(np.isfinite(now).all()))
+
+
 def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     """The state of the next version of ``old``'s page, or None when it must be built afresh.
 
@@ -1428,12 +1453,14 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         pg = dataclasses.replace(opg, **cols)
         sp = old.subpos[pos]
         sp = sp[sp >= 0]
-        moved = sp[(pg.boxes[sub[sp]] != old.sb[sp]).any(axis=1)]
+        changed = unique(sp[(pg.boxes[sub[sp]] != old.sb[sp]).any(axis=1)])
+        before = old.sb[changed]
         sb = old.sb
-        if len(moved):
-            sb = old.sb.copy()
-            sb[moved] = pg.boxes[sub[moved]]
-        changed = unique(moved)
+        if len(changed):
+            now = pg.boxes[sub[changed]]
+            if not _solid_in_place(old, now):
+                sb = old.sb.copy()
+            sb[changed] = now
         reached_pos = pos
     else:
         boxes_then = None
@@ -1447,6 +1474,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
                                  px=d.px[rows], py=d.py[rows])
         sb = np.ascontiguousarray(boxes[sub])
         changed = np.flatnonzero((sb != old.sb).any(axis=1))
+        before = old.sb[changed]
         reached_pos = None
     if len(changed) > _MAX_CHANGED:
         return None
@@ -1482,22 +1510,39 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         er, et, lxy = er[o], et[o], lxy[o]
     else:
         er, et, lxy = e.rows, e.term, e.local
-    if d.reached is not None and not len(redo):  # only the ends of reached arrows can have moved
-        upd = np.flatnonzero(np.isin(er, pos))
+    if d.reached is not None and not len(redo):
+        # only the ends of reached arrows can have moved: found by row (the ends are sorted by row)
+        # and written in place (``old``'s ends are used up)
+        upd = rows_at(er, unique(pos))
         ex, ey = e.x, e.y
+        moved_ends = np.zeros(0, np.int64)
+        by_x = e.by_x
+        if by_x is None and old.advanced and np.isfinite(ex).all():  # from the second move in a row
+            by_x = _ends_by_x(ex)
         if len(upd):
             ux, uy = _ends_xy(pg, er[upd], lxy[upd])
-            if not (np.array_equal(ux, ex[upd]) and np.array_equal(uy, ey[upd])):
-                ex, ey = ex.copy(), ey.copy()
+            mv = (ux != ex[upd]) | (uy != ey[upd])
+            if mv.any():
+                if by_x is not None:  # the moved x values moved in the sorted ones
+                    if np.isfinite(ux).all():
+                        for k, was, now in zip(upd[mv].tolist(), ex[upd[mv]].tolist(), ux[mv].tolist()):
+                            if was != now:
+                                move_value(by_x[0], by_x[1], k, was, now)
+                    else:
+                        by_x = None
+                if not (writable(ex) and writable(ey)):
+                    ex, ey = ex.copy(), ey.copy()
                 ex[upd], ey[upd] = ux, uy
+                moved_ends = unique(er[upd[mv]])
     else:
         ex, ey = _ends_xy(pg, er, lxy)
-    st.ends = _Ends(er, et, lxy, ex, ey)
-    # the other rows keep their entries, in the same order
-    kn = ~np.isin(er, redo) if len(redo) else slice(None)
-    ko = ~np.isin(e.rows, redo) if len(redo) else slice(None)
-    moved = (ex[kn] != e.x[ko]) | (ey[kn] != e.y[ko])
-    moved_ends = np.union1d(redo, er[kn][moved])
+        # the other rows keep their entries, in the same order
+        kn = ~np.isin(er, redo) if len(redo) else slice(None)
+        ko = ~np.isin(e.rows, redo) if len(redo) else slice(None)
+        moved = (ex[kn] != e.x[ko]) | (ey[kn] != e.y[ko])
+        moved_ends = np.union1d(redo, er[kn][moved])
+        by_x = None
+    st.ends = _Ends(er, et, lxy, ex, ey, by_x)
     st.advanced = True
     if not len(changed) and not len(moved_ends):
         st.tables = dict(old.tables)
@@ -1506,7 +1551,6 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         return st
     if st.index is None:
         return None
-    before = old.sb[changed]
     lines = old.lines
     old.lines = None  # (moved in place below: ``old`` is used up)
     if old.advanced and len(old.tables) == 1 and len(old.sb):  # a second move in a row, or a later one
@@ -1515,18 +1559,26 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
             lines = lines or [None] * 6
             for kind in todo:
                 lines[kind] = sorted_lines(_line_values(old.sb, kind))
+    # ``old`` is used up: with one set of tables (no columns shared between sets) the splices that
+    # keep a table's length are written into its columns
+    inplace = len(old.tables) == 1
     for key, tb in old.tables.items():
         touch_tol, near_gap, align_tol = key
         keys: Dict[str, np.ndarray] = {}  # the updates' key columns, for the next version's
-        st.tables[key] = _PageTables(
+        delta: Dict[str, Tuple[np.ndarray, ...]] = {}  # the pairs the splices took out and put in
+        st.tables[key] = new_tb = _PageTables(
             _inside_update(st, tb.inside, changed),
-            _overlaps_update(st, tb.overlaps, changed, before, tb.keys, keys),
+            _overlaps_update(st, tb.overlaps, changed, before, tb.keys, keys, inplace),
             _touches_update(st, tb.touches, changed, moved_ends, touch_tol),
-            _near_update(st, tb.near, changed, before, near_gap, tb.keys, keys),
+            _near_update(st, tb.near, changed, before, near_gap, tb.keys, keys, inplace, delta),
             _aligned_update(st, old, tb.aligned, changed, before, align_tol, None, tb.keys, keys,
-                            lines if len(old.tables) == 1 else None),
+                            lines if len(old.tables) == 1 else None, inplace, delta),
             keys=keys,
         )
+        for name, (gone_a, gone_b, new_a, new_b) in delta.items():
+            hit = tb.in_view_counts.get(name)
+            if hit is not None:
+                new_tb.in_view_since[name] = (hit[0], hit[1], gone_a, gone_b, new_a, new_b, sub[changed], before)
     return st
 
 
@@ -1876,10 +1928,8 @@ def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]
     hj: List[np.ndarray] = []
     imap = st.index_map
     if len(q):
-        # every query's hits in query order, then mapped and filtered at once
-        found = [ix.query(box) for box in q.tolist()]
-        h = np.concatenate(found).astype(np.int64, copy=False)
-        j = np.repeat(np.arange(len(q), dtype=np.int64), [len(f) for f in found])
+        # every query's hits in query order (one call), then mapped and filtered at once
+        h, j = ix.query_many(np.ascontiguousarray(q, dtype=np.float64))
         if imap is not None and len(h):
             h = imap[h]
             ok = h >= 0
@@ -1957,12 +2007,13 @@ def _sorted_keys(known: Optional[Dict[str, np.ndarray]], name: str, keys: Any) -
 
 def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: np.ndarray,
                      before: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
-                     out: Optional[Dict[str, np.ndarray]] = None) -> Tuple[np.ndarray, np.ndarray]:
+                     out: Optional[Dict[str, np.ndarray]] = None, inplace: bool = False) -> Tuple[np.ndarray, np.ndarray]:
     """``overlaps`` after the boxes of solid positions ``changed`` changed.
 
     With ``before`` (their boxes before; ``changed`` sorted) the pairs of the changed rows are
     found by their keys (see :func:`_pairs_of`) and the table is spliced; the key column is
-    put in ``out``.
+    put in ``out``. With ``inplace`` (the old table is used up) a splice that keeps the table's
+    length is written into its columns (see :func:`~spatialobs.canvas.pagetables.splice_in_place`).
     """
     pg, sub, sb = st.pg, st.sub, st.sb
     oa, ob = old
@@ -1980,7 +2031,10 @@ def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed
     if keys is not None and before is not None:
         # a pair of a changed row c with an unchanged row x had x's box overlapping c's box before
         drop = _pairs_of(st, oa, keys, changed, before)
-        (ra, rb), rk = splice((oa, ob), keys, drop, (na, nb), pair_keys(na, nb))
+        if inplace and splice_in_place((oa, ob), keys, drop, (na, nb), pair_keys(na, nb)):
+            (ra, rb), rk = (oa, ob), keys
+        else:
+            (ra, rb), rk = splice((oa, ob), keys, drop, (na, nb), pair_keys(na, nb))
         if out is not None:
             out["overlaps"] = rk
         return ra, rb
@@ -2064,7 +2118,7 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
     keep = ~(isc[ts] | ism[tc])
     parts = [(tc[keep], ts[keep], tt[keep])]
     # moved ends against every shape
-    mk = np.flatnonzero(ism[e.rows])
+    mk = rows_at(e.rows, moved_ends)  # (the ends are sorted by row)
     if len(mk):
         squares = _end_squares(_Ends(e.rows[mk], e.term[mk], e.local[mk], e.x[mk], e.y[mk]), touch_tol)
         i, j = _closed_hits(st, squares)
@@ -2074,14 +2128,30 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
     # the other ends against the changed shapes
     if len(changed) and len(e.rows):
         rest = np.flatnonzero(~ism[e.rows]) if len(mk) else None
-        if len(changed) <= _TOUCH_DIRECT:
+        if len(changed) <= _TOUCH_DIRECT and e.by_x is not None:
+            # each changed box against the squares of the ends in its x strip (found in the sorted x
+            # values, a little wider: the kernel's positive-area test then decides)
+            xs, xp = e.by_x
+            for c in changed.tolist():
+                b = sb[c]
+                m = 1e-6 * (abs(float(b[0])) + abs(float(b[2])) + touch_tol) + 1e-300
+                lo = int(np.searchsorted(xs, float(b[0]) - touch_tol - m, "left"))
+                hi = int(np.searchsorted(xs, float(b[2]) + touch_tol + m, "right"))
+                k = xp[lo:hi]
+                if len(mk):
+                    k = k[~ism[e.rows[k]]]
+                sq = np.stack([e.x[k] - touch_tol, e.y[k] - touch_tol, e.x[k] + touch_tol, e.y[k] + touch_tol], axis=1)
+                k = np.sort(k[_pos_area(sq, sb[c:c + 1])])
+                if len(k):
+                    parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, np.full(len(k), sub[c], np.int64), k,
+                                               touch_tol))
+        elif len(changed) <= _TOUCH_DIRECT:
             # each changed box against every end's square, as the kernel tests them (positive area)
-            ex, ey = e.x, e.y
-            x0, y0, x1, y1 = ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol
+            squares = _end_squares(e, touch_tol)
             if rest is not None:
-                x0, y0, x1, y1 = x0[rest], y0[rest], x1[rest], y1[rest]
-            for c, (b0, b1, b2, b3) in zip(changed.tolist(), sb[changed].tolist()):
-                hit = np.flatnonzero((np.minimum(x1, b2) > np.maximum(x0, b0)) & (np.minimum(y1, b3) > np.maximum(y0, b1)))
+                squares = squares[rest]
+            for c in changed.tolist():
+                hit = np.flatnonzero(_pos_area(squares, sb[c:c + 1]))
                 if len(hit):
                     k = hit if rest is None else rest[hit]
                     parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, np.full(len(k), sub[c], np.int64), k,
@@ -2128,13 +2198,16 @@ def _knn(st: _PageState, rows: np.ndarray, gap: float, k: int = 4) -> Tuple[np.n
 
 def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
                  before: np.ndarray, gap: float, known: Optional[Dict[str, np.ndarray]] = None,
-                 out: Optional[Dict[str, np.ndarray]] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 out: Optional[Dict[str, np.ndarray]] = None, inplace: bool = False,
+                 delta: Optional[Dict[str, Tuple[np.ndarray, ...]]] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``near`` after the boxes of solid positions ``changed`` changed; ``before`` holds
     the boxes they had, and those of removed rows.
 
     With ``out`` (``changed`` sorted, ``before`` exactly their boxes) the pairs of the affected
     rows are found by their keys (see :func:`_pairs_of`) and the table is spliced; the key column
-    is put in ``out``.
+    is put in ``out``. With ``inplace`` (the old table is used up) a splice that keeps the table's
+    length is written into its columns. A splice puts the ends of the pairs that left and of those
+    that entered in ``delta`` (every pair of a row whose box changed is among them).
     """
     pg, sub, sb = st.pg, st.sub, st.sb
     na, nb, ng = old
@@ -2176,7 +2249,12 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     kin = ~_related(pg, a, b)
     a, b, g = a[kin], b[kin], g[kin]
     if keys is not None and touch_at is not None:
-        (ra, rb, rg), rk = splice((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b))
+        if delta is not None:
+            delta["near"] = (na[touch_at], nb[touch_at], a, b)
+        if inplace and splice_in_place((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b)):
+            (ra, rb, rg), rk = (na, nb, ng), keys
+        else:
+            (ra, rb, rg), rk = splice((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b))
         if out is not None:
             out["near"] = rk
         return ra, rb, rg
@@ -2278,16 +2356,54 @@ def _grow_run(st: _PageState, kind: int, lo: float, hi: float, tol: float) -> Op
         reach *= 16.0
 
 
+class _StripRuns:
+    """The runs of one line kind around some values (see :func:`_grow_run`), found in one strip query
+    around all of them and its values sorted once: a run that reaches near the strip's edge is grown
+    by :func:`_grow_run` instead, so each run is the one :func:`_grow_run` gives (a run away from the
+    strip's edges has its outside neighbours in the strip, more than ``tol`` away)."""
+
+    def __init__(self, st: _PageState, kind: int, values: List[float], tol: float) -> None:
+        self.st, self.kind, self.tol = st, kind, tol
+        self.pos: Optional[np.ndarray] = None
+        self.s = np.zeros(0)
+        self.lo = self.hi = 0.0
+        reach = 64.0 * tol + 1.0
+        if values:
+            lo, hi = min(values) - reach, max(values) + reach
+            if math.isfinite(lo) and math.isfinite(hi):
+                cand, w = _window(st, kind, lo, hi)
+                o = np.argsort(w, kind="stable")
+                self.pos, self.s, self.lo, self.hi = cand[o], w[o], lo, hi
+
+    def run(self, lo: float, hi: float) -> Optional[np.ndarray]:
+        """Positions of the smallest run holding [lo, hi] (None: :func:`_grow_run` could not find it)."""
+        tol = self.tol
+        if self.pos is not None and self.lo <= lo and hi <= self.hi:
+            a, b = run_bounds(self.s, lo, hi, tol)
+            rlo = min(lo, float(self.s[a])) if a < b else lo
+            rhi = max(hi, float(self.s[b - 1])) if a < b else hi
+            if rlo - self.lo > 2.0 * tol + 1.0 and self.hi - rhi > 2.0 * tol + 1.0:
+                return self.pos[a:b]
+        return _grow_run(self.st, self.kind, lo, hi, tol)
+
+
 def _pairs_of_kind(pg: _Page, sub: np.ndarray, sb: np.ndarray, u: np.ndarray, tol: float, kind: int,
                    keys: List[np.ndarray], bits: List[np.ndarray]) -> None:
     """Append the keys and kind bit of the ``aligned`` pairs of kind ``kind`` among the solid positions ``u``."""
-    pairs, kinds = G.alignment_pairs(sb[u], tol)
-    sel = kinds == kind
-    a, b = sub[u[pairs[0][sel]]], sub[u[pairs[1][sel]]]
+    pairs, _ = G.alignment_pairs(sb[u], tol, kind=kind)  # that kind's lines only
+    a, b = sub[u[pairs[0]]], sub[u[pairs[1]]]
     same = pg.parent[a] == pg.parent[b]
     a, b = a[same], b[same]
     keys.append((a << 33) | (b << 1) | int(kind >= 3))
     bits.append(np.full(len(a), 1 << kind, np.int64))
+
+
+def _move_values(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old: np.ndarray, c_new: np.ndarray) -> None:
+    """Move the values of the solid positions ``changed`` from ``c_old`` to ``c_new`` in the sorted ``line``, in place."""
+    s, pos = line
+    for p, was, now in zip(changed.tolist(), c_old.tolist(), c_new.tolist()):
+        if was != now:
+            move_value(s, pos, p, was, now)
 
 
 def _runs_in_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_new: np.ndarray, c_old: np.ndarray,
@@ -2299,9 +2415,7 @@ def _runs_in_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_n
     for x in c_old[c_old != c_new].tolist():
         a, b = run_bounds(s, x, x, tol)
         left.append((x, float(s[a]), float(s[b - 1])))
-    for p, was, now in zip(changed.tolist(), c_old.tolist(), c_new.tolist()):
-        if was != now:
-            move_value(s, pos, p, was, now)
+    _move_values(line, changed, c_old, c_new)
     spans: List[Tuple[float, float]] = []
     for x in c_new.tolist():  # the lines a changed box joins
         if any(lo <= x <= hi for lo, hi in spans):
@@ -2320,7 +2434,8 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
                     changed: np.ndarray, before: np.ndarray, tol: float,
                     gone: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
                     out: Optional[Dict[str, np.ndarray]] = None,
-                    lines: Optional[List[Optional[Tuple[np.ndarray, np.ndarray]]]] = None
+                    lines: Optional[List[Optional[Tuple[np.ndarray, np.ndarray]]]] = None,
+                    inplace: bool = False, delta: Optional[Dict[str, Tuple[np.ndarray, ...]]] = None
                     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``aligned`` after the boxes of solid positions ``changed`` changed from ``before``
     (and the boxes ``gone`` were removed); ``old_st`` is the state the old table is of.
@@ -2329,7 +2444,10 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     the key column is put in ``out``. With ``lines`` (``old_st``'s sorted line values, see
     :attr:`_PageState.lines`) the runs are found there instead of by strip queries, and the
     changed values are moved in place (the kinds sorted so far; the others by strip queries):
-    ``st.lines`` is set to them.
+    ``st.lines`` is set to them. With ``inplace`` (the old table is used up) masks and splices
+    that keep the table's length are written into its columns. The splice path puts the ends of
+    the pairs that left and of those that entered in ``delta`` (a pair with a row whose box changed
+    has its first row cut again, so it is rewritten, left or entered: never kept unseen).
     """
     pg, sub, sb = st.pg, st.sub, st.sb
     aa, ab, am = old
@@ -2344,13 +2462,8 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     if len(changed) + len(gone) > 16:
         if lines is not None and not len(gone) and np.isfinite(sb[changed]).all():
             for kind, line in enumerate(lines):  # kept for the next version: the values moved
-                if line is None:
-                    continue
-                s, pos = line
-                for p, was, now in zip(changed.tolist(), _line_values(before, kind).tolist(),
-                                       _line_values(sb[changed], kind).tolist()):
-                    if was != now:
-                        move_value(s, pos, p, was, now)
+                if line is not None:
+                    _move_values(line, changed, _line_values(before, kind), _line_values(sb[changed], kind))
             st.lines = lines
         return _aligned(pg, sub, sb, tol)
     keys: List[np.ndarray] = []
@@ -2373,10 +2486,14 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             if len(u) > 1:
                 _pairs_of_kind(pg, sub, sb, u, tol, kind, keys, bits)
             continue
+        # the runs around the changed values, in one strip query per state and kind
+        left_x = np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist()
+        now_runs = _StripRuns(st, kind, c_new.tolist() + left_x, tol)
+        then_runs = _StripRuns(old_st, kind, left_x, tol) if left_x and not one else None
         for x in c_new.tolist():  # the lines a changed box joins
             if any(lo <= x <= hi for lo, hi in spans):
                 continue
-            r = _grow_run(st, kind, x, x, tol)
+            r = now_runs.run(x, x)
             if r is None:
                 return _aligned(pg, sub, sb, tol)
             parts.append(r)
@@ -2384,7 +2501,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             spans.append((float(w.min()), float(w.max())))
         # the lines it left, as the other boxes now stand (a box that kept this value is in its run:
         # the run it left is cut again only if some box left it, and that box's own value seeds it)
-        for x in np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist():
+        for x in left_x:
             if one and any(lo <= x <= hi for lo, hi in spans):
                 # One box changed and none was removed: its old value is the only one the old
                 # values have that the new ones lack, so the run it left, grown among the old
@@ -2392,11 +2509,11 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
                 # either outside neighbour there exceeds tol, and float subtraction is monotone):
                 # that run, already in ``parts``, is what growing it again would give.
                 continue
-            r = _grow_run(old_st, kind, x, x, tol)
+            r = then_runs.run(x, x) if then_runs is not None else _grow_run(old_st, kind, x, x, tol)
             if r is None:
                 return _aligned(pg, sub, sb, tol)
             w = _line_values(old_st.sb[r], kind)
-            r = _grow_run(st, kind, float(w.min()), float(w.max()), tol)
+            r = now_runs.run(float(w.min()), float(w.max()))
             if r is None:
                 return _aligned(pg, sub, sb, tol)
             parts.append(r)
@@ -2432,20 +2549,23 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         is_new = np.ones(len(ck), bool)
         is_new[j] = False
         is_new &= cb != 0
+        if rewrite.any():  # the masks written in place when the old table is used up, else to a copy
+            if not (inplace and writable(am)):
+                am = am.copy()
+            am[at[rewrite]] = now[rewrite]
+        ra, rb, rm, rk = aa, ab, am, ok  # the same pairs: the columns are shared
+        empty = np.zeros(0, np.int64)
+        if delta is not None:
+            delta["aligned"] = (empty, empty, empty, empty)
         if len(drop) or is_new.any():
             nk2, nb2 = ck[is_new], cb[is_new]
-            if rewrite.any():
-                am = am.copy()
-                am[at[rewrite]] = now[rewrite]
-            (ra, rb, rm), rk = splice((aa, ab, am), ok, drop, (nk2 >> 33, (nk2 >> 1) & 0xFFFFFFFF, nb2), nk2)
-        else:  # the same pairs: the columns are shared, the masks written to a copy
-            ra, rb, rk = aa, ab, ok
-            rm = am
-            if rewrite.any():
-                rm = am.copy()
-                rm[at[rewrite]] = now[rewrite]
-        if out is not None:
-            out["aligned"] = rk
+            new = (nk2 >> 33, (nk2 >> 1) & 0xFFFFFFFF, nb2)
+            if delta is not None:
+                delta["aligned"] = (aa[drop], ab[drop], new[0], new[1])
+            if not (inplace and splice_in_place((aa, ab, am), ok, drop, new, nk2)):
+                (ra, rb, rm), rk = splice((aa, ab, am), ok, drop, new, nk2)
+        assert out is not None  # (``ok`` is found only for it)
+        out["aligned"] = rk
         return ra, rb, rm
     am = am & ~(recut[aa] & recut[ab]).astype(np.int64)
     # the table is sorted by key (one row per pair and axis): the new keys are merged into it
@@ -2470,13 +2590,35 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
 
 
 def _in_view_count(tables: _PageTables, name: str, view: _View, vbox: Tuple[float, float, float, float]) -> int:
-    """How many ``near`` or ``aligned`` pairs have one end in view (kept per table for the last viewport)."""
+    """How many ``near`` or ``aligned`` pairs have one end in view (kept per table for the last viewport).
+
+    A version reached by a move from one counted for the same viewport counts the pairs that left
+    and entered only: whether a row is in view follows its box alone, so the kept pairs, whose rows
+    kept their boxes, are in view as they were; the rows whose box changed are read in view before
+    from their boxes then.
+    """
     hit = tables.in_view_counts.get(name)
     if hit is not None and hit[0] == vbox:
         return hit[1]
-    a, b, _ = getattr(tables, name)
-    count = int(np.count_nonzero(view.in_view[a] | view.in_view[b]))
+    since = tables.in_view_since.get(name)
+    iv = view.in_view
+    if since is not None and since[0] == vbox:
+        _, was, gone_a, gone_b, new_a, new_b, rows, before = since
+        left = iv[gone_a] | iv[gone_b]
+        if len(gone_a) and len(rows):  # rows (sorted) whose box changed: in view as their boxes were
+            lab = G.visibility_labels(before, vbox, 0.75)
+            then = (lab == G.VISIBLE) | (lab == G.PARTIAL)
+            left = np.zeros(len(gone_a), bool)
+            for end in (gone_a, gone_b):
+                at = np.minimum(np.searchsorted(rows, end), len(rows) - 1)
+                hit = rows[at] == end
+                left |= np.where(hit, then[at], iv[end])
+        count = was - int(np.count_nonzero(left)) + int(np.count_nonzero(iv[new_a] | iv[new_b]))
+    else:
+        a, b, _ = getattr(tables, name)
+        count = int(np.count_nonzero(iv[a] | iv[b]))
     tables.in_view_counts[name] = (vbox, count)
+    tables.in_view_since.pop(name, None)
     return count
 
 

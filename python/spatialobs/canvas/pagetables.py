@@ -11,7 +11,10 @@ key column kept beside the table:
   keys is the order by ``(a, b)`` the tables are sorted in);
 * :func:`rows_at` and :func:`keys_at` find the positions of the pairs with given first rows
   or given keys by binary search;
-* :func:`splice` drops positions and merges new sorted rows in, one slice copy per column.
+* :func:`splice` drops positions and merges new sorted rows in, one slice copy per column;
+  :func:`splice_in_place` does the same in the columns themselves when as many rows enter as
+  leave (a move that keeps its pairs), rewriting only the span between the first and last row
+  touched.
 
 The ``aligned`` table is cut from runs of line values (box edges and centres) that lie within
 a tolerance of each other; :func:`sorted_lines` keeps each kind's values sorted with their
@@ -35,7 +38,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["pair_keys", "rows_at", "keys_at", "splice", "sorted_lines", "run_bounds", "move_value"]
+__all__ = ["pair_keys", "rows_at", "keys_at", "splice", "splice_in_place", "writable", "sorted_lines", "run_bounds", "move_value"]
 
 #: Bits of the second row in a pair key: rows below 2**31 (int64 keys).
 _SHIFT = 32
@@ -169,6 +172,56 @@ def splice(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, new_c
         return np.concatenate([(old if old_side else new)[s:e] for old_side, s, e in pieces])
 
     return [cut(c, n) for c, n in zip(cols, nc)], cut(keys, nk)
+
+
+def writable(c: np.ndarray) -> bool:
+    """Whether the column ``c`` may be written in place: writeable, contiguous, and not a view of
+    another array (whose other readers would see the writes).
+
+    Parameters
+    ----------
+    c : numpy.ndarray
+
+    Returns
+    -------
+    bool
+    """
+    return bool(c.flags.writeable and c.flags.c_contiguous) and not isinstance(c.base, np.ndarray)
+
+
+def splice_in_place(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, new_cols: Sequence[np.ndarray],
+                    new_keys: np.ndarray) -> bool:
+    """:func:`splice` written into ``cols`` and ``keys`` themselves when it keeps their length.
+
+    When as many rows enter as leave, the rows before the first dropped or inserted position and
+    after the last one stay where they are: only that span is merged again (work in the span,
+    not in the table). Nothing is written when the lengths differ or a column cannot be written
+    in place (read-only, not contiguous, or a view of another array).
+
+    Parameters
+    ----------
+    cols, keys, drop, new_cols, new_keys
+        As for :func:`splice`.
+
+    Returns
+    -------
+    bool
+        True when the columns and keys now hold what :func:`splice` returns; False when
+        nothing was written (the caller splices into new columns).
+    """
+    if len(drop) != len(new_keys) or not all(writable(c) for c in (*cols, keys)):
+        return False
+    if not len(drop):
+        return True
+    nk = np.sort(new_keys)
+    at = np.searchsorted(keys, nk[[0, -1]], "left")
+    lo = min(int(drop[0]), int(at[0]))
+    hi = max(int(drop[-1]) + 1, int(at[1]))
+    seg, sk = splice([c[lo:hi] for c in cols], keys[lo:hi], np.asarray(drop, np.int64) - lo, new_cols, new_keys)
+    for c, v in zip(cols, seg):
+        c[lo:hi] = v
+    keys[lo:hi] = sk
+    return True
 
 
 def sorted_lines(values: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
