@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 import weakref
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -340,17 +341,20 @@ def straight_segment(canvas: Any, node_id: str,
 #: the segment); see :func:`straight_segment_kept`.
 _SEGMENTS: Dict[str, Tuple[Tuple[Any, ...], Tuple[Any, ...], Optional[Tuple[float, float, float, float]]]] = {}
 _SEGMENTS_MAX = 16384
+_SIZE_BYTES = struct.Struct("<2d").pack
 
 
 def straight_segment_kept(canvas: Any, node_id: str,
                           terms: Optional[Mapping[str, Any]] = None) -> Optional[Tuple[float, float, float, float]]:
     """:func:`straight_segment`, kept from one page version to the next while what it reads is the same.
 
-    A tldraw arrow's segment is resolved against its targets (the costly part); it depends
-    on the arrow's record and page transform and, per bound terminal, on the binding and
-    its target's record and page transform. Those are the key: records by identity (they
-    are replaced on every change, and the entry holds them, so no other record takes their
-    ids), transforms by their bytes. Point lists and lines are mapped, not resolved: not kept.
+    A tldraw arrow's segment is resolved against its targets (the costly part); it reads the
+    arrow's props and page transform and, per bound terminal, the binding and its target's
+    id, type, props, size and page transform (not styles or text: a restyled target keeps its
+    arrows' segments). Those are the key: props by their ``repr`` (equal reprs are equal
+    values of the same types), sizes and transforms by their bytes, bindings by identity (the
+    entry holds them, so no other record takes their ids). Point lists and lines are mapped,
+    not resolved: not kept.
 
     Examples
     --------
@@ -371,14 +375,15 @@ def straight_segment_kept(canvas: Any, node_id: str,
     row = d.row
     if terms is None:
         terms = {b.terminal: b for b in canvas._bindings.values() if b.from_id == node_id}
-    held: List[Any] = [nd]
-    key: List[Any] = [id(nd), A._XF_BYTES(*A._xf(d, row[node_id]))]
+    held: List[Any] = []
+    key: List[Any] = [repr(nd.props), A._XF_BYTES(*A._xf(d, row[node_id]))]
     for term in ("start", "end"):
         b = terms.get(term)
         if b is not None and b.to_id in row:
             tn = nodes[b.to_id]
-            held += (b, tn)
-            key += (term, id(b), id(tn), A._XF_BYTES(*A._xf(d, row[b.to_id])))
+            held.append(b)
+            key += (term, id(b), tn.id, tn.type, repr(tn.props), _SIZE_BYTES(tn.w, tn.h),
+                    A._XF_BYTES(*A._xf(d, row[b.to_id])))
     k = tuple(key)
     hit = _SEGMENTS.get(node_id)
     if hit is not None and hit[1] == k:
