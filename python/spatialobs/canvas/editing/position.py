@@ -75,9 +75,13 @@ def _peek_arrow_bounds(canvas: Canvas, arrow_id: str) -> Optional[Tuple[float, f
     recs = [nodes[i] for i in rows]
     batch = _arrows._StraightBatch.start(d, recs)
     kept: Dict[str, Any] = {}
-    _arrows._resolve_one(d, recs, 0, terms, {}, kept, None, batch)
+    # the canvas's resolved arrows and their twins, as the derivation reads them: a reply drawing
+    # many arrows alike resolves one (a long labelled arc costs a good fraction of a second)
+    cache = canvas._arrow_cache
+    twins = cache.twins if isinstance(cache, _arrows.ArrowCache) else None
+    _arrows._resolve_one(d, recs, 0, terms, cache, kept, twins, batch)
     if batch is not None:
-        batch.run(d, recs, kept)
+        batch.run(d, recs, kept, twins)
     box = _aabb(d.local[:1], d.px[:1], d.py[:1], d.rotation[:1])[0]
     if not (np.abs(box) <= MAX_DERIVED).all():
         return None  # bounded by its origin, or by the full pass: the derivation decides
