@@ -26,6 +26,7 @@ from spatialobs.canvas import Canvas, Executor, Node
 from spatialobs.canvas.document.arrowindex import arrow_index, arrow_index_at
 from spatialobs.canvas.document.arrows import ArrowCache, MAX_TWINS, arrow_geometry
 from spatialobs.canvas.document.records import Binding
+from spatialobs.canvas.editing import position
 
 P = "page:page"
 COLUMNS = ("types", "parent", "page", "depth", "local", "px", "py", "rotation", "bounds", "visible",
@@ -111,6 +112,7 @@ def naive(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Canvas, "_peek_xf", lambda self, node_id: None)
     monkeypatch.setattr(Canvas, "_peek_frame", lambda self, node_id: None)
     monkeypatch.setattr(Canvas, "_peek_bounds", lambda self, node_id: None)
+    monkeypatch.setattr(position, "_peek_arrow_bounds", lambda canvas, arrow_id: None)
     monkeypatch.setattr(Canvas, "_keys_above", _naive_keys_above)
     monkeypatch.setattr(Canvas, "_bindings_from", _naive_bindings_from)
     monkeypatch.setattr(Canvas, "_connectors_to", _naive_connectors_to)
@@ -156,8 +158,9 @@ def test_every_peek_is_what_a_derivation_gives(ops, monkeypatch):
     """Slow by design: 120 replies, every peek checked against a derivation from scratch, the slow path the
     peeks avoid (83 s on the shared 2-core machine under load).
     """
-    seen = {"xf": 0, "bounds": 0}
+    seen = {"xf": 0, "bounds": 0, "arrow": 0}
     xf0, frame0, bounds0 = Canvas._peek_xf, Canvas._peek_frame, Canvas._peek_bounds
+    arrow0 = position._peek_arrow_bounds
 
     def truth(c: Canvas, node_id: str) -> Any:
         fresh = c.copy()
@@ -188,9 +191,18 @@ def test_every_peek_is_what_a_derivation_gives(ops, monkeypatch):
             seen["bounds"] += 1
         return got
 
+    def arrow(canvas: Canvas, node_id: str) -> Any:
+        got = arrow0(canvas, node_id)
+        if got is not None:
+            d, r = truth(canvas, node_id)
+            assert bits(got) == bits(tuple(d.bounds[r])), node_id
+            seen["arrow"] += 1
+        return got
+
     monkeypatch.setattr(Canvas, "_peek_xf", xf)
     monkeypatch.setattr(Canvas, "_peek_frame", frame)
     monkeypatch.setattr(Canvas, "_peek_bounds", bounds)
+    monkeypatch.setattr(position, "_peek_arrow_bounds", arrow)
     c, _ = run(ops)
     assert_fresh_bits(c)
 
@@ -224,6 +236,68 @@ def test_a_bound_arrow_keeps_its_bounds_until_a_target_or_binding_changes():
     b = next(iter(c._bindings_from("shape:ar")))
     c.remove(b.id)
     assert c._peek_bounds("shape:ar") is None  # a binding changed
+
+
+def _arrow_peek_truth(c: Canvas, arrow_id: str) -> Tuple[float, ...]:
+    return tuple(float(v) for v in c.copy().geometry().bounds[c.copy().geometry().row[arrow_id]])
+
+
+@pytest.mark.parametrize("text, bend, kind", [(None, 0, "arc"), ("label", 0, "arc"), (None, 30, "arc"),
+                                              (None, 0, "elbow")])
+def test_a_new_arrow_is_bounded_between_writes_without_deriving(text, bend, kind):
+    c = base()
+    c.geometry()
+    with c.batch():
+        c.add(Node("shape:ar", "arrow", P, None, 3.25, -7.5, text=text,
+                   props={"start": {"x": 0, "y": 0}, "end": {"x": 10, "y": 5}, "bend": bend, "kind": kind}))
+        c.add(Binding("b1", "arrow", "shape:ar", "shape:a", "start"))
+        c.add(Binding("b2", "arrow", "shape:ar", "shape:b", "end", (0.25, 0.75), True))
+        c.update("shape:f", x=410.0)  # a target's frame moved: its page transform is composed
+        got = position._peek_arrow_bounds(c, "shape:ar")
+        assert c._derived is None and got is not None
+        assert bits(got) == bits(_arrow_peek_truth(c, "shape:ar"))
+        assert position.page_box(c, "shape:ar") == got and c._derived is None
+
+
+def test_the_arrow_peek_leaves_to_the_derivation_what_it_cannot_compose():
+    c = base()
+    c.add(Node("shape:ar", "arrow", P, None, 0, 0, props={"start": {"x": 0, "y": 0}, "end": {"x": 10, "y": 5}}))
+    c.add(Node("shape:pts", "arrow", P, None, 0, 0, props={"points": [[0, 0], [5, 5]]}))
+    c.geometry()
+    c.update("shape:a", y=1.0)
+    assert position._peek_arrow_bounds(c, "shape:ar") is None  # unbound: its stored points
+    assert position._peek_arrow_bounds(c, "shape:a") is None  # not an arrow
+    assert position._peek_arrow_bounds(c, "shape:nope") is None
+    c.add(Binding("bp", "arrow", "shape:pts", "shape:a", "end"))
+    assert position._peek_arrow_bounds(c, "shape:pts") is None  # Excalidraw's point list keeps its points
+    c.add(Binding("b1", "arrow", "shape:ar", "shape:a", "end"))
+    assert position._peek_arrow_bounds(c, "shape:ar") is not None
+    c.add(Binding("b2", "arrow", "shape:ar", "shape:n", "end"))
+    assert position._peek_arrow_bounds(c, "shape:ar") is None  # two bindings at one end: canvas order decides
+    c.remove("b2")
+    c.add(Binding("b3", "arrow", "shape:ar", "shape:ar", "start"))
+    assert position._peek_arrow_bounds(c, "shape:ar") is None  # bound to itself
+    c.remove("b3")
+    c.add(Binding("b4", "arrow", "shape:ar", "shape:t", "start"))
+    c.update("shape:t", x=1.0)
+    got = position._peek_arrow_bounds(c, "shape:ar")  # a turned target on the page: its record's transform
+    assert got is not None and bits(got) == bits(_arrow_peek_truth(c, "shape:ar"))
+    c.add(Node("shape:in_t", "geo", "shape:t", None, 5, 5, 20, 20))
+    c.geometry()
+    c.add(Binding("b5", "arrow", "shape:ar", "shape:in_t", "end"))
+    c.remove("b1")
+    c.update("shape:t", x=2.0)
+    assert position._peek_arrow_bounds(c, "shape:ar") is None  # inside a turned parent that moved: derived
+    c.remove("b4")
+    c.remove("b5")
+    c.add(Binding("b1", "arrow", "shape:ar", "shape:a", "end"))
+    c.update("shape:ar", rotation=0.3)
+    assert position._peek_arrow_bounds(c, "shape:ar") is None  # a turned arrow: bounded by its vertices
+    c.update("shape:ar", rotation=0.0)
+    got = position._peek_arrow_bounds(c, "shape:ar")
+    assert got is not None and bits(got) == bits(_arrow_peek_truth(c, "shape:ar"))
+    c.geometry()
+    assert position._peek_arrow_bounds(c, "shape:ar") is None  # derived: page_bounds reads the derivation
 
 
 def test_keys_above_and_bindings_from_follow_writes_and_rollbacks():
@@ -369,3 +443,20 @@ def test_remove_finds_the_bindings_of_the_removed_nodes_in_canvas_order(steps):
             assert sorted(b.id for b in c._bindings_from(nid)) == sorted(
                 bid for bid, b in c.bindings.items() if b.from_id == nid)
             assert c._connectors_to(nid) == _naive_connectors_to(c, nid)
+
+
+def test_a_rollback_puts_nodes_added_since_the_derivation_back_in_their_order():
+    c = base()
+    c.geometry()
+    c.add(Node("shape:n1", "geo", P, None, 0, 0, 5, 5))
+    c.add(Node("shape:n2", "geo", "shape:f", None, 0, 0, 5, 5))
+    c.update("shape:a", x=3.0)
+    before, text = list(c.nodes), c.to_json()
+    with pytest.raises(RuntimeError, match="undo me"):
+        with c.batch():
+            c.remove("shape:n1")
+            assert isinstance(c._orders["node"], tuple)  # the derivation's id list, not a copy of the store
+            c.remove("shape:n2")
+            raise RuntimeError("undo me")
+    assert list(c.nodes) == before and c.to_json() == text
+    assert_fresh_bits(c)

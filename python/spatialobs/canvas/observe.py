@@ -37,6 +37,7 @@ import dataclasses
 import functools
 import json
 import math
+import struct
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ from spatialobs.canvas.document.model import Canvas, _gather, _page_pos, _row_ru
 from spatialobs.canvas.document.records import Viewport
 from spatialobs.canvas.document.shapes import arrow_terminals
 from spatialobs.canvas.paint import (OCCLUSION_MODES, box_polygon, clip_convex, local_outline, along_stroke, fills_area, paints_interior,
-                                     straight_segment, stroke_and_heads, to_page)
+                                     straight_segment_kept, stroke_and_heads, to_page)
 
 __all__ = ["observe", "Observation", "GUIDE", "CONNECTOR_TYPES", "RELATION_TYPES", "KEPT_FOR", "BYTES_PER_TOKEN",
            "resolve_viewport"]
@@ -948,10 +949,47 @@ def _frame_chain(pg: _Page, r: int) -> List[int]:
 
 
 def _page_outline(canvas: Canvas, pg: _Page, r: int, memo: Dict[int, np.ndarray]) -> np.ndarray:
-    """Row ``r``'s outline on the page, clipped by every frame that clips it."""
+    """Row ``r``'s outline on the page, clipped by every frame that clips it (see :func:`_page_outline_kept`)."""
     hit = memo.get(r)
     if hit is not None:
         return hit
+    poly = memo[r] = _page_outline_kept(canvas, pg, r)
+    return poly
+
+
+#: Page outlines by node id: (the records the key names, the key, the outline); see :func:`_page_outline_kept`.
+_PAGE_OUTLINES: Dict[str, Tuple[Tuple[Any, ...], Tuple[Any, ...], np.ndarray]] = {}
+_PAGE_OUTLINES_MAX = 16384
+_XF3 = struct.Struct("<3d").pack
+
+
+def _page_outline_kept(canvas: Canvas, pg: _Page, r: int) -> np.ndarray:
+    """:func:`_page_outline_of`, kept from one page version to the next while what it reads is the
+    same: the row's record and page transform, and each clipping frame's. Records by identity (the
+    entry holds them), transforms by their bytes. The outline is shared: read, never written."""
+    nodes = canvas._nodes
+    nid = pg.ids[r]
+    nd = nodes[nid]
+    held: List[Any] = [nd]
+    key: List[Any] = [id(nd), _XF3(pg.px[r], pg.py[r], pg.rotation[r])]
+    for f in _frame_chain(pg, r):
+        fn = nodes[pg.ids[f]]
+        held.append(fn)
+        key += (id(fn), _XF3(pg.px[f], pg.py[f], pg.rotation[f]))
+    k = tuple(key)
+    hit = _PAGE_OUTLINES.get(nid)
+    if hit is not None and hit[1] == k:
+        return hit[2]
+    poly = _page_outline_of(canvas, pg, r)
+    poly.flags.writeable = False
+    if len(_PAGE_OUTLINES) >= _PAGE_OUTLINES_MAX:
+        _PAGE_OUTLINES.clear()
+    _PAGE_OUTLINES[nid] = (tuple(held), k, poly)
+    return poly
+
+
+def _page_outline_of(canvas: Canvas, pg: _Page, r: int) -> np.ndarray:
+    """Row ``r``'s outline on the page, clipped by every frame that clips it, computed."""
     nd = canvas._nodes[pg.ids[r]]
     poly = to_page(local_outline(nd), float(pg.px[r]), float(pg.py[r]), float(pg.rotation[r]))
     for f in _frame_chain(pg, r):
@@ -959,7 +997,6 @@ def _page_outline(canvas: Canvas, pg: _Page, r: int, memo: Dict[int, np.ndarray]
         clip = to_page(np.array([[0.0, 0.0], [fn.w, 0.0], [fn.w, fn.h], [0.0, fn.h]], dtype=np.float64),
                        float(pg.px[f]), float(pg.py[f]), float(pg.rotation[f]))
         poly = clip_convex(poly, clip)
-    memo[r] = poly
     return poly
 
 
@@ -995,8 +1032,9 @@ def _painted_occluders(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ:
     names = pg.ids._names
     shown = ~(pg.hidden[rows] | pg.gone[rows]) & (pg.opacity[rows] >= p.min_opacity) & (pg.types[rows] != "group")
     _painted_cover(canvas, st, rows, no_occ, p, out, names, shown, only)
-    _copies_above(canvas, pg, rows, shown, out)
-    _strokes_on_strokes(canvas, st, rows, shown, out)
+    asked = None if only is None else _mask_of(only, k)
+    _copies_above(canvas, pg, rows, shown, out, asked)
+    _strokes_on_strokes(canvas, st, rows, shown, out, asked)
     return out
 
 
@@ -1084,11 +1122,13 @@ def _meeting_pairs(b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return pairs[0], pairs[1]
 
 
-def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown: np.ndarray, out: np.ndarray) -> None:
+def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown: np.ndarray, out: np.ndarray,
+                        asked: Optional[np.ndarray] = None) -> None:
     """Mark in ``out`` the straight connectors in view (still -1) that lie along a higher shown straight
     connector's stroke (both end points within half its stroke, or :data:`_ON_STROKE`, of its line,
     between its ends stretched by its arrowheads): its stroke paints over theirs, as when two arrows
-    join the same shapes in opposite directions."""
+    join the same shapes in opposite directions. ``asked`` (a mask of positions in ``rows``): only
+    those rows are marked (the others' entries are then meaningless)."""
     pg = st.pg
     types = pg.types[rows]
     conn = np.flatnonzero((types == "arrow") | (types == "line"))
@@ -1102,14 +1142,17 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
         r = int(rows[i])
         if r not in segs:
             nid = pg.ids[r]
-            segs[r] = straight_segment(canvas, nid, terms.get(nid, {}))
+            segs[r] = straight_segment_kept(canvas, nid, terms.get(nid, {}))
         return segs[r]
 
     # candidate pairs (lower a, higher h) whose boxes meet, found for all connectors at once
     ca, ch = _meeting_pairs(b)
     keep = shown[conn[ch]] & (out[conn[ca]] < 0)
+    if asked is not None:
+        keep &= asked[conn[ca]]
     ca, ch = ca[keep], ch[keep]
     t = _ON_STROKE
+    heads: Dict[int, Tuple[float, float, float]] = {}  # stroke and heads of each covering connector, read once
     for a in unique(ca).tolist():
         i = int(conn[a])
         hit = [int(conn[h]) for h in ch[ca == a].tolist()]
@@ -1121,7 +1164,10 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
             sj = seg(j)
             if sj is None:
                 continue
-            sw, hs, he = stroke_and_heads(canvas._nodes[pg.ids[int(rows[j])]])
+            got = heads.get(j)
+            if got is None:
+                got = heads[j] = stroke_and_heads(canvas._nodes[pg.ids[int(rows[j])]])
+            sw, hs, he = got
             if along_stroke(si, sj, max(t, sw / 2), hs, he):
                 out[i] = rows[j]
                 break
@@ -1255,10 +1301,13 @@ _COPY_KEYS: Dict[int, Tuple[Any, str]] = {}
 _BOOKKEEPING = frozenset({"seed", "version", "versionNonce", "updated", "index", "boundElements", "link"})
 
 
-def _copies_above(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray, out: np.ndarray) -> None:
+def _copies_above(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray, out: np.ndarray,
+                  asked: Optional[np.ndarray] = None) -> None:
     """Mark in ``out`` the in-view rows (still -1) with an exact copy painted above them: the same
     type, size, text, style and props at the same page place and rotation, shown and opaque. It
-    paints the same pixels over them, whatever it paints (an outline hides an outline)."""
+    paints the same pixels over them, whatever it paints (an outline hides an outline). ``asked``
+    (a mask of positions in ``rows``): only those rows are marked (the others' entries are then
+    meaningless)."""
     k = len(rows)
     if k < 2:
         return
@@ -1271,6 +1320,10 @@ def _copies_above(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray
     inv = np.empty(k, np.int64)
     inv[o] = run
     multi = np.sort(o[np.concatenate([same, [False]]) | np.concatenate([[False], same])])
+    if asked is not None:  # the places of the asked rows only: their copies are all at the same place
+        multi = multi[np.isin(inv[multi], inv[asked])]
+        if not len(multi):
+            return
     nodes = canvas._nodes
     groups: Dict[Tuple[int, str], List[int]] = {}
     for i in multi.tolist():

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 import weakref
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -35,7 +36,7 @@ import numpy as np
 from spatialobs.canvas.document.arrows import target_outline
 
 __all__ = ["paints_interior", "fills_area", "fill_alpha", "local_outline", "to_page", "clip_convex", "box_polygon",
-           "straight_segment", "stroke_and_heads", "along_stroke", "OCCLUSION_MODES"]
+           "straight_segment", "straight_segment_kept", "stroke_and_heads", "along_stroke", "OCCLUSION_MODES"]
 
 #: The observation's occlusion rules: ``"painted"`` (the default: painted regions,
 #: exact outlines, union coverage) and ``"paper"`` (CanvasObs: the bounds of one
@@ -334,6 +335,64 @@ def straight_segment(canvas: Any, node_id: str,
         return None
     (ax, ay), (bx, by) = A._to_page(xf, g.start), A._to_page(xf, g.end)
     return (ax, ay, bx, by)
+
+
+#: Straight tldraw arrows' page segments by connector id: (the records the key names, the key,
+#: the segment); see :func:`straight_segment_kept`.
+_SEGMENTS: Dict[str, Tuple[Tuple[Any, ...], Tuple[Any, ...], Optional[Tuple[float, float, float, float]]]] = {}
+_SEGMENTS_MAX = 16384
+_SIZE_BYTES = struct.Struct("<2d").pack
+
+
+def straight_segment_kept(canvas: Any, node_id: str,
+                          terms: Optional[Mapping[str, Any]] = None) -> Optional[Tuple[float, float, float, float]]:
+    """:func:`straight_segment`, kept from one page version to the next while what it reads is the same.
+
+    A tldraw arrow's segment is resolved against its targets (the costly part); it reads the
+    arrow's props and page transform and, per bound terminal, the binding and its target's
+    id, type, props, size and page transform (not styles or text: a restyled target keeps its
+    arrows' segments). Those are the key: props by their ``repr`` (equal reprs are equal
+    values of the same types), sizes and transforms by their bytes, bindings by identity (the
+    entry holds them, so no other record takes their ids). Point lists and lines are mapped,
+    not resolved: not kept.
+
+    Examples
+    --------
+    >>> from spatialobs.canvas import Canvas, Node
+    >>> c = Canvas()
+    >>> _ = c.add(Node("a", "arrow", "page:page", "a1", 10, 10, props={"start": {"x": 0, "y": 0},
+    ...                                                             "end": {"x": 100, "y": 0}}))
+    >>> straight_segment_kept(c, "a") == straight_segment(c, "a") == (10.0, 10.0, 110.0, 10.0)
+    True
+    """
+    from spatialobs.canvas.document import arrows as A
+
+    nodes = canvas._nodes
+    nd = nodes[node_id]
+    if nd.type != "arrow" or isinstance(nd.props.get("points"), list):
+        return straight_segment(canvas, node_id, terms)
+    d = canvas._geometry()  # read here, not kept (see Canvas.geometry)
+    row = d.row
+    if terms is None:
+        terms = {b.terminal: b for b in canvas._bindings.values() if b.from_id == node_id}
+    held: List[Any] = []
+    key: List[Any] = [repr(nd.props), A._XF_BYTES(*A._xf(d, row[node_id]))]
+    for term in ("start", "end"):
+        b = terms.get(term)
+        if b is not None and b.to_id in row:
+            tn = nodes[b.to_id]
+            held.append(b)
+            key += (term, id(b), tn.id, tn.type, repr(tn.props), _SIZE_BYTES(tn.w, tn.h),
+                    A._XF_BYTES(*A._xf(d, row[b.to_id])))
+    k = tuple(key)
+    hit = _SEGMENTS.get(node_id)
+    if hit is not None and hit[1] == k:
+        return hit[2]
+    seg = straight_segment(canvas, node_id, terms)
+    if len(_SEGMENTS) >= _SEGMENTS_MAX:
+        _SEGMENTS.clear()
+    _SEGMENTS[node_id] = (tuple(held), k, seg)
+    return seg
 
 
 def stroke_and_heads(node: Any) -> Tuple[float, float, float]:

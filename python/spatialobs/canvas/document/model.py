@@ -893,9 +893,10 @@ class Canvas:
                 # (it is never written in place): shared, not copied (a fresh list of 10^5 ids costs
                 # its copy and a pass of the garbage collector over it)
                 raw = self._raw
-                if (kind == "node" and raw is not None and self._dirty is not None and not self._added
-                        and not self._gone and len(raw.ids) == len(store)):
-                    self._orders[kind] = (raw.ids, len(raw.ids))  # an append may extend it: its length now
+                if (kind == "node" and raw is not None and self._dirty is not None and not self._gone
+                        and len(raw.ids) + len(self._added) == len(store)):
+                    # an append may extend it: its length now; the nodes added since follow it in store order
+                    self._orders[kind] = (raw.ids, len(raw.ids), list(self._added))
                 else:
                     self._orders[kind] = list(store)
         if kind == "node":
@@ -1032,7 +1033,7 @@ class Canvas:
         """Put rolled-back items back in their original order (so to_json gives the same bytes)."""
         for kind, keys in orders.items():
             if isinstance(keys, tuple):
-                keys = keys[0][:keys[1]]
+                keys = keys[0][:keys[1]] + keys[2]
             stores: Dict[str, Dict[str, Any]] = {"node": self._nodes, "binding": self._bindings, "page": self._pages}
             store = stores[kind]
             if list(store) == keys:
