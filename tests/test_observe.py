@@ -109,6 +109,30 @@ def test_native_and_inferred_kept_apart():
     assert ("bound", "arr", "t") in rels and ("touches", "arr", "t") not in rels
 
 
+
+def test_an_end_on_a_card_its_frame_clips_away_touches_nothing():
+    """A card its frame clips away entirely is not drawn: an unbound end on its edge touches nothing
+    (the oracle's rule), and touches it again once the frame is widened to show it, and not after it
+    is narrowed back (the carried tables of each version, and a fresh observation, say the same)."""
+    c = Canvas()
+    c.add(Node("f", "frame", "page:page", "a1", 0, 0, 100, 100))
+    c.add(Node("k", "geo", "f", "a2", 150, 0, 50, 40))  # page box x 150..200: outside the frame
+    c.add(Node("arr", "arrow", "page:page", "a3", 200, 20, props={"start": {"x": 0, "y": 0}, "end": {"x": 60, "y": 0}}))
+    vp = (0.0, 0.0, 400.0, 300.0)
+
+    def touches() -> list:
+        got = observe(c, vp).to_dict()
+        assert got == observe_naive(c, vp) == observe(c.copy(), vp).to_dict()
+        return [(r["from"], r["to"]) for r in got["relations"] if r["type"] == "touches"]
+
+    assert c.visible_bounds("k") is None
+    assert touches() == []
+    c.update("f", w=300.0)
+    assert c.visible_bounds("k") is not None and touches() == [("arr", "k")]
+    c.update("f", w=100.0)
+    assert touches() == []
+
+
 def test_occluded_replaces_visible_and_partial():
     c = Canvas()
     c.add(Node("low", "geo", "page:page", "a1", 80, 10, 40, 40))
@@ -283,9 +307,9 @@ _viewports = hst.tuples(_coord, _coord, hst.sampled_from([0.0, 50.0, 200.0, 700.
 def test_random_canvases_and_viewports_match_oracle(c, viewports, max_objects, max_relations, near_gap, align_tol):
     kw = dict(max_objects=max_objects, max_relations=max_relations)
     opts = dict(near_gap=near_gap, align_tol=align_tol, touch_tol=near_gap / 4)
-    # the oracle leaves objects that their frames clip away entirely out of touches and
-    # overlaps, observe does not (a disagreement older than the cached tables): compare
-    # such canvases with a fresh observation of a copy instead
+    # on canvases with objects that their frames clip away entirely, observe and the oracle
+    # still count the omitted relations differently (by one, on some canvases; the relations
+    # listed agree): compare such canvases with a fresh observation of a copy instead
     oracle = all(c.visible_bounds(i) is not None for i in c.paint_order())
     for vp in viewports:  # one page version, several views: the cached tables serve them all
         for k in (kw, opts):

@@ -2680,9 +2680,14 @@ def _relations(canvas: Canvas, st: _PageState, view: _View, p: _Params) -> _Rela
     pg = st.pg
     tb = _page_tables(canvas, st, p)
     occluded = np.flatnonzero((view.occ >= 0) & ~pg.gone[view.rows])
+    # an end touches drawn shapes only: not one its frames clip away entirely (tldraw hits no such shape)
+    touches = tb.touches
+    drawn = ~pg.gone[touches[1]]
+    if not drawn.all():
+        touches = (touches[0][drawn], touches[1][drawn], touches[2][drawn])
     parts = {
         "bound": st.bindings,
-        "touches": tb.touches,
+        "touches": touches,
         "inside": (*tb.inside, None),
         "occludes": (view.occ[occluded], view.rows[occluded], None),
         "overlaps": (*tb.overlaps, None),
