@@ -345,33 +345,6 @@ def test_merged_rows_are_a_stable_sort_of_the_kept_then_the_new(keep, new):
         assert obs_mod._merged((rev,), rev, (nk,), nk) is None
 
 
-def test_painted_occluders_of_the_asked_rows_are_the_full_answer():
-    """Asked for some of the rows in view only, the painted occluders of those rows are the ones
-    the whole computation gives them."""
-    import numpy as np
-
-    from test_observe_incremental import page as dense_page
-
-    c = dense_page(5, 240)  # stacked cards of every fill, frames, groups, arrows
-    view = (0.0, 0.0, 250.0, 250.0)
-    observe(c, view).to_json()
-    p, _ = obs_mod._inputs(c, view, None, None, (), 180, 700, (0, 0), False, 0.75, 32.0, 1.0, 10.0, 4.0, 0.9)
-    s = obs_mod._page_state(c, p.page)
-    pg = s.pg
-    labels = obs_mod.G.visibility_labels(pg.boxes, p.vbox, p.near_factor)
-    rows = np.flatnonzero((labels == obs_mod.G.VISIBLE) | (labels == obs_mod.G.PARTIAL))
-    no_occ = pg.hidden[rows] | ~s.solid[rows] | pg.gone[rows]
-    full = obs_mod._painted_occluders(c, s, rows, no_occ, p)
-    assert (full >= 0).sum() > 5  # the page has occluded cards in view
-    rng = np.random.default_rng(3)
-    for k in (1, 7, len(rows) // 3):
-        only = np.sort(rng.choice(len(rows), k, replace=False))
-        got = obs_mod._painted_occluders(c, s, rows, no_occ, p, only)
-        assert got[only].tolist() == full[only].tolist()
-    occluded = np.flatnonzero(full >= 0)[:5]  # asked for occluded rows alone
-    assert obs_mod._painted_occluders(c, s, rows, no_occ, p, occluded)[occluded].tolist() == full[occluded].tolist()
-
-
 def test_a_move_writes_the_canvas_columns_in_place_and_a_failed_derivation_starts_afresh(monkeypatch):
     """A move or a text change patches the canvas's own input columns in place (the record list is
     not copied); when the derivation after it fails, the canvas holds no half-written columns: the

@@ -168,36 +168,22 @@ def test_every_peek_is_what_a_derivation_gives(ops, monkeypatch):
         r = d.row[node_id]
         return d, r
 
-    def xf(self: Canvas, node_id: str) -> Any:
-        got = xf0(self, node_id)
-        if got is not None:
-            d, r = truth(self, node_id)
-            assert bits(got) == bits((d.px[r], d.py[r], d.rotation[r])), node_id
-            seen["xf"] += 1
-        return got
+    def checked(peek: Any, want: Any, key: Optional[str]) -> Any:
+        """``peek`` with each answer checked against a derivation from scratch (``want(d, r)``)."""
+        def answer(canvas: Canvas, node_id: str) -> Any:
+            got = peek(canvas, node_id)
+            if got is not None:
+                d, r = truth(canvas, node_id)
+                assert bits(got) == bits(want(d, r)), node_id
+                if key is not None:
+                    seen[key] += 1
+            return got
+        return answer
 
-    def frame(self: Canvas, node_id: str) -> Any:
-        got = frame0(self, node_id)
-        if got is not None:
-            d, r = truth(self, node_id)
-            assert bits(got) == bits((d.px[r], d.py[r], d.rotation[r], tuple(d.local[r]))), node_id
-        return got
-
-    def bounds(self: Canvas, node_id: str) -> Any:
-        got = bounds0(self, node_id)
-        if got is not None:
-            d, r = truth(self, node_id)
-            assert bits(got) == bits(tuple(d.bounds[r])), node_id
-            seen["bounds"] += 1
-        return got
-
-    def arrow(canvas: Canvas, node_id: str) -> Any:
-        got = arrow0(canvas, node_id)
-        if got is not None:
-            d, r = truth(canvas, node_id)
-            assert bits(got) == bits(tuple(d.bounds[r])), node_id
-            seen["arrow"] += 1
-        return got
+    xf = checked(xf0, lambda d, r: (d.px[r], d.py[r], d.rotation[r]), "xf")
+    frame = checked(frame0, lambda d, r: (d.px[r], d.py[r], d.rotation[r], tuple(d.local[r])), None)
+    bounds = checked(bounds0, lambda d, r: tuple(d.bounds[r]), "bounds")
+    arrow = checked(arrow0, lambda d, r: tuple(d.bounds[r]), "arrow")
 
     monkeypatch.setattr(Canvas, "_peek_xf", xf)
     monkeypatch.setattr(Canvas, "_peek_frame", frame)

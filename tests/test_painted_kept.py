@@ -62,8 +62,9 @@ def with_copies(seed: int) -> Canvas:
     return c
 
 
-def rows_in_view(c: Canvas) -> Any:
-    p, _ = OBS._inputs(c, VIEW, None, None, (), 180, 700, (0, 0), False, 0.75, 32.0, 1.0, 10.0, 4.0, 0.9)
+def rows_in_view(c: Canvas, view: Any = VIEW) -> Any:
+    """The observation's parameters, the page state, the rows in ``view`` and those that occlude nothing."""
+    p, _ = OBS._inputs(c, view, None, None, (), 180, 700, (0, 0), False, 0.75, 32.0, 1.0, 10.0, 4.0, 0.9)
     s = OBS._page_state(c, p.page)
     pg = s.pg
     labels = OBS.G.visibility_labels(pg.boxes, p.vbox, p.near_factor)
@@ -99,6 +100,23 @@ def assert_asked_rows_are_the_whole_answer(c: Canvas, seed: int) -> None:
         got = OBS._painted_occluders(c, s, rows, no_occ, p, only)
         assert got[only].tolist() == full[only].tolist()
 
+
+def test_painted_occluders_of_the_asked_rows_are_the_full_answer():
+    """Asked for some of the rows in view only, the painted occluders of those rows are the ones
+    the whole computation gives them."""
+    c = page(5, 240)  # stacked cards of every fill, frames, groups, arrows
+    view = (0.0, 0.0, 250.0, 250.0)
+    observe(c, view).to_json()
+    p, s, rows, no_occ = rows_in_view(c, view)
+    full = OBS._painted_occluders(c, s, rows, no_occ, p)
+    assert (full >= 0).sum() > 5  # the page has occluded cards in view
+    rng = np.random.default_rng(3)
+    for k in (1, 7, len(rows) // 3):
+        only = np.sort(rng.choice(len(rows), k, replace=False))
+        got = OBS._painted_occluders(c, s, rows, no_occ, p, only)
+        assert got[only].tolist() == full[only].tolist()
+    occluded = np.flatnonzero(full >= 0)[:5]  # asked for occluded rows alone
+    assert OBS._painted_occluders(c, s, rows, no_occ, p, occluded)[occluded].tolist() == full[occluded].tolist()
 
 def test_the_page_has_copies_and_strokes_on_strokes_in_view():
     c = with_copies(1)
