@@ -1381,8 +1381,8 @@ def _ends_by_x(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return x[o], o
 
 
-def _end_squares(ends: _Ends, touch_tol: float) -> np.ndarray:
-    ex, ey = ends.x, ends.y
+def _end_squares(ex: np.ndarray, ey: np.ndarray, touch_tol: float) -> np.ndarray:
+    """The squares of half-size ``touch_tol`` around the ends at page points (``ex``, ``ey``)."""
     return np.stack([ex - touch_tol, ey - touch_tol, ex + touch_tol, ey + touch_tol], axis=1)
 
 
@@ -1396,7 +1396,7 @@ def _overlaps_touches(st: _PageState, ix: G.BoxIndex,
     assert ends is not None
     op, _ = G.overlap_pairs(ix)
     ov_a, ov_b = _overlap_filter(pg, sub[op[0]], sub[op[1]])
-    tp, _ = G.overlap_pairs_between(ix, _end_squares(ends, touch_tol))
+    tp, _ = G.overlap_pairs_between(ix, _end_squares(ends.x, ends.y, touch_tol))
     tc, ts, tterm = _touch_filter(pg, ends.rows, ends.term, ends.x, ends.y, sub[tp[0]], tp[1], touch_tol)
     o = np.lexsort((ts, tterm, tc))
     return ov_a, ov_b, tc[o], ts[o], tterm[o]
@@ -1578,9 +1578,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
             if mv.any():
                 if by_x is not None:  # the moved x values moved in the sorted ones
                     if np.isfinite(ux).all():
-                        for k, was, now in zip(upd[mv].tolist(), ex[upd[mv]].tolist(), ux[mv].tolist()):
-                            if was != now:
-                                move_value(by_x[0], by_x[1], k, was, now)
+                        _move_values(by_x, upd[mv], ex[upd[mv]], ux[mv])
                     else:
                         by_x = None
                 if not (writable(ex) and writable(ey)):
@@ -2173,7 +2171,7 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
     # moved ends against every shape
     mk = rows_at(e.rows, moved_ends)  # (the ends are sorted by row)
     if len(mk):
-        squares = _end_squares(_Ends(e.rows[mk], e.term[mk], e.local[mk], e.x[mk], e.y[mk]), touch_tol)
+        squares = _end_squares(e.x[mk], e.y[mk], touch_tol)
         i, j = _closed_hits(st, squares)
         k = mk[j]
         ok = _pos_area(sb[i], squares[j])
@@ -2193,14 +2191,13 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
                 k = xp[lo:hi]
                 if len(mk):
                     k = k[~ism[e.rows[k]]]
-                sq = np.stack([e.x[k] - touch_tol, e.y[k] - touch_tol, e.x[k] + touch_tol, e.y[k] + touch_tol], axis=1)
-                k = np.sort(k[_pos_area(sq, sb[c:c + 1])])
+                k = np.sort(k[_pos_area(_end_squares(e.x[k], e.y[k], touch_tol), sb[c:c + 1])])
                 if len(k):
                     parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, np.full(len(k), sub[c], np.int64), k,
                                                touch_tol))
         elif len(changed) <= _TOUCH_DIRECT:
             # each changed box against every end's square, as the kernel tests them (positive area)
-            squares = _end_squares(e, touch_tol)
+            squares = _end_squares(e.x, e.y, touch_tol)
             if rest is not None:
                 squares = squares[rest]
             for c in changed.tolist():
@@ -2212,7 +2209,7 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
         else:
             r = np.arange(len(e.rows)) if rest is None else rest
             if len(r):
-                p, _ = G.overlap_pairs_between(G.BoxIndex(sb[changed]), _end_squares(e, touch_tol)[r])
+                p, _ = G.overlap_pairs_between(G.BoxIndex(sb[changed]), _end_squares(e.x, e.y, touch_tol)[r])
                 parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, sub[changed[p[0]]], r[p[1]], touch_tol))
     kc, ks, kt = parts[0]
     if len(parts) > 1:
@@ -2680,7 +2677,9 @@ def _relations(canvas: Canvas, st: _PageState, view: _View, p: _Params) -> _Rela
     pg = st.pg
     tb = _page_tables(canvas, st, p)
     occluded = np.flatnonzero((view.occ >= 0) & ~pg.gone[view.rows])
-    # an end touches drawn shapes only: not one its frames clip away entirely (tldraw hits no such shape)
+    # an end touches drawn shapes only: not one its frames clip away entirely (tldraw hits no such
+    # shape). Filtered here, as read, not in the carried table: a shape's ``gone`` flag can turn with
+    # its box unchanged (its frame resized around it), which the table's updates do not see
     touches = tb.touches
     drawn = ~pg.gone[touches[1]]
     if not drawn.all():
