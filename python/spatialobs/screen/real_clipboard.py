@@ -113,6 +113,11 @@ def _wait(driver: Any, done: Any, tries: int = 20) -> Screen:
     return scr
 
 
+def _same_elements(a: Screen, b: Screen) -> bool:
+    # The two screens show the same elements, each with the same bounds, role, text and states.
+    return list(a.elements) == list(b.elements)
+
+
 def _menu_open(scr: Screen) -> bool:
     return any(e.role == "menu item" for e in scr.elements)
 
@@ -213,7 +218,7 @@ def _probe_trial(d: Any, strategy: str, clip: str, g: ScreenGraph) -> Tuple[Tupl
     set_selection(d, clip)
     doc = next(a for a in d.actions(scr) if a.op == "type" and a.target is not None and a.target.role == "text")
     scr = d.step(Action("type", doc.target, "draft"))
-    scr = _wait_doc(d, "draft")
+    scr = first = _wait_doc(d, "draft")
     before = g.observe(scr)
     seen = [before]
     if strategy == "probe":
@@ -222,14 +227,16 @@ def _probe_trial(d: Any, strategy: str, clip: str, g: ScreenGraph) -> Tuple[Tupl
             seen.append(g.observe(scr))
             scr = d.step(_find(d, scr, item, "menu item"))
             want = "draft" if item == "Undo" else "draft" + clip
-            # the document shows the paste (or its undo) and the menu has closed
-            scr = _wait(d, lambda scr: _doc_text(scr) == want and not _menu_open(scr))
+            # the document shows the paste (or its undo) and the menu has closed; after the undo, the
+            # window has also come back to its first screen (focus and menu bar redrawn), if it will
+            scr = _wait(d, lambda scr: _doc_text(scr) == want and not _menu_open(scr)
+                        and (item != "Undo" or _same_elements(scr, first)))
             seen.append(g.observe(scr))
     elif strategy == "escape":
         scr = d.step(_find(d, scr, "File", "menu"))
         seen.append(g.observe(scr))
         d.step(Action("key", None, "escape"))
-        scr = _wait(d, lambda scr: not _menu_open(scr))
+        scr = _wait(d, lambda scr: not _menu_open(scr) and _same_elements(scr, first))
         seen.append(g.observe(scr))
     reversible = seen[-1] == before and _doc_text(scr) == "draft"
     return tuple(seen), reversible
