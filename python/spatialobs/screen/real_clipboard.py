@@ -249,7 +249,9 @@ def real_probe_vs_escape(trials: int = 20, calibration: Optional[int] = None, se
     Per strategy, ``calibration`` (default ``trials``) calibration trials and ``trials``
     test trials per condition, every trial a clean launch; one graph per strategy. Every
     screen is read once it has settled (the driver's ``settle="stable"``), and a trial
-    waits for the document to show the paste or its undo with the menu closed.
+    waits for the document to show the paste or its undo with the menu closed; its last
+    read waits up to 2 s for the window's first screen to come back (a trial that
+    does not come back is counted as not reversible).
     Returns ``{strategy: {"accuracy", "reversible", "distinct_sequences", "trials"}}``
     for ``"commit at once"``, ``"probe (Paste + Undo)"`` and ``"escape (File menu)"``;
     ``"reversible"`` counts the test trials that ended in their pre-probe state with the
