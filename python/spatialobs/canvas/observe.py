@@ -1215,13 +1215,16 @@ def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.
         return
     boxes = pg.boxes[rows]
     _, frac = G.occluders(boxes, None, None, ~painter, p.vbox, p.min_opacity, mode="union")
-    flat = (boxes[:, 2] <= boxes[:, 0]) | (boxes[:, 3] <= boxes[:, 1])  # the box kernel is no filter for these
+    # the box kernel is no filter for a box that is flat within the view (a line, a view of zero height
+    # or width, an edge on the view's): its sliver, below, is what is asked
+    vx0, vy0, vx1, vy1 = p.vbox
+    flat = ((np.minimum(boxes[:, 2], vx1) <= np.maximum(boxes[:, 0], vx0))
+            | (np.minimum(boxes[:, 3], vy1) <= np.maximum(boxes[:, 1], vy0)))
     pos = np.flatnonzero((frac > 0) | flat)
     if only is not None:
         pos = pos[_mask_of(only, len(rows))[pos]]
     if not len(pos):
         return
-    vx0, vy0, vx1, vy1 = p.vbox
     view_poly = box_polygon(p.vbox)
     pb = boxes[painter]
     prow = np.flatnonzero(painter)
@@ -2643,28 +2646,24 @@ def _in_view_count(tables: _PageTables, name: str, view: _View, vbox: Tuple[floa
     """How many ``near`` or ``aligned`` pairs have one end in view (kept per table for the last viewport).
 
     A version reached by a move from one counted for the same viewport counts the pairs that left
-    and entered only: whether a row is in view follows its box alone, so the kept pairs, whose rows
-    kept their boxes, are in view as they were; the rows whose box changed are read in view before
-    from their boxes then.
+    and entered only, when no row whose box changed came into view or left it: then every row is in
+    view as it was, and so is every kept pair. A kept pair can hold a moved row (an ``aligned``
+    pair of a kind the move did not change), so when a moved row's view changed, the pairs are
+    counted afresh.
     """
     hit = tables.in_view_counts.get(name)
     if hit is not None and hit[0] == vbox:
         return hit[1]
     since = tables.in_view_since.get(name)
     iv = view.in_view
+    count = -1
     if since is not None and since[0] == vbox:
         _, was, gone_a, gone_b, new_a, new_b, rows, before = since
-        left = iv[gone_a] | iv[gone_b]
-        if len(gone_a) and len(rows):  # rows (sorted) whose box changed: in view as their boxes were
-            lab = G.visibility_labels(before, vbox, 0.75)
-            then = (lab == G.VISIBLE) | (lab == G.PARTIAL)
-            left = np.zeros(len(gone_a), bool)
-            for end in (gone_a, gone_b):
-                at = np.minimum(np.searchsorted(rows, end), len(rows) - 1)
-                hit = rows[at] == end
-                left |= np.where(hit, then[at], iv[end])
-        count = was - int(np.count_nonzero(left)) + int(np.count_nonzero(iv[new_a] | iv[new_b]))
-    else:
+        lab = G.visibility_labels(before, vbox, 0.75)
+        if np.array_equal((lab == G.VISIBLE) | (lab == G.PARTIAL), iv[rows]):
+            count = (was - int(np.count_nonzero(iv[gone_a] | iv[gone_b]))
+                     + int(np.count_nonzero(iv[new_a] | iv[new_b])))
+    if count < 0:
         a, b, _ = getattr(tables, name)
         count = int(np.count_nonzero(iv[a] | iv[b]))
     tables.in_view_counts[name] = (vbox, count)
