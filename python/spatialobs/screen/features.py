@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, List, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +45,7 @@ __all__ = [
     "Features",
     "normalize_text",
     "mask_volatile",
+    "tokens",
     "atom_hash",
     "featurize",
     "jaccard_score",
@@ -73,6 +74,20 @@ def normalize_text(text: str, *, mask: bool = False) -> str:
     if mask:
         s = _VOLATILE.sub("#", s)
     return s[:MAX_TEXT]
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def tokens(text: Optional[str]) -> frozenset:
+    """The set of letter/digit runs of the normalized text (what priors and goals match on).
+
+    Examples
+    --------
+    >>> sorted(tokens("Save As..."))
+    ['as', 'save']
+    """
+    return frozenset(_TOKEN.findall(normalize_text(text or "")))
 
 
 def mask_volatile(text: str) -> str:

@@ -41,9 +41,8 @@ import numpy as np
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action
-from spatialobs.screen.features import normalize_text
+from spatialobs.screen.features import normalize_text, tokens
 from spatialobs.screen.model import Screen
-from spatialobs.screen.select import tokens
 from spatialobs.screen.traces import position_bin, semantic_class, value_class
 
 __all__ = ["CorruptPriorError", "LearnedPrior", "save_traces", "load_traces", "trace_records", "train_prior",

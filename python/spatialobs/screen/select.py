@@ -48,7 +48,6 @@ from __future__ import annotations
 import hashlib
 import math
 import random as _random
-import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -56,7 +55,7 @@ import numpy.typing as npt
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action
-from spatialobs.screen.features import normalize_text
+from spatialobs.screen.features import tokens
 from spatialobs.screen.model import Screen
 
 __all__ = [
@@ -84,18 +83,6 @@ Prior = Callable[[Screen, Sequence[Action], str], Sequence[float]]
 # prior weights as the selectors take them: a list or prior_weights' array
 _Weights = Union[Sequence[float], npt.NDArray[np.float64]]
 
-_TOKEN = re.compile(r"[^\W_]+")
-
-
-def tokens(text: Optional[str]) -> frozenset:
-    """The set of letter/digit runs of the normalized text.
-
-    Examples
-    --------
-    >>> sorted(tokens("Save As..."))
-    ['as', 'save']
-    """
-    return frozenset(_TOKEN.findall(normalize_text(text or "")))
 
 
 def uniform_prior(screen: Screen, actions: Sequence[Action], goal: str = "") -> List[float]:
