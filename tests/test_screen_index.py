@@ -298,11 +298,11 @@ def test_sentence_transformers_missing(monkeypatch):
 def test_an_index_refuses_observations_past_its_id_range(monkeypatch):
     # Observation and state ids are int32: past the limit (lowered here) an add
     # is refused with nothing changed, while exact repeats still count as hits.
-    from spatialobs.screen import state_index
+    from spatialobs.screen import _index_parts
 
     corpus = make_corpus(seed=2, apps=1, templates_per_app=4, variants=2)
     ix = StateIndex()
-    monkeypatch.setattr(state_index, "_MAX_OBSERVATIONS", 3)
+    monkeypatch.setattr(_index_parts, "MAX_OBSERVATIONS", 3)
     distinct = []
     for s in corpus.screens:
         before = len(ix)

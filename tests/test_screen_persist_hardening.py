@@ -336,8 +336,8 @@ def test_dense_k_is_saved_and_a_file_without_it_takes_top_k(tmp_path, saved):
 def test_more_observations_than_int32_ids_hold_are_rejected(tmp_path, saved, monkeypatch):
     # Ids live in int32 arrays in memory; a file with more observations than
     # they can number is refused (the limit lowered so that a small file crosses it).
-    from spatialobs.screen import state_index
+    from spatialobs.screen import _index_parts
 
-    monkeypatch.setattr(state_index, "_MAX_OBSERVATIONS", 5)
+    monkeypatch.setattr(_index_parts, "MAX_OBSERVATIONS", 5)
     msg = rejected(crafted(tmp_path, saved), r"observations: an index holds at most 5")
     assert msg.startswith("crafted.spobs") or "5" in msg

@@ -35,6 +35,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 import numpy as np
 
 from spatialobs._errors import InvalidInputError, SpatialObsError
+from spatialobs.screen import _index_parts
+from spatialobs.screen._index_parts import MAX_SEARCH, _Grow, _Partition
 from spatialobs.screen.embed import embedder_from_spec
 from spatialobs.screen.limits import echo
 
@@ -407,8 +409,6 @@ def _check_hnsw(blob: np.ndarray, dim: int, n: int) -> None:
         ok = entry == -1 and max_level == -1
     else:
         ok = 0 <= entry < n and max_level == int(levels[entry]) - 1 and max_level == int(levels.max()) - 1
-    from spatialobs.screen.state_index import MAX_SEARCH
-
     if not ok or not 1 <= ef_construction <= MAX_SEARCH or ef_search < 1:
         raise _Corrupt("dense index has an invalid entry point or search parameters")
     header(b"IxFI")
@@ -442,8 +442,6 @@ def load(cls: Any, path: Any, embedder: Any = None) -> Any:
 
 def _load(cls: Any, name: str, embedder: Any) -> Any:
     import faiss
-
-    from spatialobs.screen.state_index import _MAX_OBSERVATIONS, _Grow, _Partition
 
     header, arrays = _read(name)
     spec = _check_embedder_spec(header.get("embedder"))
@@ -489,8 +487,8 @@ def _load(cls: Any, name: str, embedder: Any) -> Any:
     n = len(meta)
     if not (len(co) == len(to) == n + 1 and len(state_of) == len(hits) == n):
         raise _Corrupt("observation columns disagree in length")
-    if n > _MAX_OBSERVATIONS:
-        raise _Corrupt(f"{n} observations: an index holds at most {_MAX_OBSERVATIONS}")
+    if n > _index_parts.MAX_OBSERVATIONS:
+        raise _Corrupt(f"{n} observations: an index holds at most {_index_parts.MAX_OBSERVATIONS}")
     for off, values in ((co, cv), (to, tv)):
         if off[0] != 0 or off[-1] != len(values) or bool(np.any(off[1:] < off[:-1])):
             raise _Corrupt("atom offsets are inconsistent")

@@ -34,6 +34,8 @@ import numpy.typing as npt
 from spatialobs import _core
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.screen.embed import HashedNgramEmbedder
+from spatialobs.screen import _index_parts
+from spatialobs.screen._index_parts import MAX_SEARCH, _Grow, _Partition
 from spatialobs.screen.features import Features, as_threshold, featurize
 from spatialobs.screen.limits import echo
 from spatialobs.screen.model import Screen, ScreenMeta
@@ -41,11 +43,6 @@ from spatialobs.screen.model import Screen, ScreenMeta
 __all__ = ["Match", "Hit", "StateIndex", "rrf_fuse", "DENSE_K"]
 
 MetaKey = Tuple[Optional[str], Optional[str], Optional[str]]
-
-#: Upper bound of ``top_k``, ``ef_search`` and ``ef_construction``: faiss sizes a
-#: search's heaps by ``ef_search`` (which defaults to ``top_k``) and spends time in
-#: proportion, so 2^31 would allocate gigabytes and take minutes per query.
-MAX_SEARCH = 1 << 16
 
 #: Default number of dense (HNSW) candidates. Measured on the synthetic corpus
 #: (benchmarks/README.md): at 10^5 observations an HNSW search for 32 neighbours
@@ -157,62 +154,6 @@ class _RWLock:
             yield
         finally:
             self.release_write()
-
-
-# Observation and state ids are stored as int32.
-_MAX_OBSERVATIONS = 2**31 - 1
-
-
-class _Grow:
-    """An integer array that grows by doubling (appends in amortized O(1)).
-
-    Observation and state ids are int32 (the index holds fewer than
-    ``_MAX_OBSERVATIONS``); hit counts are int64.
-    """
-
-    def __init__(self, data: Optional[npt.ArrayLike] = None, dtype: Any = np.int32) -> None:
-        data = np.empty(0, dtype=dtype) if data is None else np.asarray(data, dtype=dtype)
-        self._buf = np.empty(max(16, len(data) + len(data) // 2), dtype=dtype)
-        self._buf[: len(data)] = data
-        self._n = len(data)
-
-    def append(self, v: int) -> None:
-        if self._n == len(self._buf):
-            new = np.empty(2 * len(self._buf), dtype=self._buf.dtype)
-            new[: self._n] = self._buf[: self._n]
-            self._buf = new
-        self._buf[self._n] = v
-        self._n += 1
-
-    def view(self) -> npt.NDArray[np.integer]:
-        return self._buf[: self._n]
-
-    def __len__(self) -> int:
-        return self._n
-
-    @property
-    def nbytes(self) -> int:
-        return int(self._buf.nbytes)
-
-
-class _Partition:
-    """The retrieval indexes of one metadata value; local id i is observation obs[i]."""
-
-    def __init__(self, dim: int, hnsw_m: int, ef_construction: int, ef_search: int, hnsw: Any = None) -> None:
-        import faiss
-
-        self.bm25 = _core.Bm25Index()
-        if hnsw is None:
-            hnsw = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
-            hnsw.hnsw.efConstruction = ef_construction
-        hnsw.hnsw.efSearch = ef_search
-        self.hnsw = hnsw
-        self.obs = _Grow()
-
-    def ids(self, rows: Optional[npt.NDArray[np.int64]] = None) -> npt.NDArray[np.int64]:
-        """The observation ids of local ``rows`` (all when None), as the int64 the core's verification takes."""
-        obs = self.obs.view()
-        return (obs if rows is None else obs[rows]).astype(np.int64)
 
 
 class StateIndex:
@@ -493,8 +434,8 @@ class StateIndex:
         return self._link(obs, best, int(num) / int(den) if best >= 0 else 0.0, top)
 
     def _check_room(self) -> None:
-        if len(self._state_of) >= _MAX_OBSERVATIONS:
-            raise InvalidInputError(f"a state index holds at most {_MAX_OBSERVATIONS} observations")
+        if len(self._state_of) >= _index_parts.MAX_OBSERVATIONS:
+            raise InvalidInputError(f"a state index holds at most {_index_parts.MAX_OBSERVATIONS} observations")
 
     def _fused(self, part: _Partition, bm_ids: npt.NDArray[np.int64], dense: npt.NDArray[np.int64]
                ) -> npt.NDArray[np.int64]:
