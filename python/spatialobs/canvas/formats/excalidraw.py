@@ -36,7 +36,7 @@ from spatialobs.canvas.document.arrows import arrow_ends
 from spatialobs.canvas.document.excalidraw_text import (bound_text_layout, default_line_height, label_fields,
                                                          measure_text, text_element_size, wrap_text)
 from spatialobs.canvas.document.freehand import freehand_box
-from spatialobs.canvas.formats.io import is_excalidraw
+from spatialobs.canvas.formats._detect import is_excalidraw
 from spatialobs.canvas.document.shapes import _excalidraw_round, arrow_terminals, curve_boxes, local_box
 
 __all__ = ["from_excalidraw", "to_excalidraw", "is_excalidraw", "ExcalidrawSource", "LINEAR_TYPES",

@@ -30,7 +30,7 @@ from spatialobs.canvas.document.shapes import POINT_TYPES, local_box
 from spatialobs.canvas.document.arrowindex import load_index_moves
 from spatialobs.canvas.document.textmeasure import text_shape_size
 from spatialobs.canvas.formats import tldraw_schema as tschema
-from spatialobs.canvas.formats.io import is_tldraw
+from spatialobs.canvas.formats._detect import is_tldraw
 from spatialobs.canvas.limits import current as current_limits
 from spatialobs.canvas.limits import typed_errors
 
