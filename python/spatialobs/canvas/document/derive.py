@@ -1395,9 +1395,32 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
     size = _pad(size, k, 1)
     depth = _pad(prev.depth, k, 0)
     page = _pad(prev.page, k, 0)
-    paint = prev.paint
-    order = prev.order
+    paint0, order0 = prev.paint, prev.order
     page_start = prev.page_start.copy()
+    # each new row goes into the paint order of the rows before it: one insertion after another
+    # (as np.insert would make them), kept as positions and applied to the columns once at the end
+    ats: List[int] = []  # position of each new row when it was inserted
+
+    def now(x: int) -> int:
+        """Position of row ``x`` in the paint order after the insertions so far."""
+        if x < n0:
+            q, later = int(order0[x]), ats
+        else:
+            q, later = ats[x - n0], ats[x - n0 + 1:]
+        for a in later:
+            if q >= a:
+                q += 1
+        return q
+
+    def span(a: int, b: int) -> np.ndarray:
+        """The rows at positions ``a`` to ``b - 1`` after the insertions so far."""
+        news = sorted((q, n0 + j) for j in range(len(ats)) if a <= (q := now(n0 + j)) < b)
+        below = sum(1 for j in range(len(ats)) if now(n0 + j) < a)
+        olds = paint0[a - below:b - below - len(news)]
+        if not news:
+            return olds
+        return np.insert(olds, [q - a - i for i, (q, _) in enumerate(news)], [r for _, r in news])
+
     for r in range(n0, n):
         p = int(parent[r])
         if p >= r:
@@ -1406,30 +1429,36 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
         if p >= 0:
             depth[r] = depth[p] + 1
             page[r] = page[p]
-            seg = paint[order[p] + 1:order[p] + size[p]]
-            at = int(order[p]) + 1
+            op = now(p)
+            seg = span(op + 1, op + int(size[p]))
+            at = op + 1
         else:
             page[r] = page_rank.get(raw.parents[r], 0)
-            seg = paint[page_start[page[r]]:page_start[page[r] + 1]]
+            seg = span(int(page_start[page[r]]), int(page_start[page[r] + 1]))
             at = int(page_start[page[r]])
         sibs = seg[parent[seg] == p].tolist()
         before = _sibling_count(raw, sibs, key)
         if before:
             s = sibs[before - 1]
-            at = int(order[s] + size[s])
-        paint = np.insert(paint, at, r)
-        order = np.empty(r + 1, dtype=np.int64)
-        order[paint] = np.arange(r + 1)
+            at = now(s) + int(size[s])
+        ats.append(at)
         while p >= 0:
             size[p] += 1
             p = int(parent[p])
         page_start[page[r] + 1:] += 1
+    new_at = np.asarray([now(r) for r in range(n0, n)], dtype=np.int64)
+    is_new = np.zeros(n, dtype=bool)
+    is_new[new_at] = True
+    paint = np.empty(n, dtype=np.int64)
+    paint[new_at] = np.arange(n0, n)
+    paint[~is_new] = paint0
+    order = np.empty(n, dtype=np.int64)
+    order[paint] = np.arange(n)
     levels = list(prev.levels)
-    for r in range(n0, n):
-        dr = int(depth[r])
-        if dr == len(levels):
-            levels.append(np.zeros(0, dtype=np.int64))
-        levels[dr] = np.append(levels[dr], r)
+    new_depth = depth[n0:]
+    for dr in np.unique(new_depth).tolist():
+        levels.extend(np.zeros(0, dtype=np.int64) for _ in range(dr + 1 - len(levels)))
+        levels[dr] = np.concatenate([levels[dr], n0 + np.flatnonzero(new_depth == dr)])
     shares = False  # whether a column shares ``prev``'s rows
 
     def grown(name: str, fill: Any) -> np.ndarray:
