@@ -835,11 +835,12 @@ def test_a_reply_reads_the_rebound_connectors_bindings_from_the_index(monkeypatc
     seen: List[Any] = []
     real = ar._rebind
 
-    def spy(d: Any, nodes: Any, blist: Any, rebound: Any, by_arrow: Any, bound_terms: Any) -> Any:
+    def spy(d: Any, nodes: Any, blist: Any, rebound: Any, by_arrow: Any, bound_terms: Any,
+            in_place: bool = False) -> Any:
         assert isinstance(rebound, ar.Rebound)
         assert rebound.bindings == [b for b in blist if b.from_id in rebound]
-        got = real(d, nodes, blist, rebound, by_arrow, bound_terms)
-        scan = real(d, nodes, blist, set(rebound), by_arrow, bound_terms)
+        scan = real(d, nodes, blist, set(rebound), by_arrow, bound_terms)  # (on copies)
+        got = real(d, nodes, blist, rebound, by_arrow, bound_terms, in_place=in_place)
         assert got == scan and list(got[0]) == list(scan[0])  # the same maps, in the same order
         seen.append(len(rebound))
         return got
@@ -1575,3 +1576,85 @@ def _strip_page() -> Canvas:
         observe(c, VIEW).to_json()
         _STRIP_PAGE.append(c)
     return _STRIP_PAGE[0]
+
+
+def _plan_maps(c: Canvas) -> Any:
+    p = c._geometry().arrow_plan
+    return p.bindings, p.by_arrow, p.bound_terms
+
+
+def test_replies_write_the_arrow_plan_in_place_until_it_is_handed_out(monkeypatch):
+    """A derivation after binding writes reads the rebound connectors' terminals into the previous
+    derivation's plan (its binding list and terminal maps, the same objects) when that plan is held
+    by the previous derivation alone, else into copies; after ``geometry()`` handed a derivation
+    out, the next reply copies them and the plan handed out keeps its contents. Each plan equals a
+    fresh one."""
+    from spatialobs.canvas.document import arrows as ar
+
+    c = diagram_workspace(600, seed=7)
+    observe(c, VIEW).to_json()
+    counter = [0]
+    seen: List[bool] = []
+    real = ar.resolve_rows
+
+    def spy(d: Any, nodes: Any, bindings: Any, cache: Any, plan: Any, *a: Any, **k: Any) -> Any:
+        got = real(d, nodes, bindings, cache, plan, *a, **k)
+        if got is not None and k.get("rebound") and plan is not None:
+            mine = [x is y for x, y in zip((d.arrow_plan.bindings, d.arrow_plan.by_arrow, d.arrow_plan.bound_terms),
+                                           (plan.bindings, plan.by_arrow, plan.bound_terms))]
+            assert mine == [bool(k.get("own_plan"))] * 3
+            seen.append(mine[0])
+        return got
+    monkeypatch.setattr(ar, "resolve_rows", spy)
+    for k in range(4):
+        report = Executor(c).apply(_reply_ops(c, k, counter))
+        assert report.ok, report.errors[:3]
+        assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+        _check_plan(c)
+    assert True in seen and False in seen  # (in place, and copies after a derivation was handed out)
+    held = c.geometry().arrow_plan
+    snap = (list(held.bindings), dict(held.by_arrow), dict(held.bound_terms))
+    snap_order = [list(m) for m in snap[1:]]
+    for k in range(4, 6):
+        report = Executor(c).apply(_reply_ops(c, k, counter))
+        assert report.ok, report.errors[:3]
+        now = _plan_maps(c)
+        assert not any(a is b for a, b in zip(now, (held.bindings, held.by_arrow, held.bound_terms)))
+        assert (held.bindings, held.by_arrow, held.bound_terms) == snap
+        assert [list(held.by_arrow), list(held.bound_terms)] == snap_order
+        assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+        _check_plan(c)
+        held = c.geometry().arrow_plan
+        snap = (list(held.bindings), dict(held.by_arrow), dict(held.bound_terms))
+        snap_order = [list(m) for m in snap[1:]]
+
+
+def test_a_pass_that_declines_after_writing_the_plan_in_place_derives_afresh(monkeypatch):
+    """When the pass over reached rows declines after it wrote the previous plan in place (here:
+    every reached bound taken for broken geometry), the previous derivation is not derived from
+    again (its plan is no longer its version's): the canvas is derived afresh, equal to a fresh one."""
+    from spatialobs.canvas.document import derive as dv
+
+    c = diagram_workspace(600, seed=7)
+    observe(c, VIEW).to_json()
+    counter = [0]
+    for k in range(2):
+        assert Executor(c).apply(_reply_ops(c, k, counter)).ok
+        c._geometry()
+    plan = c._geometry().arrow_plan
+    spoiled: List[bool] = []
+    real = dv._derive_rows
+
+    def spy(*a: Any, **k: Any) -> Any:
+        try:
+            return real(*a, **k)
+        except dv._Spoiled:
+            spoiled.append(True)
+            raise
+    monkeypatch.setattr(dv, "_derive_rows", spy)
+    monkeypatch.setattr(dv, "MAX_DERIVED", 1.0)  # every bound beyond it: the quick pass declines
+    assert Executor(c).apply(_reply_ops(c, 2, counter)).ok
+    d = c._geometry()
+    assert spoiled and d.arrow_plan.by_arrow is not plan.by_arrow
+    assert_fresh(c)
+    _check_plan(c)

@@ -84,6 +84,7 @@ def assert_kept_pieces_fresh(c: Canvas) -> None:
     terms = s.terms_by_arrow(c)
     for nid in pg.ids:
         if c.nodes[nid].type in ("arrow", "line"):
+            assert OBS._terms_of(c, nid) == terms.get(nid, {}), nid  # the index's read, the scan's
             want = paint.straight_segment(c, nid, terms.get(nid, {}))
             assert bits(paint.straight_segment_kept(c, nid, terms.get(nid, {}))) == bits(want), nid
             assert bits(paint.straight_segment_kept(c, nid)) == bits(want), nid
@@ -182,9 +183,45 @@ def test_a_segment_is_kept_while_its_arrow_bindings_and_targets_geometry_are():
     assert len({bits(v) for v in seg}) > 2
     c.update("s6", style={"color": "red"}, text="restyled")  # a target's look only: the segment is kept
     assert paint.straight_segment_kept(c, "w00") == seg[-1] and paint._SEGMENTS["w00"] is entry
+    # its colours in its props (tldraw's form): kept too
+    c.update("s6", props={**c.nodes["s6"].props, "color": "red", "labelColor": "blue"})
+    assert paint.straight_segment_kept(c, "w00") == seg[-1] and paint._SEGMENTS["w00"] is entry
+    assert bits(paint.straight_segment(c, "w00")) == bits(seg[-1])
+    c.update("s6", props={**c.nodes["s6"].props, "color": "green", "size": "xl"})  # its stroke size: resolved again
+    assert paint.straight_segment_kept(c, "w00") is not None and paint._SEGMENTS["w00"] is not entry
+    assert bits(paint.straight_segment_kept(c, "w00")) == bits(paint.straight_segment(c, "w00"))
+    entry = paint._SEGMENTS["w00"]
     c.update("s6", w=c.nodes["s6"].w + 4.0)  # its size: resolved again
     assert paint._SEGMENTS["w00"] is entry and paint.straight_segment_kept(c, "w00") is not None
     assert paint._SEGMENTS["w00"] is not entry
     assert bits(paint.straight_segment_kept(c, "w00")) == bits(paint.straight_segment(c, "w00"))
     c.update("w00", props={"bend": 20})  # an arc: not one segment
     assert paint.straight_segment_kept(c, "w00") is None is paint.straight_segment(c, "w00")
+
+
+def test_a_connectors_terminals_read_from_the_index_are_the_scans():
+    """A connector's bindings by terminal read from the canvas's binding index equal those a scan
+    of every binding gives (the last per terminal in canvas order), after a binding is removed and
+    added again, a terminal bound twice, and writes rolled back."""
+    c = with_copies(1)
+    _, s, _, _ = rows_in_view(c)
+    conns = [nid for nid in c.nodes if c.nodes[nid].type in ("arrow", "line")]
+
+    def check() -> None:
+        scan: dict = {}
+        for b in c.bindings.values():
+            scan.setdefault(b.from_id, {})[b.terminal] = b
+        for nid in conns + ["no-such-connector"]:
+            got = OBS._terms_of(c, nid)
+            assert got == scan.get(nid, {}) and list(got) == list(scan.get(nid, {})), nid
+    check()
+    c.remove("w00e")
+    c.add(Binding("w00e", "arrow", "w00", "s6", "end"))
+    c.add(Binding("w00e2", "arrow", "w00", "s5", "end"))  # a second binding of one terminal: the later wins
+    check()
+    with pytest.raises(RuntimeError, match="undo"):
+        with c.batch():
+            c.remove("w00e2")
+            c.add(Binding("w00s2", "arrow", "w00", "s3", "start"))
+            raise RuntimeError("undo")
+    check()

@@ -1122,6 +1122,16 @@ def _meeting_pairs(b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return pairs[0], pairs[1]
 
 
+def _terms_of(canvas: Canvas, connector: str) -> Dict[str, Any]:
+    """A connector's bindings by terminal (the last per terminal in canvas order), read from the
+    canvas's binding index: the entry of :meth:`_PageState.terms_by_arrow` (its scan of every
+    binding is the twin) without building the map of every connector."""
+    out: Dict[str, Any] = {}
+    for b in canvas._bindings_of({connector}):
+        out[b.terminal] = b
+    return out
+
+
 def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown: np.ndarray, out: np.ndarray,
                         asked: Optional[np.ndarray] = None) -> None:
     """Mark in ``out`` the straight connectors in view (still -1) that lie along a higher shown straight
@@ -1136,13 +1146,12 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
         return
     b = pg.boxes[rows[conn]]
     segs = st.segments
-    terms = st.terms_by_arrow(canvas)
 
     def seg(i: int) -> Optional[Tuple[float, float, float, float]]:
         r = int(rows[i])
         if r not in segs:
             nid = pg.ids[r]
-            segs[r] = straight_segment_kept(canvas, nid, terms.get(nid, {}))
+            segs[r] = straight_segment_kept(canvas, nid, _terms_of(canvas, nid))
         return segs[r]
 
     # candidate pairs (lower a, higher h) whose boxes meet, found for all connectors at once

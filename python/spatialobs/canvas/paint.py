@@ -342,6 +342,15 @@ def straight_segment(canvas: Any, node_id: str,
 _SEGMENTS: Dict[str, Tuple[Tuple[Any, ...], Tuple[Any, ...], Optional[Tuple[float, float, float, float]]]] = {}
 _SEGMENTS_MAX = 16384
 _SIZE_BYTES = struct.Struct("<2d").pack
+#: A target's props that no part of an arrow's resolution reads (its colours): left out of the key.
+_NOT_READ = frozenset({"color", "labelColor"})
+
+
+def _target_repr(props: Mapping[str, Any]) -> str:
+    """The ``repr`` of a target's props without :data:`_NOT_READ` (a recoloured target keys the same)."""
+    if "color" in props or "labelColor" in props:
+        return repr({k: v for k, v in props.items() if k not in _NOT_READ})
+    return repr(props)
 
 
 def straight_segment_kept(canvas: Any, node_id: str,
@@ -350,11 +359,11 @@ def straight_segment_kept(canvas: Any, node_id: str,
 
     A tldraw arrow's segment is resolved against its targets (the costly part); it reads the
     arrow's props and page transform and, per bound terminal, the binding and its target's
-    id, type, props, size and page transform (not styles or text: a restyled target keeps its
-    arrows' segments). Those are the key: props by their ``repr`` (equal reprs are equal
-    values of the same types), sizes and transforms by their bytes, bindings by identity (the
-    entry holds them, so no other record takes their ids). Point lists and lines are mapped,
-    not resolved: not kept.
+    id, type, props but its colours (:data:`_NOT_READ`), size and page transform (not styles
+    or text: a restyled or recoloured target keeps its arrows' segments). Those are the key:
+    props by their ``repr`` (equal reprs are equal values of the same types), sizes and
+    transforms by their bytes, bindings by identity (the entry holds them, so no other
+    record takes their ids). Point lists and lines are mapped, not resolved: not kept.
 
     Examples
     --------
@@ -382,7 +391,7 @@ def straight_segment_kept(canvas: Any, node_id: str,
         if b is not None and b.to_id in row:
             tn = nodes[b.to_id]
             held.append(b)
-            key += (term, id(b), tn.id, tn.type, repr(tn.props), _SIZE_BYTES(tn.w, tn.h),
+            key += (term, id(b), tn.id, tn.type, _target_repr(tn.props), _SIZE_BYTES(tn.w, tn.h),
                     A._XF_BYTES(*A._xf(d, row[b.to_id])))
     k = tuple(key)
     hit = _SEGMENTS.get(node_id)

@@ -2197,7 +2197,7 @@ def _resolve_remaining(d: Any, nodes: Sequence[Any], blist: List[Any], cache: Op
 def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cache: Optional[Dict[str, Any]],
                  plan: Optional[_ArrowPlan], dirty: Any, dirty_rows: Any, point_boxes: Any,
                  own_local: bool = True, rebound: Optional[AbstractSet[str]] = None,
-                 same_bindings: bool = False) -> Optional[Any]:
+                 same_bindings: bool = False, own_plan: bool = False) -> Optional[Any]:
     """Resolve again only the arrows that an edit reaches; return their rows, or None when the
     full pass of :func:`resolve_bound` is needed.
 
@@ -2220,6 +2220,12 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     any change of bindings takes the full pass. ``same_bindings``: the caller knows that
     ``bindings`` are the plan's records in the plan's order (no binding written since), so
     they are not compared one by one (28,612 identity tests at 10^5 shapes).
+
+    ``own_plan``: ``plan``'s binding list and terminal maps are read again by no one (the
+    derivation that holds them is used up, and no other one or caller holds them): with
+    ``rebound`` they are written in place instead of copied (copies of 10^5-shape maps cost
+    their copy and a pass of the garbage collector over them at its next young collection).
+    They are written only once every check that could decline has passed.
     """
     if plan is None:
         return None if bindings else np.zeros(0, dtype=np.int64)
@@ -2228,8 +2234,8 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     blist = plan.bindings
     again: List[int] = []
     if rebound:
-        blist = list(bindings.values())
-        by_arrow, bound_terms, again, tail = _rebind(d, nodes, blist, rebound, by_arrow, bound_terms)
+        row = d.row
+        again = sorted(r for i in rebound if (r := row.get(i)) is not None)
     elif not same_bindings and (len(bindings) != len(plan.bindings)
                                 or not all(map(operator.is_, bindings.values(), plan.bindings))):
         return None
@@ -2237,14 +2243,22 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     if again:
         done = set(again)
         arrows = [r for r in arrows if r not in done]
+    # (the plan's terminals of the other arrows are those after the rebound ones are read again)
     if _membership_changed(nodes, arrows, bound_terms, by_arrow):
         return None
+    if again and not dirty[again].all():
+        return None  # a rebound arrow whose box was not read again from its record
+    if rebound:
+        if own_plan:
+            blist[:] = bindings.values()
+        else:
+            blist = list(bindings.values())
+        by_arrow, bound_terms, again, tail = _rebind(d, nodes, blist, rebound, by_arrow, bound_terms,
+                                                     in_place=own_plan)
     if again:
         # the plan's rows, point boxes and dependencies without the rebound arrows, then with them as they are now
         redo = np.zeros(len(d.ids), dtype=bool)
         redo[again] = True
-        if not dirty[again].all():
-            return None  # a rebound arrow whose box was not read again from its record
         keep_dep = ~redo[dep_arrow]
         dep_target, dep_arrow = _with_dependencies(dep_target[keep_dep], dep_arrow[keep_dep], again, by_arrow, d.row)
         # the plan's rows in its maps' order (the rebound ones left, then put back last, as _rebind
@@ -2280,15 +2294,17 @@ class Rebound(FrozenSet[str]):
 
 
 def _rebind(d: Any, nodes: Sequence[Any], blist: List[Any], rebound: AbstractSet[str],
-            by_arrow: Dict[int, Dict[str, Any]], bound_terms: Dict[int, Dict[str, Any]]
+            by_arrow: Dict[int, Dict[str, Any]], bound_terms: Dict[int, Dict[str, Any]], in_place: bool = False
             ) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]], List[int], List[int]]:
     """The plan's terminals with those of the ``rebound`` connectors read again from ``blist``
-    (copies; the plan's own stay as they are), the rows of those connectors, and the rows
-    put back into the resolved map (last, in its order). A :class:`Rebound` brings the
-    connectors' bindings along; any other set is looked up by a scan of ``blist``."""
+    (copies, the plan's own left as they are; with ``in_place``, the plan's own maps, written),
+    the rows of those connectors, and the rows put back into the resolved map (last, in its
+    order). A :class:`Rebound` brings the connectors' bindings along; any other set is looked
+    up by a scan of ``blist``."""
     row = d.row
     again = sorted(r for i in rebound if (r := row.get(i)) is not None)
-    by_arrow, bound_terms = by_arrow.copy(), bound_terms.copy()
+    if not in_place:
+        by_arrow, bound_terms = by_arrow.copy(), bound_terms.copy()
     for r in again:
         by_arrow.pop(r, None)
         bound_terms.pop(r, None)

@@ -79,7 +79,8 @@ class Derived:
     binding_writes: int = -1
     #: the columns (of :data:`_OWNABLE`) no other derivation shares: the next derivation may write
     #: them in place when this one is used up (see :func:`derive`'s ``in_place``). Handing the
-    #: derivation out (``Canvas.geometry``) clears it.
+    #: derivation out (``Canvas.geometry``) clears it. :data:`_PLAN` among them: the arrow plan's
+    #: binding list and terminal maps, which the next derivation may then write in place.
     owned: FrozenSet[str] = frozenset()
 
 
@@ -87,6 +88,9 @@ _HALF_PI = math.pi / 2
 
 #: The columns a derivation of the rows an edit reaches writes (in place when they are its own).
 _OWNABLE = ("px", "py", "rotation", "opacity", "hidden", "locked", "frame", "group", "local", "bounds", "visible", "clip")
+#: The name in :attr:`Derived.owned` of the arrow plan's binding list and terminal maps (plans of
+#: successive derivations share them while they are the same; no other derivation holds them then).
+_PLAN = "plan"
 
 
 #: Largest magnitude of a derived page bound (*ours*): nested coordinates of at most
@@ -642,7 +646,9 @@ def splice(raw: Raw, gone: Set[str], added: Sequence[Node], changed: Mapping[str
     if changed:
         if np.may_share_memory(parent, raw.parent):  # (``raw``'s own, or its first rows)
             parent = parent.copy()
-        if np.may_share_memory(num, raw.num):
+        # (the numeric columns are read by no derivation: grown into ``raw``'s spare rows with
+        # ``own``, ``raw``'s rows are written, as :func:`patch` writes them; a copy cost ~0.7 ms at 10^5)
+        if not (own and added and not gone) and np.may_share_memory(num, raw.num):
             num = num.copy()
         rows = [row[nid] for nid in changed]
         vals = list(changed.values())
@@ -1157,13 +1163,17 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
                 full["frame"], full["group"], full["opacity"], full["hidden"],
                 full["locked"], prev.order, prev.paint, prev.page_start, prev.levels)
     d.size = size
+    # the plan's list and maps are written in place only when ``prev`` holds them alone and is used up
+    own_plan = private and _PLAN in prev.owned
     got = resolve_rows(d, nodes, bindings, arrow_cache, plan, dirty, dirty_rows, point_boxes,
                        own_local=mine("local") or d.local is not prev.local, rebound=rebound,
-                       same_bindings=same_bindings)
-    if got is None:  # (it declines before writing any arrow)
+                       same_bindings=same_bindings, own_plan=own_plan)
+    if got is None:  # (it declines before writing any arrow, or the plan)
         for col, at, was in undo:
             col[at] = was
         return None
+    # ``prev``'s plan written: a refusal below cannot hand ``prev`` back to the caller
+    plan_written = own_plan and bool(rebound) and plan is not None
     resolved = np.asarray(got, dtype=np.int64)
     local = d.local
 
@@ -1193,7 +1203,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         seg = paint[order[g] + 1:order[g] + size[g]]
         kids = seg[parent[seg] == g]
         if (types[kids] == "group").any() and (local[kids[types[kids] == "group"]] == 0.0).all(axis=1).any():
-            if on_prev and (undo or local is prev.local):
+            if plan_written or (on_prev and (undo or local is prev.local)):
                 raise _Spoiled
             return None  # a possibly empty group inside: the full pass leaves it out of the union
         child = local[kids]
@@ -1244,7 +1254,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     bb = d.bounds[rows]
     bad = ~(np.abs(bb) <= MAX_DERIVED).all(axis=1)
     if bad.any():
-        if on_prev and (undo or d.local is prev.local or d.bounds is prev.bounds):
+        if plan_written or (on_prev and (undo or d.local is prev.local or d.bounds is prev.bounds)):
             raise _Spoiled
         return None
 
@@ -1284,7 +1294,11 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     # the columns only this derivation holds: those copied here, and ``prev``'s own when it is used up
     d.owned = frozenset(name for name in _OWNABLE if getattr(d, name) is not getattr(prev, name))
     if private:
-        d.owned |= prev.owned
+        d.owned |= prev.owned  # (the plan's among them when ``own_plan``)
+    new = d.arrow_plan
+    if plan is not None and new is not None and new.bindings is not plan.bindings and \
+            new.by_arrow is not plan.by_arrow and new.bound_terms is not plan.bound_terms:
+        d.owned |= {_PLAN}  # copied here: only this derivation holds them
     raw.changed_rows = None
     return d
 
@@ -1383,9 +1397,32 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
     size = _pad(size, k, 1)
     depth = _pad(prev.depth, k, 0)
     page = _pad(prev.page, k, 0)
-    paint = prev.paint
-    order = prev.order
+    paint0, order0 = prev.paint, prev.order
     page_start = prev.page_start.copy()
+    # each new row goes into the paint order of the rows before it: one insertion after another
+    # (as np.insert would make them), kept as positions and applied to the columns once at the end
+    ats: List[int] = []  # position of each new row when it was inserted
+
+    def now(x: int) -> int:
+        """Position of row ``x`` in the paint order after the insertions so far."""
+        if x < n0:
+            q, later = int(order0[x]), ats
+        else:
+            q, later = ats[x - n0], ats[x - n0 + 1:]
+        for a in later:
+            if q >= a:
+                q += 1
+        return q
+
+    def span(a: int, b: int) -> np.ndarray:
+        """The rows at positions ``a`` to ``b - 1`` after the insertions so far."""
+        news = sorted((q, n0 + j) for j in range(len(ats)) if a <= (q := now(n0 + j)) < b)
+        below = sum(1 for j in range(len(ats)) if now(n0 + j) < a)
+        olds = paint0[a - below:b - below - len(news)]
+        if not news:
+            return olds
+        return np.insert(olds, [q - a - i for i, (q, _) in enumerate(news)], [r for _, r in news])
+
     for r in range(n0, n):
         p = int(parent[r])
         if p >= r:
@@ -1394,30 +1431,36 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
         if p >= 0:
             depth[r] = depth[p] + 1
             page[r] = page[p]
-            seg = paint[order[p] + 1:order[p] + size[p]]
-            at = int(order[p]) + 1
+            op = now(p)
+            seg = span(op + 1, op + int(size[p]))
+            at = op + 1
         else:
             page[r] = page_rank.get(raw.parents[r], 0)
-            seg = paint[page_start[page[r]]:page_start[page[r] + 1]]
+            seg = span(int(page_start[page[r]]), int(page_start[page[r] + 1]))
             at = int(page_start[page[r]])
         sibs = seg[parent[seg] == p].tolist()
         before = _sibling_count(raw, sibs, key)
         if before:
             s = sibs[before - 1]
-            at = int(order[s] + size[s])
-        paint = np.insert(paint, at, r)
-        order = np.empty(r + 1, dtype=np.int64)
-        order[paint] = np.arange(r + 1)
+            at = now(s) + int(size[s])
+        ats.append(at)
         while p >= 0:
             size[p] += 1
             p = int(parent[p])
         page_start[page[r] + 1:] += 1
+    new_at = np.asarray([now(r) for r in range(n0, n)], dtype=np.int64)
+    is_new = np.zeros(n, dtype=bool)
+    is_new[new_at] = True
+    paint = np.empty(n, dtype=np.int64)
+    paint[new_at] = np.arange(n0, n)
+    paint[~is_new] = paint0
+    order = np.empty(n, dtype=np.int64)
+    order[paint] = np.arange(n)
     levels = list(prev.levels)
-    for r in range(n0, n):
-        dr = int(depth[r])
-        if dr == len(levels):
-            levels.append(np.zeros(0, dtype=np.int64))
-        levels[dr] = np.append(levels[dr], r)
+    new_depth = depth[n0:]
+    for dr in np.unique(new_depth).tolist():
+        levels.extend(np.zeros(0, dtype=np.int64) for _ in range(dr + 1 - len(levels)))
+        levels[dr] = np.concatenate([levels[dr], n0 + np.flatnonzero(new_depth == dr)])
     shares = False  # whether a column shares ``prev``'s rows
 
     def grown(name: str, fill: Any) -> np.ndarray:
@@ -1435,6 +1478,8 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
     # every one padded here, or ``prev``'s own (``prev`` used up); where one shares ``prev``'s rows the
     # pass puts back what it wrote when it declines (``prev`` is derived from again) or raises _Spoiled
     g.owned = frozenset(_OWNABLE)
+    if in_place and _PLAN in prev.owned:  # ``g`` shares ``prev``'s plan, and ``prev`` is used up
+        g.owned |= {_PLAN}
     g.group_need = _pad(prev.group_need, k, False) if prev.group_need is not None else None
     d = _derive_rows(raw, g, bindings, local_cache, arrow_cache, private=True, rebound=rebound, on_prev=shares,
                      same_bindings=same_bindings)
@@ -1446,22 +1491,23 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
 
 
 def _renumbered(by_row: Dict[int, Any], newpos: np.ndarray, first: int,
-                keys: Optional[np.ndarray] = None) -> Dict[int, Any]:
+                keys: Optional[np.ndarray] = None, in_place: bool = False) -> Dict[int, Any]:
     """``by_row`` (keyed by row) with its keys renumbered by ``newpos`` (-1: dropped), in the same
     order: ``{newpos[r]: v for r, v in by_row.items() if newpos[r] >= 0}``. Rows before ``first``
     keep their numbers; when the keys from ``first`` on are the last ones of ``by_row`` (rows
     appended since and removed again, the usual case), only those are renumbered, on a clone
-    (none: ``by_row`` itself is returned, as the arrow plans share their maps). ``keys``: the
-    keys of ``by_row`` in its order, when the caller holds them (an arrow plan's rows)."""
+    (none: ``by_row`` itself is returned, as the arrow plans share their maps), or with
+    ``in_place`` (no one reads ``by_row`` again) in ``by_row`` itself. ``keys``: the keys of
+    ``by_row`` in its order, when the caller holds them (an arrow plan's rows)."""
     if not by_row:
         return {}
     tail = _tail_keys(by_row, first, keys, len(newpos))
     if tail is None:  # renumbered keys among kept ones: build it again
         nl = newpos.tolist()
         return {q: v for r, v in by_row.items() if (q := nl[r]) >= 0}
-    if not len(tail):  # nothing renumbered: the map is shared (plans' maps are never written in place)
+    if not len(tail):  # nothing renumbered: the map is shared (plans' maps are written in place only when owned)
         return by_row
-    out = by_row.copy()
+    out = by_row if in_place else by_row.copy()
     values = [out.pop(r) for r in tail.tolist()]
     for q, v in zip(newpos[tail].tolist(), values):
         if q >= 0:
@@ -1568,14 +1614,17 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
                 cut("locked"), order, paint, page_start, levels)
     g.serial, g.clip, g.size = prev.serial, cut("clip"), size
     g.owned = frozenset(_OWNABLE)  # every one compressed here, or ``prev``'s own (as in _derive_appended)
+    own_plan = in_place and _PLAN in prev.owned  # ``prev``'s plan is held by it alone, and it is used up
+    if own_plan:
+        g.owned |= {_PLAN}
     g.group_need = _kept(prev.group_need, kept, first) if prev.group_need is not None else None
     if plan is not None:
         from spatialobs.canvas.document.arrows import _ArrowPlan
 
         live = kept[plan.rows]
         dep = kept[plan.dep_target] & kept[plan.dep_arrow]
-        g.arrow_plan = _ArrowPlan(plan.bindings, _renumbered(plan.by_arrow, newpos, first, plan.rows),
-                                  _renumbered(plan.bound_terms, newpos, first),
+        g.arrow_plan = _ArrowPlan(plan.bindings, _renumbered(plan.by_arrow, newpos, first, plan.rows, own_plan),
+                                  _renumbered(plan.bound_terms, newpos, first, in_place=own_plan),
                                   newpos[plan.rows[live]], newpos[plan.dep_target[dep]], newpos[plan.dep_arrow[dep]],
                                   _kept(plan.point_boxes, live))
     changed = list(raw.remaining_changed or ()) + held
@@ -1583,7 +1632,10 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
         if g.arrow_plan is not None and rebound:
             # the rebound connectors were all removed (their rows would be among the changed ones)
             p = g.arrow_plan
-            g.arrow_plan = dataclasses.replace(p, bindings=list(bindings.values()))
+            if own_plan:
+                p.bindings[:] = bindings.values()
+            else:
+                g.arrow_plan = dataclasses.replace(p, bindings=list(bindings.values()))
         d = g
         d.serial = next(_SERIALS)
         d.record_rows = np.zeros(0, dtype=np.int64)
@@ -1594,7 +1646,8 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
                            on_prev=shares, same_bindings=same_bindings)
         raw.changed_rows = None
         if got is None:
-            if spoiled:  # ``prev``'s rows moved: it cannot be derived from again
+            # ``prev``'s rows moved, or its plan's maps renumbered in place: it cannot be derived from again
+            if spoiled or (own_plan and plan is not None):
                 raise _Spoiled
             return None
         d = got
