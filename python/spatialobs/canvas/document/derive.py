@@ -22,7 +22,7 @@ from spatialobs._arrays import unique
 from spatialobs._errors import SpatialObsError
 from spatialobs.canvas.document.arrows import resolve_bound, target_outline
 from spatialobs.canvas.document.records import Binding, Node, Page
-from spatialobs.canvas.document.shapes import POINT_TYPES, local_box
+from spatialobs.canvas.document.shapes import POINT_TYPES, STRAIGHT_BEND, local_box
 from spatialobs.canvas.document.shapes import rotated_points_box
 
 __all__ = ["Derived", "Raw", "derive", "extract", "patch", "splice"]
@@ -496,6 +496,35 @@ except ImportError:  # a source tree without the compiled module
     _node_columns = _node_columns_py
 
 
+try:
+    from spatialobs.canvas.document._cextract import point_boxes as _c_point_boxes
+except ImportError:  # a source tree without the compiled module
+    _c_point_boxes = None
+
+#: Whether the first derivation reads its point-based rows' local boxes with the compiled
+#: ``_cextract.point_boxes`` (straight tldraw arrows read there, the others by ``local_box``);
+#: False reads every one with :func:`_point_boxes`' Python loop, which gives the same boxes.
+POINT_BOX_KERNEL = True
+
+
+def _point_boxes(nodes: Sequence[Node], rows: List[int],
+                 local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]]
+                 ) -> List[Tuple[float, float, float, float]]:
+    """The local boxes of ``rows``' nodes, each kept in ``local_cache`` (id -> (node, box)) and
+    read from it while the node is the same record."""
+    if POINT_BOX_KERNEL and _c_point_boxes is not None and type(nodes) is list and type(local_cache) is dict:
+        return _c_point_boxes(nodes, rows, local_cache, local_box, STRAIGHT_BEND)  # type: ignore[no-any-return]
+    pboxes = []
+    for i in rows:
+        nd = nodes[i]
+        hit = local_cache.get(nd.id)
+        if hit is None or hit[0] is not nd:
+            hit = (nd, local_box(nd.type, nd.props, nd.w, nd.h))
+            local_cache[nd.id] = hit
+        pboxes.append(hit[1])
+    return pboxes
+
+
 def extract(nodes: Iterable[Node]) -> Raw:
     """Extract the input columns of every node."""
     nodes = list(nodes)
@@ -835,15 +864,7 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         local[point_rows] = before[np.flatnonzero(remaining)[point_rows]]
         todo_points = np.intersect1d(point_rows, np.asarray(raw.remaining_changed, dtype=np.int64))
     if len(todo_points):
-        pboxes = []
-        for i in todo_points.tolist():
-            nd = nodes[i]
-            hit = local_cache.get(nd.id)
-            if hit is None or hit[0] is not nd:
-                hit = (nd, local_box(nd.type, nd.props, nd.w, nd.h))
-                local_cache[nd.id] = hit
-            pboxes.append(hit[1])
-        local[todo_points] = pboxes
+        local[todo_points] = _point_boxes(nodes, todo_points.tolist(), local_cache)
     is_group = types == "group"
     is_frame = types == "frame"
 
