@@ -352,14 +352,7 @@ def _paint_order(raw: "Raw", parent: np.ndarray, page: np.ndarray, levels: List[
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     pk = np.where(parent >= 0, parent, -1 - page)
-    ida, idx = raw.sort_keys()
-    s = np.lexsort((ida, idx, pk))
-    pks = pk[s]
-    start = np.r_[True, pks[1:] != pks[:-1]]
-    pos = np.arange(n)
-    first = np.maximum.accumulate(np.where(start, pos, 0))
-    rank = np.empty(n, dtype=np.int64)
-    rank[s] = pos - first
+    rank = _sibling_rank(raw, pk)
     D = len(levels)
     if D > _MAX_KEY_DEPTH:
         return _paint_order_walk(ids, rank, parent, page)
@@ -370,6 +363,46 @@ def _paint_order(raw: "Raw", parent: np.ndarray, page: np.ndarray, levels: List[
         K[lvl, d] = rank[lvl]
     keys = tuple(K[:, d] for d in range(D - 1, -1, -1)) + (page,)
     return np.lexsort(keys)
+
+
+def _ranks_in_groups(s: np.ndarray, pk: np.ndarray) -> np.ndarray:
+    """Each row's position among the rows of its group (equal ``pk``) in the order ``s`` (sorted by ``pk`` first)."""
+    n = len(s)
+    pks = pk[s]
+    start = np.r_[True, pks[1:] != pks[:-1]]
+    pos = np.arange(n)
+    first = np.maximum.accumulate(np.where(start, pos, 0))
+    rank = np.empty(n, dtype=np.int64)
+    rank[s] = pos - first
+    return rank
+
+
+def _sibling_rank_strings(raw: "Raw", pk: np.ndarray) -> np.ndarray:
+    """Each row's rank among its siblings (``pk``: its parent, or its page) by index, then id, compared as
+    numpy strings (the twin of :func:`_sibling_rank`)."""
+    ida, idx = raw.sort_keys()
+    return _ranks_in_groups(np.lexsort((ida, idx, pk)), pk)
+
+
+def _sibling_rank(raw: "Raw", pk: np.ndarray) -> np.ndarray:
+    """:func:`_sibling_rank_strings`' ranks, from integer codes of the distinct indices when no two
+    siblings share one (then ids decide nothing) and every index is a ``str`` without a NUL (numpy
+    strings drop trailing NULs): a few distinct keys sorted in Python and integer columns in numpy
+    instead of 10⁵ ids and indices as numpy strings. Otherwise, or when an edit carried the string
+    columns over, the twin's."""
+    if raw.id_array is not None and raw.index_array is not None:
+        return _sibling_rank_strings(raw, pk)
+    index = raw.index
+    keys = set(index)
+    if any(type(k) is not str or "\x00" in k for k in keys):
+        return _sibling_rank_strings(raw, pk)
+    code = dict(zip(sorted(keys), range(len(keys))))
+    ic = np.fromiter(map(code.__getitem__, index), np.int64, len(index))
+    s = np.lexsort((ic, pk))
+    pks, ics = pk[s], ic[s]
+    if ((pks[1:] == pks[:-1]) & (ics[1:] == ics[:-1])).any():  # siblings sharing an index: ids decide
+        return _sibling_rank_strings(raw, pk)
+    return _ranks_in_groups(s, pk)
 
 
 def _paint_order_walk(ids: List[str], rank: np.ndarray, parent: np.ndarray, page: np.ndarray) -> np.ndarray:
