@@ -565,9 +565,21 @@ def extract(nodes: Iterable[Node]) -> Raw:
     cols = _node_columns(nodes)
     ids, parents, type_list, index, num = cols if cols is not None else _node_columns_py(nodes)
     row = dict(zip(ids, range(n)))
-    parent = np.fromiter((row.get(p, -1) for p in parents), dtype=np.int64, count=n)
-    types = np.array(type_list) if n else np.zeros(0, dtype="<U1")
-    return Raw(nodes, ids, row, parents, parent, types, index, num)
+    parent = np.fromiter(map(row.get, parents, repeat(-1, n)), dtype=np.int64, count=n)
+    return Raw(nodes, ids, row, parents, parent, _str_column(type_list), index, num)
+
+
+def _str_column(values: List[str]) -> np.ndarray:
+    """``np.array(values)`` (a numpy string column), built from the few distinct values a type column
+    holds when they are all ``str``: one small array taken at integer codes."""
+    if not values:
+        return np.zeros(0, dtype="<U1")
+    distinct = set(values)
+    if len(distinct) > 64 or any(type(v) is not str for v in distinct):
+        return np.array(values)
+    keys = list(distinct)
+    code = dict(zip(keys, range(len(keys))))
+    return np.array(keys)[np.fromiter(map(code.__getitem__, values), np.int64, len(values))]
 
 
 def _kept(a: np.ndarray, keep: np.ndarray, first: int = 0) -> np.ndarray:

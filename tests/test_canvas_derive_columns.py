@@ -1,4 +1,4 @@
-"""Siblings ranked from integer codes of their indices (derive._sibling_rank) against the numpy-string twin."""
+"""Columns of a first derivation built from codes of few distinct values (sibling ranks, the type column) against numpy-string twins."""
 
 from __future__ import annotations
 
@@ -56,3 +56,36 @@ def test_a_non_str_index_fails_as_the_twin_does():
     raw.sort_keys = lambda: D.Raw.sort_keys(raw)
     with pytest.raises(TypeError, match="not supported between instances of 'NoneType' and 'str'|'<' not supported"):
         D._sibling_rank(raw, pk)
+
+
+_types = st.one_of(st.sampled_from(["geo", "arrow", "", "a\x00", "é", "frame-longer-name"]), st.text(max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_types, _types, _types, st.sampled_from([None, 3, b"x"])), max_size=80))
+def test_type_columns_are_numpys(values):
+    # extract's column of node types against np.array of the list itself (dtype, bytes, or the same error)
+    try:
+        want = np.array(values) if values else np.zeros(0, dtype="<U1")
+    except Exception as e:  # pragma: no cover - np.array takes every list drawn here
+        with pytest.raises(type(e)):
+            D._str_column(values)
+        return
+    got = D._str_column(values)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes() if want.dtype.kind == "U" else got.tolist() == want.tolist()
+
+
+def test_many_distinct_types_take_one_array():
+    values = [f"t{i}" for i in range(200)]
+    got = D._str_column(values)
+    assert got.dtype == np.dtype("<U4") and got.tolist() == values
+
+
+def test_parent_rows_of_extract():
+    from spatialobs.canvas.document.records import Node
+
+    nodes = [Node("a", "frame", "page:p"), Node("b", "geo", "a"), Node("c", "geo", "gone"), Node("d", "geo", "b")]
+    raw = D.extract(nodes)
+    assert raw.parent.tolist() == [-1, 0, -1, 1] and raw.types.tolist() == ["frame", "geo", "geo", "geo"]
+    assert D.extract([]).types.dtype == np.dtype("<U1")
