@@ -1,4 +1,5 @@
-"""Columns of a first derivation built from codes of few distinct values (sibling ranks, the type column) against numpy-string twins."""
+"""Columns of a first derivation built from codes of few distinct values (sibling ranks, the type column)
+against their numpy-string twins."""
 
 from __future__ import annotations
 

@@ -43,9 +43,10 @@ def _outcome(f: Callable[..., Any], *args: Any) -> Tuple[str, Any]:
 
 def _same_key(a: List[Any], b: List[Any]) -> bool:
     # records by identity, transforms by their bits
-    return len(a) == len(b) and all(x is y or (type(x) is tuple and type(y) is tuple and x == y
-                                               and [math.copysign(1.0, v) for v in x] == [math.copysign(1.0, v) for v in y])
-                                    for x, y in zip(a, b))
+    def same(x: Any, y: Any) -> bool:
+        return x is y or (type(x) is tuple and type(y) is tuple and float_bits(x).tolist() == float_bits(y).tolist())
+
+    return len(a) == len(b) and all(map(same, a, b))
 
 
 def _gathered(d: Any, nodes: List[Any], blist: List[Any], previous: Dict[str, Any], compiled: bool,
@@ -278,10 +279,11 @@ def test_resolve_all_bad_input():
 
 # --------------------------------------------------------------------------- point boxes
 _num = st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0, math.nan, math.inf, 1e308]),
-                 st.integers(-2**60, 2**60), st.sampled_from([2**53, 2**53 + 1, 10**400, True, None, "3", np.float64(2.5),
-                                                              np.float32(1.5), np.int64(4)]))
+                 st.integers(-2**60, 2**60),
+                 st.sampled_from([2**53, 2**53 + 1, 10**400, True, None, "3", np.float64(2.5), np.float32(1.5), np.int64(4)]))
 _end = st.one_of(st.none(), st.builds(lambda x, y: {"x": x, "y": y}, _num, _num),
-                 st.builds(lambda x, y, t: {"x": x, "y": y, "type": t}, _num, _num, st.sampled_from(["point", "binding"])),
+                 st.builds(lambda x, y, t: {"x": x, "y": y, "type": t}, _num, _num,
+                           st.sampled_from(["point", "binding"])),
                  st.sampled_from([{"x": 1.0}, [1.0, 2.0], {}, "start", types.MappingProxyType({"x": 1.0, "y": 2.0})]))
 _bend = st.one_of(_num, st.sampled_from([0, 7.999, 8.0, -8.0, 40.0, np.float64(-3.0)]))
 

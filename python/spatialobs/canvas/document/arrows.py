@@ -1459,12 +1459,13 @@ ARC_KERNEL = True
 LABEL_KERNEL = True
 
 try:
-    from spatialobs.canvas.document._cextract import plan_dependencies as _c_plan_dependencies
-    from spatialobs.canvas.document._cextract import resolve_all as _c_resolve_all
-    from spatialobs.canvas.document._cextract import shared_targets as _c_shared_targets
-    from spatialobs.canvas.document._cextract import terminals_by_arrow as _c_terminals_by_arrow
+    from spatialobs.canvas.document import _cextract
 except ImportError:  # a source tree without the compiled module
-    _c_resolve_all = _c_terminals_by_arrow = _c_plan_dependencies = _c_shared_targets = None
+    _cextract = None  # type: ignore[assignment]
+_c_resolve_all: Optional[Callable[..., Any]] = getattr(_cextract, "resolve_all", None)
+_c_terminals_by_arrow: Optional[Callable[..., Any]] = getattr(_cextract, "terminals_by_arrow", None)
+_c_plan_dependencies: Optional[Callable[..., Any]] = getattr(_cextract, "plan_dependencies", None)
+_c_shared_targets: Optional[Callable[..., Any]] = getattr(_cextract, "shared_targets", None)
 
 #: Whether the full arrow pass walks its records with the compiled loops of ``_cextract``:
 #: ``resolve_all`` (the straight arrows without a label gathered into the batch without a call
@@ -1859,7 +1860,7 @@ def _terminals_by_arrow(bindings: Iterable[Any], row: Mapping[str, int], nodes: 
     :data:`GATHER_KERNEL`, the compiled ``_cextract.terminals_by_arrow`` does the same."""
     if GATHER_KERNEL and _c_terminals_by_arrow is not None and type(bindings) is list and type(row) is dict \
             and type(nodes) is list:
-        return _c_terminals_by_arrow(bindings, row, nodes, _keeps_points)  # type: ignore[no-any-return]
+        return _c_terminals_by_arrow(bindings, row, nodes, _keeps_points)
     bound_terms: Dict[int, Dict[str, Any]] = {}
     by_arrow: Dict[int, Dict[str, Any]] = {}
     get = row.get
@@ -2067,7 +2068,7 @@ def _resolve_all(d: Any, nodes: Sequence[Any], by_arrow: Dict[int, Dict[str, Any
     :data:`GATHER_KERNEL`, the compiled loop ``_cextract.resolve_all`` does the same."""
     if (GATHER_KERNEL and STRAIGHT_KERNEL and _c_resolve_all is not None and batch is not None
             and frames is not None and type(nodes) is list and type(d.row) is dict and type(kept) is dict):
-        return _c_resolve_all(d, nodes, by_arrow, previous, kept, twins, batch, frames, shared,  # type: ignore[no-any-return]
+        return _c_resolve_all(d, nodes, by_arrow, previous, kept, twins, batch, frames, shared,
                               _resolve_one, _point, STROKE_SIZES, _OWN_OUTLINE, _GEO_KINDS, _GEO_CURVED)
     changed: List[int] = []
     for r, terms in by_arrow.items():

@@ -14,7 +14,7 @@ import operator
 from itertools import chain, compress, repeat
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import AbstractSet, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -523,16 +523,22 @@ def _node_columns_py(nodes: List[Node]) -> Tuple[List[str], List[str], List[str]
             [nd.index for nd in nodes], num)
 
 
+def _cextract_module() -> Any:
+    """The compiled ``_cextract`` module, or None in a source tree without it."""
+    try:
+        from spatialobs.canvas.document import _cextract
+    except ImportError:
+        return None
+    return _cextract
+
+
 try:
     from spatialobs.canvas.document._cextract import node_columns as _node_columns
 except ImportError:  # a source tree without the compiled module
     _node_columns = _node_columns_py
 
 
-try:
-    from spatialobs.canvas.document._cextract import point_boxes as _c_point_boxes
-except ImportError:  # a source tree without the compiled module
-    _c_point_boxes = None
+_c_point_boxes: Optional[Callable[..., Any]] = getattr(_cextract_module(), "point_boxes", None)
 
 #: Whether the first derivation reads its point-based rows' local boxes with the compiled
 #: ``_cextract.point_boxes`` (straight tldraw arrows read there, the others by ``local_box``);
@@ -546,7 +552,7 @@ def _point_boxes(nodes: Sequence[Node], rows: List[int],
     """The local boxes of ``rows``' nodes, each kept in ``local_cache`` (id -> (node, box)) and
     read from it while the node is the same record."""
     if POINT_BOX_KERNEL and _c_point_boxes is not None and type(nodes) is list and type(local_cache) is dict:
-        return _c_point_boxes(nodes, rows, local_cache, local_box, STRAIGHT_BEND)  # type: ignore[no-any-return]
+        return _c_point_boxes(nodes, rows, local_cache, local_box, STRAIGHT_BEND)
     pboxes = []
     for i in rows:
         nd = nodes[i]
