@@ -59,7 +59,7 @@ def _gathered(d: Any, nodes: List[Any], blist: List[Any], previous: Dict[str, An
             by_arrow[r] = {}
     local = d.local.copy()
     plan = A._ArrowPlan.build(blist, by_arrow, bound_terms, d.row, local)
-    shared = ce.shared_targets(by_arrow) if compiled else A._shared_targets(by_arrow.values())
+    shared = A._shared_targets(by_arrow.values())
     batch = A._StraightBatch(d, nodes)
     kept: Dict[str, Any] = {}
     twins: Dict[Any, Any] = {}
@@ -223,7 +223,9 @@ def test_bindings_by_arrow_are_the_twins(spec):
     bound_terms, by_arrow = compiled[1]
     assert list(bound_terms) == list(twin[1][0]) and list(by_arrow) == list(twin[1][1])
     assert all(list(by_arrow[r]) == list(twin[1][1][r]) for r in by_arrow)
-    assert ce.shared_targets(by_arrow) == A._shared_targets(by_arrow.values())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(A, "GATHER_KERNEL", False)
+        assert ce.shared_targets(by_arrow.values()) == A._shared_targets(by_arrow.values())
     got = _outcome(ce.plan_dependencies, by_arrow, row)
     dt: List[int] = []
     da: List[int] = []
@@ -240,14 +242,22 @@ def test_bindings_bad_input():
         ce.terminals_by_arrow((), {}, nodes, A._keeps_points)
     with pytest.raises(TypeError, match="row"):
         ce.plan_dependencies({}, [])
-    with pytest.raises(TypeError, match="dict"):
-        ce.shared_targets({0: [("start", None)]})
+    with pytest.raises(AttributeError, match="'list' object has no attribute 'get'"):
+        ce.shared_targets([[("start", None)]])
+    with pytest.raises(AttributeError, match="'list' object has no attribute 'get'"):
+        _twin_shared([[("start", None)]])
     with pytest.raises(TypeError, match="dict"):
         ce.plan_dependencies({0: ()}, {})
     # a binding whose arrow is not a node of the rows: both loops fail alike
     b = Binding("b", "arrow", "a0", "s0", "end")
     assert _outcome(ce.terminals_by_arrow, [b], {"a0": 3, "s0": 0}, nodes, A._keeps_points) == \
         _outcome(_twin_terminals, [b], {"a0": 3, "s0": 0}, nodes) == ("err", (IndexError, "list index out of range"))
+
+
+def _twin_shared(all_terms: Any) -> Any:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(A, "GATHER_KERNEL", False)
+        return A._shared_targets(all_terms)
 
 
 def _twin_terminals(blist: List[Any], row: Dict[str, int], nodes: List[Any]) -> Any:

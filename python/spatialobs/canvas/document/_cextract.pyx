@@ -255,14 +255,14 @@ def plan_dependencies(dict by_arrow, dict row):
     return dt, da
 
 
-def shared_targets(dict by_arrow):
-    """``spatialobs.canvas.document.arrows._shared_targets`` of ``by_arrow.values()`` (its
-    pure-Python twin), for bindings by terminal held in dicts."""
+def shared_targets(all_terms):
+    """``spatialobs.canvas.document.arrows._shared_targets(all_terms)`` (its pure-Python twin):
+    the (start, end) target ids that more than one of ``all_terms`` (bindings by terminal) have."""
     cdef set seen = set(), shared = set()
     cdef object terms, bs, be, t
-    for terms in by_arrow.values():
-        bs = (<dict?>terms).get("start")
-        be = (<dict>terms).get("end")
+    for terms in all_terms:
+        bs = terms.get("start")
+        be = terms.get("end")
         t = (None if bs is None else bs.to_id, None if be is None else be.to_id)
         if t in seen:
             shared.add(t)

@@ -1418,10 +1418,7 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     # the page transforms as Python floats, read once for the many arrows of a full pass
     frames = _Frames(d) if len(by_arrow) >= _FRAMES_FROM else None
     # with no twins remembered, an arrow can only be a twin of another bound alike in this pass
-    shared = None
-    if not twins and len(by_arrow) >= _FRAMES_FROM:
-        shared = (_c_shared_targets(by_arrow) if GATHER_KERNEL and _c_shared_targets is not None
-                  else _shared_targets(by_arrow.values()))
+    shared = _shared_targets(by_arrow.values()) if not twins and len(by_arrow) >= _FRAMES_FROM else None
     changed = _resolve_all(d, nodes, by_arrow, previous, kept, twins, batch, frames, shared)
     if batch is not None:
         batch.run(d, nodes, kept, twins)
@@ -1963,10 +1960,13 @@ def _targets_of(terms: Mapping[str, Any]) -> Tuple[Optional[str], Optional[str]]
 
 def _shared_targets(all_terms: Iterable[Mapping[str, Any]]) -> Set[Tuple[Optional[str], Optional[str]]]:
     """The :func:`_targets_of` that more than one of ``all_terms`` (arrows' bindings by
-    terminal) have: an arrow with none of these has no twin among them. (``resolve_bound``
-    calls the compiled ``_cextract.shared_targets`` instead with :data:`GATHER_KERNEL`.)"""
+    terminal) have: an arrow with none of these has no twin among them. With
+    :data:`GATHER_KERNEL`, the compiled ``_cextract.shared_targets`` does the same."""
+    if GATHER_KERNEL and _c_shared_targets is not None:
+        shared: Set[Tuple[Optional[str], Optional[str]]] = _c_shared_targets(all_terms)
+        return shared
     seen: Set[Tuple[Optional[str], Optional[str]]] = set()
-    shared: Set[Tuple[Optional[str], Optional[str]]] = set()
+    shared = set()
     for terms in all_terms:
         t = _targets_of(terms)
         if t in seen:
