@@ -2056,8 +2056,6 @@ def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any],
     d.local[r] = box
 
 
-
-
 def _resolve_all(d: Any, nodes: Sequence[Any], by_arrow: Dict[int, Dict[str, Any]], previous: Mapping[str, Any],
                  kept: Dict[str, Tuple[List[Any], Box]],
                  twins: Optional[Dict[Tuple[Any, ...], Tuple[Box, Tuple[Any, ...]]]] = None,
