@@ -119,3 +119,82 @@ def test_a_derivation_runs_no_collector_pass():
     assert len(bounds) == 3000
     assert len(passes) <= 1, passes
     assert gc.isenabled()
+
+
+def _generation_of(obj: Any) -> int:
+    return next(g for g in range(3) if any(o is obj for o in gc.get_objects(generation=g)))
+
+
+def _made_in(promote: bool, n: int) -> Tuple[int, List[Any]]:
+    """The generation that a paused call's ``n`` new tracked objects are in just after it, and them."""
+    gc.collect()
+    with paused(promote=promote):
+        made = [[i] for i in range(n)]
+    return _generation_of(made), made
+
+
+def test_promote_moves_many_new_objects_to_the_oldest_generation():
+    from spatialobs import _gc
+
+    generation, made = _made_in(True, 3 * _gc.PROMOTE_FROM)
+    assert generation == 2 and _generation_of(made[-1]) == 2 and gc.isenabled()
+    assert gc.get_count()[0] < 50
+    # without promote, the young generation's pass (at the first allocation after) walks them into the next
+    generation, made = _made_in(False, 3 * _gc.PROMOTE_FROM)
+    assert generation == 1
+
+
+def test_promote_leaves_a_few_objects_to_the_young_pass():
+    generation, made = _made_in(True, 100)
+    assert generation == 0
+
+
+def test_promote_keeps_the_callers_frozen_objects_frozen():
+    from spatialobs import _gc
+
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        generation, made = _made_in(True, 3 * _gc.PROMOTE_FROM)
+        assert gc.get_freeze_count() == frozen and generation < 2
+    finally:
+        gc.unfreeze()
+
+
+def test_promote_with_the_collector_off_changes_nothing():
+    from spatialobs import _gc
+
+    gc.disable()
+    gc.collect()
+    with paused(promote=True):
+        made = [[i] for i in range(3 * _gc.PROMOTE_FROM)]
+    assert not gc.isenabled() and gc.get_count()[0] >= len(made)
+
+
+def test_a_nested_promote_is_honoured_by_the_outermost_call():
+    from spatialobs import _gc
+
+    gc.collect()
+    with paused():
+        with paused(promote=True):
+            made = [[i] for i in range(3 * _gc.PROMOTE_FROM)]
+        assert gc.get_count()[0] >= len(made)  # not yet: the outer call is under way
+    assert gc.get_count()[0] < 50 and gc.isenabled()
+
+
+def test_promote_refuses_a_bad_argument():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'promot'"):
+        with paused(promot=True):  # type: ignore[call-arg]
+            pass
+
+
+def test_a_first_derivation_leaves_its_objects_out_of_the_young_generations():
+    from spatialobs.canvas.scenarios.handoff import diagram_workspace
+
+    # (a page of 10^4 shapes: its first derivation makes ~1.7·10^4 tracked objects)
+    canvas = diagram_workspace(10_000, seed=7).copy()
+    d, passes = _passes_during(lambda: canvas.geometry())
+    assert passes == [] and gc.get_count()[0] < 50
+    assert _generation_of(d) == 2

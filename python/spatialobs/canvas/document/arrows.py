@@ -1419,9 +1419,7 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     frames = _Frames(d) if len(by_arrow) >= _FRAMES_FROM else None
     # with no twins remembered, an arrow can only be a twin of another bound alike in this pass
     shared = _shared_targets(by_arrow.values()) if not twins and len(by_arrow) >= _FRAMES_FROM else None
-    for r, terms in by_arrow.items():
-        _resolve_one(d, nodes, r, terms, previous, kept, twins, batch, frames, shared)
-        changed.append(r)
+    changed = _resolve_all(d, nodes, by_arrow, previous, kept, twins, batch, frames, shared)
     if batch is not None:
         batch.run(d, nodes, kept, twins)
     if cache is not None:
@@ -1456,6 +1454,22 @@ ARC_KERNEL = True
 #: ``_core.place_arrow_labels`` with the label sizes measured in Python); False places every
 #: label with the Python twin (:func:`_label_box`), which gives bit-identical boxes.
 LABEL_KERNEL = True
+
+try:
+    from spatialobs.canvas.document import _cextract
+except ImportError:  # a source tree without the compiled module
+    _cextract = None  # type: ignore[assignment]
+_c_resolve_all: Optional[Callable[..., Any]] = getattr(_cextract, "resolve_all", None)
+_c_terminals_by_arrow: Optional[Callable[..., Any]] = getattr(_cextract, "terminals_by_arrow", None)
+_c_plan_dependencies: Optional[Callable[..., Any]] = getattr(_cextract, "plan_dependencies", None)
+_c_shared_targets: Optional[Callable[..., Any]] = getattr(_cextract, "shared_targets", None)
+
+#: Whether the full arrow pass walks its records with the compiled loops of ``_cextract``:
+#: ``resolve_all`` (the straight arrows without a label gathered into the batch without a call
+#: per arrow), ``terminals_by_arrow``, ``plan_dependencies`` and ``shared_targets``; False walks
+#: them with their Python twins (:func:`_resolve_all`, :func:`_terminals_by_arrow`,
+#: :meth:`_ArrowPlan.build`, :func:`_shared_targets`), which give the same values in the same order.
+GATHER_KERNEL = True
 
 #: What the batch takes an arrow as: (arc, bend, labelled).
 _Kind = Tuple[bool, float, bool]
@@ -1839,7 +1853,11 @@ def _terminals_by_arrow(bindings: Iterable[Any], row: Mapping[str, int], nodes: 
                         ) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]]]:
     """Per arrow row, its bindings by terminal: of every arrow, and of the arrows resolved
     against their targets (not those that keep their stored points). Bindings between rows
-    of ``row``, in the given (canvas) order: a later binding of a terminal wins."""
+    of ``row``, in the given (canvas) order: a later binding of a terminal wins. With
+    :data:`GATHER_KERNEL`, the compiled ``_cextract.terminals_by_arrow`` does the same."""
+    if GATHER_KERNEL and _c_terminals_by_arrow is not None and type(bindings) is list and type(row) is dict \
+            and type(nodes) is list:
+        return _c_terminals_by_arrow(bindings, row, nodes, _keeps_points)
     bound_terms: Dict[int, Dict[str, Any]] = {}
     by_arrow: Dict[int, Dict[str, Any]] = {}
     get = row.get
@@ -1942,9 +1960,13 @@ def _targets_of(terms: Mapping[str, Any]) -> Tuple[Optional[str], Optional[str]]
 
 def _shared_targets(all_terms: Iterable[Mapping[str, Any]]) -> Set[Tuple[Optional[str], Optional[str]]]:
     """The :func:`_targets_of` that more than one of ``all_terms`` (arrows' bindings by
-    terminal) have: an arrow with none of these has no twin among them."""
+    terminal) have: an arrow with none of these has no twin among them. With
+    :data:`GATHER_KERNEL`, the compiled ``_cextract.shared_targets`` does the same."""
+    if GATHER_KERNEL and _c_shared_targets is not None:
+        shared: Set[Tuple[Optional[str], Optional[str]]] = _c_shared_targets(all_terms)
+        return shared
     seen: Set[Tuple[Optional[str], Optional[str]]] = set()
-    shared: Set[Tuple[Optional[str], Optional[str]]] = set()
+    shared = set()
     for terms in all_terms:
         t = _targets_of(terms)
         if t in seen:
@@ -2034,6 +2056,25 @@ def _resolve_one(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any],
     d.local[r] = box
 
 
+def _resolve_all(d: Any, nodes: Sequence[Any], by_arrow: Dict[int, Dict[str, Any]], previous: Mapping[str, Any],
+                 kept: Dict[str, Tuple[List[Any], Box]],
+                 twins: Optional[Dict[Tuple[Any, ...], Tuple[Box, Tuple[Any, ...]]]] = None,
+                 batch: Optional["_StraightBatch"] = None, frames: Optional[_Frames] = None,
+                 shared: Optional[Set[Tuple[Optional[str], Optional[str]]]] = None) -> List[int]:
+    """:func:`_resolve_one` for every arrow row of ``by_arrow`` (its bindings by terminal), in order;
+    returns those rows. With ``batch`` and ``frames`` (a full pass over many arrows) and
+    :data:`GATHER_KERNEL`, the compiled loop ``_cextract.resolve_all`` does the same."""
+    if (GATHER_KERNEL and STRAIGHT_KERNEL and _c_resolve_all is not None and batch is not None
+            and frames is not None and type(nodes) is list and type(d.row) is dict and type(kept) is dict):
+        return _c_resolve_all(d, nodes, by_arrow, previous, kept, twins, batch, frames, shared,
+                              _resolve_one, _point, STROKE_SIZES, _OWN_OUTLINE, _GEO_KINDS, _GEO_CURVED)
+    changed: List[int] = []
+    for r, terms in by_arrow.items():
+        _resolve_one(d, nodes, r, terms, previous, kept, twins, batch, frames, shared)
+        changed.append(r)
+    return changed
+
+
 @dataclass
 class _ArrowPlan:
     """Which arrows a derivation resolved, and with which bindings: what the next
@@ -2050,12 +2091,15 @@ class _ArrowPlan:
     @classmethod
     def build(cls, blist: List[Any], by_arrow: Dict[int, Dict[str, Any]], bound_terms: Dict[int, Dict[str, Any]],
               row: Mapping[str, int], local: np.ndarray) -> "_ArrowPlan":
-        dt: List[int] = []
-        da: List[int] = []
-        for r, terms in by_arrow.items():
-            for b in terms.values():
-                dt.append(row[b.to_id])
-                da.append(r)
+        if GATHER_KERNEL and _c_plan_dependencies is not None and type(row) is dict:
+            dt, da = _c_plan_dependencies(by_arrow, row)
+        else:
+            dt = []
+            da = []
+            for r, terms in by_arrow.items():
+                for b in terms.values():
+                    dt.append(row[b.to_id])
+                    da.append(r)
         rows = np.fromiter(by_arrow, np.int64, len(by_arrow))
         return cls(blist, by_arrow, bound_terms, rows, np.asarray(dt, dtype=np.int64), np.asarray(da, dtype=np.int64),
                    local[rows])

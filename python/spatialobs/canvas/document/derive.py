@@ -14,7 +14,7 @@ import operator
 from itertools import chain, compress, repeat
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import AbstractSet, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from spatialobs._arrays import unique
 from spatialobs._errors import SpatialObsError
 from spatialobs.canvas.document.arrows import resolve_bound, target_outline
 from spatialobs.canvas.document.records import Binding, Node, Page
-from spatialobs.canvas.document.shapes import POINT_TYPES, local_box
+from spatialobs.canvas.document.shapes import POINT_TYPES, STRAIGHT_BEND, local_box
 from spatialobs.canvas.document.shapes import rotated_points_box
 
 __all__ = ["Derived", "Raw", "derive", "extract", "patch", "splice"]
@@ -356,14 +356,7 @@ def _paint_order(raw: "Raw", parent: np.ndarray, page: np.ndarray, levels: List[
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     pk = np.where(parent >= 0, parent, -1 - page)
-    ida, idx = raw.sort_keys()
-    s = np.lexsort((ida, idx, pk))
-    pks = pk[s]
-    start = np.r_[True, pks[1:] != pks[:-1]]
-    pos = np.arange(n)
-    first = np.maximum.accumulate(np.where(start, pos, 0))
-    rank = np.empty(n, dtype=np.int64)
-    rank[s] = pos - first
+    rank = _sibling_rank(raw, pk)
     D = len(levels)
     if D > _MAX_KEY_DEPTH:
         return _paint_order_walk(ids, rank, parent, page)
@@ -374,6 +367,46 @@ def _paint_order(raw: "Raw", parent: np.ndarray, page: np.ndarray, levels: List[
         K[lvl, d] = rank[lvl]
     keys = tuple(K[:, d] for d in range(D - 1, -1, -1)) + (page,)
     return np.lexsort(keys)
+
+
+def _ranks_in_groups(s: np.ndarray, pk: np.ndarray) -> np.ndarray:
+    """Each row's position among the rows of its group (equal ``pk``) in the order ``s`` (sorted by ``pk`` first)."""
+    n = len(s)
+    pks = pk[s]
+    start = np.r_[True, pks[1:] != pks[:-1]]
+    pos = np.arange(n)
+    first = np.maximum.accumulate(np.where(start, pos, 0))
+    rank = np.empty(n, dtype=np.int64)
+    rank[s] = pos - first
+    return rank
+
+
+def _sibling_rank_strings(raw: "Raw", pk: np.ndarray) -> np.ndarray:
+    """Each row's rank among its siblings (``pk``: its parent, or its page) by index, then id, compared as
+    numpy strings (the twin of :func:`_sibling_rank`)."""
+    ida, idx = raw.sort_keys()
+    return _ranks_in_groups(np.lexsort((ida, idx, pk)), pk)
+
+
+def _sibling_rank(raw: "Raw", pk: np.ndarray) -> np.ndarray:
+    """:func:`_sibling_rank_strings`' ranks, from integer codes of the distinct indices when no two
+    siblings share one (then ids decide nothing) and every index is a ``str`` without a NUL (numpy
+    strings drop trailing NULs): a few distinct keys sorted in Python and integer columns in numpy
+    instead of 10⁵ ids and indices as numpy strings. Otherwise, or when an edit carried the string
+    columns over, the twin's."""
+    if raw.id_array is not None and raw.index_array is not None:
+        return _sibling_rank_strings(raw, pk)
+    index = raw.index
+    keys = set(index)
+    if any(type(k) is not str or "\x00" in k for k in keys):
+        return _sibling_rank_strings(raw, pk)
+    code = dict(zip(sorted(keys), range(len(keys))))
+    ic = np.fromiter(map(code.__getitem__, index), np.int64, len(index))
+    s = np.lexsort((ic, pk))
+    pks, ics = pk[s], ic[s]
+    if ((pks[1:] == pks[:-1]) & (ics[1:] == ics[:-1])).any():  # siblings sharing an index: ids decide
+        return _sibling_rank_strings(raw, pk)
+    return _ranks_in_groups(s, pk)
 
 
 def _paint_order_walk(ids: List[str], rank: np.ndarray, parent: np.ndarray, page: np.ndarray) -> np.ndarray:
@@ -494,10 +527,45 @@ def _node_columns_py(nodes: List[Node]) -> Tuple[List[str], List[str], List[str]
             [nd.index for nd in nodes], num)
 
 
+def _cextract_module() -> Any:
+    """The compiled ``_cextract`` module, or None in a source tree without it."""
+    try:
+        from spatialobs.canvas.document import _cextract
+    except ImportError:
+        return None
+    return _cextract
+
+
 try:
     from spatialobs.canvas.document._cextract import node_columns as _node_columns
 except ImportError:  # a source tree without the compiled module
     _node_columns = _node_columns_py
+
+
+_c_point_boxes: Optional[Callable[..., Any]] = getattr(_cextract_module(), "point_boxes", None)
+
+#: Whether the first derivation reads its point-based rows' local boxes with the compiled
+#: ``_cextract.point_boxes`` (straight tldraw arrows read there, the others by ``local_box``);
+#: False reads every one with :func:`_point_boxes`' Python loop, which gives the same boxes.
+POINT_BOX_KERNEL = True
+
+
+def _point_boxes(nodes: Sequence[Node], rows: List[int],
+                 local_cache: Dict[str, Tuple[Node, Tuple[float, float, float, float]]]
+                 ) -> List[Tuple[float, float, float, float]]:
+    """The local boxes of ``rows``' nodes, each kept in ``local_cache`` (id -> (node, box)) and
+    read from it while the node is the same record."""
+    if POINT_BOX_KERNEL and _c_point_boxes is not None and type(nodes) is list and type(local_cache) is dict:
+        return _c_point_boxes(nodes, rows, local_cache, local_box, STRAIGHT_BEND)
+    pboxes = []
+    for i in rows:
+        nd = nodes[i]
+        hit = local_cache.get(nd.id)
+        if hit is None or hit[0] is not nd:
+            hit = (nd, local_box(nd.type, nd.props, nd.w, nd.h))
+            local_cache[nd.id] = hit
+        pboxes.append(hit[1])
+    return pboxes
 
 
 def extract(nodes: Iterable[Node]) -> Raw:
@@ -507,9 +575,21 @@ def extract(nodes: Iterable[Node]) -> Raw:
     cols = _node_columns(nodes)
     ids, parents, type_list, index, num = cols if cols is not None else _node_columns_py(nodes)
     row = dict(zip(ids, range(n)))
-    parent = np.fromiter((row.get(p, -1) for p in parents), dtype=np.int64, count=n)
-    types = np.array(type_list) if n else np.zeros(0, dtype="<U1")
-    return Raw(nodes, ids, row, parents, parent, types, index, num)
+    parent = np.fromiter(map(row.get, parents, repeat(-1, n)), dtype=np.int64, count=n)
+    return Raw(nodes, ids, row, parents, parent, _str_column(type_list), index, num)
+
+
+def _str_column(values: List[str]) -> np.ndarray:
+    """``np.array(values)`` (a numpy string column), built from the few distinct values a type column
+    holds when they are all ``str``: one small array taken at integer codes."""
+    if not values:
+        return np.zeros(0, dtype="<U1")
+    distinct = set(values)
+    if len(distinct) > 64 or any(type(v) is not str for v in distinct):
+        return np.array(values)
+    keys = list(distinct)
+    code = dict(zip(keys, range(len(keys))))
+    return np.array(keys)[np.fromiter(map(code.__getitem__, values), np.int64, len(values))]
 
 
 def _kept(a: np.ndarray, keep: np.ndarray, first: int = 0) -> np.ndarray:
@@ -841,15 +921,7 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
         local[point_rows] = before[np.flatnonzero(remaining)[point_rows]]
         todo_points = np.intersect1d(point_rows, np.asarray(raw.remaining_changed, dtype=np.int64))
     if len(todo_points):
-        pboxes = []
-        for i in todo_points.tolist():
-            nd = nodes[i]
-            hit = local_cache.get(nd.id)
-            if hit is None or hit[0] is not nd:
-                hit = (nd, local_box(nd.type, nd.props, nd.w, nd.h))
-                local_cache[nd.id] = hit
-            pboxes.append(hit[1])
-        local[todo_points] = pboxes
+        local[todo_points] = _point_boxes(nodes, todo_points.tolist(), local_cache)
     is_group = types == "group"
     is_frame = types == "frame"
 

@@ -515,8 +515,8 @@ class Canvas:
     # ------------------------------------------------------------------ derived data
     def _geometry(self) -> Derived:
         if self._derived is None:
-            # no collector passes over the records and columns being built (spatialobs._gc)
-            with paused():
+            # no collector passes over the records and columns being built, nor after (spatialobs._gc)
+            with paused(promote=True):
                 self._derive_version()
         assert self._derived is not None
         return self._derived
