@@ -1551,19 +1551,28 @@ def test_touching_ends_are_found_in_the_ends_sorted_by_x(monkeypatch):
 def test_runs_found_in_one_strip_are_the_grown_runs(kind, tol, data):
     """The runs of one kind found in one strip query around several values (``_StripRuns``) are those
     ``_grow_run`` grows from each value alone: a value's own, one between boxes, ranges, and values
-    far from the others (the strip is wide: runs near its edge are grown again)."""
+    far from the others (the strip is wide: runs near its edge are grown again). The same with the
+    candidates of a strip query of the kind's axis handed in (``strip``: one query shared by the
+    three kinds of an axis), wider than the kind's window or not holding it (then queried again)."""
     c = _strip_page()
     st_ = obs_mod._page_state(c, c.current_page)
     vals = obs_mod._line_values(st_.sb, kind)
     pick = st.one_of(st.sampled_from(vals.tolist()), st.floats(-200.0, 6000.0, allow_nan=False))
     seeds = data.draw(st.lists(pick, min_size=1, max_size=6))
     runs = obs_mod._StripRuns(st_, kind, seeds, tol)
+    reach = 64.0 * tol + 1.0
+    slo = min(seeds) - reach - data.draw(st.floats(-20.0, 400.0))
+    shi = max(seeds) + reach + data.draw(st.floats(-20.0, 400.0))
+    strip = (slo, shi, obs_mod._strip_hits(st_, int(kind >= 3), slo, shi))
+    shared = obs_mod._StripRuns(st_, kind, seeds, tol, strip)
     for x in seeds + data.draw(st.lists(pick, max_size=3)):
         w = data.draw(st.floats(0.0, 50.0))
         for lo, hi in ((x, x), (x, x + w)):
             got, want = runs.run(lo, hi), obs_mod._grow_run(st_, kind, lo, hi, tol)
-            assert got is not None and want is not None
+            also = shared.run(lo, hi)
+            assert got is not None and want is not None and also is not None
             assert np.array_equal(np.sort(got), np.sort(want))
+            assert np.array_equal(np.sort(also), np.sort(want))
 
 
 _STRIP_PAGE: List[Canvas] = []

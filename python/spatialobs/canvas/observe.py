@@ -1706,6 +1706,9 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     if len(changed) > _MAX_CHANGED:
         return None
     before = np.concatenate([old.sb[moved], sb[added]])
+    if len(added) and len(moved):  # sorted, as the keyed updates find pairs by row (the others read a set)
+        o = np.argsort(changed, kind="stable")
+        changed, before = changed[o], before[o]
     gone_boxes = old.sb[~kept]
     bindings, rebound_rows = _carried_bindings(canvas, old, omap, pg, rebound, shifted is not None)
     if bindings is None:
@@ -1788,14 +1791,19 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         ci, co = omap[tb.inside[0]], omap[tb.inside[1]]
         orphan = ci[(ci >= 0) & (co < 0)]
         inside = (ci, co) if none_gone else (ci[(ci >= 0) & (co >= 0)], co[(ci >= 0) & (co >= 0)])
+        # the tables carried through a row map that keeps the rows' order stay sorted by key: the
+        # updates splice them at the pairs of the changed rows (the removed rows' pairs are gone
+        # already) and keep the keys for the next version's; otherwise they sort
+        keys: Dict[str, np.ndarray] = {}
         st.tables[key] = _PageTables(
             _inside_update(st, inside, changed, subpos[orphan]),
-            _overlaps_update(st, live(*tb.overlaps), changed),
+            _overlaps_update(st, live(*tb.overlaps), changed, before, None, keys),
             _touches_update(st, live(*tb.touches), changed, moved_ends, touch_tol),
             _near_update(st, live(*tb.near), changed, np.concatenate([before, gone_boxes]),
-                         near_gap),
+                         near_gap, None, keys),
             _aligned_update(st, old, live(*tb.aligned), changed, before, align_tol,
-                            gone_boxes),
+                            gone_boxes, None, keys),
+            keys=keys,
         )
     if old.occ_memo:
         _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows, new_of_kept)
@@ -2338,15 +2346,27 @@ def _line_values(sb: np.ndarray, kind: int) -> np.ndarray:
 _BIG = float(np.finfo(np.float64).max)
 
 
-def _window(st: _PageState, kind: int, lo: float, hi: float) -> Tuple[np.ndarray, np.ndarray]:
+def _strip_hits(st: _PageState, axis: int, lo: float, hi: float) -> np.ndarray:
+    """Solid positions whose box meets the strip x in [lo, hi] (``axis`` 0) or y in [lo, hi] (1), each once."""
+    q = [lo, -_BIG, hi, _BIG] if axis == 0 else [-_BIG, lo, _BIG, hi]
+    i, _ = _closed_hits(st, np.array([q]))  # one query: each position once
+    return i
+
+
+def _window(st: _PageState, kind: int, lo: float, hi: float,
+            strip: Optional[Tuple[float, float, np.ndarray]] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Solid positions whose line value of kind ``kind`` lies in [lo, hi] (each once), and those values.
 
     A box's left, centre and right values lie within its x extent (its top, middle and
     bottom within its y extent), so every such box meets the strip x in [lo, hi] (y in
-    [lo, hi]): the index gives the candidates, the values decide.
+    [lo, hi]): the index gives the candidates, the values decide. ``strip``: (lo, hi, the
+    positions :func:`_strip_hits` gives for that strip of the kind's axis), used when it holds
+    [lo, hi] (the same positions, in another order).
     """
-    q = [lo, -_BIG, hi, _BIG] if kind < 3 else [-_BIG, lo, _BIG, hi]
-    i, _ = _closed_hits(st, np.array([q]))  # one query: each position once
+    if strip is not None and strip[0] <= lo and hi <= strip[1]:
+        i = strip[2]
+    else:
+        i = _strip_hits(st, int(kind >= 3), lo, hi)
     w = _line_values(st.sb[i], kind)
     m = (w >= lo) & (w <= hi)
     return i[m], w[m]
@@ -2412,7 +2432,8 @@ class _StripRuns:
     by :func:`_grow_run` instead, so each run is the one :func:`_grow_run` gives (a run away from the
     strip's edges has its outside neighbours in the strip, more than ``tol`` away)."""
 
-    def __init__(self, st: _PageState, kind: int, values: List[float], tol: float) -> None:
+    def __init__(self, st: _PageState, kind: int, values: List[float], tol: float,
+                 strip: Optional[Tuple[float, float, np.ndarray]] = None) -> None:
         self.st, self.kind, self.tol = st, kind, tol
         self.pos: Optional[np.ndarray] = None
         self.s = np.zeros(0)
@@ -2421,7 +2442,7 @@ class _StripRuns:
         if values:
             lo, hi = min(values) - reach, max(values) + reach
             if math.isfinite(lo) and math.isfinite(hi):
-                cand, w = _window(st, kind, lo, hi)
+                cand, w = _window(st, kind, lo, hi, strip)
                 o = np.argsort(w, kind="stable")
                 self.pos, self.s, self.lo, self.hi = cand[o], w[o], lo, hi
 
@@ -2523,6 +2544,26 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     one = len(changed) == 1 and not len(gone)
     if lines is not None and (len(gone) or not np.isfinite(sb[changed]).all()):
         lines = None
+    # the strips of the kinds found by strip queries: one query per axis and state, around the values
+    # of its three kinds (each kind's window is inside it; see _StripRuns)
+    sought = [kind for kind in range(6) if lines is None or lines[kind] is None]
+    now_x: Dict[int, List[float]] = {}
+    then_x: Dict[int, List[float]] = {}
+    for kind in sought:
+        c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
+        left_x = np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist()
+        now_x[kind] = c_new.tolist() + left_x
+        if left_x and not one:
+            then_x[kind] = left_x
+    strips: Dict[Tuple[int, int], Tuple[float, float, np.ndarray]] = {}
+    reach = 64.0 * tol + 1.0
+    for which, state, xs in ((0, st, now_x), (1, old_st, then_x)):
+        for axis in (0, 1):
+            vals = [v for kind, got in xs.items() if (kind >= 3) == axis for v in got]
+            if vals:
+                lo, hi = min(vals) - reach, max(vals) + reach
+                if math.isfinite(lo) and math.isfinite(hi):
+                    strips[which, axis] = (lo, hi, _strip_hits(state, axis, lo, hi))
     for kind in range(6):
         c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
         parts: List[np.ndarray] = []
@@ -2538,8 +2579,9 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             continue
         # the runs around the changed values, in one strip query per state and kind
         left_x = np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist()
-        now_runs = _StripRuns(st, kind, c_new.tolist() + left_x, tol)
-        then_runs = _StripRuns(old_st, kind, left_x, tol) if left_x and not one else None
+        ax = int(kind >= 3)
+        now_runs = _StripRuns(st, kind, c_new.tolist() + left_x, tol, strips.get((0, ax)))
+        then_runs = _StripRuns(old_st, kind, left_x, tol, strips.get((1, ax))) if left_x and not one else None
         for x in c_new.tolist():  # the lines a changed box joins
             if any(lo <= x <= hi for lo, hi in spans):
                 continue
