@@ -1727,11 +1727,16 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     # the index keeps answering through the map; new and moved positions are stale
     st.index = old.index
     st.index_map = smap if old.index_map is None else np.where(old.index_map >= 0, smap[np.maximum(old.index_map, 0)], -1)
-    ib = np.full((len(sub), 4), np.nan)  # the index's box of each position now (NaN: none, a new row)
+    ib = np.empty((len(sub), 4))  # the index's box of each position now (NaN: none, a new row)
     _put_rows(ib, skp, old.index_boxes, kp, sruns)  # type: ignore[arg-type]
+    ib[added] = np.nan  # (the kept positions and the new ones are every position: a kept row keeps its type)
     st.index_boxes = ib
-    ne = _pairs_view(sb) != _pairs_view(ib)
-    stale = np.flatnonzero(ne[:, 0] | ne[:, 1])
+    # a kept position's box differs from the index's only where it did before (``old.stale``) or where
+    # it moved since: those and the new positions are the candidates
+    was_stale = smap[old.stale]
+    cand = unique(np.concatenate([was_stale[was_stale >= 0], smap[moved], added]).astype(np.int64))
+    ne = _pairs_view(sb[cand]) != _pairs_view(ib[cand])
+    stale = cand[ne[:, 0] | ne[:, 1]]
     if len(stale) > _MAX_STALE:
         return None
     st.stale = stale
@@ -1746,24 +1751,31 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     e = old.ends
     er = omap[e.rows]
     keep_e = er >= 0
-    redo_mask = np.zeros(n, bool)
-    redo_mask[fresh[t_new == "arrow"]] = True
+    cand = [fresh[t_new == "arrow"], rebound_rows]
     if rec is not None and len(rec):
         pr = pg.page_pos[rec]
         pr = pr[pr >= 0]
-        redo_mask[pr[types[pr] == "arrow"]] = True
-    redo_mask[rebound_rows] = True
-    keep_e &= ~redo_mask[np.maximum(er, 0)]  # an arrow now bound at both ends keeps none
-    redo_mask &= ~(st.bound_end[:, 0] & st.bound_end[:, 1])
-    redo = np.flatnonzero(redo_mask)
+        cand.append(pr[types[pr] == "arrow"])
+    redo = unique(np.concatenate(cand).astype(np.int64))
+    if len(redo):
+        keep_e &= ~np.isin(er, redo)  # an arrow now bound at both ends keeps none
+        redo = redo[~(st.bound_end[redo, 0] & st.bound_end[redo, 1])]
     er0, et0, lxy0 = er[keep_e], e.term[keep_e], e.local[keep_e]
     rr, rt, rl = _local_ends(canvas, pg, st.bound_end, redo)
     if not len(rr) and bool((er0[1:] >= er0[:-1]).all()):
         # no end read again and the kept ones in their order (the rows they are on keep theirs):
-        # already sorted, each compared with its own previous point
-        ex, ey = _ends_xy(pg, er0, lxy0)
+        # already sorted, each compared with its own previous point. A kept end whose row keeps its
+        # page transform keeps its point (the same local point, the same arithmetic): only the others
+        # are transformed again
+        ox, oy = e.x[keep_e], e.y[keep_e]
+        ro = e.rows[keep_e]
+        again = np.flatnonzero((pg.px[er0] != opg.px[ro]) | (pg.py[er0] != opg.py[ro])
+                               | (pg.rotation[er0] != opg.rotation[ro]))
+        nx, ny = _ends_xy(pg, er0[again], lxy0[again])
+        moved_xy = again[(ox[again] != nx) | (oy[again] != ny)]
+        ex, ey = ox, oy  # (copies: gathered through the mask)
+        ex[again], ey[again] = nx, ny
         st.ends = _Ends(er0, et0, lxy0, ex, ey)
-        moved_xy = (e.x[keep_e] != ex) | (e.y[keep_e] != ey)
         moved_ends = unique(np.concatenate([redo, rebound_rows, er0[moved_xy]]))
     else:
         er = np.concatenate([er0, rr])
