@@ -1674,14 +1674,19 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     ok = r2 >= 0
     every = bool(ok.all())  # no row removed: the kept rows' columns are read whole, not through ``ok``
     new_of_kept = pg.page_pos[r2] if every else pg.page_pos[r2[ok]]  # new page row of each kept old row
-    omap[:-1][ok] = new_of_kept
+    if every:
+        omap[:-1] = new_of_kept
+    else:
+        omap[:-1][ok] = new_of_kept
     if (new_of_kept < 0).any():
         return None  # a row that left the page
+    kept_old = np.arange(len(r2)) if every else np.flatnonzero(ok)
+    kruns = _runs(kept_old, new_of_kept)  # the kept rows' columns carried by slices where they form few runs
     is_new = np.ones(n, bool)
-    is_new[new_of_kept] = False
+    _set_rows(is_new, new_of_kept, kruns, False)
     types = pg.types
     solid = np.zeros(n, bool)  # carried; the new rows' read from their types
-    solid[new_of_kept] = old.solid if every else old.solid[ok]
+    _put_rows(solid, new_of_kept, old.solid, kept_old, kruns)
     fresh = np.flatnonzero(is_new)
     t_new = types[fresh]
     solid[fresh] = ~(np.isin(t_new, list(CONNECTOR_TYPES)) | (t_new == "group"))
@@ -1742,7 +1747,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     st.stale = stale
     if old.paints is not None:
         col = np.full(n, -1, np.int8)
-        col[new_of_kept] = old.paints[1] if every else old.paints[1][ok]
+        _put_rows(col, new_of_kept, old.paints[1], kept_old, kruns)
         if rec is not None and len(rec):
             pr = pg.page_pos[rec]
             col[pr[pr >= 0]] = -1
@@ -1818,7 +1823,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
             keys=keys,
         )
     if old.occ_memo:
-        _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows, new_of_kept)
+        _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows, new_of_kept, kept_old, kruns)
     return st
 
 
@@ -1843,6 +1848,16 @@ def _runs(src: np.ndarray, dst: np.ndarray) -> Optional[np.ndarray]:
     if len(cut) >= _MAX_RUNS:
         return None
     return np.concatenate([[0], cut, [len(src)]]).astype(np.int64)
+
+
+def _set_rows(out: np.ndarray, dst: np.ndarray, runs: Optional[np.ndarray], value: Any) -> None:
+    """``out[dst] = value`` along the first axis, slice by slice over ``runs`` (see :func:`_runs`)."""
+    if runs is None:
+        out[dst] = value
+        return
+    for i, j in zip(runs[:-1].tolist(), runs[1:].tolist()):
+        d = int(dst[i])
+        out[d:d + j - i] = value
 
 
 def _put_rows(out: np.ndarray, dst: np.ndarray, a: np.ndarray, src: np.ndarray, runs: Optional[np.ndarray]) -> None:
@@ -1872,22 +1887,25 @@ def _rows_differ(a: np.ndarray, src: np.ndarray, b: np.ndarray, dst: np.ndarray,
 
 def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, ok: np.ndarray, fresh: np.ndarray,
                              rec: Optional[np.ndarray], shifted: Optional[np.ndarray],
-                             rebound_rows: np.ndarray, new: Optional[np.ndarray] = None) -> None:
+                             rebound_rows: np.ndarray, new: Optional[np.ndarray] = None,
+                             kept_old: Optional[np.ndarray] = None, runs: Optional[np.ndarray] = None) -> None:
     """Let ``st`` (a later version of ``old``'s page, rows mapped by ``omap``) compute the painted
     occluders again only where the versions between reach, as after a move: the new rows, the kept
     rows whose box changed, the subtrees of the rows whose record was replaced, the rows that
     moved in the tree and the rebound connectors are the dirty ones; the removed rows' boxes
-    count as boxes left. ``new``: ``omap[:-1][ok]``, when the caller has it."""
+    count as boxes left. ``new``: ``omap[:-1][ok]``, when the caller has it; ``kept_old`` and
+    ``runs``: ``flatnonzero(ok)`` and the runs of it to ``new`` (see :func:`_runs`), with ``new``."""
     pg, opg = st.pg, old.pg
     n = len(pg.ids)
-    kept_old = np.flatnonzero(ok)
-    if new is None:
+    if new is None or kept_old is None:
+        kept_old = np.flatnonzero(ok)
         new = omap[:-1][ok]  # new page row of each kept old row
+        runs = _runs(kept_old, new)
     dirty = np.zeros(n, bool)
     dirty[fresh] = True
     # a kept row's other inputs (type, opacity, flags, transform, frames) change only with its own
     # record or an ancestor's (the subtrees below), or with its place in the tree (``shifted``)
-    dirty[new[_rows_differ(opg.boxes, kept_old, pg.boxes, new, _runs(kept_old, new))]] = True
+    dirty[new[_rows_differ(opg.boxes, kept_old, pg.boxes, new, runs)]] = True
     if rec is not None and len(rec):
         pr = pg.page_pos[rec]
         for r in pr[pr >= 0].tolist():
@@ -1918,7 +1936,7 @@ def _tree_moved(pg: _Page, opg: _Page, omap: np.ndarray, ok: np.ndarray,
     if new is None:
         new = omap[:-1][ok]  # new page row of each kept old row, in old page order
     op = opg.parent if len(new) == len(ok) else opg.parent[ok]
-    was = np.where(op >= 0, omap[np.maximum(op, 0)], -1)
+    was = omap[op]  # (-1, on the page, reads the last slot: -1)
     moved = new[pg.parent[new] != was]
     if not len(new) or (not len(moved) and bool((new[1:] > new[:-1]).all())):
         return None
