@@ -1756,12 +1756,12 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     e = old.ends
     er = omap[e.rows]
     keep_e = er >= 0
-    cand = [fresh[t_new == "arrow"], rebound_rows]
+    read_again = [fresh[t_new == "arrow"], rebound_rows]  # the arrows whose ends are read again
     if rec is not None and len(rec):
         pr = pg.page_pos[rec]
         pr = pr[pr >= 0]
-        cand.append(pr[types[pr] == "arrow"])
-    redo = unique(np.concatenate(cand).astype(np.int64))
+        read_again.append(pr[types[pr] == "arrow"])
+    redo = unique(np.concatenate(read_again).astype(np.int64))
     if len(redo):
         keep_e &= ~np.isin(er, redo)  # an arrow now bound at both ends keeps none
         redo = redo[~(st.bound_end[redo, 0] & st.bound_end[redo, 1])]
