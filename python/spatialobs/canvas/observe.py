@@ -1702,7 +1702,15 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     skp = smap[kp]
     sruns = _runs(kp, skp)
     shifted = _tree_moved(pg, opg, omap, ok, rec, new_of_kept)
-    moved_mask = _rows_differ(old.sb, kp, sb, skp, sruns)
+    # the kept rows whose box changed, compared once for the solid positions and the painted occlusion
+    # (a solid position's box is its row's)
+    differ = _rows_differ(opg.boxes, kept_old, pg.boxes, new_of_kept, kruns)
+    if every:
+        by_row = differ
+    else:
+        by_row = np.zeros(len(ok), bool)
+        by_row[kept_old] = differ
+    moved_mask = by_row[old.sub[kp]]
     if shifted is not None:
         moved_mask |= shifted[sub[skp]]
     moved = kp[moved_mask]
@@ -1823,7 +1831,8 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
             keys=keys,
         )
     if old.occ_memo:
-        _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows, new_of_kept, kept_old, kruns)
+        _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows, new_of_kept, kept_old, kruns,
+                                 differ)
     return st
 
 
@@ -1888,24 +1897,29 @@ def _rows_differ(a: np.ndarray, src: np.ndarray, b: np.ndarray, dst: np.ndarray,
 def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, ok: np.ndarray, fresh: np.ndarray,
                              rec: Optional[np.ndarray], shifted: Optional[np.ndarray],
                              rebound_rows: np.ndarray, new: Optional[np.ndarray] = None,
-                             kept_old: Optional[np.ndarray] = None, runs: Optional[np.ndarray] = None) -> None:
+                             kept_old: Optional[np.ndarray] = None, runs: Optional[np.ndarray] = None,
+                             differ: Optional[np.ndarray] = None) -> None:
     """Let ``st`` (a later version of ``old``'s page, rows mapped by ``omap``) compute the painted
     occluders again only where the versions between reach, as after a move: the new rows, the kept
     rows whose box changed, the subtrees of the rows whose record was replaced, the rows that
     moved in the tree and the rebound connectors are the dirty ones; the removed rows' boxes
     count as boxes left. ``new``: ``omap[:-1][ok]``, when the caller has it; ``kept_old`` and
-    ``runs``: ``flatnonzero(ok)`` and the runs of it to ``new`` (see :func:`_runs`), with ``new``."""
+    ``runs``: ``flatnonzero(ok)`` and the runs of it to ``new`` (see :func:`_runs`), with ``new``;
+    ``differ``: whether each kept row's box changed (:func:`_rows_differ`), with them."""
     pg, opg = st.pg, old.pg
     n = len(pg.ids)
     if new is None or kept_old is None:
         kept_old = np.flatnonzero(ok)
         new = omap[:-1][ok]  # new page row of each kept old row
         runs = _runs(kept_old, new)
+        differ = None
+    if differ is None:
+        differ = _rows_differ(opg.boxes, kept_old, pg.boxes, new, runs)
     dirty = np.zeros(n, bool)
     dirty[fresh] = True
     # a kept row's other inputs (type, opacity, flags, transform, frames) change only with its own
     # record or an ancestor's (the subtrees below), or with its place in the tree (``shifted``)
-    dirty[new[_rows_differ(opg.boxes, kept_old, pg.boxes, new, runs)]] = True
+    dirty[new[differ]] = True
     if rec is not None and len(rec):
         pr = pg.page_pos[rec]
         for r in pr[pr >= 0].tolist():
