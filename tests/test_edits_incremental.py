@@ -473,6 +473,44 @@ def test_painted_occlusion_after_adds_removals_reparents_and_replies_is_carried(
     assert [p for p, ok in taken if ok] == ["_reshape", "_advance", "_reshape", "_reshape", "_reshape", "_reshape"]
 
 
+def test_unbound_ends_carried_through_an_add_and_a_frame_move_are_transformed_again_where_their_row_moved(monkeypatch):
+    """An add, then the frame holding it moved and another frame's card moved, observed once: the
+    state is carried through the row map (``_reshape``); the unbound ends on rows whose page
+    transform changed are transformed again, the others keep their points; the touches they make
+    and the whole state are a fresh canvas's, and the next move splices tables by the kept keys."""
+    c = diagram_workspace(2000, seed=7)
+    observe(c, VIEW).to_json()
+    old = obs_mod._page_state(c, c.current_page)
+    assert old.ends is not None
+    names = old.pg.ids
+    ends_before = {(names[r], t): (x, y) for r, t, x, y in zip(old.ends.rows.tolist(), old.ends.term.tolist(),
+                                                                old.ends.x.tolist(), old.ends.y.tolist())}
+    taken = _paths(monkeypatch, c)
+    again: List[int] = []
+    real = obs_mod._ends_xy
+    monkeypatch.setattr(obs_mod, "_ends_xy", lambda pg, er, lxy: again.append(len(er)) or real(pg, er, lxy))
+    frame = next(nid for nid, nd in c.nodes.items() if nd.type == "frame"
+                 and any(c.nodes[k].type == "arrow" for k in c.children(nid)))
+    c.add({"id": "added", "type": "geo", "parent": "f0", "x": 600.0, "y": 500.0, "w": 160.0, "h": 80.0})
+    c.update(frame, x=c.nodes[frame].x + 7.0)
+    c.update("f1c2", x=c.nodes["f1c2"].x + 3.0)
+    assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+    assert [p for p, ok in taken if ok] == ["_reshape"]
+    st_ = obs_mod._page_state(c, c.current_page)
+    assert st_.ends is not None
+    names = st_.pg.ids
+    now = {(names[r], t): (x, y) for r, t, x, y in zip(st_.ends.rows.tolist(), st_.ends.term.tolist(),
+                                                       st_.ends.x.tolist(), st_.ends.y.tolist())}
+    assert now.keys() == ends_before.keys()
+    moved = sum(now[k] != ends_before[k] for k in now)
+    assert 0 < moved < len(now) and again and again[0] < len(now)
+    _check_state(c)
+    c.update("f0c3", x=c.nodes["f0c3"].x + 1.0)
+    assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+    assert [p for p, ok in taken if ok] == ["_reshape", "_advance"]
+    _check_state(c)
+
+
 def test_an_add_or_a_removal_extends_the_canvas_columns_in_place(monkeypatch):
     """An add and a removal write the canvas's record, parent and index lists in place; an add
     extends the id list and row map in place too while no caller was handed them (a removal,
@@ -906,6 +944,9 @@ def _check_state(c: Canvas) -> None:
         assert np.array_equal(np.sort(xp), np.arange(len(want.ends.x)))
         assert _same_bits(xs, np.sort(want.ends.x)) and _same_bits(want.ends.x[xp], xs)
     assert all(np.array_equal(a, b) for a, b in zip(got.bindings, want.bindings))
+    if got.index_boxes is not None:  # the positions the carried index answers for with another box: exactly the stale ones
+        ne = obs_mod._pairs_view(got.sb) != obs_mod._pairs_view(got.index_boxes)
+        assert np.array_equal(got.stale, np.flatnonzero(ne[:, 0] | ne[:, 1]))
     assert got.tables and set(got.tables) <= set(want.tables)  # (the fresh one was observed with every tolerance)
     for key, tg in got.tables.items():
         for name in ("inside", "overlaps", "touches", "near", "aligned"):
@@ -1552,19 +1593,28 @@ def test_touching_ends_are_found_in_the_ends_sorted_by_x(monkeypatch):
 def test_runs_found_in_one_strip_are_the_grown_runs(kind, tol, data):
     """The runs of one kind found in one strip query around several values (``_StripRuns``) are those
     ``_grow_run`` grows from each value alone: a value's own, one between boxes, ranges, and values
-    far from the others (the strip is wide: runs near its edge are grown again)."""
+    far from the others (the strip is wide: runs near its edge are grown again). The same with the
+    candidates of a strip query of the kind's axis handed in (``strip``: one query shared by the
+    three kinds of an axis), wider than the kind's window or not holding it (then queried again)."""
     c = _strip_page()
     st_ = obs_mod._page_state(c, c.current_page)
     vals = obs_mod._line_values(st_.sb, kind)
     pick = st.one_of(st.sampled_from(vals.tolist()), st.floats(-200.0, 6000.0, allow_nan=False))
     seeds = data.draw(st.lists(pick, min_size=1, max_size=6))
     runs = obs_mod._StripRuns(st_, kind, seeds, tol)
+    reach = 64.0 * tol + 1.0
+    slo = min(seeds) - reach - data.draw(st.floats(-20.0, 400.0))
+    shi = max(seeds) + reach + data.draw(st.floats(-20.0, 400.0))
+    strip = (slo, shi, obs_mod._strip_hits(st_, int(kind >= 3), slo, shi))
+    shared = obs_mod._StripRuns(st_, kind, seeds, tol, strip)
     for x in seeds + data.draw(st.lists(pick, max_size=3)):
         w = data.draw(st.floats(0.0, 50.0))
         for lo, hi in ((x, x), (x, x + w)):
             got, want = runs.run(lo, hi), obs_mod._grow_run(st_, kind, lo, hi, tol)
-            assert got is not None and want is not None
+            also = shared.run(lo, hi)
+            assert got is not None and want is not None and also is not None
             assert np.array_equal(np.sort(got), np.sort(want))
+            assert np.array_equal(np.sort(also), np.sort(want))
 
 
 _STRIP_PAGE: List[Canvas] = []

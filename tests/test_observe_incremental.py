@@ -281,6 +281,9 @@ def test_rows_carried_by_runs_equal_a_gather(mapped, seed, nan):
         for s, d in zip(src, dst):
             want[d] = a[s]
         assert np.array_equal(out, want, equal_nan=True)
+        flags = np.ones(max(m, 1), bool)
+        OBS._set_rows(flags, dst, r, False)
+        assert flags.tolist() == [i not in set(dst.tolist()) for i in range(max(m, 1))]
 
 
 def test_a_map_of_more_runs_than_the_limit_is_gathered():

@@ -1686,14 +1686,19 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     ok = r2 >= 0
     every = bool(ok.all())  # no row removed: the kept rows' columns are read whole, not through ``ok``
     new_of_kept = pg.page_pos[r2] if every else pg.page_pos[r2[ok]]  # new page row of each kept old row
-    omap[:-1][ok] = new_of_kept
+    if every:
+        omap[:-1] = new_of_kept
+    else:
+        omap[:-1][ok] = new_of_kept
     if (new_of_kept < 0).any():
         return None  # a row that left the page
+    kept_old = np.arange(len(r2)) if every else np.flatnonzero(ok)
+    kruns = _runs(kept_old, new_of_kept)  # the kept rows' columns carried by slices where they form few runs
     is_new = np.ones(n, bool)
-    is_new[new_of_kept] = False
+    _set_rows(is_new, new_of_kept, kruns, False)
     types = pg.types
     solid = np.zeros(n, bool)  # carried; the new rows' read from their types
-    solid[new_of_kept] = old.solid if every else old.solid[ok]
+    _put_rows(solid, new_of_kept, old.solid, kept_old, kruns)
     fresh = np.flatnonzero(is_new)
     t_new = types[fresh]
     solid[fresh] = ~(np.isin(t_new, list(CONNECTOR_TYPES)) | (t_new == "group"))
@@ -1709,7 +1714,15 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     skp = smap[kp]
     sruns = _runs(kp, skp)
     shifted = _tree_moved(pg, opg, omap, ok, rec, new_of_kept)
-    moved_mask = _rows_differ(old.sb, kp, sb, skp, sruns)
+    # the kept rows whose box changed, compared once for the solid positions and the painted occlusion
+    # (a solid position's box is its row's)
+    differ = _rows_differ(opg.boxes, kept_old, pg.boxes, new_of_kept, kruns)
+    if every:
+        by_row = differ
+    else:
+        by_row = np.zeros(len(ok), bool)
+        by_row[kept_old] = differ
+    moved_mask = by_row[old.sub[kp]]
     if shifted is not None:
         moved_mask |= shifted[sub[skp]]
     moved = kp[moved_mask]
@@ -1718,6 +1731,9 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     if len(changed) > _MAX_CHANGED:
         return None
     before = np.concatenate([old.sb[moved], sb[added]])
+    if len(added) and len(moved):  # sorted, as the keyed updates find pairs by row (the others read a set)
+        o = np.argsort(changed, kind="stable")
+        changed, before = changed[o], before[o]
     gone_boxes = old.sb[~kept]
     bindings, rebound_rows = _carried_bindings(canvas, old, omap, pg, rebound, shifted is not None)
     if bindings is None:
@@ -1736,17 +1752,22 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     # the index keeps answering through the map; new and moved positions are stale
     st.index = old.index
     st.index_map = smap if old.index_map is None else np.where(old.index_map >= 0, smap[np.maximum(old.index_map, 0)], -1)
-    ib = np.full((len(sub), 4), np.nan)  # the index's box of each position now (NaN: none, a new row)
+    ib = np.empty((len(sub), 4))  # the index's box of each position now (NaN: none, a new row)
     _put_rows(ib, skp, old.index_boxes, kp, sruns)  # type: ignore[arg-type]
+    ib[added] = np.nan  # (the kept positions and the new ones are every position: a kept row keeps its type)
     st.index_boxes = ib
-    ne = _pairs_view(sb) != _pairs_view(ib)
-    stale = np.flatnonzero(ne[:, 0] | ne[:, 1])
+    # a kept position's box differs from the index's only where it did before (``old.stale``) or where
+    # it moved since: those and the new positions are the candidates
+    was_stale = smap[old.stale]
+    cand = unique(np.concatenate([was_stale[was_stale >= 0], smap[moved], added]).astype(np.int64))
+    ne = _pairs_view(sb[cand]) != _pairs_view(ib[cand])
+    stale = cand[ne[:, 0] | ne[:, 1]]
     if len(stale) > _MAX_STALE:
         return None
     st.stale = stale
     if old.paints is not None:
         col = np.full(n, -1, np.int8)
-        col[new_of_kept] = old.paints[1] if every else old.paints[1][ok]
+        _put_rows(col, new_of_kept, old.paints[1], kept_old, kruns)
         if rec is not None and len(rec):
             pr = pg.page_pos[rec]
             col[pr[pr >= 0]] = -1
@@ -1755,24 +1776,31 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     e = old.ends
     er = omap[e.rows]
     keep_e = er >= 0
-    redo_mask = np.zeros(n, bool)
-    redo_mask[fresh[t_new == "arrow"]] = True
+    read_again = [fresh[t_new == "arrow"], rebound_rows]  # the arrows whose ends are read again
     if rec is not None and len(rec):
         pr = pg.page_pos[rec]
         pr = pr[pr >= 0]
-        redo_mask[pr[types[pr] == "arrow"]] = True
-    redo_mask[rebound_rows] = True
-    keep_e &= ~redo_mask[np.maximum(er, 0)]  # an arrow now bound at both ends keeps none
-    redo_mask &= ~(st.bound_end[:, 0] & st.bound_end[:, 1])
-    redo = np.flatnonzero(redo_mask)
+        read_again.append(pr[types[pr] == "arrow"])
+    redo = unique(np.concatenate(read_again).astype(np.int64))
+    if len(redo):
+        keep_e &= ~np.isin(er, redo)  # an arrow now bound at both ends keeps none
+        redo = redo[~(st.bound_end[redo, 0] & st.bound_end[redo, 1])]
     er0, et0, lxy0 = er[keep_e], e.term[keep_e], e.local[keep_e]
     rr, rt, rl = _local_ends(canvas, pg, st.bound_end, redo)
     if not len(rr) and bool((er0[1:] >= er0[:-1]).all()):
         # no end read again and the kept ones in their order (the rows they are on keep theirs):
-        # already sorted, each compared with its own previous point
-        ex, ey = _ends_xy(pg, er0, lxy0)
+        # already sorted, each compared with its own previous point. A kept end whose row keeps its
+        # page transform keeps its point (the same local point, the same arithmetic): only the others
+        # are transformed again
+        ox, oy = e.x[keep_e], e.y[keep_e]
+        ro = e.rows[keep_e]
+        again = np.flatnonzero((pg.px[er0] != opg.px[ro]) | (pg.py[er0] != opg.py[ro])
+                               | (pg.rotation[er0] != opg.rotation[ro]))
+        nx, ny = _ends_xy(pg, er0[again], lxy0[again])
+        moved_xy = again[(ox[again] != nx) | (oy[again] != ny)]
+        ex, ey = ox, oy  # (copies: gathered through the mask)
+        ex[again], ey[again] = nx, ny
         st.ends = _Ends(er0, et0, lxy0, ex, ey)
-        moved_xy = (e.x[keep_e] != ex) | (e.y[keep_e] != ey)
         moved_ends = unique(np.concatenate([redo, rebound_rows, er0[moved_xy]]))
     else:
         er = np.concatenate([er0, rr])
@@ -1800,17 +1828,23 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         ci, co = omap[tb.inside[0]], omap[tb.inside[1]]
         orphan = ci[(ci >= 0) & (co < 0)]
         inside = (ci, co) if none_gone else (ci[(ci >= 0) & (co >= 0)], co[(ci >= 0) & (co >= 0)])
+        # the tables carried through a row map that keeps the rows' order stay sorted by key: the
+        # updates splice them at the pairs of the changed rows (the removed rows' pairs are gone
+        # already) and keep the keys for the next version's; otherwise they sort
+        keys: Dict[str, np.ndarray] = {}
         st.tables[key] = _PageTables(
             _inside_update(st, inside, changed, subpos[orphan]),
-            _overlaps_update(st, live(*tb.overlaps), changed),
+            _overlaps_update(st, live(*tb.overlaps), changed, before, None, keys),
             _touches_update(st, live(*tb.touches), changed, moved_ends, touch_tol),
             _near_update(st, live(*tb.near), changed, np.concatenate([before, gone_boxes]),
-                         near_gap),
+                         near_gap, None, keys),
             _aligned_update(st, old, live(*tb.aligned), changed, before, align_tol,
-                            gone_boxes),
+                            gone_boxes, None, keys),
+            keys=keys,
         )
     if old.occ_memo:
-        _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows, new_of_kept)
+        _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows, new_of_kept, kept_old, kruns,
+                                 differ)
     return st
 
 
@@ -1835,6 +1869,16 @@ def _runs(src: np.ndarray, dst: np.ndarray) -> Optional[np.ndarray]:
     if len(cut) >= _MAX_RUNS:
         return None
     return np.concatenate([[0], cut, [len(src)]]).astype(np.int64)
+
+
+def _set_rows(out: np.ndarray, dst: np.ndarray, runs: Optional[np.ndarray], value: Any) -> None:
+    """``out[dst] = value`` along the first axis, slice by slice over ``runs`` (see :func:`_runs`)."""
+    if runs is None:
+        out[dst] = value
+        return
+    for i, j in zip(runs[:-1].tolist(), runs[1:].tolist()):
+        d = int(dst[i])
+        out[d:d + j - i] = value
 
 
 def _put_rows(out: np.ndarray, dst: np.ndarray, a: np.ndarray, src: np.ndarray, runs: Optional[np.ndarray]) -> None:
@@ -1864,22 +1908,30 @@ def _rows_differ(a: np.ndarray, src: np.ndarray, b: np.ndarray, dst: np.ndarray,
 
 def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, ok: np.ndarray, fresh: np.ndarray,
                              rec: Optional[np.ndarray], shifted: Optional[np.ndarray],
-                             rebound_rows: np.ndarray, new: Optional[np.ndarray] = None) -> None:
+                             rebound_rows: np.ndarray, new: Optional[np.ndarray] = None,
+                             kept_old: Optional[np.ndarray] = None, runs: Optional[np.ndarray] = None,
+                             differ: Optional[np.ndarray] = None) -> None:
     """Let ``st`` (a later version of ``old``'s page, rows mapped by ``omap``) compute the painted
     occluders again only where the versions between reach, as after a move: the new rows, the kept
     rows whose box changed, the subtrees of the rows whose record was replaced, the rows that
     moved in the tree and the rebound connectors are the dirty ones; the removed rows' boxes
-    count as boxes left. ``new``: ``omap[:-1][ok]``, when the caller has it."""
+    count as boxes left. ``new``: ``omap[:-1][ok]``, when the caller has it; ``kept_old`` and
+    ``runs``: ``flatnonzero(ok)`` and the runs of it to ``new`` (see :func:`_runs`), with ``new``;
+    ``differ``: whether each kept row's box changed (:func:`_rows_differ`), with them."""
     pg, opg = st.pg, old.pg
     n = len(pg.ids)
-    kept_old = np.flatnonzero(ok)
-    if new is None:
+    if new is None or kept_old is None:
+        kept_old = np.flatnonzero(ok)
         new = omap[:-1][ok]  # new page row of each kept old row
+        runs = _runs(kept_old, new)
+        differ = None
+    if differ is None:
+        differ = _rows_differ(opg.boxes, kept_old, pg.boxes, new, runs)
     dirty = np.zeros(n, bool)
     dirty[fresh] = True
     # a kept row's other inputs (type, opacity, flags, transform, frames) change only with its own
     # record or an ancestor's (the subtrees below), or with its place in the tree (``shifted``)
-    dirty[new[_rows_differ(opg.boxes, kept_old, pg.boxes, new, _runs(kept_old, new))]] = True
+    dirty[new[differ]] = True
     if rec is not None and len(rec):
         pr = pg.page_pos[rec]
         for r in pr[pr >= 0].tolist():
@@ -1910,7 +1962,7 @@ def _tree_moved(pg: _Page, opg: _Page, omap: np.ndarray, ok: np.ndarray,
     if new is None:
         new = omap[:-1][ok]  # new page row of each kept old row, in old page order
     op = opg.parent if len(new) == len(ok) else opg.parent[ok]
-    was = np.where(op >= 0, omap[np.maximum(op, 0)], -1)
+    was = omap[op]  # (-1, on the page, reads the last slot: -1)
     moved = new[pg.parent[new] != was]
     if not len(new) or (not len(moved) and bool((new[1:] > new[:-1]).all())):
         return None
@@ -2350,15 +2402,27 @@ def _line_values(sb: np.ndarray, kind: int) -> np.ndarray:
 _BIG = float(np.finfo(np.float64).max)
 
 
-def _window(st: _PageState, kind: int, lo: float, hi: float) -> Tuple[np.ndarray, np.ndarray]:
+def _strip_hits(st: _PageState, axis: int, lo: float, hi: float) -> np.ndarray:
+    """Solid positions whose box meets the strip x in [lo, hi] (``axis`` 0) or y in [lo, hi] (1), each once."""
+    q = [lo, -_BIG, hi, _BIG] if axis == 0 else [-_BIG, lo, _BIG, hi]
+    i, _ = _closed_hits(st, np.array([q]))  # one query: each position once
+    return i
+
+
+def _window(st: _PageState, kind: int, lo: float, hi: float,
+            strip: Optional[Tuple[float, float, np.ndarray]] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Solid positions whose line value of kind ``kind`` lies in [lo, hi] (each once), and those values.
 
     A box's left, centre and right values lie within its x extent (its top, middle and
     bottom within its y extent), so every such box meets the strip x in [lo, hi] (y in
-    [lo, hi]): the index gives the candidates, the values decide.
+    [lo, hi]): the index gives the candidates, the values decide. ``strip``: (lo, hi, the
+    positions :func:`_strip_hits` gives for that strip of the kind's axis), used when it holds
+    [lo, hi] (the same positions, in another order).
     """
-    q = [lo, -_BIG, hi, _BIG] if kind < 3 else [-_BIG, lo, _BIG, hi]
-    i, _ = _closed_hits(st, np.array([q]))  # one query: each position once
+    if strip is not None and strip[0] <= lo and hi <= strip[1]:
+        i = strip[2]
+    else:
+        i = _strip_hits(st, int(kind >= 3), lo, hi)
     w = _line_values(st.sb[i], kind)
     m = (w >= lo) & (w <= hi)
     return i[m], w[m]
@@ -2424,7 +2488,8 @@ class _StripRuns:
     by :func:`_grow_run` instead, so each run is the one :func:`_grow_run` gives (a run away from the
     strip's edges has its outside neighbours in the strip, more than ``tol`` away)."""
 
-    def __init__(self, st: _PageState, kind: int, values: List[float], tol: float) -> None:
+    def __init__(self, st: _PageState, kind: int, values: List[float], tol: float,
+                 strip: Optional[Tuple[float, float, np.ndarray]] = None) -> None:
         self.st, self.kind, self.tol = st, kind, tol
         self.pos: Optional[np.ndarray] = None
         self.s = np.zeros(0)
@@ -2433,7 +2498,7 @@ class _StripRuns:
         if values:
             lo, hi = min(values) - reach, max(values) + reach
             if math.isfinite(lo) and math.isfinite(hi):
-                cand, w = _window(st, kind, lo, hi)
+                cand, w = _window(st, kind, lo, hi, strip)
                 o = np.argsort(w, kind="stable")
                 self.pos, self.s, self.lo, self.hi = cand[o], w[o], lo, hi
 
@@ -2535,6 +2600,26 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     one = len(changed) == 1 and not len(gone)
     if lines is not None and (len(gone) or not np.isfinite(sb[changed]).all()):
         lines = None
+    # the strips of the kinds found by strip queries: one query per axis and state, around the values
+    # of its three kinds (each kind's window is inside it; see _StripRuns)
+    sought = [kind for kind in range(6) if lines is None or lines[kind] is None]
+    now_x: Dict[int, List[float]] = {}
+    then_x: Dict[int, List[float]] = {}
+    for kind in sought:
+        c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
+        left_x = np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist()
+        now_x[kind] = c_new.tolist() + left_x
+        if left_x and not one:
+            then_x[kind] = left_x
+    strips: Dict[Tuple[int, int], Tuple[float, float, np.ndarray]] = {}
+    reach = 64.0 * tol + 1.0
+    for which, state, xs in ((0, st, now_x), (1, old_st, then_x)):
+        for axis in (0, 1):
+            vals = [v for kind, got in xs.items() if (kind >= 3) == axis for v in got]
+            if vals:
+                lo, hi = min(vals) - reach, max(vals) + reach
+                if math.isfinite(lo) and math.isfinite(hi):
+                    strips[which, axis] = (lo, hi, _strip_hits(state, axis, lo, hi))
     for kind in range(6):
         c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
         parts: List[np.ndarray] = []
@@ -2550,8 +2635,9 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             continue
         # the runs around the changed values, in one strip query per state and kind
         left_x = np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist()
-        now_runs = _StripRuns(st, kind, c_new.tolist() + left_x, tol)
-        then_runs = _StripRuns(old_st, kind, left_x, tol) if left_x and not one else None
+        ax = int(kind >= 3)
+        now_runs = _StripRuns(st, kind, c_new.tolist() + left_x, tol, strips.get((0, ax)))
+        then_runs = _StripRuns(old_st, kind, left_x, tol, strips.get((1, ax))) if left_x and not one else None
         for x in c_new.tolist():  # the lines a changed box joins
             if any(lo <= x <= hi for lo, hi in spans):
                 continue
