@@ -552,6 +552,21 @@ def test_an_add_or_a_removal_extends_the_canvas_columns_in_place(monkeypatch):
     assert_fresh(c)
 
 
+def test_removing_a_bound_target_keeps_the_derivation_the_canvas_own():
+    """A removal that unbinds arrows reads their ends from the current derivation without handing it
+    out: the next derivation may still write into its columns, and the observation is a fresh
+    canvas's."""
+    c = diagram_workspace(300, seed=7)
+    observe(c, VIEW).to_json()
+    target = next(iter(c.bindings.values())).to_id
+    before = c._derived
+    assert before is not None and before.owned
+    c.remove(target)
+    assert c._prev is before and before.owned and not c._ids_out
+    assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+    assert_fresh(c)
+
+
 @pytest.mark.parametrize("steps", [
     [(("remove", 512459), False), (("reparent", 320, 384, "b05"), True), (("reply", 5646), True)],
     [(("remove", 512459), False), (("unbind", 242020), True), (("reparent", 187649, 90521, None), False),
@@ -1604,7 +1619,7 @@ def test_runs_found_in_one_strip_are_the_grown_runs(kind, tol, data):
     runs = obs_mod._StripRuns(st_, kind, seeds, tol)
     reach = 64.0 * tol + 1.0
     slo = min(seeds) - reach - data.draw(st.floats(-20.0, 400.0))
-    shi = max(seeds) + reach + data.draw(st.floats(-20.0, 400.0))
+    shi = max(slo, max(seeds) + reach + data.draw(st.floats(-20.0, 400.0)))  # a strip, if narrowed, not inverted
     strip = (slo, shi, obs_mod._strip_hits(st_, int(kind >= 3), slo, shi))
     shared = obs_mod._StripRuns(st_, kind, seeds, tol, strip)
     for x in seeds + data.draw(st.lists(pick, max_size=3)):

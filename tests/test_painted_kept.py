@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 import sys
-from typing import Any, List
+from typing import Any, Dict, List
 
 import numpy as np
 import pytest
@@ -81,7 +81,9 @@ def assert_kept_pieces_fresh(c: Canvas) -> None:
         got = OBS._page_outline_kept(c, pg, r)
         assert bits(got) == bits(OBS._page_outline_of(c, pg, r)), pg.ids[r]
         assert not got.flags.writeable
-    terms = s.terms_by_arrow(c)
+    terms: Dict[str, Dict[str, Any]] = {}  # every binding scanned: the last per terminal, as a dict keeps
+    for b in c._bindings.values():
+        terms.setdefault(b.from_id, {})[b.terminal] = b
     for nid in pg.ids:
         if c.nodes[nid].type in ("arrow", "line"):
             assert OBS._terms_of(c, nid) == terms.get(nid, {}), nid  # the index's read, the scan's

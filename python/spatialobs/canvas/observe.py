@@ -337,7 +337,6 @@ class _PageState:
     paints: Optional[Tuple[float, np.ndarray]] = None
     #: straight connectors' page segments by row (None: not one segment), filled as asked
     segments: Dict[int, Optional[Tuple[float, float, float, float]]] = field(default_factory=dict)
-    _terms: Optional[Dict[str, Dict[str, Any]]] = None
     #: the painted occluders per (viewport box, min opacity): (rows in view, occluder per row);
     #: see :func:`_painted_occluders_kept`
     occ_memo: Dict[Tuple[Any, ...], Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
@@ -349,16 +348,6 @@ class _PageState:
     #: kinds per version, then moved in place from version to version
     lines: Optional[List[Optional[Tuple[np.ndarray, np.ndarray]]]] = None
     advanced: bool = False  # reached by :func:`_advance` from the previous version
-
-    def terms_by_arrow(self, canvas: Canvas) -> Dict[str, Dict[str, Any]]:
-        """The canvas's bindings by connector id and terminal (read once per state, and
-        carried to the next version's state while no binding was written)."""
-        if self._terms is None:
-            out: Dict[str, Dict[str, Any]] = {}
-            for b in canvas._bindings.values():
-                out.setdefault(b.from_id, {})[b.terminal] = b  # the last per terminal, as a dict of them keeps
-            self._terms = out
-        return self._terms
 
     def bindings_by_target(self) -> np.ndarray:
         """Positions of the bindings ordered by target row (stable), computed once per bindings."""
@@ -1124,8 +1113,8 @@ def _meeting_pairs(b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 
 def _terms_of(canvas: Canvas, connector: str) -> Dict[str, Any]:
     """A connector's bindings by terminal (the last per terminal in canvas order), read from the
-    canvas's binding index: the entry of :meth:`_PageState.terms_by_arrow` (its scan of every
-    binding is the twin) without building the map of every connector."""
+    canvas's binding index, without building the map of every connector (a scan of every
+    binding is the tests' twin)."""
     out: Dict[str, Any] = {}
     for b in canvas._bindings_of({connector}):
         out[b.terminal] = b
@@ -1546,7 +1535,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     st = _PageState(pg, old.solid, old.bindings, old.binding_writes, old.index, old.index_boxes, old.stale)
     st.sub, st.sb, st.bound_end, st.subpos = sub, sb, old.bound_end, old.subpos
     st.n_children, st.by_target = old.n_children, old.by_target
-    st.index_map, st._terms = old.index_map, old._terms
+    st.index_map = old.index_map
     if old.index is not None:
         cand = np.union1d(old.stale, changed)
         st.stale = cand[(sb[cand] != old.index_boxes[cand]).any(axis=1)]  # type: ignore[index]
@@ -1744,11 +1733,8 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     st.bound_end = np.zeros((n, 2), bool)
     st.bound_end[bf, bterm] = True
     st.n_children = int(np.count_nonzero(pg.parent >= 0))
-    if rebound or shifted is not None:
-        st._terms = _carried_terms(canvas, old._terms, rebound)
-    else:
+    if not rebound and shifted is None:
         st.by_target = old.by_target
-        st._terms = old._terms
     # the index keeps answering through the map; new and moved positions are stale
     st.index = old.index
     st.index_map = smap if old.index_map is None else np.where(old.index_map >= 0, smap[np.maximum(old.index_map, 0)], -1)
@@ -2007,27 +1993,6 @@ def _carried_bindings(canvas: Canvas, old: _PageState, omap: np.ndarray, pg: _Pa
     bterm = np.concatenate([bterm[live], nterm[ok]])
     o = np.lexsort((bterm, bt, bf))
     return (bf[o], bt[o], bterm[o]), again
-
-
-def _carried_terms(canvas: Canvas, terms: Optional[Dict[str, Dict[str, Any]]],
-                   rebound: Optional[AbstractSet[str]]) -> Optional[Dict[str, Dict[str, Any]]]:
-    """The bindings by connector and terminal (see :meth:`_PageState.terms_by_arrow`) with the
-    ``rebound`` connectors' read again (in canvas order of the bindings: the last per terminal)."""
-    if terms is None or not rebound:
-        return terms
-    out = dict(terms)
-    index = canvas._binding_index()
-    for i in rebound:
-        own = sorted(index.by_from.get(i, ()), key=index.seq.__getitem__)
-        if own:
-            t: Dict[str, Any] = {}
-            for bid in own:
-                b = canvas._bindings[bid]
-                t[b.terminal] = b
-            out[i] = t
-        else:
-            out.pop(i, None)
-    return out
 
 
 def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

@@ -2427,7 +2427,9 @@ def _arrow_inputs(canvas: Any, arrow_id: str) -> Tuple[Any, Xf, Optional[Termina
     """What :func:`resolve_arrow` takes for one arrow of a canvas: its record, page transform and terminals."""
     from spatialobs._errors import InvalidInputError, OutOfRangeError
 
-    d = canvas.geometry()
+    # read, not handed out: nothing below keeps the derivation, so the next one may still write
+    # into its columns (a removal that unbinds arrows would otherwise make it copy them)
+    d = canvas._geometry() if hasattr(canvas, "_geometry") else canvas.geometry()
     r = d.row.get(arrow_id)
     if r is None:
         raise OutOfRangeError(f"no node with id {arrow_id!r}")
