@@ -103,6 +103,36 @@ cdef object _new_slot(batch, object r, object node, object arrowhead, dict slots
     return k
 
 
+cdef object _terminal_columns(object batch, object props, str name, object nd, object b, object t, object head,
+                              dict slots, dict bare, object point, list points, list anchor_l, list precise,
+                              list exact, dict stroke_sizes, frozenset own_outline, dict geo_kinds,
+                              frozenset geo_curved):
+    """One terminal of a plain arrow into the batch's columns (``_StraightBatch.add``): its stored
+    point when unbound (``nd`` None), else its target's outline slot, anchor and flags; the slot
+    (0 when unbound)."""
+    cdef object a, k
+    if nd is None:
+        a = point(props.get(name))
+        points.append(a[0])
+        points.append(a[1])
+        anchor_l.append(0.0)
+        anchor_l.append(0.0)
+        precise.append(False)
+        exact.append(False)
+        return 0
+    k = slots.get(t) if (head or nd.type != "text") else bare.get(t)
+    if k is None:
+        k = _new_slot(batch, t, nd, head, slots, stroke_sizes, own_outline, geo_kinds, geo_curved)
+    points.append(0.0)
+    points.append(0.0)
+    a = b.anchor
+    anchor_l.append(float(a[0]))
+    anchor_l.append(float(a[1]))
+    precise.append(bool(b.precise))
+    exact.append(bool(b.props.get("isExact", False)) if b.props else False)
+    return k
+
+
 def resolve_all(d, list nodes, dict by_arrow, previous, dict kept, twins, batch, frames, shared,
                 resolve_one, point, dict stroke_sizes, frozenset own_outline, dict geo_kinds, frozenset geo_curved):
     """The rows of ``by_arrow`` (all of them, in order) after resolving or gathering each arrow as
@@ -118,8 +148,8 @@ def resolve_all(d, list nodes, dict by_arrow, previous, dict kept, twins, batch,
     cdef list box_outline = batch.box_outline, anchor_l = batch.anchor, precise = batch.precise, exact = batch.exact
     cdef dict slots = batch.slots, bare = batch.bare
     slot_of = batch._slot
-    cdef object r, terms, nd, props, text, bend, key, axf, bs, be, s, e, h0, h1, a
-    cdef object ts, te, ks, ke, k
+    cdef object r, terms, nd, props, text, bend, key, axf, bs, be, s, e, h0, h1
+    cdef object ts, te, ks, ke
     cdef Py_ssize_t t
     for r, terms in by_arrow.items():
         changed.append(r)
@@ -165,46 +195,10 @@ def resolve_all(d, list nodes, dict by_arrow, previous, dict kept, twins, batch,
         stroke.append(stroke_sizes.get(str(props.get("size", "m")), 3.5))
         heads_l.append(h0)
         heads_l.append(h1)
-        if s is None:
-            a = point(props.get("start"))
-            points.append(a[0])
-            points.append(a[1])
-            anchor_l.append(0.0)
-            anchor_l.append(0.0)
-            precise.append(False)
-            exact.append(False)
-            ks = 0
-        else:
-            k = slots.get(ts) if (h0 or s.type != "text") else bare.get(ts)
-            ks = k if k is not None else _new_slot(batch, ts, s, h0, slots, stroke_sizes, own_outline,
-                                                   geo_kinds, geo_curved)
-            points.append(0.0)
-            points.append(0.0)
-            a = bs.anchor
-            anchor_l.append(float(a[0]))
-            anchor_l.append(float(a[1]))
-            precise.append(bool(bs.precise))
-            exact.append(bool(bs.props.get("isExact", False)) if bs.props else False)
-        if e is None:
-            a = point(props.get("end"))
-            points.append(a[0])
-            points.append(a[1])
-            anchor_l.append(0.0)
-            anchor_l.append(0.0)
-            precise.append(False)
-            exact.append(False)
-            ke = 0
-        else:
-            k = slots.get(te) if (h1 or e.type != "text") else bare.get(te)
-            ke = k if k is not None else _new_slot(batch, te, e, h1, slots, stroke_sizes, own_outline,
-                                                   geo_kinds, geo_curved)
-            points.append(0.0)
-            points.append(0.0)
-            a = be.anchor
-            anchor_l.append(float(a[0]))
-            anchor_l.append(float(a[1]))
-            precise.append(bool(be.precise))
-            exact.append(bool(be.props.get("isExact", False)) if be.props else False)
+        ks = _terminal_columns(batch, props, "start", s, bs, ts, h0, slots, bare, point, points, anchor_l, precise,
+                               exact, stroke_sizes, own_outline, geo_kinds, geo_curved)
+        ke = _terminal_columns(batch, props, "end", e, be, te, h1, slots, bare, point, points, anchor_l, precise,
+                               exact, stroke_sizes, own_outline, geo_kinds, geo_curved)
         target.append(ts)
         target.append(te)
         outline.append(ks)
