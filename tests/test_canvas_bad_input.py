@@ -320,6 +320,20 @@ def test_an_arc_of_any_size_is_sampled_with_bounded_memory():
     assert len(arc_vertices((0.0, 0.0), (10.0, 0.0), (-10.0, 0.0), 1, 1)) == 9
 
 
+@pytest.mark.parametrize("w, h, name, shown", [(1.0, 1.5e155, "h", "1.5e+155"), (float("nan"), 1.0, "w", "nan"),
+                                                (1.0, float("inf"), "h", "inf"), (True, 1.0, "w", "True"),
+                                                ("3", 2.0, "w", "'3'"), (-2.0**51, 1.0, "w", "-2251799813685248.0")])
+def test_an_outline_of_a_size_no_canvas_holds_is_refused(w, h, name, shown):
+    # an ellipse 1.5e155 long took tldraw's arc sampling to NaN and a bare ValueError; the canvas's
+    # limits keep such sizes out of documents, and a direct call is refused the same way
+    from spatialobs.canvas.document.arrows import target_outline
+
+    with pytest.raises(InvalidInputError) as exc:
+        target_outline("geo", {"geo": "ellipse"}, w, h)
+    assert str(exc.value) == (f"target_outline: {name} must be a finite number of magnitude at most 1.1259e+15 "
+                              f"(CanvasLimits.max_coordinate), got {shown}")
+
+
 @pytest.mark.parametrize("w, h, size", [(1.0, 2.0**50, "s"), (2.0**50, 2.0**50, "xl"), (2.0**50, 1.0, "m"),
                                          (100.0, 1e6, "s")])
 def test_a_cloud_of_any_size_is_outlined_with_bounded_work(w, h, size):

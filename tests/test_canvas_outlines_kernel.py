@@ -167,7 +167,7 @@ def test_diagram_targets_are_built_by_the_kernel(monkeypatch):
     from spatialobs.canvas.scenarios.handoff import diagram_workspace
 
     called = []
-    monkeypatch.setattr(A, "target_outline", lambda *a, **k: called.append(a[0]))
+    monkeypatch.setattr(A, "_target_outline", lambda *a, **k: called.append(a[0]))
     monkeypatch.setattr(A, "_OUTLINES", {})
     diagram_workspace(2000, seed=7).geometry()
     assert called == []  # every target is a rectangle card: none built in Python

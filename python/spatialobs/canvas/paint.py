@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from spatialobs.canvas.document.arrows import target_outline
+from spatialobs.canvas.document.arrows import _target_outline
 
 __all__ = ["paints_interior", "fills_area", "fill_alpha", "local_outline", "to_page", "clip_convex", "box_polygon",
            "straight_segment", "straight_segment_kept", "stroke_and_heads", "along_stroke", "OCCLUSION_MODES"]
@@ -189,9 +189,9 @@ def local_outline(node: Any) -> np.ndarray:
     if node.type == "geo" and w > 0 and h > 0:
         pts = _box_outline(node.props, w, h)
         if pts is None:
-            pts = [(float(x), float(y)) for x, y in target_outline("geo", node.props, w, h, node.id).points]
+            pts = [(float(x), float(y)) for x, y in _target_outline("geo", node.props, w, h, node.id).points]
     elif node.type in _KIND_OF and w > 0 and h > 0:
-        pts = [(float(x), float(y)) for x, y in target_outline("geo", {"geo": _KIND_OF[node.type]}, w, h, node.id).points]
+        pts = [(float(x), float(y)) for x, y in _target_outline("geo", {"geo": _KIND_OF[node.type]}, w, h, node.id).points]
     if pts and len(pts) > 3 and pts[-1] == pts[0]:
         pts = pts[:-1]  # a closed path repeats its first point
     if not pts or len(pts) < 3:

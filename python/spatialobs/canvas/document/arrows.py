@@ -49,7 +49,10 @@ from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, 
 import numpy as np
 
 from spatialobs import _core
+from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.document.sanitize import is_mapping
+from spatialobs.canvas.limits import current as current_limits
+from spatialobs.canvas.limits import echo
 from spatialobs.canvas.document.shapes import STROKE_SIZES, arc_centre
 
 __all__ = [
@@ -677,6 +680,12 @@ def target_outline(node_type: str, props: Mapping[str, Any], w: float, h: float,
         Whether the arrow terminal has a head; text widens its outline for
         terminals without one.
 
+    Raises
+    ------
+    InvalidInputError
+        When ``w`` or ``h`` is not a finite number of magnitude at most the canvas
+        limits' ``max_coordinate`` (2^50 by default), the sizes a canvas can hold.
+
     Examples
     --------
     >>> o = target_outline("geo", {"geo": "diamond"}, 100, 50)
@@ -685,6 +694,17 @@ def target_outline(node_type: str, props: Mapping[str, Any], w: float, h: float,
     >>> len(target_outline("geo", {"geo": "ellipse"}, 200, 100).points) > 16
     True
     """
+    big = current_limits().max_coordinate
+    for name, v in (("w", w), ("h", h)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not abs(v) <= big:
+            raise InvalidInputError(f"target_outline: {name} must be a finite number of magnitude at most {big:g} "
+                                    f"(CanvasLimits.max_coordinate), got {echo(v)}")
+    return _target_outline(node_type, props, w, h, node_id, arrowhead)
+
+
+def _target_outline(node_type: str, props: Mapping[str, Any], w: float, h: float,
+                    node_id: str = "", arrowhead: bool = True) -> Outline:
+    """:func:`target_outline` of sizes a canvas holds (its callers' are sanitized): unchecked."""
     half = _half_stroke(props)
     if node_type == "geo":
         gw, gh = max(1.0, w), max(1.0, h)
@@ -1276,7 +1296,7 @@ def _outline_of(node: Any, arrowhead: bool) -> Outline:
     hit = _OUTLINES.get(key)
     if hit is not None and hit[0] is node:
         return hit[1]
-    o = target_outline(node.type, node.props, float(node.w), float(node.h), node.id, arrowhead)
+    o = _target_outline(node.type, node.props, float(node.w), float(node.h), node.id, arrowhead)
     if len(_OUTLINES) >= _OUTLINES_MAX:
         _OUTLINES.clear()
     _OUTLINES[key] = (node, o)

@@ -20,7 +20,7 @@ import numpy as np
 
 from spatialobs._arrays import unique
 from spatialobs._errors import SpatialObsError
-from spatialobs.canvas.document.arrows import resolve_bound, target_outline
+from spatialobs.canvas.document.arrows import _target_outline, resolve_bound
 from spatialobs.canvas.document.records import Binding, Node, Page
 from spatialobs.canvas.document.shapes import POINT_TYPES, STRAIGHT_BEND, local_box
 from spatialobs.canvas.document.shapes import rotated_points_box
@@ -194,7 +194,7 @@ def _outline_boxes(box: np.ndarray, rows: np.ndarray, types: np.ndarray, nodes: 
         # tldraw bounds a geo shape by the vertices of its outline path (arcs sampled as it samples them)
         k = int(turned[j])
         x0, y0 = float(local[k, 0]), float(local[k, 1])
-        v = np.asarray(target_outline("geo", nd.props, float(local[k, 2]) - x0, float(local[k, 3]) - y0, nd.id).points,
+        v = np.asarray(_target_outline("geo", nd.props, float(local[k, 2]) - x0, float(local[k, 3]) - y0, nd.id).points,
                        dtype=np.float64).reshape(-1, 2)
         if not len(v):
             continue
