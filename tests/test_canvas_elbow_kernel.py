@@ -24,7 +24,9 @@ from spatialobs._errors import InvalidInputError
 from spatialobs.canvas import load
 from spatialobs.canvas.document import arrows as A
 from spatialobs.canvas.document import elbow as E
-from spatialobs.canvas.document.arrows import Outline, Terminal, target_outline
+from spatialobs.canvas.document.arrows import Outline, Terminal
+# the unchecked twin of target_outline: the kernels are held to their twins at sizes past the canvas limits too
+from spatialobs.canvas.document.arrows import _target_outline as target_outline
 from spatialobs.canvas.document.records import Binding, Node
 from spatialobs.canvas.observe import observe
 from tests.strategies import CONF, canvas_maker
