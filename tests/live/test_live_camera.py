@@ -104,6 +104,39 @@ def test_set_viewport_over_http_moves_the_live_view_and_the_next_observe(live, b
     pg.close()
 
 
+@pytest.mark.parametrize("editor", ["tldraw", "excalidraw"])
+def test_every_presence_the_service_gets_is_a_view_the_editor_shows(live, browser, editor, monkeypatch):
+    """No presence carries a view the editor is leaving: neither the default view before the loaded scene's
+    fit, nor the view before an agent's ``set_viewport`` (Excalidraw draws both with its next render)."""
+    base, service, root = live
+    name = f"cam-seen-{editor}"
+    file = f"{FRAMES}.tldr" if editor == "tldraw" else f"{BOARD}.excalidraw"
+    got: list = []
+    receive = service.live._presence
+
+    def spy(sess, msg):
+        got.append((sess.id, [float(msg["viewport"][k]) for k in ("x", "y", "w", "h")]))
+        return receive(sess, msg)
+
+    monkeypatch.setattr(service.live, "_presence", spy)
+    pg = open_page(live, browser, file, name)
+    sid = pg.evaluate("window.spatialobsLive.session")
+    shown = box(pg.evaluate("window.spatialobsLive.adapter.presence()")["viewport"])
+    wait_presence(service, name, shown)
+    mine = [v for s, v in got if s == sid]
+    assert mine and all(close(v, shown) for v in mine), (mine, shown)
+    del got[:]
+    page = service._doc(name).canvas.current_page
+    rep = api(base, "POST", f"/v1/documents/{name}/apply", {"ops": [{"op": "set_viewport", "x": 400, "y": 100, "zoom": 2}]})
+    want = box(rep["viewport"][page])
+    assert not close(want, shown)
+    wait_presence(service, name, want)
+    time.sleep(0.2)  # any later presence of this change has arrived
+    mine = [v for s, v in got if s == sid]
+    assert mine and all(close(v, want) for v in mine), (mine, want)
+    pg.close()
+
+
 def test_set_viewport_in_a_model_reply_moves_the_live_view(live, browser):
     base, service, root = live
     name = "cam-reply"

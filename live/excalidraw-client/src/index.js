@@ -32,6 +32,24 @@ function sortByIndex(elements) {
 	})
 }
 
+// Resolves once the editor has drawn what was just asked of it (its next change notification:
+// Excalidraw commits `updateScene` and `scrollToContent` with React's next render, so
+// `getAppState()` still reads the old view right after them), or after `ms` if nothing changed.
+function nextCommit(api, ms = 1000) {
+	return new Promise((resolve) => {
+		let off = null
+		const timer = setTimeout(() => {
+			if (off) off()
+			resolve(false)
+		}, ms)
+		off = api.onChange(() => {
+			clearTimeout(timer)
+			off()
+			resolve(true)
+		})
+	})
+}
+
 /** The editor adapter @spatialobs/live-sync drives (exported for custom setups and tests). */
 export function excalidrawAdapter(api, { fitOnLoad = false } = {}) {
 	let byId = null // id -> element of the scene, rebuilt when the scene changes
@@ -88,11 +106,14 @@ export function excalidrawAdapter(api, { fitOnLoad = false } = {}) {
 			}
 			if (app.viewBackgroundColor) appState.viewBackgroundColor = app.viewBackgroundColor
 			if (data.files && Object.keys(data.files).length) api.addFiles(Object.values(data.files))
+			// the first presence goes once load resolves: it must read the view the scene opens at
+			const committed = nextCommit(api)
 			api.updateScene({ elements, appState, captureUpdate: CaptureUpdateAction.NEVER })
 			api.history.clear()
 			if (fitOnLoad && appState.scrollX === undefined && elements.some((e) => !e.isDeleted)) {
 				api.scrollToContent(undefined, { fitToContent: true, animate: false })
 			}
+			await committed
 		},
 		apply(put, remove, { undoable }) {
 			const current = scene()
@@ -139,7 +160,9 @@ export function excalidrawAdapter(api, { fitOnLoad = false } = {}) {
 			}
 		},
 		// Show the page box `vp` (the scene has one page): the scroll is the negated scene point at the
-		// screen's top left, as presence() reads it back.
+		// screen's top left, as presence() reads it back. Returns false: the view is drawn with the
+		// next render, and its presence goes from the change notification then (read now, it would
+		// be the view before).
 		setViewport(_page, vp) {
 			const app = api.getAppState()
 			const f = fitViewport(vp, { w: app.width, h: app.height })
@@ -147,7 +170,7 @@ export function excalidrawAdapter(api, { fitOnLoad = false } = {}) {
 				appState: { scrollX: -f.x, scrollY: -f.y, zoom: { value: f.z } },
 				captureUpdate: CaptureUpdateAction.NEVER,
 			})
-			return true
+			return false
 		},
 		// The person's view as Excalidraw draws it: exportToBlob of the elements in view at the
 		// person's zoom, cut to the viewport (one image pixel per screen pixel).

@@ -599,7 +599,9 @@ export class LiveSync {
 		if (p) this._send({ type: 'presence', ...p })
 	}
 
-	// The service moved the person's view (an agent's set_viewport, or its undo).
+	// The service moved the person's view (an agent's set_viewport, or its undo). The adapter's
+	// setViewport returns true when the editor shows the new view at once (its presence goes now),
+	// false when it did not move or draws it later (the editor's change notification sends it).
 	_camera(msg) {
 		if (!this.loaded || !this.adapter.setViewport) return
 		if (!isViewport(msg.viewport)) {
