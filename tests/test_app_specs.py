@@ -123,10 +123,27 @@ def test_spec_files_cmd_and_web(tmp_path):
     ({"url": "http://a/", "login": [{"click": "#b", "value": "x"}]}, "'value' goes with fill only"),
     ({"url": "http://a/", "login": [{"tap": "#b"}]}, "'login\\[0\\]' must be a table with one of goto"),
     ({"url": "http://a/", "env": {"A": "b"}}, "'env' applies to desktop applications only"),
+    ({"command": "x", "paths": ["/a"]}, "'paths' applies to web applications and JupyterLab only"),
+    ({"url": "http://a/", "paths": "/lab"}, "'paths' must be a list of non-empty strings"),
+    ({"url": "http://a/", "paths": ["lab"]}, "path 'lab' must be a URL path starting with '/', e.g. /lab$"),
+    ({"driver": "jupyterlab", "paths": ["/lab?reset"]}, r"path '/lab\?reset' must be a URL path starting with '/'"),
+    ({"url": "http://a/", "paths": ["/my lab"]}, "path '/my lab' must be a URL path starting with '/'"),
 ])
 def test_bad_specs_name_the_spec_and_the_key(data, message):
     with pytest.raises(SpecError, match=r"^spec <dict>: .*" + message):
         AppSpec.from_dict(data)
+
+
+def test_paths_name_the_pages_of_the_origin_that_are_the_app():
+    s = AppSpec.from_dict({"url": "http://a/app/", "paths": ["/app/", "/help"]})
+    assert s.paths == ("/app", "/help") and AppSpec.from_dict(s.to_dict()) == s
+    assert s.belongs("http://a/app/") and s.belongs("http://a/app/x/y.html?q=1") and s.belongs("http://a/help")
+    assert not s.belongs("http://a/logout") and not s.belongs("http://a/application") and not s.belongs("http://b/app")
+    # no paths: every page of the origin is the app
+    assert AppSpec.from_dict({"url": "http://a/"}).belongs("http://a/logout")
+    assert AppSpec.from_dict({"url": "http://a/", "paths": ["/"]}).belongs("http://a/logout")
+    lab = builtin_spec("jupyterlab")
+    assert lab.paths == ("/lab",) and lab.owns_path("/lab/tree/notes.md") and not lab.owns_path("/logout")
 
 
 def test_bad_spec_files(tmp_path):

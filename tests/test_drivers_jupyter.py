@@ -98,6 +98,28 @@ def test_menu_bar_and_file_browser_match_the_page_no_state_leaks_and_kernels_die
 
 
 @pytest.mark.timeout(300)
+def test_log_out_is_a_capture_and_the_lab_comes_back():
+    """File > Log Out leads to the server's /logout page, which no action of the lab leaves: with the shipped
+    spec's ``paths`` it is a capture, not a state, and a recovery is a clean lab again (two launches).
+    """
+    from spatialobs.screen.actions import signature
+
+    with _driver() as d, ScreenGraph(app="jupyterlab") as g:
+        scr = d.reset()
+        s = g.observe(scr)
+        menu = d.step(next(a for a in d.actions(scr) if a.op == "click" and a.target.text == "File"))
+        out = next(a for a in d.actions(menu) if a.op == "click" and a.target.text == "Log Out")
+        nxt = d.step(out)
+        assert nxt.meta.app == "jupyterlab/logout" and nxt.source.endswith("/logout")
+        assert "Successfully logged out." in [e.text for e in nxt.elements]
+        tr = g.record(g.observe(menu), signature(out, menu), nxt, action=out)
+        assert tr.capture == "jupyterlab/logout" and g.num_states == 2 and s == 0
+        back = d.recover()
+        assert back.meta.app == "jupyterlab" and "/lab" in back.source
+        assert "File" in [e.text for e in back.elements if e.role == "menuitem"]
+
+
+@pytest.mark.timeout(300)
 def test_short_episode():
     """Slow by design: a real JupyterLab server and Chromium for six steps (36 s on the shared 2-core machine
     under load).

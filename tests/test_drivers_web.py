@@ -145,6 +145,28 @@ def test_a_page_of_another_origin_is_a_capture_of_the_step_that_left(site):
         assert ev and all(e.url.startswith(site) and json.loads(e.elements) for e in ev)
 
 
+def test_a_page_of_the_origin_outside_the_spec_paths_is_a_capture(site):
+    from spatialobs.screen.actions import signature
+
+    with _nav(site, paths=["/index.html", "/late.html", "/later.html", "/slow"]) as d, \
+            ScreenGraph(app=d.name, evidence=True) as g:
+        scr = d.reset()
+        assert scr.meta.app == d.name
+        s = g.observe(scr)
+        out = next(a for a in d.actions(scr) if a.op == "click" and a.target.text == "Sign out")
+        nxt = d.step(out)
+        # the sign-in page is served by the same origin, but it is not the app: the step that reached it left
+        assert nxt.meta.app == d.name + "/login.html" and nxt.source == site + "login.html"
+        tr = g.record(s, signature(out, scr), nxt, action=out)
+        assert tr.capture == d.name + "/login.html" and g.num_states == 1
+        assert d.recover().source == site + "index.html"
+        # a page under one of the paths is the app
+        assert _click(d, d.screen(), "Late content").meta.app == d.name
+    # without paths, the same page is a state of the app
+    with _nav(site) as d:
+        assert _click(d, d.reset(), "Sign out").meta.app == d.name
+
+
 def test_origins_of_the_spec_belong_to_the_app(site):
     port = site.rsplit(":", 1)[1].strip("/")
     with _nav(site, origins=[site.rstrip("/"), f"http://localhost:{port}"]) as d:

@@ -12,6 +12,11 @@ An :class:`AppSpec` describes one application for a real driver:
 * JupyterLab (``driver = "jupyterlab"``): a local server per launch, its root folder
   seeded with ``files``.
 
+A web app or JupyterLab may also name the URL ``paths`` that are the application
+(prefixes such as ``"/lab"``): a page of its own origin at another path, such as the
+logout page no action leaves, is then a capture too (its ``meta.app`` is the app's
+name and that path, ``"jupyterlab/logout"``), and the exploration relaunches.
+
 Every spec also carries the exploration's data: the ``goal`` text of the heuristic
 prior, the ``values`` typed into editable elements, the ``keys`` offered on every
 screen, the ``settle`` delay after an action (0.15 s by default; 0.05 s for a web
@@ -212,7 +217,7 @@ class LoginStep:
 
 
 _SPEC_KEYS = ("name", "driver", "command", "url", "toolkit", "env", "files", "folders", "tree", "settle",
-              "launch_timeout", "register_timeout", "goal", "values", "keys", "volatile", "origins", "login",
+              "launch_timeout", "register_timeout", "goal", "values", "keys", "volatile", "origins", "paths", "login",
               "packages")
 
 
@@ -248,6 +253,7 @@ class AppSpec:
     keys: Tuple[str, ...] = ("escape", "enter", "tab")
     volatile: Tuple[VolatileRule, ...] = ()
     origins: Tuple[str, ...] = ()
+    paths: Tuple[str, ...] = ()
     login: Tuple[LoginStep, ...] = ()
     packages: str = ""
     #: Where the spec was read from (a file, ``cmd:``, ``web:``, ``builtin:NAME``): named in error messages.
@@ -294,6 +300,10 @@ class AppSpec:
             parts = urlsplit(o)
             if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
                 raise SpecError(f"spec {source}: origin {o!r} must be scheme://host[:port], e.g. http://127.0.0.1:8000")
+        paths = p.strings(data, "paths", ())
+        for q in paths:
+            if not q.startswith("/") or any(c in q for c in "?#") or any(c.isspace() for c in q):
+                raise SpecError(f"spec {source}: path {q!r} must be a URL path starting with '/', e.g. /lab")
         spec = cls(
             name=name, driver=driver, command=command, url=url,
             toolkit=p.choice(data, "toolkit", TOOLKITS, "auto"),
@@ -308,6 +318,7 @@ class AppSpec:
             keys=p.strings(data, "keys", ("escape", "enter", "tab")),
             volatile=p.volatile(data.get("volatile")),
             origins=tuple(o.rstrip("/") for o in origins),
+            paths=tuple(q.rstrip("/") or "/" for q in paths),
             login=p.login(data.get("login")),
             packages=p.string(data, "packages", ""),
             source=source,
@@ -320,6 +331,8 @@ class AppSpec:
             for k in ("origins", "login"):
                 if k in data:
                     raise SpecError(f"spec {source}: {k!r} applies to web applications only")
+        if driver == "desktop" and "paths" in data:
+            raise SpecError(f"spec {source}: 'paths' applies to web applications and JupyterLab only")
         return spec
 
     @classmethod
@@ -363,6 +376,8 @@ class AppSpec:
                 t = self.tree
                 out["tree"] = {"root": t.root, "folders": list(t.folders), "files": list(t.files),
                                "shape": list(t.shape), "files_per_folder": t.files_per_folder}
+        if self.driver != "desktop" and self.paths:
+            out["paths"] = list(self.paths)
         if self.driver == "web":
             out["origins"] = list(self.origins)
             out["login"] = [{s.op: s.target, **({"value": s.value} if s.op == "fill" else {})} for s in self.login]
@@ -400,11 +415,26 @@ class AppSpec:
         return {k: v.replace("{home}", home) for k, v in self.env.items()}
 
     def belongs(self, url: str) -> bool:
-        """Whether a page's URL is of this web app (its origin is one of :attr:`origins`, or the start URL's)."""
+        """Whether a page's URL is of this web app (its origin is one of :attr:`origins`, or the start URL's,
+        and its path one of :attr:`paths`, when the spec names them)."""
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
         allowed = self.origins or ((_origin(self.url),) if "://" in self.url else ())
-        return origin in allowed
+        return origin in allowed and self.owns_path(parts.path)
+
+    def owns_path(self, path: str) -> bool:
+        """Whether a URL path of the app's origin is the application: one of :attr:`paths` or below it
+        (``"/lab"`` owns ``/lab`` and ``/lab/tree/a.md``, not ``/laboratory``); every path when there are none.
+
+        Examples
+        --------
+        >>> spec = AppSpec.from_dict({"driver": "jupyterlab", "paths": ["/lab"]})
+        >>> spec.owns_path("/lab/tree/notes.md"), spec.owns_path("/logout"), spec.owns_path("/laboratory")
+        (True, False, False)
+        """
+        if not self.paths:
+            return True
+        return any(q == "/" or path == q or path.startswith(q + "/") for q in self.paths)
 
 
 def _origin(url: str) -> str:

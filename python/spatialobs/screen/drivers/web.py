@@ -16,8 +16,9 @@ belong to it, ``login`` steps run after every launch, ``goal``, ``values``, ``ke
 ``settle`` and ``volatile`` rules). ``url`` is an ``http(s)://`` address, or a local
 folder: the driver then serves it from ``127.0.0.1`` on a free port for its
 lifetime. A page outside the app's origins reached by an action is a capture (its
-``meta.app`` is ``web:`` and that page's host) and :meth:`WebDriver.recover`
-returns to the start. A crashed page or an action that exceeds the timeout raises
+``meta.app`` is ``web:`` and that page's host), and so is a page of its origins at a
+path the spec's ``paths`` leave out (its ``meta.app`` is the app's name and that path,
+``jupyterlab/logout``); :meth:`WebDriver.recover` returns to the start. A crashed page or an action that exceeds the timeout raises
 :class:`~spatialobs.screen.drivers.DriverFault`.
 
 Settling. After an action the screen is read only once the page has settled: no
@@ -433,7 +434,12 @@ class WebDriver(Driver):
             boxes[ids[ni]] = (b[0], b[1], b[0] + b[2], b[1] + b[3])
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
-        app = self.name if origin in self.origins else f"web:{parts.netloc or parts.scheme}"
+        if origin not in self.origins:
+            app = f"web:{parts.netloc or parts.scheme}"
+        elif not self.spec.owns_path(parts.path):
+            app = self.name + parts.path  # a page of the app's origin that is not the app (a logout page)
+        else:
+            app = self.name
         rules = self.spec.volatile
         elements: List[Element] = []
         self._nodes.clear()
