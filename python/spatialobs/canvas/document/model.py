@@ -10,7 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import (AbstractSet, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union)
+from typing import (AbstractSet, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple,
+                    Union)
 
 import numpy as np
 
@@ -1361,28 +1362,35 @@ class Canvas:
     # ------------------------------------------------------------------ serialization
     def to_json(self) -> str:
         """The native JSON form (deterministic; :meth:`from_json` restores an equal canvas)."""
-        from spatialobs.canvas.formats.native import canvas_to_json
-
-        return canvas_to_json(self)
+        return _codec("to_json")(self)
 
     @classmethod
     def from_json(cls, data: Union[str, bytes, Mapping[str, Any]]) -> "Canvas":
         """Read the native JSON form written by :meth:`to_json`."""
-        from spatialobs.canvas.formats.native import canvas_from_json
-
-        return canvas_from_json(data)
+        return _codec("from_json")(data)
 
     def to_tldraw(self) -> Dict[str, Any]:
         """The document as a tldraw file / snapshot (see :func:`spatialobs.canvas.to_tldraw`)."""
-        from spatialobs.canvas.formats.tldraw import to_tldraw
-
-        return to_tldraw(self)
+        return _codec("to_tldraw")(self)
 
     def to_excalidraw(self, *, page: Optional[str] = None, updated: Optional[int] = None) -> Dict[str, Any]:
         """The document as an Excalidraw scene (see :func:`spatialobs.canvas.to_excalidraw`)."""
-        from spatialobs.canvas.formats.excalidraw import to_excalidraw
+        return _codec("to_excalidraw")(self, page=page, updated=updated)
 
-        return to_excalidraw(self, page=page, updated=updated)
+
+#: The file formats' readers and writers behind :meth:`Canvas.to_json`, :meth:`Canvas.from_json`,
+#: :meth:`Canvas.to_tldraw` and :meth:`Canvas.to_excalidraw`. The document layer imports no format:
+#: :mod:`spatialobs.canvas.formats`, the floor above it, fills this table when it is imported (which
+#: :mod:`spatialobs.canvas` does before any canvas can be made), each entry loading its format's
+#: module on first use.
+CODECS: Dict[str, Callable[..., Any]] = {}
+
+
+def _codec(name: str) -> Callable[..., Any]:
+    fn = CODECS.get(name)
+    if fn is None:
+        raise SpatialObsError(f"Canvas.{name}: no file formats are installed (import spatialobs.canvas.formats)")
+    return fn
 
 
 def build_canvas(
