@@ -94,7 +94,7 @@ def test_a_set_selection_serves_its_text_when_it_returns():
     (lambda: rc.real_probe_vs_escape(conditions=["alpha"]), "conditions must name at least two values, got ['alpha']"),
     (lambda: rc.set_selection(None, "x", "secondary"), "selection must be 'clipboard' or 'primary', got 'secondary'"),
     (lambda: rc.set_selection(None, "x", delay=-1), "delay must be >= 0 s, got -1"),
-    (lambda: rc.write_real_clipboard("r.md", trials=-3), "trials must be a positive integer, got -3"),
+    (lambda: studies.write_real_clipboard("r.md", trials=-3), "trials must be a positive integer, got -3"),
 ])
 def test_bad_input_is_rejected_before_anything_launches(call, message):
     with pytest.raises(InvalidInputError) as exc:

@@ -852,7 +852,7 @@ def _studies(args: argparse.Namespace) -> int:
         from spatialobs.screen.studies import OPTIONAL_REAL_APPS, REAL_BUDGET, write_real_report
 
         if args.clipboard:
-            from spatialobs.screen.real_clipboard import write_real_clipboard
+            from spatialobs.screen.studies import write_real_clipboard
 
             out = args.out if args.out != "docs/results/exploration.md" else "docs/results/real-apps.md"
             command = f"spatialobs studies --real --clipboard --trials {args.trials}" + (

@@ -30,8 +30,7 @@ import random
 import subprocess
 import time
 from collections import Counter
-from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action, signature
@@ -39,7 +38,7 @@ from spatialobs.screen.graph import ScreenGraph, dispersion
 from spatialobs.screen.model import Screen
 
 __all__ = ["real_decomposition", "decomposition_record", "real_probe_vs_escape", "render_real_clipboard",
-           "write_real_clipboard", "set_selection", "LATE_DELAY"]
+           "set_selection", "LATE_DELAY"]
 
 #: Seconds after Edit > Paste at which a late clipboard update lands (after the screen is read).
 LATE_DELAY = 3.0
@@ -368,36 +367,3 @@ def render_real_clipboard(res: Dict[str, Any]) -> List[str]:
         L += ["", "The paper: Paste + Undo raises commitment accuracy from 0.5 to 1.0; File-menu navigation "
               "leaves it at 0.5.", ""]
     return L
-
-
-def write_real_clipboard(path: Union[str, Path] = "docs/results/real-apps.md", trials: int = 20, seed: int = 0,
-                         log: Any = None, command: str = "") -> Dict[str, Any]:
-    """Run Tables 6 and 7 on real Mousepad and put them into the real-application report at ``path``.
-
-    The other sections of the report (kept as JSON beside it) stay as they are; see
-    :func:`spatialobs.screen.studies.write_real_report`.
-
-    Raises
-    ------
-    InvalidInputError
-        For trials that are not a positive integer, or kept results that cannot be read.
-    spatialobs.screen.drivers.DriverUnavailable
-        When Mousepad, Xvfb or AT-SPI cannot run here, or ``xclip`` is missing.
-    """
-    import shutil
-
-    from spatialobs.screen.drivers import DriverUnavailable
-    from spatialobs.screen.drivers.atspi import unavailable_reason
-    from spatialobs.screen.studies import load_real_results, save_real_results
-
-    _check_trials(trials)
-    out = Path(path)
-    kept = load_real_results(out.with_suffix(".json"))
-    why = unavailable_reason("mousepad") or (None if shutil.which("xclip") else "xclip is not installed")
-    if why:
-        raise DriverUnavailable(why)
-    res = {"decomposition": decomposition_record(real_decomposition(trials, seed, log=log)), "probe": real_probe_vs_escape(trials, seed=seed, log=log), "command": command,
-           "date": time.strftime("%Y-%m-%d", time.gmtime())}
-    kept["clipboard"] = res
-    save_real_results(out, kept)
-    return res

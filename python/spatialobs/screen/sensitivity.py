@@ -38,6 +38,7 @@ import time
 from typing import Any, Dict, Hashable, List, Mapping, Optional, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError
+from spatialobs.screen._study_parts import REAL_BUDGET, _check_pos, _make, matched_wins, summarize
 from spatialobs.screen.graph import KAPPA, U0
 from spatialobs.screen.model import Screen
 
@@ -350,7 +351,6 @@ def real_sensitivity(app: str = "mousepad", starts: int = 10, steps: int = 50, s
     from spatialobs.screen.explore import METRICS, explore
     from spatialobs.screen.graph import ScreenGraph
     from spatialobs.screen.state_index import StateIndex
-    from spatialobs.screen.studies import REAL_BUDGET, _check_pos, _make, summarize
 
     if app not in REAL_BUDGET:
         raise InvalidInputError(f"unknown real application {app!r}; choose from {', '.join(REAL_BUDGET)}")
@@ -407,16 +407,12 @@ def real_sensitivity(app: str = "mousepad", starts: int = 10, steps: int = 50, s
 
 
 def _pm(values: Sequence[float], nd: int) -> str:
-    from spatialobs.screen.studies import summarize
-
     m = summarize(values)
     return f"{m['mean']:.{nd}f} ± {m['sd']:.{nd}f}" if "sd" in m else f"{m['mean']:.{nd}f}"
 
 
 def render_real_sensitivity(r: Dict[str, Any]) -> List[str]:
     """The Markdown lines of a :func:`real_sensitivity` result (a section of the real-application report)."""
-    from spatialobs.screen.studies import matched_wins
-
     app = r.get("app", "?")
     L = [f"## Appendix D on real {app}: one-factor sensitivity of τ, κ and u₀", ""]
     if "skipped" in r:

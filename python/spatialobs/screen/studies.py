@@ -48,13 +48,14 @@ from spatialobs.screen import sim
 from spatialobs.screen.actions import Action, signature
 from spatialobs.screen.explore import METRICS, explore
 from spatialobs.screen.graph import Dispersion, ScreenGraph, dispersion
-from spatialobs.screen.select import PUCT, PUCT_SETTINGS, Greedy, Random, Selector, selector_seed
+from spatialobs.screen.select import PUCT, PUCT_SETTINGS, Random
+from spatialobs.screen._study_parts import REAL_BUDGET, _check_pos, _make, matched_wins, summarize
 
 __all__ = ["SCALES", "compare_selectors", "fpu_sweep", "choose_setting", "ablation", "prior_study", "train_on_seeds",
            "decomposition", "probe_vs_escape", "one_start_draws", "STEP_KINDS", "run_all", "write_report", "render_report", "summarize", "OBJECTIVES",
            "SWEEP", "SELECTOR_ROWS", "real_apps", "render_real_report", "write_real_report", "load_real_results",
            "save_real_results", "matched_wins", "REAL_SELECTORS", "REAL_ABLATIONS", "real_ablation",
-           "render_real_ablation", "write_real_ablation", "write_real_sensitivity"]
+           "render_real_ablation", "write_real_ablation", "write_real_sensitivity", "write_real_clipboard"]
 
 #: Study sizes: ``full`` is the published run, ``small`` the CI-scale run. ``seeds`` simulator
 #: seeds (0, 1, …) × ``starts`` starts per seed; the learned prior trains on ``train_starts``
@@ -103,29 +104,6 @@ def _check_apps(apps: Sequence[str]) -> List[str]:
     return out
 
 
-def _check_pos(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise InvalidInputError(f"{name} must be a positive integer, got {v!r}")
-    return v
-
-
-def _make(selector: Any, seed: int, start: int) -> Selector:
-    # one stream per (seed, start): runs do not depend on the order they are made in, and the
-    # episodes' tie draws are independent (a fresh graph numbers its states from 0 every time)
-    stream = selector_seed(seed, start)
-    if isinstance(selector, dict):
-        return PUCT(**{"seed": stream, **selector})
-    if selector == "random":
-        return Random(stream)
-    if selector == "puct":
-        return PUCT(seed=stream)
-    if selector == "puct-paper":
-        return PUCT.paper()
-    if selector == "greedy":
-        return Greedy()
-    raise InvalidInputError(f"unknown selector {selector!r}")
-
-
 def _seeds(seed: int, seeds: int) -> List[int]:
     _check_pos("seeds", seeds)
     return list(range(seed, seed + seeds))
@@ -145,21 +123,6 @@ def _runs(app_name: str, selector: Any, starts: int, steps: int, prior: Any, see
 
 def _mean(ms: List[Dict[str, float]]) -> Dict[str, float]:
     return {k: float(np.mean([m[k] for m in ms])) for k in METRICS}
-
-
-def summarize(values: Sequence[float]) -> Dict[str, float]:
-    """``{"mean", "sd", "min", "max", "n"}`` of a list of per-episode values (sd with ``n − 1``).
-
-    Examples
-    --------
-    >>> summarize([1, 3, 5])
-    {'mean': 3.0, 'sd': 2.0, 'min': 1.0, 'max': 5.0, 'n': 3}
-    """
-    v = np.asarray(values, dtype=np.float64)
-    if v.size == 0:
-        raise InvalidInputError("summarize needs at least one value")
-    return {"mean": float(v.mean()), "sd": float(v.std(ddof=1)) if v.size > 1 else 0.0, "min": float(v.min()),
-            "max": float(v.max()), "n": int(v.size)}
 
 
 def _cell(ms: List[Dict[str, float]]) -> Dict[str, Any]:
@@ -836,8 +799,6 @@ def write_report(path: Union[str, Path] = "docs/results/exploration.md", scale: 
 
 # ---- real applications (docs/results/real-apps.md) -------------------------------------------
 
-#: The real-application study's default budget per application: (starts, steps).
-REAL_BUDGET = {"mousepad": (4, 30), "pcmanfm": (3, 30), "localc": (2, 15), "jupyterlab": (3, 30)}
 #: The selectors of the real-application study, in report order (all with the same prior).
 REAL_SELECTORS = ("puct", "greedy", "random")
 #: Applications run only when asked for (``--apps jupyterlab``); their report is docs/results/real-apps-web.md.
@@ -861,35 +822,6 @@ def _check_real_selectors(selectors: Sequence[str]) -> List[str]:
     if len(set(out)) != len(out):
         raise InvalidInputError(f"selectors {out} name a selector twice")
     return out
-
-
-def matched_wins(a: Sequence[float], b: Sequence[float]) -> Dict[str, int]:
-    """Per matched start, how often ``a`` is above, equal to and below ``b``.
-
-    Parameters
-    ----------
-    a, b : sequence of float
-        One value per start, in the same start order (e.g. new states of PUCT and of Random).
-
-    Returns
-    -------
-    dict
-        ``{"wins", "ties", "losses", "n"}``.
-
-    Raises
-    ------
-    InvalidInputError
-        When the two lists differ in length or are empty.
-
-    Examples
-    --------
-    >>> matched_wins([5, 3, 2], [4, 3, 6])
-    {'wins': 1, 'ties': 1, 'losses': 1, 'n': 3}
-    """
-    if len(a) != len(b) or not len(a):
-        raise InvalidInputError(f"matched_wins needs two equally long, nonempty lists; got {len(a)} and {len(b)} values")
-    return {"wins": sum(x > y for x, y in zip(a, b)), "ties": sum(x == y for x, y in zip(a, b)),
-            "losses": sum(x < y for x, y in zip(a, b)), "n": len(a)}
 
 
 def real_apps(apps: Sequence[str] = ("mousepad", "pcmanfm", "localc"), budget: Optional[Dict[str, Tuple[int, int]]] = None,
@@ -1294,6 +1226,41 @@ def write_real_ablation(path: Union[str, Path] = "docs/results/real-apps.md", ap
     res["command"] = command
     res["date"] = time.strftime("%Y-%m-%d", time.gmtime())
     kept[f"ablation-{app}"] = res
+    save_real_results(out, kept)
+    return res
+
+
+def write_real_clipboard(path: Union[str, Path] = "docs/results/real-apps.md", trials: int = 20, seed: int = 0,
+                         log: Any = None, command: str = "") -> Dict[str, Any]:
+    """Run Tables 6 and 7 on real Mousepad and put them into the real-application report at ``path``.
+
+    The other sections of the report (kept as JSON beside it) stay as they are; see
+    :func:`write_real_report`. The trials are :mod:`spatialobs.screen.real_clipboard`'s.
+
+    Raises
+    ------
+    InvalidInputError
+        For trials that are not a positive integer, or kept results that cannot be read.
+    spatialobs.screen.drivers.DriverUnavailable
+        When Mousepad, Xvfb or AT-SPI cannot run here, or ``xclip`` is missing.
+    """
+    import shutil
+
+    from spatialobs.screen.drivers import DriverUnavailable
+    from spatialobs.screen.drivers.atspi import unavailable_reason
+    from spatialobs.screen.real_clipboard import (_check_trials, decomposition_record, real_decomposition,
+                                                  real_probe_vs_escape)
+
+    _check_trials(trials)
+    out = Path(path)
+    kept = load_real_results(out.with_suffix(".json"))
+    why = unavailable_reason("mousepad") or (None if shutil.which("xclip") else "xclip is not installed")
+    if why:
+        raise DriverUnavailable(why)
+    res = {"decomposition": decomposition_record(real_decomposition(trials, seed, log=log)),
+           "probe": real_probe_vs_escape(trials, seed=seed, log=log), "command": command,
+           "date": time.strftime("%Y-%m-%d", time.gmtime())}
+    kept["clipboard"] = res
     save_real_results(out, kept)
     return res
 
