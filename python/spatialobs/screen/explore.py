@@ -58,6 +58,7 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tupl
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action, candidate_actions, signatures
 from spatialobs.screen.drivers.base import DriverFault, DriverUnavailable, ScreenshotUnsupported, fault_screen
+from spatialobs.screen.episode import Episode, Step
 from spatialobs.screen.graph import ScreenGraph, Transition
 from spatialobs.screen.model import Screen
 from spatialobs.screen.select import (SELECTORS, Prior, Selector, make_selector, prior_weights, resolve_prior,
@@ -69,57 +70,6 @@ __all__ = ["Step", "Episode", "explore", "episode_metrics", "explore_workers", "
 #: The keys of :attr:`Episode.metrics`, in report order.
 METRICS = ("new_states", "new_edges", "state_auc", "edge_auc", "revisit_rate", "loop_rate", "high_u_occupancy",
            "net_du")
-
-
-@dataclass(frozen=True)
-class Step:
-    """One executed step of an episode.
-
-    ``source`` and ``target`` are graph states (``target`` is where the agent is
-    after the step: after a capture, the state it recovered to); ``capture`` names
-    the other application reached, if any; ``prior`` and ``score`` are the chosen
-    action's prior probability and selector score; ``digest`` identifies the
-    source screen exactly (a hash of its atom sets), across graphs;
-    ``source_observation`` and ``observation`` are the observations (seqs in the
-    graph's log) the action was taken on and produced (0 for a capture).
-    """
-
-    t: int
-    source: int
-    signature: str
-    action: Action
-    target: int
-    state_novel: bool
-    edge_novel: bool
-    reward: float
-    u_source: float
-    u_target: float
-    capture: Optional[str]
-    prior: float
-    score: float
-    width: float
-    height: float
-    digest: str = ""
-    screen: Optional[Screen] = None
-    source_observation: int = 0
-    observation: int = 0
-
-
-@dataclass
-class Episode:
-    """The steps of one exploration run and its metrics (see the module docstring)."""
-
-    app: str
-    start: Any
-    goal: str
-    selector: str
-    start_state: int
-    steps: List[Step] = field(default_factory=list)
-    metrics: Dict[str, float] = field(default_factory=dict)
-    timing: Dict[str, float] = field(default_factory=dict)
-    faults: int = 0
-    #: The episode number written into the log.
-    episode: int = 0
 
 
 def episode_metrics(start_state: int, steps: Sequence[Step], u0: float = 0.5) -> Dict[str, float]:

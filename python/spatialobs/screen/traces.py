@@ -23,7 +23,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action
-from spatialobs.screen.explore import Episode, Step
+from spatialobs.screen.episode import Episode, Step
 from spatialobs.screen.features import normalize_text
 
 __all__ = [

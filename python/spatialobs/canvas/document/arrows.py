@@ -50,6 +50,27 @@ import numpy as np
 
 from spatialobs import _core
 from spatialobs._errors import InvalidInputError
+from spatialobs.canvas.document.arrowparts import (
+    _HYPOT_VARIANT,
+    _PI,
+    _PI2,
+    Box,
+    Outline,
+    Pt,
+    Terminal,
+    Xf,
+    _bbox,
+    _dist2,
+    _from_page,
+    _num,
+    _point,
+    _polygon_vertices,
+    _star,
+    _to_page,
+    intersect_segment_polyline,
+    intersect_segment_segment,
+    nearest_on_polyline,
+)
 from spatialobs.canvas.document.sanitize import is_mapping
 from spatialobs.canvas.limits import current as current_limits
 from spatialobs.canvas.limits import echo
@@ -73,13 +94,7 @@ __all__ = [
     "unbind_patch",
 ]
 
-Pt = Tuple[float, float]
-Box = Tuple[float, float, float, float]
-#: A rigid page transform: origin x, y and the cosine and sine of the rotation.
-Xf = Tuple[float, float, float, float]
 
-_PI = math.pi
-_PI2 = 2 * math.pi
 _MIN_ARROW_BEND = 8.0
 _ANCHOR_EPS = 1e-3
 _MIN_ARROW_LENGTH = 10.0
@@ -130,11 +145,6 @@ def _dist(a: Pt, b: Pt) -> float:
     return math.hypot(a[0] - b[0], a[1] - b[1])
 
 
-def _dist2(a: Pt, b: Pt) -> float:
-    dx, dy = a[0] - b[0], a[1] - b[1]
-    return dx * dx + dy * dy
-
-
 def _equals(a: Pt, b: Pt) -> bool:
     return abs(a[0] - b[0]) < 1e-4 and abs(a[1] - b[1]) < 1e-4
 
@@ -157,52 +167,6 @@ def _js_div(a: float, b: float) -> float:
     if a != a or a == 0:
         return math.nan
     return math.copysign(math.inf, a) * math.copysign(1.0, b)
-
-
-def intersect_segment_segment(a1: Pt, a2: Pt, b1: Pt, b2: Pt, precision: float = 1e-10) -> Optional[Pt]:
-    """Point where segments ``a1a2`` and ``b1b2`` cross, as tldraw finds it, or None.
-
-    Parallel, coincident and degenerate pairs give None; the ends count within
-    ``precision`` (in the segments' parameters).
-
-    Examples
-    --------
-    >>> intersect_segment_segment((0, 0), (2, 2), (0, 2), (2, 0))
-    (1.0, 1.0)
-    >>> intersect_segment_segment((0, 0), (1, 0), (0, 1), (1, 1)) is None
-    True
-    """
-    abx, aby = a1[0] - b1[0], a1[1] - b1[1]
-    bvx, bvy = b2[0] - b1[0], b2[1] - b1[1]
-    avx, avy = a2[0] - a1[0], a2[1] - a1[1]
-    ua_t = bvx * aby - bvy * abx
-    ub_t = avx * aby - avy * abx
-    u_b = bvy * avx - bvx * avy
-    if abs(ua_t) <= precision or abs(ub_t) <= precision or abs(u_b) <= precision:
-        return None
-    ua = ua_t / u_b
-    ub = ub_t / u_b
-    if -precision <= ua <= 1 + precision and -precision <= ub <= 1 + precision:
-        return (a1[0] + ua * avx, a1[1] + ua * avy)
-    return None
-
-
-def intersect_segment_polyline(a: Pt, b: Pt, pts: Sequence[Pt], closed: bool) -> List[Pt]:
-    """Crossings of segment ``ab`` with a polyline (``closed``: also its last → first edge).
-
-    Examples
-    --------
-    >>> intersect_segment_polyline((-1, 1), (3, 1), [(0, 0), (2, 0), (2, 2), (0, 2)], True)
-    [(2.0, 1.0), (0.0, 1.0)]
-    """
-    out: List[Pt] = []
-    n = len(pts)
-    stop = n if closed else n - 1
-    for i in range(stop):
-        p = intersect_segment_segment(a, b, pts[i], pts[(i + 1) % n])
-        if p is not None:
-            out.append(p)
-    return out
 
 
 def _segment_circle(a1: Pt, a2: Pt, c: Pt, r: float) -> List[Pt]:
@@ -243,39 +207,6 @@ def intersect_circle_polyline(c: Pt, r: float, pts: Sequence[Pt], closed: bool) 
     return out
 
 
-def nearest_on_polyline(p: Pt, pts: Sequence[Pt], closed: bool) -> Pt:
-    """Nearest point to ``p`` on a polyline (first one found on a tie).
-
-    Examples
-    --------
-    >>> nearest_on_polyline((1, 5), [(0, 0), (2, 0), (2, 2), (0, 2)], True)
-    (1.0, 2.0)
-    """
-    bx, by = pts[0]
-    best = _dist2(p, pts[0])
-    n = len(pts)
-    stop = n if closed else n - 1
-    for i in range(stop):
-        sx, sy = pts[i]
-        ex, ey = pts[(i + 1) % n]
-        dx, dy = ex - sx, ey - sy
-        l2 = dx * dx + dy * dy
-        if l2 == 0:
-            nx, ny = sx, sy
-        else:
-            t = ((p[0] - sx) * dx + (p[1] - sy) * dy) / l2
-            if t <= 0:
-                nx, ny = sx, sy
-            elif t >= 1:
-                nx, ny = ex, ey
-            else:
-                nx, ny = sx + dx * t, sy + dy * t
-        d = (p[0] - nx) ** 2 + (p[1] - ny) ** 2
-        if d < best:
-            bx, by, best = nx, ny, d
-    return (float(bx), float(by))
-
-
 def _count_for_length(length: float) -> int:
     # tldraw samples one vertex per 20 units; an arc longer than 20 * MAX_ARC_SPANS units (far
     # beyond any drawn arrow) is sampled coarser rather than allocating without bound
@@ -312,35 +243,7 @@ def arc_vertices(center: Pt, start: Pt, end: Pt, sweep: int, large: int) -> List
     return [_on_circle(center, r, a0 + (i / n) * m) for i in range(n + 1)]
 
 
-def _bbox(pts: Sequence[Pt]) -> Box:
-    xs = [p[0] for p in pts]
-    ys = [p[1] for p in pts]
-    return (min(xs), min(ys), max(xs), max(ys))
-
-
 # --------------------------------------------------------------------------- outlines
-@dataclass(frozen=True)
-class Outline:
-    """What an arrow sees of a target shape, in the target's local frame.
-
-    Attributes
-    ----------
-    points : list of (x, y)
-        The outline tldraw intersects arrows with (its geometry's vertices, labels
-        and internal strokes left out).
-    closed : bool
-        Whether the last point joins the first.
-    bounds : (x0, y0, x1, y1)
-        The geometry's bounds, which normalized anchors refer to.
-    stroke : float
-        Half the target's stroke width (0 for shapes without a ``size``), which a
-        bound arrowhead also keeps clear of.
-    """
-
-    points: List[Pt]
-    closed: bool
-    bounds: Box
-    stroke: float
 
 
 class _Path:
@@ -403,43 +306,9 @@ def _lines(pts: Sequence[Pt]) -> List[Pt]:
     return p.close()
 
 
-def _polygon_vertices(w: float, h: float, sides: int) -> List[Pt]:
-    cx, cy = w / 2, h / 2
-    pts = []
-    for i in range(sides):
-        t = -_PI / 2 + i * (_PI2 / sides)
-        pts.append((cx + cx * math.cos(t), cy + cy * math.sin(t)))
-    x0, y0, x1, y1 = _bbox(pts)
-    bw, bh = x1 - x0, y1 - y0
-    if w - bw != 0 or h - bh != 0:
-        pts = [((x - x0) / bw * w, (y - y0) / bh * h) for x, y in pts]
-    return pts
-
-
-def _star(w: float, h: float) -> List[Pt]:
-    sides = 5
-    step = _PI2 / sides / 2
-    right = (sides // 4) * 2
-    left = sides * 2 - right
-    bottom = (sides // 2) * 2
-    max_x = (math.cos(-_PI / 2 + right * step) * w) / 2
-    min_x = (math.cos(-_PI / 2 + left * step) * w) / 2
-    min_y = (math.sin(-_PI / 2) * h) / 2
-    max_y = (math.sin(-_PI / 2 + bottom * step) * h) / 2
-    diff_x = w - abs(max_x - min_x)
-    diff_y = h - abs(max_y - min_y)
-    off_x = w / 2 + min_x - (w / 2 - max_x)
-    off_y = h / 2 + min_y - (h / 2 - max_y)
-    cx, cy = (w - off_x) / 2, (h - off_y) / 2
-    ox, oy = (w + diff_x) / 2, (h + diff_y) / 2
-    ix, iy = ox / 2, oy / 2
-    return [(cx + (ix if i % 2 else ox) * math.cos(-_PI / 2 + i * step),
-             cy + (iy if i % 2 else oy) * math.sin(-_PI / 2 + i * step)) for i in range(sides * 2)]
-
-
 def _rng(seed: str) -> Callable[[], float]:
     """tldraw's seeded xorshift (:func:`~spatialobs.canvas.document.drawstyle.tldraw_rng`)."""
-    from spatialobs.canvas.document.drawstyle import tldraw_rng  # it imports this module
+    from spatialobs.canvas.document.drawstyle import tldraw_rng  # loaded on first use (~12 ms of a cold import)
 
     return tldraw_rng(seed)
 
@@ -591,14 +460,6 @@ def _geo_points(geo: str, w: float, h: float, props: Mapping[str, Any], node_id:
     return _lines([(0, 0), (w, 0), (w, h), (0, h)])
 
 
-def _num(v: Any, default: float) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError, OverflowError):
-        return default
-    return f if math.isfinite(f) else default
-
-
 def _line_points(props: Mapping[str, Any]) -> List[Pt]:
     pts = props.get("points")
     items: List[Tuple[str, Pt]] = []
@@ -737,41 +598,6 @@ def _target_outline(node_type: str, props: Mapping[str, Any], w: float, h: float
 
 
 # --------------------------------------------------------------------------- resolution
-@dataclass
-class Terminal:
-    """A bound arrow terminal: the target's outline and page transform, and the binding.
-
-    Attributes
-    ----------
-    outline : Outline
-        With ``arrowhead`` as the terminal has one (see :func:`target_outline`).
-    xf : (x, y, cos, sin)
-        The target's page transform.
-    anchor : (float, float)
-        The binding's normalized anchor.
-    precise, exact : bool
-        The binding's ``isPrecise`` and ``isExact``.
-    target : str
-        The target's id (an arrow bound twice to one shape is a special case).
-    page_box : (x0, y0, x1, y1) or None
-        The target's page bounds (for nested targets); None when not needed.
-    snap : str
-        The binding's ``snap`` (``none``, ``center``, ``edge-point``, ``edge``): an elbow
-        arrow snapped to edges at both ends of one shape goes round it.
-    scale : float
-        The target's ``scale``, which an elbow arrow's arrowhead gap gives its stroke.
-    """
-
-    outline: Outline
-    xf: Xf
-    anchor: Pt
-    precise: bool
-    exact: bool
-    target: str
-    page_box: Optional[Box] = None
-    hit: bool = False
-    snap: str = "none"
-    scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -805,17 +631,6 @@ class ArrowGeometry:
     #: The geometry's vertices (the body's, then a label rectangle's corners): a turned
     #: arrow's page bounds are the box of these turned, not the turned box.
     vertices: Tuple[Pt, ...] = ()
-
-
-def _to_page(xf: Xf, p: Pt) -> Pt:
-    ox, oy, c, s = xf
-    return (ox + c * p[0] - s * p[1], oy + s * p[0] + c * p[1])
-
-
-def _from_page(xf: Xf, p: Pt) -> Pt:
-    ox, oy, c, s = xf
-    dx, dy = p[0] - ox, p[1] - oy
-    return (c * dx + s * dy, -s * dx + c * dy)
 
 
 def _handle(t: Terminal, arrow_xf: Xf, force: bool) -> Pt:
@@ -1257,7 +1072,7 @@ def _course(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Terminal],
     body: List[Pt] = []
     gaps: Optional[Tuple[float, float]] = None
     if props.get("kind") == "elbow":
-        from spatialobs.canvas.document.elbow import elbow_route  # elbow builds on this module
+        from spatialobs.canvas.document.elbow import elbow_route  # loaded on first use (~15 ms of a cold import)
 
         route = elbow_route(props, arrow_xf, start, end, sw)
         if route is not None:  # else tldraw draws it straight
@@ -1277,12 +1092,6 @@ def _course(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Terminal],
         body = [a, b]
         geo = ArrowGeometry("straight", a, b, a0, b0, (0.0, 0.0, 0.0, 0.0), valid)
     return geo, body, gaps
-
-
-def _point(p: Any) -> Pt:
-    if is_mapping(p):
-        return (_num(p.get("x"), 0.0), _num(p.get("y"), 0.0))
-    return (0.0, 0.0)
 
 
 # --------------------------------------------------------------------------- canvas glue
@@ -1455,10 +1264,6 @@ _resolve_straight_arrows: Optional[Callable[..., Any]] = getattr(_core, "resolve
 #: (``_core.resolve_straight_arrows``); False resolves every arrow with its Python twin
 #: (:func:`resolve_arrow`), which gives bit-identical boxes.
 STRAIGHT_KERNEL = True
-
-#: How this interpreter's ``math.hypot`` rounds, for the kernel (CPython 3.10-3.11: 0,
-#: 3.12+: 1); None where the kernel has no copy of it (the Python path is used).
-_HYPOT_VARIANT: Optional[int] = None if sys.version_info < (3, 10) else 0 if sys.version_info < (3, 12) else 1
 
 
 _resolve_arrows: Optional[Callable[..., Any]] = getattr(_core, "resolve_arrows", None)
@@ -2001,7 +1806,7 @@ def _costly(props: Mapping[str, Any]) -> bool:
     routes in Python and bent arcs (sampled in up to :data:`MAX_ARC_SPANS` spans); a straight
     arrow, and an elbow route of the compiled kernel, cost less than their twin key takes to build."""
     if props.get("kind") == "elbow":
-        from spatialobs.canvas.document import elbow  # elbow builds on this module
+        from spatialobs.canvas.document import elbow  # loaded on first use (~15 ms of a cold import)
 
         return not elbow.routed_by_kernel()
     bend = props.get("bend")

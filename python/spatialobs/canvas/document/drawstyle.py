@@ -21,8 +21,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from spatialobs.canvas.document.arrows import STROKE_SIZES, _num, _polygon_vertices, _star
-from spatialobs.canvas.document.shapes import arc_centre
+from spatialobs.canvas.document.arrowparts import _num, _polygon_vertices, _star
+from spatialobs.canvas.document.shapes import STROKE_SIZES, arc_centre
 
 __all__ = ["tldraw_rng", "geo_draw_polylines", "stroke_cells", "stroke_visible_fraction", "DRAW_GEO_KINDS"]
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from spatialobs import _core
-from spatialobs.canvas.document.arrows import (
+from spatialobs.canvas.document.arrowparts import (
     _HYPOT_VARIANT,
     Terminal,
     Xf,

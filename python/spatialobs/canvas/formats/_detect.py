@@ -17,7 +17,15 @@ from typing import Any, Mapping
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.document.sanitize import is_mapping
 
-__all__ = ["detect_format", "is_tldraw", "is_excalidraw"]
+__all__ = ["detect_format", "is_tldraw", "is_excalidraw", "is_native", "NATIVE_FORMAT"]
+
+#: The ``format`` field of the native JSON form (:data:`spatialobs.canvas.formats.native.FORMAT`).
+NATIVE_FORMAT = "spatialobs.canvas"
+
+
+def is_native(doc: Any) -> bool:
+    """Whether a parsed JSON value is the native form."""
+    return isinstance(doc, Mapping) and doc.get("format") == NATIVE_FORMAT
 
 
 def is_tldraw(doc: Any) -> bool:
@@ -53,8 +61,6 @@ def detect_format(doc: Any) -> str:
     >>> detect_format({"type": "excalidraw", "elements": []})
     'excalidraw'
     """
-    from spatialobs.canvas.formats.native import is_native
-
     if is_native(doc):
         return "native"
     if is_tldraw(doc):

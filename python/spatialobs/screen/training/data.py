@@ -5,7 +5,7 @@ action as executed, and the element table of every observation) becomes a
 :class:`Dataset`:
 
 1. **Episodes** are rebuilt from the store's log (:func:`episodes_from_store`): one
-   :class:`~spatialobs.screen.explore.Step` per recorded step, its source screen
+   :class:`~spatialobs.screen.episode.Step` per recorded step, its source screen
    rebuilt from the evidence; a capture or a fault counts as a step that stays put.
 2. **Cleaning and windows** are :mod:`spatialobs.screen.traces`' (DESIGN §8): segments
    of five steps more than half wasted (no-ops and returns to a state the segment
@@ -45,7 +45,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action
-from spatialobs.screen.explore import Episode, Step
+from spatialobs.screen.episode import Episode, Step
 from spatialobs.screen.features import normalize_text
 from spatialobs.screen.model import Element, Screen
 from spatialobs.screen.export import read_records
