@@ -301,6 +301,10 @@ BAD = [
     (_with(stroke=np.array([np.nan])), InvalidInputError, "arrow 0 stroke is not finite (nan)"),
     (_with(outline_points=_nan_at((2, 0))), InvalidInputError, "outline point 2 is not finite (nan)"),
     (_with(bounds=_nan_at((0, 3))), InvalidInputError, "outline 0 bounds is not finite (nan)"),
+    (_with(outline_stroke=np.array([np.inf])), InvalidInputError, "outline 0 stroke is not finite (inf)"),
+    (_with(py=_nan_at(0)), InvalidInputError, "arrow 0 y is not finite (nan)"),
+    (_with(rotation=lambda a: np.array([0.0, -np.inf])), InvalidInputError,
+     "arrow 0 end target rotation is not finite (-inf)"),
     (_with(hypot_variant=7), InvalidInputError, "hypot_variant must be 0 (CPython 3.10-3.11) or 1 (3.12+), got 7"),
 ]
 

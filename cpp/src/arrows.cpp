@@ -344,53 +344,60 @@ void check_finite(double v, const std::string& what) {
   if (!std::isfinite(v)) bad(what + " is not finite (" + std::to_string(v) + ")");
 }
 
+// check_finite with the value's name made only when the value fails (the name of an element of a
+// batch is a string built per element: making it for every one took most of a batch's check).
+template <class Name>
+inline void check_finite_named(double v, const Name& name) {
+  if (!std::isfinite(v)) check_finite(v, name());
+}
+
 const char* kTerm[2] = {"start", "end"};
 
 void check_input(const StraightArrowsInput& in) {
   if (in.hypot != HypotVariant::kSplit && in.hypot != HypotVariant::kFma) bad("unknown hypot variant");
   if (in.offsets[0] != 0) bad("outline offsets must start at 0, got " + std::to_string(in.offsets[0]));
   for (std::size_t k = 0; k < in.n_outlines; ++k) {
-    const std::string name = "outline " + std::to_string(k);
-    if (in.offsets[k + 1] <= in.offsets[k]) bad(name + " has no points (offsets must ascend)");
-    for (int j = 0; j < 4; ++j) check_finite(in.bounds[4 * k + j], name + " bounds");
-    check_finite(in.outline_stroke[k], name + " stroke");
+    auto name = [k] { return "outline " + std::to_string(k); };
+    if (in.offsets[k + 1] <= in.offsets[k]) bad(name() + " has no points (offsets must ascend)");
+    for (int j = 0; j < 4; ++j) check_finite_named(in.bounds[4 * k + j], [&] { return name() + " bounds"; });
+    check_finite_named(in.outline_stroke[k], [&] { return name() + " stroke"; });
   }
   const std::int64_t n_points = in.offsets[in.n_outlines];
   for (std::int64_t i = 0; i < 2 * n_points; ++i) {
-    check_finite(in.outline_points[i], "outline point " + std::to_string(i / 2));
+    check_finite_named(in.outline_points[i], [i] { return "outline point " + std::to_string(i / 2); });
   }
   const auto n_rows = static_cast<std::int64_t>(in.n_rows);
   const auto n_outlines = static_cast<std::int64_t>(in.n_outlines);
-  auto check_row = [&](std::int64_t r, const std::string& name) {
+  auto check_row = [&](std::int64_t r, const auto& name) {
     if (r < 0 || r >= n_rows) {
-      throw std::out_of_range(name + " row " + std::to_string(r) + " is outside [0, " + std::to_string(n_rows) + ")");
+      throw std::out_of_range(name() + " row " + std::to_string(r) + " is outside [0, " + std::to_string(n_rows) + ")");
     }
-    check_finite(in.px[r], name + " x");
-    check_finite(in.py[r], name + " y");
-    check_finite(in.rotation[r], name + " rotation");
+    check_finite_named(in.px[r], [&] { return name() + " x"; });
+    check_finite_named(in.py[r], [&] { return name() + " y"; });
+    check_finite_named(in.rotation[r], [&] { return name() + " rotation"; });
   };
   for (std::size_t i = 0; i < in.n; ++i) {
-    const std::string name = "arrow " + std::to_string(i);
+    auto name = [i] { return "arrow " + std::to_string(i); };
     check_row(in.arrow_row[i], name);
-    check_finite(in.scale[i], name + " scale");
-    if (in.scale[i] == 0.0) bad(name + " scale is 0");
-    check_finite(in.stroke[i], name + " stroke");
+    check_finite_named(in.scale[i], [&] { return name() + " scale"; });
+    if (in.scale[i] == 0.0) bad(name() + " scale is 0");
+    check_finite_named(in.stroke[i], [&] { return name() + " stroke"; });
     for (int j = 0; j < 2; ++j) {
-      const std::string tn = name + " " + kTerm[j];
-      check_finite(in.points[4 * i + 2 * j], tn + " point x");
-      check_finite(in.points[4 * i + 2 * j + 1], tn + " point y");
+      auto tn = [&name, j] { return name() + " " + kTerm[j]; };
+      check_finite_named(in.points[4 * i + 2 * j], [&] { return tn() + " point x"; });
+      check_finite_named(in.points[4 * i + 2 * j + 1], [&] { return tn() + " point y"; });
       const std::int64_t t = in.target[2 * i + j];
       if (t == -1) continue;
-      check_row(t, tn + " target");
+      check_row(t, [&] { return tn() + " target"; });
       for (const std::int64_t* col : {in.outline, in.box_outline}) {
         const std::int64_t o = col[2 * i + j];
         if (o < 0 || o >= n_outlines) {
-          throw std::out_of_range(tn + " outline " + std::to_string(o) + " is outside [0, " +
+          throw std::out_of_range(tn() + " outline " + std::to_string(o) + " is outside [0, " +
                                   std::to_string(n_outlines) + ")");
         }
       }
-      check_finite(in.anchor[4 * i + 2 * j], tn + " anchor x");
-      check_finite(in.anchor[4 * i + 2 * j + 1], tn + " anchor y");
+      check_finite_named(in.anchor[4 * i + 2 * j], [&] { return tn() + " anchor x"; });
+      check_finite_named(in.anchor[4 * i + 2 * j + 1], [&] { return tn() + " anchor y"; });
     }
   }
 }
@@ -827,7 +834,9 @@ void resolve_batch(const StraightArrowsInput& in, const StraightArrowsOutput& ou
                    const bool* arc_flag, bool* is_arc, double* centers, bool* sweep_large) {
   check_input(in);
   if (bend != nullptr) {
-    for (std::size_t i = 0; i < in.n; ++i) check_finite(bend[i], "arrow " + std::to_string(i) + " bend");
+    for (std::size_t i = 0; i < in.n; ++i) {
+      check_finite_named(bend[i], [i] { return "arrow " + std::to_string(i) + " bend"; });
+    }
   }
   const Kernel k(in.hypot);
   std::vector<Outline> outlines(in.n_outlines);
@@ -930,11 +939,11 @@ void place_arrow_labels(const LabelsInput& in, double* boxes, double* labels) {
   using namespace detail::arrow_arcs;
   if (in.hypot != HypotVariant::kSplit && in.hypot != HypotVariant::kFma) bad("unknown hypot variant");
   for (std::size_t i = 0; i < in.n; ++i) {
-    const std::string name = "label " + std::to_string(i);
-    check_finite(in.size[2 * i], name + " width");
-    check_finite(in.size[2 * i + 1], name + " height");
-    check_finite(in.pad[i], name + " padding");
-    check_finite(in.position[i], name + " position");
+    auto name = [i] { return "label " + std::to_string(i); };
+    check_finite_named(in.size[2 * i], [&] { return name() + " width"; });
+    check_finite_named(in.size[2 * i + 1], [&] { return name() + " height"; });
+    check_finite_named(in.pad[i], [&] { return name() + " padding"; });
+    check_finite_named(in.position[i], [&] { return name() + " position"; });
   }
   const Kernel k(in.hypot);
   const bool neumaier = in.hypot == HypotVariant::kFma;
