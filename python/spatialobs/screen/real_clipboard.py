@@ -160,7 +160,9 @@ def real_decomposition(trials: int = 20, seed: int = 0, conditions: Sequence[str
     rng = random.Random(f"real-race:{seed}")
     out: Dict[str, Any] = {}
     t0 = time.perf_counter()
-    with AtspiDriver("mousepad", seed=seed) as d:
+    # Every screen is read settled (two reads in a row agree): the Edit menu read while it opens
+    # would be a source state of its own, and the trials would no longer be matched.
+    with AtspiDriver("mousepad", seed=seed, settle="stable") as d:
         for case in ("hidden clipboard", "asynchronous race"):
             outcomes: List[Tuple[str, int]] = []
             sources, sigs = set(), set()
