@@ -147,6 +147,37 @@ def test_run_bounds_is_the_grown_run(values, data, tol):
     assert s[a:b].tolist() == ref.run_values(values, lo, hi, tol)
 
 
+FLOATS = st.floats(allow_nan=False, allow_infinity=True, width=64) | st.sampled_from([0.0, -0.0, 1.0, 1.5, 2.0])
+
+
+@settings(max_examples=400)
+@given(st.lists(FLOATS, max_size=300), st.data(), st.sampled_from([0.0, 0.5, 1.0, 2.0, float("inf"), float("nan"), -1.0]))
+def test_run_bounds_compiled_is_its_twin(values, data, tol):
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    s = np.sort(np.array(values, dtype=np.float64))
+    bound = FLOATS | st.sampled_from([float("nan"), float("-inf"), float("inf")] + values[:3])
+    lo, hi = data.draw(bound), data.draw(bound)
+    if hi < lo:
+        lo, hi = hi, lo
+    with np.errstate(invalid="ignore"):  # (inf - inf in the twin's gaps: NaN, which ends a run in both)
+        want = PT._run_bounds_py(s, lo, hi, tol)
+    assert c.run_bounds(s, lo, hi, tol) == want
+    assert PT.run_bounds(s, lo, hi, tol) == want
+    # a long run, past the twin's first chunks, and the public function on what it hands to the twin
+    long = np.arange(1000, dtype=np.float64)
+    assert c.run_bounds(long, 500.0, 500.0, 1.0) == PT._run_bounds_py(long, 500.0, 500.0, 1.0) == (0, 1000)
+    assert PT.run_bounds(long[::2], 100.0, 100.0, 2.0) == PT._run_bounds_py(long[::2], 100.0, 100.0, 2.0) == (0, 500)
+    assert PT.run_bounds(long.astype(np.int64), 10, 10, 0) == (10, 11)
+
+
+def test_run_bounds_compiled_refuses_other_arrays():
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    with pytest.raises(ValueError, match="Buffer dtype mismatch, expected 'const double' but got 'long'"):
+        c.run_bounds(np.arange(3), 0.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match="ndarray is not C-contiguous"):
+        c.run_bounds(np.arange(6.0)[::2], 0.0, 0.0, 1.0)
+
+
 def test_run_bounds_scans_past_its_first_chunks():
     s = np.arange(1000, dtype=np.float64)  # one run of 1,000 values 1 apart: every chunk is scanned
     assert PT.run_bounds(s, 500.0, 500.0, 1.0) == (0, 1000)

@@ -2464,7 +2464,9 @@ class _StripRuns:
             lo, hi = min(values) - reach, max(values) + reach
             if math.isfinite(lo) and math.isfinite(hi):
                 cand, w = _window(st, kind, lo, hi, strip)
-                o = np.argsort(w, kind="stable")
+                # (not a stable sort: a run is a range of values, whose positions every caller takes
+                # as a set, so the order among equal values does not matter)
+                o = np.argsort(w)
                 self.pos, self.s, self.lo, self.hi = cand[o], w[o], lo, hi
 
     def run(self, lo: float, hi: float) -> Optional[np.ndarray]:

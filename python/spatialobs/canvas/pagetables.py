@@ -34,7 +34,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import List, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -246,7 +246,8 @@ def run_bounds(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, in
     ``[lo, hi]`` and whose outside neighbours lie more than ``tol`` away: the values of ``[lo, hi]``
     and every chain of values each within ``tol`` of the next that reaches it.
 
-    Scans outward from ``[lo, hi]`` in growing chunks, so the work follows the run's length.
+    Scans outward from ``[lo, hi]``, so the work follows the run's length: compiled for a
+    float64 array (``_cpagetables.run_bounds``), else :func:`_run_bounds_py`, its twin.
 
     Parameters
     ----------
@@ -262,6 +263,13 @@ def run_bounds(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, in
         ``start`` and ``stop``; the run's values are ``s[start:stop]`` (``lo`` and ``hi`` need
         not be among them).
     """
+    if _run_bounds_c is not None and type(s) is np.ndarray and s.dtype == np.float64 and s.ndim == 1:
+        return _run_bounds_c(np.ascontiguousarray(s), float(lo), float(hi), float(tol))
+    return _run_bounds_py(s, lo, hi, tol)
+
+
+def _run_bounds_py(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, int]:
+    """:func:`run_bounds` in numpy, in growing chunks (the compiled one's twin)."""
     a = int(np.searchsorted(s, lo, "left"))
     b = int(np.searchsorted(s, hi, "right"))
     start, nxt, k = a, lo, 64
@@ -289,6 +297,13 @@ def run_bounds(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, in
             break
         stop, prv, k = i1, float(s[i1 - 1]), 4 * k
     return start, stop
+
+
+_run_bounds_c: Optional[Callable[[np.ndarray, float, float, float], Tuple[int, int]]]
+try:
+    from spatialobs.canvas._cpagetables import run_bounds as _run_bounds_c
+except ImportError:  # a source tree without the compiled module
+    _run_bounds_c = None
 
 
 def move_value(s: np.ndarray, pos: np.ndarray, p: int, old: float, new: float) -> None:
