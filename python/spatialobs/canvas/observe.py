@@ -2187,6 +2187,13 @@ def _inside_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: 
 _TOUCH_DIRECT = 8
 
 
+def _touch_strip(b: np.ndarray, touch_tol: float) -> Tuple[float, float]:
+    """An x range holding every end whose square (:func:`_end_squares`) meets box ``b`` with positive
+    area: the box's x extent grown by ``touch_tol`` and a margin past the squares' rounding."""
+    m = 1e-6 * (abs(float(b[0])) + abs(float(b[2])) + touch_tol) + 1e-300
+    return float(b[0]) - touch_tol - m, float(b[2]) + touch_tol + m
+
+
 def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
                     moved_ends: np.ndarray, touch_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     pg, sub, sb, e = st.pg, st.sub, st.sb, st.ends
@@ -2213,10 +2220,9 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
             # values, a little wider: the kernel's positive-area test then decides)
             xs, xp = e.by_x
             for c in changed.tolist():
-                b = sb[c]
-                m = 1e-6 * (abs(float(b[0])) + abs(float(b[2])) + touch_tol) + 1e-300
-                lo = int(np.searchsorted(xs, float(b[0]) - touch_tol - m, "left"))
-                hi = int(np.searchsorted(xs, float(b[2]) + touch_tol + m, "right"))
+                xlo, xhi = _touch_strip(sb[c], touch_tol)
+                lo = int(np.searchsorted(xs, xlo, "left"))
+                hi = int(np.searchsorted(xs, xhi, "right"))
                 k = xp[lo:hi]
                 if len(mk):
                     k = k[~ism[e.rows[k]]]
@@ -2225,14 +2231,16 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
                     parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, np.full(len(k), sub[c], np.int64), k,
                                                touch_tol))
         elif len(changed) <= _TOUCH_DIRECT:
-            # each changed box against every end's square, as the kernel tests them (positive area)
-            squares = _end_squares(e.x, e.y, touch_tol)
-            if rest is not None:
-                squares = squares[rest]
+            # each changed box against the squares of the ends in its x strip, as above but found by
+            # one pass over the x values (not sorted), the kernel's positive-area test deciding
+            xr = e.x if rest is None else e.x[rest]
             for c in changed.tolist():
-                hit = np.flatnonzero(_pos_area(squares, sb[c:c + 1]))
-                if len(hit):
-                    k = hit if rest is None else rest[hit]
+                xlo, xhi = _touch_strip(sb[c], touch_tol)
+                k = np.flatnonzero((xr >= xlo) & (xr <= xhi))
+                if rest is not None:
+                    k = rest[k]
+                k = k[_pos_area(_end_squares(e.x[k], e.y[k], touch_tol), sb[c:c + 1])]
+                if len(k):
                     parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, np.full(len(k), sub[c], np.int64), k,
                                                touch_tol))
         else:
