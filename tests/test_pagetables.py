@@ -72,6 +72,48 @@ def test_splice_is_the_sort_of_the_kept_and_new_rows(pairs, data):
         assert not np.shares_memory(x, a) and not np.shares_memory(x, g)  # a new column, never a view
 
 
+@settings(max_examples=300)
+@given(PAIRS, st.data())
+def test_splice_compiled_is_its_twin(pairs, data):
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    a, b = _table(pairs)
+    g = np.arange(len(a), dtype=np.float64) * 0.5
+    flag = (a % 3 == 0)
+    keys = PT.pair_keys(a, b)
+    drop = np.array(sorted(data.draw(st.sets(st.integers(0, max(len(a) - 1, 0)), max_size=len(a)))), np.int64)
+    drop = drop[drop < len(a)]
+    kept = {tuple(p) for p in np.stack([a, b], 1)[np.setdiff1d(np.arange(len(a)), drop)].tolist()}
+    new = data.draw(st.lists(st.tuples(ROWS, ROWS).filter(lambda p: p not in kept), max_size=15, unique=True))
+    na = np.array([p[0] for p in new], np.int64)
+    nb = np.array([p[1] for p in new], np.int64)
+    o = np.argsort(PT.pair_keys(na, nb), kind="stable")
+    na, nb = na[o], nb[o]
+    ng, nf = -np.arange(len(new), dtype=np.float64), np.ones(len(new), bool)
+    nk = PT.pair_keys(na, nb)
+    # every column a view with a stride (the public function copies them contiguous) or not
+    wide = data.draw(st.booleans())
+    cols = tuple(np.repeat(x, 2)[::2] if wide else x for x in (a, b, g, flag))
+    got, gk = PT.splice(cols, keys, drop, (na, nb, ng, nf), nk)
+    want, wk = PT._splice_py((a, b, g, flag), keys, drop, (na, nb, ng, nf), nk)
+    assert np.array_equal(gk, wk) and gk.dtype == wk.dtype
+    for x, y in zip(got, want):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    pieces = c.splice_pieces(len(keys), drop, np.searchsorted(keys, nk, "left").astype(np.int64))
+    assert (pieces[:, 2] - pieces[:, 1]).sum() == len(keys) - len(drop) + len(nk)
+
+
+def test_splice_pieces_refuse_columns_they_cannot_copy():
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    pieces = np.array([[1, 0, 2], [0, 0, 1]], np.int64)
+    with pytest.raises(ValueError, match=r"cut_pieces needs two 1-D columns of one dtype, got int64 \(3,\) and float64 \(1,\)"):
+        c.cut_pieces(np.arange(3), np.zeros(1), pieces)
+    with pytest.raises(IndexError, match=r"piece 1 \(0, 2\) is outside its column"):
+        c.cut_pieces(np.arange(3), np.zeros(1, np.int64), np.array([[1, 0, 2], [0, 0, 2]], np.int64))
+    with pytest.raises(IndexError, match=r"piece 0 \(2, 4\) is outside its column"):
+        c.cut_pieces(np.arange(3), np.zeros(1, np.int64), np.array([[1, 2, 4]], np.int64))
+    assert c.cut_pieces(np.arange(3), np.array([9]), pieces).tolist() == [0, 1, 9]
+
+
 def test_splice_keeps_the_column_types_of_empty_and_whole_tables():
     a = np.array([0, 1], np.int64)
     g = np.array([1.0, 2.0])

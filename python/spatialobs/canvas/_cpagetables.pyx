@@ -3,11 +3,18 @@
 
 ``run_bounds`` finds a run of sorted line values (see
 :func:`spatialobs.canvas.pagetables.run_bounds`, which calls it for float64 arrays); a run
-holds a few values to a few hundred, so numpy's per-call cost was most of its time. The
-pure-Python twin is ``spatialobs.canvas.pagetables._run_bounds_py``; tests compare the two.
+holds a few values to a few hundred, so numpy's per-call cost was most of its time.
+``splice_pieces`` and ``cut_pieces`` are :func:`spatialobs.canvas.pagetables.splice`'s merge of
+the dropped and new rows and its copies of slices, whose Python loops followed the number of
+pieces. The pure-Python twins are ``spatialobs.canvas.pagetables._run_bounds_py`` and
+``_splice_py``; tests compare each pair.
 """
 
 from libc.math cimport isnan
+from libc.stdint cimport int64_t
+from libc.string cimport memcpy
+
+import numpy as np
 
 
 def run_bounds(const double[::1] s, double lo, double hi, double tol):
@@ -53,3 +60,72 @@ def run_bounds(const double[::1] s, double lo, double hi, double tol):
         stop += 1
         prv = v
     return start, stop
+
+
+def splice_pieces(Py_ssize_t n, const int64_t[::1] drop, const int64_t[::1] at):
+    """The slices ``splice`` copies, in output order: rows ``(1, start, stop)`` of the old rows,
+    ``(0, start, stop)`` of the new ones (see ``pagetables._splice_py``, the same merge)."""
+    cdef Py_ssize_t nd = drop.shape[0], nn = at.shape[0]
+    out = np.empty((2 * nn + nd + 1, 3), np.int64)
+    cdef int64_t[:, ::1] p = out
+    cdef Py_ssize_t k = 0, di = 0, ni = 0, j
+    cdef int64_t pos = 0, d, i
+    while di < nd or ni < nn:
+        d = drop[di] if di < nd else n
+        i = at[ni] if ni < nn else n
+        if i <= d:  # new rows go before the old row at i (a dropped row with their key included)
+            j = ni
+            while ni < nn and at[ni] == i:
+                ni += 1
+            if i > pos:
+                p[k, 0] = 1
+                p[k, 1] = pos
+                p[k, 2] = i
+                k += 1
+                pos = i
+            p[k, 0] = 0
+            p[k, 1] = j
+            p[k, 2] = ni
+            k += 1
+        else:
+            if d > pos:
+                p[k, 0] = 1
+                p[k, 1] = pos
+                p[k, 2] = d
+                k += 1
+            pos = d + 1
+            di += 1
+    if pos < n:
+        p[k, 0] = 1
+        p[k, 1] = pos
+        p[k, 2] = n
+        k += 1
+    return out[:k]
+
+
+def cut_pieces(old, new, const int64_t[:, ::1] pieces):
+    """One column of ``splice``: the slices ``pieces`` of ``old`` and ``new`` (1-D, C-contiguous, one
+    dtype) copied one after another into a new array of that dtype."""
+    if old.ndim != 1 or new.ndim != 1 or old.dtype != new.dtype:
+        raise ValueError(f"cut_pieces needs two 1-D columns of one dtype, got {old.dtype} {old.shape} "
+                         f"and {new.dtype} {new.shape}")
+    cdef Py_ssize_t w = old.itemsize, k, total = 0, at = 0, s, e
+    cdef Py_ssize_t no = old.shape[0], nn = new.shape[0]
+    for k in range(pieces.shape[0]):
+        s, e = pieces[k, 1], pieces[k, 2]
+        if s < 0 or e < s or e > (no if pieces[k, 0] else nn):
+            raise IndexError(f"piece {k} ({s}, {e}) is outside its column")
+        total += e - s
+    out = np.empty(total, old.dtype)
+    cdef const unsigned char[::1] ob = old.view(np.uint8)
+    cdef const unsigned char[::1] nb = new.view(np.uint8)
+    cdef unsigned char[::1] dst = out.view(np.uint8)
+    for k in range(pieces.shape[0]):
+        s, e = pieces[k, 1], pieces[k, 2]
+        if e > s:
+            if pieces[k, 0]:
+                memcpy(&dst[at * w], &ob[s * w], (e - s) * w)
+            else:
+                memcpy(&dst[at * w], &nb[s * w], (e - s) * w)
+            at += e - s
+    return out

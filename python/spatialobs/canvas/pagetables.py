@@ -34,11 +34,20 @@ Examples
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 __all__ = ["pair_keys", "rows_at", "keys_at", "splice", "splice_in_place", "writable", "sorted_lines", "run_bounds", "move_value"]
+
+_run_bounds_c: Optional[Callable[[np.ndarray, float, float, float], Tuple[int, int]]]
+_cpt: Optional[ModuleType]
+try:
+    from spatialobs.canvas import _cpagetables as _cpt
+    from spatialobs.canvas._cpagetables import run_bounds as _run_bounds_c
+except ImportError:  # a source tree without the compiled module
+    _cpt = _run_bounds_c = None
 
 #: Bits of the second row in a pair key: rows below 2**31 (int64 keys).
 _SHIFT = 32
@@ -138,6 +147,20 @@ def splice(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, new_c
     o = np.argsort(new_keys, kind="stable")
     nk = new_keys[o]
     nc = [np.asarray(c)[o].astype(col.dtype, copy=False) for c, col in zip(new_cols, cols)]
+    if _cpt is not None and keys.dtype == nk.dtype == np.int64 and keys.ndim == 1 and all(
+            c.ndim == 1 and c.dtype.kind in "biuf" for c in cols):
+        # the merge and the copies compiled (its Python loops followed the number of pieces)
+        pieces = _cpt.splice_pieces(len(keys), np.ascontiguousarray(drop, np.int64),
+                                    np.searchsorted(keys, nk, "left").astype(np.int64, copy=False))
+        return ([_cpt.cut_pieces(np.ascontiguousarray(c), np.ascontiguousarray(n), pieces) for c, n in zip(cols, nc)],
+                _cpt.cut_pieces(np.ascontiguousarray(keys), np.ascontiguousarray(nk), pieces))
+    return _splice_py(cols, keys, drop, nc, nk)
+
+
+def _splice_py(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, nc: Sequence[np.ndarray],
+               nk: np.ndarray) -> Tuple[List[np.ndarray], np.ndarray]:
+    """:func:`splice` after its new rows are sorted by key (``nc``, ``nk``), in Python and numpy (the
+    compiled merge's twin)."""
     at = np.searchsorted(keys, nk, "left").tolist()
     # slices of the old rows (start, stop) and of the new ones, in output order
     pieces: List[Tuple[bool, int, int]] = []
@@ -299,11 +322,6 @@ def _run_bounds_py(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int
     return start, stop
 
 
-_run_bounds_c: Optional[Callable[[np.ndarray, float, float, float], Tuple[int, int]]]
-try:
-    from spatialobs.canvas._cpagetables import run_bounds as _run_bounds_c
-except ImportError:  # a source tree without the compiled module
-    _run_bounds_c = None
 
 
 def move_value(s: np.ndarray, pos: np.ndarray, p: int, old: float, new: float) -> None:
