@@ -1980,17 +1980,34 @@ def _carried_bindings(canvas: Canvas, old: _PageState, omap: np.ndarray, pg: _Pa
         return (bf[o], bt[o], bterm[o]), np.zeros(0, np.int64)
     row_of = canvas._geometry().row
     pos = pg.page_pos
+    n = len(pg.ids)
     again = np.asarray(sorted(p for i in rebound if (r := row_of.get(i)) is not None and (p := int(pos[r])) >= 0),
                        dtype=np.int64)
-    live &= ~_mask_of(again, len(pg.ids))[np.maximum(bf, 0)]
     blist = [b for i in rebound for b in canvas._bindings_from(i)]
     nf, nt, nterm = _binding_rows(blist, row_of)
-    ext = np.append(pos, -1)
-    nf, nt = ext[nf], ext[nt]
+    nf = np.where(nf >= 0, pos[np.maximum(nf, 0)], -1) if len(pos) else np.full(len(nf), -1, np.int64)
+    nt = np.where(nt >= 0, pos[np.maximum(nt, 0)], -1) if len(pos) else np.full(len(nt), -1, np.int64)
     ok = (nf >= 0) & (nt >= 0)
-    bf = np.concatenate([bf[live], nf[ok]])
-    bt = np.concatenate([bt[live], nt[ok]])
-    bterm = np.concatenate([bterm[live], nterm[ok]])
+    nf, nt, nterm = nf[ok], nt[ok], nterm[ok]
+    if (not reorder and n < 2 ** 30 and bool(((bterm == 0) | (bterm == 1)).all())
+            and bool(((nterm == 0) | (nterm == 1)).all())):
+        # a row map that keeps the rows' order keeps the carried bindings sorted: the rebound connectors'
+        # are found by binary search (sorted by connector), dropped, and the new ones merged in by key
+        # (no new binding's connector is a kept binding's, so no key is both kept and new)
+        bf, bt, bterm = bf[live], bt[live], bterm[live]
+        drop = rows_at(bf, again)
+        if len(drop):
+            keep = np.ones(len(bf), bool)
+            keep[drop] = False
+            bf, bt, bterm = bf[keep], bt[keep], bterm[keep]
+        o = np.lexsort((nterm, nt, nf))
+        nf, nt, nterm = nf[o], nt[o], nterm[o]
+        at = np.searchsorted((bf * n + bt) * 2 + bterm, (nf * n + nt) * 2 + nterm)
+        return (np.insert(bf, at, nf), np.insert(bt, at, nt), np.insert(bterm, at, nterm)), again
+    live &= ~_mask_of(again, n)[np.maximum(bf, 0)]
+    bf = np.concatenate([bf[live], nf])
+    bt = np.concatenate([bt[live], nt])
+    bterm = np.concatenate([bterm[live], nterm])
     o = np.lexsort((bterm, bt, bf))
     return (bf[o], bt[o], bterm[o]), again
 
