@@ -1648,6 +1648,10 @@ def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reach
     st.occ_carry = (old.occ_memo, dirty, boxes)
 
 
+#: Types that are no solid box: connectors and groups (as :func:`_new_state` reads them).
+_NOT_SOLID = frozenset(CONNECTOR_TYPES) | {"group"}
+
+
 def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[np.ndarray], page: str,
              rebound: Optional[AbstractSet[str]] = None) -> Optional[_PageState]:
     """The state of a later version of ``old``'s page, or None.
@@ -1690,7 +1694,8 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     _put_rows(solid, new_of_kept, old.solid, kept_old, kruns)
     fresh = np.flatnonzero(is_new)
     t_new = types[fresh]
-    solid[fresh] = ~(np.isin(t_new, list(CONNECTOR_TYPES)) | (t_new == "group"))
+    # (a set lookup per new row: np.isin over a few strings cost ~0.1 ms)
+    solid[fresh] = np.fromiter((t not in _NOT_SOLID for t in t_new.tolist()), bool, len(fresh))
     sub = np.flatnonzero(solid)
     subpos = np.full(n + 1, -1, np.int64)
     subpos[sub] = np.arange(len(sub))
@@ -1769,17 +1774,22 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         read_again.append(pr[types[pr] == "arrow"])
     redo = unique(np.concatenate(read_again).astype(np.int64))
     if len(redo):
-        keep_e &= ~np.isin(er, redo)  # an arrow now bound at both ends keeps none
+        # an arrow now bound at both ends keeps none (a removed end's row, -1, is not kept anyway)
+        keep_e &= ~_mask_of(redo, n)[er]
         redo = redo[~(st.bound_end[redo, 0] & st.bound_end[redo, 1])]
-    er0, et0, lxy0 = er[keep_e], e.term[keep_e], e.local[keep_e]
+    every_e = bool(keep_e.all())  # every end kept: the columns shared, not gathered through the mask
+    if every_e:  # (the local points and terminals are never written in place; the rows were renumbered)
+        er0, et0, lxy0 = er, e.term, e.local
+    else:
+        er0, et0, lxy0 = er[keep_e], e.term[keep_e], e.local[keep_e]
     rr, rt, rl = _local_ends(canvas, pg, st.bound_end, redo)
     if not len(rr) and bool((er0[1:] >= er0[:-1]).all()):
         # no end read again and the kept ones in their order (the rows they are on keep theirs):
         # already sorted, each compared with its own previous point. A kept end whose row keeps its
         # page transform keeps its point (the same local point, the same arithmetic): only the others
         # are transformed again
-        ox, oy = e.x[keep_e], e.y[keep_e]
-        ro = e.rows[keep_e]
+        ox, oy = (e.x.copy(), e.y.copy()) if every_e else (e.x[keep_e], e.y[keep_e])
+        ro = e.rows if every_e else e.rows[keep_e]
         again = np.flatnonzero((pg.px[er0] != opg.px[ro]) | (pg.py[er0] != opg.py[ro])
                                | (pg.rotation[er0] != opg.rotation[ro]))
         nx, ny = _ends_xy(pg, er0[again], lxy0[again])
@@ -1850,8 +1860,11 @@ def _runs(src: np.ndarray, dst: np.ndarray) -> Optional[np.ndarray]:
     few subtrees, so a kept row's old and new positions differ by one of a few offsets."""
     if not len(src):
         return np.zeros(1, np.int64)
-    shift = dst - src
-    cut = np.flatnonzero((shift[1:] != shift[:-1]) | (src[1:] != src[:-1] + 1)) + 1
+    if int(src[-1]) - int(src[0]) == len(src) - 1:  # increasing and consecutive: runs where ``dst`` steps by one
+        cut = np.flatnonzero(np.diff(dst) != 1) + 1
+    else:
+        shift = dst - src
+        cut = np.flatnonzero((shift[1:] != shift[:-1]) | (src[1:] != src[:-1] + 1)) + 1
     if len(cut) >= _MAX_RUNS:
         return None
     return np.concatenate([[0], cut, [len(src)]]).astype(np.int64)
