@@ -249,3 +249,47 @@ def test_move_value_refuses_a_value_the_position_does_not_have():
     with pytest.raises(ValueError, match="position 0 has no line value 2.0"):
         PT.move_value(s, pos, 0, 2.0, 5.0)
     assert s.tolist() == [1.0, 2.0, 2.0]  # left as it was
+
+
+@settings(max_examples=300)
+@given(st.lists(st.integers(-1, 30), min_size=1, max_size=40), PAIRS, st.booleans(), st.data())
+def test_renumber_pairs_compiled_is_its_twin_and_the_keys_of_the_kept_pairs(omap, pairs, aligned, data):
+    omap = np.array(omap + [-1], np.int64)
+    pairs = [(x % (len(omap) - 1), y % (len(omap) - 1)) for x, y in pairs]
+    a = np.array([p[0] for p in pairs], np.int64)
+    b = np.array([p[1] for p in pairs], np.int64)
+    bits = np.array(data.draw(st.lists(st.integers(0, 63), min_size=len(a), max_size=len(a))), np.int64) if aligned \
+        else np.zeros(0, np.int64)
+    sa, sb_ = (33, 1) if aligned else (32, 0)
+    want = PT._renumber_pairs_py(omap, a, b, bits, sa, sb_)
+    got = PT.renumber_pairs(omap, a, b, bits, sa, sb_)
+    assert np.array_equal(got[0], omap[a]) and np.array_equal(got[1], omap[b])
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and got[2] == want[2]
+    kept = [(int(omap[x]), int(omap[y]), i) for i, (x, y) in enumerate(pairs) if omap[x] >= 0 and omap[y] >= 0]
+    keys = [(x << sa) | (y << sb_) | (int(bits[i] & 7 == 0) if aligned else 0) for x, y, i in kept]
+    assert got[2] == len(kept)
+    if all(k2 > k1 for k1, k2 in zip(keys, keys[1:])):
+        assert got[3] is not None and want[3] is not None
+        assert got[3].tolist() == want[3].tolist() == keys
+    else:
+        assert got[3] is None and want[3] is None
+
+
+@pytest.mark.parametrize("fn", ["compiled", "twin"])
+def test_renumber_pairs_refuses_rows_outside_the_map_and_ragged_columns(fn):
+    if fn == "compiled":
+        f = pytest.importorskip("spatialobs.canvas._cpagetables").renumber_pairs
+    else:
+        f = PT._renumber_pairs_py
+    omap = np.array([1, 0, -1], np.int64)
+    none = np.zeros(0, np.int64)
+    with pytest.raises(IndexError, match=r"pair 1 \(0, 3\) is outside the row map of 3 slots"):
+        f(omap, np.array([0, 0]), np.array([1, 3]), none, 32, 0)
+    with pytest.raises(IndexError, match=r"pair 0 \(-1, 0\) is outside the row map of 3 slots"):
+        f(omap, np.array([-1]), np.array([0]), none, 32, 0)
+    with pytest.raises(ValueError, match="renumber_pairs needs columns of one length, got 2, 1 and 0"):
+        f(omap, np.array([0, 1]), np.array([1]), none, 32, 0)
+    with pytest.raises(ValueError, match="renumber_pairs needs columns of one length, got 1, 1 and 2"):
+        f(omap, np.array([0]), np.array([1]), np.zeros(2, np.int64), 33, 1)
+    with pytest.raises(ValueError, match=r"renumber_pairs needs shifts in \[0, 63\), got 64 and 0"):
+        f(omap, np.array([0]), np.array([1]), none, 64, 0)

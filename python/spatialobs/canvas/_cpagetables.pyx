@@ -129,3 +129,43 @@ def cut_pieces(old, new, const int64_t[:, ::1] pieces):
                 memcpy(&dst[at * w], &nb[s * w], (e - s) * w)
             at += e - s
     return out
+
+
+def renumber_pairs(const int64_t[::1] omap, const int64_t[::1] a, const int64_t[::1] b, const int64_t[::1] bits,
+                   int shift_a, int shift_b):
+    """A table's pairs through a row map, with their keys, in one pass (see ``observe._reshape``).
+
+    ``omap[r]`` is row ``r``'s new row (-1: removed; its last slot is -1). Returns ``omap[a]``,
+    ``omap[b]``, the number of pairs whose two rows remain, and the keys of those pairs in
+    order, ``new_a << shift_a | new_b << shift_b``, or'ed with 1 where ``bits`` (when not empty:
+    the ``aligned`` table's kind masks) holds none of the first three kinds; the keys are None
+    when they do not strictly increase.
+    """
+    cdef Py_ssize_t n = a.shape[0], m = omap.shape[0], i, cnt = 0
+    if b.shape[0] != n or (bits.shape[0] != 0 and bits.shape[0] != n):
+        raise ValueError(f"renumber_pairs needs columns of one length, got {n}, {b.shape[0]} and {bits.shape[0]}")
+    if not (0 <= shift_a < 63 and 0 <= shift_b < 63):
+        raise ValueError(f"renumber_pairs needs shifts in [0, 63), got {shift_a} and {shift_b}")
+    ra_out = np.empty(n, np.int64)
+    rb_out = np.empty(n, np.int64)
+    keys_out = np.empty(n, np.int64)
+    cdef int64_t[::1] ra = ra_out, rb = rb_out, keys = keys_out
+    cdef int64_t x, y, k, prev = 0
+    cdef bint up = True, low = bits.shape[0] != 0
+    for i in range(n):
+        x, y = a[i], b[i]
+        if x < 0 or x >= m or y < 0 or y >= m:
+            raise IndexError(f"pair {i} ({x}, {y}) is outside the row map of {m} slots")
+        x, y = omap[x], omap[y]
+        ra[i] = x
+        rb[i] = y
+        if x >= 0 and y >= 0:
+            k = (x << shift_a) | (y << shift_b)
+            if low and (bits[i] & 7) == 0:
+                k |= 1
+            if cnt and k <= prev:
+                up = False
+            keys[cnt] = k
+            prev = k
+            cnt += 1
+    return ra_out, rb_out, cnt, (keys_out[:cnt] if up else None)

@@ -49,8 +49,8 @@ import numpy as np
 from spatialobs import geometry as G
 from spatialobs._arrays import unique
 from spatialobs.canvas.limits import compact_json, typed_errors
-from spatialobs.canvas.pagetables import (keys_at, move_value, pair_keys, rows_at, run_bounds, sorted_lines, splice,
-                                          splice_in_place, writable)
+from spatialobs.canvas.pagetables import (keys_at, move_value, pair_keys, renumber_pairs, rows_at, run_bounds,
+                                          sorted_lines, splice, splice_in_place, writable)
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas, _gather, _page_pos, _row_runs
 from spatialobs.canvas.document.records import Viewport
@@ -1811,11 +1811,23 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         was[er0, et0, 1] = e.y[keep_e]
         moved_ends = unique(np.concatenate([redo, rebound_rows, er[(was[er, et, 0] != ex) | (was[er, et, 1] != ey)]]))
     none_gone = every  # rows only added (or moved): every pair keeps both ends, none is filtered
+    no_bits = np.zeros(0, np.int64)
 
-    def live(*cols: np.ndarray) -> Any:  # a tuple as long as the table's
-        """The table's rows whose two ends remain (the first two columns, renumbered)."""
-        a, b = omap[cols[0]], omap[cols[1]]
-        if none_gone:
+    def live(*cols: np.ndarray, name: str = "", known: Optional[Dict[str, np.ndarray]] = None) -> Any:
+        """The table's rows whose two ends remain (the first two columns, renumbered); with ``known``,
+        their key column under ``name`` when it strictly increases (as the updates would find it)."""
+        if known is None:
+            a, b = omap[cols[0]], omap[cols[1]]
+            if none_gone:
+                return (a, b) + cols[2:]
+            m = (a >= 0) & (b >= 0)
+            return (a[m], b[m]) + tuple(c[m] for c in cols[2:])
+        aligned = name == "aligned"
+        a, b, count, k = renumber_pairs(omap, cols[0], cols[1], cols[2] if aligned else no_bits,
+                                        33 if aligned else 32, 1 if aligned else 0)
+        if k is not None:
+            known[name] = k
+        if count == len(a):
             return (a, b) + cols[2:]
         m = (a >= 0) & (b >= 0)
         return (a[m], b[m]) + tuple(c[m] for c in cols[2:])
@@ -1828,14 +1840,16 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         # updates splice them at the pairs of the changed rows (the removed rows' pairs are gone
         # already) and keep the keys for the next version's; otherwise they sort
         keys: Dict[str, np.ndarray] = {}
+        # the key columns of the renumbered tables, found with them (one pass each)
+        found: Dict[str, np.ndarray] = {}
         st.tables[key] = _PageTables(
             _inside_update(st, inside, changed, subpos[orphan]),
-            _overlaps_update(st, live(*tb.overlaps), changed, before, None, keys),
+            _overlaps_update(st, live(*tb.overlaps, name="overlaps", known=found), changed, before, found, keys),
             _touches_update(st, live(*tb.touches), changed, moved_ends, touch_tol),
-            _near_update(st, live(*tb.near), changed, np.concatenate([before, gone_boxes]),
-                         near_gap, None, keys),
-            _aligned_update(st, old, live(*tb.aligned), changed, before, align_tol,
-                            gone_boxes, None, keys),
+            _near_update(st, live(*tb.near, name="near", known=found), changed, np.concatenate([before, gone_boxes]),
+                         near_gap, found, keys),
+            _aligned_update(st, old, live(*tb.aligned, name="aligned", known=found), changed, before, align_tol,
+                            gone_boxes, found, keys),
             keys=keys,
         )
     if old.occ_memo:

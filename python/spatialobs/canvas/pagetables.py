@@ -39,7 +39,8 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["pair_keys", "rows_at", "keys_at", "splice", "splice_in_place", "writable", "sorted_lines", "run_bounds", "move_value"]
+__all__ = ["pair_keys", "rows_at", "keys_at", "splice", "splice_in_place", "writable", "sorted_lines", "run_bounds",
+           "move_value", "renumber_pairs"]
 
 _run_bounds_c: Optional[Callable[[np.ndarray, float, float, float], Tuple[int, int]]]
 _cpt: Optional[ModuleType]
@@ -195,6 +196,73 @@ def _splice_py(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, n
         return np.concatenate([(old if old_side else new)[s:e] for old_side, s, e in pieces])
 
     return [cut(c, n) for c, n in zip(cols, nc)], cut(keys, nk)
+
+
+def renumber_pairs(omap: np.ndarray, a: np.ndarray, b: np.ndarray, bits: np.ndarray, shift_a: int,
+                   shift_b: int) -> Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
+    """A table's pairs through a row map, with the keys of those that remain.
+
+    Compiled for int64 columns (``_cpagetables.renumber_pairs``: one pass for the renumbering,
+    the keys and their order), else :func:`_renumber_pairs_py`, its twin.
+
+    Parameters
+    ----------
+    omap : numpy.ndarray of int64
+        The new row of each old row (-1: removed), with one more slot.
+    a, b : numpy.ndarray of int64
+        The pairs' rows, each in ``[0, len(omap))``.
+    bits : numpy.ndarray of int64
+        Empty, or the ``aligned`` table's kind masks: a pair with none of the first three kinds
+        (a row of the y axis) has its key's lowest bit set.
+    shift_a, shift_b : int
+        Where the new rows go in a key, each in ``[0, 63)``.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, int, numpy.ndarray or None)
+        ``omap[a]``, ``omap[b]``, the number of pairs whose two rows remain, and their keys
+        ``new_a << shift_a | new_b << shift_b`` in order (None when they do not strictly increase).
+
+    Raises
+    ------
+    ValueError
+        Columns of different lengths, or a shift out of range.
+    IndexError
+        A row outside the row map.
+
+    Examples
+    --------
+    >>> omap = np.array([0, -1, 1, -1])
+    >>> ra, rb, kept, keys = renumber_pairs(omap, np.array([0, 0]), np.array([1, 2]), np.zeros(0, np.int64), 32, 0)
+    >>> ra.tolist(), rb.tolist(), kept, keys.tolist()
+    ([0, 0], [-1, 1], 1, [1])
+    """
+    cols = (omap, a, b, bits)
+    if _cpt is not None and all(type(c) is np.ndarray and c.dtype == np.int64 and c.ndim == 1 for c in cols):
+        return _cpt.renumber_pairs(*(np.ascontiguousarray(c) for c in cols), shift_a, shift_b)
+    return _renumber_pairs_py(omap, a, b, bits, shift_a, shift_b)
+
+
+def _renumber_pairs_py(omap: np.ndarray, a: np.ndarray, b: np.ndarray, bits: np.ndarray, shift_a: int,
+                       shift_b: int) -> Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
+    """:func:`renumber_pairs` in numpy (the compiled one's twin)."""
+    n, m = len(a), len(omap)
+    if len(b) != n or (len(bits) and len(bits) != n):
+        raise ValueError(f"renumber_pairs needs columns of one length, got {n}, {len(b)} and {len(bits)}")
+    if not (0 <= shift_a < 63 and 0 <= shift_b < 63):
+        raise ValueError(f"renumber_pairs needs shifts in [0, 63), got {shift_a} and {shift_b}")
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    bad = np.flatnonzero((a < 0) | (a >= m) | (b < 0) | (b >= m))
+    if len(bad):
+        i = int(bad[0])
+        raise IndexError(f"pair {i} ({a[i]}, {b[i]}) is outside the row map of {m} slots")
+    ra, rb = np.asarray(omap, np.int64)[a], np.asarray(omap, np.int64)[b]
+    live = (ra >= 0) & (rb >= 0)
+    keys = (ra[live] << shift_a) | (rb[live] << shift_b)
+    if len(bits):
+        keys |= np.where((np.asarray(bits, np.int64)[live] & 7) != 0, 0, 1)
+    up = len(keys) < 2 or bool((keys[1:] > keys[:-1]).all())
+    return ra, rb, int(np.count_nonzero(live)), (keys if up else None)
 
 
 def writable(c: np.ndarray) -> bool:
