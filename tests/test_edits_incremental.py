@@ -1726,7 +1726,8 @@ def test_a_pass_that_declines_after_writing_the_plan_in_place_derives_afresh(mon
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.floats(-1e6, 1e6, allow_nan=False), st.floats(0, 500, allow_nan=False), st.sampled_from([0.0, 1e-9, 0.5, 4.0, 32.0]),
+@given(st.floats(-1e6, 1e6, allow_nan=False), st.floats(0, 500, allow_nan=False),
+       st.sampled_from([0.0, 1e-9, 0.5, 4.0, 32.0]),
        st.lists(st.tuples(st.sampled_from([0, 2]), st.integers(-3, 3), st.floats(-1e-3, 1e-3, allow_nan=False)),
                 min_size=1, max_size=30))
 def test_the_touch_strip_holds_every_end_whose_square_meets_the_box(x0, w, tol, offsets):

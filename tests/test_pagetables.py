@@ -105,7 +105,8 @@ def test_splice_compiled_is_its_twin(pairs, data):
 def test_splice_pieces_refuse_columns_they_cannot_copy():
     c = pytest.importorskip("spatialobs.canvas._cpagetables")
     pieces = np.array([[1, 0, 2], [0, 0, 1]], np.int64)
-    with pytest.raises(ValueError, match=r"cut_pieces needs two 1-D columns of one dtype, got int64 \(3,\) and float64 \(1,\)"):
+    with pytest.raises(ValueError,
+                       match=r"cut_pieces needs two 1-D columns of one dtype, got int64 \(3,\) and float64 \(1,\)"):
         c.cut_pieces(np.arange(3), np.zeros(1), pieces)
     with pytest.raises(IndexError, match=r"piece 1 \(0, 2\) is outside its column"):
         c.cut_pieces(np.arange(3), np.zeros(1, np.int64), np.array([[1, 0, 2], [0, 0, 2]], np.int64))
@@ -193,7 +194,8 @@ FLOATS = st.floats(allow_nan=False, allow_infinity=True, width=64) | st.sampled_
 
 
 @settings(max_examples=400)
-@given(st.lists(FLOATS, max_size=300), st.data(), st.sampled_from([0.0, 0.5, 1.0, 2.0, float("inf"), float("nan"), -1.0]))
+@given(st.lists(FLOATS, max_size=300), st.data(),
+       st.sampled_from([0.0, 0.5, 1.0, 2.0, float("inf"), float("nan"), -1.0]))
 def test_run_bounds_compiled_is_its_twin(values, data, tol):
     c = pytest.importorskip("spatialobs.canvas._cpagetables")
     s = np.sort(np.array(values, dtype=np.float64))
@@ -293,3 +295,26 @@ def test_renumber_pairs_refuses_rows_outside_the_map_and_ragged_columns(fn):
         f(omap, np.array([0]), np.array([1]), np.zeros(2, np.int64), 33, 1)
     with pytest.raises(ValueError, match=r"renumber_pairs needs shifts in \[0, 63\), got 64 and 0"):
         f(omap, np.array([0]), np.array([1]), none, 64, 0)
+
+
+def test_without_the_compiled_module_the_twins_answer(monkeypatch):
+    a = np.array([0, 0, 2, 3], np.int64)
+    b = np.array([1, 3, 3, 4], np.int64)
+    keys = PT.pair_keys(a, b)
+    omap = np.array([0, 2, -1, 3, 4, -1], np.int64)
+    s = np.array([0.0, 1.0, 1.5, 4.0, 4.5])
+    args = ((a, b), keys, np.array([1], np.int64), (np.array([1]), np.array([2])),
+            PT.pair_keys(np.array([1]), np.array([2])))
+    none = np.zeros(0, np.int64)
+    with_c = (PT.splice(*args), PT.renumber_pairs(omap, a, b, none, 32, 0), PT.run_bounds(s, 1.0, 1.0, 0.5))
+    monkeypatch.setattr(PT, "_cpt", None)
+    monkeypatch.setattr(PT, "_run_bounds_c", None)
+    (cols, k), (ra, rb, kept, rk), run = with_c
+    (cols2, k2), (ra2, rb2, kept2, rk2), run2 = (PT.splice(*args), PT.renumber_pairs(omap, a, b, none, 32, 0),
+                                                 PT.run_bounds(s, 1.0, 1.0, 0.5))
+    assert [c.tolist() for c in cols] == [c.tolist() for c in cols2] == [[0, 1, 2, 3], [1, 2, 3, 4]]
+    assert k.tolist() == k2.tolist()
+    assert ra.tolist() == ra2.tolist() == [0, 0, -1, 3] and rb.tolist() == rb2.tolist() == [2, 3, 3, 4]
+    assert kept == kept2 == 3 and rk is not None and rk2 is not None  # (0, 2), (0, 3), (3, 4): increasing
+    assert rk.tolist() == rk2.tolist() == [2, 3, (3 << 32) | 4]
+    assert run == run2 == (1, 3)

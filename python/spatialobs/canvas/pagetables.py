@@ -14,12 +14,18 @@ key column kept beside the table:
 * :func:`splice` drops positions and merges new sorted rows in, one slice copy per column;
   :func:`splice_in_place` does the same in the columns themselves when as many rows enter as
   leave (a move that keeps its pairs), rewriting only the span between the first and last row
-  touched.
+  touched;
+* :func:`renumber_pairs` carries a table through a row map (an add or a removal renumbers rows
+  in order) with the keys of the pairs that remain, in one pass.
 
 The ``aligned`` table is cut from runs of line values (box edges and centres) that lie within
 a tolerance of each other; :func:`sorted_lines` keeps each kind's values sorted with their
 positions, :func:`run_bounds` finds a run there in time linear in its length, and
 :func:`move_value` moves one box's value in place.
+
+The scans and merges whose numpy calls cost more than their work (:func:`run_bounds`,
+:func:`splice`, :func:`renumber_pairs`) are compiled (``spatialobs.canvas._cpagetables``); each
+keeps its numpy twin, used where the module is not built and held to it by the tests.
 
 Examples
 --------
