@@ -14,14 +14,15 @@ import pytest
 
 import spatialobs
 
-#: Modules with no examples by design: internals (the compiled featurize, observe, signature, element-bounds and
-#: node-columns loops are checked against their Python twins, the JSON writer against json.dumps; Cython's utility
-#: code, compiled once for every Cython module, has no API of its own), and the command line (tested in test_cli.py).
+#: Modules with no examples by design: internals (the compiled featurize, observe, signature, element-bounds,
+#: node-columns and line-run loops are checked against their Python twins, the JSON writer against json.dumps; Cython's
+#: utility code, compiled once for every Cython module, has no API of its own), and the command line (tested in
+#: test_cli.py).
 NO_EXAMPLES = {"spatialobs", "spatialobs._core", "spatialobs._errors", "spatialobs.canvas.document.derive",
                "spatialobs.screen._persist", "spatialobs.screen._cfeatures", "spatialobs.canvas._cobserve",
                "spatialobs.screen._cactions", "spatialobs.screen._cmodel", "spatialobs.canvas.document._cextract",
                "spatialobs.canvas.document._cfreehand",
-               "spatialobs.canvas._cjson", "spatialobs._cyutility",
+               "spatialobs.canvas._cjson", "spatialobs.canvas._cpagetables", "spatialobs._cyutility",
                "spatialobs.cli"}
 MODULES = sorted(
     m.name for m in pkgutil.walk_packages(spatialobs.__path__, "spatialobs.") if m.name != "spatialobs.__main__"

@@ -272,6 +272,9 @@ def test_rows_carried_by_runs_equal_a_gather(mapped, seed, nan):
         assert runs[0] == 0 and runs[-1] == len(src) and (np.diff(runs) > 0).all()
         for i, j in zip(runs[:-1], runs[1:]):
             assert (src[i:j] == src[i] + np.arange(j - i)).all() and (dst[i:j] == dst[i] + np.arange(j - i)).all()
+        # and a run ends only where one side does not step by one (consecutive sources or not)
+        for c in runs[1:-1]:
+            assert not (src[c] == src[c - 1] + 1 and dst[c] == dst[c - 1] + 1)
     differ = [bool((a[s] != b[d]).any()) for s, d in zip(src, dst)]  # NaN differs from everything
     for r in (runs, None):
         assert OBS._rows_differ(a, src, b, dst, r).tolist() == differ

@@ -72,6 +72,49 @@ def test_splice_is_the_sort_of_the_kept_and_new_rows(pairs, data):
         assert not np.shares_memory(x, a) and not np.shares_memory(x, g)  # a new column, never a view
 
 
+@settings(max_examples=300)
+@given(PAIRS, st.data())
+def test_splice_compiled_is_its_twin(pairs, data):
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    a, b = _table(pairs)
+    g = np.arange(len(a), dtype=np.float64) * 0.5
+    flag = (a % 3 == 0)
+    keys = PT.pair_keys(a, b)
+    drop = np.array(sorted(data.draw(st.sets(st.integers(0, max(len(a) - 1, 0)), max_size=len(a)))), np.int64)
+    drop = drop[drop < len(a)]
+    kept = {tuple(p) for p in np.stack([a, b], 1)[np.setdiff1d(np.arange(len(a)), drop)].tolist()}
+    new = data.draw(st.lists(st.tuples(ROWS, ROWS).filter(lambda p: p not in kept), max_size=15, unique=True))
+    na = np.array([p[0] for p in new], np.int64)
+    nb = np.array([p[1] for p in new], np.int64)
+    o = np.argsort(PT.pair_keys(na, nb), kind="stable")
+    na, nb = na[o], nb[o]
+    ng, nf = -np.arange(len(new), dtype=np.float64), np.ones(len(new), bool)
+    nk = PT.pair_keys(na, nb)
+    # every column a view with a stride (the public function copies them contiguous) or not
+    wide = data.draw(st.booleans())
+    cols = tuple(np.repeat(x, 2)[::2] if wide else x for x in (a, b, g, flag))
+    got, gk = PT.splice(cols, keys, drop, (na, nb, ng, nf), nk)
+    want, wk = PT._splice_py((a, b, g, flag), keys, drop, (na, nb, ng, nf), nk)
+    assert np.array_equal(gk, wk) and gk.dtype == wk.dtype
+    for x, y in zip(got, want):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    pieces = c.splice_pieces(len(keys), drop, np.searchsorted(keys, nk, "left").astype(np.int64))
+    assert (pieces[:, 2] - pieces[:, 1]).sum() == len(keys) - len(drop) + len(nk)
+
+
+def test_splice_pieces_refuse_columns_they_cannot_copy():
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    pieces = np.array([[1, 0, 2], [0, 0, 1]], np.int64)
+    with pytest.raises(ValueError,
+                       match=r"cut_pieces needs two 1-D columns of one dtype, got int64 \(3,\) and float64 \(1,\)"):
+        c.cut_pieces(np.arange(3), np.zeros(1), pieces)
+    with pytest.raises(IndexError, match=r"piece 1 \(0, 2\) is outside its column"):
+        c.cut_pieces(np.arange(3), np.zeros(1, np.int64), np.array([[1, 0, 2], [0, 0, 2]], np.int64))
+    with pytest.raises(IndexError, match=r"piece 0 \(2, 4\) is outside its column"):
+        c.cut_pieces(np.arange(3), np.zeros(1, np.int64), np.array([[1, 2, 4]], np.int64))
+    assert c.cut_pieces(np.arange(3), np.array([9]), pieces).tolist() == [0, 1, 9]
+
+
 def test_splice_keeps_the_column_types_of_empty_and_whole_tables():
     a = np.array([0, 1], np.int64)
     g = np.array([1.0, 2.0])
@@ -147,6 +190,38 @@ def test_run_bounds_is_the_grown_run(values, data, tol):
     assert s[a:b].tolist() == ref.run_values(values, lo, hi, tol)
 
 
+FLOATS = st.floats(allow_nan=False, allow_infinity=True, width=64) | st.sampled_from([0.0, -0.0, 1.0, 1.5, 2.0])
+
+
+@settings(max_examples=400)
+@given(st.lists(FLOATS, max_size=300), st.data(),
+       st.sampled_from([0.0, 0.5, 1.0, 2.0, float("inf"), float("nan"), -1.0]))
+def test_run_bounds_compiled_is_its_twin(values, data, tol):
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    s = np.sort(np.array(values, dtype=np.float64))
+    bound = FLOATS | st.sampled_from([float("nan"), float("-inf"), float("inf")] + values[:3])
+    lo, hi = data.draw(bound), data.draw(bound)
+    if hi < lo:
+        lo, hi = hi, lo
+    with np.errstate(invalid="ignore"):  # (inf - inf in the twin's gaps: NaN, which ends a run in both)
+        want = PT._run_bounds_py(s, lo, hi, tol)
+    assert c.run_bounds(s, lo, hi, tol) == want
+    assert PT.run_bounds(s, lo, hi, tol) == want
+    # a long run, past the twin's first chunks, and the public function on what it hands to the twin
+    long = np.arange(1000, dtype=np.float64)
+    assert c.run_bounds(long, 500.0, 500.0, 1.0) == PT._run_bounds_py(long, 500.0, 500.0, 1.0) == (0, 1000)
+    assert PT.run_bounds(long[::2], 100.0, 100.0, 2.0) == PT._run_bounds_py(long[::2], 100.0, 100.0, 2.0) == (0, 500)
+    assert PT.run_bounds(long.astype(np.int64), 10, 10, 0) == (10, 11)
+
+
+def test_run_bounds_compiled_refuses_other_arrays():
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    with pytest.raises(ValueError, match="Buffer dtype mismatch, expected 'const double' but got 'long'"):
+        c.run_bounds(np.arange(3), 0.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match="ndarray is not C-contiguous"):
+        c.run_bounds(np.arange(6.0)[::2], 0.0, 0.0, 1.0)
+
+
 def test_run_bounds_scans_past_its_first_chunks():
     s = np.arange(1000, dtype=np.float64)  # one run of 1,000 values 1 apart: every chunk is scanned
     assert PT.run_bounds(s, 500.0, 500.0, 1.0) == (0, 1000)
@@ -176,3 +251,70 @@ def test_move_value_refuses_a_value_the_position_does_not_have():
     with pytest.raises(ValueError, match="position 0 has no line value 2.0"):
         PT.move_value(s, pos, 0, 2.0, 5.0)
     assert s.tolist() == [1.0, 2.0, 2.0]  # left as it was
+
+
+@settings(max_examples=300)
+@given(st.lists(st.integers(-1, 30), min_size=1, max_size=40), PAIRS, st.booleans(), st.data())
+def test_renumber_pairs_compiled_is_its_twin_and_the_keys_of_the_kept_pairs(omap, pairs, aligned, data):
+    omap = np.array(omap + [-1], np.int64)
+    pairs = [(x % (len(omap) - 1), y % (len(omap) - 1)) for x, y in pairs]
+    a = np.array([p[0] for p in pairs], np.int64)
+    b = np.array([p[1] for p in pairs], np.int64)
+    bits = np.array(data.draw(st.lists(st.integers(0, 63), min_size=len(a), max_size=len(a))), np.int64) if aligned \
+        else np.zeros(0, np.int64)
+    sa, sb_ = (33, 1) if aligned else (32, 0)
+    want = PT._renumber_pairs_py(omap, a, b, bits, sa, sb_)
+    got = PT.renumber_pairs(omap, a, b, bits, sa, sb_)
+    assert np.array_equal(got[0], omap[a]) and np.array_equal(got[1], omap[b])
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and got[2] == want[2]
+    kept = [(int(omap[x]), int(omap[y]), i) for i, (x, y) in enumerate(pairs) if omap[x] >= 0 and omap[y] >= 0]
+    keys = [(x << sa) | (y << sb_) | (int(bits[i] & 7 == 0) if aligned else 0) for x, y, i in kept]
+    assert got[2] == len(kept)
+    if all(k2 > k1 for k1, k2 in zip(keys, keys[1:])):
+        assert got[3] is not None and want[3] is not None
+        assert got[3].tolist() == want[3].tolist() == keys
+    else:
+        assert got[3] is None and want[3] is None
+
+
+@pytest.mark.parametrize("fn", ["compiled", "twin"])
+def test_renumber_pairs_refuses_rows_outside_the_map_and_ragged_columns(fn):
+    if fn == "compiled":
+        f = pytest.importorskip("spatialobs.canvas._cpagetables").renumber_pairs
+    else:
+        f = PT._renumber_pairs_py
+    omap = np.array([1, 0, -1], np.int64)
+    none = np.zeros(0, np.int64)
+    with pytest.raises(IndexError, match=r"pair 1 \(0, 3\) is outside the row map of 3 slots"):
+        f(omap, np.array([0, 0]), np.array([1, 3]), none, 32, 0)
+    with pytest.raises(IndexError, match=r"pair 0 \(-1, 0\) is outside the row map of 3 slots"):
+        f(omap, np.array([-1]), np.array([0]), none, 32, 0)
+    with pytest.raises(ValueError, match="renumber_pairs needs columns of one length, got 2, 1 and 0"):
+        f(omap, np.array([0, 1]), np.array([1]), none, 32, 0)
+    with pytest.raises(ValueError, match="renumber_pairs needs columns of one length, got 1, 1 and 2"):
+        f(omap, np.array([0]), np.array([1]), np.zeros(2, np.int64), 33, 1)
+    with pytest.raises(ValueError, match=r"renumber_pairs needs shifts in \[0, 63\), got 64 and 0"):
+        f(omap, np.array([0]), np.array([1]), none, 64, 0)
+
+
+def test_without_the_compiled_module_the_twins_answer(monkeypatch):
+    a = np.array([0, 0, 2, 3], np.int64)
+    b = np.array([1, 3, 3, 4], np.int64)
+    keys = PT.pair_keys(a, b)
+    omap = np.array([0, 2, -1, 3, 4, -1], np.int64)
+    s = np.array([0.0, 1.0, 1.5, 4.0, 4.5])
+    args = ((a, b), keys, np.array([1], np.int64), (np.array([1]), np.array([2])),
+            PT.pair_keys(np.array([1]), np.array([2])))
+    none = np.zeros(0, np.int64)
+    with_c = (PT.splice(*args), PT.renumber_pairs(omap, a, b, none, 32, 0), PT.run_bounds(s, 1.0, 1.0, 0.5))
+    monkeypatch.setattr(PT, "_cpt", None)
+    monkeypatch.setattr(PT, "_run_bounds_c", None)
+    (cols, k), (ra, rb, kept, rk), run = with_c
+    (cols2, k2), (ra2, rb2, kept2, rk2), run2 = (PT.splice(*args), PT.renumber_pairs(omap, a, b, none, 32, 0),
+                                                 PT.run_bounds(s, 1.0, 1.0, 0.5))
+    assert [c.tolist() for c in cols] == [c.tolist() for c in cols2] == [[0, 1, 2, 3], [1, 2, 3, 4]]
+    assert k.tolist() == k2.tolist()
+    assert ra.tolist() == ra2.tolist() == [0, 0, -1, 3] and rb.tolist() == rb2.tolist() == [2, 3, 3, 4]
+    assert kept == kept2 == 3 and rk is not None and rk2 is not None  # (0, 2), (0, 3), (3, 4): increasing
+    assert rk.tolist() == rk2.tolist() == [2, 3, (3 << 32) | 4]
+    assert run == run2 == (1, 3)

@@ -49,8 +49,8 @@ import numpy as np
 from spatialobs import geometry as G
 from spatialobs._arrays import unique
 from spatialobs.canvas.limits import compact_json, typed_errors
-from spatialobs.canvas.pagetables import (keys_at, move_value, pair_keys, rows_at, run_bounds, sorted_lines, splice,
-                                          splice_in_place, writable)
+from spatialobs.canvas.pagetables import (keys_at, move_value, pair_keys, renumber_pairs, rows_at, run_bounds,
+                                          sorted_lines, splice, splice_in_place, writable)
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas, _gather, _page_pos, _row_runs
 from spatialobs.canvas.document.records import Viewport
@@ -1648,6 +1648,10 @@ def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reach
     st.occ_carry = (old.occ_memo, dirty, boxes)
 
 
+#: Types that are no solid box: connectors and groups (as :func:`_new_state` reads them).
+_NOT_SOLID = frozenset(CONNECTOR_TYPES) | {"group"}
+
+
 def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[np.ndarray], page: str,
              rebound: Optional[AbstractSet[str]] = None) -> Optional[_PageState]:
     """The state of a later version of ``old``'s page, or None.
@@ -1690,7 +1694,8 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     _put_rows(solid, new_of_kept, old.solid, kept_old, kruns)
     fresh = np.flatnonzero(is_new)
     t_new = types[fresh]
-    solid[fresh] = ~(np.isin(t_new, list(CONNECTOR_TYPES)) | (t_new == "group"))
+    # (a set lookup per new row: np.isin over a few strings cost ~0.1 ms)
+    solid[fresh] = np.fromiter((t not in _NOT_SOLID for t in t_new.tolist()), bool, len(fresh))
     sub = np.flatnonzero(solid)
     subpos = np.full(n + 1, -1, np.int64)
     subpos[sub] = np.arange(len(sub))
@@ -1769,17 +1774,22 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         read_again.append(pr[types[pr] == "arrow"])
     redo = unique(np.concatenate(read_again).astype(np.int64))
     if len(redo):
-        keep_e &= ~np.isin(er, redo)  # an arrow now bound at both ends keeps none
+        # an arrow now bound at both ends keeps none (a removed end's row, -1, is not kept anyway)
+        keep_e &= ~_mask_of(redo, n)[er]
         redo = redo[~(st.bound_end[redo, 0] & st.bound_end[redo, 1])]
-    er0, et0, lxy0 = er[keep_e], e.term[keep_e], e.local[keep_e]
+    every_e = bool(keep_e.all())  # every end kept: the columns shared, not gathered through the mask
+    if every_e:  # (the local points and terminals are never written in place; the rows were renumbered)
+        er0, et0, lxy0 = er, e.term, e.local
+    else:
+        er0, et0, lxy0 = er[keep_e], e.term[keep_e], e.local[keep_e]
     rr, rt, rl = _local_ends(canvas, pg, st.bound_end, redo)
     if not len(rr) and bool((er0[1:] >= er0[:-1]).all()):
         # no end read again and the kept ones in their order (the rows they are on keep theirs):
         # already sorted, each compared with its own previous point. A kept end whose row keeps its
         # page transform keeps its point (the same local point, the same arithmetic): only the others
         # are transformed again
-        ox, oy = e.x[keep_e], e.y[keep_e]
-        ro = e.rows[keep_e]
+        ox, oy = (e.x.copy(), e.y.copy()) if every_e else (e.x[keep_e], e.y[keep_e])
+        ro = e.rows if every_e else e.rows[keep_e]
         again = np.flatnonzero((pg.px[er0] != opg.px[ro]) | (pg.py[er0] != opg.py[ro])
                                | (pg.rotation[er0] != opg.rotation[ro]))
         nx, ny = _ends_xy(pg, er0[again], lxy0[again])
@@ -1801,11 +1811,23 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         was[er0, et0, 1] = e.y[keep_e]
         moved_ends = unique(np.concatenate([redo, rebound_rows, er[(was[er, et, 0] != ex) | (was[er, et, 1] != ey)]]))
     none_gone = every  # rows only added (or moved): every pair keeps both ends, none is filtered
+    no_bits = np.zeros(0, np.int64)
 
-    def live(*cols: np.ndarray) -> Any:  # a tuple as long as the table's
-        """The table's rows whose two ends remain (the first two columns, renumbered)."""
-        a, b = omap[cols[0]], omap[cols[1]]
-        if none_gone:
+    def live(*cols: np.ndarray, name: str = "", known: Optional[Dict[str, np.ndarray]] = None) -> Any:
+        """The table's rows whose two ends remain (the first two columns, renumbered); with ``known``,
+        their key column under ``name`` when it strictly increases (as the updates would find it)."""
+        if known is None:
+            a, b = omap[cols[0]], omap[cols[1]]
+            if none_gone:
+                return (a, b) + cols[2:]
+            m = (a >= 0) & (b >= 0)
+            return (a[m], b[m]) + tuple(c[m] for c in cols[2:])
+        aligned = name == "aligned"
+        a, b, count, k = renumber_pairs(omap, cols[0], cols[1], cols[2] if aligned else no_bits,
+                                        33 if aligned else 32, 1 if aligned else 0)
+        if k is not None:
+            known[name] = k
+        if count == len(a):
             return (a, b) + cols[2:]
         m = (a >= 0) & (b >= 0)
         return (a[m], b[m]) + tuple(c[m] for c in cols[2:])
@@ -1818,14 +1840,16 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         # updates splice them at the pairs of the changed rows (the removed rows' pairs are gone
         # already) and keep the keys for the next version's; otherwise they sort
         keys: Dict[str, np.ndarray] = {}
+        # the key columns of the renumbered tables, found with them (one pass each)
+        found: Dict[str, np.ndarray] = {}
         st.tables[key] = _PageTables(
             _inside_update(st, inside, changed, subpos[orphan]),
-            _overlaps_update(st, live(*tb.overlaps), changed, before, None, keys),
+            _overlaps_update(st, live(*tb.overlaps, name="overlaps", known=found), changed, before, found, keys),
             _touches_update(st, live(*tb.touches), changed, moved_ends, touch_tol),
-            _near_update(st, live(*tb.near), changed, np.concatenate([before, gone_boxes]),
-                         near_gap, None, keys),
-            _aligned_update(st, old, live(*tb.aligned), changed, before, align_tol,
-                            gone_boxes, None, keys),
+            _near_update(st, live(*tb.near, name="near", known=found), changed, np.concatenate([before, gone_boxes]),
+                         near_gap, found, keys),
+            _aligned_update(st, old, live(*tb.aligned, name="aligned", known=found), changed, before, align_tol,
+                            gone_boxes, found, keys),
             keys=keys,
         )
     if old.occ_memo:
@@ -1850,8 +1874,11 @@ def _runs(src: np.ndarray, dst: np.ndarray) -> Optional[np.ndarray]:
     few subtrees, so a kept row's old and new positions differ by one of a few offsets."""
     if not len(src):
         return np.zeros(1, np.int64)
-    shift = dst - src
-    cut = np.flatnonzero((shift[1:] != shift[:-1]) | (src[1:] != src[:-1] + 1)) + 1
+    if int(src[-1]) - int(src[0]) == len(src) - 1:  # increasing and consecutive: runs where ``dst`` steps by one
+        cut = np.flatnonzero(np.diff(dst) != 1) + 1
+    else:
+        shift = dst - src
+        cut = np.flatnonzero((shift[1:] != shift[:-1]) | (src[1:] != src[:-1] + 1)) + 1
     if len(cut) >= _MAX_RUNS:
         return None
     return np.concatenate([[0], cut, [len(src)]]).astype(np.int64)
@@ -1980,17 +2007,34 @@ def _carried_bindings(canvas: Canvas, old: _PageState, omap: np.ndarray, pg: _Pa
         return (bf[o], bt[o], bterm[o]), np.zeros(0, np.int64)
     row_of = canvas._geometry().row
     pos = pg.page_pos
+    n = len(pg.ids)
     again = np.asarray(sorted(p for i in rebound if (r := row_of.get(i)) is not None and (p := int(pos[r])) >= 0),
                        dtype=np.int64)
-    live &= ~_mask_of(again, len(pg.ids))[np.maximum(bf, 0)]
     blist = [b for i in rebound for b in canvas._bindings_from(i)]
     nf, nt, nterm = _binding_rows(blist, row_of)
-    ext = np.append(pos, -1)
-    nf, nt = ext[nf], ext[nt]
+    nf = np.where(nf >= 0, pos[np.maximum(nf, 0)], -1) if len(pos) else np.full(len(nf), -1, np.int64)
+    nt = np.where(nt >= 0, pos[np.maximum(nt, 0)], -1) if len(pos) else np.full(len(nt), -1, np.int64)
     ok = (nf >= 0) & (nt >= 0)
-    bf = np.concatenate([bf[live], nf[ok]])
-    bt = np.concatenate([bt[live], nt[ok]])
-    bterm = np.concatenate([bterm[live], nterm[ok]])
+    nf, nt, nterm = nf[ok], nt[ok], nterm[ok]
+    if (not reorder and n < 2 ** 30 and bool(((bterm == 0) | (bterm == 1)).all())
+            and bool(((nterm == 0) | (nterm == 1)).all())):
+        # a row map that keeps the rows' order keeps the carried bindings sorted: the rebound connectors'
+        # are found by binary search (sorted by connector), dropped, and the new ones merged in by key
+        # (no new binding's connector is a kept binding's, so no key is both kept and new)
+        bf, bt, bterm = bf[live], bt[live], bterm[live]
+        drop = rows_at(bf, again)
+        if len(drop):
+            keep = np.ones(len(bf), bool)
+            keep[drop] = False
+            bf, bt, bterm = bf[keep], bt[keep], bterm[keep]
+        o = np.lexsort((nterm, nt, nf))
+        nf, nt, nterm = nf[o], nt[o], nterm[o]
+        at = np.searchsorted((bf * n + bt) * 2 + bterm, (nf * n + nt) * 2 + nterm)
+        return (np.insert(bf, at, nf), np.insert(bt, at, nt), np.insert(bterm, at, nterm)), again
+    live &= ~_mask_of(again, n)[np.maximum(bf, 0)]
+    bf = np.concatenate([bf[live], nf])
+    bt = np.concatenate([bt[live], nt])
+    bterm = np.concatenate([bterm[live], nterm])
     o = np.lexsort((bterm, bt, bf))
     return (bf[o], bt[o], bterm[o]), again
 
@@ -2187,6 +2231,13 @@ def _inside_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: 
 _TOUCH_DIRECT = 8
 
 
+def _touch_strip(b: np.ndarray, touch_tol: float) -> Tuple[float, float]:
+    """An x range holding every end whose square (:func:`_end_squares`) meets box ``b`` with positive
+    area: the box's x extent grown by ``touch_tol`` and a margin past the squares' rounding."""
+    m = 1e-6 * (abs(float(b[0])) + abs(float(b[2])) + touch_tol) + 1e-300
+    return float(b[0]) - touch_tol - m, float(b[2]) + touch_tol + m
+
+
 def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
                     moved_ends: np.ndarray, touch_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     pg, sub, sb, e = st.pg, st.sub, st.sb, st.ends
@@ -2213,10 +2264,9 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
             # values, a little wider: the kernel's positive-area test then decides)
             xs, xp = e.by_x
             for c in changed.tolist():
-                b = sb[c]
-                m = 1e-6 * (abs(float(b[0])) + abs(float(b[2])) + touch_tol) + 1e-300
-                lo = int(np.searchsorted(xs, float(b[0]) - touch_tol - m, "left"))
-                hi = int(np.searchsorted(xs, float(b[2]) + touch_tol + m, "right"))
+                xlo, xhi = _touch_strip(sb[c], touch_tol)
+                lo = int(np.searchsorted(xs, xlo, "left"))
+                hi = int(np.searchsorted(xs, xhi, "right"))
                 k = xp[lo:hi]
                 if len(mk):
                     k = k[~ism[e.rows[k]]]
@@ -2225,14 +2275,16 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
                     parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, np.full(len(k), sub[c], np.int64), k,
                                                touch_tol))
         elif len(changed) <= _TOUCH_DIRECT:
-            # each changed box against every end's square, as the kernel tests them (positive area)
-            squares = _end_squares(e.x, e.y, touch_tol)
-            if rest is not None:
-                squares = squares[rest]
+            # each changed box against the squares of the ends in its x strip, as above but found by
+            # one pass over the x values (not sorted), the kernel's positive-area test deciding
+            xr = e.x if rest is None else e.x[rest]
             for c in changed.tolist():
-                hit = np.flatnonzero(_pos_area(squares, sb[c:c + 1]))
-                if len(hit):
-                    k = hit if rest is None else rest[hit]
+                xlo, xhi = _touch_strip(sb[c], touch_tol)
+                k = np.flatnonzero((xr >= xlo) & (xr <= xhi))
+                if rest is not None:
+                    k = rest[k]
+                k = k[_pos_area(_end_squares(e.x[k], e.y[k], touch_tol), sb[c:c + 1])]
+                if len(k):
                     parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, np.full(len(k), sub[c], np.int64), k,
                                                touch_tol))
         else:
@@ -2464,7 +2516,9 @@ class _StripRuns:
             lo, hi = min(values) - reach, max(values) + reach
             if math.isfinite(lo) and math.isfinite(hi):
                 cand, w = _window(st, kind, lo, hi, strip)
-                o = np.argsort(w, kind="stable")
+                # (not a stable sort: a run is a range of values, whose positions every caller takes
+                # as a set, so the order among equal values does not matter)
+                o = np.argsort(w)
                 self.pos, self.s, self.lo, self.hi = cand[o], w[o], lo, hi
 
     def run(self, lo: float, hi: float) -> Optional[np.ndarray]:

@@ -14,12 +14,18 @@ key column kept beside the table:
 * :func:`splice` drops positions and merges new sorted rows in, one slice copy per column;
   :func:`splice_in_place` does the same in the columns themselves when as many rows enter as
   leave (a move that keeps its pairs), rewriting only the span between the first and last row
-  touched.
+  touched;
+* :func:`renumber_pairs` carries a table through a row map (an add or a removal renumbers rows
+  in order) with the keys of the pairs that remain, in one pass.
 
 The ``aligned`` table is cut from runs of line values (box edges and centres) that lie within
 a tolerance of each other; :func:`sorted_lines` keeps each kind's values sorted with their
 positions, :func:`run_bounds` finds a run there in time linear in its length, and
 :func:`move_value` moves one box's value in place.
+
+The scans and merges whose numpy calls cost more than their work (:func:`run_bounds`,
+:func:`splice`, :func:`renumber_pairs`) are compiled (``spatialobs.canvas._cpagetables``); each
+keeps its numpy twin, used where the module is not built and held to it by the tests.
 
 Examples
 --------
@@ -34,11 +40,21 @@ Examples
 
 from __future__ import annotations
 
-from typing import List, Sequence, Tuple
+from types import ModuleType
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["pair_keys", "rows_at", "keys_at", "splice", "splice_in_place", "writable", "sorted_lines", "run_bounds", "move_value"]
+__all__ = ["pair_keys", "rows_at", "keys_at", "splice", "splice_in_place", "writable", "sorted_lines", "run_bounds",
+           "move_value", "renumber_pairs"]
+
+_run_bounds_c: Optional[Callable[[np.ndarray, float, float, float], Tuple[int, int]]]
+_cpt: Optional[ModuleType]
+try:
+    from spatialobs.canvas import _cpagetables as _cpt
+    from spatialobs.canvas._cpagetables import run_bounds as _run_bounds_c
+except ImportError:  # a source tree without the compiled module
+    _cpt = _run_bounds_c = None
 
 #: Bits of the second row in a pair key: rows below 2**31 (int64 keys).
 _SHIFT = 32
@@ -138,6 +154,20 @@ def splice(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, new_c
     o = np.argsort(new_keys, kind="stable")
     nk = new_keys[o]
     nc = [np.asarray(c)[o].astype(col.dtype, copy=False) for c, col in zip(new_cols, cols)]
+    if _cpt is not None and keys.dtype == nk.dtype == np.int64 and keys.ndim == 1 and all(
+            c.ndim == 1 and c.dtype.kind in "biuf" for c in cols):
+        # the merge and the copies compiled (its Python loops followed the number of pieces)
+        pieces = _cpt.splice_pieces(len(keys), np.ascontiguousarray(drop, np.int64),
+                                    np.searchsorted(keys, nk, "left").astype(np.int64, copy=False))
+        return ([_cpt.cut_pieces(np.ascontiguousarray(c), np.ascontiguousarray(n), pieces) for c, n in zip(cols, nc)],
+                _cpt.cut_pieces(np.ascontiguousarray(keys), np.ascontiguousarray(nk), pieces))
+    return _splice_py(cols, keys, drop, nc, nk)
+
+
+def _splice_py(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, nc: Sequence[np.ndarray],
+               nk: np.ndarray) -> Tuple[List[np.ndarray], np.ndarray]:
+    """:func:`splice` after its new rows are sorted by key (``nc``, ``nk``), in Python and numpy (the
+    compiled merge's twin)."""
     at = np.searchsorted(keys, nk, "left").tolist()
     # slices of the old rows (start, stop) and of the new ones, in output order
     pieces: List[Tuple[bool, int, int]] = []
@@ -172,6 +202,73 @@ def splice(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, new_c
         return np.concatenate([(old if old_side else new)[s:e] for old_side, s, e in pieces])
 
     return [cut(c, n) for c, n in zip(cols, nc)], cut(keys, nk)
+
+
+def renumber_pairs(omap: np.ndarray, a: np.ndarray, b: np.ndarray, bits: np.ndarray, shift_a: int,
+                   shift_b: int) -> Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
+    """A table's pairs through a row map, with the keys of those that remain.
+
+    Compiled for int64 columns (``_cpagetables.renumber_pairs``: one pass for the renumbering,
+    the keys and their order), else :func:`_renumber_pairs_py`, its twin.
+
+    Parameters
+    ----------
+    omap : numpy.ndarray of int64
+        The new row of each old row (-1: removed), with one more slot.
+    a, b : numpy.ndarray of int64
+        The pairs' rows, each in ``[0, len(omap))``.
+    bits : numpy.ndarray of int64
+        Empty, or the ``aligned`` table's kind masks: a pair with none of the first three kinds
+        (a row of the y axis) has its key's lowest bit set.
+    shift_a, shift_b : int
+        Where the new rows go in a key, each in ``[0, 63)``.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, int, numpy.ndarray or None)
+        ``omap[a]``, ``omap[b]``, the number of pairs whose two rows remain, and their keys
+        ``new_a << shift_a | new_b << shift_b`` in order (None when they do not strictly increase).
+
+    Raises
+    ------
+    ValueError
+        Columns of different lengths, or a shift out of range.
+    IndexError
+        A row outside the row map.
+
+    Examples
+    --------
+    >>> omap = np.array([0, -1, 1, -1])
+    >>> ra, rb, kept, keys = renumber_pairs(omap, np.array([0, 0]), np.array([1, 2]), np.zeros(0, np.int64), 32, 0)
+    >>> ra.tolist(), rb.tolist(), kept, keys.tolist()
+    ([0, 0], [-1, 1], 1, [1])
+    """
+    cols = (omap, a, b, bits)
+    if _cpt is not None and all(type(c) is np.ndarray and c.dtype == np.int64 and c.ndim == 1 for c in cols):
+        return _cpt.renumber_pairs(*(np.ascontiguousarray(c) for c in cols), shift_a, shift_b)
+    return _renumber_pairs_py(omap, a, b, bits, shift_a, shift_b)
+
+
+def _renumber_pairs_py(omap: np.ndarray, a: np.ndarray, b: np.ndarray, bits: np.ndarray, shift_a: int,
+                       shift_b: int) -> Tuple[np.ndarray, np.ndarray, int, Optional[np.ndarray]]:
+    """:func:`renumber_pairs` in numpy (the compiled one's twin)."""
+    n, m = len(a), len(omap)
+    if len(b) != n or (len(bits) and len(bits) != n):
+        raise ValueError(f"renumber_pairs needs columns of one length, got {n}, {len(b)} and {len(bits)}")
+    if not (0 <= shift_a < 63 and 0 <= shift_b < 63):
+        raise ValueError(f"renumber_pairs needs shifts in [0, 63), got {shift_a} and {shift_b}")
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    bad = np.flatnonzero((a < 0) | (a >= m) | (b < 0) | (b >= m))
+    if len(bad):
+        i = int(bad[0])
+        raise IndexError(f"pair {i} ({a[i]}, {b[i]}) is outside the row map of {m} slots")
+    ra, rb = np.asarray(omap, np.int64)[a], np.asarray(omap, np.int64)[b]
+    live = (ra >= 0) & (rb >= 0)
+    keys = (ra[live] << shift_a) | (rb[live] << shift_b)
+    if len(bits):
+        keys |= np.where((np.asarray(bits, np.int64)[live] & 7) != 0, 0, 1)
+    up = len(keys) < 2 or bool((keys[1:] > keys[:-1]).all())
+    return ra, rb, int(np.count_nonzero(live)), (keys if up else None)
 
 
 def writable(c: np.ndarray) -> bool:
@@ -246,7 +343,8 @@ def run_bounds(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, in
     ``[lo, hi]`` and whose outside neighbours lie more than ``tol`` away: the values of ``[lo, hi]``
     and every chain of values each within ``tol`` of the next that reaches it.
 
-    Scans outward from ``[lo, hi]`` in growing chunks, so the work follows the run's length.
+    Scans outward from ``[lo, hi]``, so the work follows the run's length: compiled for a
+    float64 array (``_cpagetables.run_bounds``), else :func:`_run_bounds_py`, its twin.
 
     Parameters
     ----------
@@ -262,6 +360,13 @@ def run_bounds(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, in
         ``start`` and ``stop``; the run's values are ``s[start:stop]`` (``lo`` and ``hi`` need
         not be among them).
     """
+    if _run_bounds_c is not None and type(s) is np.ndarray and s.dtype == np.float64 and s.ndim == 1:
+        return _run_bounds_c(np.ascontiguousarray(s), float(lo), float(hi), float(tol))
+    return _run_bounds_py(s, lo, hi, tol)
+
+
+def _run_bounds_py(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, int]:
+    """:func:`run_bounds` in numpy, in growing chunks (the compiled one's twin)."""
     a = int(np.searchsorted(s, lo, "left"))
     b = int(np.searchsorted(s, hi, "right"))
     start, nxt, k = a, lo, 64
@@ -289,6 +394,8 @@ def run_bounds(s: np.ndarray, lo: float, hi: float, tol: float) -> Tuple[int, in
             break
         stop, prv, k = i1, float(s[i1 - 1]), 4 * k
     return start, stop
+
+
 
 
 def move_value(s: np.ndarray, pos: np.ndarray, p: int, old: float, new: float) -> None:
