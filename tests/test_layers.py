@@ -32,6 +32,9 @@ def _module_graph() -> Dict[str, Set[str]]:
     """Each module of the package (a package by its own name) -> the package's modules it imports."""
     root = Path(spatialobs.__file__).parent
     files = {}
+    # compiled modules (Cython) are modules too; their own imports are not read (they import numpy and
+    # the C API only)
+    compiled = {".".join(["spatialobs", *f.relative_to(root).with_suffix("").parts]) for f in root.rglob("*.pyx")}
     for f in root.rglob("*.py"):
         parts = ["spatialobs", *f.relative_to(root).with_suffix("").parts]
         if parts[-1] == "__init__":
@@ -51,7 +54,7 @@ def _module_graph() -> Dict[str, Set[str]]:
                     mod = node.module or ""
                 for a in node.names:
                     full = f"{mod}.{a.name}"
-                    deps.add(full if full in files else mod)
+                    deps.add(full if full in files or full in compiled else mod)
             elif isinstance(node, ast.Import):
                 deps.update(a.name for a in node.names)
         graph[name] = {d for d in deps if d in files and d != name}
