@@ -1681,21 +1681,27 @@ def _carry_segments(st: _PageState, old: _PageState, dirty: np.ndarray, omap: Op
     segs, tgs = old.segments, old.seg_targets
     if not segs or len(segs) > _MAX_SEGMENTS:
         return
-    om = None if omap is None else omap.tolist()
-    dl = dirty.tolist()
+    keys = [r for r in segs if tgs.get(r) is not None]
+    if not keys:
+        return
+    tl = [tgs[r] for r in keys]
+    k = np.array(keys, np.int64)
+    flat = np.array([x for t in tl for x in t], np.int64)  # type: ignore[union-attr]
+    owner = np.repeat(np.arange(len(k)), [len(t) for t in tl])  # type: ignore[arg-type]
+    if omap is not None:
+        k, flat = omap[k], omap[flat]
+    bad = k < 0
+    bad[~bad] = dirty[k[~bad]]
+    off = flat < 0
+    off[~off] = dirty[flat[~off]]
+    bad[owner[off]] = True
     out, out_t = st.segments, st.seg_targets
-    for r, v in segs.items():
-        t = tgs.get(r)
-        if t is None:
-            continue
-        rn = r if om is None else om[r]
-        if rn < 0 or dl[rn]:
-            continue
-        tn = t if om is None else tuple(om[x] for x in t)
-        if any(x < 0 or dl[x] for x in tn):
-            continue
-        out[rn] = v
-        out_t[rn] = tn
+    fl = flat.tolist()
+    starts = np.concatenate([[0], np.cumsum([len(t) for t in tl])]).tolist()  # type: ignore[arg-type]
+    for j in np.flatnonzero(~bad).tolist():
+        rn = int(k[j])
+        out[rn] = segs[keys[j]]
+        out_t[rn] = tuple(fl[starts[j]:starts[j + 1]])
 
 
 def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reached_boxes: Any,
