@@ -2316,7 +2316,17 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     # are all kept, nothing to take out (its rows are its map's keys, its dependencies their bindings')
     none_planned = not any(r in by_arrow for r in again)
     if rebound:
-        if own_plan:
+        # every binding written since the plan names a rebound connector (the old record's and the
+        # new one's), so the bindings now are the plan's of the other connectors, in their order, and
+        # the rebound connectors' own: as many as the plan's and theirs only when none of the plan's
+        # was removed or replaced, and theirs then came after, in canvas order (appended, not read again)
+        own = rebound.bindings if isinstance(rebound, Rebound) else None
+        if own is not None and len(bindings) == len(blist) + len(own):
+            if own_plan:
+                blist.extend(own)
+            else:
+                blist = blist + own
+        elif own_plan:
             blist[:] = bindings.values()
         else:
             blist = list(bindings.values())
