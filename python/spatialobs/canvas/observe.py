@@ -1670,7 +1670,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
 
 
 #: Most connector segments a version carries to the next (*ours*); beyond, they are read again as asked.
-_MAX_SEGMENTS = 4096
+_MAX_SEGMENTS = 1024
 
 
 def _carry_segments(st: _PageState, old: _PageState, dirty: np.ndarray, omap: Optional[np.ndarray] = None) -> None:
@@ -1681,27 +1681,18 @@ def _carry_segments(st: _PageState, old: _PageState, dirty: np.ndarray, omap: Op
     segs, tgs = old.segments, old.seg_targets
     if not segs or len(segs) > _MAX_SEGMENTS:
         return
-    keys = [r for r in segs if tgs.get(r) is not None]
-    if not keys:
-        return
-    tl = [tgs[r] for r in keys]
-    k = np.array(keys, np.int64)
-    flat = np.array([x for t in tl for x in t], np.int64)  # type: ignore[union-attr]
-    owner = np.repeat(np.arange(len(k)), [len(t) for t in tl])  # type: ignore[arg-type]
-    if omap is not None:
-        k, flat = omap[k], omap[flat]
-    bad = k < 0
-    bad[~bad] = dirty[k[~bad]]
-    off = flat < 0
-    off[~off] = dirty[flat[~off]]
-    bad[owner[off]] = True
     out, out_t = st.segments, st.seg_targets
-    fl = flat.tolist()
-    starts = np.concatenate([[0], np.cumsum([len(t) for t in tl])]).tolist()  # type: ignore[arg-type]
-    for j in np.flatnonzero(~bad).tolist():
-        rn = int(k[j])
-        out[rn] = segs[keys[j]]
-        out_t[rn] = tuple(fl[starts[j]:starts[j + 1]])
+    for r, v in segs.items():  # a few dozen connectors in view: scalar reads, no pass over the page
+        t = tgs.get(r)
+        if t is None:
+            continue
+        if omap is not None:
+            r = int(omap[r])
+            t = tuple(int(omap[x]) for x in t)
+        if r < 0 or dirty[r] or any(x < 0 or dirty[x] for x in t):
+            continue
+        out[r] = v
+        out_t[r] = t
 
 
 def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reached_boxes: Any,
@@ -1996,12 +1987,14 @@ def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, 
     if shifted is not None:
         dirty |= shifted
     dirty[rebound_rows] = True
-    before = np.concatenate([opg.boxes[kept_old[dirty[new]]], opg.boxes[~ok]])
+    at = np.flatnonzero(dirty[new])  # the kept rows that are dirty, by position among the kept
+    gone = ~ok
+    before = np.concatenate([opg.boxes[kept_old[at]], opg.boxes[gone]])
     # a kept row that did not move in the tree keeps its paint order against the rows that did not;
     # a moved or removed row's order then is not known: above every row
-    was = new[dirty[new]]
+    was = new[at]
     rank = np.concatenate([np.where(shifted[was], n, was) if shifted is not None else was,
-                           np.full(int(len(ok) - np.count_nonzero(ok)), n)]).astype(np.int64)
+                           np.full(len(before) - len(at), n)]).astype(np.int64)
     memo: Dict[Any, Tuple[np.ndarray, np.ndarray]] = {}
     for key, (rows_o, occ_o) in old.occ_memo.items():
         rn = omap[rows_o]
