@@ -1061,15 +1061,6 @@ def _grown_boxes(b: np.ndarray) -> np.ndarray:
     return np.column_stack([b[:, 0] - m, b[:, 1] - m, b[:, 2] + m, b[:, 3] + m]) if len(b) else np.zeros((0, 4))
 
 
-def _meeting(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per box of ``a``, whether its grown box meets a grown box of ``b``."""
-    out = np.zeros(len(a), bool)
-    if len(a) and len(b):
-        pairs, _ = G.overlap_pairs_between(G.BoxIndex(_grown_boxes(b)), _grown_boxes(a))
-        out[pairs[1]] = True
-    return out
-
-
 def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params,
                              prev: Tuple[np.ndarray, np.ndarray], dirty: np.ndarray,
                              before: np.ndarray, before_rank: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
