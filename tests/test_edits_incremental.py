@@ -618,6 +618,8 @@ def _check_plan(c: Canvas) -> None:
     if got is None or fresh is None:
         return
     assert got.rows.tolist() == list(got.by_arrow)
+    # every binding record in canvas order (the next derivation compares them by identity)
+    assert len(got.bindings) == len(c._bindings) and all(x is y for x, y in zip(got.bindings, c._bindings.values()))
     assert got.by_arrow == fresh.by_arrow and got.bound_terms == fresh.bound_terms
     a, b = np.argsort(got.rows, kind="stable"), np.argsort(fresh.rows, kind="stable")
     assert np.array_equal(got.rows[a], fresh.rows[b])

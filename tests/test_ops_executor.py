@@ -155,6 +155,28 @@ def test_op_name_spellings():
     assert r.applied == [0, 1, 2] and c.node("shape:box").text == "c"
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["setText", "set-text", "SET_TEXT", " moveNode ", "create shape", "moveTo",
+                                           "create_arrow", "deleteNode", "nope", "x" * 70]),
+                          st.text(max_size=12)), max_size=12))
+def test_op_names_read_from_the_memo_are_the_computed_ones(raws):
+    """An op name read again (from the memo of names already seen, cleared when full) is the
+    name computed from its spelling."""
+    import re
+
+    from spatialobs.canvas.editing import ops as ops_mod
+
+    def computed(raw: str) -> str:
+        name = re.sub(r"[\s\-]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", raw.strip())).lower()
+        return ops_mod.OP_ALIASES.get(name, name)
+    for raw in raws + raws:
+        assert ops_mod._op_name(raw) == computed(raw)
+    assert ops_mod._op_name(3) is None and ops_mod._op_name(None) is None
+    ops_mod._OP_NAMES.update({f"filler{k}": "f" for k in range(1100 - len(ops_mod._OP_NAMES))})
+    ops_mod._OP_NAMES.pop("unseenOpName", None)
+    assert ops_mod._op_name("unseenOpName") == "unseen_op_name" and len(ops_mod._OP_NAMES) <= 1024
+
+
 def test_apply_accepts_a_reply_and_reports_parse_errors():
     c = base()
     reply = ('```canvas_ops\n[{"op": "set_text", "id": "shape:box", "text": "A"}]\n```\n'

@@ -337,12 +337,17 @@ class _PageState:
     paints: Optional[Tuple[float, np.ndarray]] = None
     #: straight connectors' page segments by row (None: not one segment), filled as asked
     segments: Dict[int, Optional[Tuple[float, float, float, float]]] = field(default_factory=dict)
+    #: per row of ``segments``, the page rows of the connector's bound targets (None: a target not on
+    #: the page); a later version carries the segment while the connector and these rows are not dirty
+    seg_targets: Dict[int, Optional[Tuple[int, ...]]] = field(default_factory=dict)
     #: the painted occluders per (viewport box, min opacity): (rows in view, occluder per row);
     #: see :func:`_painted_occluders_kept`
     occ_memo: Dict[Tuple[Any, ...], Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     #: the previous version's ``occ_memo``, the page rows (same numbering) whose inputs may have
-    #: changed since, and their boxes then; None when this version was not reached that way
-    occ_carry: Optional[Tuple[Dict[Tuple[Any, ...], Tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray]] = None
+    #: changed since, boxes of theirs then and a paint rank per box (see :func:`_painted_occluders_again`);
+    #: None when this version was not reached that way
+    occ_carry: Optional[Tuple[Dict[Tuple[Any, ...], Tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray,
+                              np.ndarray]] = None
     #: the solid boxes' line values per kind (ALIGN_KINDS order), sorted, with their positions (None: a
     #: kind not sorted yet): sorted from the second version in a row reached by :func:`_advance`, a few
     #: kinds per version, then moved in place from version to version
@@ -1042,7 +1047,7 @@ def _painted_occluders_kept(canvas: Canvas, st: _PageState, rows: np.ndarray, no
     prev = carry[0].get(key) if carry is not None else None
     out = None
     if prev is not None and carry is not None:
-        out = _painted_occluders_again(canvas, st, rows, no_occ, p, prev, carry[1], carry[2])
+        out = _painted_occluders_again(canvas, st, rows, no_occ, p, prev, carry[1], carry[2], carry[3])
     if out is None:
         out = _painted_occluders(canvas, st, rows, no_occ, p)
     st.occ_memo[key] = (rows, out.copy())
@@ -1056,27 +1061,26 @@ def _grown_boxes(b: np.ndarray) -> np.ndarray:
     return np.column_stack([b[:, 0] - m, b[:, 1] - m, b[:, 2] + m, b[:, 3] + m]) if len(b) else np.zeros((0, 4))
 
 
-def _meeting(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per box of ``a``, whether its grown box meets a grown box of ``b``."""
-    out = np.zeros(len(a), bool)
-    if len(a) and len(b):
-        pairs, _ = G.overlap_pairs_between(G.BoxIndex(_grown_boxes(b)), _grown_boxes(a))
-        out[pairs[1]] = True
-    return out
-
-
 def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params,
                              prev: Tuple[np.ndarray, np.ndarray], dirty: np.ndarray,
-                             before: np.ndarray) -> Optional[np.ndarray]:
+                             before: np.ndarray, before_rank: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
     """The painted occluders after an edit that kept the page rows: the previous version's, and
     computed again for the rows in view that are ``dirty`` (their inputs may have changed) or
-    whose box meets a dirty row's box (``before`` the edit or now), against the rows in view
-    whose box meets theirs (every shape that can cover them). None when a row in view is
-    neither reached nor in the previous result (the caller computes them all)."""
+    that a dirty row painted above them can cover: its box meets theirs now, or met it ``before``
+    the edit while it was above them. ``before_rank`` (per box of ``before``): a page row now
+    that keeps the dirty row's paint order against every row not dirty, or at least the page's
+    row count when unknown (above every row); None: every box before counts as above. They are
+    computed against the rows in view above them whose box meets theirs (every shape that can
+    cover them). None when a row in view is neither reached nor in the previous result (the
+    caller computes them all)."""
     pg = st.pg
     boxes = pg.boxes[rows]
-    reach = _meeting(boxes, np.concatenate([before, pg.boxes[dirty]]))
-    reach |= _mask_of(dirty, len(pg.ids))[rows]
+    n = len(pg.ids)
+    if before_rank is None:
+        before_rank = np.full(len(before), n, np.int64)
+    reach = _meeting_above(boxes, rows, np.concatenate([before, pg.boxes[dirty]]),
+                           np.concatenate([before_rank, dirty]).astype(np.int64))
+    reach |= _mask_of(dirty, n)[rows]
     prev_rows, prev_occ = prev
     at = np.searchsorted(prev_rows, rows)
     found = at < len(prev_rows)
@@ -1088,10 +1092,27 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
     aff = np.flatnonzero(reach)
     if not len(aff):
         return out
-    sub = np.flatnonzero(_meeting(boxes, boxes[aff]) | reach)
+    # the painters that can cover an asked row: those above it whose box meets its box
+    sub = _mask_of(aff, len(rows))
+    if len(aff) and len(rows):
+        pairs, _ = G.overlap_pairs_between(G.BoxIndex(_grown_boxes(boxes[aff])), _grown_boxes(boxes))
+        above = pairs[1] > aff[pairs[0]]
+        sub[pairs[1][above]] = True
+    sub = np.flatnonzero(sub)
     at_aff = np.searchsorted(sub, aff)
     got = _painted_occluders(canvas, st, rows[sub], no_occ[sub], p, at_aff)
     out[aff] = got[at_aff]
+    return out
+
+
+def _meeting_above(a: np.ndarray, a_rank: np.ndarray, b: np.ndarray, b_rank: np.ndarray) -> np.ndarray:
+    """Per box of ``a`` (paint ranks ``a_rank``), whether its grown box meets the grown box of a box
+    of ``b`` ranked above it (``b_rank`` greater)."""
+    out = np.zeros(len(a), bool)
+    if len(a) and len(b):
+        pairs, _ = G.overlap_pairs_between(G.BoxIndex(_grown_boxes(b)), _grown_boxes(a))
+        up = b_rank[pairs[0]] > a_rank[pairs[1]]
+        out[pairs[1][up]] = True
     return out
 
 
@@ -1134,13 +1155,18 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
     if len(conn) < 2:
         return
     b = pg.boxes[rows[conn]]
-    segs = st.segments
+    segs, tgs = st.segments, st.seg_targets
+    row_of = canvas._geometry().row
+    page_pos = pg.page_pos
 
     def seg(i: int) -> Optional[Tuple[float, float, float, float]]:
         r = int(rows[i])
         if r not in segs:
             nid = pg.ids[r]
-            segs[r] = straight_segment_kept(canvas, nid, _terms_of(canvas, nid))
+            terms = _terms_of(canvas, nid)
+            segs[r] = straight_segment_kept(canvas, nid, terms)
+            at = [int(page_pos[row_of[b.to_id]]) if b.to_id in row_of else -1 for b in terms.values()]
+            tgs[r] = None if any(t < 0 for t in at) else tuple(at)
         return segs[r]
 
     # candidate pairs (lower a, higher h) whose boxes meet, found for all connectors at once
@@ -1634,6 +1660,32 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     return st
 
 
+#: Most connector segments a version carries to the next (*ours*); beyond, they are read again as asked.
+_MAX_SEGMENTS = 1024
+
+
+def _carry_segments(st: _PageState, old: _PageState, dirty: np.ndarray, omap: Optional[np.ndarray] = None) -> None:
+    """Carry ``old``'s straight connector segments to ``st`` (``omap``: the page row now of each
+    row of ``old``, -1 removed, with a last -1; None: the same rows) where neither the connector nor
+    a bound target is ``dirty`` (a mask of ``st``'s rows): a segment reads only the connector's
+    record, bindings and page transform and its targets' (a rebound connector is dirty)."""
+    segs, tgs = old.segments, old.seg_targets
+    if not segs or len(segs) > _MAX_SEGMENTS:
+        return
+    out, out_t = st.segments, st.seg_targets
+    for r, v in segs.items():  # a few dozen connectors in view: scalar reads, no pass over the page
+        t = tgs.get(r)
+        if t is None:
+            continue
+        if omap is not None:
+            r = int(omap[r])
+            t = tuple(int(omap[x]) for x in t)
+        if r < 0 or dirty[r] or any(x < 0 or dirty[x] for x in t):
+            continue
+        out[r] = v
+        out_t[r] = t
+
+
 def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reached_boxes: Any,
                      rec: np.ndarray) -> None:
     """Let ``st`` (the same page rows as ``old``) compute the painted occluders again only where its
@@ -1645,7 +1697,8 @@ def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reach
     if reached_boxes is not None:
         fromr = at < len(reached)
         boxes[fromr] = reached_boxes[at[fromr]]
-    st.occ_carry = (old.occ_memo, dirty, boxes)
+    st.occ_carry = (old.occ_memo, dirty, boxes, dirty)  # the same rows: each keeps its paint order
+    _carry_segments(st, old, _mask_of(dirty, len(st.pg.ids)))
 
 
 #: Types that are no solid box: connectors and groups (as :func:`_new_state` reads them).
@@ -1952,7 +2005,14 @@ def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, 
     if shifted is not None:
         dirty |= shifted
     dirty[rebound_rows] = True
-    before = np.concatenate([opg.boxes[kept_old[dirty[new]]], opg.boxes[~ok]])
+    at = np.flatnonzero(dirty[new])  # the kept rows that are dirty, by position among the kept
+    gone = ~ok
+    before = np.concatenate([opg.boxes[kept_old[at]], opg.boxes[gone]])
+    # a kept row that did not move in the tree keeps its paint order against the rows that did not;
+    # a moved or removed row's order then is not known: above every row
+    was = new[at]
+    rank = np.concatenate([np.where(shifted[was], n, was) if shifted is not None else was,
+                           np.full(len(before) - len(at), n)]).astype(np.int64)
     memo: Dict[Any, Tuple[np.ndarray, np.ndarray]] = {}
     for key, (rows_o, occ_o) in old.occ_memo.items():
         rn = omap[rows_o]
@@ -1961,7 +2021,8 @@ def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, 
         rn = rn[live]
         o = np.argsort(rn, kind="stable")
         memo[key] = (rn[o], on[o])
-    st.occ_carry = (memo, np.flatnonzero(dirty), before)
+    st.occ_carry = (memo, np.flatnonzero(dirty), before, rank)
+    _carry_segments(st, old, dirty, omap)
 
 
 def _tree_moved(pg: _Page, opg: _Page, omap: np.ndarray, ok: np.ndarray,

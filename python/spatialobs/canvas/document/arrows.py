@@ -2117,26 +2117,45 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
         return None
     if again and not dirty[again].all():
         return None  # a rebound arrow whose box was not read again from its record
+    # rebound arrows none of which the plan resolved (new arrows): the plan's rows and dependencies
+    # are all kept, nothing to take out (its rows are its map's keys, its dependencies their bindings')
+    none_planned = not any(r in by_arrow for r in again)
     if rebound:
-        if own_plan:
+        # every binding written since the plan names a rebound connector (the old record's and the
+        # new one's), so the bindings now are the plan's of the other connectors, in their order, and
+        # the rebound connectors' own: as many as the plan's and theirs only when none of the plan's
+        # was removed or replaced, and theirs then came after, in canvas order (appended, not read again)
+        own = rebound.bindings if isinstance(rebound, Rebound) else None
+        if own is not None and len(bindings) == len(blist) + len(own):
+            if own_plan:
+                blist.extend(own)
+            else:
+                blist = blist + own
+        elif own_plan:
             blist[:] = bindings.values()
         else:
             blist = list(bindings.values())
         by_arrow, bound_terms, again, tail = _rebind(d, nodes, blist, rebound, by_arrow, bound_terms,
                                                      in_place=own_plan)
     if again:
-        # the plan's rows, point boxes and dependencies without the rebound arrows, then with them as they are now
-        redo = np.zeros(len(d.ids), dtype=bool)
-        redo[again] = True
-        keep_dep = ~redo[dep_arrow]
-        dep_target, dep_arrow = _with_dependencies(dep_target[keep_dep], dep_arrow[keep_dep], again, by_arrow, d.row)
-        # the plan's rows in its maps' order (the rebound ones left, then put back last, as _rebind
-        # does) with their point boxes: carried for the others, a rebound arrow's its stored points'
-        # (read again from its record)
-        kept = ~redo[rows]
         back = np.asarray(tail, dtype=np.int64)
-        rows = np.concatenate([rows[kept], back])
-        point_boxes = np.concatenate([np.compress(kept, point_boxes, axis=0), d.local[back]])
+        if none_planned:
+            dep_target, dep_arrow = _with_dependencies(dep_target, dep_arrow, again, by_arrow, d.row)
+            rows = np.concatenate([rows, back])
+            point_boxes = np.concatenate([point_boxes, d.local[back]])
+        else:
+            # the plan's rows, point boxes and dependencies without the rebound arrows, then with them as they are now
+            redo = np.zeros(len(d.ids), dtype=bool)
+            redo[again] = True
+            keep_dep = ~redo[dep_arrow]
+            dep_target, dep_arrow = _with_dependencies(dep_target[keep_dep], dep_arrow[keep_dep], again, by_arrow,
+                                                       d.row)
+            # the plan's rows in its maps' order (the rebound ones left, then put back last, as _rebind
+            # does) with their point boxes: carried for the others, a rebound arrow's its stored points'
+            # (read again from its record)
+            kept = ~redo[rows]
+            rows = np.concatenate([rows[kept], back])
+            point_boxes = np.concatenate([np.compress(kept, point_boxes, axis=0), d.local[back]])
         if cache is not None:
             for r in again:
                 if r not in by_arrow:

@@ -25,7 +25,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from spatialobs.canvas.document.arrowindex import arrow_index_at
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Node
-from spatialobs.canvas.editing.position import _bounds, set_page_position
+from spatialobs.canvas.editing.position import _bounds, _page_move
 
 __all__ = ["reparent_arrow", "reorder_touched"]
 
@@ -115,7 +115,9 @@ def reparent_arrow(canvas: Canvas, arrow_id: str) -> bool:
     moved = False
     if parent != arrow.parent and parent != arrow_id:
         b = _bounds(canvas, arrow_id)
-        set_page_position(canvas, arrow_id, b[0], b[1], parent=parent)
+        changes = _page_move(canvas, arrow_id, b[0], b[1], parent, b)  # set_page_position, its bounds read once
+        if changes:
+            canvas.update(arrow_id, **changes)
         arrow = nodes[arrow_id]
         moved = True
     ss, es = _nearest_sibling(canvas, arrow, start), _nearest_sibling(canvas, arrow, end)

@@ -401,9 +401,21 @@ def is_placeholder(ref: Any) -> bool:
 def _op_name(raw: Any) -> Optional[str]:
     if not isinstance(raw, str):
         return None
+    hit = _OP_NAMES.get(raw)
+    if hit is not None:
+        return hit
     s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", raw.strip())
     name = re.sub(r"[\s\-]+", "_", s).lower()
-    return OP_ALIASES.get(name, name)
+    name = OP_ALIASES.get(name, name)
+    if len(raw) <= 64:  # the names a reply spells, read twice per op (its aliases, then the op)
+        if len(_OP_NAMES) >= 1024:
+            _OP_NAMES.clear()
+        _OP_NAMES[raw] = name
+    return name
+
+
+#: :func:`_op_name` by the raw name.
+_OP_NAMES: Dict[str, str] = {}
 
 
 # ---------------------------------------------------------------------- executor

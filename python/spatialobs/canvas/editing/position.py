@@ -133,11 +133,13 @@ def set_page_position(canvas: Canvas, node_id: str, x: float, y: float, *, paren
         canvas.update(node_id, **changes)
 
 
-def _page_move(canvas: Canvas, node_id: str, x: float, y: float, parent: Optional[str]) -> Dict[str, Any]:
-    """The fields :func:`set_page_position` writes, from the canvas's current geometry."""
+def _page_move(canvas: Canvas, node_id: str, x: float, y: float, parent: Optional[str],
+               box: Optional[Tuple[float, float, float, float]] = None) -> Dict[str, Any]:
+    """The fields :func:`set_page_position` writes, from the canvas's current geometry (``box``: the
+    node's page bounds now, when the caller has read them)."""
     node = canvas.node(node_id)
     ox, oy, rot = _transform(canvas, node_id)
-    b = _bounds(canvas, node_id)
+    b = _bounds(canvas, node_id) if box is None else box
     offx, offy = ox - b[0], oy - b[1]  # local origin relative to the box corner; kept by a translation
     changes: Dict[str, Any] = {}
     target_parent = node.parent if parent is None else parent
