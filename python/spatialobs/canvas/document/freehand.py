@@ -769,7 +769,8 @@ def _draw_box(props: Mapping[str, Any], segments: List[Any]) -> Optional[Box]:
     # one segment spanning less than twice the width is a dot; the smoothed points lie
     # within the input's box, so only a small smoothed box needs the input's
     if len(segments) == 1 and x1 - x0 < sw * 2 and y1 - y0 < sw * 2:
-        lo, hi = q.min(axis=1), q.max(axis=1)
+        # as Python floats: a span past the float range is inf, without numpy's overflow warning
+        lo, hi = q.min(axis=1).tolist(), q.max(axis=1).tolist()
         if hi[0] - lo[0] < sw * 2 and hi[1] - lo[1] < sw * 2:
             return _dot_box(sw)
     return _dot_box(sw) if count == 1 else (x0, y0, x1, y1)
@@ -876,7 +877,8 @@ def _draw_vertices(props: Mapping[str, Any], segments: List[Any]) -> Optional[np
     if _cstroke_points is not None and STROKE_KERNEL:
         q = _segment_rows(segments, _prop_float(props, "scaleX", 1.0), _prop_float(props, "scaleY", 1.0))
         if q.shape[1] and np.isfinite(q).all():  # then numpy's extremes are Python's min and max
-            lo, hi = q.min(axis=1), q.max(axis=1)
+            # as Python floats: a span past the float range is inf, without numpy's overflow warning
+            lo, hi = q.min(axis=1).tolist(), q.max(axis=1).tolist()
             if len(segments) == 1 and hi[0] - lo[0] < sw * 2 and hi[1] - lo[1] < sw * 2:
                 return np.column_stack(_dot_vertices(sw))
             streamline, last = _draw_options(props, sw)
