@@ -345,9 +345,13 @@ def test_extreme_numbers_never_raise(pts, kind, scale, spline, rotation):
     assert box is None or all(math.isfinite(v) for v in box)
 
 
-junk = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20)),
-                    lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(st.sampled_from(
-                        ["x", "y", "z", "type", "path", "points", "dim", "index"]), c, max_size=5)), max_leaves=20)
+def _nest(c):
+    return st.one_of(st.lists(c, max_size=4), st.dictionaries(st.sampled_from(
+        ["x", "y", "z", "type", "path", "points", "dim", "index"]), c, max_size=5))
+
+
+junk = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20)), _nest,
+                    max_leaves=20)
 
 
 @settings(max_examples=300, deadline=None)
