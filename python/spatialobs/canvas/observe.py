@@ -1132,16 +1132,6 @@ def _meeting_pairs(b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return pairs[0], pairs[1]
 
 
-def _terms_of(canvas: Canvas, connector: str) -> Dict[str, Any]:
-    """A connector's bindings by terminal (the last per terminal in canvas order), read from the
-    canvas's binding index, without building the map of every connector (a scan of every
-    binding is the tests' twin)."""
-    out: Dict[str, Any] = {}
-    for b in canvas._bindings_of({connector}):
-        out[b.terminal] = b
-    return out
-
-
 def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown: np.ndarray, out: np.ndarray,
                         asked: Optional[np.ndarray] = None) -> None:
     """Mark in ``out`` the straight connectors in view (still -1) that lie along a higher shown straight
@@ -1163,7 +1153,7 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
         r = int(rows[i])
         if r not in segs:
             nid = pg.ids[r]
-            terms = _terms_of(canvas, nid)
+            terms = canvas._terms_of(nid)
             segs[r] = straight_segment_kept(canvas, nid, terms)
             at = [int(page_pos[row_of[b.to_id]]) if b.to_id in row_of else -1 for b in terms.values()]
             tgs[r] = None if any(t < 0 for t in at) else tuple(at)

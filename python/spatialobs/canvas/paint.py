@@ -383,7 +383,7 @@ def straight_segment_kept(canvas: Any, node_id: str,
     d = canvas._geometry()  # read here, not kept (see Canvas.geometry)
     row = d.row
     if terms is None:
-        terms = {b.terminal: b for b in canvas._bindings.values() if b.from_id == node_id}
+        terms = canvas._terms_of(node_id)
     held: List[Any] = []
     key: List[Any] = [repr(nd.props), A._XF_BYTES(*A._xf(d, row[node_id]))]
     for term in ("start", "end"):

@@ -2283,10 +2283,11 @@ def _arrow_inputs(canvas: Any, arrow_id: str) -> Tuple[Any, Xf, Optional[Termina
     nd = nodes[r]
     if nd.type != "arrow":
         raise InvalidInputError(f"record {arrow_id!r}: a {nd.type!r} node is not an arrow")
-    own = canvas._bindings_from(arrow_id) if hasattr(canvas, "_bindings_from") else None
-    if own is None or len({b.terminal for b in own}) < len(own):  # two at one end: the later in canvas order wins
-        own = [b for b in canvas.bindings.values() if b.from_id == arrow_id]
-    terms = {b.terminal: b for b in own if b.to_id in d.row}
+    if hasattr(canvas, "_terms_of"):
+        own = canvas._terms_of(arrow_id)
+    else:  # a canvas-like object without the binding index: two at one end, the later in canvas order wins
+        own = {b.terminal: b for b in canvas.bindings.values() if b.from_id == arrow_id}
+    terms = {t: b for t, b in own.items() if b.to_id in d.row}
     s, e = _terminals(d, nodes, r, terms)
     return nd, _xf(d, r), s, e
 

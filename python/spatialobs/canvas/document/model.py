@@ -471,6 +471,16 @@ class Canvas:
         own = self._binding_index().by_from.get(connector)
         return [self._bindings[bid] for bid in own] if own else []
 
+    def _terms_of(self, connector: str) -> Dict[str, Binding]:
+        """``connector``'s bindings by terminal (``"start"``, ``"end"``): where one end holds two, the
+        later in canvas order; read from the binding index, without a scan of every binding (the one
+        reading behind the observation's painted segments, :func:`~spatialobs.canvas.paint.straight_segment_kept`
+        and the arrow inputs of :func:`~spatialobs.canvas.document.arrows.resolve_arrow`)."""
+        own = self._bindings_from(connector)
+        if len({b.terminal for b in own}) < len(own):
+            own = self._bindings_of({connector})  # in canvas order: the later wins
+        return {b.terminal: b for b in own}
+
     def _bindings_of(self, connectors: Set[str]) -> List[Binding]:
         """The bindings whose connector is one of ``connectors``, in canvas order, without a scan."""
         index = self._binding_index()
