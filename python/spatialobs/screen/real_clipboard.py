@@ -122,7 +122,22 @@ def _menu_open(scr: Screen) -> bool:
 
 
 def _wait_doc(driver: Any, want: str, tries: int = 20) -> Screen:
-    return _wait(driver, lambda scr: _doc_text(scr) == want, tries)
+    # the document shows ``want`` and no menu is open: a paste read while its menu is still closing
+    # would be a state of its own, and the trials of one condition would no longer agree
+    return _wait(driver, lambda scr: _doc_text(scr) == want and not _menu_open(scr), tries)
+
+
+def _quiet(driver: Any, scr: Screen, pause: float = 0.25, tries: int = 8) -> Screen:
+    # The screen once two reads ``pause`` s apart agree: what updates a moment after the document
+    # does (the title's modified mark, the status bar, the menu bar's focus) is then part of it in
+    # every trial, not in some.
+    for _ in range(tries):
+        time.sleep(pause)
+        nxt = driver.screen()
+        if _same_elements(nxt, scr):
+            return nxt
+        scr = nxt
+    return scr
 
 
 def _balanced(n: int, rate: float, rng: random.Random) -> List[bool]:
@@ -188,8 +203,8 @@ def real_decomposition(trials: int = 20, seed: int = 0, conditions: Sequence[str
                             pending = set_selection(d, "after", delay=0.0 if early else LATE_DELAY)
                             early_planned += early
                         nxt = d.step(paste)
-                        nxt = _wait_doc(d, "after" if case == "asynchronous race" and early else
-                                        ("before" if case == "asynchronous race" else cond))
+                        nxt = _quiet(d, _wait_doc(d, "after" if case == "asynchronous race" and early else
+                                                  ("before" if case == "asynchronous race" else cond)))
                         if pending is not None:
                             pending.wait(timeout=LATE_DELAY + 10)
                         text = _doc_text(nxt) or ""
