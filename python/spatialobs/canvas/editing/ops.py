@@ -401,21 +401,9 @@ def is_placeholder(ref: Any) -> bool:
 def _op_name(raw: Any) -> Optional[str]:
     if not isinstance(raw, str):
         return None
-    hit = _OP_NAMES.get(raw)
-    if hit is not None:
-        return hit
     s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", raw.strip())
     name = re.sub(r"[\s\-]+", "_", s).lower()
-    name = OP_ALIASES.get(name, name)
-    if len(raw) <= 64:  # the names a reply spells, read twice per op (its aliases, then the op)
-        if len(_OP_NAMES) >= 1024:
-            _OP_NAMES.clear()
-        _OP_NAMES[raw] = name
-    return name
-
-
-#: :func:`_op_name` by the raw name.
-_OP_NAMES: Dict[str, str] = {}
+    return OP_ALIASES.get(name, name)
 
 
 # ---------------------------------------------------------------------- executor
@@ -672,12 +660,15 @@ class Executor:
             report.aliases = dict(self.aliases)
             return report
         self._later = {}
+        # each op's name, read once (the aliases it defines depend on it, then its handler)
+        names = [_op_name(op.get("op", op.get("action", op.get("type")))) if isinstance(op, Mapping) else None
+                 for op in ops]
         for i, op in enumerate(ops):
             if isinstance(op, Mapping):
-                for a in self._defined_aliases(op):
+                for a in self._defined_aliases(op, names[i]):
                     self._later.setdefault(a, i)
         for i, op in enumerate(ops):
-            name = _op_name(op.get("op", op.get("action", op.get("type")))) if isinstance(op, Mapping) else None
+            name = names[i]
             if not isinstance(op, Mapping):
                 report.errors.append(OpError(i, None, f"an op must be an object, got {type(op).__name__}"))
                 continue
@@ -685,7 +676,7 @@ class Executor:
                 raw = op.get("op", op.get("action", op.get("type")))
                 why = "has no 'op' field" if raw is None else f"unknown op {echo(raw)}"
                 report.errors.append(OpError(i, name, f"{why} (known: {', '.join(OP_NAMES)})"))
-                self._fail_aliases(op, i)
+                self._fail_aliases(op, i, name)
                 continue
             self._pending, self._new, self._new_boards, self._touch, self._notes = {}, [], [], [], []
             self._cams = []
@@ -698,15 +689,15 @@ class Executor:
                         reorder_touched(self.canvas, self.canvas._log[mark:])  # where tldraw keeps bound arrows
             except SpatialObsError as exc:
                 report.errors.append(OpError(i, name, one_line(str(exc))))
-                self._fail_aliases(op, i)
+                self._fail_aliases(op, i, name)
                 continue
             except (RecursionError, MemoryError) as exc:
                 report.errors.append(OpError(i, name, f"too large to apply ({type(exc).__name__})"))
-                self._fail_aliases(op, i)
+                self._fail_aliases(op, i, name)
                 continue
             except Exception as exc:  # noqa: BLE001 - any failure is this op's error; later ops still run
                 report.errors.append(OpError(i, name, one_line(f"failed ({type(exc).__name__}: {exc})")))
-                self._fail_aliases(op, i)
+                self._fail_aliases(op, i, name)
                 continue
             for a, nid in self._pending.items():
                 self.aliases[a] = nid
@@ -797,8 +788,8 @@ class Executor:
             self._touch.append(b)
 
     @staticmethod
-    def _defined_aliases(op: Mapping[str, Any]) -> List[str]:
-        name = _op_name(op.get("op", op.get("action", op.get("type"))))
+    def _defined_aliases(op: Mapping[str, Any], name: Optional[str]) -> List[str]:
+        """The aliases op ``op`` (named ``name``, as :func:`_op_name` reads it) would define."""
         out: List[str] = []
         if name in ("create_artboard", "create_shape", "create_arrow"):
             for k in ("id", "ref"):
@@ -830,8 +821,8 @@ class Executor:
                     pass
         return out
 
-    def _fail_aliases(self, op: Mapping[str, Any], i: int) -> None:
-        for a in self._defined_aliases(op):
+    def _fail_aliases(self, op: Mapping[str, Any], i: int, name: Optional[str]) -> None:
+        for a in self._defined_aliases(op, name):
             if a not in self.aliases:
                 self._failed[a] = i
 
