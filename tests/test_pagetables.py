@@ -49,20 +49,24 @@ def test_keys_at_finds_the_keys_present_once(pairs, probe):
     assert np.array_equal(got, ref.keys_at(keys, q))
 
 
+def _drops_and_new(a, b, data):
+    """Rows of the table ``(a, b)`` to drop, and new pairs: any not kept (a dropped pair may come
+    back), in any order."""
+    drop = np.array(sorted(data.draw(st.sets(st.integers(0, max(len(a) - 1, 0)), max_size=len(a)))), np.int64)
+    drop = drop[drop < len(a)]
+    kept = {tuple(p) for p in np.stack([a, b], 1)[np.setdiff1d(np.arange(len(a)), drop)].tolist()}
+    new = data.draw(st.lists(st.tuples(ROWS, ROWS).filter(lambda p: p not in kept), max_size=15, unique=True))
+    return drop, np.array([p[0] for p in new], np.int64), np.array([p[1] for p in new], np.int64)
+
+
 @settings(max_examples=300)
 @given(PAIRS, st.data())
 def test_splice_is_the_sort_of_the_kept_and_new_rows(pairs, data):
     a, b = _table(pairs)
     g = np.arange(len(a), dtype=np.float64) * 0.5  # a float column beside the rows
     keys = PT.pair_keys(a, b)
-    drop = np.array(sorted(data.draw(st.sets(st.integers(0, max(len(a) - 1, 0)), max_size=len(a)))), np.int64)
-    drop = drop[drop < len(a)]
-    kept = {tuple(p) for p in np.stack([a, b], 1)[np.setdiff1d(np.arange(len(a)), drop)].tolist()}
-    # new rows: any pairs not kept (a dropped pair may come back), in any order
-    new = data.draw(st.lists(st.tuples(ROWS, ROWS).filter(lambda p: p not in kept), max_size=15, unique=True))
-    na = np.array([p[0] for p in new], np.int64)
-    nb = np.array([p[1] for p in new], np.int64)
-    ng = -np.arange(len(new), dtype=np.float64)
+    drop, na, nb = _drops_and_new(a, b, data)
+    ng = -np.arange(len(na), dtype=np.float64)
     nk = PT.pair_keys(na, nb)
     got, gk = PT.splice((a, b, g), keys, drop, (na, nb, ng), nk)
     want, wk = ref.splice((a, b, g), keys, drop, (na, nb, ng), nk)
@@ -80,15 +84,10 @@ def test_splice_compiled_is_its_twin(pairs, data):
     g = np.arange(len(a), dtype=np.float64) * 0.5
     flag = (a % 3 == 0)
     keys = PT.pair_keys(a, b)
-    drop = np.array(sorted(data.draw(st.sets(st.integers(0, max(len(a) - 1, 0)), max_size=len(a)))), np.int64)
-    drop = drop[drop < len(a)]
-    kept = {tuple(p) for p in np.stack([a, b], 1)[np.setdiff1d(np.arange(len(a)), drop)].tolist()}
-    new = data.draw(st.lists(st.tuples(ROWS, ROWS).filter(lambda p: p not in kept), max_size=15, unique=True))
-    na = np.array([p[0] for p in new], np.int64)
-    nb = np.array([p[1] for p in new], np.int64)
+    drop, na, nb = _drops_and_new(a, b, data)
     o = np.argsort(PT.pair_keys(na, nb), kind="stable")
     na, nb = na[o], nb[o]
-    ng, nf = -np.arange(len(new), dtype=np.float64), np.ones(len(new), bool)
+    ng, nf = -np.arange(len(na), dtype=np.float64), np.ones(len(na), bool)
     nk = PT.pair_keys(na, nb)
     # every column a view with a stride (the public function copies them contiguous) or not
     wide = data.draw(st.booleans())
