@@ -62,6 +62,14 @@ def run_bounds(const double[::1] s, double lo, double hi, double tol):
     return start, stop
 
 
+cdef inline Py_ssize_t _piece(int64_t[:, ::1] p, Py_ssize_t k, int64_t kind, int64_t start, int64_t stop):
+    # writes piece k (kind 1: old rows, 0: new rows) and returns the next piece's index
+    p[k, 0] = kind
+    p[k, 1] = start
+    p[k, 2] = stop
+    return k + 1
+
+
 def splice_pieces(Py_ssize_t n, const int64_t[::1] drop, const int64_t[::1] at):
     """The slices ``splice`` copies, in output order: rows ``(1, start, stop)`` of the old rows,
     ``(0, start, stop)`` of the new ones (see ``pagetables._splice_py``, the same merge)."""
@@ -78,28 +86,16 @@ def splice_pieces(Py_ssize_t n, const int64_t[::1] drop, const int64_t[::1] at):
             while ni < nn and at[ni] == i:
                 ni += 1
             if i > pos:
-                p[k, 0] = 1
-                p[k, 1] = pos
-                p[k, 2] = i
-                k += 1
+                k = _piece(p, k, 1, pos, i)
                 pos = i
-            p[k, 0] = 0
-            p[k, 1] = j
-            p[k, 2] = ni
-            k += 1
+            k = _piece(p, k, 0, j, ni)
         else:
             if d > pos:
-                p[k, 0] = 1
-                p[k, 1] = pos
-                p[k, 2] = d
-                k += 1
+                k = _piece(p, k, 1, pos, d)
             pos = d + 1
             di += 1
     if pos < n:
-        p[k, 0] = 1
-        p[k, 1] = pos
-        p[k, 2] = n
-        k += 1
+        k = _piece(p, k, 1, pos, n)
     return out[:k]
 
 
