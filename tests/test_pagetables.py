@@ -192,7 +192,7 @@ def test_run_bounds_is_the_grown_run(values, data, tol):
 FLOATS = st.floats(allow_nan=False, allow_infinity=True, width=64) | st.sampled_from([0.0, -0.0, 1.0, 1.5, 2.0])
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)  # a timing check, not the test: a loaded machine ran one case in 294 ms
 @given(st.lists(FLOATS, max_size=300), st.data(),
        st.sampled_from([0.0, 0.5, 1.0, 2.0, float("inf"), float("nan"), -1.0]))
 def test_run_bounds_compiled_is_its_twin(values, data, tol):
