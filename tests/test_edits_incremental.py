@@ -15,7 +15,7 @@ from typing import Any, List
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from spatialobs import OutOfRangeError
 from spatialobs.canvas import Canvas, Executor, Node, observe
@@ -633,6 +633,8 @@ def _check_plan(c: Canvas) -> None:
 @pytest.mark.timeout(600)
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 3), st.lists(MIXED, min_size=1, max_size=8))
+# a binding made, then a rolled-back batch that removed its target's frame (see the test below)
+@example(1, [("bind", 0, 531, "start"), ("rollback", 535163)])
 def test_mixed_edits_with_undo_match_a_fresh_canvas_after_each_step(seed, steps):
     """Adds, removals, reparents, reorders, binding writes, moves, op replies, batches of
     removals, an add and a move that fail and roll back, and undo (the canvas brought back to the version before the last step through
@@ -674,6 +676,35 @@ def test_mixed_edits_with_undo_match_a_fresh_canvas_after_each_step(seed, steps)
         assert _observations(c) == _observations(c.copy())
         _check_index_keys(c)
         _check_plan(c)
+
+
+@pytest.mark.parametrize("gone", ["target", "arrow"])
+def test_a_rolled_back_removal_gives_back_the_bound_arrow_it_took(gone):
+    """A batch that removes a bound arrow's target (or the arrow), adds a node and moves
+    another, then rolls back: the version is derived in steps (the removals, then the
+    appends), and the first step's bindings are the restored ones, naming rows it does not
+    hold. The arrow is resolved against its restored target, as on a fresh canvas."""
+    c = diagram_workspace(150, seed=1)
+    arrow = next(i for i, nd in c.nodes.items() if nd.type == "arrow" and nd.parent == "f0")
+    target = "f3t"  # a text in the last frame, whose subtree the batch removes whole
+    _observations(c)  # (the binding below then written between two derivations)
+    for b in [b for b in c.bindings.values() if b.from_id == arrow and b.terminal == "start"]:
+        c.remove(b.id)
+    c.add(Binding("bx", "arrow", arrow, target, "start", (0.5, 0.5), True))
+    assert_fresh(c)  # (which reads the frame clips: the next derivation may then follow this one)
+    _observations(c)
+    bound = c.page_bounds(arrow)
+    with pytest.raises(RuntimeError, match="rolled back"):
+        with c.batch():
+            c.remove("f3" if gone == "target" else arrow)
+            c.add({"id": "rb", "type": "geo", "parent": P, "x": 5.0, "y": 5.0, "w": 20.0, "h": 20.0})
+            c.update("f2a3", x=c.nodes["f2a3"].x + 3.0)
+            c.remove("f2a7")
+            raise RuntimeError("rolled back")
+    assert c.page_bounds(arrow) == bound
+    assert_fresh(c)
+    assert _observations(c) == _observations(c.copy())
+    _check_plan(c)
 
 
 @settings(max_examples=200, deadline=None)

@@ -1187,7 +1187,8 @@ def _needs_resolving(nd: Any) -> bool:
 
 def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
                   cache: Optional[Dict[str, Any]] = None, prev: Any = None,
-                  dirty: Optional[Any] = None, remaining: Optional[Any] = None) -> List[int]:
+                  dirty: Optional[Any] = None, remaining: Optional[Any] = None,
+                  rebound: Optional[AbstractSet[str]] = None) -> List[int]:
     """Set the local boxes of tldraw arrows in a derivation; return the rows set.
 
     ``d`` is a :class:`~spatialobs.canvas.document.derive.Derived` whose local boxes
@@ -1205,7 +1206,11 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     full pass would take from the cache). With ``remaining`` as well (a boolean mask over
     ``prev``'s rows: those that remain after whole subtrees were removed, ``dirty`` then
     in the remaining rows' numbering), bindings may also have been removed: the arrows
-    that lost one are resolved again with the dirty ones.
+    that lost one are resolved again with the dirty ones. ``rebound``: the connectors whose
+    bindings were written since ``prev`` (as for :func:`~spatialobs.canvas.document.derive.derive`);
+    when the bindings are ``prev``'s records but one of these connectors' terminals among the
+    rows differ from ``prev``'s plan (``prev`` was a step of a version derived in steps, whose
+    bindings named rows that the step did not hold yet), every arrow is resolved.
 
     Examples
     --------
@@ -1228,7 +1233,8 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     elif plan is not None and len(blist) >= len(plan.bindings) and all(map(operator.is_, blist, plan.bindings)):
         # the previous bindings are still there, in order: at most new ones were added after them
         if len(blist) == len(plan.bindings):
-            done = _resolve_dirty(d, nodes, cache, prev, dirty, plan)
+            done = _resolve_dirty(d, nodes, cache, prev, dirty, plan) if _plan_terms_hold(
+                d, nodes, blist, rebound, plan) else None
         else:
             done = _resolve_added(d, nodes, blist, cache, prev, dirty, plan)
         if done is not None:
@@ -1944,6 +1950,26 @@ def _resolve_dirty(d: Any, nodes: Sequence[Any], cache: Optional[Dict[str, Any]]
     _resolve_todo(d, nodes, todo, by_arrow, cache)
     d.arrow_plan = plan
     return rows.tolist()
+
+
+def _plan_terms_hold(d: Any, nodes: Sequence[Any], blist: List[Any], rebound: Optional[AbstractSet[str]],
+                     plan: _ArrowPlan) -> bool:
+    """Whether the ``rebound`` connectors' terminals among ``d``'s rows, read again from
+    ``blist`` (the plan's own binding records), are the plan's. They differ only when the plan
+    was made on rows that some of those bindings named without holding them (a step of a
+    version derived in steps: the removals of a rolled-back batch whose restored bindings
+    name the nodes the next step puts back)."""
+    if not rebound:
+        return True
+    row = d.row
+    own = rebound.bindings if isinstance(rebound, Rebound) else [b for b in blist if b.from_id in rebound]
+    bound_terms, by_arrow = _terminals_by_arrow(own, row, nodes)
+    for i in rebound:
+        r = row.get(i)
+        if r is not None and ((bound_terms.get(r) or {}) != (plan.bound_terms.get(r) or {})
+                              or (by_arrow.get(r) or {}) != (plan.by_arrow.get(r) or {})):
+            return False
+    return True
 
 
 def _resolve_todo(d: Any, nodes: Sequence[Any], todo: np.ndarray, by_arrow: Mapping[int, Mapping[str, Any]],

@@ -432,9 +432,10 @@ def _paint_order_walk(ids: List[str], rank: np.ndarray, parent: np.ndarray, page
 
 def _resolve_arrows(d: "Derived", nodes: Sequence[Node], bindings: Mapping[str, Binding],
                     cache: Optional[Dict[str, Any]] = None, prev: Optional["Derived"] = None,
-                    dirty: Optional[np.ndarray] = None, remaining: Optional[np.ndarray] = None) -> List[int]:
+                    dirty: Optional[np.ndarray] = None, remaining: Optional[np.ndarray] = None,
+                    rebound: Optional[AbstractSet[str]] = None) -> List[int]:
     """Recompute the local boxes of tldraw arrows as tldraw resolves them; return their rows."""
-    return resolve_bound(d, nodes, bindings, cache, prev, dirty, remaining)
+    return resolve_bound(d, nodes, bindings, cache, prev, dirty, remaining, rebound)
 
 
 @dataclass
@@ -985,7 +986,7 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
     raw.changed_rows = raw.remaining = raw.remaining_changed = None
     if bindings or (n and (types == "arrow").any()):  # unbound arcs and labelled arrows too
         changed = _resolve_arrows(d, nodes, bindings, arrow_cache, prev if dirty is not None else None, dirty,
-                                  remaining if dirty is not None else None)
+                                  remaining if dirty is not None else None, rebound)
         if changed and (group[changed] >= 0).any():
             _group_boxes(local, is_group, parent, levels, x, y, rot_l, nodes, is_point, types)
     if n:
