@@ -32,6 +32,22 @@ def test_pair_keys_order_as_the_pairs(pairs):
     assert big[0] == (2**31 - 1) * 2**32 + 2**31 - 1
 
 
+@given(st.lists(st.tuples(ROWS, ROWS, st.integers(0, 1)), max_size=60, unique=True))
+def test_aligned_keys_order_as_the_rows_and_axis_and_give_the_rows_back(rows):
+    """The ``aligned`` table's keys: ordered as ``(a, b, axis)``, and the rows read back from them."""
+    rows = sorted(rows)
+    a, b, axis = (np.array([r[k] for r in rows], dtype=np.int64) for k in range(3))
+    k = PT.aligned_keys(a, b, axis)
+    assert np.array_equal(k, ref.aligned_keys(a, b, axis)) and k.dtype == np.int64
+    assert bool((k[1:] > k[:-1]).all())
+    back = PT.aligned_rows(k)
+    assert np.array_equal(back[0], a) and np.array_equal(back[1], b)
+    top = 2**30 - 1  # the largest row the layout holds in an int64 key
+    assert PT.aligned_keys(np.array([top]), np.array([top]), np.array([1]))[0] == top * 2**33 + top * 2 + 1
+    assert [v.tolist() for v in PT.aligned_rows(PT.aligned_keys(np.array([top]), np.array([top]), 1))] == [[top], [top]]
+    assert PT.aligned_keys(3, 5, 1) == 3 * 2**33 + 11  # ints as arrays
+
+
 @given(PAIRS, st.lists(ROWS, max_size=10, unique=True))
 def test_rows_at_finds_every_entry_of_the_rows(pairs, rows):
     a, _ = _table(pairs)

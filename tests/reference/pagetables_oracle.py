@@ -11,6 +11,10 @@ def pair_keys(a: Sequence[int], b: Sequence[int]) -> np.ndarray:
     return np.array([int(x) * 2**32 + int(y) for x, y in zip(a, b)], dtype=np.int64)
 
 
+def aligned_keys(a: Sequence[int], b: Sequence[int], axis: Sequence[int]) -> np.ndarray:
+    return np.array([int(x) * 2**33 + int(y) * 2 + int(z) for x, y, z in zip(a, b, axis)], dtype=np.int64)
+
+
 def rows_at(col: Sequence[int], rows: Sequence[int]) -> np.ndarray:
     want = {int(r) for r in rows}
     return np.array([p for p, v in enumerate(col) if int(v) in want], dtype=np.int64)

@@ -49,7 +49,8 @@ import numpy as np
 from spatialobs import geometry as G
 from spatialobs._arrays import unique
 from spatialobs.canvas.limits import compact_json, typed_errors
-from spatialobs.canvas.pagetables import (keys_at, move_value, pair_keys, renumber_pairs, rows_at, run_bounds,
+from spatialobs.canvas.pagetables import (ALIGNED_SHIFT_A, ALIGNED_SHIFT_B, PAIR_SHIFT, aligned_keys, aligned_rows,
+                                          keys_at, move_value, pair_keys, renumber_pairs, rows_at, run_bounds,
                                           sorted_lines, splice, splice_in_place, writable)
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas, _gather, _page_pos, _row_runs
@@ -1866,8 +1867,8 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
             m = (a >= 0) & (b >= 0)
             return (a[m], b[m]) + tuple(c[m] for c in cols[2:])
         aligned = name == "aligned"
-        a, b, count, k = renumber_pairs(omap, cols[0], cols[1], cols[2] if aligned else no_bits,
-                                        33 if aligned else 32, 1 if aligned else 0)
+        a, b, count, k = (renumber_pairs(omap, cols[0], cols[1], cols[2], ALIGNED_SHIFT_A, ALIGNED_SHIFT_B) if aligned
+                          else renumber_pairs(omap, cols[0], cols[1], no_bits, PAIR_SHIFT, 0))
         if k is not None:
             known[name] = k
         if count == len(a):
@@ -2591,7 +2592,7 @@ def _pairs_of_kind(pg: _Page, sub: np.ndarray, sb: np.ndarray, u: np.ndarray, to
     a, b = sub[u[pairs[0]]], sub[u[pairs[1]]]
     same = pg.parent[a] == pg.parent[b]
     a, b = a[same], b[same]
-    keys.append((a << 33) | (b << 1) | int(kind >= 3))
+    keys.append(aligned_keys(a, b, int(kind >= 3)))
     bits.append(np.full(len(a), 1 << kind, np.int64))
 
 
@@ -2746,7 +2747,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     nb = np.concatenate(bits) if bits else np.zeros(0, np.int64)
     ok = None
     if out is not None:
-        ok = _sorted_keys(known, "aligned", lambda: (aa << 33) | (ab << 1) | np.where((am & 7) != 0, 0, 1))
+        ok = _sorted_keys(known, "aligned", lambda: aligned_keys(aa, ab, np.where((am & 7) != 0, 0, 1)))
     if ok is not None:
         # only the pairs of rows cut again change: those whose first row was (a pair's rows are both cut
         # again for a kind when its bit is cleared, and a new pair's rows were), merged with the new bits
@@ -2777,7 +2778,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
             delta["aligned"] = (empty, empty, empty, empty)
         if len(drop) or is_new.any():
             nk2, nb2 = ck[is_new], cb[is_new]
-            new = (nk2 >> 33, (nk2 >> 1) & 0xFFFFFFFF, nb2)
+            new = aligned_rows(nk2) + (nb2,)
             if delta is not None:
                 delta["aligned"] = (aa[drop], ab[drop], new[0], new[1])
             if not (inplace and splice_in_place((aa, ab, am), ok, drop, new, nk2)):
@@ -2787,7 +2788,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         return ra, rb, rm
     am = am & ~(recut[aa] & recut[ab]).astype(np.int64)
     # the table is sorted by key (one row per pair and axis): the new keys are merged into it
-    okeys = (aa << 33) | (ab << 1) | np.where((old[2] & 7) != 0, 0, 1)  # a row holds the kinds of one axis
+    okeys = aligned_keys(aa, ab, np.where((old[2] & 7) != 0, 0, 1))  # a row holds the kinds of one axis
     if len(okeys) > 1 and not bool((okeys[1:] >= okeys[:-1]).all()):
         # carried through a row map that moved rows in the tree (their pairs' bits are cleared above,
         # but the rows stay, out of order, until dropped below): sorted again for the merge
@@ -2804,7 +2805,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     mk = np.bitwise_or.reduceat(allb, start)
     live = mk != 0
     k, mk = k[live], mk[live]
-    return k >> 33, (k >> 1) & 0xFFFFFFFF, mk
+    return aligned_rows(k) + (mk,)
 
 
 def _in_view_count(tables: _PageTables, name: str, view: _View, vbox: Tuple[float, float, float, float]) -> int:

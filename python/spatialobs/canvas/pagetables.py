@@ -41,7 +41,7 @@ Examples
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -57,7 +57,7 @@ except ImportError:  # a source tree without the compiled module
     _cpt = _run_bounds_c = None
 
 #: Bits of the second row in a pair key: rows below 2**31 (int64 keys).
-_SHIFT = 32
+PAIR_SHIFT = 32
 
 
 def pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -73,7 +73,35 @@ def pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     numpy.ndarray of int64
         Keys ordered as the pairs are by ``(a, b)``.
     """
-    return (np.asarray(a, np.int64) << _SHIFT) | np.asarray(b, np.int64)
+    return (np.asarray(a, np.int64) << PAIR_SHIFT) | np.asarray(b, np.int64)
+
+
+#: The ``aligned`` table's key layout: ``a << 33 | b << 1 | axis``, a pair of rows and the axis of
+#: its kinds (0: a kind of the x axis, the first three; 1: of the y axis); one row per pair and axis.
+ALIGNED_SHIFT_A, ALIGNED_SHIFT_B = 33, 1
+
+
+def aligned_keys(a: Any, b: Any, axis: Any) -> Any:
+    """The ``aligned`` keys of pairs ``(a, b)`` of rows below 2**30 on ``axis`` (0 or 1; arrays or ints).
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray of int64 or int
+        Rows.
+    axis : numpy.ndarray of int64 or int
+        0 for the kinds of the x axis, 1 for those of the y axis.
+
+    Returns
+    -------
+    numpy.ndarray of int64 or int
+        ``a << 33 | b << 1 | axis``, ordered as the rows are by ``(a, b, axis)``.
+    """
+    return (a << ALIGNED_SHIFT_A) | (b << ALIGNED_SHIFT_B) | axis
+
+
+def aligned_rows(keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The rows ``(a, b)`` of the ``aligned`` keys ``keys`` (see :func:`aligned_keys`)."""
+    return keys >> ALIGNED_SHIFT_A, (keys >> ALIGNED_SHIFT_B) & 0xFFFFFFFF
 
 
 def rows_at(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
