@@ -1,14 +1,17 @@
 """The compiled loops of a first derivation's arrow pass and point boxes (Cython) against their Python twins.
 
 ``arrows.GATHER_KERNEL = False`` walks the arrows with :func:`~spatialobs.canvas.document.arrows._resolve_all`,
-:func:`~spatialobs.canvas.document.arrows._terminals_by_arrow`, ``_ArrowPlan.build`` and
+:func:`~spatialobs.canvas.document.arrows._terminals_by_arrow`, ``_unbound_to_resolve``, ``_ArrowPlan.build`` and
 :func:`~spatialobs.canvas.document.arrows._shared_targets`; ``derive.POINT_BOX_KERNEL = False`` reads the
 point-based rows with :func:`~spatialobs.canvas.document.derive._point_boxes`' loop. The compiled loops must
-gather the same values in the same order (what the batch holds, what the cache keeps) and give the same bits.
+gather the same values in the same order (what the batch holds, what the cache keeps) and give the same bits;
+so must their compiled reads of an arrow's props (``_keeps_points``, ``_needs_resolving``, ``_point``), on odd
+values too.
 """
 
 from __future__ import annotations
 
+import decimal
 import math
 import types
 from typing import Any, Callable, Dict, List, Tuple
@@ -54,9 +57,7 @@ def _gathered(d: Any, nodes: List[Any], blist: List[Any], previous: Dict[str, An
     """The full pass's gathering (no run), with the compiled loops or their twins: what it built."""
     mp.setattr(A, "GATHER_KERNEL", compiled)
     bound_terms, by_arrow = A._terminals_by_arrow(blist, d.row, nodes)
-    for r in (d.types == "arrow").nonzero()[0].tolist():
-        if r not in by_arrow and A._needs_resolving(nodes[r]):
-            by_arrow[r] = {}
+    A._unbound_to_resolve((d.types == "arrow").nonzero()[0].tolist(), by_arrow, nodes)
     local = d.local.copy()
     plan = A._ArrowPlan.build(blist, by_arrow, bound_terms, d.row, local)
     shared = A._shared_targets(by_arrow.values())
@@ -89,14 +90,95 @@ def _assert_same_gathering(a: Tuple[Any, ...], b: Tuple[Any, ...]) -> None:
     assert float_bits(local_a).tolist() == float_bits(local_b).tolist()
 
 
+# What the compiled reads of an arrow's props (arrows._keeps_points and _needs_resolving,
+# arrowparts._point and _num) take themselves or hand to their twins.
+class _Float(float):
+    """A float whose ``float()`` is another number: only an exact float is read as itself."""
+
+    def __float__(self) -> float:
+        return 7.0
+
+
+class _Shifted(dict):  # type: ignore[type-arg]
+    """A dict whose ``get`` doubles floats: only an exact dict is read with the dict's own lookup."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        v = dict.get(self, key, default)
+        return v * 2 if type(v) is float else v
+
+
+class _List(list):  # type: ignore[type-arg]
+    """A list subclass (``isinstance(.., list)`` holds): the twin decides."""
+
+
+#: Odd numbers for the reads (``_num``'s fast path and what it hands back), which a whole derivation
+#: also takes; ``_HUGE`` overflows the boxes of the derivation around the reads.
+_ODD_NUMBERS = [0.0, -0.0, 8.0, -8.0, 7.999, 0.5, math.nan, -math.inf, math.inf, 0, 8, -9, 2**53, -2**53, 2**53 + 1,
+                -2**53 - 1, 10**400, True, False, None, "1.5", "nan", " 9 ", "x", np.float64(12.5),
+                np.float64(-0.0), np.float64(math.nan), np.float64(-math.inf), np.float32(9.5), np.float32(math.inf),
+                np.int64(10), decimal.Decimal("8.5"), _Float(3.0), [1.0], {}]
+_HUGE = [1e308, -1e308]
+#: Odd stored terminals besides a point of two numbers.
+_ODD_ENDS = [None, {"x": 1.5}, {}, [1.0, 2.0], "start", types.MappingProxyType({"x": 1.5, "y": 2.5}),
+             {"x": 1, "y": 2, "type": "binding"}, _Shifted({"x": 1.5, "y": 2.5})]
+#: Stored points: a list (kept unless the start is a mapping) or something else.
+_POINTS = [None, [[0, 0], [4, -2]], [], _List([[0, 0], [1, 1]]), ([0, 0], [1, 1]), "x", {"a": {"x": 1, "y": 2}}]
+#: Labels: blank or not, a str subclass, not a str.
+_TEXTS = [None, "", "  ", " \t\n", "label", " a ", "\u2003", type("_Str", (str,), {})("x"), 5, 0]
+
+_fair_value = st.one_of(st.floats(-1e6, 1e6), st.integers(-2**60, 2**60), st.sampled_from(_ODD_NUMBERS))
+_value = st.one_of(_fair_value, st.sampled_from(_HUGE))
+
+
+def _xy_of(value: Any) -> Any:
+    """A stored terminal: a point of two ``value`` numbers in a dict or a dict subclass, or an odd one."""
+    return st.one_of(st.builds(lambda x, y: {"x": x, "y": y}, value, value),
+                     st.builds(lambda x, y: _Shifted({"x": x, "y": y}), value, value), st.sampled_from(_ODD_ENDS))
+
+
+_xy = _xy_of(_value)
+_points = st.sampled_from(_POINTS)
+_text = st.sampled_from(_TEXTS)
+
+
+@st.composite
+def _arrow_props(draw: Any) -> Dict[str, Any]:
+    """An arrow's props, each key drawn or missing, with odd values."""
+    props: Dict[str, Any] = {}
+    for key, strategy in (("points", _points), ("start", _xy), ("end", _xy), ("bend", _value),
+                          ("scale", _value)):
+        if draw(st.booleans()):
+            props[key] = draw(strategy)
+    return props
+
+
+@st.composite
+def _odd_arrows(draw: Any) -> List[Node]:
+    """Arrow records as the compiled reads may meet them: odd props in a dict, a dict subclass,
+    another mapping or no mapping at all, and odd labels."""
+    out = []
+    for i in range(draw(st.integers(0, 8))):
+        props: Any = draw(_arrow_props())
+        wrap = draw(st.integers(0, 9))
+        if wrap == 0:
+            props = _Shifted(props)
+        elif wrap == 1:
+            props = types.MappingProxyType(props)
+        elif wrap == 2:
+            props = list(props)
+        out.append(Node(f"a{i}", "arrow", "page:p", f"a{i}", text=draw(_text), props=props))
+    return out
+
+
 def _odd(spec: Tuple[List[Node], List[Node], List[Binding]], draw: Any) -> Tuple[Any, ...]:
     """The drawn canvas with some of what the compiled loop hands back to the twin: numpy and integer
-    coordinates, an arrow without a scale (the plain kind) or without a start head."""
+    coordinates, an arrow without a scale (the plain kind) or without a start head; and odd values for
+    the compiled reads of the props: an odd stored start, bend or scale, stored points, a label."""
     nodes, arrows, bindings = spec
     arrows = list(arrows)
     for k, a in enumerate(arrows):
         props = dict(a.props)
-        choice = draw(st.integers(0, 7))
+        choice = draw(st.integers(0, 11))
         if choice == 0:
             props["end"] = {"x": np.float64(props["end"]["x"]), "y": np.float64(props["end"]["y"])}
         elif choice == 1:
@@ -107,6 +189,17 @@ def _odd(spec: Tuple[List[Node], List[Node], List[Binding]], draw: Any) -> Tuple
         elif choice == 3:
             props.pop("scale", None)
             props["arrowheadStart"] = "none"
+        elif choice == 4:
+            props.pop("scale", None)
+            props["bend"] = 0
+            props["start"] = draw(_xy_of(_fair_value))
+        elif choice == 5:
+            props["bend"] = draw(_fair_value)
+            props["scale"] = draw(_fair_value)
+        elif choice == 6:
+            props["points"] = draw(_points)
+        elif choice == 7:
+            a = a.replace(text=draw(_text))
         arrows[k] = a.replace(props=props)
     return nodes, arrows, bindings
 
@@ -191,6 +284,18 @@ def test_a_page_of_many_arrows_gathers_the_same(monkeypatch):
     monkeypatch.setattr(A, "_c_resolve_all", lambda *a: seen.append(1) or ce.resolve_all(*a))
     c.copy().geometry()
     assert seen == [1]
+    # the page's props are dicts of plain numbers: the compiled loops read every one themselves
+    handed: List[str] = []
+
+    def counted(f: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda *a: handed.append(f.__name__) or f(*a)
+
+    monkeypatch.setattr(A, "_c_resolve_all", lambda *a: ce.resolve_all(*a[:10], counted(a[10]), *a[11:]))
+    monkeypatch.setattr(A, "_c_terminals_by_arrow", lambda b, r, n, k: ce.terminals_by_arrow(b, r, n, counted(k)))
+    monkeypatch.setattr(A, "_c_unbound_to_resolve",
+                        lambda r, b, n, k, m: ce.unbound_to_resolve(r, b, n, counted(k), m))
+    c.copy().geometry()
+    assert handed == []
 
 
 # --------------------------------------------------------------------------- bindings
@@ -361,3 +466,113 @@ def _twin_point_boxes(nodes: List[Any], rows: List[int]) -> Any:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(D, "POINT_BOX_KERNEL", False)
         return D._point_boxes(nodes, rows, {})
+
+
+# --------------------------------------------------------------------------- the props' reads
+@settings(max_examples=500, deadline=None)
+@given(_odd_arrows(), st.data())
+def test_unbound_arrows_to_resolve_are_the_twins(nodes, data):
+    # arrows._needs_resolving read by the compiled loop, the twin taking what it cannot read
+    rows = data.draw(st.permutations(range(len(nodes))))
+    held = data.draw(st.sets(st.sampled_from(rows))) if rows else set()
+    got = []
+    for compiled in (False, True, None):
+        by_arrow: Dict[int, Dict[str, Any]] = {r: {"end": None} for r in sorted(held)}
+        if compiled is None:  # the compiled loop itself
+            outcome = _outcome(ce.unbound_to_resolve, list(rows), by_arrow, nodes, A._needs_resolving,
+                               A._MIN_ARROW_BEND)
+        else:
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(A, "GATHER_KERNEL", compiled)
+                outcome = _outcome(A._unbound_to_resolve, list(rows), by_arrow, nodes)
+        got.append((outcome, list(by_arrow.items())))  # in order, also when both failed part way
+    assert got[0] == got[1] == got[2]
+    if got[0][0][0] == "ok":
+        assert got[0][1] == [(r, {"end": None}) for r in sorted(held)] + \
+            [(r, {}) for r in rows if r not in held and A._needs_resolving(nodes[r])]
+
+
+@settings(max_examples=500, deadline=None)
+@given(_odd_arrows(), st.data())
+def test_arrows_keeping_their_points_are_the_twins(arrows, data):
+    # arrows._keeps_points read by the compiled loop: a bound arrow that keeps its points is not resolved
+    nodes = arrows + [Node("t", "geo", "page:p")]
+    row = {nd.id: i for i, nd in enumerate(nodes)}
+    blist = [Binding(f"b{k}", "arrow", a.id, "t", data.draw(st.sampled_from(["start", "end"])))
+             for k, a in enumerate(arrows)]
+    twin = _outcome(_twin_terminals, blist, row, nodes)
+    compiled = _outcome(ce.terminals_by_arrow, blist, row, nodes, A._keeps_points)
+    assert twin == compiled
+    if twin[0] == "ok":
+        assert list(compiled[1][1]) == list(twin[1][1])
+
+
+@pytest.mark.generated
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_xy, st.sampled_from(["start", "end"])), min_size=1, max_size=6))
+def test_unbound_terminals_gathered_are_the_twins(ends):
+    # arrowparts._point read by the compiled loop: the stored point of each plain arrow's unbound
+    # terminal (the other one bound) goes into the batch as the twin reads it
+    _assert_gathered_alike(ends)
+
+
+def _assert_gathered_alike(ends: List[Tuple[Any, str]]) -> None:
+    """One plain arrow per (stored point, terminal): that terminal unbound, the other bound; the
+    compiled loop gathers what its twin does."""
+    target = Node("shape:t", "geo", "page:page", "a0", 200.0, 10.0, 80.0, 60.0, props={"geo": "rectangle"})
+    arrows = [Node(f"shape:a{k}", "arrow", "page:page", f"a{k + 1}", 5.0 * k, -3.0,
+                   props={"start": {"x": 0.0, "y": 0.0}, "end": {"x": 9.0, "y": 4.0}}) for k in range(len(ends))]
+    bindings = [Binding(f"b{k}", "arrow", a.id, target.id, "end" if free == "start" else "start")
+                for k, (a, (_, free)) in enumerate(zip(arrows, ends))]
+    c = canvas_maker(([target], arrows, bindings))()
+    d = c.geometry()
+    nodes = [c.nodes[i] for i in d.ids]
+    for (xy, free), a in zip(ends, arrows):  # the odd stored points, put in after the derivation
+        r = d.row[a.id]
+        nodes[r] = nodes[r].replace(props={**nodes[r].props, free: xy})
+    with pytest.MonkeyPatch.context() as mp:
+        twin = _outcome(_gathered, d, nodes, list(c.bindings.values()), {}, False, mp)
+        compiled = _outcome(_gathered, d, nodes, list(c.bindings.values()), {}, True, mp)
+    assert twin[0] == compiled[0] == "ok"
+    assert len(compiled[1][4].rows) == len(arrows)  # every arrow gathered by the compiled loop
+    _assert_same_gathering(twin[1], compiled[1])
+
+
+def _table_arrows() -> Tuple[List[Node], List[Any]]:
+    """Every odd value in every place the reads look: as bend, as scale, as a stored start's x and y
+    (with stored points, and without), every stored start and label; and every odd terminal."""
+    numbers = _ODD_NUMBERS + _HUGE
+    props: List[Any] = []
+    for v in numbers:
+        props += [{"bend": v}, {"bend": v, "scale": 0.5}, {"bend": 4.5, "scale": v}, {"bend": -12.0, "scale": v},
+                  {"points": [[0, 0]], "start": v}]
+    props += [{"points": pts, "start": start} for pts in _POINTS for start in _ODD_ENDS + [{"x": 1.0, "y": 2.0}]]
+    props += [_Shifted({"bend": 9.0}), _Shifted({"points": [[0, 0]]}), types.MappingProxyType({"bend": 9.0}),
+              ["bend"], None]
+    arrows = [Node(f"a{k}", "arrow", "page:p", props=p) for k, p in enumerate(props)]
+    arrows += [Node(f"t{k}", "arrow", "page:p", text=t, props={"bend": 0}) for k, t in enumerate(_TEXTS)]
+    ends = [{"x": v, "y": w} for v, w in zip(numbers, numbers[::-1])] + _ODD_ENDS
+    return arrows, ends
+
+
+def test_every_odd_value_is_read_as_the_twins_read_it():
+    # the hypothesis tests above draw these now and then; here each is read every time
+    arrows, ends = _table_arrows()
+    for node in arrows:
+        nodes = [node, Node("t", "geo", "page:p")]
+        by_arrow: Dict[int, Dict[str, Any]] = {}
+        twin = _outcome(_twin_unbound, [0], by_arrow, nodes), by_arrow
+        by_arrow = {}
+        assert (_outcome(ce.unbound_to_resolve, [0], by_arrow, nodes, A._needs_resolving, A._MIN_ARROW_BEND),
+                by_arrow) == twin, node
+        blist = [Binding("b", "arrow", node.id, "t", "end")]
+        assert _outcome(ce.terminals_by_arrow, blist, {node.id: 0, "t": 1}, nodes, A._keeps_points) == \
+            _outcome(_twin_terminals, blist, {node.id: 0, "t": 1}, nodes), node
+    for free in ("start", "end"):
+        _assert_gathered_alike([(xy, free) for xy in ends])
+
+
+def _twin_unbound(rows: List[int], by_arrow: Dict[int, Dict[str, Any]], nodes: List[Any]) -> Any:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(A, "GATHER_KERNEL", False)
+        return A._unbound_to_resolve(rows, by_arrow, nodes)

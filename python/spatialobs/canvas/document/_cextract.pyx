@@ -13,6 +13,17 @@ them as numpy does). The pure-Python twin is
 the straight arrows without a label that no cache entry holds into the batch itself and
 hands every other arrow to ``_resolve_one``, in the same order, with the same values.
 
+``terminals_by_arrow(...)`` sorts the bindings into arrows and ``unbound_to_resolve(...)`` adds the
+unbound arrows that need resolving (an arc or a label), the full pass's scans before ``resolve_all``
+(``spatialobs.canvas.document.arrows._terminals_by_arrow`` and ``_unbound_to_resolve``, their
+pure-Python twins).
+
+These loops and ``resolve_all`` read an arrow's props with compiled copies of
+``arrows._keeps_points``, ``arrows._needs_resolving`` and ``arrowparts._point`` (with
+``arrowparts._num``) where the props are a dict (not a subclass), the label None or a str and
+the numbers None, bools, floats, numpy float64s or ints that a double holds exactly; any other
+record is handed to the Python function itself (passed in), which stays the reference.
+
 ``point_boxes(...)`` is the first derivation's pass over the rows of point-based shapes
 (``spatialobs.canvas.document.derive._point_boxes``, its pure-Python twin): the local box of
 a straight tldraw arrow is its stored points' box, read here; every other row's comes from
@@ -61,6 +72,94 @@ def node_columns(list nodes):
                 and _put(&out[i, 6], nd.hidden) and _put(&out[i, 7], nd.locked)):
             return None
     return ids, parents, types, index, num
+
+
+cdef object _float64 = np.float64
+
+
+cdef bint _as_double(object v, double* out):
+    # float(v) into out for a float, a numpy float64 (a float underneath) or an int that a double
+    # holds exactly; False for anything else (the Python twin reads it)
+    if type(v) is float or type(v) is _float64:
+        out[0] = <double>v
+    elif type(v) is int and -(2 ** 53) <= v <= 2 ** 53:
+        out[0] = <double>v
+    else:
+        return False
+    return True
+
+
+cdef inline bint _num(object v, double default, double* out):
+    # arrowparts._num(v, default) into out for None (float(None) raises: the default), a bool or
+    # what _as_double reads; False for anything else (the twin reads it)
+    if v is None:
+        out[0] = default
+        return True
+    if type(v) is bool:
+        out[0] = 1.0 if v is True else 0.0
+        return True
+    if not _as_double(v, out):
+        return False
+    if not isfinite(out[0]):
+        out[0] = default
+    return True
+
+
+cdef inline object _point(object p, object point):
+    # arrowparts._point(p) (``point``) for None or a dict of what _num reads; the twin for anything else
+    # (another mapping, a dict subclass whose get may differ)
+    cdef double x, y
+    if p is None:
+        return (0.0, 0.0)
+    if type(p) is dict and _num((<dict>p).get("x"), 0.0, &x) and _num((<dict>p).get("y"), 0.0, &y):
+        return (x, y)
+    return point(p)
+
+
+cdef inline int _keeps_points_c(object nd) except -2:
+    # arrows._keeps_points(nd), 1 or 0, when its props are a dict, "points" None or a list and, with
+    # a list, "start" None or a dict; -1 for anything else: the twin's isinstance of a list subclass
+    # or another type, or of the Mapping ABC (which types may join), is left to the twin
+    cdef object props = nd.props, start
+    if type(props) is not dict:
+        return -1
+    pts = (<dict>props).get("points")
+    if pts is None:
+        return 0
+    if type(pts) is not list:
+        return -1
+    start = (<dict>props).get("start")
+    if start is None:
+        return 1
+    return 0 if type(start) is dict else -1
+
+
+cdef inline bint _keeps_points(object nd, object keeps_points) except -1:
+    # arrows._keeps_points(nd), the twin ``keeps_points`` where the compiled read cannot decide
+    cdef int k = _keeps_points_c(nd)
+    return keeps_points(nd) if k < 0 else k
+
+
+cdef inline bint _needs_resolving(object nd, object needs_resolving, double min_bend) except -1:
+    # arrows._needs_resolving(nd) (``min_bend`` its _MIN_ARROW_BEND), the twin ``needs_resolving``
+    # where the compiled reads cannot decide
+    cdef double bend, scale
+    cdef int k = _keeps_points_c(nd)
+    if k > 0:
+        return False
+    if k < 0:
+        return needs_resolving(nd)
+    text = nd.text
+    if text is not None:
+        if type(text) is not str:
+            return needs_resolving(nd)
+        if text and (<str>text).strip():
+            return True
+    props = nd.props
+    if not (_num((<dict>props).get("bend"), 0.0, &bend) and _num((<dict>props).get("scale"), 1.0, &scale)):
+        return needs_resolving(nd)
+    # the twin's ``or 1.0``: a zero scale counts as 1
+    return fabs(bend) >= min_bend * (scale if scale != 0.0 else 1.0)
 
 
 cdef object _new_slot(batch, object r, object node, object arrowhead, dict slots, dict stroke_sizes,
@@ -112,7 +211,7 @@ cdef object _terminal_columns(object batch, object props, str name, object nd, o
     (0 when unbound)."""
     cdef object a, k
     if nd is None:
-        a = point(props.get(name))
+        a = _point(props.get(name), point)
         points.append(a[0])
         points.append(a[1])
         anchor_l.append(0.0)
@@ -229,12 +328,22 @@ def terminals_by_arrow(list bindings, dict row, list nodes, keeps_points):
             if nd.type != "arrow":
                 continue
             terms = bound_terms[r] = {}
-            if not keeps_points(nd):
+            if not _keeps_points(nd, keeps_points):
                 by_arrow[r] = terms
         terms[b.terminal] = b
     for r in by_arrow:
         by_arrow[r] = dict(by_arrow[r])
     return bound_terms, by_arrow
+
+
+def unbound_to_resolve(list rows, dict by_arrow, list nodes, needs_resolving, double min_bend):
+    """Add ``{}`` to ``by_arrow`` for each of the arrow ``rows`` (in order) not in it whose arrow
+    needs resolving, as ``spatialobs.canvas.document.arrows._unbound_to_resolve`` does (its
+    pure-Python twin; ``needs_resolving`` its ``_needs_resolving``, ``min_bend`` ``_MIN_ARROW_BEND``)."""
+    cdef object r
+    for r in rows:
+        if r not in by_arrow and _needs_resolving(nodes[r], needs_resolving, min_bend):
+            by_arrow[r] = {}
 
 
 def plan_dependencies(dict by_arrow, dict row):
@@ -263,21 +372,6 @@ def shared_targets(all_terms):
         else:
             seen.add(t)
     return shared
-
-
-cdef object _float64 = np.float64
-
-
-cdef bint _as_double(object v, double* out):
-    # float(v) into out for a float, a numpy float64 (a float underneath) or an int that a double
-    # holds exactly; False for anything else (the Python twin reads it)
-    if type(v) is float or type(v) is _float64:
-        out[0] = <double>v
-    elif type(v) is int and -(2 ** 53) <= v <= 2 ** 53:
-        out[0] = <double>v
-    else:
-        return False
-    return True
 
 
 cdef int _end_xy(object p, double* out) except -1:

@@ -246,6 +246,7 @@ def _from_page(xf: Xf, p: Pt) -> Pt:
 
 
 def _point(p: Any) -> Pt:
+    # the reference of its compiled copy in _cextract (a dict of plain numbers), which hands it the rest
     if is_mapping(p):
         return (_num(p.get("x"), 0.0), _num(p.get("y"), 0.0))
     return (0.0, 0.0)

@@ -1172,12 +1172,15 @@ def _terminals(d: Any, nodes: Sequence[Any], r: int, terms: Mapping[str, Any]) -
 
 def _keeps_points(nd: Any) -> bool:
     """An arrow stored as a list of points (Excalidraw's form): its file holds the route
-    its editor drew, bound or not, and its label sits beside the line, not in its box."""
+    its editor drew, bound or not, and its label sits beside the line, not in its box. The
+    reference of its compiled copy in ``_cextract`` (props in a dict), which hands it the rest."""
     return isinstance(nd.props.get("points"), list) and not isinstance(nd.props.get("start"), Mapping)
 
 
 def _needs_resolving(nd: Any) -> bool:
-    """An unbound arrow whose geometry is more than its stored points: an arc or a label."""
+    """An unbound arrow whose geometry is more than its stored points: an arc or a label. The
+    reference of its compiled copy in ``_cextract`` (props in a dict of plain numbers), which hands
+    it the rest."""
     if _keeps_points(nd):
         return False
     if nd.text and str(nd.text).strip():
@@ -1241,9 +1244,7 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
             return done
     row = d.row
     bound_terms, by_arrow = _terminals_by_arrow(blist, row, nodes)
-    for r in (d.types == "arrow").nonzero()[0].tolist():
-        if r not in by_arrow and _needs_resolving(nodes[r]):
-            by_arrow[r] = {}
+    _unbound_to_resolve((d.types == "arrow").nonzero()[0].tolist(), by_arrow, nodes)
     changed: List[int] = []
     previous: Dict[str, Any] = cache if cache is not None else {}
     kept: Dict[str, Tuple[List[Any], Box]] = {}
@@ -1294,12 +1295,14 @@ _c_resolve_all: Optional[Callable[..., Any]] = getattr(_cextract, "resolve_all",
 _c_terminals_by_arrow: Optional[Callable[..., Any]] = getattr(_cextract, "terminals_by_arrow", None)
 _c_plan_dependencies: Optional[Callable[..., Any]] = getattr(_cextract, "plan_dependencies", None)
 _c_shared_targets: Optional[Callable[..., Any]] = getattr(_cextract, "shared_targets", None)
+_c_unbound_to_resolve: Optional[Callable[..., Any]] = getattr(_cextract, "unbound_to_resolve", None)
 
 #: Whether the full arrow pass walks its records with the compiled loops of ``_cextract``:
 #: ``resolve_all`` (the straight arrows without a label gathered into the batch without a call
-#: per arrow), ``terminals_by_arrow``, ``plan_dependencies`` and ``shared_targets``; False walks
-#: them with their Python twins (:func:`_resolve_all`, :func:`_terminals_by_arrow`,
-#: :meth:`_ArrowPlan.build`, :func:`_shared_targets`), which give the same values in the same order.
+#: per arrow), ``terminals_by_arrow``, ``unbound_to_resolve``, ``plan_dependencies`` and
+#: ``shared_targets``; False walks them with their Python twins (:func:`_resolve_all`,
+#: :func:`_terminals_by_arrow`, :func:`_unbound_to_resolve`, :meth:`_ArrowPlan.build`,
+#: :func:`_shared_targets`), which give the same values in the same order.
 GATHER_KERNEL = True
 
 #: What the batch takes an arrow as: (arc, bend, labelled).
@@ -1709,6 +1712,19 @@ def _terminals_by_arrow(bindings: Iterable[Any], row: Mapping[str, int], nodes: 
     for r, terms in by_arrow.items():
         by_arrow[r] = dict(terms)
     return bound_terms, by_arrow
+
+
+def _unbound_to_resolve(rows: List[int], by_arrow: Dict[int, Dict[str, Any]], nodes: Sequence[Any]) -> None:
+    """Add an empty entry to ``by_arrow`` for each of the arrow ``rows`` (in order) that it does not
+    hold and that needs resolving unbound (:func:`_needs_resolving`). With :data:`GATHER_KERNEL`,
+    the compiled ``_cextract.unbound_to_resolve`` does the same."""
+    if GATHER_KERNEL and _c_unbound_to_resolve is not None and type(rows) is list and type(by_arrow) is dict \
+            and type(nodes) is list:
+        _c_unbound_to_resolve(rows, by_arrow, nodes, _needs_resolving, _MIN_ARROW_BEND)
+        return
+    for r in rows:
+        if r not in by_arrow and _needs_resolving(nodes[r]):
+            by_arrow[r] = {}
 
 
 def _with_dependencies(dep_target: np.ndarray, dep_arrow: np.ndarray, arrows: Iterable[int],
