@@ -541,3 +541,43 @@ def test_copies_of_one_bent_labelled_arrow_are_resolved_once_per_batch(monkeypat
     c, n, placed = _assert_same(make, monkeypatch)
     assert n == 1 and placed == 1
     assert len({tuple(float_bits(c.geometry().local[c.geometry().row[a.id]])) for a in arrows}) == 1
+
+
+def _huge_scale_page(scale: float) -> Canvas:
+    """Arrows of every kind (straight, bent, elbow), bound and free, with and without a label, at
+    ``scale``, beside a plain one: a font size or a width beyond the float range for the labels."""
+    c = Canvas()
+    c.add(Node("shape:box", "geo", "page:page", "a1", 300, 0, 100, 80, props={"geo": "rectangle"}))
+    k = 0
+    for kind in ({}, {"bend": 40}, {"kind": "elbow"}):
+        for label in ("", "Label"):
+            for bound in (False, True):
+                aid = f"shape:a{k}"
+                props = {"start": {"x": 0, "y": 0}, "end": {"x": 120, "y": 30}, "scale": scale, **kind}
+                c.add(Node(aid, "arrow", "page:page", f"a{k + 2}", 10.0 * k, 200.0, props=props, text=label))
+                if bound:
+                    c.add(Binding(f"binding:{k}", "arrow", aid, "shape:box", "end", (0.5, 0.5), False, {}))
+                k += 1
+    c.add(Node("shape:plain", "arrow", "page:page", "b1", 0, 500, text="Plain",
+               props={"start": {"x": 0, "y": 0}, "end": {"x": 200, "y": 0}}))
+    return c
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e306, 1e308, 1.7e308])
+def test_an_arrow_scaled_beyond_the_float_range_has_finite_bounds_alike_in_kernels_and_twins(monkeypatch, scale):
+    """A label that cannot be measured at that scale (its font size or width beyond the float
+    range) leaves the arrow bounded by its body; a body that is not finite leaves it bounded by its
+    origin. The kernels and the twins agree, to the bit, and nothing warns or raises (the derivation
+    once raised OverflowError from the label's measure, and numpy warned of NaN in the boxes)."""
+    got = []
+    for on in (True, False):
+        _flags(monkeypatch, on)
+        monkeypatch.setattr(A, "STRAIGHT_KERNEL", on)
+        c = _huge_scale_page(scale)
+        d = c.geometry()
+        assert np.isfinite(d.bounds).all()
+        plain = c.page_bounds("shape:plain")
+        assert plain[3] - plain[1] > 20.0  # the plain arrow (flat) keeps its label's height
+        observe(c, (0, 0, 800, 600)).to_json()
+        got.append(float_bits(d.bounds))
+    assert np.array_equal(got[0], got[1])

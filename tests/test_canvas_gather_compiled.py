@@ -112,7 +112,7 @@ class _List(list):  # type: ignore[type-arg]
 
 
 #: Odd numbers for the reads (``_num``'s fast path and what it hands back), which a whole derivation
-#: also takes; ``_HUGE`` overflows the boxes of the derivation around the reads.
+#: also takes; ``_HUGE`` overflows the boxes of the derivation around the reads (bounded there).
 _ODD_NUMBERS = [0.0, -0.0, 8.0, -8.0, 7.999, 0.5, math.nan, -math.inf, math.inf, 0, 8, -9, 2**53, -2**53, 2**53 + 1,
                 -2**53 - 1, 10**400, True, False, None, "1.5", "nan", " 9 ", "x", np.float64(12.5),
                 np.float64(-0.0), np.float64(math.nan), np.float64(-math.inf), np.float32(9.5), np.float32(math.inf),
@@ -193,9 +193,9 @@ def _odd(spec: Tuple[List[Node], List[Node], List[Binding]], draw: Any) -> Tuple
             props.pop("scale", None)
             props["bend"] = 0
             props["start"] = draw(_xy_of(_fair_value))
-        elif choice == 5:
-            props["bend"] = draw(_fair_value)
-            props["scale"] = draw(_fair_value)
+        elif choice == 5:  # (huge ones too: an arrow scaled beyond the float range is bounded, not an error)
+            props["bend"] = draw(_value)
+            props["scale"] = draw(_value)
         elif choice == 6:
             props["points"] = draw(_points)
         elif choice == 7:

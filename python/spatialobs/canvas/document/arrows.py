@@ -872,26 +872,35 @@ def _arc(a0: Pt, b0: Pt, bend: float, s: Optional[Terminal], e: Optional[Termina
     return ArrowGeometry("arc", ta, tb, a0, b0, (0.0, 0.0, 0.0, 0.0), valid, center, bsweep, blarge)
 
 
-def _label_size(text: str, size: str, scale: float, body: Box, font: str = "draw", margin: float = 64.0) -> Pt:
+def _label_size(text: str, size: str, scale: float, body: Box, font: str = "draw",
+                margin: float = 64.0) -> Optional[Pt]:
     # tldraw's arrow label size: the label measured in the arrow's font, then, when the body
-    # is wider than tall (or the label wider than 16 em), measured again at a squished width
+    # is wider than tall (or the label wider than 16 em), measured again at a squished width.
+    # None: the label cannot be measured (a ``scale`` near the float range gives a font size or a
+    # width beyond it); the arrow is then bounded by its body alone, by the label placer and its twin
     from spatialobs.canvas.document.textmeasure import measure_html
 
     fs = _THEME_FONT_SIZE * _ARROW_LABEL_FONT.get(size, 1.25) * scale
-    w, h, _ = measure_html(text, font, fs)
-    bw, bh = body[2] - body[0], body[3] - body[1]
-    width = w
-    squish = False
-    if bw > bh:
-        width = max(min(w, margin), min(bw - margin, w))
-        squish = True
-    elif w > 16 * fs:
-        width = 16 * fs
-        squish = True
-    if squish:
-        width, h, _ = measure_html(text, font, fs, max(width, 0.0))
+    if not math.isfinite(fs):
+        return None
+    try:
+        w, h, _ = measure_html(text, font, fs)
+        bw, bh = body[2] - body[0], body[3] - body[1]
+        width = w
+        squish = False
+        if bw > bh:
+            width = max(min(w, margin), min(bw - margin, w))
+            squish = True
+        elif w > 16 * fs:
+            width = 16 * fs
+            squish = True
+        if squish:
+            width, h, _ = measure_html(text, font, fs, max(width, 0.0))
+    except OverflowError:  # a width too large to round to the layout unit
+        return None
     pad = _ARROW_LABEL_PADDING * 2 * scale
-    return (width + pad, h + pad)
+    lw, lh = width + pad, h + pad
+    return (lw, lh) if math.isfinite(lw) and math.isfinite(lh) else None
 
 
 def _interp(pts: Sequence[Pt], t: float, runs: Optional["_Runs"] = None) -> Pt:
@@ -953,15 +962,19 @@ def _uninterp(pts: Sequence[Pt], p: Pt) -> float:
 
 def _label_box(body: List[Pt], start: Pt, end: Pt, text: str, props: Mapping[str, Any], scale: float,
                bound: Tuple[bool, bool], heads: Tuple[bool, bool],
-               elbow: Optional[Tuple[float, float]] = None) -> Box:
+               elbow: Optional[Tuple[float, float]] = None) -> Optional[Box]:
     # ``elbow``: an elbow route's arrowhead gaps; its label keeps them clear when squished,
-    # and its usable range starts at the ends' label boxes grown by the padding
+    # and its usable range starts at the ends' label boxes grown by the padding. None: the label
+    # cannot be measured (see _label_size)
     size = str(props.get("size", "m"))
     font = props.get("font", "draw")
     sw = 2.0 * {"s": 1.0, "m": 1.75, "l": 2.5, "xl": 5.0}.get(size, 1.75)
     pad = (_LABEL_TO_ARROW_PADDING + (sw - 2.0) * 2 + (20 if sw >= 10.0 else 0)) * scale
     margin = 64.0 if elbow is None else max(elbow[0] + pad, 32.0) + max(elbow[1] + pad, 32.0)
-    lw, lh = _label_size(text, size, scale, _bbox(body), font if isinstance(font, str) else "draw", margin)
+    measured = _label_size(text, size, scale, _bbox(body), font if isinstance(font, str) else "draw", margin)
+    if measured is None:
+        return None
+    lw, lh = measured
     runs = _Runs(body)  # one measure of the body for its length and the three points asked of it
     length = runs.total
     rel = pad / length if length else 0.0
@@ -1045,8 +1058,9 @@ def resolve_arrow(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Termin
         heads = (props.get("arrowheadStart", "none") != "none", props.get("arrowheadEnd", "arrow") != "none")
         lb = _label_box(body, geo.start, geo.end, label, props, scale, (start is not None, end is not None), heads,
                         gaps)
-        box = (min(box[0], lb[0]), min(box[1], lb[1]), max(box[2], lb[2]), max(box[3], lb[3]))
-        verts += ((lb[0], lb[1]), (lb[2], lb[1]), (lb[2], lb[3]), (lb[0], lb[3]))
+        if lb is not None:
+            box = (min(box[0], lb[0]), min(box[1], lb[1]), max(box[2], lb[2]), max(box[3], lb[3]))
+            verts += ((lb[0], lb[1]), (lb[2], lb[1]), (lb[2], lb[3]), (lb[0], lb[3]))
     return ArrowGeometry(geo.kind, geo.start, geo.end, geo.start_handle, geo.end_handle, box, geo.valid,
                          geo.center, geo.sweep, geo.large, verts)
 
@@ -1074,7 +1088,15 @@ def _course(props: Mapping[str, Any], arrow_xf: Xf, start: Optional[Terminal],
     if props.get("kind") == "elbow":
         from spatialobs.canvas.document.elbow import elbow_route  # loaded on first use (~15 ms of a cold import)
 
-        route = elbow_route(props, arrow_xf, start, end, sw)
+        try:
+            route = elbow_route(props, arrow_xf, start, end, sw)
+        except OverflowError:
+            # a ``scale`` near the float range: legs beyond it (tldraw's are infinities, kernel and
+            # twin raise as Python's arithmetic does); a body that is not finite, which the
+            # derivation bounds by the arrow's origin, as any geometry that is not finite
+            nowhere = (math.nan, math.nan)
+            return ArrowGeometry("elbow", nowhere, nowhere, nowhere, nowhere, (0.0, 0.0, 0.0, 0.0), True), \
+                [nowhere, nowhere], (0.0, 0.0)
         if route is not None:  # else tldraw draws it straight
             body = route.points
             gaps = (route.start_offset, route.end_offset)
@@ -1662,10 +1684,12 @@ class _StraightBatch:
             font = props.get("font", "draw")
             sw = 2.0 * {"s": 1.0, "m": 1.75, "l": 2.5, "xl": 5.0}.get(size, 1.75)
             pad = (_LABEL_TO_ARROW_PADDING + (sw - 2.0) * 2 + (20 if sw >= 10.0 else 0)) * scale
-            lw, lh = _label_size(text, size, scale, tuple(boxes[j].tolist()),
-                                 font if isinstance(font, str) else "draw", 64.0)
+            measured = _label_size(text, size, scale, tuple(boxes[j].tolist()),
+                                   font if isinstance(font, str) else "draw", 64.0)
+            if measured is None:
+                continue  # a label that cannot be measured: the body's box, as the twin gives
             at.append(j)
-            sizes += (lw, lh)
+            sizes += measured
             pads.append(pad)
             position.append(_num(props.get("labelPosition"), 0.5))
             clamp += (self.heads[2 * i] or self.target[2 * i] != -1,

@@ -153,8 +153,11 @@ def _aabb(local: np.ndarray, ox: np.ndarray, oy: np.ndarray, rot: np.ndarray) ->
     s[exact] = 0.0
     xs = local[:, [0, 2, 2, 0]]
     ys = local[:, [1, 1, 3, 3]]
-    X = ox[:, None] + c[:, None] * xs - s[:, None] * ys
-    Y = oy[:, None] + s[:, None] * xs + c[:, None] * ys
+    # (a local box that is not finite, an arrow's beyond the float range, gives NaN here: the
+    # derivation bounds such a shape by its origin, see MAX_DERIVED)
+    with np.errstate(invalid="ignore", over="ignore"):
+        X = ox[:, None] + c[:, None] * xs - s[:, None] * ys
+        Y = oy[:, None] + s[:, None] * xs + c[:, None] * ys
     out = np.empty((len(local), 4))
     out[:, 0] = X.min(axis=1)
     out[:, 1] = Y.min(axis=1)
