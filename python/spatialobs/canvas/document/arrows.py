@@ -2002,8 +2002,7 @@ def _plan_terms_hold(d: Any, nodes: Sequence[Any], blist: List[Any], rebound: Op
     if not rebound:
         return True
     row = d.row
-    own = rebound.bindings if isinstance(rebound, Rebound) else [b for b in blist if b.from_id in rebound]
-    bound_terms, by_arrow = _terminals_by_arrow(own, row, nodes)
+    bound_terms, by_arrow = _rebound_terminals(d, nodes, blist, rebound)
     for i in rebound:
         r = row.get(i)
         if r is not None and ((bound_terms.get(r) or {}) != (plan.bound_terms.get(r) or {})
@@ -2247,6 +2246,15 @@ class Rebound(FrozenSet[str]):
         return self
 
 
+def _rebound_terminals(d: Any, nodes: Sequence[Any], blist: List[Any], rebound: AbstractSet[str]
+                       ) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]]]:
+    """The ``rebound`` connectors' terminals among ``d``'s rows, read again (as
+    :func:`_terminals_by_arrow` gives them) from their own bindings: those a :class:`Rebound`
+    brings along, else those a scan of ``blist`` finds."""
+    own = rebound.bindings if isinstance(rebound, Rebound) else [b for b in blist if b.from_id in rebound]
+    return _terminals_by_arrow(own, d.row, nodes)
+
+
 def _rebind(d: Any, nodes: Sequence[Any], blist: List[Any], rebound: AbstractSet[str],
             by_arrow: Dict[int, Dict[str, Any]], bound_terms: Dict[int, Dict[str, Any]], in_place: bool = False
             ) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]], List[int], List[int]]:
@@ -2262,8 +2270,7 @@ def _rebind(d: Any, nodes: Sequence[Any], blist: List[Any], rebound: AbstractSet
     for r in again:
         by_arrow.pop(r, None)
         bound_terms.pop(r, None)
-    own = rebound.bindings if isinstance(rebound, Rebound) else [b for b in blist if b.from_id in rebound]
-    new_bound, new_by = _terminals_by_arrow(own, row, nodes)
+    new_bound, new_by = _rebound_terminals(d, nodes, blist, rebound)
     bound_terms.update(new_bound)
     by_arrow.update(new_by)
     tail = list(new_by)
