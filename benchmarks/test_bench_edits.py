@@ -9,17 +9,25 @@ viewport its camera. Each round times the edit, the derivation it triggers, the 
 and its JSON; the rounds alternate (there and back, add then remove) so the page stays the
 same size. Every benchmark checks that its last observation is byte-identical to a fresh
 observation of a copy of the canvas. The warm observe of the same page is in the same group.
+
+``test_edit_observe_real`` runs the same loop on every shared real canvas (a shape moved by one
+unit there and back, a shape added and removed), with the size gates as shipped beside both gates
+at 0 (``impl=carried``: every page state carried from the one observed last, every derivation
+after an add, a removal or a reparent from the previous one, as before the gates), so
+``benchmarks/report.py`` gives the gates' ratio per file in one run.
 """
 
 from __future__ import annotations
 
+import importlib
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable, Dict
 
 import pytest
 
 from conftest import sizes
-from spatialobs.canvas import Canvas, Executor, observe
+from spatialobs.canvas import Canvas, Executor, load, observe
 from spatialobs.canvas.scenarios import diagram_workspace
 
 VIEW = (0.0, 0.0, 2800.0, 1800.0)
@@ -145,3 +153,45 @@ def test_warm_observe(benchmark, n):
     c = fresh(n)
     text = benchmark(lambda: observe(c, VIEW).to_json())
     assert text == observe(c.copy(), VIEW).to_json()
+
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "canvases"
+REAL = sorted(SHARED.glob("*"), key=lambda p: (p.stat().st_size, p.name)) if SHARED.is_dir() else []
+
+
+def _real_edit(c: Canvas, kind: str) -> Callable[[Canvas, int], None]:
+    """A move of the middle top-level shape of the current page (there and back), or an add of a
+    shape on that page and its removal, alternated."""
+    page = c.current_page
+    tops = [k for k in c.children(page) if c.nodes[k].type != "arrow"]
+    nid = tops[len(tops) // 2]
+    if kind == "move":
+        return _move(nid, 1.0)
+
+    def add_or_remove(c: Canvas, k: int) -> None:
+        if "bench:added" in c.nodes:
+            c.remove("bench:added")
+        else:
+            c.add({"id": "bench:added", "type": "geo", "parent": page, "x": 10.0, "y": 10.0, "w": 50.0, "h": 30.0})
+    return add_or_remove
+
+
+@pytest.mark.skipif(not REAL, reason="../shared/data/canvases is absent")
+@pytest.mark.parametrize("impl", ["spatialobs", "carried"])
+@pytest.mark.parametrize("kind", ["move", "add-remove"])
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name.split("__")[1][:24])
+def test_edit_observe_real(benchmark, monkeypatch, path, kind, impl):
+    c = load(path.read_bytes())
+    benchmark.group = f"edit-observe-real {kind} {len(c.nodes)} nodes {path.name.split('__')[1][:24]}"
+    if impl == "carried":
+        monkeypatch.setattr(importlib.import_module("spatialobs.canvas.document.derive"), "MIN_TREE_ROWS", 0)
+        monkeypatch.setattr(importlib.import_module("spatialobs.canvas.observe"), "MIN_CARRIED_ROWS", 0)
+    observe(c).to_json()
+    edit = _real_edit(c, kind)
+    step = iter(range(10**9))
+
+    def run() -> str:
+        edit(c, next(step))
+        return observe(c).to_json()
+    text = benchmark(run)
+    assert text == observe(c.copy()).to_json()

@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 from hypothesis import settings
 
+from tests.gates import gates
 from tests.timeouts import pytest_configure, pytest_runtest_protocol  # noqa: F401 - the hooks of every test's limit
 
 # CI explores the same examples on every run (a failure there is reproducible from the log);
@@ -88,3 +89,11 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data folder {SHARED_DATA} is absent (it lives beside the checkout as shared/data)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session", autouse=True)
+def carried_at_every_size() -> Iterator[None]:
+    """Carry derivations and page states from the previous version on canvases of every size:
+    both size gates at 0 for the session (see ``tests/gates.py``; its tests put them back)."""
+    with gates(0, 0):
+        yield

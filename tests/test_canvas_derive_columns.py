@@ -1,5 +1,5 @@
 """Columns of a first derivation built from codes of few distinct values (sibling ranks, the type column)
-against their numpy-string twins."""
+against their numpy-string twins, and a small canvas's paint order walked in Python against the sorted one."""
 
 from __future__ import annotations
 
@@ -34,6 +34,56 @@ def test_sibling_ranks_are_the_twins(spec):
     want = D._ranks_in_groups(np.lexsort(raw.sort_keys() + (pk,)), pk)  # ids, then indices, then groups
     assert D._sibling_rank(raw, pk).tolist() == want.tolist()
     assert D._sibling_rank_strings(raw, pk).tolist() == want.tolist()
+
+
+@st.composite
+def _forests(draw: Any) -> Any:
+    """A forest of up to 40 rows on up to 3 pages (each row's parent an earlier row, or none) with
+    drawn indices and ids, as the input columns and the parent, page and level columns."""
+    n = draw(st.integers(1, 40))
+    parent = np.array([draw(st.integers(-1, i - 1)) for i in range(n)], dtype=np.int64)
+    page = np.zeros(n, dtype=np.int64)
+    depth = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        if parent[i] >= 0:
+            page[i], depth[i] = page[parent[i]], depth[parent[i]] + 1
+        else:
+            page[i] = draw(st.integers(0, 2))
+    index: List[Any] = [draw(_index) for _ in range(n)]
+    ids: List[Any] = draw(st.lists(st.one_of(_index, st.text(max_size=3)), min_size=n, max_size=n, unique=True))
+    raw = SimpleNamespace(ids=ids, index=index, id_array=None, index_array=None,
+                          sort_keys=lambda: (np.array(ids), np.array(index)))
+    return raw, parent, page, D._levels(depth)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_forests())
+def test_a_small_paint_order_walked_in_python_is_the_sorted_one(spec):
+    """The walk of a small canvas's tree gives the paint order the sorts of sibling ranks give,
+    or leaves it to them when a key holds a NUL."""
+    raw, parent, page, levels = spec
+    walked = D._paint_order_small(raw, parent, page)
+    was = D.PAINT_WALK_MAX
+    D.PAINT_WALK_MAX = 0  # (no fixture: hypothesis runs the examples in one test call)
+    try:
+        sorted_ = D._paint_order(raw, parent, page, levels)
+    finally:
+        D.PAINT_WALK_MAX = was
+    if any("\x00" in k for k in raw.index + raw.ids):
+        assert walked is None
+    else:
+        assert walked is not None and walked.tolist() == sorted_.tolist()
+        assert D._paint_order(raw, parent, page, levels).tolist() == sorted_.tolist()
+
+
+def test_a_small_paint_order_leaves_keys_that_are_not_str_to_the_sorts():
+    parent, page = np.array([-1, 0], dtype=np.int64), np.zeros(2, dtype=np.int64)
+    raw = SimpleNamespace(ids=["a", "b"], index=["a1", None], id_array=None, index_array=None)
+    assert D._paint_order_small(raw, parent, page) is None
+    raw.index = ["a1", "a2"]
+    assert D._paint_order_small(raw, parent, page).tolist() == [0, 1]
+    # a parent column that is no forest (a cycle no root reaches): left to the sorts
+    assert D._paint_order_small(raw, np.array([1, 0], dtype=np.int64), page) is None
 
 
 def test_codes_are_taken_without_ties_and_strings_with_them(monkeypatch):

@@ -11,7 +11,7 @@ observations a fresh canvas's, byte for byte; and the carried paths are the ones
 from __future__ import annotations
 
 import importlib
-from typing import Any, List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import pytest
@@ -22,6 +22,7 @@ from spatialobs.canvas import Canvas, Executor, Node, observe
 from spatialobs.canvas.document.records import Binding
 from spatialobs.canvas.scenarios.handoff import diagram_workspace
 
+from tests.gates import SHIPPED, shipped
 from tests.reference.pagetables_oracle import assert_keys_of, check_lines
 from test_canvas_incremental import _observations, assert_fresh
 
@@ -640,9 +641,14 @@ def test_mixed_edits_with_undo_match_a_fresh_canvas_after_each_step(seed, steps)
     removals, an add and a move that fail and roll back, and undo (the canvas brought back to the version before the last step through
     the write path, as the service's undo does): after each step the derivation equals a fresh
     canvas's, its observations a fresh canvas's, and the kept child keys the children's."""
+    _mixed_edits(diagram_workspace(150, seed=seed), steps)
+
+
+def _mixed_edits(c: Canvas, steps: List[tuple]) -> None:
+    """Apply ``steps`` (drawn from :data:`MIXED`) to ``c``, checking after each that the derivation
+    equals a fresh canvas's, its observations a fresh canvas's, and the kept child keys the children's."""
     from spatialobs.canvas.changes import issue_token, sync, touched_since
 
-    c = diagram_workspace(150, seed=seed)
     _observations(c)
     counter = [0]
     before = c.copy()
@@ -676,6 +682,80 @@ def test_mixed_edits_with_undo_match_a_fresh_canvas_after_each_step(seed, steps)
         assert _observations(c) == _observations(c.copy())
         _check_index_keys(c)
         _check_plan(c)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 3), st.lists(MIXED, min_size=1, max_size=8))
+def test_mixed_edits_on_a_small_canvas_under_the_shipped_size_gates_match_a_fresh_canvas(seed, steps):
+    """The same steps on a canvas below both size gates as the package ships them: it derives
+    afresh after its adds, removals and moves in the tree (its input columns read again from the
+    records, no steps), and its pages' states are built afresh; each version still equals a fresh
+    canvas's, and the next edit starts from it."""
+    with shipped():
+        c = diagram_workspace(40, seed=seed)
+        assert len(c.nodes) < min(SHIPPED.values())
+        _mixed_edits(c, steps)
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, module: Any, names: Tuple[str, ...]) -> Dict[str, int]:
+    """Calls of ``module``'s functions ``names`` from now on, by name (each runs unchanged)."""
+    calls = dict.fromkeys(names, 0)
+    for name in names:
+        real = getattr(module, name)
+
+        def spy(*a: Any, _real: Any = real, _name: str = name, **k: Any) -> Any:
+            calls[_name] += 1
+            return _real(*a, **k)
+        monkeypatch.setattr(module, name, spy)
+    return calls
+
+
+def _cards(n: int) -> Canvas:
+    """A page of two frames and cards, ``n`` nodes in all, observed once."""
+    c = Canvas()
+    c.add(Node("F", "frame", P, "a1", 0, 0, 900, 900))
+    c.add(Node("G", "frame", P, "a2", 1000, 0, 900, 900))
+    for k in range(n - 2):
+        c.add(Node(f"n{k}", "geo", "F" if k % 2 else P, None, 7.0 * (k % 40), 9.0 * (k // 40), 30, 20))
+    observe(c, VIEW).to_json()
+    return c
+
+
+@pytest.mark.parametrize("gate", ["below", "at"])
+def test_a_canvas_below_the_tree_gate_derives_afresh_after_an_add_a_removal_and_a_reparent(monkeypatch, gate):
+    """Below ``derive.MIN_TREE_ROWS`` rows, an add, a reparent and a removal derive afresh (none of
+    the paths from the previous derivation runs); from the gate on, each takes its path. Either way
+    the derivation equals a fresh canvas's."""
+    from spatialobs.canvas.document import derive as dv
+
+    with shipped():
+        # (one row more after the add and until the removal)
+        c = _cards(dv.MIN_TREE_ROWS - (2 if gate == "below" else 0))
+        calls = _count_calls(monkeypatch, dv, ("_derive_appended", "_derive_removed", "_derive_moved"))
+        for edit in (lambda: c.add(Node("new", "geo", "F", None, 5, 5, 20, 20)), lambda: c.update("n3", parent="G"),
+                     lambda: c.remove("new")):
+            edit()
+            c.geometry()
+            assert_fresh(c)
+        assert calls == dict.fromkeys(calls, 0 if gate == "below" else 1)
+
+
+@pytest.mark.parametrize("gate", ["below", "at"])
+def test_a_page_below_the_carried_gate_builds_its_state_afresh(monkeypatch, gate):
+    """Below ``observe.MIN_CARRIED_ROWS`` rows, the observation after a move, an add and a reparent
+    builds the page's state afresh; from the gate on it carries the state observed last. Either way it
+    is a fresh canvas's, byte for byte."""
+    with shipped():
+        c = _cards(obs_mod.MIN_CARRIED_ROWS - (2 if gate == "below" else 0))  # (one row more after the add)
+        taken = _paths(monkeypatch, c)
+        for edit in (lambda: c.update("n5", x=c.nodes["n5"].x + 3.0),
+                     lambda: c.add(Node("new", "geo", "F", None, 5, 5, 20, 20)), lambda: c.update("n3", parent="G")):
+            edit()
+            assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
+        if gate == "below":
+            assert taken == [("_new_state", True)] * 3
+        else:
+            assert taken == [("_advance", True), ("_reshape", True), ("_reshape", True)]
 
 
 @pytest.mark.parametrize("gone", ["target", "arrow"])

@@ -19,6 +19,7 @@ from spatialobs._errors import InvalidInputError, OutOfRangeError, SpatialObsErr
 from spatialobs._gc import paused
 from spatialobs.canvas.document.arrows import ArrowCache, Rebound
 from spatialobs.canvas.document.derive import MAX_DERIVED, Derived, Raw, derive, extract, patch, splice
+from spatialobs.canvas.document import derive as _derivation
 from spatialobs.canvas.document.fractional import key_after, key_between
 from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
 from spatialobs.canvas.document.shapes import POINT_TYPES
@@ -143,6 +144,12 @@ def _since(prev: Derived, d: Derived, rebound: AbstractSet[str], observed: Optio
     r0 = m[rec0] if len(rec0) else rec0
     return (observed, np.where(m0 >= 0, m[np.maximum(m0, 0)], -1), np.union1d(r0[r0 >= 0], rec).astype(np.int64),
             reb0 | rebound)
+
+
+#: Fewest nodes (*ours*) of a canvas whose derivations pause the cyclic garbage collector
+#: (:func:`spatialobs._gc.paused`): a smaller one allocates too few objects for a pass to land in
+#: its derivation, and the pause itself (~5 µs) is 2-3 % of such a derivation.
+PAUSE_FROM_NODES = 1000
 
 
 class _BindingIndex:
@@ -526,9 +533,12 @@ class Canvas:
     # ------------------------------------------------------------------ derived data
     def _geometry(self) -> Derived:
         if self._derived is None:
-            # no collector passes over the records and columns being built, nor after (spatialobs._gc)
-            with paused(promote=True):
+            if len(self._nodes) < PAUSE_FROM_NODES:
                 self._derive_version()
+            else:
+                # no collector passes over the records and columns being built, nor after (spatialobs._gc)
+                with paused(promote=True):
+                    self._derive_version()
         assert self._derived is not None
         return self._derived
 
@@ -546,7 +556,9 @@ class Canvas:
         share = self._may_share()
         chain: List[Derived] = []
         if self._raw is not None and self._dirty is not None:
-            if self._added or self._gone:
+            if (self._added or self._gone) and len(self._nodes) < _derivation.MIN_TREE_ROWS:
+                pass  # a small canvas derives afresh (see MIN_TREE_ROWS): no columns spliced, no steps
+            elif self._added or self._gone:
                 nodes = self._nodes
                 changed = {k: nodes[k] for k in self._dirty if k not in self._added}
                 added = [nodes[k] for k in self._added]
