@@ -100,7 +100,25 @@ def aligned_keys(a: Any, b: Any, axis: Any) -> Any:
 
 
 def aligned_rows(keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """The rows ``(a, b)`` of the ``aligned`` keys ``keys`` (see :func:`aligned_keys`)."""
+    """The rows ``(a, b)`` of the ``aligned`` keys ``keys``: the inverse of :func:`aligned_keys`.
+
+    Parameters
+    ----------
+    keys : numpy.ndarray of int64
+        Keys ``a << 33 | b << 1 | axis`` of rows below 2**30.
+
+    Returns
+    -------
+    tuple of numpy.ndarray of int64
+        ``(a, b)``, one entry of each per key, in the keys' order (the axis bit dropped).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a, b = aligned_rows(aligned_keys(np.array([3, 7]), np.array([5, 2]), np.array([1, 0])))
+    >>> a.tolist(), b.tolist()
+    ([3, 7], [5, 2])
+    """
     return keys >> ALIGNED_SHIFT_A, (keys >> ALIGNED_SHIFT_B) & 0xFFFFFFFF
 
 

@@ -14,7 +14,8 @@ import operator
 from itertools import chain, compress, repeat
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import (AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence,
+                    Set, Tuple)
 
 import numpy as np
 
@@ -98,6 +99,29 @@ _PLAN = "plan"
 MAX_DERIVED = float(2**60)
 
 
+#: Most types (*ours*) :func:`_point_types` tests one by one against a set; more go to ``np.isin``.
+_SET_TEST_MAX = 32
+
+
+def _point_types(types: np.ndarray) -> np.ndarray:
+    """Whether each of ``types`` (a column of type names) is a point-based type (:data:`POINT_TYPES`):
+    a set lookup per name for a few rows of a column of strings (``np.isin`` costs ~10 µs even for
+    one), ``np.isin`` for more or for a column of other values."""
+    if len(types) <= _SET_TEST_MAX and types.dtype.kind == "U":
+        return np.fromiter((t in POINT_TYPES for t in types.tolist()), bool, len(types))
+    return np.isin(types, list(POINT_TYPES))
+
+
+def _pieces(a: np.ndarray, cuts: np.ndarray) -> Iterator[np.ndarray]:
+    """``np.split(a, cuts)`` as slices (``np.split`` costs ~10 µs per call; the reached rows of an
+    edit lie on a few levels)."""
+    i = 0
+    for j in cuts.tolist():
+        yield a[i:j]
+        i = j
+    yield a[i:]
+
+
 def _levels(depth: np.ndarray) -> List[np.ndarray]:
     by = np.argsort(depth, kind="stable")
     d = depth[by]
@@ -114,15 +138,18 @@ def _levels_moved(levels: List[np.ndarray], old: np.ndarray, depth: np.ndarray, 
         return levels
     out = list(levels)
     was, now = old[rows], depth[rows]
-    for lv in np.unique(was).tolist():
+    for lv in sorted(set(was.tolist())):
         a = out[lv]
-        out[lv] = np.delete(a, np.searchsorted(a, rows[was == lv]))
+        at = np.searchsorted(a, rows[was == lv])
+        # (one row, the usual move: two slices; np.delete and np.insert cost ~5-10 µs each)
+        out[lv] = np.concatenate((a[:at[0]], a[at[0] + 1:])) if len(at) == 1 else np.delete(a, at)
     top = int(now.max())
     out.extend(np.zeros(0, dtype=np.int64) for _ in range(top + 1 - len(out)))
-    for lv in np.unique(now).tolist():
+    for lv in sorted(set(now.tolist())):
         add = np.sort(rows[now == lv])
         a = out[lv]
-        out[lv] = np.insert(a, np.searchsorted(a, add), add)
+        at = np.searchsorted(a, add)
+        out[lv] = np.concatenate((a[:at[0]], add, a[at[0]:])) if len(at) == 1 else np.insert(a, at, add)
     while out and not len(out[-1]):
         out.pop()
     return out
@@ -1202,7 +1229,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
 
     by_depth = dirty_rows[np.argsort(depth[dirty_rows], kind="stable")]
     cuts = np.flatnonzero(np.diff(depth[by_depth])) + 1
-    for lvl in np.split(by_depth, cuts):
+    for lvl in _pieces(by_depth, cuts):
         nl = num[lvl]
         k = k_of[lvl]
         if depth[lvl[0]] == 0:
@@ -1258,7 +1285,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     plan = prev.arrow_plan
     point_boxes = plan.point_boxes if plan is not None else None
     new_local = prev.local[changed].copy()
-    for j, (r, pt) in enumerate(zip(changed.tolist(), np.isin(types[changed], list(POINT_TYPES)).tolist())):
+    for j, (r, pt) in enumerate(zip(changed.tolist(), _point_types(types[changed]).tolist())):
         nd = nodes[r]
         if pt:
             hit = local_cache.get(nd.id)
@@ -1337,7 +1364,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
             continue
         is_pt = np.zeros(n, dtype=bool)
         box = _aabb(child, x[kids], y[kids], rot_l[kids])
-        pts = np.isin(types[kids], list(POINT_TYPES))
+        pts = _point_types(types[kids])
         if pts.any():
             is_pt[kids[pts]] = True
             box = _tight_boxes(box, kids, nodes, is_pt, child, x[kids], y[kids], rot_l[kids])
@@ -1348,7 +1375,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     rows = unique(np.concatenate([dirty_rows, resolved, groups]))
     lb = local[rows]
     is_pt = np.zeros(n, dtype=bool)
-    is_pt[rows[np.isin(types[rows], list(POINT_TYPES))]] = True
+    is_pt[rows[_point_types(types[rows])]] = True
     box = _aabb(lb, px[rows], py[rows], prot[rows])
     box = _tight_boxes(box, rows, nodes, is_pt, lb, px[rows], py[rows], prot[rows])
     box = _outline_boxes(box, rows, types, nodes, lb, px[rows], py[rows], prot[rows])
@@ -1382,7 +1409,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         return None
 
     # frame clips of the rows below a replaced record, and visible bounds of every reached row
-    for lvl in np.split(by_depth, cuts):
+    for lvl in _pieces(by_depth, cuts):
         if depth[lvl[0]] == 0:
             new_clip[k_of[lvl]] = (-np.inf, -np.inf, np.inf, np.inf)  # a root (one moved onto the page too)
             continue
@@ -1789,11 +1816,11 @@ _MAX_MOVED = 64
 #: Fewest rows (*ours*) a canvas derives from the previous derivation after rows were added,
 #: removed or moved in the tree (:func:`_derive_appended`, :func:`_derive_removed`,
 #: :func:`_derive_moved`); a smaller one derives afresh. Measured, medians per derivation, from
-#: the previous one / afresh: a page of cards, frames and arrows, a reparent 239 / 205 µs at 16
-#: rows, 262 / 296 µs at 128, 263 / 370 µs at 256, an add or a removal 259 / 242, 288 / 324 and
-#: 300 / 422 µs; shapes packed into a frame one by one (``benchmarks/test_bench_ops.py``'s shelf
-#: baseline, a reparent and a move each), 259 / 191 µs at 76 rows, 262 / 236 µs at 151, 251 / 315
-#: µs at 301 and 294 / 500 µs at 601. The paths meet between 64 and 200 rows by the kind of edit.
+#: the previous one / afresh: a page of cards, frames and arrows, a reparent 184 / 154 µs at 16
+#: rows, 188 / 187 µs at 64, 189 / 227 µs at 128, 192 / 311 µs at 256, an add or a removal 228 /
+#: 185, 244 / 219, 221 / 259 and 236 / 355 µs; shapes packed into a frame one by one
+#: (``benchmarks/test_bench_ops.py``'s shelf baseline, a reparent and a move each), 191 / 180 µs
+#: at 76 rows, 188 / 213 µs at 151, 191 / 305 µs at 301 and 200 / 455 µs at 601.
 MIN_TREE_ROWS = 128
 
 
