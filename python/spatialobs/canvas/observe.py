@@ -438,7 +438,9 @@ def _page_state(canvas: Canvas, page: str) -> _PageState:
 
     A version derived from the one observed last with the same tree (only geometry or
     state edited) and the same bindings starts from that version's state: its tables are
-    updated where the edit reaches (see :func:`_advance`), not computed again.
+    updated where the edit reaches (see :func:`_advance`), not computed again; a version
+    derived from it through row maps is carried through them (see :func:`_reshape`). A page
+    of fewer than :data:`MIN_CARRIED_ROWS` rows is built afresh.
     """
     d = canvas._geometry()
     states = _CACHE.pages(d)
