@@ -15,15 +15,22 @@ unit there and back, a shape added and removed), with the size gates as shipped 
 at 0 (``impl=carried``: every page state carried from the one observed last, every derivation
 after an add, a removal or a reparent from the previous one, as before the gates), so
 ``benchmarks/report.py`` gives the gates' ratio per file in one run.
+
+``test_row_shift_copy_floor`` copies, once each, the page state's arrays whose rows an add or a
+removal shifts while rows are numbered by paint position (its columns, masks and box lists): the
+least memory carrying the state through such an edit moves, in the group of the edits and the
+warm observe.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List
 
+import numpy as np
 import pytest
 
 from conftest import sizes
@@ -195,3 +202,51 @@ def test_edit_observe_real(benchmark, monkeypatch, path, kind, impl):
         return observe(c).to_json()
     text = benchmark(run)
     assert text == observe(c.copy()).to_json()
+
+
+def _arrays(x: Any, out: Dict[int, np.ndarray], depth: int = 0) -> None:
+    """The numpy arrays of 1,000 elements or more reachable from ``x`` (dataclasses, tuples, lists, dicts)."""
+    if depth > 6:
+        return
+    if isinstance(x, np.ndarray):
+        if x.size >= 1000:
+            out[id(x)] = x
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+        for f in dataclasses.fields(x):
+            _arrays(getattr(x, f.name), out, depth + 1)
+    elif isinstance(x, (tuple, list)):
+        for y in x[:64]:
+            _arrays(y, out, depth + 1)
+    elif isinstance(x, dict):
+        for y in list(x.values())[:64]:
+            _arrays(y, out, depth + 1)
+
+
+def renumbered_arrays(c: Canvas) -> List[np.ndarray]:
+    """The arrays of the observed page version's state whose rows an add or a removal in paint order
+    shifts, as the page state numbers them: those with one entry per page row or per solid row (its
+    columns, masks and box lists; not the relation tables, whose entries are pairs)."""
+    obs = importlib.import_module("spatialobs.canvas.observe")
+    st = obs._CACHE.pages(c._geometry())[c._resolve_page(None)]
+    found: Dict[int, np.ndarray] = {}
+    _arrays(st, found)
+    n, k = len(st.pg.ids), len(st.sub)
+    return [a for a in found.values() if a.shape[0] in (n, n + 1, k, k + 1)]
+
+
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_row_shift_copy_floor(benchmark, n):
+    """One copy of each array whose rows an add or a removal shifts (``renumbered_arrays``): what
+    carrying a page state through such an edit moves at the least while its rows are numbered by
+    paint position, beside the edits and the warm observe of the same group."""
+    benchmark.group = f"edit-observe n={n}"
+    c = fresh(n)
+    _add(c, 0)
+    observe(c, VIEW).to_json()
+    arrays = renumbered_arrays(c)
+    benchmark.extra_info["arrays"] = len(arrays)
+    benchmark.extra_info["megabytes"] = round(sum(a.nbytes for a in arrays) / 1e6, 2)
+
+    def copy_each() -> int:
+        return sum(len(a.copy()) for a in arrays)
+    assert benchmark(copy_each) == sum(len(a) for a in arrays) and arrays

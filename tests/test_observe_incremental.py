@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from spatialobs.canvas import Canvas, Node, observe
+from spatialobs.canvas import rowmaps as RM
 from spatialobs.canvas.document.records import Binding
 from tests.reference.observe_oracle import observe_naive
 from tests.reference.pagetables_oracle import assert_keys_of
@@ -266,7 +267,7 @@ def test_rows_carried_by_runs_equal_a_gather(mapped, seed, nan):
     if nan:
         a[::3] = np.nan
         b[::5] = np.nan
-    runs = OBS._runs(src, dst)
+    runs = RM.runs(src, dst)
     if runs is not None:
         # the cuts cover every pair once, and within a run both sides step by one
         assert runs[0] == 0 and runs[-1] == len(src) and (np.diff(runs) > 0).all()
@@ -277,20 +278,20 @@ def test_rows_carried_by_runs_equal_a_gather(mapped, seed, nan):
             assert not (src[c] == src[c - 1] + 1 and dst[c] == dst[c - 1] + 1)
     differ = [bool((a[s] != b[d]).any()) for s, d in zip(src, dst)]  # NaN differs from everything
     for r in (runs, None):
-        assert OBS._rows_differ(a, src, b, dst, r).tolist() == differ
+        assert RM.rows_differ(a, src, b, dst, r).tolist() == RM._rows_differ_py(a, src, b, dst, r).tolist() == differ
         out = np.full((max(m, 1), 4), -1.0)
-        OBS._put_rows(out, dst, a, src, r)
+        RM.put_rows(out, dst, a, src, r)
         want = np.full((max(m, 1), 4), -1.0)
         for s, d in zip(src, dst):
             want[d] = a[s]
         assert np.array_equal(out, want, equal_nan=True)
         flags = np.ones(max(m, 1), bool)
-        OBS._set_rows(flags, dst, r, False)
+        RM.set_rows(flags, dst, r, False)
         assert flags.tolist() == [i not in set(dst.tolist()) for i in range(max(m, 1))]
 
 
 def test_a_map_of_more_runs_than_the_limit_is_gathered():
-    src = np.arange(2 * OBS._MAX_RUNS, dtype=np.int64)
-    assert OBS._runs(src, src[::-1].copy()) is None
-    assert OBS._runs(src, src + 5).tolist() == [0, len(src)]
-    assert OBS._runs(src[:0], src[:0]).tolist() == [0]
+    src = np.arange(2 * RM.MAX_RUNS, dtype=np.int64)
+    assert RM.runs(src, src[::-1].copy()) is None
+    assert RM.runs(src, src + 5).tolist() == [0, len(src)]
+    assert RM.runs(src[:0], src[:0]).tolist() == [0]

@@ -165,3 +165,170 @@ def renumber_pairs(const int64_t[::1] omap, const int64_t[::1] a, const int64_t[
             prev = k
             cnt += 1
     return ra_out, rb_out, cnt, (keys_out[:cnt] if up else None)
+
+
+# ------------------------------------------------------------------ row maps (see ``rowmaps``)
+cdef inline int64_t _cut(int64_t[::1] cuts, Py_ssize_t nc, Py_ssize_t k, Py_ssize_t limit):
+    # appends cut k unless ``limit`` cuts are there already; returns the new count (limit + 1: too many)
+    if nc >= limit:
+        return limit + 1
+    cuts[nc] = k
+    return nc + 1
+
+
+def map_rows(const int64_t[::1] newrow, const int64_t[::1] canvas_rows, const int64_t[::1] page_pos,
+             Py_ssize_t n, Py_ssize_t max_runs):
+    """An earlier page version's rows carried to a later one, in one pass (see ``rowmaps.map_rows``).
+
+    Returns ``(omap, new_of_kept, kept_old, every, runs, is_new)``, or None when a kept row is on
+    another page now.
+    """
+    cdef Py_ssize_t m = canvas_rows.shape[0], total = newrow.shape[0], npos = page_pos.shape[0]
+    cdef Py_ssize_t i, k = 0, nc = 1, limit = max_runs
+    cdef int64_t r, c, p, prev_i = -2, prev_p = -2
+    if n < 0:
+        raise ValueError(f"map_rows needs a page of 0 rows or more, got {n}")
+    omap_out = np.empty(m + 1, np.int64)
+    nk_out = np.empty(m, np.int64)
+    ko_out = np.empty(m, np.int64)
+    is_new_out = np.ones(n, np.bool_)
+    cuts_out = np.empty(limit + 2, np.int64)
+    cdef int64_t[::1] omap = omap_out, nk = nk_out, ko = ko_out, cuts = cuts_out
+    cdef unsigned char[::1] is_new = is_new_out.view(np.uint8)
+    cuts[0] = 0
+    for i in range(m):
+        r = canvas_rows[i]
+        if r < 0 or r >= total:
+            raise IndexError(f"page row {i} names canvas row {r}, outside the row map of {total} rows")
+        c = newrow[r]
+        if c < 0:
+            omap[i] = -1
+            continue
+        if c >= npos:
+            raise IndexError(f"canvas row {r} moved to row {c}, outside the page positions of {npos} rows")
+        p = page_pos[c]
+        if p < 0:
+            return None
+        if p >= n:
+            raise IndexError(f"canvas row {c} is page row {p}, outside the page of {n} rows")
+        omap[i] = p
+        if k and (i != prev_i + 1 or p != prev_p + 1):
+            nc = _cut(cuts, nc, k, limit)
+        nk[k] = p
+        ko[k] = i
+        is_new[p] = 0
+        prev_i, prev_p = i, p
+        k += 1
+    omap[m] = -1
+    runs = None
+    if nc <= limit:  # (no rows: the one cut 0)
+        cuts[nc] = k
+        runs = cuts_out[:nc + (k > 0)].copy()
+    return omap_out, nk_out[:k], ko_out[:k], k == m, runs, is_new_out
+
+
+def solid_rows(const unsigned char[::1] solid, const int64_t[::1] omap, const int64_t[::1] old_sub,
+               const unsigned char[::1] is_new, Py_ssize_t max_runs):
+    """The solid positions of a later page version and the earlier one's carried to them, in one
+    pass over each (see ``rowmaps.solid_rows``). Returns ``(sub, subpos, smap, kp, skp, runs,
+    added)``."""
+    cdef Py_ssize_t n = solid.shape[0], m = omap.shape[0], no = old_sub.shape[0]
+    cdef Py_ssize_t i, j, ns = 0, na = 0, k = 0, nc = 1, limit = max_runs
+    cdef int64_t r, s, prev_j = -2, prev_s = -2
+    if is_new.shape[0] != n:
+        raise ValueError(f"solid_rows needs one new-row flag per row, got {is_new.shape[0]} for {n} rows")
+    for i in range(n):
+        ns += solid[i] != 0
+    sub_out = np.empty(ns, np.int64)
+    subpos_out = np.empty(n + 1, np.int64)
+    added_out = np.empty(ns, np.int64)
+    smap_out = np.empty(no, np.int64)
+    kp_out = np.empty(no, np.int64)
+    skp_out = np.empty(no, np.int64)
+    cuts_out = np.empty(limit + 2, np.int64)
+    cdef int64_t[::1] sub = sub_out, subpos = subpos_out, added = added_out, smap = smap_out
+    cdef int64_t[::1] kp = kp_out, skp = skp_out, cuts = cuts_out
+    ns = 0
+    for i in range(n):
+        if solid[i]:
+            if is_new[i]:
+                added[na] = ns
+                na += 1
+            sub[ns] = i
+            subpos[i] = ns
+            ns += 1
+        else:
+            subpos[i] = -1
+    subpos[n] = -1
+    cuts[0] = 0
+    for j in range(no):
+        r = old_sub[j]
+        if r < 0 or r >= m:
+            raise IndexError(f"solid position {j} names row {r}, outside the row map of {m} slots")
+        r = omap[r]
+        if r < -1 or r > n:
+            raise IndexError(f"the row map sends a row to {r}, outside the page of {n} rows")
+        s = subpos[r] if r >= 0 else -1
+        smap[j] = s
+        if s < 0:
+            continue
+        if k and (j != prev_j + 1 or s != prev_s + 1):
+            nc = _cut(cuts, nc, k, limit)
+        kp[k] = j
+        skp[k] = s
+        prev_j, prev_s = j, s
+        k += 1
+    runs = None
+    if nc <= limit:  # (no rows: the one cut 0)
+        cuts[nc] = k
+        runs = cuts_out[:nc + (k > 0)].copy()
+    return sub_out, subpos_out, smap_out, kp_out[:k], skp_out[:k], runs, added_out[:na]
+
+
+def rows_differ(const double[:, ::1] a, const int64_t[::1] src, const double[:, ::1] b, const int64_t[::1] dst):
+    """Whether box ``a[src[k]]`` differs from box ``b[dst[k]]`` in any coordinate (NaN differs),
+    for each k (see ``rowmaps.rows_differ``)."""
+    cdef Py_ssize_t n = src.shape[0], k, na = a.shape[0], nb = b.shape[0]
+    cdef int64_t s, d
+    if dst.shape[0] != n:
+        raise ValueError(f"rows_differ needs as many rows on both sides, got {n} and {dst.shape[0]}")
+    if a.shape[1] != 4 or b.shape[1] != 4:
+        raise ValueError(f"rows_differ needs boxes of 4 columns, got {a.shape[1]} and {b.shape[1]}")
+    out = np.empty(n, np.bool_)
+    cdef unsigned char[::1] o = out.view(np.uint8)
+    for k in range(n):
+        s, d = src[k], dst[k]
+        if s < 0 or s >= na or d < 0 or d >= nb:
+            raise IndexError(f"row pair {k} ({s}, {d}) is outside the boxes ({na} and {nb} rows)")
+        o[k] = (a[s, 0] != b[d, 0]) or (a[s, 1] != b[d, 1]) or (a[s, 2] != b[d, 2]) or (a[s, 3] != b[d, 3])
+    return out
+
+
+def reparented(const int64_t[::1] new_of_kept, const int64_t[::1] kept_old, const int64_t[::1] old_parent,
+               const int64_t[::1] parent, const int64_t[::1] omap):
+    """The kept rows whose parent is another row now (new page rows, in kept order), and whether
+    the kept rows keep their order (see ``rowmaps.reparented``)."""
+    cdef Py_ssize_t n = new_of_kept.shape[0], k, m = omap.shape[0], no = old_parent.shape[0]
+    cdef Py_ssize_t np_ = parent.shape[0], cnt = 0
+    cdef int64_t o, w, r, prev = -1
+    cdef bint up = True
+    if kept_old.shape[0] != n:
+        raise ValueError(f"reparented needs one old row per kept row, got {kept_old.shape[0]} for {n}")
+    out = np.empty(n, np.int64)
+    cdef int64_t[::1] moved = out
+    for k in range(n):
+        o = kept_old[k]
+        r = new_of_kept[k]
+        if o < 0 or o >= no or r < 0 or r >= np_:
+            raise IndexError(f"kept row {k} ({o} -> {r}) is outside the parent columns ({no} and {np_} rows)")
+        o = old_parent[o]
+        if o < -1 or o >= m - 1:
+            raise IndexError(f"old row {kept_old[k]} has parent {o}, outside the row map of {m} slots")
+        w = omap[o] if o >= 0 else -1
+        if parent[r] != w:
+            moved[cnt] = r
+            cnt += 1
+        if k and r <= prev:
+            up = False
+        prev = r
+    return out[:cnt], up

@@ -54,6 +54,8 @@ from spatialobs.canvas.pagetables import (ALIGNED_SHIFT_A, ALIGNED_SHIFT_B, PAIR
                                           sorted_lines, splice, splice_in_place, writable)
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas, _gather, _page_pos, _row_runs
+from spatialobs.canvas.rowmaps import (_pairs_view, map_rows, put_rows, reparented, rows_differ, runs as map_runs,
+                                       solid_rows)
 from spatialobs.canvas.document.records import Viewport
 from spatialobs.canvas.document.shapes import arrow_terminals
 from spatialobs.canvas.paint import (OCCLUSION_MODES, box_polygon, clip_convex, local_outline, along_stroke, fills_area, paints_interior,
@@ -1729,44 +1731,29 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     opg = old.pg
     pg = _page_arrays(canvas, page)
     n = len(pg.ids)
-    # old page row -> new page row (-1: removed)
-    r2 = newrow[opg.canvas_rows]
-    omap = np.full(len(r2) + 1, -1, np.int64)  # slot -1 keeps -1
-    ok = r2 >= 0
-    every = bool(ok.all())  # no row removed: the kept rows' columns are read whole, not through ``ok``
-    new_of_kept = pg.page_pos[r2] if every else pg.page_pos[r2[ok]]  # new page row of each kept old row
-    if every:
-        omap[:-1] = new_of_kept
-    else:
-        omap[:-1][ok] = new_of_kept
-    if (new_of_kept < 0).any():
+    # old page row -> new page row (-1: removed), the kept rows and the new ones, in one pass
+    rm = map_rows(newrow, opg.canvas_rows, pg.page_pos, n)
+    if rm is None:
         return None  # a row that left the page
-    kept_old = np.arange(len(r2)) if every else np.flatnonzero(ok)
-    kruns = _runs(kept_old, new_of_kept)  # the kept rows' columns carried by slices where they form few runs
-    is_new = np.ones(n, bool)
-    _set_rows(is_new, new_of_kept, kruns, False)
+    omap, new_of_kept, kept_old, kruns, is_new = rm.omap, rm.new_of_kept, rm.kept_old, rm.runs, rm.is_new
+    every = rm.every  # no row removed: the kept rows' columns are read whole, not through ``ok``
+    ok = omap[:-1] >= 0
     types = pg.types
     solid = np.zeros(n, bool)  # carried; the new rows' read from their types
-    _put_rows(solid, new_of_kept, old.solid, kept_old, kruns)
+    put_rows(solid, new_of_kept, old.solid, kept_old, kruns)
     fresh = np.flatnonzero(is_new)
     t_new = types[fresh]
     # (a set lookup per new row: np.isin over a few strings cost ~0.1 ms)
     solid[fresh] = np.fromiter((t not in _NOT_SOLID for t in t_new.tolist()), bool, len(fresh))
-    sub = np.flatnonzero(solid)
-    subpos = np.full(n + 1, -1, np.int64)
-    subpos[sub] = np.arange(len(sub))
-    # old solid position -> new solid position (-1: removed)
-    smap = subpos[omap[old.sub]]
+    # the solid positions now, and each old solid position's now (-1: removed)
+    sr = solid_rows(solid, omap, old.sub, is_new)
+    sub, subpos, smap, kp, skp, sruns, added = sr.sub, sr.subpos, sr.smap, sr.kp, sr.skp, sr.runs, sr.added
     # (np.take along rows: the same rows as indexing, several times faster on (n, 4) boxes)
     sb = np.take(pg.boxes, sub, axis=0)
-    kept = smap >= 0
-    kp = np.flatnonzero(kept)
-    skp = smap[kp]
-    sruns = _runs(kp, skp)
-    shifted = _tree_moved(pg, opg, omap, ok, rec, new_of_kept)
+    shifted = _tree_moved(pg, opg, omap, ok, rec, new_of_kept, kept_old)
     # the kept rows whose box changed, compared once for the solid positions and the painted occlusion
     # (a solid position's box is its row's)
-    differ = _rows_differ(opg.boxes, kept_old, pg.boxes, new_of_kept, kruns)
+    differ = rows_differ(opg.boxes, kept_old, pg.boxes, new_of_kept, kruns)
     if every:
         by_row = differ
     else:
@@ -1776,7 +1763,6 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     if shifted is not None:
         moved_mask |= shifted[sub[skp]]
     moved = kp[moved_mask]
-    added = np.flatnonzero(is_new[sub])
     changed = np.concatenate([smap[moved], added])
     if len(changed) > _MAX_CHANGED:
         return None
@@ -1784,7 +1770,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     if len(added) and len(moved):  # sorted, as the keyed updates find pairs by row (the others read a set)
         o = np.argsort(changed, kind="stable")
         changed, before = changed[o], before[o]
-    gone_boxes = old.sb[~kept]
+    gone_boxes = old.sb[smap < 0]
     bindings, rebound_rows = _carried_bindings(canvas, old, omap, pg, rebound, shifted is not None)
     if bindings is None:
         return None
@@ -1800,7 +1786,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     st.index = old.index
     st.index_map = smap if old.index_map is None else np.where(old.index_map >= 0, smap[np.maximum(old.index_map, 0)], -1)
     ib = np.empty((len(sub), 4))  # the index's box of each position now (NaN: none, a new row)
-    _put_rows(ib, skp, old.index_boxes, kp, sruns)  # type: ignore[arg-type]
+    put_rows(ib, skp, old.index_boxes, kp, sruns)  # type: ignore[arg-type]
     ib[added] = np.nan  # (the kept positions and the new ones are every position: a kept row keeps its type)
     st.index_boxes = ib
     # a kept position's box differs from the index's only where it did before (``old.stale``) or where
@@ -1814,7 +1800,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     st.stale = stale
     if old.paints is not None:
         col = np.full(n, -1, np.int8)
-        _put_rows(col, new_of_kept, old.paints[1], kept_old, kruns)
+        put_rows(col, new_of_kept, old.paints[1], kept_old, kruns)
         if rec is not None and len(rec):
             pr = pg.page_pos[rec]
             col[pr[pr >= 0]] = -1
@@ -1914,67 +1900,6 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     return st
 
 
-def _pairs_view(boxes: np.ndarray) -> np.ndarray:
-    """Boxes (n, 4) of float64 as (n, 2) complex numbers: one comparison per pair of coordinates."""
-    return np.ascontiguousarray(boxes, dtype=np.float64).view(np.complex128)
-
-
-#: Most runs a row map is carried by as slices (*ours*); beyond, rows are gathered one by one.
-_MAX_RUNS = 64
-
-
-def _runs(src: np.ndarray, dst: np.ndarray) -> Optional[np.ndarray]:
-    """Cuts of the runs of ``src`` -> ``dst`` (integer arrays of one length, ``src``
-    increasing) where both step by one: run k is ``src[c[k]:c[k + 1]]`` -> ``dst[c[k]:c[k + 1]]``, whole slices of
-    the arrays they index; None beyond :data:`_MAX_RUNS` runs. An edit adds, removes or moves a
-    few subtrees, so a kept row's old and new positions differ by one of a few offsets."""
-    if not len(src):
-        return np.zeros(1, np.int64)
-    if int(src[-1]) - int(src[0]) == len(src) - 1:  # increasing and consecutive: runs where ``dst`` steps by one
-        cut = np.flatnonzero(np.diff(dst) != 1) + 1
-    else:
-        shift = dst - src
-        cut = np.flatnonzero((shift[1:] != shift[:-1]) | (src[1:] != src[:-1] + 1)) + 1
-    if len(cut) >= _MAX_RUNS:
-        return None
-    return np.concatenate([[0], cut, [len(src)]]).astype(np.int64)
-
-
-def _set_rows(out: np.ndarray, dst: np.ndarray, runs: Optional[np.ndarray], value: Any) -> None:
-    """``out[dst] = value`` along the first axis, slice by slice over ``runs`` (see :func:`_runs`)."""
-    if runs is None:
-        out[dst] = value
-        return
-    for i, j in zip(runs[:-1].tolist(), runs[1:].tolist()):
-        d = int(dst[i])
-        out[d:d + j - i] = value
-
-
-def _put_rows(out: np.ndarray, dst: np.ndarray, a: np.ndarray, src: np.ndarray, runs: Optional[np.ndarray]) -> None:
-    """``out[dst] = a[src]`` along the first axis, slice by slice over ``runs`` (see :func:`_runs`)."""
-    if runs is None:
-        out[dst] = np.take(a, src, axis=0)
-        return
-    for i, j in zip(runs[:-1].tolist(), runs[1:].tolist()):
-        s, d = int(src[i]), int(dst[i])
-        out[d:d + j - i] = a[s:s + j - i]
-
-
-def _rows_differ(a: np.ndarray, src: np.ndarray, b: np.ndarray, dst: np.ndarray, runs: Optional[np.ndarray]) -> np.ndarray:
-    """Whether box ``a[src[k]]`` differs from box ``b[dst[k]]`` in any coordinate (NaN differs),
-    for each k; compared slice by slice over ``runs`` (see :func:`_runs`)."""
-    if runs is None:
-        ne = _pairs_view(np.take(a, src, axis=0)) != _pairs_view(np.take(b, dst, axis=0))
-        return ne[:, 0] | ne[:, 1]
-    out = np.empty(len(src), bool)
-    pa, pb = _pairs_view(a), _pairs_view(b)
-    for i, j in zip(runs[:-1].tolist(), runs[1:].tolist()):
-        s, d = int(src[i]), int(dst[i])
-        ne = pa[s:s + j - i] != pb[d:d + j - i]
-        np.logical_or(ne[:, 0], ne[:, 1], out=out[i:j])
-    return out
-
-
 def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, ok: np.ndarray, fresh: np.ndarray,
                              rec: Optional[np.ndarray], shifted: Optional[np.ndarray],
                              rebound_rows: np.ndarray, new: Optional[np.ndarray] = None,
@@ -1985,17 +1910,17 @@ def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, 
     rows whose box changed, the subtrees of the rows whose record was replaced, the rows that
     moved in the tree and the rebound connectors are the dirty ones; the removed rows' boxes
     count as boxes left. ``new``: ``omap[:-1][ok]``, when the caller has it; ``kept_old`` and
-    ``runs``: ``flatnonzero(ok)`` and the runs of it to ``new`` (see :func:`_runs`), with ``new``;
+    ``runs``: ``flatnonzero(ok)`` and the runs of it to ``new`` (see :func:`~spatialobs.canvas.rowmaps.runs`), with ``new``;
     ``differ``: whether each kept row's box changed (:func:`_rows_differ`), with them."""
     pg, opg = st.pg, old.pg
     n = len(pg.ids)
     if new is None or kept_old is None:
         kept_old = np.flatnonzero(ok)
         new = omap[:-1][ok]  # new page row of each kept old row
-        runs = _runs(kept_old, new)
+        runs = map_runs(kept_old, new)
         differ = None
     if differ is None:
-        differ = _rows_differ(opg.boxes, kept_old, pg.boxes, new, runs)
+        differ = rows_differ(opg.boxes, kept_old, pg.boxes, new, runs)
     dirty = np.zeros(n, bool)
     dirty[fresh] = True
     # a kept row's other inputs (type, opacity, flags, transform, frames) change only with its own
@@ -2029,19 +1954,20 @@ def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, 
 
 
 def _tree_moved(pg: _Page, opg: _Page, omap: np.ndarray, ok: np.ndarray,
-                rec: Optional[np.ndarray], new: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
+                rec: Optional[np.ndarray], new: Optional[np.ndarray] = None,
+                kept_old: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
     """Page rows (a mask) that may have moved in the tree since the carried version: None when
     every kept row keeps its parent and the kept rows their paint order (rows only appended
     or removed); otherwise the subtrees of the rows whose record was replaced (``rec``,
     canvas rows) and of the kept rows whose parent is another row now, since a row changes
     parent or place only through its own record or its parent's arrival (the other rows
-    keep their order and their ancestors). ``new``: ``omap[:-1][ok]``, when the caller has it."""
-    if new is None:
+    keep their order and their ancestors). ``new`` and ``kept_old``: ``omap[:-1][ok]`` and
+    ``flatnonzero(ok)``, when the caller has them."""
+    if new is None or kept_old is None:
         new = omap[:-1][ok]  # new page row of each kept old row, in old page order
-    op = opg.parent if len(new) == len(ok) else opg.parent[ok]
-    was = omap[op]  # (-1, on the page, reads the last slot: -1)
-    moved = new[pg.parent[new] != was]
-    if not len(new) or (not len(moved) and bool((new[1:] > new[:-1]).all())):
+        kept_old = np.flatnonzero(ok)
+    moved, in_order = reparented(new, kept_old, opg.parent, pg.parent, omap)
+    if not len(new) or (not len(moved) and in_order):
         return None
     out = np.zeros(len(pg.ids), bool)
     roots = moved
