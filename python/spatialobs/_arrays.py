@@ -5,10 +5,16 @@
 masked, and the first such call imports ``numpy.ma`` (8-35 ms of a command line's cold start,
 more than the rest of a small file's observation).
 
+:func:`row_order` is ``np.lexsort`` of row numbers (a pair of rows with an optional terminal
+bit): one stable ``argsort`` of a combined key, which numpy sorts by timsort, near linear on
+the few sorted runs a row map leaves in columns that were sorted before it.
+
 Examples
 --------
 >>> unique([3, 1, 3, 2, 1]).tolist()
 [1, 2, 3]
+>>> row_order(np.array([2, 0, 2]), np.array([1, 5, 0]), n=6).tolist()
+[1, 2, 0]
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["unique"]
+__all__ = ["unique", "row_order"]
 
 _I = TypeVar("_I", bound=np.integer[Any])
 
@@ -51,3 +57,41 @@ def unique(values: npt.ArrayLike) -> npt.NDArray[np.integer[Any]]:
     keep[0] = True
     np.not_equal(s[1:], s[:-1], out=keep[1:])
     return s[keep]
+
+
+#: Most rows :func:`row_order` packs into one key (the key takes 2 * n**2 values below 2**63).
+_ORDER_ROWS = 2**30
+
+
+def row_order(major: np.ndarray, minor: np.ndarray, bit: Any = None, *, n: int) -> np.ndarray:
+    """The order of ``np.lexsort((bit, minor, major))`` (``np.lexsort((minor, major))`` without ``bit``).
+
+    Parameters
+    ----------
+    major, minor : numpy.ndarray of int
+        Rows, one length; sorted by ``major``, then ``minor``.
+    bit : numpy.ndarray of int, optional
+        A last key (a terminal code 0 or 1).
+    n : int
+        The rows' bound: ``major`` and ``minor`` in ``[0, n)``.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The positions in sorted order, equal entries in their order (stable). Entries out of
+        ``[0, n)``, a ``bit`` other than 0 and 1 or ``n`` of ``2**30`` or more are sorted by
+        ``np.lexsort`` itself.
+    """
+    m = len(major)
+    if m < 2:
+        return np.arange(m, dtype=np.int64)
+    ok = (0 < n < _ORDER_ROWS and int(major.min()) >= 0 and int(major.max()) < n and int(minor.min()) >= 0
+          and int(minor.max()) < n)
+    if ok and bit is not None:
+        ok = int(bit.min()) >= 0 and int(bit.max()) <= 1
+    if not ok:
+        return np.lexsort((minor, major) if bit is None else (bit, minor, major)).astype(np.int64)
+    key = major.astype(np.int64) * n + minor
+    if bit is not None:
+        key = key * 2 + bit
+    return np.argsort(key, kind="stable")

@@ -47,7 +47,7 @@ from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Se
 import numpy as np
 
 from spatialobs import geometry as G
-from spatialobs._arrays import unique
+from spatialobs._arrays import row_order, unique
 from spatialobs.canvas.limits import compact_json, typed_errors
 from spatialobs.canvas.pagetables import (ALIGNED_SHIFT_A, ALIGNED_SHIFT_B, PAIR_SHIFT, aligned_keys, aligned_rows,
                                           keys_at, move_value, pair_keys, renumber_pairs, rows_at, run_bounds,
@@ -1378,7 +1378,7 @@ def _bindings(canvas: Canvas, pg: _Page) -> Tuple[np.ndarray, np.ndarray, np.nda
     bf, bt = pos[bf], pos[bt]
     ok = (bf >= 0) & (bt >= 0)
     bf, bt, bterm = bf[ok], bt[ok], bterm[ok]
-    o = np.lexsort((bterm, bt, bf))
+    o = row_order(bf, bt, bterm, n=len(pg.ids))
     return bf[o], bt[o], bterm[o]
 
 
@@ -1591,7 +1591,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         er = np.concatenate([e.rows[keep], er])
         et = np.concatenate([e.term[keep], et])
         lxy = np.concatenate([e.local[keep], lxy])
-        o = np.lexsort((et, er))
+        o = row_order(er, et, n=max(len(pg.ids), 2))
         er, et, lxy = er[o], et[o], lxy[o]
     else:
         er, et, lxy = e.rows, e.term, e.local
@@ -1844,7 +1844,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         er = np.concatenate([er0, rr])
         et = np.concatenate([et0, rt])
         lxy = np.concatenate([lxy0, rl])
-        o = np.lexsort((et, er))
+        o = row_order(er, et, n=max(n, 2))
         er, et, lxy = er[o], et[o], lxy[o]
         ex, ey = _ends_xy(pg, er, lxy)
         st.ends = _Ends(er, et, lxy, ex, ey)
@@ -1993,7 +1993,7 @@ def _carried_bindings(canvas: Canvas, old: _PageState, omap: np.ndarray, pg: _Pa
             return None, np.zeros(0, np.int64)
         if not reorder:
             return (bf, bt, bterm), np.zeros(0, np.int64)
-        o = np.lexsort((bterm, bt, bf))
+        o = row_order(bf, bt, bterm, n=len(pg.ids))
         return (bf[o], bt[o], bterm[o]), np.zeros(0, np.int64)
     row_of = canvas._geometry().row
     pos = pg.page_pos
@@ -2017,7 +2017,7 @@ def _carried_bindings(canvas: Canvas, old: _PageState, omap: np.ndarray, pg: _Pa
             keep = np.ones(len(bf), bool)
             keep[drop] = False
             bf, bt, bterm = bf[keep], bt[keep], bterm[keep]
-        o = np.lexsort((nterm, nt, nf))
+        o = row_order(nf, nt, nterm, n=n)
         nf, nt, nterm = nf[o], nt[o], nterm[o]
         at = np.searchsorted((bf * n + bt) * 2 + bterm, (nf * n + nt) * 2 + nterm)
         return (np.insert(bf, at, nf), np.insert(bt, at, nt), np.insert(bterm, at, nterm)), again
@@ -2025,7 +2025,7 @@ def _carried_bindings(canvas: Canvas, old: _PageState, omap: np.ndarray, pg: _Pa
     bf = np.concatenate([bf[live], nf])
     bt = np.concatenate([bt[live], nt])
     bterm = np.concatenate([bterm[live], nterm])
-    o = np.lexsort((bterm, bt, bf))
+    o = row_order(bf, bt, bterm, n=n)
     return (bf[o], bt[o], bterm[o]), again
 
 
@@ -2159,7 +2159,7 @@ def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed
     if got is not None:
         return got[0], got[1]
     a, b = np.concatenate([ka, na]), np.concatenate([kb, nb])
-    o = np.lexsort((b, a))
+    o = row_order(a, b, n=len(pg.ids))
     return a[o], b[o]
 
 
@@ -2386,7 +2386,7 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     a = np.concatenate([ka, a])
     b = np.concatenate([kb, b])
     g = np.concatenate([kg, g])
-    o = np.lexsort((b, a))
+    o = row_order(a, b, n=n)
     return a[o], b[o], g[o]
 
 
