@@ -1457,6 +1457,108 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
 _MAX_APPENDED = 64
 
 
+#: Most runs (*ours*) of inserted or removed positions that :func:`_paint_inserted`,
+#: :func:`_positions_shifted` and :func:`_rows_renumbered` handle with a pass per run (slices, or a compare and an
+#: add); beyond, the general gather or scatter.
+_FEW_RUNS = 8
+
+
+def _runs_of(sorted_rows: List[int]) -> List[Tuple[int, int]]:
+    """``sorted_rows`` (increasing, distinct) as runs ``[a, b)`` of consecutive values."""
+    out: List[Tuple[int, int]] = []
+    for r in sorted_rows:
+        if out and out[-1][1] == r:
+            out[-1] = (out[-1][0], r + 1)
+        else:
+            out.append((r, r + 1))
+    return out
+
+
+def _paint_inserted(paint0: np.ndarray, new_at: np.ndarray, first_new: int) -> np.ndarray:
+    """The paint order with new rows ``first_new, first_new + 1, ...`` at positions ``new_at`` (distinct)
+    and the old rows, in their order, at the others: ``paint[new_at] = arange(first_new, ...)``,
+    ``paint[~is_new] = paint0``, by slices."""
+    n = len(paint0) + len(new_at)
+    paint = np.empty(n, dtype=np.int64)
+    src = dst = 0
+    for a, r in sorted(zip(new_at.tolist(), range(first_new, first_new + len(new_at)))):
+        paint[dst:a] = paint0[src:src + a - dst]
+        src += a - dst
+        paint[a] = r
+        dst = a + 1
+    paint[dst:] = paint0[src:]
+    return paint
+
+
+def _plus_steps(pos: np.ndarray, steps: List[Tuple[int, int]], out: Optional[np.ndarray] = None) -> np.ndarray:
+    """``pos`` plus ``m`` for each step ``(t, m)`` whose ``t`` it reaches (``pos >= t``), into ``out``
+    (an int64 array of ``pos``'s length; a new one when None). The boolean steps are added as they
+    are (``np.add(..., where=)`` is slower)."""
+    if out is None:
+        out = np.empty(len(pos), dtype=np.int64)
+    if not steps:
+        out[:] = pos
+        return out
+    t, m = steps[0]
+    if m == 1:
+        np.add(pos, pos >= t, out=out)
+    else:
+        np.multiply(pos >= t, m, out=out)
+        out += pos
+    for t, m in steps[1:]:
+        if m == 1:
+            out += pos >= t
+        else:
+            out += (pos >= t).astype(np.int64) * m
+    return out
+
+
+def _positions_shifted(pos: np.ndarray, inserted: np.ndarray, out: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
+    """The positions ``pos`` after new entries were inserted at final positions ``inserted``
+    (distinct): each ``q`` becomes ``q + #{j : q >= a_j - j}`` over the sorted ``a``; written into
+    ``out`` (a new array when None). None beyond :data:`_FEW_RUNS` runs of inserted positions
+    (``out`` untouched)."""
+    a = np.sort(inserted)
+    # a_j - j is non-decreasing, equal along a run of consecutive inserted positions: one pass per run
+    groups: List[Tuple[int, int]] = []  # (threshold, entries inserted there)
+    for t in (a - np.arange(len(a))).tolist():
+        if groups and groups[-1][0] == t:
+            groups[-1] = (t, groups[-1][1] + 1)
+        else:
+            groups.append((t, 1))
+    if len(groups) > _FEW_RUNS:
+        return None
+    return _plus_steps(pos, groups, out)
+
+
+def _rows_renumbered(n: int, gone: np.ndarray) -> np.ndarray:
+    """The new number of each of ``n`` rows after the rows ``gone`` (increasing) are removed, -1 for
+    those: ``cumsum(kept) - 1`` with -1 at ``gone``, by a pass per run of removed rows when they
+    form at most :data:`_FEW_RUNS`."""
+    runs = _runs_of(gone.tolist()) if len(gone) <= 64 * _FEW_RUNS else []
+    if not len(gone) or not runs or len(runs) > _FEW_RUNS:
+        kept = np.ones(n, dtype=bool)
+        kept[gone] = False
+        newpos = np.cumsum(kept) - 1
+        newpos[gone] = -1
+        return newpos
+    newpos = np.arange(n, dtype=np.int64)
+    for a, b in runs:
+        newpos[b:] -= b - a
+    newpos[gone] = -1
+    return newpos
+
+
+def _positions_removed(pos: np.ndarray, removed: np.ndarray) -> Optional[np.ndarray]:
+    """The positions ``pos`` (none of them removed; a new array) after the positions ``removed``
+    (increasing) are taken out: each ``q`` becomes ``q - #{r in removed : r < q}``; None beyond
+    :data:`_FEW_RUNS` runs of removed positions."""
+    runs = _runs_of(removed.tolist()) if len(removed) <= 64 * _FEW_RUNS else []
+    if len(removed) and (not runs or len(runs) > _FEW_RUNS):
+        return None
+    return _plus_steps(pos, [(b, a - b) for a, b in runs])
+
+
 def _pad(a: np.ndarray, k: int, fill: Any) -> np.ndarray:
     """``a`` with ``k`` rows of ``fill`` appended."""
     return np.concatenate([a, np.full((k,) + a.shape[1:], fill, dtype=a.dtype)])
@@ -1599,13 +1701,13 @@ def _derive_appended(raw: Raw, prev: Derived, page_rank: Mapping[str, int], bind
             p = int(parent[p])
         page_start[page[r] + 1:] += 1
     new_at = np.asarray([now(r) for r in range(n0, n)], dtype=np.int64)
-    is_new = np.zeros(n, dtype=bool)
-    is_new[new_at] = True
-    paint = np.empty(n, dtype=np.int64)
-    paint[new_at] = np.arange(n0, n)
-    paint[~is_new] = paint0
+    paint = _paint_inserted(paint0, new_at, n0)
+    # each old row's position moved past the new ones before it (the inverse of ``paint``)
     order = np.empty(n, dtype=np.int64)
-    order[paint] = np.arange(n)
+    if _positions_shifted(order0[:n0], new_at, order[:n0]) is None:
+        order[paint] = np.arange(n)
+    else:
+        order[n0:] = new_at
     levels = list(prev.levels)
     new_depth = depth[n0:]
     for dr in np.unique(new_depth).tolist():
@@ -1713,9 +1815,8 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
                              or not all(map(operator.is_, bindings.values(), plan.bindings))):
         return None
     n = len(raw.ids)
-    newpos = np.cumsum(kept) - 1
-    newpos[~kept] = -1
     gone = np.flatnonzero(~kept)
+    newpos = _rows_renumbered(len(kept), gone)
     first = int(gone[0]) if len(gone) else n  # the rows before it keep their numbers
     psize = prev.size if prev.size is not None else _subtree_sizes(prev)
     size = _kept(psize, kept, first)
@@ -1738,13 +1839,26 @@ def _derive_removed(raw: Raw, prev: Derived, kept: np.ndarray, bindings: Mapping
         return a
 
     # the paint order without the removed rows' positions, renumbered
-    paint = remap(np.delete(prev.paint, np.sort(prev.order[gone])))
-    order = np.empty(n, dtype=np.int64)
-    order[paint] = np.arange(n)
+    at = np.sort(prev.order[gone])
+    paint = remap(np.delete(prev.paint, at))
+    order = _positions_removed(_kept(prev.order, kept, first), at)  # (the inverse of ``paint``)
+    if order is None:
+        order = np.empty(n, dtype=np.int64)
+        order[paint] = np.arange(n)
     page = _kept(prev.page, kept, first)
-    page_start = np.searchsorted(page[paint], np.arange(len(prev.page_ids) + 1)) if n else \
-        np.zeros(len(prev.page_ids) + 1, dtype=np.int64)
-    levels = [newpos[lvl[kept[lvl]]] for lvl in prev.levels]
+    # a page's first position less the removed rows of the pages before it (paint order is by page)
+    lost = np.bincount(prev.page[gone], minlength=len(prev.page_ids)) if len(gone) else None
+    page_start = (prev.page_start - np.concatenate([[0], np.cumsum(lost)]) if lost is not None
+                  else prev.page_start.copy())
+    # a level's rows are increasing: those before ``first`` keep their numbers
+    levels = []
+    for lvl in prev.levels:
+        from_first = int(np.searchsorted(lvl, first))
+        if from_first == len(lvl):
+            levels.append(lvl)
+        else:
+            tail = lvl[from_first:]
+            levels.append(np.concatenate([lvl[:from_first], newpos[tail[kept[tail]]]]))
     while levels and not len(levels[-1]):
         levels.pop()
 
