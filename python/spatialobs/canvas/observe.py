@@ -1770,7 +1770,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
     if len(added) and len(moved):  # sorted, as the keyed updates find pairs by row (the others read a set)
         o = np.argsort(changed, kind="stable")
         changed, before = changed[o], before[o]
-    gone_boxes = old.sb[smap < 0]
+    gone_boxes = np.take(old.sb, np.flatnonzero(smap < 0), axis=0)  # (a boolean mask over (n, 4) rows is slower)
     bindings, rebound_rows = _carried_bindings(canvas, old, omap, pg, rebound, shifted is not None)
     if bindings is None:
         return None
@@ -2322,10 +2322,11 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
                  out: Optional[Dict[str, np.ndarray]] = None, inplace: bool = False,
                  delta: Optional[Dict[str, Tuple[np.ndarray, ...]]] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``near`` after the boxes of solid positions ``changed`` changed; ``before`` holds
-    the boxes they had, and those of removed rows.
+    the boxes they had, then those of removed rows.
 
-    With ``out`` (``changed`` sorted, ``before`` exactly their boxes) the pairs of the affected
-    rows are found by their keys (see :func:`_pairs_of`) and the table is spliced; the key column
+    With ``out`` (``changed`` sorted, ``before`` their boxes in that order, then the removed rows')
+    the pairs of the affected rows are found by their keys (see :func:`_pairs_of`: a removed row's
+    pairs left the table with it) and the table is spliced; the key column
     is put in ``out``. With ``inplace`` (the old table is used up) a splice that keeps the table's
     length is written into its columns. A splice puts the ends of the pairs that left and of those
     that entered in ``delta`` (every pair of a row whose box changed is among them).
@@ -2345,7 +2346,7 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     affected = unique(np.concatenate([changed, i[ok]]))
     is_a = _mask_of(affected, m)
     keys = None
-    if out is not None and len(before) == len(changed):
+    if out is not None and len(before) >= len(changed):
         keys = _sorted_keys(known, "near", lambda: pair_keys(na, nb))
     touch_at: Optional[np.ndarray] = None
     if keys is not None:
