@@ -6,8 +6,10 @@
 holds a few values to a few hundred, so numpy's per-call cost was most of its time.
 ``splice_pieces`` and ``cut_pieces`` are :func:`spatialobs.canvas.pagetables.splice`'s merge of
 the dropped and new rows and its copies of slices, whose Python loops followed the number of
-pieces. The pure-Python twins are ``spatialobs.canvas.pagetables._run_bounds_py`` and
-``_splice_py``; tests compare each pair.
+pieces. ``map_rows``, ``solid_rows``, ``rows_differ`` and ``reparented`` are the row-map passes of
+:mod:`spatialobs.canvas.rowmaps`, each one loop over what numpy did in several passes. The twins
+are ``spatialobs.canvas.pagetables._run_bounds_py`` and ``_splice_py`` and the ``_py`` functions of
+``rowmaps``; tests compare each pair.
 """
 
 from libc.math cimport isnan

@@ -1784,7 +1784,13 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         st.by_target = old.by_target
     # the index keeps answering through the map; new and moved positions are stale
     st.index = old.index
-    st.index_map = smap if old.index_map is None else np.where(old.index_map >= 0, smap[np.maximum(old.index_map, 0)], -1)
+    if old.index_map is None:
+        st.index_map = smap
+    else:  # the maps composed: -1 (removed then) reads the extra slot, -1
+        ext = np.empty(len(smap) + 1, np.int64)
+        ext[:-1] = smap
+        ext[-1] = -1
+        st.index_map = ext[old.index_map]
     ib = np.empty((len(sub), 4))  # the index's box of each position now (NaN: none, a new row)
     put_rows(ib, skp, old.index_boxes, kp, sruns)  # type: ignore[arg-type]
     ib[added] = np.nan  # (the kept positions and the new ones are every position: a kept row keeps its type)
