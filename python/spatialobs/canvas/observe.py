@@ -1811,6 +1811,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
             pr = pg.page_pos[rec]
             col[pr[pr >= 0]] = -1
         st.paints = (old.paints[0], col)
+    dirty = _dirty_rows(pg, fresh, new_of_kept, differ, rec, shifted, rebound_rows)
     # unbound arrow ends: carried, read again for new arrows and arrows whose record changed
     e = old.ends
     er = omap[e.rows]
@@ -1838,8 +1839,10 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         # are transformed again
         ox, oy = (e.x.copy(), e.y.copy()) if every_e else (e.x[keep_e], e.y[keep_e])
         ro = e.rows if every_e else e.rows[keep_e]
-        again = np.flatnonzero((pg.px[er0] != opg.px[ro]) | (pg.py[er0] != opg.py[ro])
-                               | (pg.rotation[er0] != opg.rotation[ro]))
+        # (only a dirty row's page transform can have changed: compared there alone)
+        cand = np.flatnonzero(dirty[er0])
+        cn, co = er0[cand], ro[cand]
+        again = cand[(pg.px[cn] != opg.px[co]) | (pg.py[cn] != opg.py[co]) | (pg.rotation[cn] != opg.rotation[co])]
         nx, ny = _ends_xy(pg, er0[again], lxy0[again])
         moved_xy = again[(ox[again] != nx) | (oy[again] != ny)]
         ex, ey = ox, oy  # (copies: gathered through the mask)
@@ -1902,35 +1905,19 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
         )
     if old.occ_memo:
         _carry_occlusion_through(st, old, omap, ok, fresh, rec, shifted, rebound_rows, new_of_kept, kept_old, kruns,
-                                 differ)
+                                 differ, dirty)
     return st
 
 
-def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, ok: np.ndarray, fresh: np.ndarray,
-                             rec: Optional[np.ndarray], shifted: Optional[np.ndarray],
-                             rebound_rows: np.ndarray, new: Optional[np.ndarray] = None,
-                             kept_old: Optional[np.ndarray] = None, runs: Optional[np.ndarray] = None,
-                             differ: Optional[np.ndarray] = None) -> None:
-    """Let ``st`` (a later version of ``old``'s page, rows mapped by ``omap``) compute the painted
-    occluders again only where the versions between reach, as after a move: the new rows, the kept
-    rows whose box changed, the subtrees of the rows whose record was replaced, the rows that
-    moved in the tree and the rebound connectors are the dirty ones; the removed rows' boxes
-    count as boxes left. ``new``: ``omap[:-1][ok]``, when the caller has it; ``kept_old`` and
-    ``runs``: ``flatnonzero(ok)`` and the runs of it to ``new`` (see :func:`~spatialobs.canvas.rowmaps.runs`), with ``new``;
-    ``differ``: whether each kept row's box changed (:func:`_rows_differ`), with them."""
-    pg, opg = st.pg, old.pg
-    n = len(pg.ids)
-    if new is None or kept_old is None:
-        kept_old = np.flatnonzero(ok)
-        new = omap[:-1][ok]  # new page row of each kept old row
-        runs = map_runs(kept_old, new)
-        differ = None
-    if differ is None:
-        differ = rows_differ(opg.boxes, kept_old, pg.boxes, new, runs)
-    dirty = np.zeros(n, bool)
+def _dirty_rows(pg: _Page, fresh: np.ndarray, new: np.ndarray, differ: np.ndarray, rec: Optional[np.ndarray],
+                shifted: Optional[np.ndarray], rebound_rows: np.ndarray) -> np.ndarray:
+    """The page rows (a mask) whose inputs may differ from the carried version's: the new rows
+    ``fresh``, the kept rows (now ``new``) whose box changed (``differ``), the subtrees of the rows
+    whose record was replaced (``rec``, canvas rows), the rows that moved in the tree (``shifted``)
+    and the rebound connectors. A kept row's other inputs (type, opacity, flags, page transform,
+    frames) change only with its own record or an ancestor's, or with its place in the tree."""
+    dirty = np.zeros(len(pg.ids), bool)
     dirty[fresh] = True
-    # a kept row's other inputs (type, opacity, flags, transform, frames) change only with its own
-    # record or an ancestor's (the subtrees below), or with its place in the tree (``shifted``)
     dirty[new[differ]] = True
     if rec is not None and len(rec):
         pr = pg.page_pos[rec]
@@ -1939,6 +1926,33 @@ def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, 
     if shifted is not None:
         dirty |= shifted
     dirty[rebound_rows] = True
+    return dirty
+
+
+def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, ok: np.ndarray, fresh: np.ndarray,
+                             rec: Optional[np.ndarray], shifted: Optional[np.ndarray],
+                             rebound_rows: np.ndarray, new: Optional[np.ndarray] = None,
+                             kept_old: Optional[np.ndarray] = None, runs: Optional[np.ndarray] = None,
+                             differ: Optional[np.ndarray] = None, dirty: Optional[np.ndarray] = None) -> None:
+    """Let ``st`` (a later version of ``old``'s page, rows mapped by ``omap``) compute the painted
+    occluders again only where the versions between reach, as after a move: the new rows, the kept
+    rows whose box changed, the subtrees of the rows whose record was replaced, the rows that
+    moved in the tree and the rebound connectors are the dirty ones; the removed rows' boxes
+    count as boxes left. ``new``: ``omap[:-1][ok]``, when the caller has it; ``kept_old`` and
+    ``runs``: ``flatnonzero(ok)`` and the runs of it to ``new`` (see :func:`~spatialobs.canvas.rowmaps.runs`), with ``new``;
+    ``differ``: whether each kept row's box changed (:func:`~spatialobs.canvas.rowmaps.rows_differ`),
+    with them; ``dirty``: the dirty rows' mask (:func:`_dirty_rows`), when the caller has it."""
+    pg, opg = st.pg, old.pg
+    n = len(pg.ids)
+    if new is None or kept_old is None:
+        kept_old = np.flatnonzero(ok)
+        new = omap[:-1][ok]  # new page row of each kept old row
+        runs = map_runs(kept_old, new)
+        differ = None
+    if dirty is None:
+        if differ is None:
+            differ = rows_differ(opg.boxes, kept_old, pg.boxes, new, runs)
+        dirty = _dirty_rows(pg, fresh, new, differ, rec, shifted, rebound_rows)
     at = np.flatnonzero(dirty[new])  # the kept rows that are dirty, by position among the kept
     gone = ~ok
     before = np.concatenate([opg.boxes[kept_old[at]], opg.boxes[gone]])
