@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 from spatialobs.screen.drivers.base import DriverFault, DriverUnavailable
 
-__all__ = ["Session", "missing_programs", "kill_group", "log_tail"]
+__all__ = ["Session", "missing_programs", "kill_group", "log_tail", "reap_orphans"]
 
 BUS_LAUNCHER = ("/usr/libexec/at-spi-bus-launcher", "/usr/lib/at-spi2-core/at-spi-bus-launcher",
                 "/usr/lib/at-spi2/at-spi-bus-launcher")
@@ -123,6 +123,83 @@ def alive(proc: "subprocess.Popen[bytes]") -> bool:
     return proc.poll() is None
 
 
+#: The file in a session's folder that names the process owning it: its pid and start time
+#: (see :func:`reap_orphans`).
+_OWNER = "owner"
+_PREFIX = "spatialobs-session-"
+
+
+def _start_time(pid: int) -> Optional[str]:
+    """The start time of process ``pid`` (field 22 of ``/proc/PID/stat``), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2:].split()[19]  # (the name, in parentheses, may hold spaces)
+
+
+def reap_orphans(root: Optional[str] = None) -> int:
+    """Stop what sessions whose owner died without closing them left running, and remove their folders.
+
+    A killed process closes nothing. Its direct children die with it (the parent-death signal),
+    but the AT-SPI bus launcher's ``dbus-daemon`` is a grandchild in a session of its own and
+    runs on. A session folder is an orphan when the process named in its ``owner`` file is
+    gone: the processes whose command line or environment names the folder are killed and the
+    folder is removed. A folder without the file (half made, or another user's) is left alone. Linux
+    (``/proc``) only.
+
+    Parameters
+    ----------
+    root : str, optional
+        The folder holding the session folders (default: the system's temporary folder).
+
+    Returns
+    -------
+    int
+        The number of orphaned session folders reaped.
+    """
+    if not os.path.isdir("/proc"):
+        return 0
+    root = root or tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(_PREFIX)]
+    except OSError:
+        return 0
+    orphans = []
+    for n in names:
+        folder = os.path.join(root, n)
+        try:
+            with open(os.path.join(folder, _OWNER), encoding="ascii") as f:
+                pid_s, started = f.read().split()
+            pid = int(pid_s)
+        except (OSError, ValueError):
+            continue
+        if _start_time(pid) != started:
+            orphans.append(folder)
+    if not orphans:
+        return 0
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:  # (a process the launcher's bus started names the folder in its environment only)
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read().decode("utf-8", "replace")
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                cmd += f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if any(folder + os.sep in cmd for folder in orphans):
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    for folder in orphans:
+        shutil.rmtree(folder, ignore_errors=True)
+    return len(orphans)
+
+
 def _read_line(fd: int, timeout: float, what: str) -> str:
     import select
 
@@ -153,7 +230,10 @@ class Session:
         if missing:
             raise DriverUnavailable(f"missing system programs: {', '.join(missing)} (see the README's apt line)")
         self.width, self.height = width, height
-        self.tmp = tempfile.mkdtemp(prefix="spatialobs-session-")
+        reap_orphans()  # what killed owners' sessions left behind
+        self.tmp = tempfile.mkdtemp(prefix=_PREFIX)
+        with open(os.path.join(self.tmp, _OWNER), "w", encoding="ascii") as f:
+            f.write(f"{os.getpid()} {_start_time(os.getpid())}\n")
         self._procs: List["subprocess.Popen[bytes]"] = []
         self._closed = False
         self._fb: Optional[Tuple["np.ndarray", int]] = None
