@@ -48,7 +48,7 @@ def test_an_append_orders_as_the_scatter(n0, data):
     order = np.empty(n, np.int64)
     order[paint] = np.arange(n)
     got = D._positions_shifted(order0, new_at)
-    runs = len(D._runs_of(sorted(new_at.tolist())))
+    runs = len(D._runs_of(np.sort(new_at)))
     if runs > D._FEW_RUNS:
         assert got is None
     else:
@@ -67,7 +67,7 @@ def test_a_removal_renumbers_as_the_cumulative_sum(n, data):
     # positions left after taking ``gone`` out, as the scatter of the remaining order gives them
     pos = np.flatnonzero(kept)
     got = D._positions_removed(pos, gone)
-    if len(D._runs_of(gone.tolist())) > D._FEW_RUNS:
+    if len(D._runs_of(gone)) > D._FEW_RUNS:
         assert got is None
     else:
         assert got is not None and got.tolist() == list(range(len(pos)))
@@ -77,5 +77,6 @@ def test_a_removal_renumbers_as_the_cumulative_sum(n, data):
 
 
 def test_runs_of_sorted_rows():
-    assert D._runs_of([]) == []
-    assert D._runs_of([1, 2, 3, 7, 9, 10]) == [(1, 4), (7, 8), (9, 11)]
+    assert D._runs_of(np.zeros(0, np.int64)) == []
+    assert D._runs_of(np.array([5])) == [(5, 6)]
+    assert D._runs_of(np.array([1, 2, 3, 7, 9, 10])) == [(1, 4), (7, 8), (9, 11)]

@@ -178,6 +178,15 @@ cdef inline int64_t _cut(int64_t[::1] cuts, Py_ssize_t nc, Py_ssize_t k, Py_ssiz
     return nc + 1
 
 
+cdef object _runs_out(cuts_out, Py_ssize_t nc, Py_ssize_t k, Py_ssize_t limit):
+    # the cuts of ``k`` rows (``nc`` of them made, the first 0) closed by ``k``, or None past ``limit``
+    # (no rows: the one cut 0)
+    if nc > limit:
+        return None
+    cuts_out[nc] = k
+    return cuts_out[:nc + (k > 0)].copy()
+
+
 def map_rows(const int64_t[::1] newrow, const int64_t[::1] canvas_rows, const int64_t[::1] page_pos,
              Py_ssize_t n, Py_ssize_t max_runs):
     """An earlier page version's rows carried to a later one, in one pass (see ``rowmaps.map_rows``).
@@ -222,11 +231,7 @@ def map_rows(const int64_t[::1] newrow, const int64_t[::1] canvas_rows, const in
         prev_i, prev_p = i, p
         k += 1
     omap[m] = -1
-    runs = None
-    if nc <= limit:  # (no rows: the one cut 0)
-        cuts[nc] = k
-        runs = cuts_out[:nc + (k > 0)].copy()
-    return omap_out, nk_out[:k], ko_out[:k], k == m, runs, is_new_out
+    return omap_out, nk_out[:k], ko_out[:k], k == m, _runs_out(cuts_out, nc, k, limit), is_new_out
 
 
 def solid_rows(const unsigned char[::1] solid, const int64_t[::1] omap, const int64_t[::1] old_sub,
@@ -280,11 +285,7 @@ def solid_rows(const unsigned char[::1] solid, const int64_t[::1] omap, const in
         skp[k] = s
         prev_j, prev_s = j, s
         k += 1
-    runs = None
-    if nc <= limit:  # (no rows: the one cut 0)
-        cuts[nc] = k
-        runs = cuts_out[:nc + (k > 0)].copy()
-    return sub_out, subpos_out, smap_out, kp_out[:k], skp_out[:k], runs, added_out[:na]
+    return sub_out, subpos_out, smap_out, kp_out[:k], skp_out[:k], _runs_out(cuts_out, nc, k, limit), added_out[:na]
 
 
 def rows_differ(const double[:, ::1] a, const int64_t[::1] src, const double[:, ::1] b, const int64_t[::1] dst):

@@ -1463,15 +1463,14 @@ _MAX_APPENDED = 64
 _FEW_RUNS = 8
 
 
-def _runs_of(sorted_rows: List[int]) -> List[Tuple[int, int]]:
-    """``sorted_rows`` (increasing, distinct) as runs ``[a, b)`` of consecutive values."""
-    out: List[Tuple[int, int]] = []
-    for r in sorted_rows:
-        if out and out[-1][1] == r:
-            out[-1] = (out[-1][0], r + 1)
-        else:
-            out.append((r, r + 1))
-    return out
+def _runs_of(rows: np.ndarray) -> List[Tuple[int, int]]:
+    """``rows`` (increasing, distinct integers) as runs ``[a, b)`` of consecutive values."""
+    if not len(rows):
+        return []
+    cut = np.flatnonzero(np.diff(rows) != 1)
+    starts = np.concatenate([rows[:1], rows[cut + 1]]).tolist()
+    ends = (np.concatenate([rows[cut], rows[-1:]]) + 1).tolist()
+    return list(zip(starts, ends))
 
 
 def _paint_inserted(paint0: np.ndarray, new_at: np.ndarray, first_new: int) -> np.ndarray:
@@ -1518,25 +1517,25 @@ def _positions_shifted(pos: np.ndarray, inserted: np.ndarray, out: Optional[np.n
     (distinct): each ``q`` becomes ``q + #{j : q >= a_j - j}`` over the sorted ``a``; written into
     ``out`` (a new array when None). None beyond :data:`_FEW_RUNS` runs of inserted positions
     (``out`` untouched)."""
-    a = np.sort(inserted)
-    # a_j - j is non-decreasing, equal along a run of consecutive inserted positions: one pass per run
-    groups: List[Tuple[int, int]] = []  # (threshold, entries inserted there)
-    for t in (a - np.arange(len(a))).tolist():
-        if groups and groups[-1][0] == t:
-            groups[-1] = (t, groups[-1][1] + 1)
-        else:
-            groups.append((t, 1))
-    if len(groups) > _FEW_RUNS:
+    runs = _runs_of(np.sort(inserted))
+    if len(runs) > _FEW_RUNS:
         return None
-    return _plus_steps(pos, groups, out)
+    # a_j - j is equal along a run of consecutive inserted positions (and grows from run to run):
+    # one step per run, its first position less the entries inserted before it
+    steps: List[Tuple[int, int]] = []
+    before = 0
+    for a, b in runs:
+        steps.append((a - before, b - a))
+        before += b - a
+    return _plus_steps(pos, steps, out)
 
 
 def _rows_renumbered(n: int, gone: np.ndarray) -> np.ndarray:
     """The new number of each of ``n`` rows after the rows ``gone`` (increasing) are removed, -1 for
     those: ``cumsum(kept) - 1`` with -1 at ``gone``, by a pass per run of removed rows when they
     form at most :data:`_FEW_RUNS`."""
-    runs = _runs_of(gone.tolist()) if len(gone) <= 64 * _FEW_RUNS else []
-    if not len(gone) or not runs or len(runs) > _FEW_RUNS:
+    runs = _runs_of(gone)
+    if len(runs) > _FEW_RUNS:
         kept = np.ones(n, dtype=bool)
         kept[gone] = False
         newpos = np.cumsum(kept) - 1
@@ -1553,8 +1552,8 @@ def _positions_removed(pos: np.ndarray, removed: np.ndarray) -> Optional[np.ndar
     """The positions ``pos`` (none of them removed; a new array) after the positions ``removed``
     (increasing) are taken out: each ``q`` becomes ``q - #{r in removed : r < q}``; None beyond
     :data:`_FEW_RUNS` runs of removed positions."""
-    runs = _runs_of(removed.tolist()) if len(removed) <= 64 * _FEW_RUNS else []
-    if len(removed) and (not runs or len(runs) > _FEW_RUNS):
+    runs = _runs_of(removed)
+    if len(runs) > _FEW_RUNS:
         return None
     return _plus_steps(pos, [(b, a - b) for a, b in runs])
 
