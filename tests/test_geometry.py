@@ -238,6 +238,20 @@ def test_reading_order_matches_oracle(boxes, row_tol):
     assert sorted(rank.tolist()) == list(range(len(boxes)))
 
 
+@given(st.lists(st.tuples(_extreme, _extreme, _extreme, _extreme), max_size=30), st.sampled_from([0.0, 1.0, 1e300]))
+def test_reading_order_matches_oracle_at_extremes(rows, row_tol):
+    # the kernel sorts integer keys of the centres and left edges: signed zeros tie as the doubles
+    # do, subnormals and centres that overflow to infinity keep their order
+    boxes = np.array([(min(a, c), min(b, d), max(a, c), max(b, d)) for a, b, c, d in rows], dtype=np.float64).reshape(-1, 4)
+    assert g.reading_order(boxes, row_tol).tolist() == ref.reading_order(boxes.tolist(), row_tol)
+
+
+def test_reading_order_ties_signed_zeros_as_equal():
+    # centres -0.0 and +0.0 are one row and the left edges -0.0 and +0.0 tie, so the index decides
+    boxes = np.array([[0.0, 0.0, 1.0, 0.0], [-0.0, -0.0, 1.0, -0.0], [-1.0, -1.0, 2.0, 1.0]])
+    assert g.reading_order(boxes, 0.0).tolist() == ref.reading_order(boxes.tolist(), 0.0) == [1, 2, 0]
+
+
 @given(box_arrays(max_size=80), lattice_box(span=14, max_size=12), st.sampled_from([2, 3, 16, 64]))
 def test_box_index_matches_oracle(boxes, q, node_size):
     ix = g.BoxIndex(boxes, node_size=node_size)

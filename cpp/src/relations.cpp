@@ -935,8 +935,12 @@ void alignment_masks(const double* boxes, std::size_t n, double tol, const std::
   }
 }
 
-// Flattened: in the core's unity build (one translation unit) GCC stopped inlining std::sort's
-// comparisons here, which made 10^3 boxes take ~42 us instead of ~24 us (benchmarks/README.md).
+// Sorted on integer keys (detail::order_bits: the integers' order is the doubles', -0.0 as +0.0), so the
+// comparisons are integer compares: with double compares (a ucomisd and two conditional jumps each) the
+// time at 10^3 boxes moved between ~19 and ~36 us with where the linker placed the sort's loop (the
+// same core object linked beside other binding code; benchmarks/README.md, "Build time"). The order is
+// the same: (centre y, x0, index) and, within a row, (x0, centre y, index), each a total order.
+// Flattened: in the core's unity build GCC stopped inlining std::sort's comparisons here.
 #if defined(__GNUC__)
 __attribute__((flatten))
 #endif
@@ -944,25 +948,24 @@ std::vector<std::int64_t> reading_order(const double* boxes, std::size_t n, doub
   check_boxes(boxes, n);
   detail::check_tolerance(row_tol, "row_tol");
   struct Item {
-    double cy, x0;
-    std::size_t id;
-    bool operator<(const Item& o) const {
-      if (cy != o.cy) return cy < o.cy;
-      if (x0 != o.x0) return x0 < o.x0;
-      return id < o.id;
-    }
+    std::uint64_t cy, x0, id;  // order_bits of the centre's y and of x0
   };
   std::vector<Item> items(n);
   for (std::size_t i = 0; i < n; ++i) {
     const Rect r = rect_at(boxes, i);
-    items[i] = Item{(r.y0 + r.y1) * 0.5, r.x0, i};
+    items[i] = Item{detail::order_bits((r.y0 + r.y1) * 0.5), detail::order_bits(r.x0), i};
   }
-  std::sort(items.begin(), items.end());
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    if (a.cy != b.cy) return a.cy < b.cy;
+    if (a.x0 != b.x0) return a.x0 < b.x0;
+    return a.id < b.id;
+  });
   std::vector<std::int64_t> rank(n);
   std::int64_t next = 0;
   for (std::size_t s = 0; s < n;) {
+    const double top = detail::from_order_bits(items[s].cy);
     std::size_t e = s + 1;
-    while (e < n && items[e].cy - items[s].cy <= row_tol) ++e;
+    while (e < n && detail::from_order_bits(items[e].cy) - top <= row_tol) ++e;
     std::sort(items.begin() + static_cast<std::ptrdiff_t>(s), items.begin() + static_cast<std::ptrdiff_t>(e),
               [](const Item& a, const Item& b) {
                 if (a.x0 != b.x0) return a.x0 < b.x0;
