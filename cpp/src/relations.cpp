@@ -938,9 +938,11 @@ void alignment_masks(const double* boxes, std::size_t n, double tol, const std::
 // Sorted on integer keys (detail::order_bits: the integers' order is the doubles', -0.0 as +0.0), so the
 // comparisons are integer compares: with double compares (a ucomisd and two conditional jumps each) the
 // time at 10^3 boxes moved between ~19 and ~36 us with where the linker placed the sort's loop (the
-// same core object linked beside other binding code; benchmarks/README.md, "Build time"). The order is
-// the same: (centre y, x0, index) and, within a row, (x0, centre y, index), each a total order.
-// Flattened: in the core's unity build GCC stopped inlining std::sort's comparisons here.
+// same core object linked beside other binding code; benchmarks/README.md, "Each part of the build
+// alone on an idle machine"). The order is the same: (centre y, x0, index) and, within a row,
+// (x0, centre y, index), each a total order.
+// Flattened, as since the unity build was first found slower here (then put down to std::sort's
+// comparisons not being inlined; the layout effect above is the likelier cause, not measured apart).
 #if defined(__GNUC__)
 __attribute__((flatten))
 #endif
