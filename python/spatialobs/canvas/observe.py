@@ -58,7 +58,7 @@ from spatialobs.canvas.rowmaps import (_pairs_view, map_rows, put_rows, reparent
                                        solid_rows)
 from spatialobs.canvas.document.records import Viewport
 from spatialobs.canvas.document.shapes import arrow_terminals
-from spatialobs.canvas.paint import (OCCLUSION_MODES, box_polygon, clip_convex, local_outline, along_stroke, fills_area, paints_interior,
+from spatialobs.canvas.paint import (OCCLUSION_MODES, box_polygon, clip_convex, local_outline, fills_area, paints_interior,
                                      straight_segment_kept, stroke_and_heads, to_page)
 
 __all__ = ["observe", "Observation", "GUIDE", "CONNECTOR_TYPES", "RELATION_TYPES", "KEPT_FOR", "BYTES_PER_TOKEN",
@@ -1180,26 +1180,66 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
     if asked is not None:
         keep &= asked[conn[ca]]
     ca, ch = ca[keep], ch[keep]
-    t = _ON_STROKE
-    heads: Dict[int, Tuple[float, float, float]] = {}  # stroke and heads of each covering connector, read once
+    if not len(ca):
+        return
+    # each connector's segment read once: the lower ones' first, then their covers' (those of the
+    # pairs whose lower one has a segment)
+    seg_at = np.full((len(conn), 4), np.nan)
+    low = np.zeros(len(conn), bool)
     for a in unique(ca).tolist():
-        i = int(conn[a])
-        hit = [int(conn[h]) for h in ch[ca == a].tolist()]
-        if seg(i) is None:
+        sa = seg(int(conn[a]))
+        if sa is not None:
+            seg_at[a] = sa
+            low[a] = True
+    pick = low[ca]
+    ca, ch = ca[pick], ch[pick]
+    # per cover with a segment of some length: its length (math.hypot, as along_stroke), half stroke
+    # and heads' reach
+    cover = np.zeros(len(conn), bool)
+    length = np.zeros(len(conn))
+    half = np.zeros(len(conn))
+    h_start = np.zeros(len(conn))
+    h_end = np.zeros(len(conn))
+    t = _ON_STROKE
+    for j in unique(ch).tolist():
+        sj = seg(int(conn[j]))
+        if sj is None:
             continue
-        si = seg(i)
-        assert si is not None
-        for j in hit:
-            sj = seg(j)
-            if sj is None:
-                continue
-            got = heads.get(j)
-            if got is None:
-                got = heads[j] = stroke_and_heads(canvas._nodes[pg.ids[int(rows[j])]])
-            sw, hs, he = got
-            if along_stroke(si, sj, max(t, sw / 2), hs, he):
-                out[i] = rows[j]
-                break
+        L = math.hypot(sj[2] - sj[0], sj[3] - sj[1])
+        if L == 0:
+            continue  # (along_stroke: a stroke of no length covers nothing)
+        seg_at[j] = sj
+        cover[j] = True
+        length[j] = L
+        sw, hs, he = stroke_and_heads(canvas._nodes[pg.ids[int(rows[conn[j]])]])
+        half[j], h_start[j], h_end[j] = max(t, sw / 2), hs, he
+    pick = cover[ch]
+    ca, ch = ca[pick], ch[pick]
+    if not len(ca):
+        return
+    on = _along_strokes(seg_at[ca], seg_at[ch], length[ch], half[ch], h_start[ch], h_end[ch])
+    # the first cover in pair order of each connector on one
+    hit_a, first = np.unique(ca[on], return_index=True)
+    if len(hit_a):
+        out[conn[hit_a]] = rows[conn[ch[on][first]]]
+
+
+def _along_strokes(seg: np.ndarray, cover: np.ndarray, length: np.ndarray, half: np.ndarray,
+                   head_start: np.ndarray, head_end: np.ndarray) -> np.ndarray:
+    """:func:`~spatialobs.canvas.paint.along_stroke` for many pairs (rows of ``seg`` and ``cover``,
+    ``(k, 4)``), each cover's length given (``math.hypot`` of its extent, not 0): the same
+    operations in the same order on the same doubles, so the same answers."""
+    ax, ay, bx, by = cover[:, 0], cover[:, 1], cover[:, 2], cover[:, 3]
+    with np.errstate(all="ignore"):
+        ux, uy = (bx - ax) / length, (by - ay) / length
+        lo = -head_start - half
+        hi = length + head_end + half
+        ok = np.ones(len(seg), bool)
+        for px, py in ((seg[:, 0], seg[:, 1]), (seg[:, 2], seg[:, 3])):
+            t = (px - ax) * ux + (py - ay) * uy
+            n = np.abs(-(px - ax) * uy + (py - ay) * ux)
+            ok &= ~((n > half) | (t < lo) | (t > hi))
+    return ok
 
 
 class _Above:

@@ -337,6 +337,11 @@ def straight_segment(canvas: Any, node_id: str,
     return (ax, ay, bx, by)
 
 
+#: Whether :func:`straight_segment_kept` reads the drawn ends of an arrow that the current
+#: derivation's compiled batch resolved (:func:`~spatialobs.canvas.document.arrows.resolved_ends`)
+#: rather than resolving it again; False: :func:`straight_segment` (the twin) for every arrow.
+DERIVED_ENDS = True
+
 #: Straight tldraw arrows' page segments by connector id: (the records the key names, the key,
 #: the segment); see :func:`straight_segment_kept`.
 _SEGMENTS: Dict[str, Tuple[Tuple[Any, ...], Tuple[Any, ...], Optional[Tuple[float, float, float, float]]]] = {}
@@ -382,6 +387,14 @@ def straight_segment_kept(canvas: Any, node_id: str,
         return straight_segment(canvas, node_id, terms)
     d = canvas._geometry()  # read here, not kept (see Canvas.geometry)
     row = d.row
+    if DERIVED_ENDS:
+        got = A.resolved_ends(d, row[node_id])
+        if got is not None:  # resolved by this version's derivation: its ends, not resolved again
+            if A._num(nd.props.get("bend"), 0.0) != 0.0 or nd.props.get("kind") == "elbow" or not got[4]:
+                return None  # (as straight_segment: an arc or an elbow is no segment, nor an invalid arrow)
+            xf = A._xf(d, row[node_id])
+            (ax, ay), (bx, by) = A._to_page(xf, (got[0], got[1])), A._to_page(xf, (got[2], got[3]))
+            return (ax, ay, bx, by)
     if terms is None:
         terms = canvas._terms_of(node_id)
     held: List[Any] = []

@@ -1287,6 +1287,43 @@ def resolve_bound(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any],
     return changed
 
 
+#: Most arrows resolved by a derivation's batches that :func:`resolved_ends` finds by a dict (more:
+#: by a column over the rows, made in one pass).
+_ENDS_BY_DICT = 2048
+
+
+def resolved_ends(d: Any, r: int) -> Optional[Tuple[float, float, float, float, bool]]:
+    """The drawn ends of arrow row ``r`` (arrow-local ``x0, y0, x1, y1``) and whether it is valid,
+    as a compiled batch of derivation ``d`` resolved it (the last batch, when several did), or
+    None when none of ``d``'s batches resolved it (it kept a cached result, or it was resolved
+    in Python). For a straight arrow these are the ``start`` and ``end`` of
+    :func:`resolve_arrow`'s geometry, bit for bit."""
+    batches = d.straight
+    if not batches:
+        return None
+    at = d.straight_at
+    if at is None:  # made once per derivation: the batch (+1) and position of each row resolved
+        if sum(len(rows) for rows, _, _ in batches) <= _ENDS_BY_DICT:  # (an edit's few arrows)
+            at = {r: (k + 1, i) for k, (rows, _, _) in enumerate(batches) for i, r in enumerate(rows)}
+        else:
+            at = np.zeros((len(d.ids), 2), np.int64)
+            for k, (rows, _, _) in enumerate(batches):
+                if len(rows):
+                    rr = np.asarray(rows, dtype=np.int64)
+                    at[rr, 0] = k + 1
+                    at[rr, 1] = np.arange(len(rr))
+        d.straight_at = at
+    if type(at) is dict:
+        k, i = at.get(r, (0, 0))
+    else:
+        k, i = at[r].tolist()
+    if not k:
+        return None
+    _, ends, valid = batches[k - 1]
+    x0, y0, x1, y1 = ends[i].tolist()
+    return x0, y0, x1, y1, bool(valid[i])
+
+
 _resolve_straight_arrows: Optional[Callable[..., Any]] = getattr(_core, "resolve_straight_arrows", None)
 
 #: Whether straight arrows without a label are resolved by the compiled kernel
@@ -1603,6 +1640,13 @@ class _StraightBatch:
         assert _resolve_straight_arrows is not None and _HYPOT_VARIANT is not None
         boxes, ends, valid = self._call(d, n, k, flat)
         self.ends, self.valid = ends, valid
+        # the drawn ends kept with a derivation (the segments the painted occlusion reads; a partial
+        # derivation of a few rows, as an op's resolution, keeps none)
+        if hasattr(d, "straight_at"):
+            if d.straight is None:
+                d.straight = []
+            d.straight.append((self.rows, ends, valid))
+            d.straight_at = None
         d.local[np.array(self.rows, dtype=np.int64)] = boxes
         # the cache keeps each box as a row of the batch's result (no float objects made)
         for r, key, box in zip(self.rows, self.keys, boxes):

@@ -83,6 +83,11 @@ class Derived:
     #: derivation out (``Canvas.geometry``) clears it. :data:`_PLAN` among them: the arrow plan's
     #: binding list and terminal maps, which the next derivation may then write in place.
     owned: FrozenSet[str] = frozenset()
+    #: the compiled arrow batches this derivation ran: per batch the rows it resolved, their drawn
+    #: ends (arrow-local ``x0, y0, x1, y1``) and validity (see :func:`~.arrows.resolved_ends`)
+    straight: Any = None
+    #: per row, the batch and position among :attr:`straight` that resolved it last (made on first use)
+    straight_at: Any = None
 
 
 _HALF_PI = math.pi / 2
