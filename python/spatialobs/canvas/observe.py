@@ -356,6 +356,10 @@ class _PageState:
     #: kinds per version, then moved in place from version to version
     lines: Optional[List[Optional[Tuple[np.ndarray, np.ndarray]]]] = None
     advanced: bool = False  # reached by :func:`_advance` from the previous version
+    #: the visibility label of every row (before occlusion) for one viewport box and near factor:
+    #: (viewport box, near factor, labels); see :func:`_labels_kept`. A later version carries them,
+    #: computed again for its rows whose box may have changed
+    labels: Optional[Tuple[Tuple[float, float, float, float], float, np.ndarray]] = None
 
     def bindings_by_target(self) -> np.ndarray:
         """Positions of the bindings ordered by target row (stable), computed once per bindings."""
@@ -864,7 +868,7 @@ def _view(st: _PageState, p: _Params, canvas: Optional[Canvas] = None) -> _View:
     """Visibility of every row (one linear kernel); occlusion and reading order among the rows in view."""
     pg, solid = st.pg, st.solid
     n = len(pg.ids)
-    labels = G.visibility_labels(pg.boxes, p.vbox, p.near_factor)
+    labels = _labels_kept(st, p)
     shown = np.flatnonzero(labels != G.OFFSCREEN_FAR)
     code = labels[shown]
     rows = shown[(code == G.VISIBLE) | (code == G.PARTIAL)]
@@ -887,6 +891,36 @@ def _view(st: _PageState, p: _Params, canvas: Optional[Canvas] = None) -> _View:
     in_view = np.zeros(n, bool)
     in_view[rows] = True
     return _View(solid, labels, pg.boxes, p.vbox, rows, occ, reading, partial, near_rows, in_view)
+
+
+def _labels_kept(st: _PageState, p: _Params) -> np.ndarray:
+    """The visibility label of every row of ``st``'s page for ``p``'s viewport (a new array the caller
+    may write): kept per page version for the last viewport asked, and carried to the next version
+    with its rows whose box may have changed labelled again (a label reads its own box alone)."""
+    memo = st.labels
+    if memo is None or memo[0] != p.vbox or memo[1] != p.near_factor:
+        memo = st.labels = (p.vbox, p.near_factor, G.visibility_labels(st.pg.boxes, p.vbox, p.near_factor))
+    return memo[2].copy()
+
+
+def _carry_labels(st: _PageState, old: _PageState, again: np.ndarray, new: Optional[np.ndarray] = None,
+                  kept_old: Optional[np.ndarray] = None, runs: Optional[np.ndarray] = None) -> None:
+    """Give ``st`` the labels kept by ``old`` (its previous version, used up: the array is taken over or
+    read once), with the rows ``again`` (``st``'s page rows) labelled again. ``new``, ``kept_old`` and
+    ``runs``: the row map when the rows were renumbered (each kept row's new row, its old row, and the
+    runs between them, as :func:`~spatialobs.canvas.rowmaps.put_rows` reads them); None: the same rows."""
+    memo = old.labels
+    if memo is None:
+        return
+    vbox, near, lab = memo
+    if new is not None:
+        out = np.full(len(st.pg.ids), -1, np.int8)  # (every row is kept or in ``again``)
+        put_rows(out, new, lab, kept_old, runs)  # type: ignore[arg-type]
+        lab = out
+    if len(again):
+        lab[again] = G.visibility_labels(np.ascontiguousarray(st.pg.boxes[again]), vbox, near)
+    st.labels = (vbox, near, lab)
+    old.labels = None
 
 
 #: Whether a node paints its interior, by what :func:`~spatialobs.canvas.paint.paints_interior`
@@ -1605,6 +1639,8 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         return None
     st = _PageState(pg, old.solid, old.bindings, old.binding_writes, old.index, old.index_boxes, old.stale)
     st.sub, st.sb, st.bound_end, st.subpos = sub, sb, old.bound_end, old.subpos
+    if reached_pos is not None:  # (else every row was read again: labelled afresh when asked)
+        _carry_labels(st, old, reached_pos)
     st.n_children, st.by_target = old.n_children, old.by_target
     st.index_map = old.index_map
     if old.index is not None:
@@ -1852,6 +1888,7 @@ def _reshape(canvas: Canvas, old: _PageState, newrow: np.ndarray, rec: Optional[
             col[pr[pr >= 0]] = -1
         st.paints = (old.paints[0], col)
     dirty = _dirty_rows(pg, fresh, new_of_kept, differ, rec, shifted, rebound_rows)
+    _carry_labels(st, old, np.concatenate([fresh, new_of_kept[differ]]), new_of_kept, kept_old, kruns)
     # unbound arrow ends: carried, read again for new arrows and arrows whose record changed
     e = old.ends
     er = omap[e.rows]
