@@ -177,6 +177,21 @@ def test_stacked_arrows_are_marked_as_the_naive_observation_marks_them(k, seed, 
 
 
 @pytest.mark.generated
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(2, 30), seed=st.integers(0, 10**6))
+def test_the_pairs_one_by_one_and_at_once_mark_the_same_covers(k, seed):
+    c = stacked(k, seed)
+    p, s, rows, no_occ = _rows(c)
+    got = []
+    for limit in (0, 10**9):  # every page through the pairs at once, then one by one
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(OBS, "_STROKE_PAIRS_LOOP", limit)
+            s.segments.clear()
+            got.append(OBS._painted_occluders(c, s, rows, no_occ, p).tolist())
+    assert got[0] == got[1]
+
+
+@pytest.mark.generated
 def test_a_pile_of_arrows_marks_each_lower_one_by_its_first_cover():
     c = stacked(30, 1)
     p, s, rows, no_occ = _rows(c)

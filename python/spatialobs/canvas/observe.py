@@ -58,8 +58,8 @@ from spatialobs.canvas.rowmaps import (_pairs_view, map_rows, put_rows, reparent
                                        solid_rows)
 from spatialobs.canvas.document.records import Viewport
 from spatialobs.canvas.document.shapes import arrow_terminals
-from spatialobs.canvas.paint import (OCCLUSION_MODES, box_polygon, clip_convex, local_outline, fills_area, paints_interior,
-                                     straight_segment_kept, stroke_and_heads, to_page)
+from spatialobs.canvas.paint import (OCCLUSION_MODES, along_stroke, box_polygon, clip_convex, fills_area, local_outline,
+                                     paints_interior, straight_segment_kept, stroke_and_heads, to_page)
 
 __all__ = ["observe", "Observation", "GUIDE", "CONNECTOR_TYPES", "RELATION_TYPES", "KEPT_FOR", "BYTES_PER_TOKEN",
            "resolve_viewport"]
@@ -1165,6 +1165,10 @@ def _meeting_above(a: np.ndarray, a_rank: np.ndarray, b: np.ndarray, b_rank: np.
     return out
 
 
+#: Most candidate pairs :func:`_strokes_on_strokes` tests one by one in Python (more: at once, by
+#: :func:`_along_strokes`, which reads every cover's segment; below, numpy's per-call costs dominate).
+_STROKE_PAIRS_LOOP = 64
+
 #: Distance (page units, *ours*) within which a straight connector lies on another's stroke:
 #: half the thinnest stroke either editor draws a connector with.
 _ON_STROKE = 1.0
@@ -1216,42 +1220,75 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
     ca, ch = ca[keep], ch[keep]
     if not len(ca):
         return
+    if len(ca) <= _STROKE_PAIRS_LOOP:  # a few pairs: one by one, each cover read as its turn comes
+        t = _ON_STROKE
+        heads: Dict[int, Tuple[float, float, float]] = {}
+        for a, h in zip(ca.tolist(), ch.tolist()):
+            i, j = int(conn[a]), int(conn[h])
+            if out[i] >= 0:
+                continue  # (marked by an earlier cover in pair order)
+            si = seg(i)
+            if si is None:
+                continue
+            sj = seg(j)
+            if sj is None:
+                continue
+            got = heads.get(j)
+            if got is None:
+                got = heads[j] = stroke_and_heads(canvas._nodes[pg.ids[int(rows[j])]])
+            sw, hs, he = got
+            if along_stroke(si, sj, max(t, sw / 2), hs, he):
+                out[i] = rows[j]
+        return
     # each connector's segment read once: the lower ones' first, then their covers' (those of the
-    # pairs whose lower one has a segment)
-    seg_at = np.full((len(conn), 4), np.nan)
-    low = np.zeros(len(conn), bool)
+    # pairs whose lower one has a segment); plain lists, made into columns once
+    conn_l = conn.tolist()
+    low_at: List[int] = []
+    low_seg: List[Tuple[float, float, float, float]] = []
     for a in unique(ca).tolist():
-        sa = seg(int(conn[a]))
+        sa = seg(conn_l[a])
         if sa is not None:
-            seg_at[a] = sa
-            low[a] = True
+            low_at.append(a)
+            low_seg.append(sa)
+    if not low_at:
+        return
+    low = np.zeros(len(conn), bool)
+    low[low_at] = True
     pick = low[ca]
     ca, ch = ca[pick], ch[pick]
     # per cover with a segment of some length: its length (math.hypot, as along_stroke), half stroke
     # and heads' reach
-    cover = np.zeros(len(conn), bool)
-    length = np.zeros(len(conn))
-    half = np.zeros(len(conn))
-    h_start = np.zeros(len(conn))
-    h_end = np.zeros(len(conn))
+    cov_at: List[int] = []
+    cov_seg: List[Tuple[float, float, float, float]] = []
+    cov_reach: List[Tuple[float, float, float, float]] = []  # length, half stroke, heads' reach at start, end
     t = _ON_STROKE
+    nodes, ids = canvas._nodes, pg.ids
     for j in unique(ch).tolist():
-        sj = seg(int(conn[j]))
+        sj = seg(conn_l[j])
         if sj is None:
             continue
         L = math.hypot(sj[2] - sj[0], sj[3] - sj[1])
         if L == 0:
             continue  # (along_stroke: a stroke of no length covers nothing)
-        seg_at[j] = sj
-        cover[j] = True
-        length[j] = L
-        sw, hs, he = stroke_and_heads(canvas._nodes[pg.ids[int(rows[conn[j]])]])
-        half[j], h_start[j], h_end[j] = max(t, sw / 2), hs, he
+        sw, hs, he = stroke_and_heads(nodes[ids[int(rows[conn_l[j]])]])
+        cov_at.append(j)
+        cov_seg.append(sj)
+        cov_reach.append((L, max(t, sw / 2), hs, he))
+    if not cov_at:
+        return
+    seg_at = np.full((len(conn), 4), np.nan)
+    seg_at[low_at] = low_seg
+    seg_at[cov_at] = cov_seg  # (a connector both lower and cover: the same segment)
+    reach = np.zeros((len(conn), 4))
+    reach[cov_at] = cov_reach
+    cover = np.zeros(len(conn), bool)
+    cover[cov_at] = True
     pick = cover[ch]
     ca, ch = ca[pick], ch[pick]
     if not len(ca):
         return
-    on = _along_strokes(seg_at[ca], seg_at[ch], length[ch], half[ch], h_start[ch], h_end[ch])
+    cr = reach[ch]
+    on = _along_strokes(seg_at[ca], seg_at[ch], cr[:, 0], cr[:, 1], cr[:, 2], cr[:, 3])
     # the first cover in pair order of each connector on one
     hit_a, first = np.unique(ca[on], return_index=True)
     if len(hit_a):

@@ -34,6 +34,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from spatialobs.canvas.document.arrows import _target_outline
+from spatialobs.canvas.document.sanitize import is_mapping
 
 __all__ = ["paints_interior", "fills_area", "fill_alpha", "local_outline", "to_page", "clip_convex", "box_polygon",
            "straight_segment", "straight_segment_kept", "stroke_and_heads", "along_stroke", "OCCLUSION_MODES"]
@@ -316,6 +317,8 @@ def straight_segment(canvas: Any, node_id: str,
     xf = A._xf(d, r)
     pts = nd.props.get("points")
     if isinstance(pts, list) or (nd.type == "line" and isinstance(pts, Mapping)):
+        if _over_two_points(pts):
+            return None  # (no straight segment: the points are not read)
         lp = A._line_points(nd.props)
         if len(lp) != 2 or (nd.type == "line" and nd.props.get("spline") == "cubic" and len(lp) > 2):
             return None
@@ -335,6 +338,26 @@ def straight_segment(canvas: Any, node_id: str,
         return None
     (ax, ay), (bx, by) = A._to_page(xf, g.start), A._to_page(xf, g.end)
     return (ax, ay, bx, by)
+
+
+def _over_two_points(pts: Any) -> bool:
+    """Whether a connector's ``points`` (a list, or a mapping of tldraw line points) hold more than
+    two entries that :func:`~spatialobs.canvas.document.arrows._line_points` keeps as points: a
+    mapping or a sequence of at least two values in a list, a mapping in a mapping. Stops at the third."""
+    k = 0
+    if isinstance(pts, list):
+        for v in pts:
+            if is_mapping(v) or (isinstance(v, (list, tuple)) and len(v) >= 2):
+                k += 1
+                if k > 2:
+                    return True
+        return False
+    for v in pts.values():
+        if is_mapping(v):
+            k += 1
+            if k > 2:
+                return True
+    return False
 
 
 #: Whether :func:`straight_segment_kept` reads the drawn ends of an arrow that the current
