@@ -88,6 +88,7 @@ __all__ = [
     "nearest_on_polyline",
     "arc_vertices",
     "resolve_bound",
+    "resolved_ends",
     "arrow_geometry",
     "arrow_ends",
     "page_terminals",
@@ -1293,11 +1294,26 @@ _ENDS_BY_DICT = 2048
 
 
 def resolved_ends(d: Any, r: int) -> Optional[Tuple[float, float, float, float, bool]]:
-    """The drawn ends of arrow row ``r`` (arrow-local ``x0, y0, x1, y1``) and whether it is valid,
-    as a compiled batch of derivation ``d`` resolved it (the last batch, when several did), or
-    None when none of ``d``'s batches resolved it (it kept a cached result, or it was resolved
-    in Python). For a straight arrow these are the ``start`` and ``end`` of
-    :func:`resolve_arrow`'s geometry, bit for bit."""
+    """The drawn ends of an arrow as its derivation's compiled batch resolved it.
+
+    For a straight arrow these are the ``start`` and ``end`` of :func:`resolve_arrow`'s
+    geometry, bit for bit; the observation reads them instead of resolving the arrow again.
+
+    Parameters
+    ----------
+    d : Derived
+        A derivation (:class:`~spatialobs.canvas.document.derive.Derived`); its
+        :attr:`~spatialobs.canvas.document.derive.Derived.straight` batches are read.
+    r : int
+        The arrow's row in ``d``.
+
+    Returns
+    -------
+    tuple of (float, float, float, float, bool) or None
+        The arrow-local ``x0, y0, x1, y1`` of its ends and whether it is valid, from the last
+        of ``d``'s batches that resolved row ``r``; None when none did (the arrow kept a
+        cached result, or was resolved in Python).
+    """
     batches = d.straight
     if not batches:
         return None

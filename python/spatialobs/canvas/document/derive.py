@@ -84,7 +84,8 @@ class Derived:
     #: binding list and terminal maps, which the next derivation may then write in place.
     owned: FrozenSet[str] = frozenset()
     #: the compiled arrow batches this derivation ran: per batch the rows it resolved, their drawn
-    #: ends (arrow-local ``x0, y0, x1, y1``) and validity (see :func:`~.arrows.resolved_ends`)
+    #: ends (arrow-local ``x0, y0, x1, y1``) and validity (see
+    #: :func:`~spatialobs.canvas.document.arrows.resolved_ends`)
     straight: Any = None
     #: per row, the batch and position among :attr:`straight` that resolved it last (made on first use)
     straight_at: Any = None
