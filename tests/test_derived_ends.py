@@ -226,3 +226,15 @@ def test_along_strokes_is_along_stroke_for_every_pair(pairs, near):
                              np.array([r[4] for r in rows]), np.array([r[5] for r in rows]))
     want = [paint.along_stroke(r[0], r[1], r[3], r[4], r[5]) for r in rows]
     assert got.tolist() == want
+
+
+ENTRY = st.one_of(st.fixed_dictionaries({"x": st.floats(-10, 10), "y": st.floats(-10, 10)}),
+                  st.lists(st.floats(-10, 10), max_size=3), st.tuples(st.floats(-10, 10), st.floats(-10, 10)),
+                  st.none(), st.integers(), st.text(max_size=2))
+
+
+@pytest.mark.generated
+@settings(max_examples=300, deadline=None)
+@given(pts=st.one_of(st.lists(ENTRY, max_size=6), st.dictionaries(st.text(max_size=3), ENTRY, max_size=6)))
+def test_more_than_two_points_is_counted_as_line_points_keeps_them(pts):
+    assert A._over_two_line_points(pts) == (len(A._line_points({"points": pts})) > 2)

@@ -145,9 +145,14 @@ class _Trickler(threading.Thread):
                 sock.close()
 
 
+def _held(tricklers: List[_Trickler]) -> Dict[str, List[float]]:
+    """How long each connection of the tricklers of each kind was held before the server dropped it."""
+    return {how: [h for t in tricklers if t.how == how for h in t.holds] for how in ("head", "body", "mute")}
+
+
 def _dropped_at_limits(tricklers: List[_Trickler]) -> bool:
     """Whether a head trickler and a mute one were dropped, and a body trickler held for its whole body's limit."""
-    held = {how: [h for t in tricklers if t.how == how for h in t.holds] for how in ("head", "body", "mute")}
+    held = _held(tricklers)
     return bool(held["head"]) and bool(held["mute"]) and any(h > 12 * BODY - 0.5 for h in held["body"])
 
 
@@ -199,7 +204,7 @@ def test_slow_and_silent_clients_do_not_starve_normal_ones(tmp_path):
         assert len(holds) == SILENT and max(holds) < HEAD + 1, sorted(holds)[-5:]
         evicted = sum(1 for h in holds if h < HEAD - 0.5)
         assert evicted >= SILENT - CAP
-        held = {how: [h for t in tricklers if t.how == how for h in t.holds] for how in ("head", "body", "mute")}
+        held = _held(tricklers)
         # each trickler was evicted over the cap (while its head looked like a silent socket's) or dropped at its limit
         assert held["head"] and max(held["head"]) < HEAD + 1.2, held
         assert max(held["body"]) > 12 * BODY - 0.5 and max(held["body"]) < 12 * BODY + 1.2, held

@@ -33,8 +33,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from spatialobs.canvas.document.arrows import _target_outline
-from spatialobs.canvas.document.sanitize import is_mapping
+from spatialobs.canvas.document.arrows import _num, _target_outline
 
 __all__ = ["paints_interior", "fills_area", "fill_alpha", "local_outline", "to_page", "clip_convex", "box_polygon",
            "straight_segment", "straight_segment_kept", "stroke_and_heads", "along_stroke", "OCCLUSION_MODES"]
@@ -317,14 +316,14 @@ def straight_segment(canvas: Any, node_id: str,
     xf = A._xf(d, r)
     pts = nd.props.get("points")
     if isinstance(pts, list) or (nd.type == "line" and isinstance(pts, Mapping)):
-        if _over_two_points(pts):
+        if A._over_two_line_points(pts):
             return None  # (no straight segment: the points are not read)
         lp = A._line_points(nd.props)
         if len(lp) != 2 or (nd.type == "line" and nd.props.get("spline") == "cubic" and len(lp) > 2):
             return None
         (ax, ay), (bx, by) = (A._to_page(xf, p) for p in lp)
         return (ax, ay, bx, by)
-    if nd.type != "arrow" or A._num(nd.props.get("bend"), 0.0) != 0.0 or nd.props.get("kind") == "elbow":
+    if nd.type != "arrow" or not _unbent(nd):
         return None
     if terms is None:
         terms = {b.terminal: b for b in canvas._bindings.values() if b.from_id == node_id}
@@ -340,24 +339,9 @@ def straight_segment(canvas: Any, node_id: str,
     return (ax, ay, bx, by)
 
 
-def _over_two_points(pts: Any) -> bool:
-    """Whether a connector's ``points`` (a list, or a mapping of tldraw line points) hold more than
-    two entries that :func:`~spatialobs.canvas.document.arrows._line_points` keeps as points: a
-    mapping or a sequence of at least two values in a list, a mapping in a mapping. Stops at the third."""
-    k = 0
-    if isinstance(pts, list):
-        for v in pts:
-            if is_mapping(v) or (isinstance(v, (list, tuple)) and len(v) >= 2):
-                k += 1
-                if k > 2:
-                    return True
-        return False
-    for v in pts.values():
-        if is_mapping(v):
-            k += 1
-            if k > 2:
-                return True
-    return False
+def _unbent(nd: Any) -> bool:
+    """Whether a tldraw arrow's record draws it straight when it is valid: no bend, not an elbow."""
+    return _num(nd.props.get("bend"), 0.0) == 0.0 and nd.props.get("kind") != "elbow"
 
 
 #: Whether :func:`straight_segment_kept` reads the drawn ends of an arrow that the current
@@ -413,7 +397,7 @@ def straight_segment_kept(canvas: Any, node_id: str,
     if DERIVED_ENDS:
         got = A.resolved_ends(d, row[node_id])
         if got is not None:  # resolved by this version's derivation: its ends, not resolved again
-            if A._num(nd.props.get("bend"), 0.0) != 0.0 or nd.props.get("kind") == "elbow" or not got[4]:
+            if not (got[4] and _unbent(nd)):
                 return None  # (as straight_segment: an arc or an elbow is no segment, nor an invalid arrow)
             xf = A._xf(d, row[node_id])
             (ax, ay), (bx, by) = A._to_page(xf, (got[0], got[1])), A._to_page(xf, (got[2], got[3]))

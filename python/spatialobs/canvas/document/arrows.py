@@ -478,6 +478,27 @@ def _line_points(props: Mapping[str, Any]) -> List[Pt]:
     return [p for _, p in items]
 
 
+def _over_two_line_points(pts: Any) -> bool:
+    """Whether :func:`_line_points` would keep more than two points of ``points`` (a list, or a
+    mapping of tldraw line points), counted without reading them: in a list a mapping or a
+    sequence of at least two values, in a mapping a mapping. Stops at the third."""
+    k = 0
+    if isinstance(pts, list):
+        for v in pts:
+            if is_mapping(v) or (isinstance(v, (list, tuple)) and len(v) >= 2):
+                k += 1
+                if k > 2:
+                    return True
+        return False
+    if is_mapping(pts):
+        for v in pts.values():
+            if is_mapping(v):
+                k += 1
+                if k > 2:
+                    return True
+    return False
+
+
 def _draw_points(props: Mapping[str, Any]) -> List[Pt]:
     """A freehand stroke's input points (tldraw smooths them a little more for its outline)."""
     from spatialobs.canvas.document.shapes import decode_b64_points
@@ -1320,14 +1341,12 @@ def resolved_ends(d: Any, r: int) -> Optional[Tuple[float, float, float, float, 
     at = d.straight_at
     if at is None:  # made once per derivation: the batch (+1) and position of each row resolved
         if sum(len(rows) for rows, _, _ in batches) <= _ENDS_BY_DICT:  # (an edit's few arrows)
-            at = {r: (k + 1, i) for k, (rows, _, _) in enumerate(batches) for i, r in enumerate(rows)}
+            at = {r: (k + 1, i) for k, (rows, _, _) in enumerate(batches) for i, r in enumerate(rows.tolist())}
         else:
             at = np.zeros((len(d.ids), 2), np.int64)
             for k, (rows, _, _) in enumerate(batches):
-                if len(rows):
-                    rr = np.asarray(rows, dtype=np.int64)
-                    at[rr, 0] = k + 1
-                    at[rr, 1] = np.arange(len(rr))
+                at[rows, 0] = k + 1
+                at[rows, 1] = np.arange(len(rows))
         d.straight_at = at
     if type(at) is dict:
         k, i = at.get(r, (0, 0))
@@ -1656,14 +1675,15 @@ class _StraightBatch:
         assert _resolve_straight_arrows is not None and _HYPOT_VARIANT is not None
         boxes, ends, valid = self._call(d, n, k, flat)
         self.ends, self.valid = ends, valid
+        rows = np.array(self.rows, dtype=np.int64)
         # the drawn ends kept with a derivation (the segments the painted occlusion reads; a partial
         # derivation of a few rows, as an op's resolution, keeps none)
         if hasattr(d, "straight_at"):
             if d.straight is None:
                 d.straight = []
-            d.straight.append((self.rows, ends, valid))
+            d.straight.append((rows, ends, valid))
             d.straight_at = None
-        d.local[np.array(self.rows, dtype=np.int64)] = boxes
+        d.local[rows] = boxes
         # the cache keeps each box as a row of the batch's result (no float objects made)
         for r, key, box in zip(self.rows, self.keys, boxes):
             kept[nodes[r].id] = (key, box)
