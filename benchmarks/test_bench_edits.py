@@ -16,6 +16,9 @@ at 0 (``impl=carried``: every page state carried from the one observed last, eve
 after an add, a removal or a reparent from the previous one, as before the gates), so
 ``benchmarks/report.py`` gives the gates' ratio per file in one run.
 
+``test_reply_late_in_loop`` times a reply after 80 replies of the same plan (piles of cards at its
+places), against the first reply on the same page.
+
 ``test_row_shift_copy_floor`` copies, once each, the page state's arrays whose rows an add or a
 removal shifts while rows are numbered by paint position (its columns, masks and box lists): the
 least memory carrying the state through such an edit moves, in the group of the edits and the
@@ -159,6 +162,26 @@ def test_warm_observe(benchmark, n):
     benchmark.group = f"edit-observe n={n}"
     c = fresh(n)
     text = benchmark(lambda: observe(c, VIEW).to_json())
+    assert text == observe(c.copy(), VIEW).to_json()
+
+
+#: Replies run before the timed ones of ``test_reply_late_in_loop``.
+LATE = 80
+
+
+@pytest.mark.parametrize("n", sizes(1_000, 10_000, 100_000))
+def test_reply_late_in_loop(benchmark, n):
+    """A reply of 20 ops and its observation after ``LATE`` replies of the same plan: the cards they
+    created piled up at the plan's six places (hundreds of identical and overlapping boxes, a
+    hundred and more bound arrows among them), what a long agent loop that repeats itself leaves.
+    The first reply on the same page (``test_edit_observe[reply-20-ops]``) is the reference."""
+    benchmark.group = f"edit-observe n={n}"
+    c = fresh(n)
+    for k in range(LATE):
+        _reply(c, k)
+        observe(c, VIEW).to_json()
+    step = iter(range(LATE, 10**9))
+    text = benchmark.pedantic(_run, setup=lambda: ((c, _reply, next(step)), {}), rounds=ROUNDS, iterations=1)
     assert text == observe(c.copy(), VIEW).to_json()
 
 

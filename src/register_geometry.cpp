@@ -209,6 +209,21 @@ py::tuple overlap_pairs_between_binding(const BoxIndex& index, const py::array& 
   return py::make_tuple(pairs_to_numpy(std::move(pairs)), to_numpy(std::move(areas), {k}));
 }
 
+py::array_t<bool> overlap_any_ranked_binding(const BoxIndex& index, const py::array& ranks, const py::array& queries,
+                                             const py::array& query_ranks, bool above) {
+  const std::size_t m = check_boxes_array(queries, "queries");
+  const std::int64_t* r = check_column<std::int64_t>(ranks, index.size(), "ranks");
+  const std::int64_t* qr = check_column<std::int64_t>(query_ranks, m, "query_ranks");
+  const double* q = static_cast<const double*>(queries.data());
+  py::array_t<bool> out(static_cast<py::ssize_t>(m));
+  auto* o = reinterpret_cast<std::uint8_t*>(out.mutable_data());
+  {
+    py::gil_scoped_release release;  // the index and raw buffers only
+    overlap_any_ranked(index, r, q, qr, m, above, o);
+  }
+  return out;
+}
+
 py::tuple alignment_pairs_binding(const py::array& boxes, double tol, py::ssize_t threads, int kind) {
   const std::size_t n = check_boxes_array(boxes);
   const std::size_t t = check_threads(threads);
@@ -282,6 +297,8 @@ void register_geometry(py::module_& m) {
   m.def("proximity_pairs", &proximity_pairs_binding, py::arg("boxes"), py::arg("max_gap"), py::arg("k_nearest"),
         py::kw_only(), py::arg("threads") = 1);
   m.def("overlap_pairs_between", &overlap_pairs_between_binding, py::arg("index"), py::arg("queries"));
+  m.def("overlap_any_ranked", &overlap_any_ranked_binding, py::arg("index"), py::arg("ranks"), py::arg("queries"),
+        py::arg("query_ranks"), py::arg("above") = true);
   m.def("alignment_pairs", &alignment_pairs_binding, py::arg("boxes"), py::arg("tol"), py::kw_only(),
         py::arg("threads") = 1, py::arg("kind") = -1);
   m.def("release_scratch", [] { thread_state() = ThreadState(); });

@@ -545,6 +545,64 @@ def test_overlap_pairs_between_match_oracle(boxes, queries):
     assert as_pairs(pairs) == list(zip(both[0][m].tolist(), (both[1][m] - n).tolist()))
 
 
+@settings(deadline=None)
+@given(box_arrays(), box_arrays(max_size=12), st.data(), st.booleans())
+def test_overlap_any_ranked_match_oracle(boxes, queries, data, above):
+    n, m = len(boxes), len(queries)
+    ranks = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n)), np.int64)
+    qranks = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=m, max_size=m)), np.int64)
+    ix = g.BoxIndex(boxes, node_size=data.draw(st.sampled_from([2, 4, 16])))
+    got = g.overlap_any_ranked(ix, ranks, queries, qranks, above=above)
+    assert got.dtype == np.bool_ and got.shape == (m,)
+    assert got.tolist() == ref.overlap_any_ranked(boxes.tolist(), ranks.tolist(), queries.tolist(),
+                                                  qranks.tolist(), above)
+    # the pairs of overlap_pairs_between reduced to one flag per query
+    pairs, _ = g.overlap_pairs_between(ix, queries)
+    up = ranks[pairs[0]] > qranks[pairs[1]] if above else ranks[pairs[0]] < qranks[pairs[1]]
+    want = np.zeros(m, bool)
+    want[pairs[1][up]] = True
+    assert got.tolist() == want.tolist()
+
+
+def test_overlap_any_ranked_piles_and_wide_boxes():
+    # a pile of identical boxes (every query meets all of them) and wide boxes kept out of the tree
+    rng = np.random.default_rng(3)
+    pile = np.tile([[10.0, 10.0, 20.0, 20.0]], (300, 1))
+    wide = np.array([[-1e6, -1e6, 1e6, 1e6]] * 3)
+    scattered = rng.uniform(0, 1000, (500, 2))
+    boxes = np.concatenate([pile, wide, np.column_stack([scattered, scattered + 5])])
+    ranks = rng.permutation(len(boxes)).astype(np.int64)
+    queries = np.concatenate([pile[:50], boxes[-80:], [[5000.0, 5000.0, 5001.0, 5001.0]]])
+    qranks = rng.integers(-5, len(boxes) + 5, len(queries)).astype(np.int64)
+    ix = g.BoxIndex(boxes)
+    for above in (True, False):
+        got = g.overlap_any_ranked(ix, ranks, queries, qranks, above=above)
+        assert got.tolist() == ref.overlap_any_ranked(boxes.tolist(), ranks.tolist(), queries.tolist(),
+                                                      qranks.tolist(), above)
+    # ranks outside every item's range: no search, nothing above (below)
+    assert not g.overlap_any_ranked(ix, ranks, queries, np.full(len(queries), len(boxes)), above=True).any()
+    assert not g.overlap_any_ranked(ix, ranks, queries, np.full(len(queries), -1), above=False).any()
+    assert g.overlap_any_ranked(g.BoxIndex(np.zeros((0, 4))), np.zeros(0, np.int64), queries,
+                                qranks).tolist() == [False] * len(queries)
+    assert g.overlap_any_ranked(ix, ranks, np.zeros((0, 4)), np.zeros(0, np.int64)).shape == (0,)
+
+
+def test_overlap_any_ranked_bad_input():
+    ix = g.BoxIndex([[0, 0, 1, 1], [2, 2, 3, 3]])
+    with pytest.raises(InvalidInputError, match="index must be a BoxIndex, got list"):
+        g.overlap_any_ranked([[0, 0, 1, 1]], [0], [[0, 0, 1, 1]], [0])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match=r"ranks must be a 1-D array of 2 values, got shape \(1,\)"):
+        g.overlap_any_ranked(ix, [0], [[0, 0, 1, 1]], [0])
+    with pytest.raises(InvalidInputError, match=r"query_ranks must be a 1-D array of 1 values, got shape \(1, 1\)"):
+        g.overlap_any_ranked(ix, [0, 1], [[0, 0, 1, 1]], [[0]])
+    with pytest.raises(InvalidInputError, match="ranks must hold integers, got dtype float64"):
+        g.overlap_any_ranked(ix, [0.5, 1.0], [[0, 0, 1, 1]], [0])
+    with pytest.raises(InvalidInputError, match="query_ranks must hold integers, got dtype <U1"):
+        g.overlap_any_ranked(ix, [0, 1], [[0, 0, 1, 1]], ["a"])
+    with pytest.raises(InvalidInputError, match="queries row 0"):
+        g.overlap_any_ranked(ix, [0, 1], [[0, 0, -1, 1]], [0])
+
+
 def test_index_kernels_bad_input():
     ix = g.BoxIndex([[0, 0, 1, 1]])
     with pytest.raises(InvalidInputError, match="queries row 0"):

@@ -265,6 +265,32 @@ void overlap_pairs_between(const BoxIndex& index, const double* queries, std::si
   detail::sort_hits(s, index.size(), pairs, &areas);
 }
 
+void overlap_any_ranked(const BoxIndex& index, const std::int64_t* ranks, const double* queries,
+                        const std::int64_t* query_ranks, std::size_t m, bool above, std::uint8_t* out) {
+  check_boxes(queries, m, "queries");
+  const std::size_t n = index.size();
+  // a query ranked at or past every item's rank has no item above (below) it: no search
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+  std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+  for (std::size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, ranks[i]);
+    hi = std::max(hi, ranks[i]);
+  }
+  for (std::size_t j = 0; j < m; ++j) {
+    const std::int64_t qr = query_ranks[j];
+    if (n == 0 || (above ? hi <= qr : lo >= qr)) {
+      out[j] = 0;
+      continue;
+    }
+    const Rect q = rect_at(queries, j);
+    // the closed search finds every candidate; positive area and the rank decide
+    const bool hit = index.search_any(q, [&](std::size_t i) {
+      return (above ? ranks[i] > qr : ranks[i] < qr) && overlaps_area(index.item(i), q);
+    });
+    out[j] = hit ? 1 : 0;
+  }
+}
+
 namespace {
 
 // Appends packed pairs to a vector through a raw pointer: the join's visitor

@@ -112,6 +112,31 @@ void check_threads_and_scratch(const std::vector<double>& b, Scratch& s) {
   }
 }
 
+// overlap_any_ranked against the pairs of overlap_pairs_between reduced to one flag per query, both ways,
+// over every node size (the walk ended early must find what the whole walk finds).
+void check_any_ranked(const std::vector<double>& b, const std::vector<double>& q, std::mt19937_64& rng) {
+  const std::size_t n = b.size() / 4, m = q.size() / 4;
+  std::vector<std::int64_t> ranks(n), qranks(m);
+  for (auto& r : ranks) r = static_cast<std::int64_t>(rng() % 9) - 4;
+  for (auto& r : qranks) r = static_cast<std::int64_t>(rng() % 9) - 4;
+  for (std::size_t node : {std::size_t{2}, std::size_t{16}}) {
+    const BoxIndex ix(b.data(), n, node);
+    std::vector<std::int64_t> rows;
+    std::vector<double> areas;
+    overlap_pairs_between(ix, q.data(), m, rows, areas);
+    const std::size_t k = rows.size() / 2;
+    for (bool above : {true, false}) {
+      std::vector<std::uint8_t> want(m, 0), got(m, 7);
+      for (std::size_t t = 0; t < k; ++t) {
+        const std::int64_t i = rows[t], j = rows[k + t];
+        if (above ? ranks[i] > qranks[j] : ranks[i] < qranks[j]) want[j] = 1;
+      }
+      overlap_any_ranked(ix, ranks.data(), q.data(), qranks.data(), m, above, got.data());
+      CHECK(got == want);
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -125,6 +150,15 @@ int main() {
     CHECK(s.bytes() > 0);
     s.release();
     CHECK(s.bytes() == 0);
+  }
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{40}, std::size_t{600}})
+    check_any_ranked(spatialobs_test::lattice_boxes(rng, n, 12), spatialobs_test::lattice_boxes(rng, 90, 12), rng);
+  {
+    // a pile of one box with wide boxes beside it (kept out of the tree)
+    std::vector<double> pile;
+    for (int t = 0; t < 200; ++t) pile.insert(pile.end(), {3, 3, 9, 9});
+    for (int t = 0; t < 3; ++t) pile.insert(pile.end(), {-1e9, -1e9, 1e9, 1e9});
+    check_any_ranked(pile, std::vector<double>{3, 3, 9, 9, 4, 4, 5, 5, 20, 20, 21, 21}, rng);
   }
   // Duplicates contain each other, overlap with their full area, and are adjacent in reading order.
   const double dup[12] = {1, 1, 4, 4, 1, 1, 4, 4, 2, 2, 2, 2};
@@ -142,6 +176,12 @@ int main() {
   CHECK_THROWS(std::invalid_argument, proximity_pairs(dup, 3, spatialobs_test::kNaN, 3, rows, values));
   CHECK_THROWS(std::invalid_argument, alignment_pairs(nan_box, 1, 0.0, rows, kinds));
   CHECK_THROWS(std::invalid_argument, alignment_pairs(dup, 3, spatialobs_test::kInf, rows, kinds));
+  {
+    const BoxIndex ix(dup, 3);
+    const std::int64_t r[3] = {0, 1, 2};
+    std::uint8_t flag = 0;
+    CHECK_THROWS(std::invalid_argument, overlap_any_ranked(ix, r, nan_box, r, 1, true, &flag));
+  }
   CHECK_THROWS(std::invalid_argument, reading_order(nan_box, 1, 1.0));
   CHECK_THROWS(std::invalid_argument, reading_order(dup, 3, -0.5));
   return spatialobs_test::finish("test_relations");

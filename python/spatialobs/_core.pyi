@@ -81,6 +81,13 @@ def overlap_pairs(
 def overlap_pairs_between(
     index: BoxIndex, queries: npt.NDArray[np.float64]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def overlap_any_ranked(
+    index: BoxIndex,
+    ranks: npt.NDArray[np.int64],
+    queries: npt.NDArray[np.float64],
+    query_ranks: npt.NDArray[np.int64],
+    above: bool = True,
+) -> npt.NDArray[np.bool_]: ...
 def containment_pairs(boxes: npt.NDArray[np.float64] | BoxIndex, *, threads: int = 1) -> npt.NDArray[np.int64]: ...
 def proximity_pairs(
     boxes: npt.NDArray[np.float64] | BoxIndex, max_gap: float, k_nearest: int, *, threads: int = 1

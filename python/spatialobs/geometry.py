@@ -51,6 +51,7 @@ __all__ = [
     "polygon_coverage",
     "overlap_pairs",
     "overlap_pairs_between",
+    "overlap_any_ranked",
     "containment_pairs",
     "proximity_pairs",
     "alignment_pairs",
@@ -505,6 +506,71 @@ def overlap_pairs_between(
     if not isinstance(index, BoxIndex):
         raise InvalidInputError(f"index must be a BoxIndex, got {type(index).__name__}")
     return _core.overlap_pairs_between(index._ix, as_boxes(queries, "queries"))
+
+
+def overlap_any_ranked(
+    index: "BoxIndex",
+    ranks: npt.ArrayLike,
+    queries: BoxesLike,
+    query_ranks: npt.ArrayLike,
+    *,
+    above: bool = True,
+) -> npt.NDArray[np.bool_]:
+    """Per query box, whether an indexed box ranked above it (or below it) overlaps it with positive area.
+
+    :func:`overlap_pairs_between`'s pairs reduced to one flag per query: each
+    query's search stops at the first indexed box that qualifies, so no pair
+    is written or sorted (far less work where boxes pile up and a query meets
+    hundreds).
+
+    Parameters
+    ----------
+    index : BoxIndex
+        The indexed boxes.
+    ranks : (n,) int64
+        One rank per indexed box (a paint position, say).
+    queries : (m, 4) float64
+        The query boxes, validated like boxes.
+    query_ranks : (m,) int64
+        One rank per query.
+    above : bool, default True
+        True: an indexed box ``i`` counts for query ``j`` when
+        ``ranks[i] > query_ranks[j]``; False: when ``ranks[i] < query_ranks[j]``.
+
+    Returns
+    -------
+    (m,) bool
+        Whether query ``j`` overlaps (positive area) an indexed box that counts for it.
+
+    Raises
+    ------
+    InvalidInputError
+        ``index`` is no :class:`BoxIndex`, a query box is invalid, or a rank
+        column is not integral or not one value per box.
+
+    Examples
+    --------
+    >>> ix = BoxIndex([[0, 0, 10, 10], [20, 0, 30, 10]])
+    >>> overlap_any_ranked(ix, [5, 1], [[8, 8, 22, 12], [8, 8, 22, 12]], [3, 7]).tolist()
+    [True, False]
+    >>> overlap_any_ranked(ix, [5, 1], [[8, 8, 22, 12]], [3], above=False).tolist()
+    [True]
+    """
+    if not isinstance(index, BoxIndex):
+        raise InvalidInputError(f"index must be a BoxIndex, got {type(index).__name__}")
+    q = as_boxes(queries, "queries")
+    return _core.overlap_any_ranked(index._ix, _rank_column(ranks, "ranks", len(index)), q,
+                                    _rank_column(query_ranks, "query_ranks", len(q)), bool(above))
+
+
+def _rank_column(a: npt.ArrayLike, name: str, n: int) -> npt.NDArray[np.int64]:
+    """``a`` as a contiguous 1-D int64 column of length ``n``, or InvalidInputError naming it."""
+    arr = np.asarray(a)
+    if arr.ndim != 1 or len(arr) != n:
+        raise InvalidInputError(f"{name} must be a 1-D array of {n} values, got shape {arr.shape}")
+    if n and not np.issubdtype(arr.dtype, np.integer):
+        raise InvalidInputError(f"{name} must hold integers, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.int64)
 
 
 def containment_pairs(boxes: Union[BoxesLike, "BoxIndex"], *, threads: int = 1) -> npt.NDArray[np.int64]:

@@ -169,6 +169,13 @@ def overlap_pairs_between(boxes, queries):
     return pairs, areas
 
 
+def overlap_any_ranked(boxes, ranks, queries, query_ranks, above=True):
+    """Per query, whether some box ranked above (below) it overlaps it with positive area."""
+    boxes, queries = check_boxes(boxes), check_boxes(queries)
+    return [any(overlaps_area(a, q) and (r > qr if above else r < qr) for a, r in zip(boxes, ranks))
+            for q, qr in zip(queries, query_ranks)]
+
+
 def containment_pairs(boxes):
     boxes = check_boxes(boxes)
     return [

@@ -63,6 +63,38 @@ class BoxIndex {
     walk([&q](const Rect& r) { return intersects(r, q); }, visit);
   }
 
+  // Whether stop(i) holds for an item i whose box intersects q (closed): the
+  // walk of search, ended at the first such item (the wide boxes last).
+  template <class Stop>
+  bool search_any(const Rect& q, Stop&& stop) const {
+    if (tree_n_ != 0 && intersects(rects_[rects_.size() - 1], q)) {
+      std::uint32_t stack[kMaxStack];
+      std::uint8_t levels[kMaxStack];
+      std::size_t top = 0;
+      stack[top] = static_cast<std::uint32_t>(rects_.size() - 1);
+      levels[top++] = static_cast<std::uint8_t>(level_end_.size() - 1);
+      while (top) {
+        --top;
+        const std::size_t node = stack[top];
+        const std::size_t level = levels[top];
+        const std::size_t first = children_[node];
+        const std::size_t end = std::min(first + node_size_, level_end_[level - 1]);
+        for (std::size_t c = first; c < end; ++c) {
+          if (!intersects(rects_[c], q)) continue;
+          if (level == 1) {
+            if (stop(static_cast<std::size_t>(children_[c]))) return true;
+          } else {
+            stack[top] = static_cast<std::uint32_t>(c);
+            levels[top++] = static_cast<std::uint8_t>(level - 1);
+          }
+        }
+      }
+    }
+    for (const std::uint32_t w : wide_)
+      if (intersects(items_[w], q) && stop(static_cast<std::size_t>(w))) return true;
+    return false;
+  }
+
   // Calls visit(i) for every item whose box contains q (closed). A node is
   // skipped unless its bounds contain q, which prunes far more than an
   // intersection search when q is small.

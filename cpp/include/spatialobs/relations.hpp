@@ -59,6 +59,15 @@ void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_neares
 void overlap_pairs_between(const BoxIndex& index, const double* queries, std::size_t m,
                            std::vector<std::int64_t>& pairs, std::vector<double>& areas);
 
+// For each query j, out[j] = 1 when an item i of the index overlaps it with
+// positive area and ranks above it (above: ranks[i] > query_ranks[j]; else
+// below: ranks[i] < query_ranks[j]), else 0: overlap_pairs_between's pairs
+// reduced to one flag per query, each query's search ended at its first such
+// item (no pair is written or sorted). ranks holds one value per item of the
+// index, query_ranks one per query. Queries are validated like boxes.
+void overlap_any_ranked(const BoxIndex& index, const std::int64_t* ranks, const double* queries,
+                        const std::int64_t* query_ranks, std::size_t m, bool above, std::uint8_t* out);
+
 enum AlignKind : std::int8_t {
   kAlignLeft = 0,
   kAlignCenterX = 1,

@@ -1144,9 +1144,8 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
     # the painters that can cover an asked row: those above it whose box meets its box
     sub = _mask_of(aff, len(rows))
     if len(aff) and len(rows):
-        pairs, _ = G.overlap_pairs_between(G.BoxIndex(_grown_boxes(boxes[aff])), _grown_boxes(boxes))
-        above = pairs[1] > aff[pairs[0]]
-        sub[pairs[1][above]] = True
+        sub |= G.overlap_any_ranked(G.BoxIndex(_grown_boxes(boxes[aff])), aff, _grown_boxes(boxes),
+                                    np.arange(len(rows), dtype=np.int64), above=False)
     sub = np.flatnonzero(sub)
     at_aff = np.searchsorted(sub, aff)
     got = _painted_occluders(canvas, st, rows[sub], no_occ[sub], p, at_aff)
@@ -1157,12 +1156,9 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
 def _meeting_above(a: np.ndarray, a_rank: np.ndarray, b: np.ndarray, b_rank: np.ndarray) -> np.ndarray:
     """Per box of ``a`` (paint ranks ``a_rank``), whether its grown box meets the grown box of a box
     of ``b`` ranked above it (``b_rank`` greater)."""
-    out = np.zeros(len(a), bool)
-    if len(a) and len(b):
-        pairs, _ = G.overlap_pairs_between(G.BoxIndex(_grown_boxes(b)), _grown_boxes(a))
-        up = b_rank[pairs[0]] > a_rank[pairs[1]]
-        out[pairs[1][up]] = True
-    return out
+    if not (len(a) and len(b)):
+        return np.zeros(len(a), bool)
+    return G.overlap_any_ranked(G.BoxIndex(_grown_boxes(b)), b_rank, _grown_boxes(a), a_rank, above=True)
 
 
 #: Most candidate pairs :func:`_strokes_on_strokes` tests one by one in Python (more: at once, by
@@ -2328,10 +2324,11 @@ def _inside_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: 
     n = len(pg.ids)
     subpos = st.subpos
     isc = _mask_of(sub[changed], n)
-    # rows whose tightest container can differ: the changed ones, those a changed row held, those one holds now
+    # rows whose tightest container can differ: the changed ones, those a changed row held, those one holds
+    # now (strictly: a box the same as a changed row's holds none of its containers)
     i, j = _closed_hits(st, sb[changed])
     c = changed[j]
-    held = i[(i != c) & _contains(sb[c], sb[i])]
+    held = i[(i != c) & _contains(sb[c], sb[i]) & (sb[c] != sb[i]).any(axis=1)]
     redo = unique(np.concatenate([changed, subpos[ci[isc[co]]], held, orphans]))
     i, j = _closed_hits(st, sb[redo])
     r = redo[j]
@@ -2474,9 +2471,10 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     n, m = len(pg.ids), len(sub)
     subpos = st.subpos
     # rows whose nearest can differ: the changed ones and those within the gap of one, before or after
+    # (a row overlapping a changed box with positive area, then and now, never had it as a candidate)
     q = np.concatenate([sb[changed], before])
     i, j = _closed_hits(st, _grown(q, gap))
-    ok = _gap(q[j], sb[i]) <= gap  # a changed row i is in the set anyway
+    ok = (_gap(q[j], sb[i]) <= gap) & ~_pos_area(q[j], sb[i])  # a changed row i is in the set anyway
     affected = unique(np.concatenate([changed, i[ok]]))
     is_a = _mask_of(affected, m)
     keys = None

@@ -1,0 +1,125 @@
+"""Piles: many shapes stacked at a few places (an agent that repeats its plan creates its cards where
+it created them before). The relation tables after each edit (a pile member moved a little, onto
+or off a pile, a card added to a pile, one removed) equal those of a fresh observation, and so do
+the observations; the painted occluders' candidates, reduced to one flag per row, are the rows
+the pairs give."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from spatialobs.canvas import Canvas, Node, observe
+from spatialobs.canvas.document.records import Binding
+from tests.test_observe_incremental import VIEWS, assert_tables_fresh, observations
+
+P = "page:page"
+OBS = sys.modules["spatialobs.canvas.observe"]
+#: a few places and sizes: identical boxes, boxes inside others, neighbours a few units apart
+PLACES = ((10.0, 10.0), (12.0, 10.0), (10.0, 55.0), (100.0, 20.0), (30.0, 14.0))
+SIZES = ((40.0, 20.0), (40.0, 20.0), (20.0, 10.0), (80.0, 45.0), (4.0, 4.0))
+
+
+def pile_page(seed: int, n: int) -> Canvas:
+    """Cards at a few places (piles of the same box, smaller boxes inside larger, neighbours within
+    the near gap), under the page and a frame, and arrows between cards of the piles."""
+    rng = np.random.default_rng(seed)
+    c = Canvas()
+    c.add(Node("F", "frame", P, "a0", 0, 0, 220, 160))
+    for k in range(n):
+        x, y = PLACES[int(rng.integers(len(PLACES)))]
+        w, h = SIZES[int(rng.integers(len(SIZES)))]
+        c.add(Node(f"s{k}", ("geo", "note")[k % 2], ("F", P)[k % 3 == 0], None, x, y, w, h,
+                   style={"fill": ("solid", "none")[k % 2]}))
+    for k in range(n // 5):
+        c.add(Node(f"a{k}", "arrow", P, None, 0, 0, props={"start": {"x": 0, "y": 0}, "end": {"x": 5, "y": 5}}))
+        c.add(Binding(f"b{k}", "arrow", f"a{k}", f"s{(7 * k) % n}", "start", (0.5, 0.5), False))
+        c.add(Binding(f"e{k}", "arrow", f"a{k}", f"s{(7 * k + 3) % n}", "end", (0.5, 0.5), False))
+    return c
+
+
+PILE_EDIT = st.one_of(
+    st.tuples(st.just("nudge"), st.integers(0, 10**6), st.sampled_from([0.5, 1.0, 2.0, 3.0, -2.0, 10.0, -10.0])),
+    st.tuples(st.just("onto"), st.integers(0, 10**6), st.integers(0, len(PLACES) - 1)),
+    st.tuples(st.just("resize"), st.integers(0, 10**6), st.integers(0, len(SIZES) - 1)),
+    st.tuples(st.just("add"), st.integers(0, len(PLACES) - 1), st.integers(0, len(SIZES) - 1), st.booleans()),
+    st.tuples(st.just("remove"), st.integers(0, 10**6)),
+)
+
+
+def pile_edit(c: Canvas, o: tuple, count: list) -> None:
+    cards = [i for i, nd in c.nodes.items() if nd.type in ("geo", "note")]
+    kind = o[0]
+    if kind == "add":
+        count[0] += 1
+        (x, y), (w, h) = PLACES[o[1]], SIZES[o[2]]
+        c.add(Node(f"new{count[0]}", "geo", "F" if o[3] else P, None, x, y, w, h, style={"fill": "solid"}))
+        return
+    if not cards:
+        return
+    nid = cards[o[1] % len(cards)]
+    nd = c.nodes[nid]
+    if kind == "nudge":
+        c.update(nid, x=nd.x + o[2])
+    elif kind == "onto":
+        x, y = PLACES[o[2]]
+        c.update(nid, x=x, y=y)
+    elif kind == "resize":
+        w, h = SIZES[o[2]]
+        c.update(nid, w=w, h=h)
+    else:
+        c.remove(nid)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(10, 70), st.lists(PILE_EDIT, min_size=1, max_size=10))
+def test_pile_edits_update_tables_as_a_fresh_observation_finds_them(seed, n, edits):
+    c = pile_page(seed, n)
+    observations(c)
+    count = [0]
+    for o in edits:
+        pile_edit(c, o, count)
+        assert observations(c) == observations(c.copy())
+        assert_tables_fresh(c)
+
+
+def test_a_nudged_pile_member_is_carried_not_observed_afresh(monkeypatch):
+    """The edits above go through the update paths (the version is reached from the previous one)."""
+    count = [0]
+    real = OBS._advance
+
+    def spy(*args):
+        st_ = real(*args)
+        count[0] += st_ is not None
+        return st_
+
+    monkeypatch.setattr(OBS, "_advance", spy)
+    c = pile_page(1, 60)
+    observations(c)
+    for k, dx in enumerate((1.0, 2.0, -3.0, 10.0)):
+        pile_edit(c, ("nudge", k * 5, dx), [0])
+        assert observations(c) == observations(c.copy())
+        assert_tables_fresh(c)
+    assert count[0] == 4
+
+
+def test_painters_reaching_a_pile_are_the_pairs_reduced():
+    """_meeting_above over a pile: one flag per row, the pairs overlap_pairs_between gives reduced."""
+    rng = np.random.default_rng(5)
+    a = np.array([[10.0, 10.0, 50.0, 30.0]] * 200 + [[300.0, 300.0, 310.0, 310.0]] * 20)
+    a = a + rng.integers(0, 3, (len(a), 1)).astype(float)
+    a_rank = rng.permutation(len(a)).astype(np.int64)
+    b = np.concatenate([a[::17], [[0.0, 0.0, 1000.0, 1000.0]]])
+    b_rank = np.concatenate([a_rank[::17], [len(a) // 2]])
+    got = OBS._meeting_above(a, a_rank, b, b_rank)
+    ga, gb = OBS._grown_boxes(a), OBS._grown_boxes(b)
+    want = np.zeros(len(a), bool)
+    for j in range(len(a)):
+        for i in range(len(b)):
+            meets = min(ga[j, 2], gb[i, 2]) > max(ga[j, 0], gb[i, 0]) and min(ga[j, 3], gb[i, 3]) > max(ga[j, 1], gb[i, 1])
+            want[j] |= bool(meets and b_rank[i] > a_rank[j])
+    assert got.tolist() == want.tolist()
+    assert 0 < got.sum() < len(a)
+    assert not OBS._meeting_above(a, a_rank, b[:0], b_rank[:0]).any()
