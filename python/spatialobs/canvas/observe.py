@@ -57,7 +57,6 @@ from spatialobs.canvas.document.model import Canvas, _gather, _page_pos, _row_ru
 from spatialobs.canvas.rowmaps import (_pairs_view, map_rows, put_rows, reparented, rows_differ, runs as map_runs,
                                        solid_rows)
 from spatialobs.canvas.document.records import Viewport
-from spatialobs.canvas.document.shapes import arrow_terminals
 from spatialobs.canvas.paint import (OCCLUSION_MODES, along_stroke, box_polygon, clip_convex, fills_area, local_outline,
                                      paints_interior, straight_segment_kept, stroke_and_heads, to_page)
 
@@ -336,6 +335,9 @@ class _PageState:
     bound_end: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), bool))
     n_children: int = 0  # rows with a native parent (the tree is the same for every version of a state)
     by_target: Optional[np.ndarray] = None  # binding positions sorted by target row (see bindings_by_target)
+    #: the bindings' target rows in ``by_target`` order, with the target column they were read from
+    #: (see targets_sorted)
+    by_target_rows: Optional[Tuple[np.ndarray, np.ndarray]] = None
     #: (min_alpha, per row: paints an opaque interior 1, not 0, not read yet -1)
     paints: Optional[Tuple[float, np.ndarray]] = None
     #: straight connectors' page segments by row (None: not one segment), filled as asked
@@ -366,6 +368,15 @@ class _PageState:
         if self.by_target is None:
             self.by_target = np.argsort(self.bindings[1], kind="stable")
         return self.by_target
+
+    def targets_sorted(self) -> np.ndarray:
+        """The bindings' target rows in :meth:`bindings_by_target` order (sorted), read once per
+        target column."""
+        bt = self.bindings[1]
+        got = self.by_target_rows
+        if got is None or got[0] is not bt:
+            got = self.by_target_rows = (bt, bt[self.bindings_by_target()])
+        return got[1]
 
     def fresh_index(self) -> G.BoxIndex:
         """An index over the current solid boxes (rebuilt when edits left it stale)."""
@@ -1674,7 +1685,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     st.sub, st.sb, st.bound_end, st.subpos = sub, sb, old.bound_end, old.subpos
     if reached_pos is not None:  # (else every row was read again: labelled afresh when asked)
         _carry_labels(st, old, reached_pos)
-    st.n_children, st.by_target = old.n_children, old.by_target
+    st.n_children, st.by_target, st.by_target_rows = old.n_children, old.by_target, old.by_target_rows
     st.index_map = old.index_map
     if old.index is not None:
         cand = np.union1d(old.stale, changed)
@@ -2961,7 +2972,7 @@ def _neighbours(st: _PageState, rels: _Relations, taken: np.ndarray, rows: np.nd
     bf, bt, _ = rels.parts["bound"]
     tc, ts, _ = rels.parts["touches"]
     by_to = st.bindings_by_target()
-    from_t = by_to[rows_at(bt[by_to], rows)]  # bindings whose target is taken
+    from_t = by_to[rows_at(st.targets_sorted(), rows)]  # bindings whose target is taken
     pa = pg.parent[rows]
     out = [bt[rows_at(bf, rows)], pa[pa >= 0], bf[from_t][pg.parent[bf[from_t]] != bt[from_t]],
            ts[taken[tc]], tc[taken[ts] & (pg.parent[tc] != ts)]]
@@ -2994,6 +3005,7 @@ def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], ch
     pg = st.pg
     bf, bt, _ = st.bindings
     by_to = st.bindings_by_target()
+    tgt = st.targets_sorted()
     before = np.concatenate(order) if order else np.zeros(0, np.int64)
     mask = taken.copy()
     S = chosen
@@ -3001,7 +3013,7 @@ def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], ch
     came: Dict[int, int] = {}
     for _ in range(_NATIVE_ROUNDS):
         K = np.sort(np.concatenate([before, S]))
-        bpos = by_to[rows_at(bt[by_to], K)]  # bindings whose target is kept
+        bpos = by_to[rows_at(tgt, K)]  # bindings whose target is kept
         conn = unique(bf[bpos])  # connectors bound to a kept row
         full = conn
         par = pg.parent[K]
@@ -3017,9 +3029,14 @@ def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], ch
         sp = pg.parent[S]
         has_par = (sp >= 0) & both[np.maximum(sp, 0)]
         ss = np.sort(S)
-        into = by_to[rows_at(bt[by_to], ss)]
+        into = by_to[rows_at(tgt, ss)]
         into_kept = bt[into[both[bf[into]]]]
-        linked = has_par | np.isin(S, par) | np.isin(S, conn) | np.isin(S, into_kept)
+        # (one mask over the rows for the three lookups: np.isin sorts each pair of arrays)
+        hold = np.zeros(len(mask), bool)
+        hold[par] = True
+        hold[conn] = True
+        hold[into_kept] = True
+        linked = has_par | hold[S]
         unc = S[~linked]
         m = min(len(pend), len(unc))
         if m == 0:
@@ -3028,7 +3045,7 @@ def _native_first(st: _PageState, taken: np.ndarray, order: List[np.ndarray], ch
         drop = unc[len(unc) - m:]
         mask[drop] = False
         mask[pend] = True
-        S = np.concatenate([S[~np.isin(S, drop)], pend])
+        S = np.concatenate([S[mask[S]], pend])  # (``drop`` left the mask, no row of ``S`` entered it)
         fset = set(full.tolist())
         for r in pend.tolist():
             came[r] = _WHY["bound"] if r in fset else _WHY["parent"]
