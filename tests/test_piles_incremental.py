@@ -11,9 +11,9 @@ import sys
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from spatialobs.canvas import Canvas, Node, observe
+from spatialobs.canvas import Canvas, Node
 from spatialobs.canvas.document.records import Binding
-from tests.test_observe_incremental import VIEWS, assert_tables_fresh, observations
+from tests.test_observe_incremental import advanced, assert_tables_fresh, observations  # noqa: F401 (a fixture)
 
 P = "page:page"
 OBS = sys.modules["spatialobs.canvas.observe"]
@@ -85,24 +85,15 @@ def test_pile_edits_update_tables_as_a_fresh_observation_finds_them(seed, n, edi
         assert_tables_fresh(c)
 
 
-def test_a_nudged_pile_member_is_carried_not_observed_afresh(monkeypatch):
+def test_a_nudged_pile_member_is_carried_not_observed_afresh(advanced):
     """The edits above go through the update paths (the version is reached from the previous one)."""
-    count = [0]
-    real = OBS._advance
-
-    def spy(*args):
-        st_ = real(*args)
-        count[0] += st_ is not None
-        return st_
-
-    monkeypatch.setattr(OBS, "_advance", spy)
     c = pile_page(1, 60)
     observations(c)
     for k, dx in enumerate((1.0, 2.0, -3.0, 10.0)):
         pile_edit(c, ("nudge", k * 5, dx), [0])
         assert observations(c) == observations(c.copy())
         assert_tables_fresh(c)
-    assert count[0] == 4
+    assert advanced[0] == 4
 
 
 def test_painters_reaching_a_pile_are_the_pairs_reduced():
