@@ -11,9 +11,10 @@ same size. Every benchmark checks that its last observation is byte-identical to
 observation of a copy of the canvas. The warm observe of the same page is in the same group.
 
 ``test_edit_observe_real`` runs the same loop on every shared real canvas (a shape moved by one
-unit there and back, a shape added and removed), with the size gates as shipped beside both gates
+unit there and back, a shape added and removed), with the size gates as shipped beside the three gates
 at 0 (``impl=carried``: every page state carried from the one observed last, every derivation
-after an add, a removal or a reparent from the previous one, as before the gates), so
+after an add, a removal or a reparent from the previous one, every alignment table updated line by
+line, as before the gates), so
 ``benchmarks/report.py`` gives the gates' ratio per file in one run.
 
 ``test_reply_late_in_loop`` times a reply after 80 replies of the same plan (piles of cards at its
@@ -216,6 +217,7 @@ def test_edit_observe_real(benchmark, monkeypatch, path, kind, impl):
     if impl == "carried":
         monkeypatch.setattr(importlib.import_module("spatialobs.canvas.document.derive"), "MIN_TREE_ROWS", 0)
         monkeypatch.setattr(importlib.import_module("spatialobs.canvas.observe"), "MIN_CARRIED_ROWS", 0)
+        monkeypatch.setattr(importlib.import_module("spatialobs.canvas.observe"), "ALIGNED_AFRESH_PER_CHANGE", 0)
     observe(c).to_json()
     edit = _real_edit(c, kind)
     step = iter(range(10**9))

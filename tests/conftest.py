@@ -94,6 +94,6 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session", autouse=True)
 def carried_at_every_size() -> Iterator[None]:
     """Carry derivations and page states from the previous version on canvases of every size:
-    both size gates at 0 for the session (see ``tests/gates.py``; its tests put them back)."""
+    the three size gates at 0 for the session (see ``tests/gates.py``; its tests put them back)."""
     with gates(0, 0):
         yield

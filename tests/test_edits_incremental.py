@@ -693,7 +693,7 @@ def test_mixed_edits_on_a_small_canvas_under_the_shipped_size_gates_match_a_fres
     canvas's, and the next edit starts from it."""
     with shipped():
         c = diagram_workspace(40, seed=seed)
-        assert len(c.nodes) < min(SHIPPED.values())
+        assert len(c.nodes) < min(SHIPPED["MIN_TREE_ROWS"], SHIPPED["MIN_CARRIED_ROWS"])
         _mixed_edits(c, steps)
 
 
@@ -756,6 +756,27 @@ def test_a_page_below_the_carried_gate_builds_its_state_afresh(monkeypatch, gate
             assert taken == [("_new_state", True)] * 3
         else:
             assert taken == [("_advance", True), ("_reshape", True), ("_reshape", True)]
+
+
+@pytest.mark.parametrize("gate", ["within", "past"])
+def test_a_carried_state_cuts_its_alignment_afresh_within_the_aligned_gate(monkeypatch, gate):
+    """Up to ``observe.ALIGNED_AFRESH_PER_CHANGE`` solid boxes per changed box, a carried state's
+    alignment lines are cut afresh by the kernel after a move; past it, around the moved box alone.
+    Either way the observation is a fresh canvas's, byte for byte, and an add after it too."""
+    with shipped():
+        per = obs_mod.ALIGNED_AFRESH_PER_CHANGE
+        n = per if gate == "within" else per + 40  # (every card and frame is solid; a move changes one box)
+        assert n >= obs_mod.MIN_CARRIED_ROWS
+        c = _cards(n)
+        taken = _paths(monkeypatch, c)
+        calls = _count_calls(monkeypatch, obs_mod, ("_aligned",))
+        c.update("n5", x=c.nodes["n5"].x + 7.0)  # onto the next card's left edge: a line joined, one left
+        got = observe(c, VIEW).to_json()
+        assert taken == [("_advance", True)]
+        assert calls["_aligned"] == (1 if gate == "within" else 0)  # (read before the fresh copy's tables)
+        assert got == observe(c.copy(), VIEW).to_json()
+        c.add(Node("new", "geo", "F", None, 7, 9, 30, 20))
+        assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
 
 
 @pytest.mark.parametrize("gone", ["target", "arrow"])
