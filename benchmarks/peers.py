@@ -106,6 +106,16 @@ def overlap_pairs(g, boxes):
     return np.stack([a, b]).astype(np.int64), areas
 
 
+def overlap_any_ranked(g, boxes, ranks):
+    """Per box, whether a box ranked above it overlaps it with positive area (the boxes are both
+    the indexed set and the queries): the STRtree's envelope pairs, filtered, reduced to a flag."""
+    a, b = _envelope_pairs(g)
+    keep = (ranks[a] > ranks[b]) & _overlaps_area(boxes[a], boxes[b])
+    out = np.zeros(len(boxes), bool)
+    out[b[keep]] = True
+    return out
+
+
 def containment_pairs(g, boxes):
     outer, inner = _envelope_pairs(g)
     keep = (outer != inner) & _contains(boxes[outer], boxes[inner])

@@ -147,6 +147,51 @@ def test_overlap_pairs(benchmark, impl, n):
         assert got[0] == pairs_list(pairs) and got[1] == areas.tolist()
 
 
+@lru_cache(maxsize=None)
+def ranked(n: int, piles: bool):
+    """The canvas boxes with a paint rank each; with ``piles``, every tenth box stacked into piles of
+    100 identical boxes (what an agent that repeats its plan leaves; 10 boxes in one pile at 10^3)."""
+    b = data(n).boxes.copy()
+    if piles:
+        k = max(1, n // 1000)
+        spots = b[:k].copy()
+        b[::10] = spots[np.arange(len(b[::10])) % k]
+    b = np.ascontiguousarray(b)
+    return b, np.random.default_rng(7).permutation(n).astype(np.int64)
+
+
+@pytest.mark.parametrize("layout", ["canvas", "piles"])
+@pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
+@pytest.mark.parametrize("impl", ["spatialobs", "pairs", "shapely", "python"])
+def test_overlap_any_ranked(benchmark, impl, n, layout):
+    """Per box, whether a box ranked above it overlaps it: the kernel (each search stopped at its
+    first such box) against ``overlap_pairs_between``'s pairs reduced by numpy (what the painted
+    occlusion asked before), shapely's envelope pairs reduced, and the oracle."""
+    if impl == "python" and n > ORACLE_MAX_N:
+        pytest.skip("the O(n^2) oracle is too slow at this size")
+    benchmark.group = f"overlap_any_ranked {layout} n={n}"
+    boxes, ranks = ranked(n, layout == "piles")
+    ix = g.BoxIndex(boxes)
+    want = g.overlap_any_ranked(ix, ranks, boxes, ranks)
+    assert 0 < want.sum() < n
+    if impl == "spatialobs":
+        got = run(benchmark, lambda: g.overlap_any_ranked(ix, ranks, boxes, ranks))
+    elif impl == "pairs":
+        def reduced():
+            pairs, _ = g.overlap_pairs_between(ix, boxes)
+            out = np.zeros(n, bool)
+            out[pairs[1][ranks[pairs[0]] > ranks[pairs[1]]]] = True
+            return out
+        got = run(benchmark, reduced)
+    elif impl == "shapely":
+        geo = peers.geoms(boxes)
+        got = run(benchmark, lambda: peers.overlap_any_ranked(geo, boxes, ranks), slow=n >= 100_000)
+    else:
+        lst, rl = boxes.tolist(), ranks.tolist()
+        got = np.array(run(benchmark, lambda: ref.overlap_any_ranked(lst, rl, lst, rl), slow=True))
+    assert np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("n", sizes(1000, 10_000, 100_000))
 @pytest.mark.parametrize("impl", ["spatialobs", "spatialobs_threads", "shapely", "numpy", "floor", "python"])
 def test_containment_pairs(benchmark, impl, n):
