@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from spatialobs.canvas import pagetables as PT
 
+from tests.reference import geometry_oracle as gref
 from tests.reference import pagetables_oracle as ref
 
 ROWS = st.integers(0, 40)
@@ -333,3 +334,129 @@ def test_without_the_compiled_module_the_twins_answer(monkeypatch):
     assert kept == kept2 == 3 and rk is not None and rk2 is not None  # (0, 2), (0, 3), (3, 4): increasing
     assert rk.tolist() == rk2.tolist() == [2, 3, (3 << 32) | 4]
     assert run == run2 == (1, 3)
+
+
+# --------------------------------------------------------------------------- recut_lines
+COORD = st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.0, 2.5, 4.0, 10.0, -3.0])
+SPAN = st.sampled_from([0.0, 1.0, 2.0, 3.0, 6.0])
+
+
+def _line_values(boxes, kind):
+    return [lambda b: b[:, 0], lambda b: (b[:, 0] + b[:, 2]) * 0.5, lambda b: b[:, 2],
+            lambda b: b[:, 1], lambda b: (b[:, 1] + b[:, 3]) * 0.5, lambda b: b[:, 3]][kind](boxes)
+
+
+def _boxes(draw, n):
+    x0 = np.array(draw(st.lists(COORD, min_size=n, max_size=n)))
+    y0 = np.array(draw(st.lists(COORD, min_size=n, max_size=n)))
+    w = np.array(draw(st.lists(SPAN, min_size=n, max_size=n)))
+    h = np.array(draw(st.lists(SPAN, min_size=n, max_size=n)))
+    return np.column_stack([x0, y0, x0 + w, y0 + h])
+
+
+def _recut_case(data, n):
+    """Boxes before and after moving a few of them, the solid rows, their parents and a kind's sorted lines."""
+    before = _boxes(data.draw, n)
+    changed = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=min(4, n)))), np.int64)
+    after = before.copy()
+    after[changed] = _boxes(data.draw, len(changed))
+    rows = np.cumsum(np.array(data.draw(st.lists(st.integers(1, 2), min_size=n, max_size=n)), np.int64))
+    parent = np.array(data.draw(st.lists(st.integers(-1, 1), min_size=int(rows[-1]) + 1,
+                                         max_size=int(rows[-1]) + 1)), np.int64)
+    return before, after, changed, rows, parent
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 60), st.sampled_from([0.0, 0.5, 1.0, 2.5]), st.integers(0, 5), st.data())
+def test_recut_lines_compiled_is_its_twin_and_cuts_lines_as_the_oracle(n, tol, kind, data):
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    before, after, changed, rows, parent = _recut_case(data, n)
+    c_old, c_new = (np.ascontiguousarray(_line_values(b[changed], kind)) for b in (before, after))
+    one = len(changed) == 1
+    twin = PT.sorted_lines(_line_values(before, kind))
+    comp = (twin[0].copy(), twin[1].copy())
+    cut_t, keys_t = PT._recut_lines_py(twin, changed, c_old, c_new, tol, one, after, rows, parent, kind)
+    cut_c, keys_c = c.recut_lines(comp[0], comp[1], changed, c_old, c_new, tol, one, after, rows, parent, kind)
+    # the same values moved the same way, the same rows cut again, the same pairs
+    assert np.array_equal(comp[0], twin[0]) and np.array_equal(comp[1], twin[1])
+    assert np.array_equal(twin[0], np.sort(_line_values(after, kind)))
+    assert np.array_equal(_line_values(after, kind)[twin[1]], twin[0])
+    assert cut_c.dtype == keys_c.dtype == np.int64
+    assert cut_c.tolist() == cut_t.tolist() and sorted(keys_c.tolist()) == sorted(keys_t.tolist())
+    # every row whose box changed is cut again, and the pairs are the oracle's among the rows cut
+    assert set(rows[changed].tolist()) <= set(cut_c.tolist())
+    u = np.searchsorted(rows, cut_c)
+    pairs, kinds = gref.alignment_pairs([tuple(b) for b in after[u]], tol)
+    want = sorted((int(rows[u[i]]) << 33) | (int(rows[u[j]]) << 1) | int(kind >= 3)
+                  for (i, j), k in zip(pairs, kinds) if k == kind and parent[rows[u[i]]] == parent[rows[u[j]]])
+    assert sorted(keys_c.tolist()) == want
+
+
+def test_recut_lines_sorts_long_lines_by_their_centres():
+    """A pile of 40 boxes on one left edge: one line longer than the compiled pass's insertion sort takes."""
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    n = 40
+    y = np.array([(7 * i) % n for i in range(n)], np.float64)
+    before = np.column_stack([np.zeros(n), y, np.full(n, 5.0), y + 1.0])
+    after = before.copy()
+    after[3, [0, 2]] = [0.5, 5.5]
+    rows, parent = np.arange(n, dtype=np.int64), np.zeros(n, np.int64)
+    for f in (c.recut_lines, None):
+        s, pos = PT.sorted_lines(before[:, 0])
+        args = (np.array([3]), np.array([0.0]), np.array([0.5]), 1.0, True, after, rows, parent, 0)
+        cut, keys = f(s, pos, *args) if f is not None else PT._recut_lines_py((s, pos), *args)
+        assert cut.tolist() == list(range(n))
+        order = np.argsort(y, kind="stable")  # the line along its centres
+        want = sorted((int(min(a, b)) << 33) | (int(max(a, b)) << 1) for a, b in zip(order, order[1:]))
+        assert sorted(keys.tolist()) == want
+
+
+@pytest.mark.parametrize("fn", ["compiled", "twin"])
+def test_recut_lines_refuses_a_value_the_position_does_not_have(fn):
+    s, pos = PT.sorted_lines(np.array([1.0, 2.0, 2.0]))
+    boxes = np.array([[1.0, 0, 1, 0], [2.0, 0, 2, 0], [2.0, 0, 2, 0]])
+    rows, parent = np.arange(3, dtype=np.int64), np.zeros(3, np.int64)
+    args = (np.array([0]), np.array([2.0]), np.array([5.0]), 0.0, True, boxes, rows, parent, 0)
+    with pytest.raises(ValueError, match="position 0 has no line value 2.0"):
+        if fn == "compiled":
+            pytest.importorskip("spatialobs.canvas._cpagetables").recut_lines(s, pos, *args)
+        else:
+            PT._recut_lines_py((s, pos), *args)
+
+
+def test_recut_lines_compiled_refuses_ragged_columns_and_unknown_kinds():
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    s, pos = PT.sorted_lines(np.array([1.0, 2.0]))
+    boxes = np.array([[1.0, 0, 1, 0], [2.0, 0, 2, 0]])
+    rows, parent = np.arange(2, dtype=np.int64), np.zeros(2, np.int64)
+    ch, v = np.array([0]), np.array([1.0])
+    with pytest.raises(ValueError, match="recut_lines needs one position per value, got 1 for 2"):
+        c.recut_lines(s, pos[:1].copy(), ch, v, v, 0.0, True, boxes, rows, parent, 0)
+    with pytest.raises(ValueError, match=r"an old and a new value per changed position \(1\), got 2 and 1"):
+        c.recut_lines(s, pos, ch, np.array([1.0, 2.0]), v, 0.0, True, boxes, rows, parent, 0)
+    with pytest.raises(ValueError, match=r"a \(k, 4\) box per solid position and a row each, got boxes \(2, 4\) and 1 rows"):
+        c.recut_lines(s, pos, ch, v, v, 0.0, True, boxes, rows[:1].copy(), parent, 0)
+    with pytest.raises(ValueError, match="alignment kind must be 0..5, got 6"):
+        c.recut_lines(s, pos, ch, v, v, 0.0, True, boxes, rows, parent, 6)
+    with pytest.raises(IndexError, match="line position 5 is outside the 2 solid boxes"):
+        c.recut_lines(s, np.array([0, 5]), ch, v, v, 10.0, True, boxes, rows, parent, 0)
+    with pytest.raises(IndexError, match="row 9 is outside the 2 parents"):
+        c.recut_lines(s, pos, ch, v, v, 10.0, True, boxes, np.array([0, 9]), parent, 0)
+
+
+def test_recut_lines_gives_the_twin_without_the_kernel(monkeypatch):
+    before = np.array([[0.0, 0, 1, 1], [0.0, 2, 1, 3], [4.0, 0, 5, 1]])
+    after = before.copy()
+    after[2, [0, 2]] = [0.0, 1.0]
+    rows, parent = np.array([1, 2, 4], np.int64), np.zeros(5, np.int64)
+    got = []
+    for on in (True, False):
+        monkeypatch.setattr(PT, "RECUT_KERNEL", on)
+        called = []
+        monkeypatch.setattr(PT, "_recut_lines_py", lambda *a, f=PT._recut_lines_py: called.append(1) or f(*a))
+        line = PT.sorted_lines(before[:, 0])
+        cut, keys = PT.recut_lines(line, np.array([2]), np.array([4.0]), np.array([0.0]), 0.5, True, after, rows, parent, 0)
+        got.append((cut.tolist(), sorted(keys.tolist())))
+        assert bool(called) == (not on or PT._cpt is None)
+    # one line x = 0 along the centres 0.5 (rows 1 and 4) and 2.5 (row 2)
+    assert got[0] == got[1] == ([1, 2, 4], sorted([(1 << 33) | (4 << 1), (2 << 33) | (4 << 1)]))

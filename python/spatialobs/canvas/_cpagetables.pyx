@@ -4,64 +4,292 @@
 ``run_bounds`` finds a run of sorted line values (see
 :func:`spatialobs.canvas.pagetables.run_bounds`, which calls it for float64 arrays); a run
 holds a few values to a few hundred, so numpy's per-call cost was most of its time.
+``recut_lines`` is one kind of the ``aligned`` table cut again after a move, on its sorted line
+values: the values moved, the runs found and their lines cut in one call instead of some ten
+numpy calls and a kernel call per kind.
 ``splice_pieces`` and ``cut_pieces`` are :func:`spatialobs.canvas.pagetables.splice`'s merge of
 the dropped and new rows and its copies of slices, whose Python loops followed the number of
 pieces. ``map_rows``, ``solid_rows``, ``rows_differ`` and ``reparented`` are the row-map passes of
 :mod:`spatialobs.canvas.rowmaps`, each one loop over what numpy did in several passes. The twins
-are ``spatialobs.canvas.pagetables._run_bounds_py`` and ``_splice_py`` and the ``_py`` functions of
+are ``spatialobs.canvas.pagetables._run_bounds_py``, ``_recut_lines_py`` and ``_splice_py`` and the ``_py`` functions of
 ``rowmaps``; tests compare each pair.
 """
 
 from libc.math cimport isnan
 from libc.stdint cimport int64_t
-from libc.string cimport memcpy
+from libc.stdlib cimport free, malloc, qsort
+from libc.string cimport memcpy, memmove
 
 import numpy as np
 
 
 def run_bounds(const double[::1] s, double lo, double hi, double tol):
     """``[start, stop)`` of the run of ``s`` holding ``[lo, hi]`` (see ``pagetables.run_bounds``)."""
-    cdef Py_ssize_t n = s.shape[0]
-    cdef Py_ssize_t a, b, m, start, stop
+    cdef Py_ssize_t start, stop
+    _run_bounds(&s[0] if s.shape[0] else NULL, s.shape[0], lo, hi, tol, &start, &stop)
+    return start, stop
+
+
+cdef Py_ssize_t _left(const double* s, Py_ssize_t n, double x) noexcept nogil:
+    # numpy's searchsorted "left" (``s`` holds no NaN, a NaN sorts after every value)
+    cdef Py_ssize_t a = 0, b = n, m
+    if isnan(x):
+        return n
+    while a < b:
+        m = (a + b) >> 1
+        if s[m] < x:
+            a = m + 1
+        else:
+            b = m
+    return a
+
+
+cdef Py_ssize_t _right(const double* s, Py_ssize_t n, double x) noexcept nogil:
+    # numpy's searchsorted "right"
+    cdef Py_ssize_t a = 0, b = n, m
+    if isnan(x):
+        return n
+    while a < b:
+        m = (a + b) >> 1
+        if s[m] <= x:
+            a = m + 1
+        else:
+            b = m
+    return a
+
+
+cdef void _run_bounds(const double* s, Py_ssize_t n, double lo, double hi, double tol,
+                      Py_ssize_t* start_out, Py_ssize_t* stop_out) noexcept nogil:
+    cdef Py_ssize_t start, stop
     cdef double nxt, prv, v
-    # the two binary searches as numpy's searchsorted does them ("left" for lo, "right" for hi;
-    # ``s`` holds no NaN, a NaN bound sorts after every value)
-    if isnan(lo):
-        a = n
-    else:
-        a, b = 0, n
-        while a < b:
-            m = (a + b) >> 1
-            if s[m] < lo:
-                a = m + 1
-            else:
-                b = m
-    if isnan(hi):
-        b = n
-    else:
-        start, b = 0, n
-        while start < b:
-            m = (start + b) >> 1
-            if s[m] <= hi:
-                start = m + 1
-            else:
-                b = m
+    # the two binary searches as numpy's searchsorted does them ("left" for lo, "right" for hi)
+    start = _left(s, n, lo)
+    stop = _right(s, n, hi)
     # outward while each gap to the next value is within tol (a NaN gap ends the run)
-    start, nxt = a, lo
+    nxt = lo
     while start > 0:
         v = s[start - 1]
         if not (nxt - v <= tol):
             break
         start -= 1
         nxt = v
-    stop, prv = b, hi
+    prv = hi
     while stop < n:
         v = s[stop]
         if not (v - prv <= tol):
             break
         stop += 1
         prv = v
-    return start, stop
+    start_out[0] = start
+    stop_out[0] = stop
+
+
+cdef Py_ssize_t _move_value(double* s, int64_t* pos, Py_ssize_t n, int64_t p, double old, double new) noexcept nogil:
+    # ``pagetables.move_value`` on raw columns; -1 when ``p`` has no entry with the value ``old``
+    cdef Py_ssize_t i = _left(s, n, old), j = _right(s, n, old), k = -1, t
+    while i < j:
+        if pos[i] == p:
+            k = i
+            break
+        i += 1
+    if k < 0:
+        return -1
+    t = _left(s, n, new)
+    if t > k + 1:  # later: the entries between move down one
+        memmove(&s[k], &s[k + 1], (t - 1 - k) * sizeof(double))
+        memmove(&pos[k], &pos[k + 1], (t - 1 - k) * sizeof(int64_t))
+        s[t - 1] = new
+        pos[t - 1] = p
+    elif t <= k:  # earlier: they move up one
+        memmove(&s[t + 1], &s[t], (k - t) * sizeof(double))
+        memmove(&pos[t + 1], &pos[t], (k - t) * sizeof(int64_t))
+        s[t] = new
+        pos[t] = p
+    else:  # the same place
+        s[k] = new
+    return 0
+
+
+cdef struct _Member:
+    double along
+    int64_t p
+
+
+cdef inline bint _before(_Member x, _Member y) noexcept nogil:
+    # (along, position) order, as the alignment kernel orders a line (-0.0 ties +0.0)
+    return x.along < y.along or (not (y.along < x.along) and x.p < y.p)
+
+
+cdef int _member_cmp(const void* a, const void* b) noexcept nogil:
+    cdef _Member x = (<const _Member*>a)[0]
+    cdef _Member y = (<const _Member*>b)[0]
+    if _before(x, y):
+        return -1
+    if _before(y, x):
+        return 1
+    return 0
+
+
+cdef int _int64_cmp(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0]
+    cdef int64_t y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, const double[::1] c_old,
+                const double[::1] c_new, double tol, bint one, const double[:, :] boxes, const int64_t[::1] rows,
+                const int64_t[::1] parent, int kind):
+    """One kind of ``aligned`` cut again where boxes moved, on its sorted line values (see
+    ``pagetables.recut_lines``, whose numpy twin is ``pagetables._recut_lines_py``).
+
+    Moves the changed positions' values in ``s`` and ``pos`` in place and returns ``(cut, keys)``:
+    the page rows of the runs cut again, sorted, and the keys of the pairs of kind ``kind`` among
+    them whose rows share a parent (in no particular order)."""
+    cdef Py_ssize_t n = s.shape[0], m = changed.shape[0], nb = boxes.shape[0], nr = rows.shape[0]
+    cdef Py_ssize_t npar = parent.shape[0]
+    if pos.shape[0] != n:
+        raise ValueError(f"recut_lines needs one position per value, got {pos.shape[0]} for {n}")
+    if c_old.shape[0] != m or c_new.shape[0] != m:
+        raise ValueError(f"recut_lines needs an old and a new value per changed position ({m}), "
+                         f"got {c_old.shape[0]} and {c_new.shape[0]}")
+    if boxes.shape[1] != 4 or nr != nb:
+        raise ValueError(f"recut_lines needs a (k, 4) box per solid position and a row each, got boxes "
+                         f"({boxes.shape[0]}, {boxes.shape[1]}) and {nr} rows")
+    if kind < 0 or kind > 5:
+        raise ValueError(f"alignment kind must be 0..5, got {kind}")
+    cdef double* sp = &s[0] if n else NULL
+    cdef int64_t* pp = &pos[0] if n else NULL
+    cdef Py_ssize_t i, j, k, a, b, t, e, nl = 0, ni = 0, ns = 0, nm = 0, total = 0, nk = 0, q, longest = 0
+    cdef double x, start
+    left_a = np.empty((max(m, 1), 3), np.float64)
+    iv_a = np.empty((max(2 * m, 1), 2), np.int64)
+    spans_a = np.empty((max(m, 1), 2), np.float64)
+    cdef double[:, ::1] left = left_a
+    cdef int64_t[:, ::1] iv = iv_a
+    cdef double[:, ::1] spans = spans_a
+    # the runs the changed values leave, among the values before the edit
+    for i in range(m):
+        if c_old[i] != c_new[i]:
+            _run_bounds(sp, n, c_old[i], c_old[i], tol, &a, &b)
+            if b <= a:
+                raise ValueError(f"position {changed[i]} has no line value {c_old[i]!r}")
+            left[nl, 0] = c_old[i]
+            left[nl, 1] = s[a]
+            left[nl, 2] = s[b - 1]
+            nl += 1
+    for i in range(m):
+        if c_old[i] != c_new[i] and _move_value(sp, pp, n, changed[i], c_old[i], c_new[i]) < 0:
+            raise ValueError(f"position {changed[i]} has no line value {c_old[i]!r}")
+    # the lines a changed box joins
+    for i in range(m):
+        x = c_new[i]
+        for j in range(ns):
+            if spans[j, 0] <= x <= spans[j, 1]:
+                break
+        else:
+            _run_bounds(sp, n, x, x, tol, &a, &b)
+            if b <= a:
+                raise ValueError(f"position {changed[i]} has no line value {x!r}")
+            iv[ni, 0] = a
+            iv[ni, 1] = b
+            ni += 1
+            spans[ns, 0] = s[a]
+            spans[ns, 1] = s[b - 1]
+            ns += 1
+    # the lines it left, as the other boxes now stand (see observe._aligned_update)
+    for i in range(nl):
+        x = left[i, 0]
+        if one:
+            for j in range(ns):
+                if spans[j, 0] <= x <= spans[j, 1]:
+                    break
+            else:
+                j = -1
+            if j >= 0:
+                continue
+        _run_bounds(sp, n, left[i, 1], left[i, 2], tol, &a, &b)
+        iv[ni, 0] = a
+        iv[ni, 1] = b
+        ni += 1
+    # the slices by start, overlapping ones merged (each is bounded by gaps over tol)
+    for i in range(1, ni):
+        a, b = iv[i, 0], iv[i, 1]
+        j = i
+        while j > 0 and iv[j - 1, 0] > a:
+            iv[j, 0], iv[j, 1] = iv[j - 1, 0], iv[j - 1, 1]
+            j -= 1
+        iv[j, 0], iv[j, 1] = a, b
+    for i in range(ni):
+        a, b = iv[i, 0], iv[i, 1]
+        if b <= a:
+            continue
+        if nm and a <= iv[nm - 1, 1]:
+            if b > iv[nm - 1, 1]:
+                iv[nm - 1, 1] = b
+        else:
+            iv[nm, 0], iv[nm, 1] = a, b
+            nm += 1
+    for i in range(nm):
+        total += iv[i, 1] - iv[i, 0]
+    cut_a = np.empty(total, np.int64)
+    keys_a = np.empty(total, np.int64)
+    cdef int64_t[::1] cut = cut_a
+    cdef int64_t[::1] keys = keys_a
+    cdef int64_t p, ra, rb, axis = 1 if kind >= 3 else 0
+    k = 0
+    for i in range(nm):
+        for t in range(iv[i, 0], iv[i, 1]):
+            p = pos[t]
+            if p < 0 or p >= nb:
+                raise IndexError(f"line position {p} is outside the {nb} solid boxes")
+            if rows[p] < 0 or rows[p] >= npar:
+                raise IndexError(f"row {rows[p]} is outside the {npar} parents")
+            cut[k] = rows[p]
+            k += 1
+        longest = max(longest, iv[i, 1] - iv[i, 0])
+    if total > 1:
+        qsort(&cut[0], total, sizeof(int64_t), _int64_cmp)
+    # the greedy line cut of the alignment kernel, within each slice; consecutive boxes along a line pair up
+    cdef _Member* line = <_Member*>malloc(max(longest, 1) * sizeof(_Member))
+    cdef _Member mb
+    if line == NULL:
+        raise MemoryError()
+    try:
+        for i in range(nm):
+            t = iv[i, 0]
+            while t < iv[i, 1]:
+                start = s[t]
+                e = t + 1
+                while e < iv[i, 1] and s[e] - start <= tol:
+                    e += 1
+                if e - t >= 2:
+                    for q in range(t, e):
+                        p = pos[q]
+                        if kind <= 2:
+                            line[q - t].along = (boxes[p, 1] + boxes[p, 3]) * 0.5
+                        else:
+                            line[q - t].along = (boxes[p, 0] + boxes[p, 2]) * 0.5
+                        line[q - t].p = p
+                    if e - t <= 16:
+                        for q in range(1, e - t):
+                            mb = line[q]
+                            j = q
+                            while j > 0 and _before(mb, line[j - 1]):
+                                line[j] = line[j - 1]
+                                j -= 1
+                            line[j] = mb
+                    else:
+                        qsort(line, e - t, sizeof(_Member), _member_cmp)
+                    for q in range(e - t - 1):
+                        ra = rows[min(line[q].p, line[q + 1].p)]
+                        rb = rows[max(line[q].p, line[q + 1].p)]
+                        if parent[ra] == parent[rb]:
+                            keys[nk] = (ra << 33) | (rb << 1) | axis
+                            nk += 1
+                t = e
+    finally:
+        free(line)
+    return cut_a, keys_a[:nk]
 
 
 cdef inline Py_ssize_t _piece(int64_t[:, ::1] p, Py_ssize_t k, int64_t kind, int64_t start, int64_t stop):

@@ -50,8 +50,8 @@ from spatialobs import geometry as G
 from spatialobs._arrays import row_order, unique
 from spatialobs.canvas.limits import compact_json, typed_errors
 from spatialobs.canvas.pagetables import (ALIGNED_SHIFT_A, ALIGNED_SHIFT_B, PAIR_SHIFT, aligned_keys, aligned_rows,
-                                          keys_at, move_value, pair_keys, renumber_pairs, rows_at, run_bounds,
-                                          sorted_lines, splice, splice_in_place, writable)
+                                          keys_at, kind_pairs, move_value, pair_keys, recut_lines, renumber_pairs,
+                                          rows_at, run_bounds, sorted_lines, splice, splice_in_place, writable)
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas, _gather, _page_pos, _row_runs
 from spatialobs.canvas.rowmaps import (_pairs_view, map_rows, put_rows, reparented, rows_differ, runs as map_runs,
@@ -1511,7 +1511,7 @@ def _inside(pg: _Page, sub: np.ndarray, sb: np.ndarray, ix: G.BoxIndex) -> Tuple
     # tightest container per inner: smallest area, then the higher layer
     o = np.lexsort((-co, ca, ci))
     co, ci = co[o], ci[o]
-    first = np.r_[True, ci[1:] != ci[:-1]] if len(ci) else np.zeros(0, bool)
+    first = _firsts(ci)
     return ci[first], co[first]
 
 
@@ -1661,7 +1661,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
             if not np.array_equal(cur[pos], new_v):
                 cur[pos] = new_v
             cols[name] = cur
-        pg = dataclasses.replace(opg, **cols)
+        pg = _Page(**{**vars(opg), **cols})  # (``dataclasses.replace`` checks every field: ~20 us)
         sp = old.subpos[pos]
         sp = sp[sp >= 0]
         changed = unique(sp[(pg.boxes[sub[sp]] != old.sb[sp]).any(axis=1)])
@@ -2238,6 +2238,16 @@ def _grown(b: np.ndarray, g: float) -> np.ndarray:
     return np.column_stack([b[:, 0] - m, b[:, 1] - m, b[:, 2] + m, b[:, 3] + m])
 
 
+def _firsts(v: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of ``v`` starts (``np.r_[True, v[1:] != v[:-1]]`` without
+    ``np.r_``'s parsing of its index, ~15 us a call)."""
+    out = np.empty(len(v), bool)
+    if len(v):
+        out[0] = True
+        np.not_equal(v[1:], v[:-1], out=out[1:])
+    return out
+
+
 def _mask_of(rows: np.ndarray, n: int) -> np.ndarray:
     m = np.zeros(n, bool)
     m[rows] = True
@@ -2359,7 +2369,7 @@ def _inside_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: 
     area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
     o = np.lexsort((-no, area, ni))
     no, ni = no[o], ni[o]
-    first = np.r_[True, ni[1:] != ni[:-1]] if len(ni) else np.zeros(0, bool)
+    first = _firsts(ni)
     keep = ~_mask_of(sub[redo], n)[ci]
     ci, co = np.concatenate([ci[keep], ni[first]]), np.concatenate([co[keep], no[first]])
     o = np.argsort(ci, kind="stable")
@@ -2461,9 +2471,7 @@ def _knn(st: _PageState, rows: np.ndarray, gap: float, k: int = 4) -> Tuple[np.n
     h, i, g = h[o], i[o], g[o]
     if not len(h):
         return h, i, g
-    start = np.r_[0, np.flatnonzero(h[1:] != h[:-1]) + 1]
-    rank = np.arange(len(h)) - np.repeat(start, np.diff(np.r_[start, len(h)]))
-    m = rank < k
+    m = np.arange(len(h)) - np.searchsorted(h, h) < k  # rank within the row's run (``h`` is sorted)
     return h[m], i[m], g[m]
 
 
@@ -2675,47 +2683,12 @@ class _StripRuns:
         return _grow_run(self.st, self.kind, lo, hi, tol)
 
 
-def _pairs_of_kind(pg: _Page, sub: np.ndarray, sb: np.ndarray, u: np.ndarray, tol: float, kind: int,
-                   keys: List[np.ndarray], bits: List[np.ndarray]) -> None:
-    """Append the keys and kind bit of the ``aligned`` pairs of kind ``kind`` among the solid positions ``u``."""
-    pairs, _ = G.alignment_pairs(sb[u], tol, kind=kind)  # that kind's lines only
-    a, b = sub[u[pairs[0]]], sub[u[pairs[1]]]
-    same = pg.parent[a] == pg.parent[b]
-    a, b = a[same], b[same]
-    keys.append(aligned_keys(a, b, int(kind >= 3)))
-    bits.append(np.full(len(a), 1 << kind, np.int64))
-
-
 def _move_values(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old: np.ndarray, c_new: np.ndarray) -> None:
     """Move the values of the solid positions ``changed`` from ``c_old`` to ``c_new`` in the sorted ``line``, in place."""
     s, pos = line
     for p, was, now in zip(changed.tolist(), c_old.tolist(), c_new.tolist()):
         if was != now:
             move_value(s, pos, p, was, now)
-
-
-def _runs_in_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_new: np.ndarray, c_old: np.ndarray,
-                   tol: float, one: bool, parts: List[np.ndarray]) -> None:
-    """The runs :func:`_aligned_update` grows for one kind, found in the sorted values ``line`` (those
-    before the edit: the changed positions' values are moved from ``c_old`` to ``c_new`` here)."""
-    s, pos = line
-    left: List[Tuple[float, float, float]] = []  # (old value, the run it left among the old values)
-    for x in c_old[c_old != c_new].tolist():
-        a, b = run_bounds(s, x, x, tol)
-        left.append((x, float(s[a]), float(s[b - 1])))
-    _move_values(line, changed, c_old, c_new)
-    spans: List[Tuple[float, float]] = []
-    for x in c_new.tolist():  # the lines a changed box joins
-        if any(lo <= x <= hi for lo, hi in spans):
-            continue
-        a, b = run_bounds(s, x, x, tol)
-        parts.append(pos[a:b].copy())
-        spans.append((float(s[a]), float(s[b - 1])))
-    for x, lo, hi in left:  # the lines it left, as the other boxes now stand (see _aligned_update)
-        if one and any(a <= x <= b for a, b in spans):
-            continue
-        a, b = run_bounds(s, lo, hi, tol)
-        parts.append(pos[a:b].copy())
 
 
 def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -2786,13 +2759,12 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         parts: List[np.ndarray] = []
         spans: List[Tuple[float, float]] = []  # value ranges of the runs found (each a whole run)
         line = None if lines is None else lines[kind]
-        if line is not None:
-            _runs_in_lines(line, changed, c_new, c_old, tol, one, parts)
-            u = unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
-            recut[sub[u]] |= np.uint8(1 << kind)
-            recut_rows.append(sub[u])
-            if len(u) > 1:
-                _pairs_of_kind(pg, sub, sb, u, tol, kind, keys, bits)
+        if line is not None:  # the runs and their lines found in the sorted values, the values moved there
+            cut, k = recut_lines(line, changed, c_old, c_new, tol, one, sb, sub, pg.parent, kind)
+            recut[cut] |= np.uint8(1 << kind)
+            recut_rows.append(cut)
+            keys.append(k)
+            bits.append(np.full(len(k), 1 << kind, np.int64))
             continue
         # the runs around the changed values, in one strip query per state and kind
         left_x = np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist()
@@ -2830,7 +2802,8 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         recut[sub[u]] |= np.uint8(1 << kind)
         recut_rows.append(sub[u])
         if len(u) > 1:
-            _pairs_of_kind(pg, sub, sb, u, tol, kind, keys, bits)
+            keys.append(kind_pairs(sb, sub, pg.parent, u, tol, kind))
+            bits.append(np.full(len(keys[-1]), 1 << kind, np.int64))
     if lines is not None:
         st.lines = lines
     nk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
@@ -2847,7 +2820,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         o = np.argsort(ck, kind="stable")
         ck, cb = ck[o], cb[o]
         if len(ck):
-            start = np.r_[0, np.flatnonzero(ck[1:] != ck[:-1]) + 1]
+            start = np.flatnonzero(_firsts(ck))
             ck, cb = ck[start], np.bitwise_or.reduceat(cb, start)
         # every key at ``at`` is in ``ck``: a pair whose bits changed is written, one left with none
         # dropped, a new one inserted; most rows cut again keep their pairs as they were
@@ -2890,7 +2863,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     allk, allb = np.insert(okeys, at, nk), np.insert(am, at, nb)
     if not len(allk):
         return old
-    start = np.r_[0, np.flatnonzero(allk[1:] != allk[:-1]) + 1]
+    start = np.flatnonzero(_firsts(allk))
     k = allk[start]
     mk = np.bitwise_or.reduceat(allb, start)
     live = mk != 0

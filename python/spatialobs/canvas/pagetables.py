@@ -20,11 +20,12 @@ key column kept beside the table:
 
 The ``aligned`` table is cut from runs of line values (box edges and centres) that lie within
 a tolerance of each other; :func:`sorted_lines` keeps each kind's values sorted with their
-positions, :func:`run_bounds` finds a run there in time linear in its length, and
-:func:`move_value` moves one box's value in place.
+positions, :func:`run_bounds` finds a run there in time linear in its length,
+:func:`move_value` moves one box's value in place, and :func:`recut_lines` does all of it for one
+kind after a move and cuts the runs' lines again (:func:`kind_pairs` cuts them from boxes).
 
 The scans and merges whose numpy calls cost more than their work (:func:`run_bounds`,
-:func:`splice`, :func:`renumber_pairs`) are compiled (``spatialobs.canvas._cpagetables``); each
+:func:`splice`, :func:`renumber_pairs`, :func:`recut_lines`) are compiled (``spatialobs.canvas._cpagetables``); each
 keeps its numpy twin, used where the module is not built and held to it by the tests.
 
 Examples
@@ -45,8 +46,14 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from spatialobs import geometry as G
+
+#: Whether :func:`recut_lines` runs compiled (``spatialobs.canvas._cpagetables.recut_lines``) when it
+#: can; False gives its numpy twin (the tests run both).
+RECUT_KERNEL = True
+
 __all__ = ["pair_keys", "rows_at", "keys_at", "splice", "splice_in_place", "writable", "sorted_lines", "run_bounds",
-           "move_value", "renumber_pairs"]
+           "move_value", "renumber_pairs", "kind_pairs", "recut_lines"]
 
 _run_bounds_c: Optional[Callable[[np.ndarray, float, float, float], Tuple[int, int]]]
 _cpt: Optional[ModuleType]
@@ -479,3 +486,123 @@ def move_value(s: np.ndarray, pos: np.ndarray, p: int, old: float, new: float) -
         s[t], pos[t] = new, p
     else:  # the same place
         s[k] = new
+
+
+def kind_pairs(boxes: np.ndarray, rows: np.ndarray, parent: np.ndarray, u: np.ndarray, tol: float,
+               kind: int) -> np.ndarray:
+    """The ``aligned`` keys of kind ``kind`` among the solid positions ``u``: the alignment kernel's
+    pairs of that kind among their boxes, kept where both rows have the same parent.
+
+    Parameters
+    ----------
+    boxes : numpy.ndarray of float64, shape (k, 4)
+        The solid boxes, one per solid position.
+    rows : numpy.ndarray of int64
+        The page row of each solid position (increasing).
+    parent : numpy.ndarray of int64
+        The parent row of each page row (-1 on the page).
+    u : numpy.ndarray of int64
+        Solid positions, sorted and distinct.
+    tol : float
+        The alignment tolerance.
+    kind : int
+        0..5, in ``ALIGN_KINDS`` order (left, centre x, right, top, centre y, bottom).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Keys ``a << 33 | b << 1 | axis`` (see :func:`aligned_keys`), one per pair, in the kernel's order.
+    """
+    pairs, _ = G.alignment_pairs(boxes[u], tol, kind=kind)  # that kind's lines only
+    a, b = rows[u[pairs[0]]], rows[u[pairs[1]]]
+    same = parent[a] == parent[b]
+    return aligned_keys(a[same], b[same], int(kind >= 3))
+
+
+def recut_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old: np.ndarray, c_new: np.ndarray,
+                tol: float, one: bool, boxes: np.ndarray, rows: np.ndarray, parent: np.ndarray,
+                kind: int) -> Tuple[np.ndarray, np.ndarray]:
+    """One kind of the ``aligned`` table cut again after solid boxes moved, found in its sorted line values.
+
+    The values of the changed positions are moved from ``c_old`` to ``c_new`` in ``line``, in
+    place. The runs cut again are those each new value joins and, as the other boxes now stand,
+    those each old value left (with ``one``, a single box moved and none removed: a left run inside a
+    joined one is that run). Their boxes are cut into lines as the alignment kernel cuts them.
+    Compiled (``_cpagetables.recut_lines``) for float64 values and int64 positions, else
+    :func:`_recut_lines_py`, its twin; :data:`RECUT_KERNEL` False gives the twin.
+
+    Parameters
+    ----------
+    line : (numpy.ndarray of float64, numpy.ndarray of int64)
+        The kind's line values sorted and the solid position of each (see :func:`sorted_lines`),
+        as before the move; written in place.
+    changed : numpy.ndarray of int64
+        The solid positions whose boxes changed.
+    c_old, c_new : numpy.ndarray of float64
+        Their line values before and after, finite.
+    tol : float
+        The alignment tolerance.
+    one : bool
+        Whether only one box changed and none was removed.
+    boxes : numpy.ndarray of float64, shape (k, 4)
+        The solid boxes after the move, one per solid position.
+    rows : numpy.ndarray of int64
+        The page row of each solid position (increasing).
+    parent : numpy.ndarray of int64
+        The parent row of each page row.
+    kind : int
+        0..5, in ``ALIGN_KINDS`` order.
+
+    Returns
+    -------
+    (numpy.ndarray of int64, numpy.ndarray of int64)
+        The page rows of the runs cut again (sorted, distinct) and the keys of the pairs of kind
+        ``kind`` among them whose rows share a parent (see :func:`kind_pairs`; any order).
+
+    Raises
+    ------
+    ValueError
+        When a changed position has no entry with its old value, or the columns' lengths disagree.
+    """
+    s, pos = line
+    if (RECUT_KERNEL and _cpt is not None and type(s) is np.ndarray and s.dtype == np.float64
+            and _i64(pos, changed, rows, parent) and writable(s) and writable(pos)):
+        return _cpt.recut_lines(s, pos, changed, np.ascontiguousarray(c_old, np.float64),
+                                np.ascontiguousarray(c_new, np.float64), float(tol), bool(one), boxes, rows, parent,
+                                int(kind))
+    return _recut_lines_py(line, changed, c_old, c_new, tol, one, boxes, rows, parent, kind)
+
+
+def _i64(*cols: Any) -> bool:
+    return all(type(c) is np.ndarray and c.dtype == np.int64 and c.ndim == 1 and c.flags.c_contiguous for c in cols)
+
+
+def _recut_lines_py(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old: np.ndarray, c_new: np.ndarray,
+                    tol: float, one: bool, boxes: np.ndarray, rows: np.ndarray, parent: np.ndarray,
+                    kind: int) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`recut_lines` in numpy: :func:`run_bounds` and :func:`move_value` per value, the runs'
+    lines cut by the alignment kernel (:func:`kind_pairs`): the compiled one's twin."""
+    s, pos = line
+    left: List[Tuple[float, float, float]] = []  # (old value, the run it left among the old values)
+    for x in c_old[c_old != c_new].tolist():
+        a, b = run_bounds(s, x, x, tol)
+        left.append((x, float(s[a]), float(s[b - 1])))
+    for p, was, now in zip(changed.tolist(), c_old.tolist(), c_new.tolist()):
+        if was != now:
+            move_value(s, pos, p, was, now)
+    parts: List[np.ndarray] = []
+    spans: List[Tuple[float, float]] = []
+    for x in c_new.tolist():  # the lines a changed box joins
+        if any(lo <= x <= hi for lo, hi in spans):
+            continue
+        a, b = run_bounds(s, x, x, tol)
+        parts.append(pos[a:b])
+        spans.append((float(s[a]), float(s[b - 1])))
+    for x, lo, hi in left:  # the lines it left, as the other boxes now stand
+        if one and any(a <= x <= b for a, b in spans):
+            continue
+        a, b = run_bounds(s, lo, hi, tol)
+        parts.append(pos[a:b])
+    u = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    keys = kind_pairs(boxes, rows, parent, u, tol, kind) if len(u) > 1 else np.zeros(0, np.int64)
+    return rows[u], keys

@@ -91,12 +91,26 @@ def _page_pos(total: int, rows: np.ndarray, runs: Optional[List[Tuple[int, int, 
     return pos, len(rows) == total and (not total or runs == [(0, total, 0)])
 
 
+_IDENTITY: List[np.ndarray] = [np.zeros(0, np.int64)]
+
+
+def _identity(n: int) -> np.ndarray:
+    """``np.arange(n)``, read-only and shared while ``n`` is unchanged (the row map of a
+    derivation that keeps every row: a new one per edit wrote the page's length, ~0.1 ms at 10^5)."""
+    m = _IDENTITY[0]
+    if len(m) != n:
+        m = np.arange(n, dtype=np.int64)
+        m.flags.writeable = False
+        _IDENTITY[0] = m
+    return m
+
+
 def _step(prev: Derived, d: Derived) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """How ``d`` follows from ``prev``: the new row of each of ``prev``'s rows (-1: removed) and
     the rows whose record was replaced, or None when ``d`` was derived afresh. (``prev``'s row
     count is its columns' length: an append may have extended the id list it shares.)"""
     if d.base >= 0 and d.base == prev.serial:
-        return np.arange(len(prev.depth), dtype=np.int64), np.asarray(d.record_rows, dtype=np.int64)
+        return _identity(len(prev.depth)), np.asarray(d.record_rows, dtype=np.int64)
     if d.renumbered is not None and d.renumbered[0] == prev.serial and d.record_rows is not None:
         return d.renumbered[1], np.asarray(d.record_rows, dtype=np.int64)
     return None
@@ -106,7 +120,7 @@ def _compose_steps(prev: Derived, chain: List[Derived]) -> None:
     """Make the last of ``chain`` (each derived from the one before, the first from ``prev``) say
     how it follows from ``prev``: rows renumbered through every step, records replaced in any."""
     d = chain[-1]
-    m = np.arange(len(prev.depth), dtype=np.int64)
+    m = _identity(len(prev.depth))
     rec = np.zeros(0, dtype=np.int64)
     cur = prev
     d.base = -1
