@@ -169,6 +169,26 @@ def test_an_edit_is_observed_through_the_previous_version(advanced):
     assert advanced[0] == 6
 
 
+def test_a_connector_and_the_shape_its_free_end_touches_moved_together(advanced):
+    """The touches of a connector whose free end moved and of the shape it touches, in one version
+    (their frame moved): the pair leaves and enters once, found from the connector's side and from
+    the shape's."""
+    c = page(5, 30)
+    c.add(Node("FZ", "frame", P, None, 300, 260, 120, 90))
+    c.add(Node("cz", "geo", "FZ", None, 20, 20, 40, 40))
+    c.add(Node("tz", "arrow", "FZ", None, 0, 40, props={"start": {"x": 0, "y": 0}, "end": {"x": 20, "y": 0}}))
+    observations(c)
+    for k, (nid, dx) in enumerate([("FZ", 3.0), ("FZ", -1.0), ("FZ", 2.0), ("cz", 2.0), ("FZ", 0.5), ("FZ", -4.0),
+                                   ("tz", -30.0), ("FZ", 4.0), ("FZ", 1.0)]):
+        c.update(nid, x=c.nodes[nid].x + dx)
+        assert observations(c) == observations(c.copy())
+        assert_tables_fresh(c)
+        assert advanced[0] == k + 1
+    st = OBS._page_state(c, c.current_page)
+    assert st.ends is not None and st.ends.by_x is not None  # (the keyed update's path)
+    assert all(len(t.touches[0]) for t in st.tables.values())
+
+
 def test_a_binding_write_or_a_new_node_is_observed_afresh(advanced):
     c = page(4, 30)
     observations(c)

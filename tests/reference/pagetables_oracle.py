@@ -38,8 +38,11 @@ def splice(cols: Sequence[np.ndarray], keys: np.ndarray, drop: Sequence[int], ne
 
 def table_keys(name: str, cols: Sequence[np.ndarray]) -> np.ndarray:
     """The key of each pair of a relation table, as the observation keys them: ``a * 2**32 + b``;
-    for ``aligned`` ``a * 2**33 + b * 2 + axis`` (axis 0 when the kinds are of x: left, centre, right)."""
+    for ``aligned`` ``a * 2**33 + b * 2 + axis`` (axis 0 when the kinds are of x: left, centre, right); for
+    ``touches`` (connector, shape, terminal) ``(connector * 2 + terminal) * 2**32 + shape``."""
     a, b = cols[0], cols[1]
+    if name == "touches":
+        return np.array([(int(c) * 2 + int(t)) * 2**32 + int(s) for c, s, t in zip(a, b, cols[2])], dtype=np.int64)
     if name == "aligned":
         return np.array([int(p) * 2**33 + int(q) * 2 + (0 if int(m) & 7 else 1) for p, q, m in zip(a, b, cols[2])],
                         dtype=np.int64)

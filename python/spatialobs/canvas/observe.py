@@ -1780,7 +1780,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
         st.tables[key] = new_tb = _PageTables(
             _inside_update(st, tb.inside, changed),
             _overlaps_update(st, tb.overlaps, changed, before, tb.keys, keys, inplace),
-            _touches_update(st, tb.touches, changed, moved_ends, touch_tol),
+            _touches_update(st, tb.touches, changed, moved_ends, touch_tol, before, tb.keys, keys, inplace),
             _near_update(st, tb.near, changed, before, near_gap, tb.keys, keys, inplace, delta),
             _aligned_update(st, old, tb.aligned, changed, before, align_tol, None, tb.keys, keys,
                             lines if len(old.tables) == 1 else None, inplace, delta),
@@ -2389,10 +2389,28 @@ def _touch_strip(b: np.ndarray, touch_tol: float) -> Tuple[float, float]:
 
 
 def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
-                    moved_ends: np.ndarray, touch_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    moved_ends: np.ndarray, touch_tol: float, before: Optional[np.ndarray] = None,
+                    known: Optional[Dict[str, np.ndarray]] = None, out: Optional[Dict[str, np.ndarray]] = None,
+                    inplace: bool = False) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``touches`` after the boxes of solid positions ``changed`` changed and the unbound ends of the
+    connectors ``moved_ends`` (page rows, sorted) moved.
+
+    With ``before`` (the changed boxes before), ``out`` and the table's sorted key column in
+    ``known`` (``(connector * 2 + terminal) << 32 | shape``), the pairs that leave are found by
+    key, in work that follows the changed rows (see :func:`_touches_keyed`); otherwise by a mask
+    over the table. Either way the key column of a table kept sorted is put in ``out``. With
+    ``inplace`` (the old table is used up) a splice that keeps the table's length is written into
+    its columns.
+    """
     pg, sub, sb, e = st.pg, st.sub, st.sb, st.ends
     assert e is not None
     tc, ts, tt = old
+    keys0 = known.get("touches") if known is not None else None
+    if (keys0 is not None and before is not None and out is not None and e.by_x is not None
+            and len(changed) <= _TOUCH_DIRECT):
+        got = _touches_keyed(st, old, keys0, changed, before, moved_ends, touch_tol, inplace, out)
+        if got is not None:
+            return got
     n = len(pg.ids)
     isc = _mask_of(sub[changed], n)
     ism = _mask_of(moved_ends, n)
@@ -2451,11 +2469,67 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
         # one row per (connector, terminal, shape): keyed as the table is sorted
         keys = pair_keys(tc * 2 + tt, ts)
         if len(keys) < 2 or bool((keys[1:] > keys[:-1]).all()):
-            (rc, rs, rt), _ = splice((tc, ts, tt), keys, np.flatnonzero(~keep), (nc, ns, nt), pair_keys(nc * 2 + nt, ns))
+            (rc, rs, rt), rk = splice((tc, ts, tt), keys, np.flatnonzero(~keep), (nc, ns, nt), pair_keys(nc * 2 + nt, ns))
+            if out is not None:
+                out["touches"] = rk
             return rc, rs, rt
     tc, ts, tt = (np.concatenate(v) for v in zip(*parts))
     o = np.lexsort((ts, tt, tc))
     return tc[o], ts[o], tt[o]
+
+
+def _touches_keyed(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], keys: np.ndarray,
+                   changed: np.ndarray, before: np.ndarray, moved_ends: np.ndarray, touch_tol: float, inplace: bool,
+                   out: Dict[str, np.ndarray]) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`_touches_update` by key: the pairs that leave are those of the moved connectors (a run
+    of the table each) and those of a changed shape with an end that did not move, whose square met
+    the shape's box before (found among the ends of that box's x strip, then by key). The table is
+    spliced there. None when a terminal code is not 0 or 1 (the caller sorts)."""
+    pg, sub, sb, e = st.pg, st.sub, st.sb, st.ends
+    assert e is not None and e.by_x is not None
+    tc, ts, tt = old
+    xs, xp = e.by_x
+    mv = moved_ends
+
+    def strip(box: np.ndarray) -> np.ndarray:
+        """The ends of connectors not moved whose square meets ``box`` with positive area, sorted."""
+        xlo, xhi = _touch_strip(box, touch_tol)
+        k = xp[int(np.searchsorted(xs, xlo, "left")):int(np.searchsorted(xs, xhi, "right"))]
+        if len(mv) and len(k):
+            r = e.rows[k]
+            k = k[mv[np.minimum(np.searchsorted(mv, r), len(mv) - 1)] != r]
+        return np.sort(k[_pos_area(_end_squares(e.x[k], e.y[k], touch_tol), box[None, :])])
+
+    drops = [rows_at(tc, mv)]  # (the table is sorted by connector first)
+    parts: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    mk = rows_at(e.rows, mv)  # moved ends against every shape (the ends are sorted by row)
+    if len(mk):
+        squares = _end_squares(e.x[mk], e.y[mk], touch_tol)
+        i, j = _closed_hits(st, squares)
+        k = mk[j]
+        ok = _pos_area(sb[i], squares[j])
+        parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, sub[i[ok]], k[ok], touch_tol))
+    for c, was in zip(changed.tolist(), before):
+        k = strip(was)
+        if len(k):
+            drops.append(keys_at(keys, pair_keys(e.rows[k] * 2 + e.term[k], np.full(len(k), sub[c], np.int64))))
+        k = strip(sb[c])
+        if len(k):
+            parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, np.full(len(k), sub[c], np.int64), k, touch_tol))
+    if parts:
+        nc, ns, nt = (np.concatenate(v) for v in zip(*parts))
+    else:
+        nc = ns = nt = np.zeros(0, np.int64)
+    if not bool(((nt == 0) | (nt == 1)).all()):
+        return None
+    drop = unique(np.concatenate(drops))
+    nk = pair_keys(nc * 2 + nt, ns)
+    if inplace and splice_in_place((tc, ts, tt), keys, drop, (nc, ns, nt), nk):
+        out["touches"] = keys
+        return tc, ts, tt
+    (rc, rs, rt), rk = splice((tc, ts, tt), keys, drop, (nc, ns, nt), nk)
+    out["touches"] = rk
+    return rc, rs, rt
 
 
 def _knn(st: _PageState, rows: np.ndarray, gap: float, k: int = 4) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
