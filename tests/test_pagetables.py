@@ -56,6 +56,30 @@ def test_rows_at_finds_every_entry_of_the_rows(pairs, rows):
     assert np.array_equal(PT.rows_at(a, r), ref.rows_at(a, r))
 
 
+BIG = st.sampled_from([-2**63, -5, -1, 0, 1, 2, 3, 7, 40, 2**62, 2**63 - 1])
+
+
+@settings(max_examples=300)
+@given(st.lists(ROWS | BIG, max_size=80), st.lists(ROWS | BIG, max_size=25), st.booleans())
+def test_rows_at_compiled_is_its_twin_for_rows_in_any_order(col, rows, ordered):
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    col = np.sort(np.array(col, dtype=np.int64))
+    rows = np.array(sorted(set(rows)) if ordered else rows, dtype=np.int64)
+    want = PT._rows_at_py(col, rows)
+    got = c.rows_at(col, rows)
+    assert got.dtype == np.int64 and got.tolist() == want.tolist()
+    assert PT.rows_at(col, rows).tolist() == want.tolist()
+    if ordered:
+        assert want.tolist() == ref.rows_at(col, rows).tolist()
+
+
+def test_rows_at_takes_the_twin_for_other_arrays():
+    col = np.array([0, 1, 1, 3], np.int64)
+    assert PT.rows_at(col.astype(np.int32), np.array([1])).tolist() == [1, 2]
+    assert PT.rows_at(col[::-1][::-1], np.array([1, 3])).tolist() == [1, 2, 3]
+    assert PT.rows_at(col, [3]).tolist() == [3]
+
+
 @given(PAIRS, st.lists(st.tuples(ROWS, ROWS), max_size=20))
 def test_keys_at_finds_the_keys_present_once(pairs, probe):
     a, b = _table(pairs)

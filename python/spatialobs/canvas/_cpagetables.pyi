@@ -4,6 +4,7 @@ import numpy as np
 import numpy.typing as npt
 
 def run_bounds(s: npt.NDArray[np.float64], lo: float, hi: float, tol: float) -> Tuple[int, int]: ...
+def rows_at(col: npt.NDArray[np.int64], rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]: ...
 def recut_lines(s: npt.NDArray[np.float64], pos: npt.NDArray[np.int64], changed: npt.NDArray[np.int64],
                 c_old: npt.NDArray[np.float64], c_new: npt.NDArray[np.float64], tol: float, one: bool,
                 boxes: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], parent: npt.NDArray[np.int64],

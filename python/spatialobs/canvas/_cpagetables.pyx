@@ -4,14 +4,15 @@
 ``run_bounds`` finds a run of sorted line values (see
 :func:`spatialobs.canvas.pagetables.run_bounds`, which calls it for float64 arrays); a run
 holds a few values to a few hundred, so numpy's per-call cost was most of its time.
-``recut_lines`` is one kind of the ``aligned`` table cut again after a move, on its sorted line
+``rows_at`` finds the runs of a sorted column holding given rows (one search from the last, no
+numpy calls); ``recut_lines`` is one kind of the ``aligned`` table cut again after a move, on its sorted line
 values: the values moved, the runs found and their lines cut in one call instead of some ten
 numpy calls and a kernel call per kind.
 ``splice_pieces`` and ``cut_pieces`` are :func:`spatialobs.canvas.pagetables.splice`'s merge of
 the dropped and new rows and its copies of slices, whose Python loops followed the number of
 pieces. ``map_rows``, ``solid_rows``, ``rows_differ`` and ``reparented`` are the row-map passes of
 :mod:`spatialobs.canvas.rowmaps`, each one loop over what numpy did in several passes. The twins
-are ``spatialobs.canvas.pagetables._run_bounds_py``, ``_recut_lines_py`` and ``_splice_py`` and the ``_py`` functions of
+are ``spatialobs.canvas.pagetables._run_bounds_py``, ``_rows_at_py``, ``_recut_lines_py`` and ``_splice_py`` and the ``_py`` functions of
 ``rowmaps``; tests compare each pair.
 """
 
@@ -82,6 +83,45 @@ cdef void _run_bounds(const double* s, Py_ssize_t n, double lo, double hi, doubl
         prv = v
     start_out[0] = start
     stop_out[0] = stop
+
+
+cdef inline Py_ssize_t _left_i(const int64_t* c, Py_ssize_t lo, Py_ssize_t hi, int64_t x) noexcept nogil:
+    # the first position in c[lo:hi] whose value is not below x
+    cdef Py_ssize_t m
+    while lo < hi:
+        m = (lo + hi) >> 1
+        if c[m] < x:
+            lo = m + 1
+        else:
+            hi = m
+    return lo
+
+
+def rows_at(const int64_t[::1] col, const int64_t[::1] rows):
+    """Positions in the sorted ``col`` of the entries equal to one of the sorted, distinct ``rows``,
+    ascending (see ``pagetables.rows_at``, whose numpy twin is ``pagetables._rows_at_py``)."""
+    cdef Py_ssize_t n = col.shape[0], m = rows.shape[0], i, a, b, lo = 0, total = 0, k = 0, t
+    if n == 0 or m == 0:
+        return np.zeros(0, np.int64)
+    cdef const int64_t* c = &col[0]
+    spans_a = np.empty((m, 2), np.int64)
+    cdef int64_t[:, ::1] spans = spans_a
+    for i in range(m):  # each row's run, searched from the end of the one before while the rows ascend
+        if i and rows[i] <= rows[i - 1]:
+            lo = 0  # (out of order or repeated: as numpy's searches give it, in the rows' order)
+        a = _left_i(c, lo, n, rows[i])
+        b = _left_i(c, a, n, rows[i] + 1) if rows[i] < 0x7FFFFFFFFFFFFFFF else n
+        spans[i, 0] = a
+        spans[i, 1] = b
+        total += b - a
+        lo = b
+    out_a = np.empty(total, np.int64)
+    cdef int64_t[::1] out = out_a
+    for i in range(m):
+        for t in range(spans[i, 0], spans[i, 1]):
+            out[k] = t
+            k += 1
+    return out_a
 
 
 cdef Py_ssize_t _move_value(double* s, int64_t* pos, Py_ssize_t n, int64_t p, double old, double new) noexcept nogil:

@@ -345,6 +345,9 @@ class _PageState:
     #: per row of ``segments``, the page rows of the connector's bound targets (None: a target not on
     #: the page); a later version carries the segment while the connector and these rows are not dirty
     seg_targets: Dict[int, Optional[Tuple[int, ...]]] = field(default_factory=dict)
+    #: page outlines by row (see :func:`_page_outline`), filled as the painted occlusion asks for them;
+    #: a later version carries those of the rows its edit did not reach (see :func:`_carry_occlusion`)
+    outlines: Dict[int, np.ndarray] = field(default_factory=dict)
     #: the painted occluders per (viewport box, min opacity): (rows in view, occluder per row);
     #: see :func:`_painted_occluders_kept`
     occ_memo: Dict[Tuple[Any, ...], Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
@@ -1376,7 +1379,9 @@ def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.
     pb = boxes[painter]
     prow = np.flatnonzero(painter)
     above = _Above(prow, pb)
-    memo: Dict[int, np.ndarray] = {}
+    memo = st.outlines
+    if len(memo) > _MAX_OUTLINES:
+        memo.clear()
     polys: List[np.ndarray] = []
     owner: List[int] = []
     targets: List[int] = []
@@ -1793,6 +1798,9 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     return st
 
 
+#: Most page outlines a page state keeps (see :attr:`_PageState.outlines`); beyond, it starts afresh.
+_MAX_OUTLINES = 4096
+
 #: Most connector segments a version carries to the next (*ours*); beyond, they are read again as asked.
 _MAX_SEGMENTS = 1024
 
@@ -1832,6 +1840,10 @@ def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reach
         boxes[fromr] = reached_boxes[at[fromr]]
     st.occ_carry = (old.occ_memo, dirty, boxes, dirty)  # the same rows: each keeps its paint order
     _carry_segments(st, old, _mask_of(dirty, len(st.pg.ids)))
+    if old.outlines:  # an outline reads the row's record and page transform and its frames' (reached with them)
+        st.outlines, old.outlines = old.outlines, {}
+        for r in dirty.tolist():
+            st.outlines.pop(r, None)
 
 
 #: Types that are no solid box: connectors and groups (as :func:`_new_state` reads them).

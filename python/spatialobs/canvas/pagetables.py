@@ -144,6 +144,13 @@ def rows_at(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
     numpy.ndarray of int64
         Every position ``p`` with ``col[p]`` in ``rows``, increasing.
     """
+    if _cpt is not None and _i64(col, rows):
+        return _cpt.rows_at(col, rows)  # (compiled: numpy's six calls were most of its time on a few rows)
+    return _rows_at_py(col, rows)
+
+
+def _rows_at_py(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """:func:`rows_at` in numpy (the compiled one's twin)."""
     if not len(col) or not len(rows):
         return np.zeros(0, np.int64)
     lo = np.searchsorted(col, rows, "left")

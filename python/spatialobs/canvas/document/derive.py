@@ -1230,12 +1230,11 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     clip = prev.clip
     new_clip = clip[dirty_rows].copy()
 
-    def up(name: str, p: np.ndarray) -> np.ndarray:
-        """Values of parents ``p``: the new ones for dirty parents, the previous ones otherwise."""
-        kp = k_of(p)
+    def up(name: str, p: np.ndarray, kp: np.ndarray, m: np.ndarray, any_dirty: bool) -> np.ndarray:
+        """Values of parents ``p``: the new ones for dirty parents (``kp`` their positions, ``m``
+        where ``kp >= 0``), the previous ones otherwise."""
         out = getattr(prev, name)[p]
-        m = kp >= 0
-        if m.any():
+        if any_dirty:
             out[m] = cols[name][kp[m]]
         return out
 
@@ -1255,23 +1254,26 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
             cols["group"][k] = -1
             continue
         p = parent[lvl]
-        pr = up("rotation", p)
+        kp = k_of(p)
+        m = kp >= 0
+        par = (p, kp, m, bool(m.any()))
+        pr = up("rotation", *par)
         c = np.cos(pr)
         s = np.sin(pr)
         z = pr == 0.0
         c[z] = 1.0
         s[z] = 0.0
-        cols["px"][k] = up("px", p) + c * nl[:, 0] - s * nl[:, 1]
-        cols["py"][k] = up("py", p) + s * nl[:, 0] + c * nl[:, 1]
+        cols["px"][k] = up("px", *par) + c * nl[:, 0] - s * nl[:, 1]
+        cols["py"][k] = up("py", *par) + s * nl[:, 0] + c * nl[:, 1]
         cols["rotation"][k] = pr + nl[:, 4]
         op = nl[:, 5].copy()
-        op *= up("opacity", p)
+        op *= up("opacity", *par)
         cols["opacity"][k] = op
-        cols["hidden"][k] = (nl[:, 6] != 0) | up("hidden", p)
-        cols["locked"][k] = (nl[:, 7] != 0) | up("locked", p)
+        cols["hidden"][k] = (nl[:, 6] != 0) | up("hidden", *par)
+        cols["locked"][k] = (nl[:, 7] != 0) | up("locked", *par)
         tp = types[p]
-        cols["frame"][k] = np.where(tp == "frame", p, up("frame", p))
-        cols["group"][k] = np.where(tp == "group", p, up("group", p))
+        cols["frame"][k] = np.where(tp == "frame", p, up("frame", *par))
+        cols["group"][k] = np.where(tp == "group", p, up("group", *par))
     full: Dict[str, np.ndarray] = {}
     undo: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (column, rows, values before) written in ``prev``
 
