@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from spatialobs._arrays import row_order, unique
+from spatialobs._arrays import row_order, unique, unique_first
 
 
 @given(hnp.arrays(st.sampled_from([np.int64, np.int32, np.intp]), hnp.array_shapes(min_dims=1, max_dims=2, min_side=0),
@@ -21,6 +21,15 @@ def test_unique_equals_numpy(a: np.ndarray) -> None:
     got, want = unique(a), np.unique(a)
     assert got.dtype == want.dtype
     assert got.tolist() == want.tolist()
+
+
+@given(hnp.arrays(st.sampled_from([np.int64, np.int32, np.intp]), hnp.array_shapes(min_dims=1, max_dims=1, min_side=0),
+                  elements=st.integers(-50, 50)))
+def test_unique_first_equals_numpy_with_return_index(a: np.ndarray) -> None:
+    got, at = unique_first(a)
+    want, want_at = np.unique(a, return_index=True)
+    assert got.dtype == want.dtype
+    assert got.tolist() == want.tolist() and at.tolist() == want_at.tolist()
 
 
 @given(st.integers(1, 40), st.data(), st.booleans())

@@ -47,7 +47,7 @@ from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Se
 import numpy as np
 
 from spatialobs import geometry as G
-from spatialobs._arrays import row_order, unique
+from spatialobs._arrays import row_order, unique, unique_first
 from spatialobs.canvas.limits import compact_json, typed_errors
 from spatialobs.canvas.pagetables import (ALIGNED_SHIFT_A, ALIGNED_SHIFT_B, PAIR_SHIFT, aligned_keys, aligned_rows,
                                           keys_at, kind_pairs, move_value, pair_keys, recut_lines, renumber_pairs,
@@ -1300,7 +1300,7 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
     cr = reach[ch]
     on = _along_strokes(seg_at[ca], seg_at[ch], cr[:, 0], cr[:, 1], cr[:, 2], cr[:, 3])
     # the first cover in pair order of each connector on one
-    hit_a, first = np.unique(ca[on], return_index=True)
+    hit_a, first = unique_first(ca[on])
     if len(hit_a):
         out[conn[hit_a]] = rows[conn[ch[on][first]]]
 
@@ -1701,7 +1701,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     st.n_children, st.by_target, st.by_target_rows = old.n_children, old.by_target, old.by_target_rows
     st.index_map = old.index_map
     if old.index is not None:
-        cand = np.union1d(old.stale, changed)
+        cand = unique(np.concatenate([old.stale, changed]))
         st.stale = cand[(sb[cand] != old.index_boxes[cand]).any(axis=1)]  # type: ignore[index]
         if len(st.stale) > _MAX_STALE:
             return None
@@ -1833,7 +1833,7 @@ def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reach
     edit reaches: the rows reached by the derivation (``reached_boxes``: their boxes in ``old``,
     whose page columns ``st`` may have overwritten) and those whose record was replaced (a record
     replaced but not reached kept its box)."""
-    dirty, at = np.unique(np.concatenate([reached, rec[rec >= 0]]).astype(np.int64), return_index=True)
+    dirty, at = unique_first(np.concatenate([reached, rec[rec >= 0]]).astype(np.int64))
     boxes = st.pg.boxes[dirty]
     if reached_boxes is not None:
         fromr = at < len(reached)
@@ -2611,7 +2611,7 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     sel = is_a[h] | is_a[k]
     h, k, g = h[sel], k[sel], g[sel]
     a, b = np.minimum(h, k), np.maximum(h, k)
-    key, first = np.unique(a * m + b, return_index=True)
+    key, first = unique_first(a * m + b)
     a, b, g = sub[key // m], sub[key % m], g[first]
     kin = ~_related(pg, a, b)
     a, b, g = a[kin], b[kin], g[kin]
@@ -3019,7 +3019,7 @@ def _relations(canvas: Canvas, st: _PageState, view: _View, p: _Params) -> _Rela
 def _ordered_unique(rows: np.ndarray) -> np.ndarray:
     if len(rows) < 2:
         return rows
-    _, first_at = np.unique(rows, return_index=True)
+    _, first_at = unique_first(rows)
     return rows[np.sort(first_at)]
 
 

@@ -49,6 +49,7 @@ from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, 
 import numpy as np
 
 from spatialobs import _core
+from spatialobs._arrays import unique
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.document.arrowparts import (
     _HYPOT_VARIANT,
@@ -2305,7 +2306,7 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
             for r in again:
                 if r not in by_arrow:
                     cache.pop(d.ids[r], None)
-    todo = np.union1d(rows[dirty[rows]], dep_arrow[dirty[dep_target]])
+    todo = unique(np.concatenate([rows[dirty[rows]], dep_arrow[dirty[dep_target]]]))
     if len(todo) and not own_local:
         d.local = d.local.copy()
     _resolve_todo(d, nodes, todo, by_arrow, cache)
