@@ -17,6 +17,9 @@ after an add, a removal or a reparent from the previous one, every alignment tab
 line, as before the gates), so
 ``benchmarks/report.py`` gives the gates' ratio per file in one run.
 
+``test_edit_observe_table_twins`` times a move with the relation tables' compiled passes
+(``pagetables.rows_at`` and ``recut_lines``) and with their numpy twins, in one run.
+
 ``test_reply_late_in_loop`` times a reply after 80 replies of the same plan (piles of cards at its
 places), against the first reply on the same page.
 
@@ -39,6 +42,7 @@ import pytest
 
 from conftest import sizes
 from spatialobs.canvas import Canvas, Executor, load, observe
+from spatialobs.canvas import pagetables as PT
 from spatialobs.canvas.scenarios import diagram_workspace
 
 VIEW = (0.0, 0.0, 2800.0, 1800.0)
@@ -163,6 +167,24 @@ def test_warm_observe(benchmark, n):
     benchmark.group = f"edit-observe n={n}"
     c = fresh(n)
     text = benchmark(lambda: observe(c, VIEW).to_json())
+    assert text == observe(c.copy(), VIEW).to_json()
+
+
+@pytest.mark.parametrize("impl", ["compiled", "python"])
+@pytest.mark.parametrize("kind", ["move-in-view", "move-bound-target"])
+@pytest.mark.parametrize("n", sizes(10_000, 100_000))
+def test_edit_observe_table_twins(benchmark, monkeypatch, n, kind, impl):
+    """A move and its observation with the tables' compiled passes (``pagetables.rows_at``, and
+    ``recut_lines``: an ``aligned`` kind cut again on its sorted line values) or their numpy twins."""
+    benchmark.group = f"edit-observe-twins n={n}"
+    monkeypatch.setattr(PT, "ROWS_KERNEL", impl == "compiled")
+    monkeypatch.setattr(PT, "RECUT_KERNEL", impl == "compiled")
+    c = fresh(n)
+    edit = CASES[kind][0]
+    for k in range(3):  # the sorted line values are built over the first moves in a row
+        _run(c, edit, k)
+    step = iter(range(3, 10**9))
+    text = benchmark.pedantic(_run, setup=lambda: ((c, edit, next(step)), {}), rounds=ROUNDS, iterations=1)
     assert text == observe(c.copy(), VIEW).to_json()
 
 

@@ -407,7 +407,16 @@ def test_recut_lines_compiled_is_its_twin_and_cuts_lines_as_the_oracle(n, tol, k
     assert np.array_equal(_line_values(after, kind)[twin[1]], twin[0])
     assert cut_c.dtype == keys_c.dtype == np.int64
     assert cut_c.tolist() == cut_t.tolist() and sorted(keys_c.tolist()) == sorted(keys_t.tolist())
-    # every row whose box changed is cut again, and the pairs are the oracle's among the rows cut
+    # the rows cut again are the oracle's runs: those each new value joins, and those each old value
+    # left, grown again among the values now; the pairs are the oracle's among the rows cut
+    v_then, v_now = _line_values(before, kind).tolist(), _line_values(after, kind).tolist()
+    spans = [ref.run_values(v_now, x, x, tol) for x in c_new.tolist()]
+    for x0, x1 in zip(c_old.tolist(), c_new.tolist()):
+        if x0 != x1:
+            run = ref.run_values(v_then, x0, x0, tol)
+            spans.append(ref.run_values(v_now, min(run), max(run), tol))
+    want_cut = sorted({int(rows[q]) for q, v in enumerate(v_now) for sp in spans if sp and min(sp) <= v <= max(sp)})
+    assert cut_c.tolist() == want_cut
     assert set(rows[changed].tolist()) <= set(cut_c.tolist())
     u = np.searchsorted(rows, cut_c)
     pairs, kinds = gref.alignment_pairs([tuple(b) for b in after[u]], tol)

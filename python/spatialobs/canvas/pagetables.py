@@ -48,6 +48,10 @@ import numpy as np
 
 from spatialobs import geometry as G
 
+#: Whether :func:`rows_at` runs compiled (``spatialobs.canvas._cpagetables.rows_at``) when it can;
+#: False gives its numpy twin (the tests run both).
+ROWS_KERNEL = True
+
 #: Whether :func:`recut_lines` runs compiled (``spatialobs.canvas._cpagetables.recut_lines``) when it
 #: can; False gives its numpy twin (the tests run both).
 RECUT_KERNEL = True
@@ -142,9 +146,15 @@ def rows_at(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of int64
-        Every position ``p`` with ``col[p]`` in ``rows``, increasing.
+        Every position ``p`` with ``col[p]`` in ``rows``, increasing (rows out of order or repeated:
+        each row's positions in the rows' order).
+
+    Notes
+    -----
+    Compiled (``_cpagetables.rows_at``) for C-contiguous int64 arrays, else :func:`_rows_at_py`,
+    its twin; :data:`ROWS_KERNEL` False gives the twin.
     """
-    if _cpt is not None and _i64(col, rows):
+    if ROWS_KERNEL and _cpt is not None and _i64(col, rows):
         return _cpt.rows_at(col, rows)  # (compiled: numpy's six calls were most of its time on a few rows)
     return _rows_at_py(col, rows)
 
