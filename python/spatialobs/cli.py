@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
-from spatialobs._errors import InvalidInputError, SpatialObsError
+from spatialobs._errors import SpatialObsError
 from spatialobs import __version__
 
 __all__ = ["main"]

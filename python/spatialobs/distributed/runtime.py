@@ -53,7 +53,6 @@ from spatialobs._errors import InvalidInputError, SpatialObsError
 from spatialobs.distributed.explorer import Explorer
 from spatialobs.distributed.graph import GraphLog, Stats
 from spatialobs.distributed.shard import Added, IndexShard, features_bytes, shard_of
-from spatialobs.screen.actions import Action
 from spatialobs.screen.explore import Episode, Step, episode_metrics
 
 __all__ = ["require_ray", "ray_runtime", "RayLinks", "RayExploration", "RayRun", "explore_ray", "DedupResult",

@@ -57,7 +57,6 @@ import os
 import random
 import signal
 import sqlite3
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -1150,7 +1149,6 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
                                               [f"{k}: {' / '.join(v)[:400]}" for k, v in failed.items()]), ""]
     # Table 3: every run of every application and prior, and the spread over runs
     runs_here = sorted({r for (_, _, r) in rstats})
-    n_runs = max(runs_here, default=1)
     multi = len(runs_here) > 1
     L += ["## Table 3: heuristic against uniform prior at equal budgets", "",
           "The same applications, workers, configurations and wall-time budget per prior, each prior in its own "
@@ -1193,7 +1191,7 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
     rates = {r: (c["hs"] / c["hshots"], c["us"] / c["ushots"]) for r, c in sorted(per_run.items())
              if c["hshots"] and c["ushots"]}
     if multi and pairs:
-        L += ["", f"Over the runs: the mean and, in brackets, the range (lowest–highest) over the runs of each "
+        L += ["", "Over the runs: the mean and, in brackets, the range (lowest–highest) over the runs of each "
               "application; the pooled row pools the applications within each run, then takes the mean and range "
               "over runs. *Runs ahead* counts the runs in which the heuristic graph held more states at equal "
               "steps (ties: as many).", "",
@@ -1479,21 +1477,21 @@ def write_report(folder: Union[str, Path], doc: Union[str, Path] = "docs/results
           f"| screenshots | 1,007,406 | {int(tot['screenshots'])} (corpus graphs; "
           f"{int(tot['screenshots'] + sum(v['screenshots'] for v in ctl))} with the uniform-prior graphs) |",
           f"| VM-hours / machine-hours | 5,524 | {tot['machine_hours'] + sum(v['machine_hours'] for v in ctl):.2f} |",
-          f"| seconds per screenshot per worker | 19.7 | "
+          "| seconds per screenshot per worker | 19.7 | "
           + (f"{3600 * (tot['machine_hours'] + sum(v['machine_hours'] for v in ctl)) / max(1, tot['screenshots'] + sum(v['screenshots'] for v in ctl)):.2f}"
              if tot["screenshots"] else "-") + " |",
           f"| runs per application and prior (Table 3) | 1 | {len(rates) or 1} |",
-          f"| graph states per screenshot (heuristic) | 4.10% | "
+          "| graph states per screenshot (heuristic) | 4.10% | "
           + (_pct(pooled["hs"] / pooled["hshots"]) if pooled["hshots"] else "-")
           + (f" (per run: {_spread([a for a, _ in rates.values()], pct=True)})" if multi and rates else "") + " |",
-          f"| graph states per screenshot (uniform) | 1.74% | "
+          "| graph states per screenshot (uniform) | 1.74% | "
           + (_pct(pooled["us"] / pooled["ushots"]) if pooled["ushots"] else "-")
           + (f" (per run: {_spread([b for _, b in rates.values()], pct=True)})" if multi and rates else "") + " |",
-          f"| heuristic / uniform | 2.36 | "
+          "| heuristic / uniform | 2.36 | "
           + (f"{(pooled['hs'] / pooled['hshots']) / (pooled['us'] / pooled['ushots']):.2f}"
              if pooled["hshots"] and pooled["ushots"] and pooled["us"] else "-")
           + (f" (per run: {_spread([a / b for a, b in rates.values() if b], nd=2)})" if multi and rates else "") + " |",
-          f"| median changed pixels of a merged observation | small (Figure 4c) | "
+          "| median changed pixels of a merged observation | small (Figure 4c) | "
           + (_pct(_median(changed)) if changed else "-") + " |",
           f"| three-step traces | - | {int(tot['windows'])} |", "",
           "What differs and why: the paper's corpus is hundreds of times larger in screenshots and thousands "

@@ -50,9 +50,8 @@ Metrics of an episode of ``T`` steps (:attr:`Episode.metrics`):
 from __future__ import annotations
 
 import hashlib
-import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 from spatialobs._errors import InvalidInputError

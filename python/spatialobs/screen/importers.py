@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, List, Mapping, Optional, Tuple, Union
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.limits import DEFAULT_LIMITS, ScreenLimits, echo

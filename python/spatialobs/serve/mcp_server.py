@@ -369,7 +369,6 @@ async def stdio_transport(service: Service, stdin: Optional[BinaryIO] = None,
         settled = anyio.Event()
 
         def answered(rid: Any) -> None:
-            nonlocal settled
             pending.pop(rid, None)
             if not pending:
                 settled.set()

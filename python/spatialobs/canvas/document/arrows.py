@@ -42,7 +42,6 @@ import itertools
 import math
 import operator
 import struct
-import sys
 from dataclasses import dataclass
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 

@@ -17,7 +17,7 @@ sets both), so a stroke of width ``sw`` is the set of points within ``sw / 2`` o
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 

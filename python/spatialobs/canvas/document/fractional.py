@@ -6,7 +6,7 @@ optionally followed by a fraction. Keys compare as plain strings.
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import List, Optional
 
 __all__ = ["DIGITS", "is_valid_key", "key_after", "key_between", "key_sequence"]
 

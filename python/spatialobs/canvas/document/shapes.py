@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import math
 import unicodedata
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 

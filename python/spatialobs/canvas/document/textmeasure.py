@@ -38,7 +38,7 @@ import operator
 import os
 import sys
 import unicodedata
-from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from spatialobs._errors import InvalidInputError
 

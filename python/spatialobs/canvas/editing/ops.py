@@ -152,7 +152,7 @@ from spatialobs.canvas.editing import arrange
 from spatialobs.canvas.editing.arrange import check_editable
 from spatialobs.canvas.editing.arrow_order import reorder_touched
 from spatialobs.canvas.editing.editor import ARTBOARD_TYPES, Editor
-from spatialobs.canvas.editing.position import _bounds, _to_local, _transform, set_page_position, set_page_positions
+from spatialobs.canvas.editing.position import _bounds, _to_local, _transform, set_page_position
 from spatialobs.canvas.document.model import Canvas
 from spatialobs.canvas.document.records import Binding
 from spatialobs.canvas.formats import tldraw_schema as tschema

@@ -18,7 +18,7 @@ import json
 from typing import Any, Dict, List, Optional, Sequence
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.canvas.editing.editor import ARTBOARD_TYPES, Editor
+from spatialobs.canvas.editing.editor import Editor
 from spatialobs.canvas.document.model import Canvas
 
 __all__ = ["snapshot", "snapshot_json", "PROMPTS_SHOWN", "SUBTREE_DEPTH", "TEXT_CHARS"]

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import replace
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from spatialobs._errors import InvalidInputError, SpatialObsError

@@ -7,7 +7,7 @@ from typing import Any, Dict, Mapping, Union
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.canvas.limits import typed_errors, utf8_json
-from spatialobs.canvas.document.records import Binding, Diagnostic, Node, Page, Viewport
+from spatialobs.canvas.document.records import Binding, Diagnostic, Page, Viewport
 from spatialobs.canvas.formats._detect import NATIVE_FORMAT, is_native
 
 __all__ = ["FORMAT", "VERSION", "canvas_to_dict", "canvas_to_json", "canvas_from_json", "is_native"]

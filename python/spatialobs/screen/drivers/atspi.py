@@ -58,17 +58,15 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
-import re
 import subprocess
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError
 from spatialobs.screen.actions import Action
 from spatialobs.screen.drivers._session import Session, alive, log_tail, missing_programs
 from spatialobs.screen.drivers.base import Driver, DriverFault, DriverUnavailable
-from spatialobs.screen.drivers.spec import BUILTIN_APPS, AppSpec, SpecError, apply_volatile, builtin_spec
+from spatialobs.screen.drivers.spec import BUILTIN_APPS, AppSpec, apply_volatile, builtin_spec
 from spatialobs.screen.drivers.toolkits import (
     BRIDGE_FAILED,
     LABELS,

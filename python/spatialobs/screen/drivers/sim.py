@@ -39,11 +39,11 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from spatialobs._errors import InvalidInputError
-from spatialobs.screen.actions import Action, candidate_actions
+from spatialobs.screen.actions import Action
 from spatialobs.screen.drivers.base import Driver
 from spatialobs.screen.model import Element, Screen, ScreenMeta
 
