@@ -152,7 +152,7 @@ def rows_at(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
     Notes
     -----
     Compiled (``_cpagetables.rows_at``) for C-contiguous int64 arrays, else :func:`_rows_at_py`,
-    its twin; :data:`ROWS_KERNEL` False gives the twin.
+    its twin; ``ROWS_KERNEL`` False gives the twin.
     """
     if ROWS_KERNEL and _cpt is not None and _i64(col, rows):
         return _cpt.rows_at(col, rows)  # (compiled: numpy's six calls were most of its time on a few rows)
@@ -528,7 +528,7 @@ def kind_pairs(boxes: np.ndarray, rows: np.ndarray, parent: np.ndarray, u: np.nd
     Returns
     -------
     numpy.ndarray of int64
-        Keys ``a << 33 | b << 1 | axis`` (see :func:`aligned_keys`), one per pair, in the kernel's order.
+        Keys ``a << 33 | b << 1 | axis`` (see ``aligned_keys``), one per pair, in the kernel's order.
     """
     pairs, _ = G.alignment_pairs(boxes[u], tol, kind=kind)  # that kind's lines only
     a, b = rows[u[pairs[0]]], rows[u[pairs[1]]]
@@ -546,7 +546,7 @@ def recut_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old:
     those each old value left (with ``one``, a single box moved and none removed: a left run inside a
     joined one is that run). Their boxes are cut into lines as the alignment kernel cuts them.
     Compiled (``_cpagetables.recut_lines``) for float64 values and int64 positions, else
-    :func:`_recut_lines_py`, its twin; :data:`RECUT_KERNEL` False gives the twin.
+    :func:`_recut_lines_py`, its twin; ``RECUT_KERNEL`` False gives the twin.
 
     Parameters
     ----------
