@@ -321,7 +321,7 @@ class _PageState:
     binding_writes: int = -1  # the canvas's binding write count the bindings were read at
     index: Optional[G.BoxIndex] = None  # over ``index_boxes``, shared by the pair kernels
     index_boxes: Optional[np.ndarray] = None
-    #: solid positions whose box differs from ``index_boxes`` (a later version's edits): the
+    #: solid positions whose box differs from ``index_boxes`` (a later version's edits), sorted: the
     #: index answers for the others, these are tested directly
     stale: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     #: solid position now of each position the index was built over (-1: removed since);
@@ -2194,11 +2194,7 @@ def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]
     """(solid position, query) pairs whose boxes intersect (closed), from the index and the stale rows."""
     ix = st.index
     assert ix is not None
-    stale = st.stale
-    is_stale = None
-    if len(stale):
-        is_stale = np.zeros(len(st.sb), bool)
-        is_stale[stale] = True
+    stale = st.stale  # (sorted: the index's answers for them are dropped by a search, not a page-length mask)
     hi: List[np.ndarray] = []
     hj: List[np.ndarray] = []
     imap = st.index_map
@@ -2209,8 +2205,9 @@ def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]
             h = imap[h]
             ok = h >= 0
             h, j = h[ok], j[ok]
-        if is_stale is not None and len(h):
-            ok = ~is_stale[h]
+        if len(stale) and len(h):
+            at = np.minimum(stale.searchsorted(h), len(stale) - 1)
+            ok = stale[at] != h
             h, j = h[ok], j[ok]
         hi.append(h)
         hj.append(j)
