@@ -1663,7 +1663,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
                             ("opacity", d.opacity[rr]), ("hidden", d.hidden[rr]), ("locked", d.locked[rr]),
                             ("rotation", d.rotation[rr]), ("px", d.px[rr]), ("py", d.py[rr])):
             cur = getattr(opg, name)
-            if not np.array_equal(cur[pos], new_v):
+            if cur.flags.writeable or not np.array_equal(cur[pos], new_v):  # (a write costs less than the test)
                 cur[pos] = new_v
             cols[name] = cur
         pg = _Page(**{**vars(opg), **cols})  # (``dataclasses.replace`` checks every field: ~20 us)

@@ -1225,6 +1225,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         hit = at < len(dirty_rows)
         hit[hit] = dirty_rows[at[hit]] == q[hit]
         return np.where(hit, at, -1)
+
     cols = {name: getattr(prev, name)[dirty_rows].copy()
             for name in ("px", "py", "rotation", "opacity", "hidden", "locked", "frame", "group")}
     clip = prev.clip
