@@ -2397,6 +2397,17 @@ def _touch_strip(b: np.ndarray, touch_tol: float) -> Tuple[float, float]:
     return float(b[0]) - touch_tol - m, float(b[2]) + touch_tol + m
 
 
+def _touches_of_ends(st: _PageState, mk: np.ndarray, touch_tol: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``touches`` pairs of the ends at positions ``mk`` of ``st.ends``, against every solid shape."""
+    pg, sub, sb, e = st.pg, st.sub, st.sb, st.ends
+    assert e is not None
+    squares = _end_squares(e.x[mk], e.y[mk], touch_tol)
+    i, j = _closed_hits(st, squares)
+    k = mk[j]
+    ok = _pos_area(sb[i], squares[j])
+    return _touch_filter(pg, e.rows, e.term, e.x, e.y, sub[i[ok]], k[ok], touch_tol)
+
+
 def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
                     moved_ends: np.ndarray, touch_tol: float, before: Optional[np.ndarray] = None,
                     known: Optional[Dict[str, np.ndarray]] = None, out: Optional[Dict[str, np.ndarray]] = None,
@@ -2428,11 +2439,7 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
     # moved ends against every shape
     mk = rows_at(e.rows, moved_ends)  # (the ends are sorted by row)
     if len(mk):
-        squares = _end_squares(e.x[mk], e.y[mk], touch_tol)
-        i, j = _closed_hits(st, squares)
-        k = mk[j]
-        ok = _pos_area(sb[i], squares[j])
-        parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, sub[i[ok]], k[ok], touch_tol))
+        parts.append(_touches_of_ends(st, mk, touch_tol))
     # the other ends against the changed shapes
     if len(changed) and len(e.rows):
         rest = np.flatnonzero(~ism[e.rows]) if len(mk) else None
@@ -2513,11 +2520,7 @@ def _touches_keyed(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray
     parts: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     mk = rows_at(e.rows, mv)  # moved ends against every shape (the ends are sorted by row)
     if len(mk):
-        squares = _end_squares(e.x[mk], e.y[mk], touch_tol)
-        i, j = _closed_hits(st, squares)
-        k = mk[j]
-        ok = _pos_area(sb[i], squares[j])
-        parts.append(_touch_filter(pg, e.rows, e.term, e.x, e.y, sub[i[ok]], k[ok], touch_tol))
+        parts.append(_touches_of_ends(st, mk, touch_tol))
     for c, was in zip(changed.tolist(), before):
         k = strip(was)
         if len(k):
