@@ -31,32 +31,27 @@ def run_bounds(const double[::1] s, double lo, double hi, double tol):
     return start, stop
 
 
-cdef Py_ssize_t _left(const double* s, Py_ssize_t n, double x) noexcept nogil:
-    # numpy's searchsorted "left" (``s`` holds no NaN, a NaN sorts after every value)
+cdef inline Py_ssize_t _search(const double* s, Py_ssize_t n, double x, bint right) noexcept nogil:
+    # numpy's searchsorted, "right" or "left" (``s`` holds no NaN, a NaN sorts after every value);
+    # inlined with a constant ``right``, each caller gets its own loop
     cdef Py_ssize_t a = 0, b = n, m
     if isnan(x):
         return n
     while a < b:
         m = (a + b) >> 1
-        if s[m] < x:
+        if s[m] < x or (right and s[m] == x):
             a = m + 1
         else:
             b = m
     return a
 
 
-cdef Py_ssize_t _right(const double* s, Py_ssize_t n, double x) noexcept nogil:
-    # numpy's searchsorted "right"
-    cdef Py_ssize_t a = 0, b = n, m
-    if isnan(x):
-        return n
-    while a < b:
-        m = (a + b) >> 1
-        if s[m] <= x:
-            a = m + 1
-        else:
-            b = m
-    return a
+cdef inline Py_ssize_t _left(const double* s, Py_ssize_t n, double x) noexcept nogil:
+    return _search(s, n, x, False)
+
+
+cdef inline Py_ssize_t _right(const double* s, Py_ssize_t n, double x) noexcept nogil:
+    return _search(s, n, x, True)
 
 
 cdef void _run_bounds(const double* s, Py_ssize_t n, double lo, double hi, double tol,
