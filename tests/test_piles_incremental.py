@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from spatialobs.canvas import Canvas, Node
 from spatialobs.canvas.document.records import Binding
+from tests.reference import geometry_oracle as gref
 from tests.test_observe_incremental import advanced, assert_tables_fresh, observations  # noqa: F401 (a fixture)
 
 P = "page:page"
@@ -114,3 +115,27 @@ def test_painters_reaching_a_pile_are_the_pairs_reduced():
     assert got.tolist() == want.tolist()
     assert 0 < got.sum() < len(a)
     assert not OBS._meeting_above(a, a_rank, b[:0], b_rank[:0]).any()
+
+
+BOX_AT = st.sampled_from([-1e6, -40.0, -3.0, -2.0, 0.0, 1.0, 1.5, 2.0, 3.0, 10.0, 50.0, 1e6])
+
+
+def _boxes(data, n):
+    x0 = data.draw(st.lists(BOX_AT, min_size=n, max_size=n))
+    y0 = data.draw(st.lists(BOX_AT, min_size=n, max_size=n))
+    w = data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 4.0]), min_size=n, max_size=n))
+    return np.array([[x, y, x + ww, y + ww] for x, y, ww in zip(x0, y0, w)], dtype=np.float64).reshape(n, 4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 12), st.integers(0, 5), st.data())
+def test_meeting_above_is_the_oracle_on_the_grown_boxes(n, m, data):
+    """The painted occlusion's reach: per box of ``a``, whether a box of ``b`` ranked above it meets
+    it, both grown (boxes just beyond the margin, far away and at large coordinates among them)."""
+    OBS = sys.modules["spatialobs.canvas.observe"]
+    a, b = _boxes(data, n), _boxes(data, m)
+    a_rank = np.array(data.draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)), np.int64)
+    b_rank = np.array(data.draw(st.lists(st.integers(0, 6), min_size=m, max_size=m)), np.int64)
+    got = OBS._meeting_above(a, a_rank, b, b_rank)
+    ga, gb = OBS._grown_boxes(a).tolist(), OBS._grown_boxes(b).tolist()
+    assert got.tolist() == gref.overlap_any_ranked(gb, b_rank.tolist(), ga, a_rank.tolist(), above=True)

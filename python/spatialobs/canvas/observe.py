@@ -1172,7 +1172,16 @@ def _meeting_above(a: np.ndarray, a_rank: np.ndarray, b: np.ndarray, b_rank: np.
     of ``b`` ranked above it (``b_rank`` greater)."""
     if not (len(a) and len(b)):
         return np.zeros(len(a), bool)
-    return G.overlap_any_ranked(G.BoxIndex(_grown_boxes(b)), b_rank, _grown_boxes(a), a_rank, above=True)
+    gb = _grown_boxes(b)
+    # every grown box of ``a`` lies in ``a``'s bounds grown by the largest margin (the margins and the
+    # float subtractions are monotone): a ``b`` box that misses those meets none (an edit far from the view)
+    lo, hi = a[:, :2].min(axis=0), a[:, 2:].max(axis=0)
+    m = 2.0 * _ON_STROKE + 1e-3 * max(1.0, float(np.abs(a).max()))
+    if (np.isfinite(gb).all() and np.isfinite(lo).all() and np.isfinite(hi).all() and math.isfinite(m)
+            and not ((gb[:, 0] <= hi[0] + m) & (lo[0] - m <= gb[:, 2])
+                     & (gb[:, 1] <= hi[1] + m) & (lo[1] - m <= gb[:, 3])).any()):
+        return np.zeros(len(a), bool)
+    return G.overlap_any_ranked(G.BoxIndex(gb), b_rank, _grown_boxes(a), a_rank, above=True)
 
 
 #: Most candidate pairs :func:`_strokes_on_strokes` tests one by one in Python (more: at once, by
