@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from spatialobs._arrays import row_order, unique, unique_first
+from spatialobs._arrays import in_sorted, row_order, run_starts, unique, unique_first
 
 
 @given(hnp.arrays(st.sampled_from([np.int64, np.int32, np.intp]), hnp.array_shapes(min_dims=1, max_dims=2, min_side=0),
@@ -30,6 +30,21 @@ def test_unique_first_equals_numpy_with_return_index(a: np.ndarray) -> None:
     want, want_at = np.unique(a, return_index=True)
     assert got.dtype == want.dtype
     assert got.tolist() == want.tolist() and at.tolist() == want_at.tolist()
+
+
+@given(st.lists(st.integers(-5, 5), max_size=40))
+def test_run_starts_is_the_r_of_the_differences(v: list) -> None:
+    a = np.array(v, dtype=np.int64)
+    want = np.r_[True, a[1:] != a[:-1]] if len(a) else np.zeros(0, bool)
+    assert run_starts(a).tolist() == want.tolist()
+
+
+@given(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(-5, 5), max_size=30),
+       st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(-5, 5), max_size=30))
+def test_in_sorted_equals_numpy_isin(values: list, q: list) -> None:
+    s, a = np.sort(np.array(values, dtype=np.int64)), np.array(q, dtype=np.int64)
+    got = in_sorted(s, a)
+    assert got.dtype == np.bool_ and got.tolist() == np.isin(a, s).tolist()
 
 
 @given(st.integers(1, 40), st.data(), st.booleans())

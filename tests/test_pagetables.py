@@ -286,6 +286,21 @@ def test_move_value_keeps_the_values_sorted_with_their_positions(values, data):
         assert np.array_equal(np.sort(pos), np.arange(len(v)))
 
 
+@settings(max_examples=200)
+@given(VALUES, st.data())
+def test_move_values_moves_each_changed_value(values, data):
+    v = np.array(values)
+    s, pos = PT.sorted_lines(v)
+    changed = np.array(sorted(data.draw(st.sets(st.integers(0, len(v) - 1), max_size=4))), np.int64)
+    new = np.array(data.draw(st.lists(st.sampled_from(values + [4.0, -3.0]), min_size=len(changed),
+                                      max_size=len(changed))), np.float64)
+    PT.move_values((s, pos), changed, v[changed], new)
+    v[changed] = new
+    assert np.array_equal(s, np.sort(v)) and np.array_equal(v[pos], s)
+    with pytest.raises(ValueError, match="has no line value"):
+        PT.move_values((s, pos), np.array([0]), np.array([1e300]), np.array([0.0]))
+
+
 def test_move_value_refuses_a_value_the_position_does_not_have():
     s, pos = PT.sorted_lines(np.array([1.0, 2.0, 2.0]))
     with pytest.raises(ValueError, match="position 0 has no line value 2.0"):

@@ -4,7 +4,9 @@
 ``return_index``/``return_inverse``/``return_counts`` asks ``numpy.ma`` whether its argument is
 masked, and the first such call imports ``numpy.ma`` (8-35 ms of a command line's cold start,
 more than the rest of a small file's observation). :func:`unique_first` is ``np.unique`` with
-``return_index``, whose general path costs ~10 us a call on a few values.
+``return_index``, whose general path costs ~10 us a call on a few values. :func:`run_starts` marks
+where each run of equal values starts (what both keep of a sorted array), and :func:`in_sorted`
+is ``np.isin`` against a sorted array, by binary search.
 
 :func:`row_order` is ``np.lexsort`` of row numbers (a pair of rows with an optional terminal
 bit): one stable ``argsort`` of a combined key, which numpy sorts by timsort, near linear on
@@ -25,7 +27,7 @@ from typing import Any, Tuple, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["unique", "unique_first", "row_order"]
+__all__ = ["unique", "unique_first", "run_starts", "in_sorted", "row_order"]
 
 _I = TypeVar("_I", bound=np.integer[Any])
 
@@ -54,10 +56,7 @@ def unique(values: npt.ArrayLike) -> npt.NDArray[np.integer[Any]]:
     s = np.sort(np.asarray(values).ravel())
     if s.size < 2:
         return s
-    keep = np.empty(s.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
+    return s[run_starts(s)]
 
 
 def unique_first(values: npt.NDArray[_I]) -> Tuple[npt.NDArray[_I], npt.NDArray[np.intp]]:
@@ -82,11 +81,60 @@ def unique_first(values: npt.NDArray[_I]) -> Tuple[npt.NDArray[_I], npt.NDArray[
     """
     o = np.argsort(values, kind="stable")
     s = values[o]
-    keep = np.empty(s.size, dtype=bool)
-    if s.size:
-        keep[0] = True
-        np.not_equal(s[1:], s[:-1], out=keep[1:])
+    keep = run_starts(s)
     return s[keep], o[keep]
+
+
+def run_starts(values: np.ndarray) -> npt.NDArray[np.bool_]:
+    """Where each run of equal values of a 1-D array starts: ``np.r_[True, v[1:] != v[:-1]]``
+    (empty for an empty array), without ``np.r_``'s parsing of its index (~15 us a call).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        One dimension.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        True at position 0 and wherever a value differs from the one before.
+
+    Examples
+    --------
+    >>> run_starts(np.array([1, 1, 2, 2, 2, 5])).tolist()
+    [True, False, True, False, False, True]
+    """
+    out = np.empty(len(values), bool)
+    if len(values):
+        out[0] = True
+        np.not_equal(values[1:], values[:-1], out=out[1:])
+    return out
+
+
+def in_sorted(sorted_values: np.ndarray, q: np.ndarray) -> npt.NDArray[np.bool_]:
+    """Whether each of ``q`` is one of ``sorted_values``: ``np.isin(q, sorted_values)`` by a binary
+    search in the sorted array (no sort of ``q``, no page-length mask).
+
+    Parameters
+    ----------
+    sorted_values : numpy.ndarray
+        One dimension, sorted (non-decreasing).
+    q : numpy.ndarray
+        One dimension, any order.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        One entry per value of ``q``.
+
+    Examples
+    --------
+    >>> in_sorted(np.array([2, 5, 9]), np.array([5, 1, 9, 10])).tolist()
+    [True, False, True, False]
+    """
+    if not len(sorted_values):
+        return np.zeros(len(q), bool)
+    return sorted_values[np.minimum(sorted_values.searchsorted(q), len(sorted_values) - 1)] == q
 
 
 #: Most rows :func:`row_order` packs into one key (the key takes 2 * n**2 values below 2**63).

@@ -47,10 +47,10 @@ from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Se
 import numpy as np
 
 from spatialobs import geometry as G
-from spatialobs._arrays import row_order, unique, unique_first
+from spatialobs._arrays import in_sorted, row_order, run_starts, unique, unique_first
 from spatialobs.canvas.limits import compact_json, typed_errors
 from spatialobs.canvas.pagetables import (ALIGNED_SHIFT_A, ALIGNED_SHIFT_B, PAIR_SHIFT, aligned_keys, aligned_rows,
-                                          keys_at, kind_pairs, move_value, pair_keys, recut_lines, renumber_pairs,
+                                          keys_at, kind_pairs, move_values, pair_keys, recut_lines, renumber_pairs,
                                           rows_at, run_bounds, sorted_lines, splice, splice_in_place, writable)
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas, _gather, _page_pos, _row_runs
@@ -1172,16 +1172,14 @@ def _meeting_above(a: np.ndarray, a_rank: np.ndarray, b: np.ndarray, b_rank: np.
     of ``b`` ranked above it (``b_rank`` greater)."""
     if not (len(a) and len(b)):
         return np.zeros(len(a), bool)
-    gb = _grown_boxes(b)
-    # every grown box of ``a`` lies in ``a``'s bounds grown by the largest margin (the margins and the
-    # float subtractions are monotone): a ``b`` box that misses those meets none (an edit far from the view)
-    lo, hi = a[:, :2].min(axis=0), a[:, 2:].max(axis=0)
-    m = 2.0 * _ON_STROKE + 1e-3 * max(1.0, float(np.abs(a).max()))
-    if (np.isfinite(gb).all() and np.isfinite(lo).all() and np.isfinite(hi).all() and math.isfinite(m)
-            and not ((gb[:, 0] <= hi[0] + m) & (lo[0] - m <= gb[:, 2])
-                     & (gb[:, 1] <= hi[1] + m) & (lo[1] - m <= gb[:, 3])).any()):
+    ga, gb = _grown_boxes(a), _grown_boxes(b)
+    # a ``b`` box that misses the bounds of every grown box of ``a`` meets none of them (an edit far
+    # from the view): answered without the kernel
+    lo, hi = ga[:, :2].min(axis=0), ga[:, 2:].max(axis=0)
+    if (np.isfinite(gb).all() and np.isfinite(lo).all() and np.isfinite(hi).all()
+            and not ((gb[:, 0] <= hi[0]) & (lo[0] <= gb[:, 2]) & (gb[:, 1] <= hi[1]) & (lo[1] <= gb[:, 3])).any()):
         return np.zeros(len(a), bool)
-    return G.overlap_any_ranked(G.BoxIndex(gb), b_rank, _grown_boxes(a), a_rank, above=True)
+    return G.overlap_any_ranked(G.BoxIndex(gb), b_rank, ga, a_rank, above=True)
 
 
 #: Most candidate pairs :func:`_strokes_on_strokes` tests one by one in Python (more: at once, by
@@ -1525,7 +1523,7 @@ def _inside(pg: _Page, sub: np.ndarray, sb: np.ndarray, ix: G.BoxIndex) -> Tuple
     # tightest container per inner: smallest area, then the higher layer
     o = np.lexsort((-co, ca, ci))
     co, ci = co[o], ci[o]
-    first = _firsts(ci)
+    first = run_starts(ci)
     return ci[first], co[first]
 
 
@@ -1752,7 +1750,7 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
             if mv.any():
                 if by_x is not None:  # the moved x values moved in the sorted ones
                     if np.isfinite(ux).all():
-                        _move_values(by_x, upd[mv], ex[upd[mv]], ux[mv])
+                        move_values(by_x, upd[mv], ex[upd[mv]], ux[mv])
                     else:
                         by_x = None
                 if not (writable(ex) and writable(ey)):
@@ -2215,8 +2213,7 @@ def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]
             ok = h >= 0
             h, j = h[ok], j[ok]
         if len(stale) and len(h):
-            at = np.minimum(stale.searchsorted(h), len(stale) - 1)
-            ok = stale[at] != h
+            ok = ~in_sorted(stale, h)
             h, j = h[ok], j[ok]
         hi.append(h)
         hj.append(j)
@@ -2254,16 +2251,6 @@ def _grown(b: np.ndarray, g: float) -> np.ndarray:
     """Boxes grown by a little more than ``g`` (candidates for a gap <= g; the gap decides)."""
     m = g + 1e-9 * (g + np.abs(b).max(axis=1)) + 1e-300
     return np.column_stack([b[:, 0] - m, b[:, 1] - m, b[:, 2] + m, b[:, 3] + m])
-
-
-def _firsts(v: np.ndarray) -> np.ndarray:
-    """Where each run of equal values of ``v`` starts (``np.r_[True, v[1:] != v[:-1]]`` without
-    ``np.r_``'s parsing of its index, ~15 us a call)."""
-    out = np.empty(len(v), bool)
-    if len(v):
-        out[0] = True
-        np.not_equal(v[1:], v[:-1], out=out[1:])
-    return out
 
 
 def _mask_of(rows: np.ndarray, n: int) -> np.ndarray:
@@ -2387,7 +2374,7 @@ def _inside_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: 
     area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
     o = np.lexsort((-no, area, ni))
     no, ni = no[o], ni[o]
-    first = _firsts(ni)
+    first = run_starts(ni)
     keep = ~_mask_of(sub[redo], n)[ci]
     ci, co = np.concatenate([ci[keep], ni[first]]), np.concatenate([co[keep], no[first]])
     o = np.argsort(ci, kind="stable")
@@ -2521,8 +2508,7 @@ def _touches_keyed(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray
         xlo, xhi = _touch_strip(box, touch_tol)
         k = xp[int(np.searchsorted(xs, xlo, "left")):int(np.searchsorted(xs, xhi, "right"))]
         if len(mv) and len(k):
-            r = e.rows[k]
-            k = k[mv[np.minimum(np.searchsorted(mv, r), len(mv) - 1)] != r]
+            k = k[~in_sorted(mv, e.rows[k])]
         return np.sort(k[_pos_area(_end_squares(e.x[k], e.y[k], touch_tol), box[None, :])])
 
     drops = [rows_at(tc, mv)]  # (the table is sorted by connector first)
@@ -2778,14 +2764,6 @@ class _StripRuns:
         return _grow_run(self.st, self.kind, lo, hi, tol)
 
 
-def _move_values(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old: np.ndarray, c_new: np.ndarray) -> None:
-    """Move the values of the solid positions ``changed`` from ``c_old`` to ``c_new`` in the sorted ``line``, in place."""
-    s, pos = line
-    for p, was, now in zip(changed.tolist(), c_old.tolist(), c_new.tolist()):
-        if was != now:
-            move_value(s, pos, p, was, now)
-
-
 def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
                     changed: np.ndarray, before: np.ndarray, tol: float,
                     gone: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
@@ -2819,7 +2797,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         if lines is not None and not len(gone) and np.isfinite(sb[changed]).all():
             for kind, line in enumerate(lines):  # kept for the next version: the values moved
                 if line is not None:
-                    _move_values(line, changed, _line_values(before, kind), _line_values(sb[changed], kind))
+                    move_values(line, changed, _line_values(before, kind), _line_values(sb[changed], kind))
             st.lines = lines
         return _aligned(pg, sub, sb, tol)
     keys: List[np.ndarray] = []
@@ -2915,7 +2893,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         o = np.argsort(ck, kind="stable")
         ck, cb = ck[o], cb[o]
         if len(ck):
-            start = np.flatnonzero(_firsts(ck))
+            start = np.flatnonzero(run_starts(ck))
             ck, cb = ck[start], np.bitwise_or.reduceat(cb, start)
         # every key at ``at`` is in ``ck``: a pair whose bits changed is written, one left with none
         # dropped, a new one inserted; most rows cut again keep their pairs as they were
@@ -2958,7 +2936,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     allk, allb = np.insert(okeys, at, nk), np.insert(am, at, nb)
     if not len(allk):
         return old
-    start = np.flatnonzero(_firsts(allk))
+    start = np.flatnonzero(run_starts(allk))
     k = allk[start]
     mk = np.bitwise_or.reduceat(allb, start)
     live = mk != 0

@@ -47,6 +47,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from spatialobs import geometry as G
+from spatialobs._arrays import unique
 
 #: Whether :func:`rows_at` runs compiled (``spatialobs.canvas._cpagetables.rows_at``) when it can;
 #: False gives its numpy twin (the tests run both).
@@ -57,7 +58,7 @@ ROWS_KERNEL = True
 RECUT_KERNEL = True
 
 __all__ = ["pair_keys", "rows_at", "keys_at", "splice", "splice_in_place", "writable", "sorted_lines", "run_bounds",
-           "move_value", "renumber_pairs", "kind_pairs", "recut_lines"]
+           "move_value", "move_values", "renumber_pairs", "kind_pairs", "recut_lines"]
 
 _run_bounds_c: Optional[Callable[[np.ndarray, float, float, float], Tuple[int, int]]]
 _cpt: Optional[ModuleType]
@@ -505,6 +506,30 @@ def move_value(s: np.ndarray, pos: np.ndarray, p: int, old: float, new: float) -
         s[k] = new
 
 
+def move_values(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old: np.ndarray,
+                c_new: np.ndarray) -> None:
+    """:func:`move_value` for each of the positions ``changed`` whose value differs, in order.
+
+    Parameters
+    ----------
+    line : (numpy.ndarray of float64, numpy.ndarray of int64)
+        Sorted values and the position of each (see :func:`sorted_lines`); written in place.
+    changed : numpy.ndarray of int64
+        Positions.
+    c_old, c_new : numpy.ndarray of float64
+        Their values before and after.
+
+    Raises
+    ------
+    ValueError
+        When a position has no entry with its old value (see :func:`move_value`).
+    """
+    s, pos = line
+    for p, was, now in zip(changed.tolist(), c_old.tolist(), c_new.tolist()):
+        if was != now:
+            move_value(s, pos, p, was, now)
+
+
 def kind_pairs(boxes: np.ndarray, rows: np.ndarray, parent: np.ndarray, u: np.ndarray, tol: float,
                kind: int) -> np.ndarray:
     """The ``aligned`` keys of kind ``kind`` among the solid positions ``u``: the alignment kernel's
@@ -604,9 +629,7 @@ def _recut_lines_py(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_
     for x in c_old[c_old != c_new].tolist():
         a, b = run_bounds(s, x, x, tol)
         left.append((x, float(s[a]), float(s[b - 1])))
-    for p, was, now in zip(changed.tolist(), c_old.tolist(), c_new.tolist()):
-        if was != now:
-            move_value(s, pos, p, was, now)
+    move_values(line, changed, c_old, c_new)
     parts: List[np.ndarray] = []
     spans: List[Tuple[float, float]] = []
     for x in c_new.tolist():  # the lines a changed box joins
@@ -620,6 +643,6 @@ def _recut_lines_py(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_
             continue
         a, b = run_bounds(s, lo, hi, tol)
         parts.append(pos[a:b])
-    u = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    u = unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
     keys = kind_pairs(boxes, rows, parent, u, tol, kind) if len(u) > 1 else np.zeros(0, np.int64)
     return rows[u], keys
