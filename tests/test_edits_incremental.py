@@ -619,6 +619,8 @@ def _check_plan(c: Canvas) -> None:
     if got is None or fresh is None:
         return
     assert got.rows.tolist() == list(got.by_arrow)
+    # the dependencies ordered by target row (the incremental pass finds a row's dependents by a search)
+    assert (np.diff(got.dep_target) >= 0).all() and (np.diff(fresh.dep_target) >= 0).all()
     # every binding record in canvas order (the next derivation compares them by identity)
     assert len(got.bindings) == len(c._bindings) and all(x is y for x, y in zip(got.bindings, c._bindings.values()))
     assert got.by_arrow == fresh.by_arrow and got.bound_terms == fresh.bound_terms

@@ -1834,14 +1834,18 @@ def _unbound_to_resolve(rows: List[int], by_arrow: Dict[int, Dict[str, Any]], no
 def _with_dependencies(dep_target: np.ndarray, dep_arrow: np.ndarray, arrows: Iterable[int],
                        by_arrow: Mapping[int, Mapping[Any, Any]], row: Mapping[str, int]
                        ) -> Tuple[np.ndarray, np.ndarray]:
-    """The (target row, arrow row) dependencies kept, then those of ``arrows``' bindings as they are now."""
-    dt, da = [dep_target], [dep_arrow]
+    """The (target row, arrow row) dependencies kept (ordered by target row), with those of ``arrows``'
+    bindings as they are now merged in."""
+    dt: List[np.ndarray] = []
+    da: List[np.ndarray] = []
     for q in arrows:
         terms = by_arrow.get(q)
         if terms:
             dt.append(np.fromiter((row[b.to_id] for b in terms.values()), np.int64, len(terms)))
             da.append(np.full(len(terms), q, dtype=np.int64))
-    return np.concatenate(dt), np.concatenate(da)
+    if not dt:
+        return dep_target, dep_arrow
+    return _merged(dep_target, dep_arrow, np.concatenate(dt), np.concatenate(da))
 
 
 def _membership_changed(nodes: Sequence[Any], rows: Iterable[int], bound_terms: Mapping[int, Any],
@@ -2035,7 +2039,7 @@ class _ArrowPlan:
     by_arrow: Dict[int, Dict[str, Any]]  # resolved arrow row -> terminal -> binding
     bound_terms: Dict[int, Dict[str, Any]]  # every arrow row with bindings (stored-points arrows too)
     rows: np.ndarray                     # the resolved rows
-    dep_target: np.ndarray               # (target row, arrow row) of every binding of a resolved arrow
+    dep_target: np.ndarray               # (target row, arrow row) of every binding of a resolved arrow, by target
     dep_arrow: np.ndarray
     point_boxes: np.ndarray              # the resolved rows' local boxes before resolution (their stored points)
 
@@ -2052,8 +2056,39 @@ class _ArrowPlan:
                     dt.append(row[b.to_id])
                     da.append(r)
         rows = np.fromiter(by_arrow, np.int64, len(by_arrow))
-        return cls(blist, by_arrow, bound_terms, rows, np.asarray(dt, dtype=np.int64), np.asarray(da, dtype=np.int64),
-                   local[rows])
+        dep_target, dep_arrow = _by_target(np.asarray(dt, dtype=np.int64), np.asarray(da, dtype=np.int64))
+        return cls(blist, by_arrow, bound_terms, rows, dep_target, dep_arrow, local[rows])
+
+
+def _by_target(dep_target: np.ndarray, dep_arrow: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The (target row, arrow row) dependencies ordered by target row (stably), as a plan keeps them."""
+    if len(dep_target) < 2 or bool((dep_target[1:] >= dep_target[:-1]).all()):
+        return dep_target, dep_arrow
+    o = np.argsort(dep_target, kind="stable")
+    return dep_target[o], dep_arrow[o]
+
+
+def _merged(dep_target: np.ndarray, dep_arrow: np.ndarray, new_target: np.ndarray, new_arrow: np.ndarray
+            ) -> Tuple[np.ndarray, np.ndarray]:
+    """Dependencies ordered by target row with new ones merged in, each after the equal targets."""
+    if not len(new_target):
+        return dep_target, dep_arrow
+    new_target, new_arrow = _by_target(new_target, new_arrow)
+    at = np.searchsorted(dep_target, new_target, side="right")
+    return np.insert(dep_target, at, new_target), np.insert(dep_arrow, at, new_arrow)
+
+
+def _bound_to(dep_target: np.ndarray, dep_arrow: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """The arrow rows of the dependencies (ordered by target row) on the sorted rows ``targets``,
+    with repeats: ``dep_arrow[mask[dep_target]]`` for the mask of ``targets``, in a search per target."""
+    lo = np.searchsorted(dep_target, targets, side="left")
+    hi = np.searchsorted(dep_target, targets, side="right")
+    runs = [(a, b) for a, b in zip(lo.tolist(), hi.tolist()) if b > a]
+    if not runs:
+        return np.zeros(0, np.int64)
+    if len(runs) == 1:
+        return dep_arrow[runs[0][0]:runs[0][1]]
+    return np.concatenate([dep_arrow[a:b] for a, b in runs])
 
 
 def _resolve_dirty(d: Any, nodes: Sequence[Any], cache: Optional[Dict[str, Any]], prev: Any, dirty: Any,
@@ -2142,8 +2177,8 @@ def _resolve_added(d: Any, nodes: Sequence[Any], blist: List[Any], cache: Option
     rows = np.fromiter(by_arrow, np.int64, len(by_arrow))
     point_boxes = d.local[rows]
     d.local[plan.rows] = prev.local[plan.rows]
-    dep_target = np.concatenate([plan.dep_target, np.asarray(dt, dtype=np.int64)])
-    dep_arrow = np.concatenate([plan.dep_arrow, np.asarray(touched, dtype=np.int64)])
+    dep_target, dep_arrow = _merged(plan.dep_target, plan.dep_arrow, np.asarray(dt, dtype=np.int64),
+                                    np.asarray(touched, dtype=np.int64))
     todo = np.union1d(np.union1d(rows[dirty[rows]], dep_arrow[dirty[dep_target]]), np.asarray(touched, dtype=np.int64))
     _resolve_todo(d, nodes, todo, by_arrow, cache)
     d.arrow_plan = _ArrowPlan(blist, by_arrow, bound_terms, rows, dep_target, dep_arrow, point_boxes)
@@ -2217,8 +2252,8 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
 
     ``d`` is a derivation that carries the previous one's local boxes (resolved arrows
     included) with the page transforms of the edit; ``plan`` the previous derivation's
-    :class:`_ArrowPlan`; ``dirty`` (boolean row mask) and ``dirty_rows`` the rows whose
-    record or page transform may differ (replaced records and their descendants);
+    :class:`_ArrowPlan`; ``dirty`` (boolean row mask) and ``dirty_rows`` (the same rows, sorted and
+    distinct) the rows whose record or page transform may differ (replaced records and their descendants);
     ``point_boxes`` the resolved rows' boxes before resolution, as of this edit. The
     arrows looked at are those that are dirty or bound to a dirty row, as in the
     incremental pass of :func:`resolve_bound`; the others keep their boxes. Without
@@ -2305,7 +2340,11 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
             for r in again:
                 if r not in by_arrow:
                     cache.pop(d.ids[r], None)
-    todo = unique(np.concatenate([rows[dirty[rows]], dep_arrow[dirty[dep_target]]]))
+    if rebound:
+        todo = unique(np.concatenate([rows[dirty[rows]], dep_arrow[dirty[dep_target]]]))
+    else:  # the plan's rows are its map's keys: the dirty ones found there, their dependents by a search
+        mine = np.fromiter((r for r in dirty_rows.tolist() if r in by_arrow), np.int64)
+        todo = unique(np.concatenate([mine, _bound_to(dep_target, dep_arrow, dirty_rows)]))
     if len(todo) and not own_local:
         d.local = d.local.copy()
     _resolve_todo(d, nodes, todo, by_arrow, cache)
