@@ -383,3 +383,37 @@ def test_two_bindings_at_one_end_the_later_in_canvas_order_wins_everywhere():
     _, _, s, e = arrows._arrow_inputs(c, "shape:arr")
     assert s is None and e is not None and e.target == "shape:b2"
     assert c._terms_of("shape:nope") == {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(*[st.integers(0, 6)] * 4), min_size=1, max_size=30), st.data())
+def test_meeting_pairs_of_the_lower_rows_are_the_whole_answers_in_its_order(corners, data):
+    """The pairs whose lower box is asked for, found for those boxes alone, are the ones (and in the
+    order) of all pairs at once."""
+    b = np.array([(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)) for x0, y0, x1, y1 in corners], float)
+    lower = np.array(sorted(data.draw(st.sets(st.integers(0, len(b) - 1)))), np.int64)
+    a, h = OBS._meeting_pairs(b)
+    keep = np.isin(a, lower)
+    ga, gh = OBS._meeting_pairs_of(b, lower)
+    assert ga.dtype == gh.dtype == np.int64
+    assert list(zip(ga.tolist(), gh.tolist())) == list(zip(a[keep].tolist(), h[keep].tolist()))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1), st.booleans()), min_size=2, max_size=14), st.data())
+def test_copies_above_the_asked_rows_are_the_whole_answers(cards, data):
+    """Cards stacked at a few places in a few looks (copies of one look at two places are no copies of
+    each other), some hidden: the copies above the asked rows are those the sort of every place finds."""
+    c = Canvas()
+    for k, (at, look, shown) in enumerate(cards):
+        c.add(Node(f"k{k}", "geo", P, None, 40.0 * at, 30.0, 30.0, 20.0, text=("a", "b")[look],
+                   opacity=1.0 if shown else 0.2))
+    _, s, rows, _ = rows_in_view(c)
+    shown = s.pg.opacity[rows] >= 0.9
+    full = np.full(len(rows), -1, np.int64)
+    OBS._copies_above(c, s.pg, rows, shown, full, None)
+    asked = np.zeros(len(rows), bool)
+    asked[sorted(data.draw(st.sets(st.integers(0, len(rows) - 1), min_size=1)))] = True
+    got = np.full(len(rows), -1, np.int64)
+    OBS._copies_above(c, s.pg, rows, shown, got, asked)
+    assert got[asked].tolist() == full[asked].tolist()

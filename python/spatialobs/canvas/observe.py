@@ -1191,9 +1191,26 @@ _STROKE_PAIRS_LOOP = 64
 _ON_STROKE = 1.0
 
 
+#: Most boxes :func:`_meeting_pairs` compares all at once (more: through a box index, in another order).
+_MEETING_AT_ONCE = 2048
+
+
+def _meeting_pairs_of(b: np.ndarray, lower: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The pairs of :func:`_meeting_pairs` (all at once, at most :data:`_MEETING_AT_ONCE` boxes) whose
+    first box is one of the sorted positions ``lower``, in its order."""
+    if not len(lower):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    a = b[lower]
+    m = ((a[:, None, 0] <= b[None, :, 2]) & (b[None, :, 0] <= a[:, None, 2])
+         & (b[None, :, 1] <= a[:, None, 3]) & (a[:, None, 1] <= b[None, :, 3]))
+    m &= np.arange(len(b))[None, :] > lower[:, None]
+    x, h = np.nonzero(m)
+    return lower[x].astype(np.int64), h.astype(np.int64)
+
+
 def _meeting_pairs(b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """Pairs (a, h), a < h, of boxes that intersect (closed), by position."""
-    if len(b) <= 2048:
+    if len(b) <= _MEETING_AT_ONCE:
         m = ((b[:, None, 0] <= b[None, :, 2]) & (b[None, :, 0] <= b[:, None, 2])
              & (b[None, :, 1] <= b[:, None, 3]) & (b[:, None, 1] <= b[None, :, 3]))
         a, h = np.nonzero(np.triu(m, 1))
@@ -1230,10 +1247,15 @@ def _strokes_on_strokes(canvas: Canvas, st: _PageState, rows: np.ndarray, shown:
         return segs[r]
 
     # candidate pairs (lower a, higher h) whose boxes meet, found for all connectors at once
-    ca, ch = _meeting_pairs(b)
-    keep = shown[conn[ch]] & (out[conn[ca]] < 0)
-    if asked is not None:
-        keep &= asked[conn[ca]]
+    if asked is not None and len(b) <= _MEETING_AT_ONCE:
+        # only the pairs whose lower connector is asked, in the same order (by a, then h)
+        ca, ch = _meeting_pairs_of(b, np.flatnonzero(asked[conn]))
+        keep = shown[conn[ch]] & (out[conn[ca]] < 0)
+    else:
+        ca, ch = _meeting_pairs(b)
+        keep = shown[conn[ch]] & (out[conn[ca]] < 0)
+        if asked is not None:
+            keep &= asked[conn[ca]]
     ca, ch = ca[keep], ch[keep]
     if not len(ca):
         return
@@ -1474,6 +1496,21 @@ def _copies_above(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray
     if k < 2:
         return
     place = np.column_stack([pg.px[rows], pg.py[rows], pg.rotation[rows], pg.boxes[rows]])
+    if asked is not None and int(asked.sum()) * k <= _COPIES_AT_ONCE:
+        # the few asked rows' places compared with every row's: the rows at an asked row's place, when
+        # two or more are, each with the first row at that place (one id per place, as the runs below)
+        ask = np.flatnonzero(asked)
+        eq = (place[ask][:, None, :] == place[None, :, :]).all(axis=2)
+        eq = eq[eq.sum(axis=1) >= 2]
+        if not len(eq):
+            return
+        first = eq.argmax(axis=1)
+        inv = np.full(k, -1, np.int64)
+        for g, members in zip(first.tolist(), eq):
+            inv[members] = g
+        multi = np.flatnonzero(inv >= 0)
+        _copies_in_groups(canvas, pg, rows, shown, out, multi, inv)
+        return
     o = np.lexsort(place.T[::-1])
     same = np.all(place[o[1:]] == place[o[:-1]], axis=1)  # sorted neighbours at the same place
     if not same.any():
@@ -1486,6 +1523,17 @@ def _copies_above(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray
         multi = multi[np.isin(inv[multi], inv[asked])]
         if not len(multi):
             return
+    _copies_in_groups(canvas, pg, rows, shown, out, multi, inv)
+
+
+#: Most (asked row, row) place comparisons :func:`_copies_above` makes directly; more: by a sort of the places.
+_COPIES_AT_ONCE = 4096
+
+
+def _copies_in_groups(canvas: Canvas, pg: _Page, rows: np.ndarray, shown: np.ndarray, out: np.ndarray,
+                      multi: np.ndarray, inv: np.ndarray) -> None:
+    """Mark in ``out`` the rows of ``multi`` (sorted positions in ``rows``, each sharing its place,
+    numbered ``inv``, with another) that a shown exact copy at their place is painted above."""
     nodes = canvas._nodes
     groups: Dict[Tuple[int, str], List[int]] = {}
     for i in multi.tolist():
