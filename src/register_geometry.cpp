@@ -56,8 +56,16 @@ OcclusionInput occlusion_input(const py::array& boxes, const py::array& order, c
 
 py::object occluders_binding(const py::array& boxes, const py::array& order, const py::array& opacity,
                              const py::array& hidden, const std::array<double, 4>& viewport, double min_opacity,
-                             const std::string& mode) {
+                             const std::string& mode, const py::object& targets) {
   const OcclusionInput in = occlusion_input(boxes, order, opacity, hidden, viewport, min_opacity);
+  const std::uint8_t* only = nullptr;
+  py::array target_flags;
+  if (!targets.is_none()) {
+    if (mode != "union") throw std::invalid_argument("targets is for mode 'union' only, got mode '" + mode + "'");
+    if (!py::isinstance<py::array>(targets)) throw std::invalid_argument("targets must be a numpy array of bool or None");
+    target_flags = py::reinterpret_borrow<py::array>(targets);
+    only = reinterpret_cast<const std::uint8_t*>(check_column<bool>(target_flags, in.n, "targets"));
+  }
   if (mode == "bounds") {
     std::vector<std::int64_t> occ;
     {
@@ -73,7 +81,7 @@ py::object occluders_binding(const py::array& boxes, const py::array& order, con
     double* f = fraction.mutable_data();
     {
       py::gil_scoped_release release;  // raw buffers only
-      occluders_union(in, o, f);
+      occluders_union(in, o, f, only);
     }
     return py::make_tuple(occ, fraction);
   }
@@ -285,7 +293,8 @@ void register_geometry(py::module_& m) {
   m.def("visibility_labels", &visibility_labels_binding, py::arg("boxes"), py::arg("viewport"),
         py::arg("near_factor") = 0.75);
   m.def("occluders", &occluders_binding, py::arg("boxes"), py::arg("order"), py::arg("opacity"), py::arg("hidden"),
-        py::arg("viewport"), py::arg("min_opacity") = 0.9, py::arg("mode") = "bounds");
+        py::arg("viewport"), py::arg("min_opacity") = 0.9, py::arg("mode") = "bounds",
+        py::arg("targets") = py::none());
   // The index overloads first: pybind11 tries overloads in order.
   m.def("overlap_pairs", &overlap_pairs_index_binding, py::arg("index"), py::kw_only(), py::arg("threads") = 1);
   m.def("overlap_pairs", &overlap_pairs_binding, py::arg("boxes"), py::kw_only(), py::arg("threads") = 1);

@@ -92,6 +92,20 @@ def test_occluders_union_match_oracle(data, boxes, viewport, min_opacity):
             assert got_f == pytest.approx(float(want_f), rel=1e-12, abs=1e-12)
 
 
+@settings(max_examples=60)
+@given(st.data(), box_arrays(max_size=25), viewports, st.sampled_from([0.5, 0.9, 1.0]))
+def test_occluders_union_for_some_targets_are_the_whole_answers(data, boxes, viewport, min_opacity):
+    """Asked for some boxes only, the union mode gives them the answers of the whole call (every
+    box still a cover) and the others -1 and 0."""
+    order, opacity, hidden = paint_inputs(data, len(boxes))
+    targets = np.array(data.draw(st.lists(st.booleans(), min_size=len(boxes), max_size=len(boxes))), dtype=bool)
+    occ, frac = g.occluders(boxes, order, opacity, hidden, viewport, min_opacity, mode="union")
+    t_occ, t_frac = g.occluders(boxes, order, opacity, hidden, viewport, min_opacity, mode="union", targets=targets)
+    assert t_occ[targets].tolist() == occ[targets].tolist()
+    assert t_frac[targets].tolist() == frac[targets].tolist()
+    assert (t_occ[~targets] == -1).all() and (t_frac[~targets] == 0.0).all()
+
+
 def test_occluders_union_two_halves_cover_exactly():
     # two boxes that tile the target: covered, although no single box contains it
     boxes = np.array([[0.1, 0.1, 0.7, 0.3], [0.0, 0.0, 0.4, 1.0], [0.4, 0.0, 1.0, 1.0]])
@@ -458,6 +472,11 @@ def test_oracle_and_kernel_reject_the_same_row(row):
         (lambda: g.occluders(GOOD, None, None, np.array([0, 1]), [0, 0, 1, 1]), "hidden must have dtype bool, got int64"),
         (lambda: g.occluders(GOOD, None, None, None, [0, 0, 1, 1], 2.0), r"min_opacity must lie in \[0, 1\]"),
         (lambda: g.occluders(GOOD, None, None, None, [0, 0, 1, 1], mode="pixels"), "mode must be 'bounds' or 'union'"),
+        (lambda: g.occluders(GOOD, None, None, None, [0, 0, 1, 1], targets=[True]), "targets is for mode 'union' only"),
+        (lambda: g.occluders(GOOD, None, None, None, [0, 0, 1, 1], mode="union", targets=[True]),
+         r"targets must be a 1-D array with one value per box \(2\)"),
+        (lambda: g.occluders(GOOD, None, None, None, [0, 0, 1, 1], mode="union", targets=np.array([1, 0])),
+         "targets must have dtype bool, got int64"),
         (lambda: g.proximity_pairs(GOOD, float("nan"), 1), "max_gap must be a finite number >= 0"),
         (lambda: g.proximity_pairs(GOOD, -1.0, 1), "max_gap must be a finite number >= 0"),
         (lambda: g.proximity_pairs(GOOD, 1.0, -1), "k_nearest must be >= 0"),

@@ -163,13 +163,14 @@ std::vector<std::int64_t> occluders(const OcclusionInput& in) {
   return out;
 }
 
-void occluders_union(const OcclusionInput& in, std::int64_t* occ_out, double* fraction) {
+void occluders_union(const OcclusionInput& in, std::int64_t* occ_out, double* fraction, const std::uint8_t* targets) {
   const detail::Occluders occ = detail::prepare(in);
   const double below_one = std::nextafter(1.0, 0.0);
   std::fill(occ_out, occ_out + in.n, -1);
   std::fill(fraction, fraction + in.n, 0.0);
   std::vector<Rect> parts;
   for (std::size_t i : occ.inview) {
+    if (targets != nullptr && !targets[i]) continue;
     const Rect q = clip(rect_at(in.boxes, i), in.viewport);
     const std::int64_t bounded = detail::bounds_occluder(in, occ, i, q);
     if (bounded >= 0) {

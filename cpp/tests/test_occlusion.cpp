@@ -63,6 +63,15 @@ int main() {
   double frac[3];
   occluders_union(in, occ, frac);
   CHECK(frac[0] == 1.0 && occ[0] == 1);
+  // Asked for the covered box only: its answer, the others -1 and 0 (the halves still cover it).
+  const std::uint8_t first_only[3] = {1, 0, 0};
+  const std::uint8_t halves_only[3] = {0, 1, 1};
+  std::int64_t occ_t[3];
+  double frac_t[3];
+  occluders_union(in, occ_t, frac_t, first_only);
+  CHECK(frac_t[0] == 1.0 && occ_t[0] == 1 && occ_t[1] == -1 && frac_t[1] == 0.0 && occ_t[2] == -1 && frac_t[2] == 0.0);
+  occluders_union(in, occ_t, frac_t, halves_only);
+  CHECK(occ_t[0] == -1 && frac_t[0] == 0.0 && occ_t[1] == occ[1] && frac_t[1] == frac[1] && frac_t[2] == frac[2]);
   // Bad arguments: opacity outside [0, 1] or NaN, NaN box, bad viewport, bad min_opacity.
   const double bad_opacity[3] = {1, spatialobs_test::kNaN, 1};
   CHECK_THROWS(std::invalid_argument, occluders(OcclusionInput{halves, order, bad_opacity, hidden, 3, in.viewport, 1.0}));

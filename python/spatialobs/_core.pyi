@@ -56,6 +56,7 @@ def occluders(
     viewport: _BoxArg,
     min_opacity: float,
     mode: Literal["union"],
+    targets: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 @overload
 def occluders(
@@ -66,6 +67,7 @@ def occluders(
     viewport: _BoxArg,
     min_opacity: float = 0.9,
     mode: str = "bounds",
+    targets: npt.NDArray[np.bool_] | None = None,
 ) -> npt.NDArray[np.int64] | tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 def polygon_coverage(
     verts: npt.NDArray[np.float64],

@@ -282,6 +282,7 @@ def occluders(
     min_opacity: float = ...,
     *,
     mode: Literal["union"],
+    targets: Any = ...,
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 def occluders(
     boxes: BoxesLike,
@@ -292,6 +293,7 @@ def occluders(
     min_opacity: float = 0.9,
     *,
     mode: str = "bounds",
+    targets: Any = None,
 ) -> Any:
     """Find, for each box in view, a higher opaque box that hides it.
 
@@ -315,6 +317,10 @@ def occluders(
         ``"union"`` (ours) also counts a box as hidden when the *union* of
         qualifying boxes covers its clipped bounds, and returns the covered
         fraction.
+    targets : (n,) bool array or None, union mode only
+        The boxes to answer for (None: all). The others get -1 and 0 but
+        still count as covers, so a target's answer is the one without
+        ``targets``; asking for a few boxes costs in proportion to them.
 
     Returns
     -------
@@ -338,6 +344,9 @@ def occluders(
     >>> occ, frac = occluders(halves, None, None, None, [0, 0, 100, 100], mode="union")
     >>> occ.tolist(), frac.tolist()
     ([1, -1, -1], [1.0, 0.0, 0.0])
+    >>> occluders(halves, None, None, None, [0, 0, 100, 100], mode="union",
+    ...           targets=[True, False, False])[1].tolist()
+    [1.0, 0.0, 0.0]
     """
     arr = as_boxes(boxes)
     n = arr.shape[0] if arr.ndim == 2 else 0
@@ -350,6 +359,7 @@ def occluders(
         _as_box(viewport, "viewport"),
         float(min_opacity),
         mode,
+        None if targets is None else _as_column(targets, n, np.bool_, "targets", False),
     )
 
 

@@ -35,6 +35,9 @@ std::vector<std::int64_t> occluders(const OcclusionInput& in);
 // the box, the qualifying box lowest in paint order that overlaps it with
 // positive area; else -1. A clipped box of zero area is covered (fraction 1)
 // only when one qualifying box contains it. Offscreen boxes: -1 and 0.
-void occluders_union(const OcclusionInput& in, std::int64_t* occ, double* fraction);
+// `targets` (optional, n flags): only the boxes flagged nonzero are answered;
+// the others get -1 and 0, while every box still counts as a possible cover.
+void occluders_union(const OcclusionInput& in, std::int64_t* occ, double* fraction,
+                     const std::uint8_t* targets = nullptr);
 
 }  // namespace spatialobs

@@ -1393,7 +1393,8 @@ def _painted_cover(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.
     if not painter.any():
         return
     boxes = pg.boxes[rows]
-    _, frac = G.occluders(boxes, None, None, ~painter, p.vbox, p.min_opacity, mode="union")
+    _, frac = G.occluders(boxes, None, None, ~painter, p.vbox, p.min_opacity, mode="union",
+                          targets=None if only is None else _mask_of(only, len(rows)))
     # the box kernel is no filter for a box that is flat within the view (a line, a view of zero height
     # or width, an edge on the view's): its sliver, below, is what is asked
     vx0, vy0, vx1, vy1 = p.vbox
