@@ -230,6 +230,36 @@ def _twice_area(cl: List[List[float]], clip: np.ndarray) -> float:
     return s
 
 
+#: Coordinates (in magnitude) within which a difference of two, and so every side test of
+#: :func:`clip_convex` against an upright box, is a finite number.
+_SAFE = 1e300
+
+
+def _inside_upright_box(pts: List[List[float]], cl: List[List[float]], sign: float) -> bool:
+    """Whether :func:`clip_convex` keeps every point of ``pts`` against the clip polygon ``cl`` (four
+    corners, oriented by ``sign``) untouched: ``cl`` is an upright box, its orientation is ``sign``'s (or
+    it has no area) and every point lies in it. Each side test then multiplies two differences whose
+    signs are exact by an exact zero's complement (a side is upright), so none is negative: every
+    point is kept, in order, by each of the four passes."""
+    (ax, ay), (bx, by), (cx, cy), (dx, dy) = cl
+    if ay == by and bx == cx and cy == dy and dx == ax:  # sides: along x, then y
+        w, h, turn = bx - ax, cy - ay, 1.0
+    elif ax == bx and by == cy and cx == dx and dy == ay:  # sides: along y, then x
+        w, h, turn = cx - ax, by - ay, -1.0
+    else:
+        return False
+    if w != 0.0 and h != 0.0 and ((w > 0.0) == (h > 0.0)) != (turn * sign > 0.0):
+        return False  # the sum of cross products gave the other orientation: the clip keeps nothing
+    x0, x1 = (ax, cx) if ax <= cx else (cx, ax)
+    y0, y1 = (ay, cy) if ay <= cy else (cy, ay)
+    if not (-_SAFE <= x0 and x1 <= _SAFE and -_SAFE <= y0 and y1 <= _SAFE):
+        return False
+    for x, y in pts:
+        if not (x0 <= x <= x1 and y0 <= y <= y1):
+            return False
+    return True
+
+
 def clip_convex(poly: np.ndarray, clip: np.ndarray) -> np.ndarray:
     """``poly`` clipped by the convex polygon ``clip`` (Sutherland–Hodgman; either orientation).
 
@@ -247,7 +277,10 @@ def clip_convex(poly: np.ndarray, clip: np.ndarray) -> np.ndarray:
     cl = clip.tolist()
     m = len(cl)
     sign = 1.0 if _twice_area(cl, clip) >= 0 else -1.0
-    out = [tuple(p) for p in poly.tolist()]
+    pts = poly.tolist()
+    if m == 4 and _inside_upright_box(pts, cl, sign):
+        return np.array(pts, dtype=np.float64).reshape(-1, 2)
+    out = [tuple(p) for p in pts]
     for i in range(m):
         if not out:
             break
