@@ -199,3 +199,39 @@ def test_without_the_compiled_module_the_twins_answer(monkeypatch):
     assert with_c is not None and twin is not None
     assert _as_lists(with_c) == _as_lists(twin) == ([0, -1, 2, 1, -1], [0, 2, 1], [0, 2, 3], [False, False, False, True])
     assert RM.rows_differ(boxes, np.array([0, 1]), boxes[::-1].copy(), np.array([3, 0]), None).tolist() == [False, True]
+
+
+def _strided(a: np.ndarray) -> np.ndarray:
+    """``a`` as a strided view (one column of a two-column array): not C-contiguous."""
+    two = np.empty((len(a), 2), a.dtype)
+    two[:, 0] = a
+    return two[:, 0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(page_edits(), st.data())
+def test_strided_columns_are_answered_as_contiguous_ones(edit, data):
+    """A column that is a view with a stride (one column of a 2-D array) is not for the compiled
+    passes (they read contiguous int64): the twins answer, the same as for a contiguous copy."""
+    newrow, canvas_rows, page_pos, n = edit
+    want = RM.map_rows(newrow, canvas_rows, page_pos, n)
+    got = RM.map_rows(_strided(newrow), _strided(canvas_rows), _strided(page_pos), n)
+    assert _as_lists(got) == _as_lists(want)
+    if want is None:
+        return
+    solid = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool)
+    old_sub = np.flatnonzero(data.draw(st.lists(st.booleans(), min_size=len(canvas_rows),
+                                                max_size=len(canvas_rows)))).astype(I64)
+    a = RM.solid_rows(solid, want.omap, old_sub, want.is_new)
+    b = RM.solid_rows(solid, _strided(want.omap), _strided(old_sub), want.is_new)
+    assert all(getattr(a, k).tolist() == getattr(b, k).tolist() for k in ("sub", "subpos", "smap", "kp", "skp"))
+    parent = np.full(n, -1, I64)
+    old_parent = np.full(len(canvas_rows), -1, I64)
+    moved, up = RM.reparented(want.new_of_kept, want.kept_old, old_parent, parent, want.omap)
+    s_moved, s_up = RM.reparented(_strided(want.new_of_kept), _strided(want.kept_old), _strided(old_parent),
+                                  _strided(parent), _strided(want.omap))
+    assert (moved.tolist(), up) == (s_moved.tolist(), s_up)
+    boxes = np.arange(4.0 * len(canvas_rows)).reshape(-1, 4)
+    kept = want.kept_old
+    assert RM.rows_differ(boxes, kept, boxes, kept, None).tolist() == \
+        RM.rows_differ(boxes, _strided(kept), boxes, _strided(kept), None).tolist()

@@ -6,7 +6,8 @@ masked, and the first such call imports ``numpy.ma`` (8-35 ms of a command line'
 more than the rest of a small file's observation). :func:`unique_first` is ``np.unique`` with
 ``return_index``, whose general path costs ~10 us a call on a few values. :func:`run_starts` marks
 where each run of equal values starts (what both keep of a sorted array), and :func:`in_sorted`
-is ``np.isin`` against a sorted array, by binary search.
+is ``np.isin`` against a sorted array, by binary search. :func:`int64_columns` says whether arrays
+can go to a compiled pass that reads contiguous int64 columns (else its numpy twin takes them).
 
 :func:`row_order` is ``np.lexsort`` of row numbers (a pair of rows with an optional terminal
 bit): one stable ``argsort`` of a combined key, which numpy sorts by timsort, near linear on
@@ -27,7 +28,7 @@ from typing import Any, Tuple, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["unique", "unique_first", "run_starts", "in_sorted", "row_order"]
+__all__ = ["unique", "unique_first", "run_starts", "in_sorted", "row_order", "int64_columns"]
 
 _I = TypeVar("_I", bound=np.integer[Any])
 
@@ -135,6 +136,29 @@ def in_sorted(sorted_values: np.ndarray, q: np.ndarray) -> npt.NDArray[np.bool_]
     if not len(sorted_values):
         return np.zeros(len(q), bool)
     return sorted_values[np.minimum(sorted_values.searchsorted(q), len(sorted_values) - 1)] == q
+
+
+def int64_columns(*cols: Any) -> bool:
+    """Whether every one of ``cols`` is a one-dimensional, C-contiguous numpy array of int64: what the
+    compiled passes read as ``const int64_t[::1]`` (a strided column, such as one column of a 2-D
+    array, would be refused by them; their numpy twins take it).
+
+    Parameters
+    ----------
+    *cols : Any
+        The arrays (or anything else).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> a = np.arange(6, dtype=np.int64).reshape(3, 2)
+    >>> int64_columns(a[:, 0].copy(), np.zeros(2, np.int64)), int64_columns(a[:, 0]), int64_columns([1, 2])
+    (True, False, False)
+    """
+    return all(type(c) is np.ndarray and c.dtype == np.int64 and c.ndim == 1 and c.flags.c_contiguous for c in cols)
 
 
 #: Most rows :func:`row_order` packs into one key (the key takes 2 * n**2 values below 2**63).

@@ -47,7 +47,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from spatialobs import geometry as G
-from spatialobs._arrays import unique
+from spatialobs._arrays import int64_columns, unique
 
 #: Whether :func:`rows_at` runs compiled (``spatialobs.canvas._cpagetables.rows_at``) when it can;
 #: False gives its numpy twin (the tests run both).
@@ -155,7 +155,7 @@ def rows_at(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
     Compiled (``_cpagetables.rows_at``) for C-contiguous int64 arrays, else :func:`_rows_at_py`,
     its twin; ``ROWS_KERNEL`` False gives the twin.
     """
-    if ROWS_KERNEL and _cpt is not None and _i64(col, rows):
+    if ROWS_KERNEL and _cpt is not None and int64_columns(col, rows):
         return _cpt.rows_at(col, rows)  # (compiled: numpy's six calls were most of its time on a few rows)
     return _rows_at_py(col, rows)
 
@@ -608,15 +608,11 @@ def recut_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old:
     """
     s, pos = line
     if (RECUT_KERNEL and _cpt is not None and type(s) is np.ndarray and s.dtype == np.float64
-            and _i64(pos, changed, rows, parent) and writable(s) and writable(pos)):
+            and int64_columns(pos, changed, rows, parent) and writable(s) and writable(pos)):
         return _cpt.recut_lines(s, pos, changed, np.ascontiguousarray(c_old, np.float64),
                                 np.ascontiguousarray(c_new, np.float64), float(tol), bool(one), boxes, rows, parent,
                                 int(kind))
     return _recut_lines_py(line, changed, c_old, c_new, tol, one, boxes, rows, parent, kind)
-
-
-def _i64(*cols: Any) -> bool:
-    return all(type(c) is np.ndarray and c.dtype == np.int64 and c.ndim == 1 and c.flags.c_contiguous for c in cols)
 
 
 def _recut_lines_py(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old: np.ndarray, c_new: np.ndarray,

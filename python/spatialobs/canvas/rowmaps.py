@@ -28,6 +28,8 @@ from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from spatialobs._arrays import int64_columns
+
 __all__ = ["MAX_RUNS", "RowMap", "SolidRows", "runs", "set_rows", "put_rows", "rows_differ", "map_rows", "solid_rows",
            "reparented"]
 
@@ -39,10 +41,6 @@ except ImportError:  # a source tree without the compiled module
 
 #: Most runs a row map is carried by as slices (*ours*); beyond, rows are gathered one by one.
 MAX_RUNS = 64
-
-
-def _i64(*cols: Any) -> bool:
-    return all(type(c) is np.ndarray and c.dtype == np.int64 and c.ndim == 1 for c in cols)
 
 
 def _flags(c: Any) -> bool:
@@ -130,7 +128,7 @@ def rows_differ(a: np.ndarray, src: np.ndarray, b: np.ndarray, dst: np.ndarray, 
     >>> rows_differ(a, np.array([0, 1]), a.copy(), np.array([0, 1]), None).tolist()
     [False, True]
     """
-    if (_cpt is not None and _i64(src, dst) and all(type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 2
+    if (_cpt is not None and int64_columns(src, dst) and all(type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 2
                                                    and x.flags.c_contiguous for x in (a, b))):
         return _cpt.rows_differ(a, src, b, dst)
     return _rows_differ_py(a, src, b, dst, cuts)
@@ -186,7 +184,7 @@ def map_rows(newrow: np.ndarray, canvas_rows: np.ndarray, page_pos: np.ndarray, 
     IndexError
         A row outside the array it indexes.
     """
-    if _cpt is not None and _i64(newrow, canvas_rows, page_pos):
+    if _cpt is not None and int64_columns(newrow, canvas_rows, page_pos):
         got = _cpt.map_rows(newrow, canvas_rows, page_pos, int(n), MAX_RUNS)
         return None if got is None else RowMap(*got)
     return _map_rows_py(newrow, canvas_rows, page_pos, n)
@@ -267,7 +265,7 @@ def solid_rows(solid: np.ndarray, omap: np.ndarray, old_sub: np.ndarray, is_new:
     IndexError
         A row outside the array it indexes.
     """
-    if _cpt is not None and _i64(omap, old_sub) and _flags(solid) and _flags(is_new):
+    if _cpt is not None and int64_columns(omap, old_sub) and _flags(solid) and _flags(is_new):
         return SolidRows(*_cpt.solid_rows(solid.view(np.uint8), omap, old_sub, is_new.view(np.uint8), MAX_RUNS))
     return _solid_rows_py(solid, omap, old_sub, is_new)
 
@@ -318,7 +316,7 @@ def reparented(new_of_kept: np.ndarray, kept_old: np.ndarray, old_parent: np.nda
     >>> moved.tolist(), up
     ([], False)
     """
-    if _cpt is not None and _i64(new_of_kept, kept_old, old_parent, parent, omap):
+    if _cpt is not None and int64_columns(new_of_kept, kept_old, old_parent, parent, omap):
         moved, up = _cpt.reparented(new_of_kept, kept_old, old_parent, parent, omap)
         return moved, bool(up)
     return _reparented_py(new_of_kept, kept_old, old_parent, parent, omap)
