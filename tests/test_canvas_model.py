@@ -232,6 +232,21 @@ def test_from_json_rejects_malformed():
         Canvas.from_json(doc)
 
 
+def test_from_json_rejects_an_unknown_tldraw_source_form():
+    from spatialobs.canvas import load
+
+    tldr = {"tldrawFileFormatVersion": 1, "schema": {"schemaVersion": 2, "sequences": {}}, "records": [
+        {"id": "page:page", "typeName": "page", "name": "P", "index": "a1"},
+        {"id": "shape:a", "typeName": "shape", "type": "geo", "parentId": "page:page", "index": "a1", "x": 0, "y": 0,
+         "props": {"w": 10, "h": 10}}]}
+    doc = json.loads(load(tldr).to_json())
+    assert doc["source"]["format"] == "tldraw" and doc["source"]["form"] == "file"
+    doc["source"]["form"] = "sheet"
+    with pytest.raises(InvalidInputError, match="malformed native canvas document: tldraw source form 'sheet' is "
+                                                "not 'file', 'store' or 'snapshot'"):
+        Canvas.from_json(doc)
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 7), st.sampled_from(["x", "rotation", "w", "parent", "index", "type"]),
                           st.floats(0, 50)), min_size=1, max_size=12))

@@ -83,15 +83,17 @@ def canvas_from_json(data: Union[str, bytes, Mapping[str, Any]]) -> Any:
         if isinstance(src, Mapping) and src.get("format") == "tldraw":
             from spatialobs.canvas.formats.tldraw import from_tldraw
 
-            key = {"file": "records", "store": "store", "snapshot": "document"}[src["form"]]
+            form = src["form"]
+            if form not in ("file", "store", "snapshot"):
+                raise InvalidInputError(f"malformed native canvas document: tldraw source form {form!r} is not "
+                                        "'file', 'store' or 'snapshot'")
             raw: Dict[str, Any] = dict(src["top"])
-            if src["form"] == "file":
+            if form == "file":
                 raw["records"] = src["records"]
-            elif src["form"] == "store":
+            elif form == "store":
                 raw["store"] = {r["id"]: r for r in src["records"]}
             else:
                 raw["document"] = {**raw.get("document", {}), "store": {r["id"]: r for r in src["records"]}}
-            del key
             c._source = from_tldraw(raw)._source
         elif isinstance(src, Mapping) and src.get("format") == "excalidraw":
             from spatialobs.canvas.formats.excalidraw import ExcalidrawSource, from_excalidraw
