@@ -128,10 +128,11 @@ def _boxes(data, n):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(0, 12), st.integers(0, 5), st.data())
+@given(st.integers(0, 12), st.integers(0, 20), st.data())
 def test_meeting_above_is_the_oracle_on_the_grown_boxes(n, m, data):
     """The painted occlusion's reach: per box of ``a``, whether a box of ``b`` ranked above it meets
-    it, both grown (boxes just beyond the margin, far away and at large coordinates among them)."""
+    it, both grown (boxes just beyond the margin, far away and at large coordinates among them); up to
+    16 boxes of ``b`` compared at once, more through the box index."""
     OBS = sys.modules["spatialobs.canvas.observe"]
     a, b = _boxes(data, n), _boxes(data, m)
     a_rank = np.array(data.draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)), np.int64)
@@ -139,3 +140,16 @@ def test_meeting_above_is_the_oracle_on_the_grown_boxes(n, m, data):
     got = OBS._meeting_above(a, a_rank, b, b_rank)
     ga, gb = OBS._grown_boxes(a).tolist(), OBS._grown_boxes(b).tolist()
     assert got.tolist() == gref.overlap_any_ranked(gb, b_rank.tolist(), ga, a_rank.tolist(), above=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 12), st.data())
+def test_grown_boxes_are_the_margin_formula_to_the_bit(n, data):
+    """Each box grown by 2 * _ON_STROKE + 1e-3 * max(1, its largest magnitude), in Python floats."""
+    OBS = sys.modules["spatialobs.canvas.observe"]
+    b = _boxes(data, n)
+    got = OBS._grown_boxes(b)
+    assert got.shape == (n, 4) and got.dtype == np.float64
+    for row, g in zip(b.tolist(), got.tolist()):
+        m = 2.0 * OBS._ON_STROKE + 1e-3 * max(1.0, max(abs(v) for v in row))
+        assert g == [row[0] - m, row[1] - m, row[2] + m, row[3] + m]

@@ -1120,8 +1120,16 @@ def _painted_occluders_kept(canvas: Canvas, st: _PageState, rows: np.ndarray, no
 def _grown_boxes(b: np.ndarray) -> np.ndarray:
     """Boxes grown by more than anything the occlusion passes reach across: a connector's
     distance to a stroke (:data:`_ON_STROKE`), the sliver a line stands for, rounding."""
-    m = 2.0 * _ON_STROKE + 1e-3 * np.maximum(1.0, np.abs(b).max(axis=1)) if len(b) else np.zeros(0)
-    return np.column_stack([b[:, 0] - m, b[:, 1] - m, b[:, 2] + m, b[:, 3] + m]) if len(b) else np.zeros((0, 4))
+    if not len(b):
+        return np.zeros((0, 4))
+    m = np.abs(b).max(axis=1)
+    np.maximum(m, 1.0, out=m)
+    m *= 1e-3
+    m += 2.0 * _ON_STROKE  # (2 * _ON_STROKE + 1e-3 * max(1, |b|): the same two roundings)
+    out = np.empty((len(b), 4))
+    np.subtract(b[:, :2], m[:, None], out=out[:, :2])
+    np.add(b[:, 2:], m[:, None], out=out[:, 2:])
+    return out
 
 
 def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, no_occ: np.ndarray, p: _Params,
@@ -1138,11 +1146,12 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
     caller computes them all)."""
     pg = st.pg
     boxes = pg.boxes[rows]
+    grown = _grown_boxes(boxes)
     n = len(pg.ids)
     if before_rank is None:
         before_rank = np.full(len(before), n, np.int64)
     reach = _meeting_above(boxes, rows, np.concatenate([before, pg.boxes[dirty]]),
-                           np.concatenate([before_rank, dirty]).astype(np.int64))
+                           np.concatenate([before_rank, dirty]).astype(np.int64), grown)
     reach |= _mask_of(dirty, n)[rows]
     prev_rows, prev_occ = prev
     at = np.searchsorted(prev_rows, rows)
@@ -1158,8 +1167,8 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
     # the painters that can cover an asked row: those above it whose box meets its box
     sub = _mask_of(aff, len(rows))
     if len(aff) and len(rows):
-        sub |= G.overlap_any_ranked(G.BoxIndex(_grown_boxes(boxes[aff])), aff, _grown_boxes(boxes),
-                                    np.arange(len(rows), dtype=np.int64), above=False)
+        sub |= G.overlap_any_ranked(G.BoxIndex(grown[aff]), aff, grown, np.arange(len(rows), dtype=np.int64),
+                                    above=False)
     sub = np.flatnonzero(sub)
     at_aff = np.searchsorted(sub, aff)
     got = _painted_occluders(canvas, st, rows[sub], no_occ[sub], p, at_aff)
@@ -1167,16 +1176,28 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
     return out
 
 
-def _meeting_above(a: np.ndarray, a_rank: np.ndarray, b: np.ndarray, b_rank: np.ndarray) -> np.ndarray:
+#: Most boxes of ``b`` :func:`_meeting_above` compares with every box of ``a`` at once (more: through a box index).
+_MEETING_ABOVE_AT_ONCE = 16
+
+
+def _meeting_above(a: np.ndarray, a_rank: np.ndarray, b: np.ndarray, b_rank: np.ndarray,
+                   ga: Optional[np.ndarray] = None) -> np.ndarray:
     """Per box of ``a`` (paint ranks ``a_rank``), whether its grown box meets the grown box of a box
-    of ``b`` ranked above it (``b_rank`` greater)."""
+    of ``b`` ranked above it (``b_rank`` greater). ``ga``: ``a``'s grown boxes, when the caller has them."""
     if not (len(a) and len(b)):
         return np.zeros(len(a), bool)
-    ga, gb = _grown_boxes(a), _grown_boxes(b)
+    ga, gb = (_grown_boxes(a) if ga is None else ga), _grown_boxes(b)
+    finite = bool(np.isfinite(gb).all())
+    if len(b) <= _MEETING_ABOVE_AT_ONCE and finite and np.isfinite(ga).all():
+        # the few edit boxes against every box at once, by the kernel's test (positive-area overlap)
+        m = ((np.minimum(ga[:, None, 2], gb[None, :, 2]) > np.maximum(ga[:, None, 0], gb[None, :, 0]))
+             & (np.minimum(ga[:, None, 3], gb[None, :, 3]) > np.maximum(ga[:, None, 1], gb[None, :, 1]))
+             & (b_rank[None, :] > a_rank[:, None]))
+        return m.any(axis=1)
     # a ``b`` box that misses the bounds of every grown box of ``a`` meets none of them (an edit far
     # from the view): answered without the kernel
     lo, hi = ga[:, :2].min(axis=0), ga[:, 2:].max(axis=0)
-    if (np.isfinite(gb).all() and np.isfinite(lo).all() and np.isfinite(hi).all()
+    if (finite and np.isfinite(lo).all() and np.isfinite(hi).all()
             and not ((gb[:, 0] <= hi[0]) & (lo[0] <= gb[:, 2]) & (gb[:, 1] <= hi[1]) & (lo[1] <= gb[:, 3])).any()):
         return np.zeros(len(a), bool)
     return G.overlap_any_ranked(G.BoxIndex(gb), b_rank, ga, a_rank, above=True)
