@@ -153,3 +153,16 @@ def test_grown_boxes_are_the_margin_formula_to_the_bit(n, data):
     for row, g in zip(b.tolist(), got.tolist()):
         m = 2.0 * OBS._ON_STROKE + 1e-3 * max(1.0, max(abs(v) for v in row))
         assert g == [row[0] - m, row[1] - m, row[2] + m, row[3] + m]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 20), st.integers(0, 12), st.booleans(), st.data())
+def test_overlap_any_ranked_at_once_is_the_kernels(m, n, above, data):
+    """The few boxes compared with every query at once give the kernel's flags, ranked above or below."""
+    OBS = sys.modules["spatialobs.canvas.observe"]
+    b, q = _boxes(data, m), _boxes(data, n)
+    b_rank = np.array(data.draw(st.lists(st.integers(0, 6), min_size=m, max_size=m)), np.int64)
+    q_rank = np.array(data.draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)), np.int64)
+    got = OBS._overlap_any_ranked(b, b_rank, q, q_rank, above)
+    want = gref.overlap_any_ranked(b.tolist(), b_rank.tolist(), q.tolist(), q_rank.tolist(), above=above)
+    assert got.tolist() == want

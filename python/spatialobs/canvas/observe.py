@@ -1167,8 +1167,7 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
     # the painters that can cover an asked row: those above it whose box meets its box
     sub = _mask_of(aff, len(rows))
     if len(aff) and len(rows):
-        sub |= G.overlap_any_ranked(G.BoxIndex(grown[aff]), aff, grown, np.arange(len(rows), dtype=np.int64),
-                                    above=False)
+        sub |= _overlap_any_ranked(grown[aff], aff, grown, np.arange(len(rows), dtype=np.int64), above=False)
     sub = np.flatnonzero(sub)
     at_aff = np.searchsorted(sub, aff)
     got = _painted_occluders(canvas, st, rows[sub], no_occ[sub], p, at_aff)
@@ -1189,11 +1188,7 @@ def _meeting_above(a: np.ndarray, a_rank: np.ndarray, b: np.ndarray, b_rank: np.
     ga, gb = (_grown_boxes(a) if ga is None else ga), _grown_boxes(b)
     finite = bool(np.isfinite(gb).all())
     if len(b) <= _MEETING_ABOVE_AT_ONCE and finite and np.isfinite(ga).all():
-        # the few edit boxes against every box at once, by the kernel's test (positive-area overlap)
-        m = ((np.minimum(ga[:, None, 2], gb[None, :, 2]) > np.maximum(ga[:, None, 0], gb[None, :, 0]))
-             & (np.minimum(ga[:, None, 3], gb[None, :, 3]) > np.maximum(ga[:, None, 1], gb[None, :, 1]))
-             & (b_rank[None, :] > a_rank[:, None]))
-        return m.any(axis=1)
+        return _overlap_any_ranked(gb, b_rank, ga, a_rank, above=True)  # (the few edit boxes at once)
     # a ``b`` box that misses the bounds of every grown box of ``a`` meets none of them (an edit far
     # from the view): answered without the kernel
     lo, hi = ga[:, :2].min(axis=0), ga[:, 2:].max(axis=0)
@@ -1201,6 +1196,22 @@ def _meeting_above(a: np.ndarray, a_rank: np.ndarray, b: np.ndarray, b_rank: np.
             and not ((gb[:, 0] <= hi[0]) & (lo[0] <= gb[:, 2]) & (gb[:, 1] <= hi[1]) & (lo[1] <= gb[:, 3])).any()):
         return np.zeros(len(a), bool)
     return G.overlap_any_ranked(G.BoxIndex(gb), b_rank, ga, a_rank, above=True)
+
+
+def _overlap_any_ranked(b: np.ndarray, b_rank: np.ndarray, q: np.ndarray, q_rank: np.ndarray, above: bool
+                        ) -> np.ndarray:
+    """``geometry.overlap_any_ranked`` over an index of the boxes ``b``: per query box of ``q``, whether a
+    box of ``b`` ranked above it (``above``; else below) overlaps it with positive area. Few boxes of
+    ``b`` (at most :data:`_MEETING_ABOVE_AT_ONCE`), all finite, are compared with every query at once by
+    the kernel's test; otherwise the kernel answers."""
+    if not (len(b) and len(q)):
+        return np.zeros(len(q), bool)
+    if len(b) > _MEETING_ABOVE_AT_ONCE or not (np.isfinite(b).all() and np.isfinite(q).all()):
+        return G.overlap_any_ranked(G.BoxIndex(b), b_rank, q, q_rank, above=above)
+    m = ((np.minimum(q[:, None, 2], b[None, :, 2]) > np.maximum(q[:, None, 0], b[None, :, 0]))
+         & (np.minimum(q[:, None, 3], b[None, :, 3]) > np.maximum(q[:, None, 1], b[None, :, 1])))
+    m &= (b_rank[None, :] > q_rank[:, None]) if above else (b_rank[None, :] < q_rank[:, None])
+    return m.any(axis=1)
 
 
 #: Most candidate pairs :func:`_strokes_on_strokes` tests one by one in Python (more: at once, by
