@@ -1938,3 +1938,40 @@ def test_bindings_carried_through_binding_writes_adds_and_removals_are_a_fresh_c
                     raise
         assert observe(c, VIEW).to_json() == observe(c.copy(), VIEW).to_json()
         _check_state(c)
+
+
+_ANGLE = st.sampled_from([0.0, -0.0, 0.3, -1.2, 3.14159, 1e-300])
+_AT = st.sampled_from([0.0, -0.0, 1.5, -7.25, 1e6, 3.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_ANGLE, _AT, _AT, st.sampled_from([1.0, 0.5, 0.25]), st.booleans()), min_size=1, max_size=3),
+       _AT, _AT, _ANGLE, st.sampled_from([1.0, 0.7, 0.0]), st.booleans())
+def test_one_reached_row_is_derived_as_the_level_loop_derives_it(chain, x, y, rotation, opacity, on_page):
+    """A leaf under nested turned, translucent, hidden frames and groups (or on the page) moved,
+    turned and faded: the one-row transform in Python floats gives the level loop's bits."""
+    derive = importlib.import_module("spatialobs.canvas.document.derive")
+    c = Canvas()
+    parent = P
+    for k, (a, px, py, op, frame) in enumerate(chain):
+        c.add(Node(f"p{k}", "frame" if frame else "group", parent, None, px, py, 300.0, 200.0, rotation=a,
+                   opacity=op, hidden=k == 1))
+        parent = f"p{k}"
+    c.add(Node("leaf", "geo", P if on_page else parent, None, 10.0, 20.0, 40.0, 30.0, rotation=0.2))
+    c.add(Node("other", "geo", P, None, 500.0, 500.0, 10.0, 10.0))
+    got = []
+    for fast in (True, False):
+        d = c.copy()
+        d.geometry()
+        d.update("leaf", x=x, y=y, rotation=rotation, opacity=opacity)
+        old = derive.ONE_ROW_TRANSFORM
+        derive.ONE_ROW_TRANSFORM = fast
+        try:
+            g = d._geometry()
+        finally:
+            derive.ONE_ROW_TRANSFORM = old
+        assert g.reached is not None and len(g.reached) >= 1  # derived from the previous version
+        got.append({name: np.ascontiguousarray(getattr(g, name)).tobytes()
+                    for name in ("px", "py", "rotation", "opacity", "hidden", "locked", "frame", "group", "bounds",
+                                 "visible", "clip")})
+    assert got[0] == got[1]

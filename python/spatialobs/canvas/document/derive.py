@@ -1159,6 +1159,42 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
 
 
+#: Whether an edit that reaches one row computes its transform in Python floats (:func:`_transform_one`)
+#: instead of the level loop's numpy calls on one-row columns (the same bits; False: the loop, for tests).
+ONE_ROW_TRANSFORM = True
+
+
+def _transform_one(r: int, prev: Derived, num: np.ndarray, parent: np.ndarray, types: np.ndarray, depth: np.ndarray,
+                   cols: Dict[str, np.ndarray]) -> None:
+    """The level loop of :func:`_derive_rows` for one reached row ``r`` whose parent was not reached:
+    its page transform and inherited flags from its record (``num[r]``) and its parent's previous values,
+    written at position 0 of ``cols``. The same operations in the same order on the same float64
+    values as the loop (the rotation's cosine and sine from the same numpy functions), so the same bits."""
+    x, y, _, _, rot, op, hid, lock = num[r, :8].tolist()
+    if depth[r] == 0:
+        px, py, prot, opacity = x, y, rot, op
+        hidden, locked, frame, group = hid != 0, lock != 0, -1, -1
+    else:
+        p = int(parent[r])
+        pr = prev.rotation[p:p + 1]
+        if pr[0] == 0.0:
+            c, sn = 1.0, 0.0
+        else:
+            c, sn = float(np.cos(pr)[0]), float(np.sin(pr)[0])
+        ppx, ppy, prf = float(prev.px[p]), float(prev.py[p]), float(pr[0])
+        px = ppx + c * x - sn * y
+        py = ppy + sn * x + c * y
+        prot = prf + rot
+        opacity = op * float(prev.opacity[p])
+        hidden = hid != 0 or bool(prev.hidden[p])
+        locked = lock != 0 or bool(prev.locked[p])
+        tp = types[p]
+        frame = p if tp == "frame" else int(prev.frame[p])
+        group = p if tp == "group" else int(prev.group[p])
+    cols["px"][0], cols["py"][0], cols["rotation"][0], cols["opacity"][0] = px, py, prot, opacity
+    cols["hidden"][0], cols["locked"][0], cols["frame"][0], cols["group"][0] = hidden, locked, frame, group
+
+
 def _subtree_sizes(d: Derived) -> np.ndarray:
     """Rows in each subtree (a row and its descendants), deepest level first."""
     n = len(d.depth)  # its row count (its id list may have been extended in place since)
@@ -1239,9 +1275,13 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
             out[m] = cols[name][kp[m]]
         return out
 
-    by_depth = dirty_rows[np.argsort(depth[dirty_rows], kind="stable")]
-    cuts = np.flatnonzero(np.diff(depth[by_depth])) + 1
-    for lvl in _pieces(by_depth, cuts):
+    if len(dirty_rows) == 1 and ONE_ROW_TRANSFORM:  # one row reached (a leaf moved or restyled): from its parent's
+        by_depth, cuts = dirty_rows, np.zeros(0, np.int64)
+        _transform_one(int(dirty_rows[0]), prev, num, parent, types, depth, cols)
+    else:
+        by_depth = dirty_rows[np.argsort(depth[dirty_rows], kind="stable")]
+        cuts = np.flatnonzero(np.diff(depth[by_depth])) + 1
+    for lvl in _pieces(by_depth, cuts) if len(dirty_rows) > 1 or not ONE_ROW_TRANSFORM else ():
         nl = num[lvl]
         k = k_of(lvl)
         if depth[lvl[0]] == 0:
