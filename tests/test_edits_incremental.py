@@ -1949,7 +1949,8 @@ _AT = st.sampled_from([0.0, -0.0, 1.5, -7.25, 1e6, 3.0])
        _AT, _AT, _ANGLE, st.sampled_from([1.0, 0.7, 0.0]), st.booleans())
 def test_one_reached_row_is_derived_as_the_level_loop_derives_it(chain, x, y, rotation, opacity, on_page):
     """A leaf under nested turned, translucent, hidden frames and groups (or on the page) moved,
-    turned and faded: the one-row transform in Python floats gives the level loop's bits."""
+    turned and faded: the one-row transform in Python floats and the one-row frame clip give the level
+    loops' bits."""
     derive = importlib.import_module("spatialobs.canvas.document.derive")
     c = Canvas()
     parent = P

@@ -1159,6 +1159,9 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
 
 
+_NO_CLIP = np.array([-np.inf, -np.inf, np.inf, np.inf])
+_NO_CLIP.flags.writeable = False
+
 #: Whether an edit that reaches one row computes its transform in Python floats (:func:`_transform_one`)
 #: instead of the level loop's numpy calls on one-row columns (the same bits; False: the loop, for tests).
 ONE_ROW_TRANSFORM = True
@@ -1464,7 +1467,17 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         return None
 
     # frame clips of the rows below a replaced record, and visible bounds of every reached row
-    for lvl in _pieces(by_depth, cuts):
+    if len(dirty_rows) == 1 and ONE_ROW_TRANSFORM:  # one row: its parent's clip, met with the parent frame's box
+        r = int(dirty_rows[0])
+        if depth[r] == 0:
+            new_clip[0] = (-np.inf, -np.inf, np.inf, np.inf)
+        else:
+            p = int(parent[r])
+            cp1 = clip[p]
+            fb1 = d.bounds[p] if types[p] == "frame" else _NO_CLIP
+            np.maximum(cp1[:2], fb1[:2], out=new_clip[0, :2])
+            np.minimum(cp1[2:], fb1[2:], out=new_clip[0, 2:])
+    for lvl in _pieces(by_depth, cuts) if len(dirty_rows) > 1 or not ONE_ROW_TRANSFORM else ():
         if depth[lvl[0]] == 0:
             new_clip[k_of(lvl)] = (-np.inf, -np.inf, np.inf, np.inf)  # a root (one moved onto the page too)
             continue
