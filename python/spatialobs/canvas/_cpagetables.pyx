@@ -178,8 +178,9 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
     ``pagetables.recut_lines``, whose numpy twin is ``pagetables._recut_lines_py``).
 
     Moves the changed positions' values in ``s`` and ``pos`` in place and returns ``(cut, keys)``:
-    the page rows of the runs cut again, sorted, and the keys of the pairs of kind ``kind`` among
-    them whose rows share a parent (in no particular order)."""
+    the page rows of the lines cut again (the runs', or for one box moved within one run the lines
+    that differ: ``_recut_one``), sorted, and the keys of the pairs of kind ``kind`` among them whose
+    rows share a parent (in no particular order)."""
     cdef Py_ssize_t n = s.shape[0], m = changed.shape[0], nb = boxes.shape[0], nr = rows.shape[0]
     cdef Py_ssize_t npar = parent.shape[0]
     if pos.shape[0] != n:
@@ -195,6 +196,7 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
     cdef double* sp = &s[0] if n else NULL
     cdef int64_t* pp = &pos[0] if n else NULL
     cdef Py_ssize_t i, j, k, a, b, t, e, nl = 0, ni = 0, ns = 0, nm = 0, total = 0, nk = 0, q, longest = 0
+    cdef int64_t p
     cdef double x, start
     left_a = np.empty((max(m, 1), 3), np.float64)
     iv_a = np.empty((max(2 * m, 1), 2), np.int64)
@@ -264,13 +266,21 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
         else:
             iv[nm, 0], iv[nm, 1] = a, b
             nm += 1
+    if one and m == 1 and nm == 1 and s[iv[0, 0]] <= c_old[0] <= s[iv[0, 1] - 1]:
+        for t in range(iv[0, 0], iv[0, 1]):  # (the positions checked as below)
+            p = pos[t]
+            if p < 0 or p >= nb:
+                raise IndexError(f"line position {p} is outside the {nb} solid boxes")
+            if rows[p] < 0 or rows[p] >= npar:
+                raise IndexError(f"row {rows[p]} is outside the {npar} parents")
+        return _recut_one(sp, pp, iv[0, 0], iv[0, 1], changed[0], c_old[0], tol, boxes, rows, parent, kind)
     for i in range(nm):
         total += iv[i, 1] - iv[i, 0]
     cut_a = np.empty(total, np.int64)
     keys_a = np.empty(total, np.int64)
     cdef int64_t[::1] cut = cut_a
     cdef int64_t[::1] keys = keys_a
-    cdef int64_t p, ra, rb, axis = 1 if kind >= 3 else 0
+    cdef int64_t axis = 1 if kind >= 3 else 0
     k = 0
     for i in range(nm):
         for t in range(iv[i, 0], iv[i, 1]):
@@ -286,7 +296,6 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
         qsort(&cut[0], total, sizeof(int64_t), _int64_cmp)
     # the greedy line cut of the alignment kernel, within each slice; consecutive boxes along a line pair up
     cdef _Member* line = <_Member*>malloc(max(longest, 1) * sizeof(_Member))
-    cdef _Member mb
     if line == NULL:
         raise MemoryError()
     try:
@@ -297,34 +306,159 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
                 e = t + 1
                 while e < iv[i, 1] and s[e] - start <= tol:
                     e += 1
-                if e - t >= 2:
-                    for q in range(t, e):
-                        p = pos[q]
-                        if kind <= 2:
-                            line[q - t].along = (boxes[p, 1] + boxes[p, 3]) * 0.5
-                        else:
-                            line[q - t].along = (boxes[p, 0] + boxes[p, 2]) * 0.5
-                        line[q - t].p = p
-                    if e - t <= 16:
-                        for q in range(1, e - t):
-                            mb = line[q]
-                            j = q
-                            while j > 0 and _before(mb, line[j - 1]):
-                                line[j] = line[j - 1]
-                                j -= 1
-                            line[j] = mb
-                    else:
-                        qsort(line, e - t, sizeof(_Member), _member_cmp)
-                    for q in range(e - t - 1):
-                        ra = rows[min(line[q].p, line[q + 1].p)]
-                        rb = rows[max(line[q].p, line[q + 1].p)]
-                        if parent[ra] == parent[rb]:
-                            keys[nk] = (ra << 33) | (rb << 1) | axis
-                            nk += 1
+                nk = _line_pairs(&pp[t], e - t, line, boxes, rows, parent, kind, axis, keys, nk)
                 t = e
     finally:
         free(line)
     return cut_a, keys_a[:nk]
+
+
+cdef Py_ssize_t _line_pairs(const int64_t* lp, Py_ssize_t count, _Member* line, const double[:, :] boxes,
+                            const int64_t[::1] rows, const int64_t[::1] parent, int kind, int64_t axis,
+                            int64_t[::1] keys, Py_ssize_t nk) noexcept:
+    # the keys of one line's pairs (its solid positions ``lp[:count]``, checked by the caller) written
+    # from ``keys[nk]``: consecutive boxes along the line (by centre, then position) with one parent
+    cdef Py_ssize_t q, j
+    cdef int64_t p, ra, rb
+    cdef _Member mb
+    if count < 2:
+        return nk
+    for q in range(count):
+        p = lp[q]
+        if kind <= 2:
+            line[q].along = (boxes[p, 1] + boxes[p, 3]) * 0.5
+        else:
+            line[q].along = (boxes[p, 0] + boxes[p, 2]) * 0.5
+        line[q].p = p
+    if count <= 16:
+        for q in range(1, count):
+            mb = line[q]
+            j = q
+            while j > 0 and _before(mb, line[j - 1]):
+                line[j] = line[j - 1]
+                j -= 1
+            line[j] = mb
+    else:
+        qsort(line, count, sizeof(_Member), _member_cmp)
+    for q in range(count - 1):
+        ra = rows[min(line[q].p, line[q + 1].p)]
+        rb = rows[max(line[q].p, line[q + 1].p)]
+        if parent[ra] == parent[rb]:
+            keys[nk] = (ra << 33) | (rb << 1) | axis
+            nk += 1
+    return nk
+
+
+cdef Py_ssize_t _cut_lines(const double* v, Py_ssize_t t, Py_ssize_t stop, double tol, Py_ssize_t* starts) noexcept nogil:
+    # the alignment kernel's greedy line cut of the sorted values ``v[t:stop]``: each line's first index
+    # into ``starts``, then ``stop``; returns the number of lines
+    cdef Py_ssize_t k = 0, e
+    cdef double first
+    while t < stop:
+        starts[k] = t
+        k += 1
+        first = v[t]
+        e = t + 1
+        while e < stop and v[e] - first <= tol:
+            e += 1
+        t = e
+    starts[k] = stop
+    return k
+
+
+cdef tuple _recut_one(double* sp, int64_t* pp, Py_ssize_t a, Py_ssize_t b, int64_t p, double old, double tol,
+                      const double[:, :] boxes, const int64_t[::1] rows, const int64_t[::1] parent, int kind):
+    # ``recut_lines`` for one moved box whose old and new values lie in the one slice ``[a, b)`` of the
+    # values now: the lines of the slice now and before (the slice with the box's value put back) compared,
+    # and only those that differ (or hold the box) cut again. Both cuts start at the slice's first value: it
+    # is bounded by gaps over ``tol`` then as now (the old value lies inside it). A line is unchanged when
+    # the other cut has a line with the same first value and neither holds the box: a line is every value
+    # from its first to its first plus ``tol``, the same values but the box's.
+    cdef Py_ssize_t L = b - a, i, j, q, qn = -1, qo = -1, cn, co, nc = 0, nk = 0, w
+    cdef int64_t axis = 1 if kind >= 3 else 0, r
+    cdef double* ov = <double*>malloc(max(L, 1) * sizeof(double))
+    cdef int64_t* op = <int64_t*>malloc(max(L, 1) * sizeof(int64_t))
+    cdef Py_ssize_t* sn = <Py_ssize_t*>malloc((L + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* so = <Py_ssize_t*>malloc((L + 1) * sizeof(Py_ssize_t))
+    cdef char* mn = <char*>malloc(max(L, 1))
+    cdef char* mo = <char*>malloc(max(L, 1))
+    cdef _Member* line = <_Member*>malloc(max(L, 1) * sizeof(_Member))
+    cdef int64_t* rb = <int64_t*>malloc(max(2 * L, 1) * sizeof(int64_t))
+    cdef int64_t[::1] cv
+    try:
+        if ov == NULL or op == NULL or sn == NULL or so == NULL or mn == NULL or mo == NULL or line == NULL or rb == NULL:
+            raise MemoryError()
+        # the slice as it was: the box's entry taken out, its old value put back in order
+        w = 0
+        for q in range(a, b):
+            if pp[q] == p and qn < 0:
+                qn = q - a
+                continue
+            ov[w] = sp[q]
+            op[w] = pp[q]
+            w += 1
+        if qn < 0:
+            raise ValueError(f"position {p} has no line value in its slice")
+        qo = 0
+        while qo < w and ov[qo] < old:
+            qo += 1
+        memmove(&ov[qo + 1], &ov[qo], (w - qo) * sizeof(double))
+        memmove(&op[qo + 1], &op[qo], (w - qo) * sizeof(int64_t))
+        ov[qo] = old
+        op[qo] = p
+        cn = _cut_lines(sp + a, 0, L, tol, sn)
+        co = _cut_lines(ov, 0, L, tol, so)
+        for i in range(cn):
+            mn[i] = 0
+        for j in range(co):
+            mo[j] = 0
+        i = j = 0
+        while i < cn and j < co:
+            if sp[a + sn[i]] == ov[so[j]]:
+                if not (sn[i] <= qn < sn[i + 1]) and not (so[j] <= qo < so[j + 1]):
+                    mn[i] = mo[j] = 1
+                i += 1
+                j += 1
+            elif sp[a + sn[i]] < ov[so[j]]:
+                i += 1
+            else:
+                j += 1
+        # the rows of the lines that differ, then and now
+        for i in range(cn):
+            if not mn[i]:
+                for q in range(sn[i], sn[i + 1]):
+                    rb[nc] = rows[pp[a + q]]
+                    nc += 1
+        for j in range(co):
+            if not mo[j]:
+                for q in range(so[j], so[j + 1]):
+                    rb[nc] = rows[op[q]]
+                    nc += 1
+        if nc > 1:
+            qsort(rb, nc, sizeof(int64_t), _int64_cmp)
+        w = 0
+        for q in range(nc):
+            if w == 0 or rb[q] != rb[w - 1]:
+                rb[w] = rb[q]
+                w += 1
+        cut_a = np.empty(w, np.int64)
+        keys_a = np.empty(max(L, 1), np.int64)
+        cv = cut_a
+        for q in range(w):
+            cv[q] = rb[q]
+        for i in range(cn):
+            if not mn[i]:
+                nk = _line_pairs(&pp[a + sn[i]], sn[i + 1] - sn[i], line, boxes, rows, parent, kind, axis, keys_a, nk)
+        return cut_a, keys_a[:nk]
+    finally:
+        free(ov)
+        free(op)
+        free(sn)
+        free(so)
+        free(mn)
+        free(mo)
+        free(line)
+        free(rb)
 
 
 cdef inline Py_ssize_t _piece(int64_t[:, ::1] p, Py_ssize_t k, int64_t kind, int64_t start, int64_t stop):

@@ -569,7 +569,11 @@ def recut_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old:
     The values of the changed positions are moved from ``c_old`` to ``c_new`` in ``line``, in
     place. The runs cut again are those each new value joins and, as the other boxes now stand,
     those each old value left (with ``one``, a single box moved and none removed: a left run inside a
-    joined one is that run). Their boxes are cut into lines as the alignment kernel cuts them.
+    joined one is that run). Their boxes are cut into lines as the alignment kernel cuts them. When
+    one box moved within one run (its old and new values in it), only the lines that differ from the
+    run's lines before the move, or that hold the box, are cut again: a line is every value from its
+    first to its first plus ``tol``, so a line of the other cut with the same first value that holds
+    neither the box then nor now has the same boxes, and its pairs stay as they are.
     Compiled (``_cpagetables.recut_lines``) for float64 values and int64 positions, else
     :func:`_recut_lines_py`, its twin; ``RECUT_KERNEL`` False gives the twin.
 
@@ -598,8 +602,10 @@ def recut_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old:
     Returns
     -------
     (numpy.ndarray of int64, numpy.ndarray of int64)
-        The page rows of the runs cut again (sorted, distinct) and the keys of the pairs of kind
-        ``kind`` among them whose rows share a parent (see :func:`kind_pairs`; any order).
+        The page rows of the lines cut again (sorted, distinct) and the keys of the pairs of kind
+        ``kind`` among them whose rows share a parent (see :func:`kind_pairs`; any order). The
+        table's pairs of that kind whose two rows are cut again are replaced by these; the others
+        are the same before and after the move.
 
     Raises
     ------
@@ -626,19 +632,75 @@ def _recut_lines_py(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_
         a, b = run_bounds(s, x, x, tol)
         left.append((x, float(s[a]), float(s[b - 1])))
     move_values(line, changed, c_old, c_new)
-    parts: List[np.ndarray] = []
+    slices: List[Tuple[int, int]] = []
     spans: List[Tuple[float, float]] = []
     for x in c_new.tolist():  # the lines a changed box joins
         if any(lo <= x <= hi for lo, hi in spans):
             continue
         a, b = run_bounds(s, x, x, tol)
-        parts.append(pos[a:b])
+        slices.append((a, b))
         spans.append((float(s[a]), float(s[b - 1])))
     for x, lo, hi in left:  # the lines it left, as the other boxes now stand
         if one and any(a <= x <= b for a, b in spans):
             continue
-        a, b = run_bounds(s, lo, hi, tol)
-        parts.append(pos[a:b])
+        slices.append(run_bounds(s, lo, hi, tol))
+    merged: List[List[int]] = []  # by start, overlapping or touching ones merged
+    for a, b in sorted((a, b) for a, b in slices if b > a):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    if one and len(changed) == 1 and len(merged) == 1 and s[merged[0][0]] <= c_old[0] <= s[merged[0][1] - 1]:
+        return _recut_one_py(s, pos, merged[0][0], merged[0][1], int(changed[0]), float(c_old[0]), tol, boxes, rows,
+                             parent, kind)
+    parts = [pos[a:b] for a, b in merged]
     u = unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
     keys = kind_pairs(boxes, rows, parent, u, tol, kind) if len(u) > 1 else np.zeros(0, np.int64)
     return rows[u], keys
+
+
+def _greedy_lines(v: List[float], tol: float) -> List[int]:
+    """The alignment kernel's greedy line cut of the sorted values ``v``: each line's first index, then ``len(v)``."""
+    starts: List[int] = []
+    t = 0
+    while t < len(v):
+        starts.append(t)
+        e = t + 1
+        while e < len(v) and v[e] - v[t] <= tol:
+            e += 1
+        t = e
+    return starts + [len(v)]
+
+
+def _recut_one_py(s: np.ndarray, pos: np.ndarray, a: int, b: int, p: int, old: float, tol: float, boxes: np.ndarray,
+                  rows: np.ndarray, parent: np.ndarray, kind: int) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`_recut_lines_py` for one moved box whose old and new values lie in the one slice ``[a, b)``
+    of the values now: only the lines that differ from the slice's lines before (the box's value put
+    back), or that hold the box, are cut again (see the compiled ``_recut_one``)."""
+    vals, ps = s[a:b].tolist(), pos[a:b].tolist()
+    qn = ps.index(p)
+    ov, op = vals[:qn] + vals[qn + 1:], ps[:qn] + ps[qn + 1:]
+    qo = 0
+    while qo < len(ov) and ov[qo] < old:
+        qo += 1
+    ov.insert(qo, old)
+    op.insert(qo, p)
+    sn, so = _greedy_lines(vals, tol), _greedy_lines(ov, tol)
+    same_n, same_o = [False] * (len(sn) - 1), [False] * (len(so) - 1)
+    i = j = 0
+    while i < len(sn) - 1 and j < len(so) - 1:
+        if vals[sn[i]] == ov[so[j]]:
+            if not sn[i] <= qn < sn[i + 1] and not so[j] <= qo < so[j + 1]:
+                same_n[i] = same_o[j] = True
+            i += 1
+            j += 1
+        elif vals[sn[i]] < ov[so[j]]:
+            i += 1
+        else:
+            j += 1
+    now = [q for i, keep in enumerate(same_n) if not keep for q in ps[sn[i]:sn[i + 1]]]
+    then = [q for j, keep in enumerate(same_o) if not keep for q in op[so[j]:so[j + 1]]]
+    cut = np.array(sorted({int(rows[q]) for q in now + then}), np.int64)
+    u = np.array(sorted(now), np.int64)
+    keys = kind_pairs(boxes, rows, parent, u, tol, kind) if len(u) > 1 else np.zeros(0, np.int64)
+    return cut, keys
