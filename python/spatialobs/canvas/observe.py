@@ -361,6 +361,9 @@ class _PageState:
     #: kinds per version, then moved in place from version to version
     lines: Optional[List[Optional[Tuple[np.ndarray, np.ndarray]]]] = None
     advanced: bool = False  # reached by :func:`_advance` from the previous version
+    #: :func:`_closed_hits` by query bytes while :func:`_advance` updates the tables (the index, the
+    #: stale rows and the boxes do not change then; several updates ask for the changed boxes' hits)
+    hits_memo: Optional[Dict[bytes, Tuple[np.ndarray, np.ndarray]]] = None
     #: the visibility label of every row (before occlusion) for one viewport box and near factor:
     #: (viewport box, near factor, labels); see :func:`_labels_kept`. A later version carries them,
     #: computed again for its rows whose box may have changed
@@ -1866,23 +1869,27 @@ def _advance(canvas: Canvas, old: _PageState, d: Any) -> Optional[_PageState]:
     # ``old`` is used up: with one set of tables (no columns shared between sets) the splices that
     # keep a table's length are written into its columns
     inplace = len(old.tables) == 1
-    for key, tb in old.tables.items():
-        touch_tol, near_gap, align_tol = key
-        keys: Dict[str, np.ndarray] = {}  # the updates' key columns, for the next version's
-        delta: Dict[str, Tuple[np.ndarray, ...]] = {}  # the pairs the splices took out and put in
-        st.tables[key] = new_tb = _PageTables(
-            _inside_update(st, tb.inside, changed),
-            _overlaps_update(st, tb.overlaps, changed, before, tb.keys, keys, inplace),
-            _touches_update(st, tb.touches, changed, moved_ends, touch_tol, before, tb.keys, keys, inplace),
-            _near_update(st, tb.near, changed, before, near_gap, tb.keys, keys, inplace, delta),
-            _aligned_update(st, old, tb.aligned, changed, before, align_tol, None, tb.keys, keys,
-                            lines if len(old.tables) == 1 else None, inplace, delta),
-            keys=keys,
-        )
-        for name, (gone_a, gone_b, new_a, new_b) in delta.items():
-            hit = tb.in_view_counts.get(name)
-            if hit is not None:
-                new_tb.in_view_since[name] = (hit[0], hit[1], gone_a, gone_b, new_a, new_b, sub[changed], before)
+    st.hits_memo = {}
+    try:
+        for key, tb in old.tables.items():
+            touch_tol, near_gap, align_tol = key
+            keys: Dict[str, np.ndarray] = {}  # the updates' key columns, for the next version's
+            delta: Dict[str, Tuple[np.ndarray, ...]] = {}  # the pairs the splices took out and put in
+            st.tables[key] = new_tb = _PageTables(
+                _inside_update(st, tb.inside, changed),
+                _overlaps_update(st, tb.overlaps, changed, before, tb.keys, keys, inplace),
+                _touches_update(st, tb.touches, changed, moved_ends, touch_tol, before, tb.keys, keys, inplace),
+                _near_update(st, tb.near, changed, before, near_gap, tb.keys, keys, inplace, delta),
+                _aligned_update(st, old, tb.aligned, changed, before, align_tol, None, tb.keys, keys,
+                                lines if len(old.tables) == 1 else None, inplace, delta),
+                keys=keys,
+            )
+            for name, (gone_a, gone_b, new_a, new_b) in delta.items():
+                hit = tb.in_view_counts.get(name)
+                if hit is not None:
+                    new_tb.in_view_since[name] = (hit[0], hit[1], gone_a, gone_b, new_a, new_b, sub[changed], before)
+    finally:
+        st.hits_memo = None
     return st
 
 
@@ -2280,6 +2287,19 @@ def _carried_bindings(canvas: Canvas, old: _PageState, omap: np.ndarray, pg: _Pa
 
 def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """(solid position, query) pairs whose boxes intersect (closed), from the index and the stale rows."""
+    memo = st.hits_memo
+    if memo is not None and len(q) <= 64:
+        key = np.ascontiguousarray(q, dtype=np.float64).tobytes()
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = _closed_hits_of(st, q)
+            hit[0].flags.writeable = hit[1].flags.writeable = False  # (shared by the callers)
+        return hit
+    return _closed_hits_of(st, q)
+
+
+def _closed_hits_of(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`_closed_hits`, computed."""
     ix = st.index
     assert ix is not None
     stale = st.stale  # (sorted: the index's answers for them are dropped by a search, not a page-length mask)
