@@ -158,7 +158,14 @@ def int64_columns(*cols: Any) -> bool:
     >>> int64_columns(a[:, 0].copy(), np.zeros(2, np.int64)), int64_columns(a[:, 0]), int64_columns([1, 2])
     (True, False, False)
     """
-    return all(type(c) is np.ndarray and c.dtype == np.int64 and c.ndim == 1 and c.flags.c_contiguous for c in cols)
+    for c in cols:  # (a loop, not all() of a generator: called a few dozen times an edit)
+        if type(c) is not np.ndarray or (c.dtype is not _INT64 and c.dtype != _INT64) or c.ndim != 1 \
+                or not c.flags.c_contiguous:
+            return False
+    return True
+
+
+_INT64 = np.dtype(np.int64)
 
 
 #: Most rows :func:`row_order` packs into one key (the key takes 2 * n**2 values below 2**63).
