@@ -198,6 +198,54 @@ def test_splice_in_place_writes_the_splice_when_the_length_stays(pairs, data):
         assert np.array_equal(kc, keys) and np.array_equal(cols[0], a) and np.array_equal(cols[2], g)
 
 
+@settings(max_examples=300)
+@given(PAIRS, st.data())
+def test_splice_in_place_compiled_span_is_its_twin(pairs, data):
+    """The span merged in one compiled pass writes what the twin's splice of the span writes, in every
+    column (int64, float64, bool) and the keys; nothing outside the span changes."""
+    pytest.importorskip("spatialobs.canvas._cpagetables")
+    a, b = _table(pairs)
+    g = np.arange(len(a), dtype=np.float64) * 0.5
+    f = a % 2 == 0
+    keys = PT.pair_keys(a, b)
+    drop = np.array(sorted(data.draw(st.sets(st.integers(0, max(len(a) - 1, 0)), max_size=len(a)))), np.int64)
+    drop = drop[drop < len(a)]
+    kept = {tuple(p) for p in np.stack([a, b], 1)[np.setdiff1d(np.arange(len(a)), drop)].tolist()}
+    new = data.draw(st.lists(st.tuples(ROWS, ROWS).filter(lambda p: p not in kept), min_size=len(drop),
+                             max_size=len(drop), unique=True))
+    na = np.array([p[0] for p in new], np.int64)
+    nb = np.array([p[1] for p in new], np.int64)
+    ng = -np.arange(len(new), dtype=np.float64) - 1.0
+    nf = np.array([p[0] % 3 == 0 for p in new], bool)
+    nk = PT.pair_keys(na, nb)
+    out = []
+    for kernel in (True, False):
+        cols, kc = (a.copy(), b.copy(), g.copy(), f.copy()), keys.copy()
+        old = PT.SPAN_KERNEL
+        PT.SPAN_KERNEL = kernel
+        try:
+            assert PT.splice_in_place(cols, kc, drop, (na, nb, ng, nf), nk)
+        finally:
+            PT.SPAN_KERNEL = old
+        out.append([kc.tobytes()] + [c.tobytes() for c in cols] + [str(c.dtype) for c in cols])
+    assert out[0] == out[1]
+    want, wk = ref.splice((a, b, g, f), keys, drop, (na, nb, ng, nf), nk)
+    assert out[0][0] == wk.tobytes()
+
+
+def test_splice_span_refuses_what_it_cannot_merge():
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    a, keys = np.array([1, 2, 3], np.int64), np.array([10, 20, 30], np.int64)
+    with pytest.raises(ValueError, match=r"splice_span needs as many new rows as dropped ones \(1\)"):
+        c.splice_span([a], keys, np.array([1], np.int64), [np.array([5, 6], np.int64)], np.array([15, 16], np.int64))
+    with pytest.raises(IndexError, match="drop position 3 is outside the 3 rows or out of order"):
+        c.splice_span([a], keys, np.array([3], np.int64), [np.array([5], np.int64)], np.array([15], np.int64))
+    with pytest.raises(ValueError, match="splice_span column 0 has 3 rows .* dtypes int64 and float64"):
+        c.splice_span([a], keys, np.array([1], np.int64), [np.array([5.0])], np.array([15], np.int64))
+    assert c.splice_span([a], keys, np.array([0], np.int64), [np.array([9], np.int64)], np.array([25], np.int64)) == (0, 2)
+    assert a.tolist() == [2, 9, 3] and keys.tolist() == [20, 25, 30]
+
+
 def test_splice_in_place_leaves_columns_it_cannot_write():
     a = np.array([0, 1, 2], np.int64)
     keys = PT.pair_keys(a, a + 1)

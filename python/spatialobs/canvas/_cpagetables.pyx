@@ -19,7 +19,8 @@ are ``spatialobs.canvas.pagetables._run_bounds_py``, ``_rows_at_py``, ``_recut_l
 from libc.math cimport isnan
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc, qsort
-from libc.string cimport memcpy, memmove
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from libc.string cimport memcpy, memmove, strcmp
 
 import numpy as np
 
@@ -524,6 +525,112 @@ def cut_pieces(old, new, const int64_t[:, ::1] pieces):
                 memcpy(&dst[at * w], &nb[s * w], (e - s) * w)
             at += e - s
     return out
+
+
+cdef struct _KeyAt:
+    int64_t key
+    Py_ssize_t at
+
+
+cdef int _key_at_cmp(const void* a, const void* b) noexcept nogil:
+    cdef _KeyAt x = (<const _KeyAt*>a)[0]
+    cdef _KeyAt y = (<const _KeyAt*>b)[0]
+    if x.key != y.key:
+        return (x.key > y.key) - (x.key < y.key)
+    return (x.at > y.at) - (x.at < y.at)
+
+
+def splice_span(list cols, int64_t[::1] keys, const int64_t[::1] drop, list new_cols, const int64_t[::1] new_keys):
+    """``pagetables.splice_in_place`` for as many new rows as dropped ones, in one pass: the span from
+    the first dropped or inserted position to the last merged again in place (the kept rows of the span
+    and the new ones, by key; a new key equals no kept key), in every column and in ``keys``. The
+    columns are 1-D, C-contiguous and writable, each new column of its column's type (items of at most
+    8 bytes). Returns the span's (start, stop)."""
+    cdef Py_ssize_t n = keys.shape[0], k = drop.shape[0], i, j, t, lo, hi, L, w, c, d, nc = len(cols), got = 0
+    if new_keys.shape[0] != k or len(new_cols) != nc:
+        raise ValueError(f"splice_span needs as many new rows as dropped ones ({k}) and a new column per column, "
+                         f"got {new_keys.shape[0]} rows and {len(new_cols)} of {nc} columns")
+    if k == 0:
+        return 0, 0
+    for i in range(k):
+        if drop[i] < 0 or drop[i] >= n or (i and drop[i] <= drop[i - 1]):
+            raise IndexError(f"drop position {drop[i]} is outside the {n} rows or out of order")
+    cdef Py_buffer* bufs = <Py_buffer*>malloc(max(2 * nc, 1) * sizeof(Py_buffer))
+    cdef _KeyAt* nk = <_KeyAt*>malloc(k * sizeof(_KeyAt))
+    cdef int64_t* src = NULL
+    cdef unsigned char* tmp = NULL
+    cdef unsigned char* col
+    cdef const unsigned char* new
+    try:
+        if bufs == NULL or nk == NULL:
+            raise MemoryError()
+        for c in range(nc):  # every column's and new column's buffer, checked before anything is written
+            PyObject_GetBuffer(cols[c], &bufs[2 * c], PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS)
+            got += 1
+            PyObject_GetBuffer(new_cols[c], &bufs[2 * c + 1], PyBUF_FORMAT | PyBUF_C_CONTIGUOUS)
+            got += 1
+            if (bufs[2 * c].ndim != 1 or bufs[2 * c].shape[0] != n or bufs[2 * c + 1].ndim != 1
+                    or bufs[2 * c + 1].shape[0] != k or bufs[2 * c].itemsize != bufs[2 * c + 1].itemsize
+                    or bufs[2 * c].itemsize > 8
+                    or (bufs[2 * c].format != NULL) != (bufs[2 * c + 1].format != NULL)
+                    or (bufs[2 * c].format != NULL and strcmp(bufs[2 * c].format, bufs[2 * c + 1].format) != 0)):
+                raise ValueError(f"splice_span column {c} has {cols[c].shape[0]} rows (of {n}) and "
+                                 f"{new_cols[c].shape[0]} new ones (of {k}), dtypes {cols[c].dtype} and "
+                                 f"{new_cols[c].dtype}")
+        for i in range(k):
+            nk[i].key = new_keys[i]
+            nk[i].at = i
+        qsort(nk, k, sizeof(_KeyAt), _key_at_cmp)
+        lo = min(_lower_key(keys, nk[0].key), drop[0])
+        hi = max(_lower_key(keys, nk[k - 1].key), drop[k - 1] + 1)
+        L = hi - lo
+        # the source of each slot of the span: a kept row of the span (its position) or a new row (-1 - its index)
+        src = <int64_t*>malloc(L * sizeof(int64_t))
+        tmp = <unsigned char*>malloc(L * 8)
+        if src == NULL or tmp == NULL:
+            raise MemoryError()
+        i, d, j = lo, 0, 0  # the next span row, drop and new row
+        for t in range(L):
+            while i < hi and d < k and drop[d] == i:
+                i += 1
+                d += 1
+            if i < hi and (j >= k or keys[i] < nk[j].key):
+                src[t] = i
+                i += 1
+            else:
+                src[t] = -1 - nk[j].at
+                j += 1
+        for c in range(-1, nc):  # (-1: the keys)
+            if c < 0:
+                col, new, w = <unsigned char*>&keys[0], <const unsigned char*>&new_keys[0], 8
+            else:
+                col, new = <unsigned char*>bufs[2 * c].buf, <const unsigned char*>bufs[2 * c + 1].buf
+                w = bufs[2 * c].itemsize
+            memcpy(tmp, &col[lo * w], L * w)
+            for t in range(L):
+                if src[t] >= 0:
+                    memcpy(&col[(lo + t) * w], &tmp[(src[t] - lo) * w], w)
+                else:
+                    memcpy(&col[(lo + t) * w], &new[(-1 - src[t]) * w], w)
+        return lo, hi
+    finally:
+        for i in range(got):
+            PyBuffer_Release(&bufs[i])
+        free(bufs)
+        free(nk)
+        free(src)
+        free(tmp)
+
+
+cdef inline Py_ssize_t _lower_key(const int64_t[::1] keys, int64_t x) noexcept:
+    cdef Py_ssize_t a = 0, b = keys.shape[0], m
+    while a < b:
+        m = (a + b) >> 1
+        if keys[m] < x:
+            a = m + 1
+        else:
+            b = m
+    return a
 
 
 def renumber_pairs(const int64_t[::1] omap, const int64_t[::1] a, const int64_t[::1] b, const int64_t[::1] bits,

@@ -357,6 +357,11 @@ def writable(c: np.ndarray) -> bool:
     return bool(c.flags.writeable and c.flags.c_contiguous) and not isinstance(c.base, np.ndarray)
 
 
+#: Whether :func:`splice_in_place` merges its span in one compiled pass (``_cpagetables.splice_span``)
+#: where the columns allow it; False: the span is spliced by :func:`splice` (the twin, for tests).
+SPAN_KERNEL = True
+
+
 def splice_in_place(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, new_cols: Sequence[np.ndarray],
                     new_keys: np.ndarray) -> bool:
     """:func:`splice` written into ``cols`` and ``keys`` themselves when it keeps their length.
@@ -380,6 +385,11 @@ def splice_in_place(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarr
     if len(drop) != len(new_keys) or not all(writable(c) for c in (*cols, keys)):
         return False
     if not len(drop):
+        return True
+    if (SPAN_KERNEL and _cpt is not None and int64_columns(keys, drop, new_keys)
+            and all(type(n) is np.ndarray and n.ndim == 1 and n.dtype == c.dtype and c.dtype.kind in "biuf"
+                    and c.itemsize <= 8 and n.flags.c_contiguous for c, n in zip(cols, new_cols))):
+        _cpt.splice_span(list(cols), keys, drop, list(new_cols), new_keys)  # (one pass: the span merged in place)
         return True
     nk = np.sort(new_keys)
     at = np.searchsorted(keys, nk[[0, -1]], "left")
