@@ -194,26 +194,44 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
                          f"({boxes.shape[0]}, {boxes.shape[1]}) and {nr} rows")
     if kind < 0 or kind > 5:
         raise ValueError(f"alignment kind must be 0..5, got {kind}")
+    # scratch for the runs: malloc'ed, not numpy arrays (a call's fixed cost matters: six calls a move)
+    cdef double* left = <double*>malloc(max(m, 1) * 3 * sizeof(double))
+    cdef int64_t* iv = <int64_t*>malloc(max(2 * m, 1) * 2 * sizeof(int64_t))
+    cdef double* spans = <double*>malloc(max(m, 1) * 2 * sizeof(double))
+    if left == NULL or iv == NULL or spans == NULL:
+        free(left)
+        free(iv)
+        free(spans)
+        raise MemoryError()
+    try:
+        return _recut(s, pos, changed, c_old, c_new, tol, one, boxes, rows, parent, kind, left, iv, spans)
+    finally:
+        free(left)
+        free(iv)
+        free(spans)
+
+
+cdef tuple _recut(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, const double[::1] c_old,
+                  const double[::1] c_new, double tol, bint one, const double[:, :] boxes, const int64_t[::1] rows,
+                  const int64_t[::1] parent, int kind, double* left, int64_t* iv, double* spans):
+    # ``recut_lines`` with its scratch (``left``: 3 per changed value, ``iv``: 2 per run, 2 runs per
+    # changed value; ``spans``: 2 per changed value)
+    cdef Py_ssize_t n = s.shape[0], m = changed.shape[0], nb = boxes.shape[0], nr = rows.shape[0]
+    cdef Py_ssize_t npar = parent.shape[0]
     cdef double* sp = &s[0] if n else NULL
     cdef int64_t* pp = &pos[0] if n else NULL
     cdef Py_ssize_t i, j, k, a, b, t, e, nl = 0, ni = 0, ns = 0, nm = 0, total = 0, nk = 0, q, longest = 0
     cdef int64_t p
     cdef double x, start
-    left_a = np.empty((max(m, 1), 3), np.float64)
-    iv_a = np.empty((max(2 * m, 1), 2), np.int64)
-    spans_a = np.empty((max(m, 1), 2), np.float64)
-    cdef double[:, ::1] left = left_a
-    cdef int64_t[:, ::1] iv = iv_a
-    cdef double[:, ::1] spans = spans_a
     # the runs the changed values leave, among the values before the edit
     for i in range(m):
         if c_old[i] != c_new[i]:
             _run_bounds(sp, n, c_old[i], c_old[i], tol, &a, &b)
             if b <= a:
                 raise ValueError(f"position {changed[i]} has no line value {c_old[i]!r}")
-            left[nl, 0] = c_old[i]
-            left[nl, 1] = s[a]
-            left[nl, 2] = s[b - 1]
+            left[3 * (nl) + 0] = c_old[i]
+            left[3 * (nl) + 1] = s[a]
+            left[3 * (nl) + 2] = s[b - 1]
             nl += 1
     for i in range(m):
         if c_old[i] != c_new[i] and _move_value(sp, pp, n, changed[i], c_old[i], c_new[i]) < 0:
@@ -222,61 +240,61 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
     for i in range(m):
         x = c_new[i]
         for j in range(ns):
-            if spans[j, 0] <= x <= spans[j, 1]:
+            if spans[2 * (j) + 0] <= x <= spans[2 * (j) + 1]:
                 break
         else:
             _run_bounds(sp, n, x, x, tol, &a, &b)
             if b <= a:
                 raise ValueError(f"position {changed[i]} has no line value {x!r}")
-            iv[ni, 0] = a
-            iv[ni, 1] = b
+            iv[2 * (ni) + 0] = a
+            iv[2 * (ni) + 1] = b
             ni += 1
-            spans[ns, 0] = s[a]
-            spans[ns, 1] = s[b - 1]
+            spans[2 * (ns) + 0] = s[a]
+            spans[2 * (ns) + 1] = s[b - 1]
             ns += 1
     # the lines it left, as the other boxes now stand (see observe._aligned_update)
     for i in range(nl):
-        x = left[i, 0]
+        x = left[3 * (i) + 0]
         if one:
             for j in range(ns):
-                if spans[j, 0] <= x <= spans[j, 1]:
+                if spans[2 * (j) + 0] <= x <= spans[2 * (j) + 1]:
                     break
             else:
                 j = -1
             if j >= 0:
                 continue
-        _run_bounds(sp, n, left[i, 1], left[i, 2], tol, &a, &b)
-        iv[ni, 0] = a
-        iv[ni, 1] = b
+        _run_bounds(sp, n, left[3 * (i) + 1], left[3 * (i) + 2], tol, &a, &b)
+        iv[2 * (ni) + 0] = a
+        iv[2 * (ni) + 1] = b
         ni += 1
     # the slices by start, overlapping ones merged (each is bounded by gaps over tol)
     for i in range(1, ni):
-        a, b = iv[i, 0], iv[i, 1]
+        a, b = iv[2 * (i) + 0], iv[2 * (i) + 1]
         j = i
-        while j > 0 and iv[j - 1, 0] > a:
-            iv[j, 0], iv[j, 1] = iv[j - 1, 0], iv[j - 1, 1]
+        while j > 0 and iv[2 * (j - 1) + 0] > a:
+            iv[2 * (j) + 0], iv[2 * (j) + 1] = iv[2 * (j - 1) + 0], iv[2 * (j - 1) + 1]
             j -= 1
-        iv[j, 0], iv[j, 1] = a, b
+        iv[2 * (j) + 0], iv[2 * (j) + 1] = a, b
     for i in range(ni):
-        a, b = iv[i, 0], iv[i, 1]
+        a, b = iv[2 * (i) + 0], iv[2 * (i) + 1]
         if b <= a:
             continue
-        if nm and a <= iv[nm - 1, 1]:
-            if b > iv[nm - 1, 1]:
-                iv[nm - 1, 1] = b
+        if nm and a <= iv[2 * (nm - 1) + 1]:
+            if b > iv[2 * (nm - 1) + 1]:
+                iv[2 * (nm - 1) + 1] = b
         else:
-            iv[nm, 0], iv[nm, 1] = a, b
+            iv[2 * (nm) + 0], iv[2 * (nm) + 1] = a, b
             nm += 1
-    if one and m == 1 and nm == 1 and s[iv[0, 0]] <= c_old[0] <= s[iv[0, 1] - 1]:
-        for t in range(iv[0, 0], iv[0, 1]):  # (the positions checked as below)
+    if one and m == 1 and nm == 1 and s[iv[2 * (0) + 0]] <= c_old[0] <= s[iv[2 * (0) + 1] - 1]:
+        for t in range(iv[2 * (0) + 0], iv[2 * (0) + 1]):  # (the positions checked as below)
             p = pos[t]
             if p < 0 or p >= nb:
                 raise IndexError(f"line position {p} is outside the {nb} solid boxes")
             if rows[p] < 0 or rows[p] >= npar:
                 raise IndexError(f"row {rows[p]} is outside the {npar} parents")
-        return _recut_one(sp, pp, iv[0, 0], iv[0, 1], changed[0], c_old[0], tol, boxes, rows, parent, kind)
+        return _recut_one(sp, pp, iv[2 * (0) + 0], iv[2 * (0) + 1], changed[0], c_old[0], tol, boxes, rows, parent, kind)
     for i in range(nm):
-        total += iv[i, 1] - iv[i, 0]
+        total += iv[2 * (i) + 1] - iv[2 * (i) + 0]
     cut_a = np.empty(total, np.int64)
     keys_a = np.empty(total, np.int64)
     cdef int64_t[::1] cut = cut_a
@@ -284,7 +302,7 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
     cdef int64_t axis = 1 if kind >= 3 else 0
     k = 0
     for i in range(nm):
-        for t in range(iv[i, 0], iv[i, 1]):
+        for t in range(iv[2 * (i) + 0], iv[2 * (i) + 1]):
             p = pos[t]
             if p < 0 or p >= nb:
                 raise IndexError(f"line position {p} is outside the {nb} solid boxes")
@@ -292,7 +310,7 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
                 raise IndexError(f"row {rows[p]} is outside the {npar} parents")
             cut[k] = rows[p]
             k += 1
-        longest = max(longest, iv[i, 1] - iv[i, 0])
+        longest = max(longest, iv[2 * (i) + 1] - iv[2 * (i) + 0])
     if total > 1:
         qsort(&cut[0], total, sizeof(int64_t), _int64_cmp)
     # the greedy line cut of the alignment kernel, within each slice; consecutive boxes along a line pair up
@@ -301,11 +319,11 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
         raise MemoryError()
     try:
         for i in range(nm):
-            t = iv[i, 0]
-            while t < iv[i, 1]:
+            t = iv[2 * (i) + 0]
+            while t < iv[2 * (i) + 1]:
                 start = s[t]
                 e = t + 1
-                while e < iv[i, 1] and s[e] - start <= tol:
+                while e < iv[2 * (i) + 1] and s[e] - start <= tol:
                     e += 1
                 nk = _line_pairs(&pp[t], e - t, line, boxes, rows, parent, kind, axis, keys, nk)
                 t = e
