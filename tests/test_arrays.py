@@ -23,6 +23,16 @@ def test_unique_equals_numpy(a: np.ndarray) -> None:
     assert got.tolist() == want.tolist()
 
 
+@given(hnp.arrays(st.sampled_from([np.uint8, np.uint64, np.int16]), hnp.array_shapes(min_dims=1, max_dims=1, min_side=0,
+                                                                                   max_side=80),
+                  elements=st.integers(0, 100)))
+def test_unique_of_few_and_many_values_equals_numpy(a: np.ndarray) -> None:
+    # up to 32 values sorted as Python ints, more by numpy's sort: both np.unique's values and dtype
+    got, want = unique(a), np.unique(a)
+    assert got.dtype == want.dtype
+    assert got.tolist() == want.tolist()
+
+
 @given(hnp.arrays(st.sampled_from([np.int64, np.int32, np.intp]), hnp.array_shapes(min_dims=1, max_dims=1, min_side=0),
                   elements=st.integers(-50, 50)))
 def test_unique_first_equals_numpy_with_return_index(a: np.ndarray) -> None:

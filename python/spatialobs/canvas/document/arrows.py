@@ -2252,8 +2252,8 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
 
     ``d`` is a derivation that carries the previous one's local boxes (resolved arrows
     included) with the page transforms of the edit; ``plan`` the previous derivation's
-    :class:`_ArrowPlan`; ``dirty`` (boolean row mask) and ``dirty_rows`` (the same rows, sorted and
-    distinct) the rows whose record or page transform may differ (replaced records and their descendants);
+    :class:`_ArrowPlan`; ``dirty`` (boolean row mask, read with ``rebound`` only: None otherwise) and
+    ``dirty_rows`` (the same rows, sorted and distinct) the rows whose record or page transform may differ (replaced records and their descendants);
     ``point_boxes`` the resolved rows' boxes before resolution, as of this edit. The
     arrows looked at are those that are dirty or bound to a dirty row, as in the
     incremental pass of :func:`resolve_bound`; the others keep their boxes. Without

@@ -257,14 +257,17 @@ def _outline_boxes(box: np.ndarray, rows: np.ndarray, types: np.ndarray, nodes: 
     return box
 
 
-def _tight_boxes(box: np.ndarray, rows: np.ndarray, nodes: Sequence[Node], is_point: np.ndarray, local: np.ndarray,
-                 ox: np.ndarray, oy: np.ndarray, rot: np.ndarray) -> np.ndarray:
+def _tight_boxes(box: np.ndarray, rows: np.ndarray, nodes: Sequence[Node], is_point: Optional[np.ndarray],
+                 local: np.ndarray, ox: np.ndarray, oy: np.ndarray, rot: np.ndarray,
+                 point_rows: Optional[np.ndarray] = None) -> np.ndarray:
     """``_aabb`` boxes of ``rows``, with each rotated point list's box replaced by the box of its rotated points.
 
     Only where the local box is still the points' own box (a bound arrow whose ends were
-    resolved to its targets keeps the rotated box of its resolved local box).
+    resolved to its targets keeps the rotated box of its resolved local box). The point lists:
+    ``is_point`` (a mask by row) at ``rows``, or ``point_rows`` (one flag per row of ``rows``).
     """
-    for k in np.flatnonzero(is_point[rows] & (rot != 0.0)).tolist():
+    pts = point_rows if point_rows is not None else is_point[rows]  # type: ignore[index]
+    for k in np.flatnonzero(pts & (rot != 0.0)).tolist():
         nd = nodes[rows[k]]
         if tuple(local[k].tolist()) != local_box(nd.type, nd.props, nd.w, nd.h):
             continue
@@ -1249,8 +1252,10 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     if int(size[changed].sum()) > max(64, n // _ROWS_SHARE):
         return None
     dirty_rows = unique(np.concatenate([paint[order[r]:order[r] + size[r]] for r in changed.tolist()]))
-    dirty = np.zeros(n, dtype=bool)
-    dirty[dirty_rows] = True
+    dirty: Optional[np.ndarray] = None  # (the mask of dirty_rows: the arrow pass reads it for rebound connectors only)
+    if rebound:
+        dirty = np.zeros(n, dtype=bool)
+        dirty[dirty_rows] = True
     nodes = raw.nodes
     num = raw.num
 
@@ -1432,10 +1437,8 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     # page bounds of every reached row
     rows = unique(np.concatenate([dirty_rows, resolved, groups]))
     lb = local[rows]
-    is_pt = np.zeros(n, dtype=bool)
-    is_pt[rows[_point_types(types[rows])]] = True
     box = _aabb(lb, px[rows], py[rows], prot[rows])
-    box = _tight_boxes(box, rows, nodes, is_pt, lb, px[rows], py[rows], prot[rows])
+    box = _tight_boxes(box, rows, nodes, None, lb, px[rows], py[rows], prot[rows], _point_types(types[rows]))
     box = _outline_boxes(box, rows, types, nodes, lb, px[rows], py[rows], prot[rows])
     d.bounds[rows] = box
     _turned_arrow_bounds(d, nodes, rows)
