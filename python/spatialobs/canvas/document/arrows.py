@@ -1712,15 +1712,18 @@ class _StraightBatch:
             offsets, points, bounds = ex_offsets, ex_points, np.array(self.bounds, dtype=f64).reshape(k, 4)
         frame = (np.ascontiguousarray(d.px, dtype=f64), np.ascontiguousarray(d.py, dtype=f64),
                  np.ascontiguousarray(d.rotation, dtype=f64))
-        cols = [np.array(self.rows, dtype=np.int64),
-                np.array(self.points, dtype=f64).reshape(n, 4), np.array(self.scale, dtype=f64),
-                np.array(self.stroke, dtype=f64), np.array(self.heads, dtype=bool).reshape(n, 2),
-                np.array(self.target, dtype=np.int64).reshape(n, 2),
-                np.array(self.outline, dtype=np.int64).reshape(n, 2),
-                np.array(self.box_outline, dtype=np.int64).reshape(n, 2),
-                np.array(self.anchor, dtype=f64).reshape(n, 4),
-                np.array(self.precise, dtype=bool).reshape(n, 2), np.array(self.exact, dtype=bool).reshape(n, 2)]
-        shared = (offsets, points, np.array(self.closed, dtype=bool), bounds, np.array(self.half, dtype=f64))
+        # the per-arrow lists as one array per type, cut into contiguous columns (three conversions, not eleven)
+        chain = itertools.chain
+        assert len(self.points) + len(self.anchor) == 8 * n and len(self.scale) == len(self.stroke) == n
+        assert len(self.target) == len(self.outline) == len(self.box_outline) == 2 * n and len(self.rows) == n
+        assert len(self.heads) == len(self.precise) == len(self.exact) == 2 * n
+        fl = np.fromiter(chain(self.points, self.scale, self.stroke, self.anchor, self.half), f64, 10 * n + len(self.half))
+        il = np.fromiter(chain(self.rows, self.target, self.outline, self.box_outline), np.int64, 7 * n)
+        bl = np.fromiter(chain(self.heads, self.precise, self.exact, self.closed), bool, 6 * n + len(self.closed))
+        cols = [il[:n], fl[:4 * n].reshape(n, 4), fl[4 * n:5 * n], fl[5 * n:6 * n], bl[:2 * n].reshape(n, 2),
+                il[n:3 * n].reshape(n, 2), il[3 * n:5 * n].reshape(n, 2), il[5 * n:7 * n].reshape(n, 2),
+                fl[6 * n:10 * n].reshape(n, 4), bl[2 * n:4 * n].reshape(n, 2), bl[4 * n:6 * n].reshape(n, 2)]
+        shared = (offsets, points, bl[6 * n:], bounds, fl[10 * n:])
         if not self.special:
             return _resolve_straight_arrows(*frame, *cols, *shared, _HYPOT_VARIANT)
         # straight arrows without a label through the straight kernel, the others (arcs, labels)
