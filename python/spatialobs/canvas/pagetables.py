@@ -193,7 +193,7 @@ def keys_at(keys: np.ndarray, q: np.ndarray) -> np.ndarray:
     hit = at < len(keys)
     at = at[hit]
     at = at[keys[at] == np.asarray(q)[hit]]
-    return np.unique(at).astype(np.int64)
+    return unique(at.astype(np.int64, copy=False))
 
 
 def splice(cols: Sequence[np.ndarray], keys: np.ndarray, drop: np.ndarray, new_cols: Sequence[np.ndarray],
