@@ -166,3 +166,35 @@ def test_overlap_any_ranked_at_once_is_the_kernels(m, n, above, data):
     got = OBS._overlap_any_ranked(b, b_rank, q, q_rank, above)
     want = gref.overlap_any_ranked(b.tolist(), b_rank.tolist(), q.tolist(), q_rank.tolist(), above=above)
     assert got.tolist() == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 12), st.integers(0, 6), st.data())
+def test_closed_hits_of_few_are_the_numpy_passes(n, m, data):
+    """The index's hits without its stale rows, then the stale rows' own hits: filtered on Python values
+    for a few, by numpy passes for many; the same pairs in the same order."""
+    import types
+
+    OBS = sys.modules["spatialobs.canvas.observe"]
+    then = _boxes(data, n)
+    now = then.copy()
+    stale = np.array(sorted(data.draw(st.sets(st.integers(0, max(n - 1, 0)), max_size=n))), np.int64) if n else \
+        np.zeros(0, np.int64)
+    if len(stale):
+        now[stale] = _boxes(data, len(stale))
+    q = _boxes(data, m)
+    state = types.SimpleNamespace(index=OBS.G.BoxIndex(then) if n else OBS.G.BoxIndex(np.zeros((0, 4))),
+                                  stale=stale, index_map=None, sb=now)
+    few = OBS._closed_hits_of(state, q)
+    old = OBS._HITS_AT_ONCE
+    OBS._HITS_AT_ONCE = -1
+    try:
+        many = OBS._closed_hits_of(state, q)
+    finally:
+        OBS._HITS_AT_ONCE = old
+    assert few[0].dtype == few[1].dtype == np.int64
+    assert list(zip(few[0].tolist(), few[1].tolist())) == list(zip(many[0].tolist(), many[1].tolist()))
+    # and the pairs are those of the boxes now, closed
+    want = sorted((i, k) for i in range(n) for k in range(m)
+                  if now[i, 0] <= q[k, 2] and q[k, 0] <= now[i, 2] and now[i, 1] <= q[k, 3] and q[k, 1] <= now[i, 3])
+    assert sorted(zip(few[0].tolist(), few[1].tolist())) == want

@@ -2298,6 +2298,32 @@ def _closed_hits(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]
     return _closed_hits_of(st, q)
 
 
+#: Most index hits (and stale rows times queries) :func:`_closed_hits_of` filters in plain Python:
+#: a few values, where numpy's per-call cost was most of the time (an edit asks for many small sets).
+_HITS_AT_ONCE = 64
+
+
+def _closed_hits_few(st: _PageState, q: np.ndarray, h: np.ndarray, j: np.ndarray, stale: np.ndarray
+                     ) -> Tuple[np.ndarray, np.ndarray]:
+    """The end of :func:`_closed_hits_of` for a few hits and stale rows, on Python values: the index's
+    hits ``(h, j)`` without the stale rows, then each stale row's hits among the queries (stale row by
+    stale row, query by query), the same pairs in the same order as the numpy passes."""
+    hl, jl = h.tolist(), j.tolist()
+    if not len(stale):
+        return np.array(hl, np.int64), np.array(jl, np.int64)
+    sl = stale.tolist()
+    gone = set(sl)
+    out_h = [a for a in hl if a not in gone]
+    out_j = [b for a, b in zip(hl, jl) if a not in gone]
+    ql = np.ascontiguousarray(q, dtype=np.float64).tolist()
+    for r, b in zip(sl, st.sb[stale].tolist()):
+        for k, x in enumerate(ql):
+            if b[0] <= x[2] and x[0] <= b[2] and b[1] <= x[3] and x[1] <= b[3]:
+                out_h.append(r)
+                out_j.append(k)
+    return np.array(out_h, np.int64), np.array(out_j, np.int64)
+
+
 def _closed_hits_of(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """:func:`_closed_hits`, computed."""
     ix = st.index
@@ -2313,6 +2339,8 @@ def _closed_hits_of(st: _PageState, q: np.ndarray) -> Tuple[np.ndarray, np.ndarr
             h = imap[h]
             ok = h >= 0
             h, j = h[ok], j[ok]
+        if len(h) <= _HITS_AT_ONCE and len(stale) * len(q) <= _HITS_AT_ONCE:
+            return _closed_hits_few(st, q, h, j, stale)
         if len(stale) and len(h):
             ok = ~in_sorted(stale, h)
             h, j = h[ok], j[ok]
