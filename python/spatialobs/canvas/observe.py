@@ -1155,7 +1155,7 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
         before_rank = np.full(len(before), n, np.int64)
     reach = _meeting_above(boxes, rows, np.concatenate([before, pg.boxes[dirty]]),
                            np.concatenate([before_rank, dirty]).astype(np.int64), grown)
-    reach |= _mask_of(dirty, n)[rows]
+    reach |= in_sorted(dirty, rows)  # (``dirty`` is sorted and distinct)
     prev_rows, prev_occ = prev
     at = np.searchsorted(prev_rows, rows)
     found = at < len(prev_rows)
@@ -1900,14 +1900,16 @@ _MAX_OUTLINES = 4096
 _MAX_SEGMENTS = 1024
 
 
-def _carry_segments(st: _PageState, old: _PageState, dirty: np.ndarray, omap: Optional[np.ndarray] = None) -> None:
+def _carry_segments(st: _PageState, old: _PageState, dirty: Union[np.ndarray, AbstractSet[int]],
+                    omap: Optional[np.ndarray] = None) -> None:
     """Carry ``old``'s straight connector segments to ``st`` (``omap``: the page row now of each
     row of ``old``, -1 removed, with a last -1; None: the same rows) where neither the connector nor
-    a bound target is ``dirty`` (a mask of ``st``'s rows): a segment reads only the connector's
-    record, bindings and page transform and its targets' (a rebound connector is dirty)."""
+    a bound target is ``dirty`` (a mask of ``st``'s rows, or a set of them): a segment reads only the
+    connector's record, bindings and page transform and its targets' (a rebound connector is dirty)."""
     segs, tgs = old.segments, old.seg_targets
     if not segs or len(segs) > _MAX_SEGMENTS:
         return
+    reached: Any = _MaskRows(dirty) if isinstance(dirty, np.ndarray) else dirty
     out, out_t = st.segments, st.seg_targets
     for r, v in segs.items():  # a few dozen connectors in view: scalar reads, no pass over the page
         t = tgs.get(r)
@@ -1916,10 +1918,20 @@ def _carry_segments(st: _PageState, old: _PageState, dirty: np.ndarray, omap: Op
         if omap is not None:
             r = int(omap[r])
             t = tuple(int(omap[x]) for x in t)
-        if r < 0 or dirty[r] or any(x < 0 or dirty[x] for x in t):
+        if r < 0 or r in reached or any(x < 0 or x in reached for x in t):
             continue
         out[r] = v
         out_t[r] = t
+
+
+class _MaskRows:
+    """The rows a boolean mask holds, asked with ``in``."""
+
+    def __init__(self, mask: np.ndarray) -> None:
+        self.mask = mask
+
+    def __contains__(self, r: object) -> bool:
+        return bool(self.mask[int(r)])  # type: ignore[call-overload]
 
 
 def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reached_boxes: Any,
@@ -1934,7 +1946,7 @@ def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reach
         fromr = at < len(reached)
         boxes[fromr] = reached_boxes[at[fromr]]
     st.occ_carry = (old.occ_memo, dirty, boxes, dirty)  # the same rows: each keeps its paint order
-    _carry_segments(st, old, _mask_of(dirty, len(st.pg.ids)))
+    _carry_segments(st, old, set(dirty.tolist()))
     if old.outlines:  # an outline reads the row's record and page transform and its frames' (reached with them)
         st.outlines, old.outlines = old.outlines, {}
         for r in dirty.tolist():
@@ -2713,7 +2725,6 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     i, j = _closed_hits(st, _grown(q, gap))
     ok = (_gap(q[j], sb[i]) <= gap) & ~_pos_area(q[j], sb[i])  # a changed row i is in the set anyway
     affected = unique(np.concatenate([changed, i[ok]]))
-    is_a = _mask_of(affected, m)
     keys = None
     if out is not None and len(before) >= len(changed):
         keys = _sorted_keys(known, "near", lambda: pair_keys(na, nb))
@@ -2732,7 +2743,7 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
         touch = is_r[na] | is_r[nb]
         halo = unique(np.concatenate([affected, subpos[na[touch]], subpos[nb[touch]]]))
     h, k, g = _knn(st, halo, gap)
-    sel = is_a[h] | is_a[k]
+    sel = in_sorted(affected, h) | in_sorted(affected, k)  # (``affected`` is sorted and distinct)
     h, k, g = h[sel], k[sel], g[sel]
     a, b = np.minimum(h, k), np.maximum(h, k)
     key, first = unique_first(a * m + b)
