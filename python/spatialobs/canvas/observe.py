@@ -2904,6 +2904,14 @@ class _StripRuns:
         return _grow_run(self.st, self.kind, lo, hi, tol)
 
 
+def _bits_at(rows: np.ndarray, bits: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Per row of ``q``, its entry of ``bits`` in the sorted distinct ``rows``, 0 for a row not there."""
+    if not len(rows):
+        return np.zeros(len(q), np.int64)
+    at = np.minimum(np.searchsorted(rows, q), len(rows) - 1)
+    return np.where(rows[at] == q, bits[at], 0)
+
+
 def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
                     changed: np.ndarray, before: np.ndarray, tol: float,
                     gone: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
@@ -2942,7 +2950,7 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         return _aligned(pg, sub, sb, tol)
     keys: List[np.ndarray] = []
     bits: List[np.ndarray] = []
-    recut = np.zeros(n, np.uint8)  # bit k: the row's lines of kind k are cut again
+    recut_bits: List[int] = []  # per entry of ``recut_rows``: its kind's bit (the rows' lines of that kind cut again)
     recut_rows: List[np.ndarray] = []
     one = len(changed) == 1 and not len(gone)
     if lines is not None and (len(gone) or not np.isfinite(sb[changed]).all()):
@@ -2974,8 +2982,8 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         line = None if lines is None else lines[kind]
         if line is not None:  # the runs and their lines found in the sorted values, the values moved there
             cut, k = recut_lines(line, changed, c_old, c_new, tol, one, sb, sub, pg.parent, kind)
-            recut[cut] |= np.uint8(1 << kind)
             recut_rows.append(cut)
+            recut_bits.append(1 << kind)
             keys.append(k)
             bits.append(np.full(len(k), 1 << kind, np.int64))
             continue
@@ -3012,13 +3020,18 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
                 return _aligned(pg, sub, sb, tol)
             parts.append(r)
         u = unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
-        recut[sub[u]] |= np.uint8(1 << kind)
         recut_rows.append(sub[u])
+        recut_bits.append(1 << kind)
         if len(u) > 1:
             keys.append(kind_pairs(sb, sub, pg.parent, u, tol, kind))
             bits.append(np.full(len(keys[-1]), 1 << kind, np.int64))
     if lines is not None:
         st.lines = lines
+    # the rows cut again, sorted, with the bits of the kinds each is cut again for
+    cut_rows = unique(np.concatenate(recut_rows)) if recut_rows else np.zeros(0, np.int64)
+    cut_bits = np.zeros(len(cut_rows), np.int64)
+    for rr, bit in zip(recut_rows, recut_bits):
+        cut_bits[np.searchsorted(cut_rows, rr)] |= bit
     nk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     nb = np.concatenate(bits) if bits else np.zeros(0, np.int64)
     ok = None
@@ -3027,9 +3040,10 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     if ok is not None:
         # only the pairs of rows cut again change: those whose first row was (a pair's rows are both cut
         # again for a kind when its bit is cleared, and a new pair's rows were), merged with the new bits
-        at = rows_at(aa, unique(np.concatenate(recut_rows)))
+        at = rows_at(aa, cut_rows)
         ck = np.concatenate([ok[at], nk])
-        cb = np.concatenate([am[at] & ~(recut[aa[at]] & recut[ab[at]]).astype(np.int64), nb])
+        cb = np.concatenate([am[at] & ~(_bits_at(cut_rows, cut_bits, aa[at]) & _bits_at(cut_rows, cut_bits, ab[at])),
+                             nb])
         o = np.argsort(ck, kind="stable")
         ck, cb = ck[o], cb[o]
         if len(ck):
@@ -3062,7 +3076,9 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
         assert out is not None  # (``ok`` is found only for it)
         out["aligned"] = rk
         return ra, rb, rm
-    am = am & ~(recut[aa] & recut[ab]).astype(np.int64)
+    recut = np.zeros(n, np.int64)  # bit k: the row's lines of kind k are cut again
+    recut[cut_rows] = cut_bits
+    am = am & ~(recut[aa] & recut[ab])
     # the table is sorted by key (one row per pair and axis): the new keys are merged into it
     okeys = aligned_keys(aa, ab, np.where((old[2] & 7) != 0, 0, 1))  # a row holds the kinds of one axis
     if len(okeys) > 1 and not bool((okeys[1:] >= okeys[:-1]).all()):
