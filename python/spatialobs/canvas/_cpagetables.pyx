@@ -599,8 +599,8 @@ def splice_span(list cols, int64_t[::1] keys, const int64_t[::1] drop, list new_
             nk[i].key = new_keys[i]
             nk[i].at = i
         qsort(nk, k, sizeof(_KeyAt), _key_at_cmp)
-        lo = min(_lower_key(keys, nk[0].key), drop[0])
-        hi = max(_lower_key(keys, nk[k - 1].key), drop[k - 1] + 1)
+        lo = min(_left_i(&keys[0], 0, n, nk[0].key), drop[0])
+        hi = max(_left_i(&keys[0], 0, n, nk[k - 1].key), drop[k - 1] + 1)
         L = hi - lo
         # the source of each slot of the span: a kept row of the span (its position) or a new row (-1 - its index)
         src = <int64_t*>malloc(L * sizeof(int64_t))
@@ -638,17 +638,6 @@ def splice_span(list cols, int64_t[::1] keys, const int64_t[::1] drop, list new_
         free(nk)
         free(src)
         free(tmp)
-
-
-cdef inline Py_ssize_t _lower_key(const int64_t[::1] keys, int64_t x) noexcept:
-    cdef Py_ssize_t a = 0, b = keys.shape[0], m
-    while a < b:
-        m = (a + b) >> 1
-        if keys[m] < x:
-            a = m + 1
-        else:
-            b = m
-    return a
 
 
 def renumber_pairs(const int64_t[::1] omap, const int64_t[::1] a, const int64_t[::1] b, const int64_t[::1] bits,
