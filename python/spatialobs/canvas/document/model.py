@@ -38,8 +38,6 @@ __all__ = ["Canvas", "PageColumns", "Box"]
 Box = Tuple[float, float, float, float]
 Item = Union[Node, Binding, Page]
 
-_NODE_SET = object.__setattr__
-
 
 def _drop_key(keys: List[str], key: str) -> None:
     """Remove one occurrence of ``key`` from the sorted list ``keys`` (equal keys are interchangeable)."""
