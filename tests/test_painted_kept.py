@@ -344,9 +344,7 @@ def test_a_segment_is_not_carried_past_a_dirty_connector_or_target_or_a_removed_
 
     def carried(dirty_rows: List[int], omap: Any = None) -> Dict[int, Any]:
         new = OBS._PageState(s.pg, s.solid, s.bindings, s.binding_writes)
-        mask = np.zeros(n, bool)
-        mask[dirty_rows] = True
-        OBS._carry_segments(new, s, mask, omap)
+        OBS._carry_segments(new, s, set(dirty_rows), omap)
         return new.segments
     assert carried([])[w00] is s.segments[w00]
     for dirty in ([w00], [s1], [s2]):
@@ -358,7 +356,7 @@ def test_a_segment_is_not_carried_past_a_dirty_connector_or_target_or_a_removed_
     assert w00 not in carried([], gone)
     shifted = np.append(np.arange(n) + 3, -1)  # rows renumbered: carried to the new rows
     new = OBS._PageState(s.pg, s.solid, s.bindings, s.binding_writes)
-    OBS._carry_segments(new, s, np.zeros(n + 3, bool), shifted)
+    OBS._carry_segments(new, s, set(), shifted)
     assert new.segments[w00 + 3] is s.segments[w00] and sorted(new.seg_targets[w00 + 3]) == sorted([s1 + 3, s2 + 3])
     s.seg_targets[w00] = None  # a target off the page
     assert w00 not in carried([])

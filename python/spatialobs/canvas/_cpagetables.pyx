@@ -229,9 +229,9 @@ cdef tuple _recut(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, c
             _run_bounds(sp, n, c_old[i], c_old[i], tol, &a, &b)
             if b <= a:
                 raise ValueError(f"position {changed[i]} has no line value {c_old[i]!r}")
-            left[3 * (nl) + 0] = c_old[i]
-            left[3 * (nl) + 1] = s[a]
-            left[3 * (nl) + 2] = s[b - 1]
+            left[3 * nl] = c_old[i]
+            left[3 * nl + 1] = s[a]
+            left[3 * nl + 2] = s[b - 1]
             nl += 1
     for i in range(m):
         if c_old[i] != c_new[i] and _move_value(sp, pp, n, changed[i], c_old[i], c_new[i]) < 0:
@@ -240,61 +240,57 @@ cdef tuple _recut(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, c
     for i in range(m):
         x = c_new[i]
         for j in range(ns):
-            if spans[2 * (j) + 0] <= x <= spans[2 * (j) + 1]:
+            if spans[2 * j] <= x <= spans[2 * j + 1]:
                 break
         else:
             _run_bounds(sp, n, x, x, tol, &a, &b)
             if b <= a:
                 raise ValueError(f"position {changed[i]} has no line value {x!r}")
-            iv[2 * (ni) + 0] = a
-            iv[2 * (ni) + 1] = b
+            iv[2 * ni] = a
+            iv[2 * ni + 1] = b
             ni += 1
-            spans[2 * (ns) + 0] = s[a]
-            spans[2 * (ns) + 1] = s[b - 1]
+            spans[2 * ns] = s[a]
+            spans[2 * ns + 1] = s[b - 1]
             ns += 1
     # the lines it left, as the other boxes now stand (see observe._aligned_update)
     for i in range(nl):
-        x = left[3 * (i) + 0]
+        x = left[3 * i]
         if one:
             for j in range(ns):
-                if spans[2 * (j) + 0] <= x <= spans[2 * (j) + 1]:
+                if spans[2 * j] <= x <= spans[2 * j + 1]:
                     break
             else:
                 j = -1
             if j >= 0:
                 continue
-        _run_bounds(sp, n, left[3 * (i) + 1], left[3 * (i) + 2], tol, &a, &b)
-        iv[2 * (ni) + 0] = a
-        iv[2 * (ni) + 1] = b
+        _run_bounds(sp, n, left[3 * i + 1], left[3 * i + 2], tol, &a, &b)
+        iv[2 * ni] = a
+        iv[2 * ni + 1] = b
         ni += 1
     # the slices by start, overlapping ones merged (each is bounded by gaps over tol)
     for i in range(1, ni):
-        a, b = iv[2 * (i) + 0], iv[2 * (i) + 1]
+        a, b = iv[2 * i], iv[2 * i + 1]
         j = i
-        while j > 0 and iv[2 * (j - 1) + 0] > a:
-            iv[2 * (j) + 0], iv[2 * (j) + 1] = iv[2 * (j - 1) + 0], iv[2 * (j - 1) + 1]
+        while j > 0 and iv[2 * (j - 1)] > a:
+            iv[2 * j], iv[2 * j + 1] = iv[2 * (j - 1)], iv[2 * (j - 1) + 1]
             j -= 1
-        iv[2 * (j) + 0], iv[2 * (j) + 1] = a, b
+        iv[2 * j], iv[2 * j + 1] = a, b
     for i in range(ni):
-        a, b = iv[2 * (i) + 0], iv[2 * (i) + 1]
+        a, b = iv[2 * i], iv[2 * i + 1]
         if b <= a:
             continue
         if nm and a <= iv[2 * (nm - 1) + 1]:
             if b > iv[2 * (nm - 1) + 1]:
                 iv[2 * (nm - 1) + 1] = b
         else:
-            iv[2 * (nm) + 0], iv[2 * (nm) + 1] = a, b
+            iv[2 * nm], iv[2 * nm + 1] = a, b
             nm += 1
-    if one and m == 1 and nm == 1 and s[iv[2 * (0) + 0]] <= c_old[0] <= s[iv[2 * (0) + 1] - 1]:
-        for t in range(iv[2 * (0) + 0], iv[2 * (0) + 1]):  # (the positions checked as below)
-            p = pos[t]
-            if p < 0 or p >= nb:
-                raise IndexError(f"line position {p} is outside the {nb} solid boxes")
-            if rows[p] < 0 or rows[p] >= npar:
-                raise IndexError(f"row {rows[p]} is outside the {npar} parents")
-        return _recut_one(sp, pp, iv[2 * (0) + 0], iv[2 * (0) + 1], changed[0], c_old[0], tol, boxes, rows, parent, kind)
     for i in range(nm):
-        total += iv[2 * (i) + 1] - iv[2 * (i) + 0]
+        _check_positions(pp, iv[2 * i], iv[2 * i + 1], nb, rows, npar)
+    if one and m == 1 and nm == 1 and s[iv[0]] <= c_old[0] <= s[iv[1] - 1]:
+        return _recut_one(sp, pp, iv[0], iv[1], changed[0], c_old[0], tol, boxes, rows, parent, kind)
+    for i in range(nm):
+        total += iv[2 * i + 1] - iv[2 * i]
     cut_a = np.empty(total, np.int64)
     keys_a = np.empty(total, np.int64)
     cdef int64_t[::1] cut = cut_a
@@ -302,15 +298,10 @@ cdef tuple _recut(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, c
     cdef int64_t axis = 1 if kind >= 3 else 0
     k = 0
     for i in range(nm):
-        for t in range(iv[2 * (i) + 0], iv[2 * (i) + 1]):
-            p = pos[t]
-            if p < 0 or p >= nb:
-                raise IndexError(f"line position {p} is outside the {nb} solid boxes")
-            if rows[p] < 0 or rows[p] >= npar:
-                raise IndexError(f"row {rows[p]} is outside the {npar} parents")
-            cut[k] = rows[p]
+        for t in range(iv[2 * i], iv[2 * i + 1]):
+            cut[k] = rows[pos[t]]
             k += 1
-        longest = max(longest, iv[2 * (i) + 1] - iv[2 * (i) + 0])
+        longest = max(longest, iv[2 * i + 1] - iv[2 * i])
     if total > 1:
         qsort(&cut[0], total, sizeof(int64_t), _int64_cmp)
     # the greedy line cut of the alignment kernel, within each slice; consecutive boxes along a line pair up
@@ -319,17 +310,31 @@ cdef tuple _recut(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, c
         raise MemoryError()
     try:
         for i in range(nm):
-            t = iv[2 * (i) + 0]
-            while t < iv[2 * (i) + 1]:
+            t = iv[2 * i]
+            while t < iv[2 * i + 1]:
                 start = s[t]
                 e = t + 1
-                while e < iv[2 * (i) + 1] and s[e] - start <= tol:
+                while e < iv[2 * i + 1] and s[e] - start <= tol:
                     e += 1
                 nk = _line_pairs(&pp[t], e - t, line, boxes, rows, parent, kind, axis, keys, nk)
                 t = e
     finally:
         free(line)
     return cut_a, keys_a[:nk]
+
+
+cdef int _check_positions(const int64_t* pp, Py_ssize_t a, Py_ssize_t b, Py_ssize_t nb, const int64_t[::1] rows,
+                          Py_ssize_t npar) except -1:
+    # the solid positions ``pp[a:b]`` lie among the ``nb`` boxes, and their rows among the ``npar`` parents
+    cdef Py_ssize_t t
+    cdef int64_t p
+    for t in range(a, b):
+        p = pp[t]
+        if p < 0 or p >= nb:
+            raise IndexError(f"line position {p} is outside the {nb} solid boxes")
+        if rows[p] < 0 or rows[p] >= npar:
+            raise IndexError(f"row {rows[p]} is outside the {npar} parents")
+    return 0
 
 
 cdef Py_ssize_t _line_pairs(const int64_t* lp, Py_ssize_t count, _Member* line, const double[:, :] boxes,
@@ -394,7 +399,7 @@ cdef tuple _recut_one(double* sp, int64_t* pp, Py_ssize_t a, Py_ssize_t b, int64
     # the other cut has a line with the same first value and neither holds the box: a line is every value
     # from its first to its first plus ``tol``, the same values but the box's.
     cdef Py_ssize_t L = b - a, i, j, q, qn = -1, qo = -1, cn, co, nc = 0, nk = 0, w
-    cdef int64_t axis = 1 if kind >= 3 else 0, r
+    cdef int64_t axis = 1 if kind >= 3 else 0
     cdef double* ov = <double*>malloc(max(L, 1) * sizeof(double))
     cdef int64_t* op = <int64_t*>malloc(max(L, 1) * sizeof(int64_t))
     cdef Py_ssize_t* sn = <Py_ssize_t*>malloc((L + 1) * sizeof(Py_ssize_t))

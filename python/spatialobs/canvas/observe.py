@@ -1189,13 +1189,12 @@ def _meeting_above(a: np.ndarray, a_rank: np.ndarray, b: np.ndarray, b_rank: np.
     if not (len(a) and len(b)):
         return np.zeros(len(a), bool)
     ga, gb = (_grown_boxes(a) if ga is None else ga), _grown_boxes(b)
-    finite = bool(np.isfinite(gb).all())
-    if len(b) <= _MEETING_ABOVE_AT_ONCE and finite and np.isfinite(ga).all():
+    if len(b) <= _MEETING_ABOVE_AT_ONCE:
         return _overlap_any_ranked(gb, b_rank, ga, a_rank, above=True)  # (the few edit boxes at once)
     # a ``b`` box that misses the bounds of every grown box of ``a`` meets none of them (an edit far
     # from the view): answered without the kernel
     lo, hi = ga[:, :2].min(axis=0), ga[:, 2:].max(axis=0)
-    if (finite and np.isfinite(lo).all() and np.isfinite(hi).all()
+    if (np.isfinite(gb).all() and np.isfinite(lo).all() and np.isfinite(hi).all()
             and not ((gb[:, 0] <= hi[0]) & (lo[0] <= gb[:, 2]) & (gb[:, 1] <= hi[1]) & (lo[1] <= gb[:, 3])).any()):
         return np.zeros(len(a), bool)
     return G.overlap_any_ranked(G.BoxIndex(gb), b_rank, ga, a_rank, above=True)
@@ -1900,16 +1899,15 @@ _MAX_OUTLINES = 4096
 _MAX_SEGMENTS = 1024
 
 
-def _carry_segments(st: _PageState, old: _PageState, dirty: Union[np.ndarray, AbstractSet[int]],
+def _carry_segments(st: _PageState, old: _PageState, dirty: AbstractSet[int],
                     omap: Optional[np.ndarray] = None) -> None:
     """Carry ``old``'s straight connector segments to ``st`` (``omap``: the page row now of each
     row of ``old``, -1 removed, with a last -1; None: the same rows) where neither the connector nor
-    a bound target is ``dirty`` (a mask of ``st``'s rows, or a set of them): a segment reads only the
-    connector's record, bindings and page transform and its targets' (a rebound connector is dirty)."""
+    a bound target is ``dirty`` (a set of ``st``'s rows): a segment reads only the connector's
+    record, bindings and page transform and its targets' (a rebound connector is dirty)."""
     segs, tgs = old.segments, old.seg_targets
     if not segs or len(segs) > _MAX_SEGMENTS:
         return
-    reached: Any = _MaskRows(dirty) if isinstance(dirty, np.ndarray) else dirty
     out, out_t = st.segments, st.seg_targets
     for r, v in segs.items():  # a few dozen connectors in view: scalar reads, no pass over the page
         t = tgs.get(r)
@@ -1918,20 +1916,10 @@ def _carry_segments(st: _PageState, old: _PageState, dirty: Union[np.ndarray, Ab
         if omap is not None:
             r = int(omap[r])
             t = tuple(int(omap[x]) for x in t)
-        if r < 0 or r in reached or any(x < 0 or x in reached for x in t):
+        if r < 0 or r in dirty or any(x < 0 or x in dirty for x in t):
             continue
         out[r] = v
         out_t[r] = t
-
-
-class _MaskRows:
-    """The rows a boolean mask holds, asked with ``in``."""
-
-    def __init__(self, mask: np.ndarray) -> None:
-        self.mask = mask
-
-    def __contains__(self, r: object) -> bool:
-        return bool(self.mask[int(r)])  # type: ignore[call-overload]
 
 
 def _carry_occlusion(st: _PageState, old: _PageState, reached: np.ndarray, reached_boxes: Any,
@@ -2217,8 +2205,9 @@ def _carry_occlusion_through(st: _PageState, old: _PageState, omap: np.ndarray, 
         rn = rn[live]
         o = np.argsort(rn, kind="stable")
         memo[key] = (rn[o], on[o])
-    st.occ_carry = (memo, np.flatnonzero(dirty), before, rank)
-    _carry_segments(st, old, dirty, omap)
+    dirty_rows = np.flatnonzero(dirty)
+    st.occ_carry = (memo, dirty_rows, before, rank)
+    _carry_segments(st, old, set(dirty_rows.tolist()), omap)
 
 
 def _tree_moved(pg: _Page, opg: _Page, omap: np.ndarray, ok: np.ndarray,

@@ -128,8 +128,9 @@ def rows_differ(a: np.ndarray, src: np.ndarray, b: np.ndarray, dst: np.ndarray, 
     >>> rows_differ(a, np.array([0, 1]), a.copy(), np.array([0, 1]), None).tolist()
     [False, True]
     """
-    if (_cpt is not None and int64_columns(src, dst) and all(type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 2
-                                                   and x.flags.c_contiguous for x in (a, b))):
+    if (_cpt is not None and int64_columns(src, dst)
+            and all(type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 2 and x.flags.c_contiguous
+                    for x in (a, b))):
         return _cpt.rows_differ(a, src, b, dst)
     return _rows_differ_py(a, src, b, dst, cuts)
 

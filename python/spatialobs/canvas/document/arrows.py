@@ -1717,7 +1717,8 @@ class _StraightBatch:
         assert len(self.points) + len(self.anchor) == 8 * n and len(self.scale) == len(self.stroke) == n
         assert len(self.target) == len(self.outline) == len(self.box_outline) == 2 * n and len(self.rows) == n
         assert len(self.heads) == len(self.precise) == len(self.exact) == 2 * n
-        fl = np.fromiter(chain(self.points, self.scale, self.stroke, self.anchor, self.half), f64, 10 * n + len(self.half))
+        fl = np.fromiter(chain(self.points, self.scale, self.stroke, self.anchor, self.half), f64,
+                         10 * n + len(self.half))
         il = np.fromiter(chain(self.rows, self.target, self.outline, self.box_outline), np.int64, 7 * n)
         bl = np.fromiter(chain(self.heads, self.precise, self.exact, self.closed), bool, 6 * n + len(self.closed))
         cols = [il[:n], fl[:4 * n].reshape(n, 4), fl[4 * n:5 * n], fl[5 * n:6 * n], bl[:2 * n].reshape(n, 2),
@@ -2256,7 +2257,8 @@ def resolve_rows(d: Any, nodes: Sequence[Any], bindings: Mapping[str, Any], cach
     ``d`` is a derivation that carries the previous one's local boxes (resolved arrows
     included) with the page transforms of the edit; ``plan`` the previous derivation's
     :class:`_ArrowPlan`; ``dirty`` (boolean row mask, read with ``rebound`` only: None otherwise) and
-    ``dirty_rows`` (the same rows, sorted and distinct) the rows whose record or page transform may differ (replaced records and their descendants);
+    ``dirty_rows`` (the same rows, sorted and distinct) the rows whose record or page transform may
+    differ (replaced records and their descendants);
     ``point_boxes`` the resolved rows' boxes before resolution, as of this edit. The
     arrows looked at are those that are dirty or bound to a dirty row, as in the
     incremental pass of :func:`resolve_bound`; the others keep their boxes. Without

@@ -257,17 +257,15 @@ def _outline_boxes(box: np.ndarray, rows: np.ndarray, types: np.ndarray, nodes: 
     return box
 
 
-def _tight_boxes(box: np.ndarray, rows: np.ndarray, nodes: Sequence[Node], is_point: Optional[np.ndarray],
-                 local: np.ndarray, ox: np.ndarray, oy: np.ndarray, rot: np.ndarray,
-                 point_rows: Optional[np.ndarray] = None) -> np.ndarray:
+def _tight_boxes(box: np.ndarray, rows: np.ndarray, nodes: Sequence[Node], points: np.ndarray, local: np.ndarray,
+                 ox: np.ndarray, oy: np.ndarray, rot: np.ndarray) -> np.ndarray:
     """``_aabb`` boxes of ``rows``, with each rotated point list's box replaced by the box of its rotated points.
 
-    Only where the local box is still the points' own box (a bound arrow whose ends were
-    resolved to its targets keeps the rotated box of its resolved local box). The point lists:
-    ``is_point`` (a mask by row) at ``rows``, or ``point_rows`` (one flag per row of ``rows``).
+    ``points`` flags the point lists, one flag per row of ``rows``. Only where the local box is
+    still the points' own box (a bound arrow whose ends were resolved to its targets keeps the
+    rotated box of its resolved local box).
     """
-    pts = point_rows if point_rows is not None else is_point[rows]  # type: ignore[index]
-    for k in np.flatnonzero(pts & (rot != 0.0)).tolist():
+    for k in np.flatnonzero(points & (rot != 0.0)).tolist():
         nd = nodes[rows[k]]
         if tuple(local[k].tolist()) != local_box(nd.type, nd.props, nd.w, nd.h):
             continue
@@ -298,7 +296,7 @@ def _group_boxes(local: np.ndarray, is_group: np.ndarray, parent: np.ndarray, le
             r, p, child = r[ok], p[ok], child[ok]
         box = _aabb(child, x[r], y[r], rot[r])
         if is_point is not None:
-            box = _tight_boxes(box, r, nodes, is_point, child, x[r], y[r], rot[r])
+            box = _tight_boxes(box, r, nodes, is_point[r], child, x[r], y[r], rot[r])
         if types is not None:
             box = _outline_boxes(box, r, types, nodes, child, x[r], y[r], rot[r])
         np.minimum.at(local[:, 0], p, box[:, 0])
@@ -1077,8 +1075,8 @@ def derive(nodes: Sequence[Node], pages: Mapping[str, Page], bindings: Mapping[s
             _group_boxes(local, is_group, parent, levels, x, y, rot_l, nodes, is_point, types)
     if n:
         rows = np.arange(n)
-        d.bounds = _outline_boxes(_tight_boxes(_aabb(local, px, py, prot), rows, nodes, is_point, local, px, py, prot),
-                                  rows, types, nodes, local, px, py, prot)
+        d.bounds = _outline_boxes(_tight_boxes(_aabb(local, px, py, prot), rows, nodes, is_point, local, px, py,
+                                               prot), rows, types, nodes, local, px, py, prot)
         _turned_arrow_bounds(d, nodes)
         d.group_need = _group_page_bounds(d.bounds, is_group, parent, levels, prot)
         # A shape's own geometry (points, an arc, a label) can be non-finite or far beyond the
@@ -1283,13 +1281,15 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
             out[m] = cols[name][kp[m]]
         return out
 
-    if len(dirty_rows) == 1 and ONE_ROW_TRANSFORM:  # one row reached (a leaf moved or restyled): from its parent's
-        by_depth, cuts = dirty_rows, np.zeros(0, np.int64)
+    # one row reached (a leaf moved or restyled): its transform and clip from its parent's, without the levels
+    one_row = len(dirty_rows) == 1 and ONE_ROW_TRANSFORM
+    levels: List[np.ndarray] = []
+    if one_row:
         _transform_one(int(dirty_rows[0]), prev, num, parent, types, depth, cols)
     else:
         by_depth = dirty_rows[np.argsort(depth[dirty_rows], kind="stable")]
-        cuts = np.flatnonzero(np.diff(depth[by_depth])) + 1
-    for lvl in _pieces(by_depth, cuts) if len(dirty_rows) > 1 or not ONE_ROW_TRANSFORM else ():
+        levels = list(_pieces(by_depth, np.flatnonzero(np.diff(depth[by_depth])) + 1))
+    for lvl in levels:
         nl = num[lvl]
         k = k_of(lvl)
         if depth[lvl[0]] == 0:
@@ -1425,12 +1425,10 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         if not len(kids):
             local[g] = 0.0
             continue
-        is_pt = np.zeros(n, dtype=bool)
         box = _aabb(child, x[kids], y[kids], rot_l[kids])
         pts = _point_types(types[kids])
         if pts.any():
-            is_pt[kids[pts]] = True
-            box = _tight_boxes(box, kids, nodes, is_pt, child, x[kids], y[kids], rot_l[kids])
+            box = _tight_boxes(box, kids, nodes, pts, child, x[kids], y[kids], rot_l[kids])
         box = _outline_boxes(box, kids, types, nodes, child, x[kids], y[kids], rot_l[kids])
         local[g] = (box[:, 0].min(), box[:, 1].min(), box[:, 2].max(), box[:, 3].max())
 
@@ -1438,7 +1436,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
     rows = unique(np.concatenate([dirty_rows, resolved, groups]))
     lb = local[rows]
     box = _aabb(lb, px[rows], py[rows], prot[rows])
-    box = _tight_boxes(box, rows, nodes, None, lb, px[rows], py[rows], prot[rows], _point_types(types[rows]))
+    box = _tight_boxes(box, rows, nodes, _point_types(types[rows]), lb, px[rows], py[rows], prot[rows])
     box = _outline_boxes(box, rows, types, nodes, lb, px[rows], py[rows], prot[rows])
     d.bounds[rows] = box
     _turned_arrow_bounds(d, nodes, rows)
@@ -1470,7 +1468,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
         return None
 
     # frame clips of the rows below a replaced record, and visible bounds of every reached row
-    if len(dirty_rows) == 1 and ONE_ROW_TRANSFORM:  # one row: its parent's clip, met with the parent frame's box
+    if one_row:  # its parent's clip, met with the parent frame's box
         r = int(dirty_rows[0])
         if depth[r] == 0:
             new_clip[0] = (-np.inf, -np.inf, np.inf, np.inf)
@@ -1480,7 +1478,7 @@ def _derive_rows(raw: Raw, prev: Derived, bindings: Mapping[str, Binding],
             fb1 = d.bounds[p] if types[p] == "frame" else _NO_CLIP
             np.maximum(cp1[:2], fb1[:2], out=new_clip[0, :2])
             np.minimum(cp1[2:], fb1[2:], out=new_clip[0, 2:])
-    for lvl in _pieces(by_depth, cuts) if len(dirty_rows) > 1 or not ONE_ROW_TRANSFORM else ():
+    for lvl in levels:
         if depth[lvl[0]] == 0:
             new_clip[k_of(lvl)] = (-np.inf, -np.inf, np.inf, np.inf)  # a root (one moved onto the page too)
             continue
