@@ -278,9 +278,12 @@ def test_carried_segments_and_occluders_are_fresh_after_any_edits(seed, edits):
         assert got == observe(c.copy(), VIEW).to_json()
 
 
-def test_a_card_sent_below_what_it_covered_uncovers_it_through_the_carried_occluders(monkeypatch):
+@pytest.mark.parametrize("kernel", [True, False])
+def test_a_card_sent_below_what_it_covered_uncovers_it_through_the_carried_occluders(monkeypatch, kernel):
     """A card that covered another, sent below it (and the other way round): the painted occluders
-    are computed again from the previous version's and the covered card is seen again."""
+    are computed again from the previous version's and the covered card is seen again (the rows
+    reached found by the compiled pass and by its twin)."""
+    monkeypatch.setattr(OBS, "REACH_KERNEL", kernel)
     again: List[Any] = []
     real = OBS._painted_occluders_again
 

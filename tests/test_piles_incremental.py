@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from spatialobs.canvas import Canvas, Node
@@ -140,6 +141,63 @@ def test_meeting_above_is_the_oracle_on_the_grown_boxes(n, m, data):
     got = OBS._meeting_above(a, a_rank, b, b_rank)
     ga, gb = OBS._grown_boxes(a).tolist(), OBS._grown_boxes(b).tolist()
     assert got.tolist() == gref.overlap_any_ranked(gb, b_rank.tolist(), ga, a_rank.tolist(), above=True)
+
+
+def _reach_case(data, n, m):
+    """Rows in view (distinct paint ranks, sorted), their boxes, the dirty rows' boxes before and now
+    with ranks, the dirty rows, and a previous result over some of the rows and others."""
+    boxes, bb = _boxes(data, n), _boxes(data, m)
+    rows = np.array(sorted(data.draw(st.sets(st.integers(0, 40), min_size=n, max_size=n))), np.int64)
+    brank = np.array(data.draw(st.lists(st.integers(0, 41), min_size=m, max_size=m)), np.int64)
+    dirty = np.array(sorted(data.draw(st.sets(st.integers(0, 40), max_size=4))), np.int64)
+    prev_rows = np.array(sorted(data.draw(st.sets(st.integers(0, 40)))), np.int64)
+    prev_occ = np.array(data.draw(st.lists(st.integers(-1, 40), min_size=len(prev_rows), max_size=len(prev_rows))),
+                        np.int64)
+    return boxes, rows, bb, brank, dirty, prev_rows, prev_occ
+
+
+def _as_lists(got):
+    return tuple(x.tolist() for x in got)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 14), st.integers(0, 6), st.data())
+def test_painted_reach_compiled_and_twin_are_the_oracle(n, m, data):
+    """The rows an edit's painted cover reaches, the previous occluders the others keep and the rows the
+    reached ones' covers are computed among: the compiled pass, its numpy twin and the row-by-row oracle
+    agree (boxes touching, just beyond the grown margin, far away and at large coordinates; rows neither
+    reached nor in the previous result)."""
+    from tests.reference import paint_oracle as pref
+    from spatialobs.canvas import _cobserve
+    case = _reach_case(data, n, m)
+    pad = 2.0 * OBS._ON_STROKE
+    want = pref.painted_reach(*(x.tolist() for x in case), pad)
+    got = _cobserve.painted_reach(*case, pad)
+    twin = OBS._painted_reach_py(*case)
+    assert (got == () and twin == () and want == ()) or (_as_lists(got) == _as_lists(twin) == want)
+    if got:
+        assert all(x.dtype == np.int64 for x in got)
+
+
+def test_painted_reach_compiled_leaves_what_is_not_finite_or_too_large_to_the_twin():
+    """A box that is not finite, or more comparisons than PAINTED_REACH_MAX: None (the caller's twin
+    answers, through the index kernels); bad shapes: ValueError naming them."""
+    from spatialobs.canvas import _cobserve
+    boxes = np.array([[0.0, 0.0, 10.0, 10.0], [5.0, 5.0, 20.0, 20.0]])
+    rows, i0 = np.array([3, 7], np.int64), np.zeros(0, np.int64)
+    bb, brank = np.array([[4.0, 4.0, 6.0, 6.0]]), np.array([9], np.int64)
+    assert _cobserve.painted_reach(boxes, rows, bb, brank, i0, rows, np.array([-1, -1]), 2.0) is not None
+    for bad in (np.inf, -np.inf, np.nan):
+        b2 = bb.copy()
+        b2[0, 2] = bad
+        assert _cobserve.painted_reach(boxes, rows, b2, brank, i0, rows, np.array([-1, -1]), 2.0) is None
+    big = np.tile(boxes[:1], (2000, 1))
+    assert _cobserve.painted_reach(big, np.arange(2000, dtype=np.int64), np.tile(bb, (600, 1)),
+                                   np.full(600, 5000, np.int64), i0, i0, i0, 2.0) is None
+    with pytest.raises(ValueError, match=r"boxes \(2\) must have one row per row \(1\)"):
+        _cobserve.painted_reach(boxes, rows[:1], bb, brank, i0, rows, np.array([-1, -1]), 2.0)
+    with pytest.raises(ValueError, match=r"prev_occ \(1\) must have one entry per prev_rows \(2\)"):
+        _cobserve.painted_reach(boxes, rows, bb, brank, i0, rows, np.array([-1]), 2.0)
 
 
 @settings(max_examples=200, deadline=None)

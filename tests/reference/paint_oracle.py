@@ -66,3 +66,26 @@ def local_outline(node: Any) -> np.ndarray:
     if not pts or len(pts) < 3:
         pts = [(0.0, 0.0), (w, 0.0), (w, h), (0.0, h)]
     return np.asarray(pts, dtype=np.float64)
+
+
+def painted_reach(boxes: List[List[float]], rows: List[int], bb: List[List[float]], brank: List[int],
+                  dirty: List[int], prev_rows: List[int], prev_occ: List[int], pad: float) -> Tuple[Any, ...]:
+    """What an edit's painted cover reaches among the rows in view (``observe._painted_reach_py``), row by
+    row on Python floats: ``(out, aff, sub, at)`` as lists, or ``()`` when a row is neither reached nor in
+    the previous result."""
+    def grow(b: List[float]) -> List[float]:
+        m = max(max(abs(v) for v in b), 1.0) * 1e-3 + pad
+        return [b[0] - m, b[1] - m, b[2] + m, b[3] + m]
+
+    def meets(a: List[float], b: List[float]) -> bool:
+        return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+    g, gb = [grow(b) for b in boxes], [grow(b) for b in bb]
+    prev = dict(zip(prev_rows, prev_occ))
+    reach = [r in dirty or any(br > r and meets(x, g[i]) for x, br in zip(gb, brank)) for i, r in enumerate(rows)]
+    if not all(hit or r in prev for hit, r in zip(reach, rows)):
+        return ()
+    out = [prev.get(r, -1) for r in rows]
+    aff = [i for i, hit in enumerate(reach) if hit]
+    sub = [i for i in range(len(rows)) if reach[i] or any(a < i and meets(g[a], g[i]) for a in aff)]
+    return out, aff, sub, [sub.index(a) for a in aff]

@@ -564,9 +564,11 @@ def _binding_rows_py(blist: List[Any], row_of: Dict[str, int]) -> Tuple[np.ndarr
 try:
     from spatialobs.canvas._cobserve import binding_rows as _binding_rows
     from spatialobs.canvas._cobserve import local_ends as _local_ends_c
+    from spatialobs.canvas._cobserve import painted_reach as _painted_reach
 except ImportError:  # a source tree without the compiled module
     _binding_rows = _binding_rows_py
     _local_ends_c = _local_ends_py
+    _painted_reach = None  # type: ignore[assignment]
 
 
 def _local_ends(canvas: Canvas, pg: _Page, bound: np.ndarray,
@@ -1148,34 +1150,59 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
     cover them). None when a row in view is neither reached nor in the previous result (the
     caller computes them all)."""
     pg = st.pg
-    boxes = pg.boxes[rows]
-    grown = _grown_boxes(boxes)
     n = len(pg.ids)
     if before_rank is None:
         before_rank = np.full(len(before), n, np.int64)
-    reach = _meeting_above(boxes, rows, np.concatenate([before, pg.boxes[dirty]]),
-                           np.concatenate([before_rank, dirty]).astype(np.int64), grown)
-    reach |= in_sorted(dirty, rows)  # (``dirty`` is sorted and distinct)
+    boxes = pg.boxes[rows]
+    bb = np.concatenate([before, pg.boxes[dirty]])
+    brank = np.concatenate([before_rank, dirty]).astype(np.int64)
     prev_rows, prev_occ = prev
+    reached = None
+    if REACH_KERNEL and _painted_reach is not None:
+        i64 = np.int64
+        reached = _painted_reach(np.ascontiguousarray(boxes, np.float64), np.ascontiguousarray(rows, i64),
+                                 np.ascontiguousarray(bb, np.float64), brank, np.ascontiguousarray(dirty, i64),
+                                 np.ascontiguousarray(prev_rows, i64), np.ascontiguousarray(prev_occ, i64),
+                                 2.0 * _ON_STROKE)
+    if reached is None:
+        reached = _painted_reach_py(boxes, rows, bb, brank, dirty, prev_rows, prev_occ)
+    if not reached:
+        return None
+    out, aff, sub, at_aff = reached
+    if not len(aff):
+        return out
+    got = _painted_occluders(canvas, st, rows[sub], no_occ[sub], p, at_aff)
+    out[aff] = got[at_aff]
+    return out
+
+
+#: Whether :func:`_painted_occluders_again` finds the rows its edit reaches in one compiled pass
+#: (``_cobserve.painted_reach``); False: by :func:`_painted_reach_py` (the twin, for tests).
+REACH_KERNEL = True
+
+
+def _painted_reach_py(boxes: np.ndarray, rows: np.ndarray, bb: np.ndarray, brank: np.ndarray, dirty: np.ndarray,
+                      prev_rows: np.ndarray, prev_occ: np.ndarray) -> Tuple[np.ndarray, ...]:
+    """The twin of ``_cobserve.painted_reach`` (arguments and result as there, without ``pad``: a row
+    reached or in the previous result, ``(out, aff, sub, at)``; else ``()``), by numpy passes and the
+    index kernels; any boxes, finite or not."""
+    grown = _grown_boxes(boxes)
+    reach = _meeting_above(boxes, rows, bb, brank, grown)
+    reach |= in_sorted(dirty, rows)  # (``dirty`` is sorted and distinct)
     at = np.searchsorted(prev_rows, rows)
     found = at < len(prev_rows)
     found[found] = prev_rows[at[found]] == rows[found]
     if not (found | reach).all():
-        return None
+        return ()
     out = np.where(found, prev_occ[np.minimum(at, len(prev_rows) - 1)], -1) if len(prev_rows) else \
         np.full(len(rows), -1, np.int64)
     aff = np.flatnonzero(reach)
-    if not len(aff):
-        return out
     # the painters that can cover an asked row: those above it whose box meets its box
     sub = _mask_of(aff, len(rows))
     if len(aff) and len(rows):
         sub |= _overlap_any_ranked(grown[aff], aff, grown, np.arange(len(rows), dtype=np.int64), above=False)
     sub = np.flatnonzero(sub)
-    at_aff = np.searchsorted(sub, aff)
-    got = _painted_occluders(canvas, st, rows[sub], no_occ[sub], p, at_aff)
-    out[aff] = got[at_aff]
-    return out
+    return out, aff, sub, np.searchsorted(sub, aff)
 
 
 #: Most boxes of ``b`` :func:`_meeting_above` compares with every box of ``a`` at once (more: through a box index).
