@@ -82,17 +82,21 @@ def edit(c: Canvas, o: tuple, count: list) -> None:
         c.update(nid, hidden=not nd.hidden)
     elif kind == "ends":
         arrows = [i for i in ids if c.nodes[i].type == "arrow"]
+        if not arrows:  # (every arrow removed by earlier edits)
+            return
         a = arrows[o[1] % len(arrows)]
         c.update(a, props={"end": {"x": o[2], "y": -o[2]}})
     elif kind == "text":
         c.update(nid, text=f"t{o[1] % 7}")
     elif kind == "bind":  # a binding write: the next version is observed afresh
         arrows = [i for i in ids if c.nodes[i].type == "arrow"]
+        shapes = [i for i in ids if c.nodes[i].type in ("geo", "note")]
+        if not (arrows and shapes):  # (every arrow, or every shape, removed by earlier edits)
+            return
         a = arrows[o[1] % len(arrows)]
         for b in [b for b in c.bindings.values() if b.from_id == a and b.terminal == "start"]:
             c.remove(b.id)
         count[0] += 1
-        shapes = [i for i in ids if c.nodes[i].type in ("geo", "note")]
         c.add(Binding(f"bx{count[0]}", "arrow", a, shapes[o[2] % len(shapes)], "start", (0.5, 0.0), True))
     elif kind == "add":  # under the frame, the group, a shape or the page; an arrow with its ends free
         _, k, t, x, y, w, index = o
