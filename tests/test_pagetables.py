@@ -607,3 +607,60 @@ def test_recut_lines_gives_the_twin_without_the_kernel(monkeypatch):
         assert bool(called) == (not on or PT._cpt is None)
     # one line x = 0 along the centres 0.5 (rows 1 and 4) and 2.5 (row 2)
     assert got[0] == got[1] == ([1, 2, 4], sorted([(1 << 33) | (4 << 1), (2 << 33) | (4 << 1)]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.sampled_from([0.0, 0.5, 1.0, 2.5]), st.data())
+def test_recut_kinds_in_one_call_is_the_six_recuts_merged_and_the_oracles_pairs(n, tol, data):
+    """The six kinds cut again in one compiled call: the rows cut again with their kinds' bits and the new
+    pairs with theirs are what six recut_lines calls give merged (compiled or numpy alike), the values
+    moved the same way; per kind, the pairs kept with those found are the oracle's pairs now."""
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    before, after, changed, rows, parent = _recut_case(data, n)
+    one = len(changed) == 1
+    base = [PT.sorted_lines(_line_values(before, kind)) for kind in range(6)]
+    runs = {}
+    for name, kernel in (("compiled", True), ("twin", True), ("numpy", False)):
+        lines = [(v.copy(), p.copy()) for v, p in base]
+        old, PT.RECUT_KERNEL = PT.RECUT_KERNEL, kernel
+        try:
+            f = PT._recut_kinds_py if name != "compiled" else PT.recut_kinds
+            got = f(lines, changed, before[changed], after[changed], tol, one, after, rows, parent)
+        finally:
+            PT.RECUT_KERNEL = old
+        assert all(x.dtype == np.int64 for x in got)
+        runs[name] = (got, lines)
+    (cr, cb, ck, kb), lines = runs["compiled"]
+    for name in ("twin", "numpy"):
+        (tr, tb, tk, tkb), tl = runs[name]
+        assert cr.tolist() == tr.tolist() and cb.tolist() == tb.tolist()
+        assert sorted(zip(kb.tolist(), ck.tolist())) == sorted(zip(tkb.tolist(), tk.tolist()))
+        assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(lines, tl))
+    assert ck.tolist() == runs["twin"][0][2].tolist()  # (kind by kind, each in recut_lines' order)
+    assert cr.tolist() == sorted(set(cr.tolist())) and set(rows[changed].tolist()) <= set(cr.tolist())
+    bits_of = dict(zip(cr.tolist(), cb.tolist()))
+    for kind in range(6):
+        assert np.array_equal(lines[kind][0], np.sort(_line_values(after, kind)))
+
+        def kind_keys(boxes):
+            pairs, kinds = gref.alignment_pairs([tuple(b) for b in boxes], tol)
+            return {(int(rows[i]) << 33) | (int(rows[j]) << 1) | int(kind >= 3)
+                    for (i, j), k in zip(pairs, kinds) if k == kind and parent[rows[i]] == parent[rows[j]]}
+
+        def cut(r):
+            return bool(bits_of.get(r, 0) >> kind & 1)
+        kept = {k for k in kind_keys(before) if not (cut(k >> 33) and cut((k >> 1) & (2**32 - 1)))}
+        found = {k for k, b in zip(ck.tolist(), kb.tolist()) if b == 1 << kind}
+        assert kept | found == kind_keys(after) and not kept & found
+
+
+def test_recut_kinds_refuses_other_than_six_kinds_or_boxes_that_disagree():
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    boxes = np.array([[0.0, 0.0, 1.0, 1.0], [3.0, 0.0, 4.0, 1.0]])
+    lines = [PT.sorted_lines(_line_values(boxes, kind)) for kind in range(6)]
+    changed, rows, parent = np.array([0], np.int64), np.array([0, 1], np.int64), np.array([-1, -1], np.int64)
+    for f in (PT.recut_kinds, PT._recut_kinds_py, c.recut_kinds):
+        with pytest.raises(ValueError, match="recut_kinds needs the lines of the six kinds, got 5"):
+            f(lines[:5], changed, boxes[:1], boxes[:1], 0.5, True, boxes, rows, parent)
+        with pytest.raises(ValueError, match=r"recut_kinds needs a box before and after per changed position \(1\)"):
+            f(lines, changed, boxes, boxes[:1], 0.5, True, boxes, rows, parent)

@@ -7,12 +7,13 @@ holds a few values to a few hundred, so numpy's per-call cost was most of its ti
 ``rows_at`` finds the runs of a sorted column holding given rows (one search from the last, no
 numpy calls); ``recut_lines`` is one kind of the ``aligned`` table cut again after a move, on its sorted line
 values: the values moved, the runs found and their lines cut in one call instead of some ten
-numpy calls and a kernel call per kind.
+numpy calls and a kernel call per kind; ``recut_kinds`` does it for the six kinds in one call and
+merges their results.
 ``splice_pieces`` and ``cut_pieces`` are :func:`spatialobs.canvas.pagetables.splice`'s merge of
 the dropped and new rows and its copies of slices, whose Python loops followed the number of
 pieces. ``map_rows``, ``solid_rows``, ``rows_differ`` and ``reparented`` are the row-map passes of
 :mod:`spatialobs.canvas.rowmaps`, each one loop over what numpy did in several passes. The twins
-are ``spatialobs.canvas.pagetables._run_bounds_py``, ``_rows_at_py``, ``_recut_lines_py`` and ``_splice_py`` and the ``_py`` functions of
+are ``spatialobs.canvas.pagetables._run_bounds_py``, ``_rows_at_py``, ``_recut_lines_py``, ``_recut_kinds_py`` and ``_splice_py`` and the ``_py`` functions of
 ``rowmaps``; tests compare each pair.
 """
 
@@ -209,6 +210,120 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
         free(left)
         free(iv)
         free(spans)
+
+
+cdef inline double _line_value(const double[:, :] b, Py_ssize_t i, int kind) noexcept nogil:
+    # observe._line_values of one box: left, centre, right, top, middle, bottom (the same operations)
+    if kind == 0:
+        return b[i, 0]
+    if kind == 1:
+        return (b[i, 0] + b[i, 2]) * 0.5
+    if kind == 2:
+        return b[i, 2]
+    if kind == 3:
+        return b[i, 1]
+    if kind == 4:
+        return (b[i, 1] + b[i, 3]) * 0.5
+    return b[i, 3]
+
+
+cdef struct _RowBit:
+    int64_t row
+    int64_t bit
+
+
+cdef int _row_bit_cmp(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const _RowBit*>a).row, y = (<const _RowBit*>b).row
+    return (x > y) - (x < y)
+
+
+def recut_kinds(list lines, const int64_t[::1] changed, const double[:, :] before, const double[:, :] now,
+                double tol, bint one, const double[:, :] boxes, const int64_t[::1] rows,
+                const int64_t[::1] parent):
+    """``recut_lines`` for the six kinds in their order, in one call, and their results merged as
+    ``observe._aligned_update`` merges them (see ``pagetables.recut_kinds``, whose twin is the loop of
+    ``pagetables.recut_lines`` calls there).
+
+    ``lines``: the six kinds' ``(values, positions)``, float64 and int64, writable (moved in place);
+    ``before``, ``now``: the changed positions' boxes before and after (their line values are taken
+    as ``observe._line_values`` takes them). Returns ``(cut_rows, cut_bits, keys, bits)``: the page
+    rows cut again (sorted, distinct) with the bit of each kind they are cut again for, and the new
+    pairs' keys in kind order with their kind's bit."""
+    cdef Py_ssize_t m = changed.shape[0], i, kind, total = 0, nk = 0, j, u
+    if len(lines) != 6:
+        raise ValueError(f"recut_kinds needs the lines of the six kinds, got {len(lines)}")
+    if before.shape[0] != m or now.shape[0] != m or before.shape[1] != 4 or now.shape[1] != 4:
+        raise ValueError(f"recut_kinds needs a box before and after per changed position ({m}), got "
+                         f"({before.shape[0]}, {before.shape[1]}) and ({now.shape[0]}, {now.shape[1]})")
+    vals_a = np.empty((2, 6, m), np.float64)
+    cdef double[:, :, ::1] vals = vals_a
+    for kind in range(6):
+        for i in range(m):
+            vals[0, kind, i] = _line_value(before, i, <int>kind)
+            vals[1, kind, i] = _line_value(now, i, <int>kind)
+    cdef double* left = <double*>malloc(max(m, 1) * 3 * sizeof(double))
+    cdef int64_t* iv = <int64_t*>malloc(max(2 * m, 1) * 2 * sizeof(int64_t))
+    cdef double* spans = <double*>malloc(max(m, 1) * 2 * sizeof(double))
+    if left == NULL or iv == NULL or spans == NULL:
+        free(left)
+        free(iv)
+        free(spans)
+        raise MemoryError()
+    cdef list cuts = [], keys = []
+    try:
+        for kind in range(6):
+            s, pos = lines[kind]
+            cut, k = _recut(s, pos, changed, vals[0, kind], vals[1, kind], tol, one, boxes, rows, parent,
+                            <int>kind, left, iv, spans)
+            cuts.append(cut)
+            keys.append(k)
+            total += len(cut)
+            nk += len(k)
+    finally:
+        free(left)
+        free(iv)
+        free(spans)
+    # the rows of the six cuts by row, each once with the bits of its kinds
+    cdef _RowBit* rb = <_RowBit*>malloc(max(total, 1) * sizeof(_RowBit))
+    if rb == NULL:
+        raise MemoryError()
+    cdef const int64_t[::1] c
+    cdef int64_t[::1] ko, bo, ro, bi
+    keys_a = np.empty(nk, np.int64)
+    bits_a = np.empty(nk, np.int64)
+    ko, bo = keys_a, bits_a
+    try:
+        j = 0
+        u = 0
+        for kind in range(6):
+            c = cuts[kind]
+            for i in range(c.shape[0]):
+                rb[j].row = c[i]
+                rb[j].bit = (<int64_t>1) << kind
+                j += 1
+            c = keys[kind]
+            for i in range(c.shape[0]):
+                ko[u] = c[i]
+                bo[u] = (<int64_t>1) << kind
+                u += 1
+        if total > 1:
+            qsort(rb, total, sizeof(_RowBit), _row_bit_cmp)
+        u = 0
+        for j in range(total):
+            if u and rb[u - 1].row == rb[j].row:
+                rb[u - 1].bit |= rb[j].bit
+            else:
+                rb[u] = rb[j]
+                u += 1
+        rows_a = np.empty(u, np.int64)
+        rbits_a = np.empty(u, np.int64)
+        ro, bi = rows_a, rbits_a
+        for j in range(u):
+            ro[j] = rb[j].row
+            bi[j] = rb[j].bit
+    finally:
+        free(rb)
+    return rows_a, rbits_a, keys_a, bits_a
 
 
 cdef tuple _recut(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, const double[::1] c_old,

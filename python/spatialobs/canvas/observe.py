@@ -50,8 +50,9 @@ from spatialobs import geometry as G
 from spatialobs._arrays import in_sorted, row_order, run_starts, unique, unique_first
 from spatialobs.canvas.limits import compact_json, typed_errors
 from spatialobs.canvas.pagetables import (ALIGNED_SHIFT_A, ALIGNED_SHIFT_B, PAIR_SHIFT, aligned_keys, aligned_rows,
-                                          keys_at, kind_pairs, move_values, pair_keys, recut_lines, renumber_pairs,
-                                          rows_at, run_bounds, sorted_lines, splice, splice_in_place, writable)
+                                          keys_at, kind_pairs, line_values as _line_values, move_values, pair_keys,
+                                          recut_kinds, recut_lines, renumber_pairs, rows_at, run_bounds, sorted_lines,
+                                          splice, splice_in_place, writable)
 from spatialobs._errors import InvalidInputError, OutOfRangeError
 from spatialobs.canvas.document.model import Canvas, _gather, _page_pos, _row_runs
 from spatialobs.canvas.rowmaps import (_pairs_view, map_rows, put_rows, reparented, rows_differ, runs as map_runs,
@@ -2787,21 +2788,6 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     return a[o], b[o], g[o]
 
 
-def _line_values(sb: np.ndarray, kind: int) -> np.ndarray:
-    """The coordinate of each box that lines of kind ``kind`` (ALIGN_KINDS order) are cut by."""
-    if kind == 0:
-        return sb[:, 0]
-    if kind == 1:
-        return (sb[:, 0] + sb[:, 2]) * 0.5
-    if kind == 2:
-        return sb[:, 2]
-    if kind == 3:
-        return sb[:, 1]
-    if kind == 4:
-        return (sb[:, 1] + sb[:, 3]) * 0.5
-    return sb[:, 3]
-
-
 #: Far bound of a strip query across the page (closed: every finite box meets it).
 _BIG = float(np.finfo(np.float64).max)
 
@@ -2971,85 +2957,91 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     one = len(changed) == 1 and not len(gone)
     if lines is not None and (len(gone) or not np.isfinite(sb[changed]).all()):
         lines = None
-    # the strips of the kinds found by strip queries: one query per axis and state, around the values
-    # of its three kinds (each kind's window is inside it; see _StripRuns)
-    sought = [kind for kind in range(6) if lines is None or lines[kind] is None]
-    now_x: Dict[int, List[float]] = {}
-    then_x: Dict[int, List[float]] = {}
-    for kind in sought:
-        c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
-        left_x = np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist()
-        now_x[kind] = c_new.tolist() + left_x
-        if left_x and not one:
-            then_x[kind] = left_x
-    strips: Dict[Tuple[int, int], Tuple[float, float, np.ndarray]] = {}
-    reach = 64.0 * tol + 1.0
-    for which, state, xs in ((0, st, now_x), (1, old_st, then_x)):
-        for axis in (0, 1):
-            vals = [v for kind, got in xs.items() if (kind >= 3) == axis for v in got]
-            if vals:
-                lo, hi = min(vals) - reach, max(vals) + reach
-                if math.isfinite(lo) and math.isfinite(hi):
-                    strips[which, axis] = (lo, hi, _strip_hits(state, axis, lo, hi))
-    for kind in range(6):
-        c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
-        parts: List[np.ndarray] = []
-        spans: List[Tuple[float, float]] = []  # value ranges of the runs found (each a whole run)
-        line = None if lines is None else lines[kind]
-        if line is not None:  # the runs and their lines found in the sorted values, the values moved there
-            cut, k = recut_lines(line, changed, c_old, c_new, tol, one, sb, sub, pg.parent, kind)
-            recut_rows.append(cut)
-            recut_bits.append(1 << kind)
-            keys.append(k)
-            bits.append(np.full(len(k), 1 << kind, np.int64))
-            continue
-        # the runs around the changed values, in one strip query per state and kind
-        left_x = np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist()
-        ax = int(kind >= 3)
-        now_runs = _StripRuns(st, kind, c_new.tolist() + left_x, tol, strips.get((0, ax)))
-        then_runs = _StripRuns(old_st, kind, left_x, tol, strips.get((1, ax))) if left_x and not one else None
-        for x in c_new.tolist():  # the lines a changed box joins
-            if any(lo <= x <= hi for lo, hi in spans):
-                continue
-            r = now_runs.run(x, x)
-            if r is None:
-                return _aligned(pg, sub, sb, tol)
-            parts.append(r)
-            w = _line_values(sb[r], kind)
-            spans.append((float(w.min()), float(w.max())))
-        # the lines it left, as the other boxes now stand (a box that kept this value is in its run:
-        # the run it left is cut again only if some box left it, and that box's own value seeds it)
-        for x in left_x:
-            if one and any(lo <= x <= hi for lo, hi in spans):
-                # One box changed and none was removed: its old value is the only one the old
-                # values have that the new ones lack, so the run it left, grown among the old
-                # values, cannot reach past a whole run of the new values holding it (the gap to
-                # either outside neighbour there exceeds tol, and float subtraction is monotone):
-                # that run, already in ``parts``, is what growing it again would give.
-                continue
-            r = then_runs.run(x, x) if then_runs is not None else _grow_run(old_st, kind, x, x, tol)
-            if r is None:
-                return _aligned(pg, sub, sb, tol)
-            w = _line_values(old_st.sb[r], kind)
-            r = now_runs.run(float(w.min()), float(w.max()))
-            if r is None:
-                return _aligned(pg, sub, sb, tol)
-            parts.append(r)
-        u = unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
-        recut_rows.append(sub[u])
-        recut_bits.append(1 << kind)
-        if len(u) > 1:
-            keys.append(kind_pairs(sb, sub, pg.parent, u, tol, kind))
-            bits.append(np.full(len(keys[-1]), 1 << kind, np.int64))
-    if lines is not None:
+    kept = [line for line in lines if line is not None] if lines is not None else []
+    if len(kept) == 6:
+        # every kind's sorted line values are kept: the six kinds cut again and merged in one call
+        cut_rows, cut_bits, nk, nb = recut_kinds(kept, changed, before, sb[changed], tol, one, sb, sub, pg.parent)
         st.lines = lines
-    # the rows cut again, sorted, with the bits of the kinds each is cut again for
-    cut_rows = unique(np.concatenate(recut_rows)) if recut_rows else np.zeros(0, np.int64)
-    cut_bits = np.zeros(len(cut_rows), np.int64)
-    for rr, bit in zip(recut_rows, recut_bits):
-        cut_bits[np.searchsorted(cut_rows, rr)] |= bit
-    nk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
-    nb = np.concatenate(bits) if bits else np.zeros(0, np.int64)
+    else:
+        # the strips of the kinds found by strip queries: one query per axis and state, around the values
+        # of its three kinds (each kind's window is inside it; see _StripRuns)
+        sought = [kind for kind in range(6) if lines is None or lines[kind] is None]
+        now_x: Dict[int, List[float]] = {}
+        then_x: Dict[int, List[float]] = {}
+        for kind in sought:
+            c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
+            left_x = np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist()
+            now_x[kind] = c_new.tolist() + left_x
+            if left_x and not one:
+                then_x[kind] = left_x
+        strips: Dict[Tuple[int, int], Tuple[float, float, np.ndarray]] = {}
+        reach = 64.0 * tol + 1.0
+        for which, state, xs in ((0, st, now_x), (1, old_st, then_x)):
+            for axis in (0, 1):
+                vals = [v for kind, got in xs.items() if (kind >= 3) == axis for v in got]
+                if vals:
+                    lo, hi = min(vals) - reach, max(vals) + reach
+                    if math.isfinite(lo) and math.isfinite(hi):
+                        strips[which, axis] = (lo, hi, _strip_hits(state, axis, lo, hi))
+        for kind in range(6):
+            c_new, c_old = _line_values(sb[changed], kind), _line_values(before, kind)
+            parts: List[np.ndarray] = []
+            spans: List[Tuple[float, float]] = []  # value ranges of the runs found (each a whole run)
+            line = None if lines is None else lines[kind]
+            if line is not None:  # the runs and their lines found in the sorted values, the values moved there
+                cut, k = recut_lines(line, changed, c_old, c_new, tol, one, sb, sub, pg.parent, kind)
+                recut_rows.append(cut)
+                recut_bits.append(1 << kind)
+                keys.append(k)
+                bits.append(np.full(len(k), 1 << kind, np.int64))
+                continue
+            # the runs around the changed values, in one strip query per state and kind
+            left_x = np.concatenate([c_old[c_old != c_new], _line_values(gone, kind)]).tolist()
+            ax = int(kind >= 3)
+            now_runs = _StripRuns(st, kind, c_new.tolist() + left_x, tol, strips.get((0, ax)))
+            then_runs = _StripRuns(old_st, kind, left_x, tol, strips.get((1, ax))) if left_x and not one else None
+            for x in c_new.tolist():  # the lines a changed box joins
+                if any(lo <= x <= hi for lo, hi in spans):
+                    continue
+                r = now_runs.run(x, x)
+                if r is None:
+                    return _aligned(pg, sub, sb, tol)
+                parts.append(r)
+                w = _line_values(sb[r], kind)
+                spans.append((float(w.min()), float(w.max())))
+            # the lines it left, as the other boxes now stand (a box that kept this value is in its run:
+            # the run it left is cut again only if some box left it, and that box's own value seeds it)
+            for x in left_x:
+                if one and any(lo <= x <= hi for lo, hi in spans):
+                    # One box changed and none was removed: its old value is the only one the old
+                    # values have that the new ones lack, so the run it left, grown among the old
+                    # values, cannot reach past a whole run of the new values holding it (the gap to
+                    # either outside neighbour there exceeds tol, and float subtraction is monotone):
+                    # that run, already in ``parts``, is what growing it again would give.
+                    continue
+                r = then_runs.run(x, x) if then_runs is not None else _grow_run(old_st, kind, x, x, tol)
+                if r is None:
+                    return _aligned(pg, sub, sb, tol)
+                w = _line_values(old_st.sb[r], kind)
+                r = now_runs.run(float(w.min()), float(w.max()))
+                if r is None:
+                    return _aligned(pg, sub, sb, tol)
+                parts.append(r)
+            u = unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+            recut_rows.append(sub[u])
+            recut_bits.append(1 << kind)
+            if len(u) > 1:
+                keys.append(kind_pairs(sb, sub, pg.parent, u, tol, kind))
+                bits.append(np.full(len(keys[-1]), 1 << kind, np.int64))
+        if lines is not None:
+            st.lines = lines
+        # the rows cut again, sorted, with the bits of the kinds each is cut again for
+        cut_rows = unique(np.concatenate(recut_rows)) if recut_rows else np.zeros(0, np.int64)
+        cut_bits = np.zeros(len(cut_rows), np.int64)
+        for rr, bit in zip(recut_rows, recut_bits):
+            cut_bits[np.searchsorted(cut_rows, rr)] |= bit
+        nk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+        nb = np.concatenate(bits) if bits else np.zeros(0, np.int64)
     ok = None
     if out is not None:
         ok = _sorted_keys(known, "aligned", lambda: aligned_keys(aa, ab, np.where((am & 7) != 0, 0, 1)))

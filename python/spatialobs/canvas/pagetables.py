@@ -58,7 +58,8 @@ ROWS_KERNEL = True
 RECUT_KERNEL = True
 
 __all__ = ["pair_keys", "rows_at", "keys_at", "splice", "splice_in_place", "writable", "sorted_lines", "run_bounds",
-           "move_value", "move_values", "renumber_pairs", "kind_pairs", "recut_lines"]
+           "move_value", "move_values", "renumber_pairs", "kind_pairs", "recut_lines", "recut_kinds",
+           "line_values"]
 
 _run_bounds_c: Optional[Callable[[np.ndarray, float, float, float], Tuple[int, int]]]
 _cpt: Optional[ModuleType]
@@ -629,6 +630,109 @@ def recut_lines(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old:
                                 np.ascontiguousarray(c_new, np.float64), float(tol), bool(one), boxes, rows, parent,
                                 int(kind))
     return _recut_lines_py(line, changed, c_old, c_new, tol, one, boxes, rows, parent, kind)
+
+
+def line_values(boxes: np.ndarray, kind: int) -> np.ndarray:
+    """The coordinate of each box that lines of kind ``kind`` are cut by.
+
+    Parameters
+    ----------
+    boxes : numpy.ndarray of float64, shape (k, 4)
+        Boxes ``(x0, y0, x1, y1)``.
+    kind : int
+        0..5, in ``ALIGN_KINDS`` order: left, centre, right, top, middle, bottom.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per box (the centre and middle as ``(a + b) * 0.5``).
+
+    Examples
+    --------
+    >>> line_values(np.array([[0.0, 10.0, 4.0, 20.0]]), 1).tolist(), line_values(np.array([[0.0, 10.0, 4.0, 20.0]]), 5).tolist()
+    ([2.0], [20.0])
+    """
+    if kind == 0:
+        return boxes[:, 0]
+    if kind == 1:
+        return (boxes[:, 0] + boxes[:, 2]) * 0.5
+    if kind == 2:
+        return boxes[:, 2]
+    if kind == 3:
+        return boxes[:, 1]
+    if kind == 4:
+        return (boxes[:, 1] + boxes[:, 3]) * 0.5
+    return boxes[:, 3]
+
+
+def recut_kinds(lines: Sequence[Tuple[np.ndarray, np.ndarray]], changed: np.ndarray, before: np.ndarray,
+                now: np.ndarray, tol: float, one: bool, boxes: np.ndarray, rows: np.ndarray, parent: np.ndarray
+                ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`recut_lines` for the six kinds in ``ALIGN_KINDS`` order, their results merged.
+
+    Compiled in one call (``_cpagetables.recut_kinds``) when every kind's values are float64 and
+    its positions int64, both writable; else :func:`_recut_kinds_py`, its twin (six
+    :func:`recut_lines` calls); ``RECUT_KERNEL`` False gives the twin.
+
+    Parameters
+    ----------
+    lines : sequence of six (numpy.ndarray of float64, numpy.ndarray of int64)
+        Each kind's sorted line values and solid positions (see :func:`sorted_lines`), as before the
+        move; written in place.
+    changed : numpy.ndarray of int64
+        The solid positions whose boxes changed.
+    before, now : numpy.ndarray of float64, shape (len(changed), 4)
+        Their boxes before and after, finite; their line values are :func:`line_values`'.
+    tol, one, boxes, rows, parent
+        As for :func:`recut_lines`.
+
+    Returns
+    -------
+    (numpy.ndarray of int64, numpy.ndarray of int64, numpy.ndarray of int64, numpy.ndarray of int64)
+        The page rows cut again for some kind (sorted, distinct) and per row the bits
+        ``1 << kind`` of the kinds it is cut again for; the keys of the new pairs, kind by kind (each
+        kind's as :func:`recut_lines` gives them), and per key its kind's bit.
+
+    Raises
+    ------
+    ValueError
+        As :func:`recut_lines`, or when ``lines`` does not hold six kinds or the boxes' shapes
+        disagree with ``changed``.
+    """
+    if len(lines) != 6:
+        raise ValueError(f"recut_kinds needs the lines of the six kinds, got {len(lines)}")
+    if (RECUT_KERNEL and _cpt is not None and int64_columns(changed, rows, parent)
+            and all(type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1 and int64_columns(p)
+                    and writable(v) and writable(p) for v, p in lines)):
+        return _cpt.recut_kinds(list(lines), changed, np.asarray(before, np.float64), np.asarray(now, np.float64),
+                                float(tol), bool(one), boxes, rows, parent)
+    return _recut_kinds_py(lines, changed, before, now, tol, one, boxes, rows, parent)
+
+
+def _recut_kinds_py(lines: Sequence[Tuple[np.ndarray, np.ndarray]], changed: np.ndarray, before: np.ndarray,
+                    now: np.ndarray, tol: float, one: bool, boxes: np.ndarray, rows: np.ndarray, parent: np.ndarray
+                    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    # The twin of _cpagetables.recut_kinds: recut_lines kind by kind, the results merged by numpy.
+    if len(lines) != 6:
+        raise ValueError(f"recut_kinds needs the lines of the six kinds, got {len(lines)}")
+    before, now = np.asarray(before, np.float64).reshape(-1, 4), np.asarray(now, np.float64).reshape(-1, 4)
+    if len(before) != len(changed) or len(now) != len(changed):
+        raise ValueError(f"recut_kinds needs a box before and after per changed position ({len(changed)}), got "
+                         f"({before.shape[0]}, 4) and ({now.shape[0]}, 4)")
+    cuts: List[np.ndarray] = []
+    keys: List[np.ndarray] = []
+    bits: List[np.ndarray] = []
+    for kind in range(6):
+        cut, k = recut_lines(lines[kind], changed, line_values(before, kind), line_values(now, kind), tol, one,
+                             boxes, rows, parent, kind)
+        cuts.append(cut)
+        keys.append(k)
+        bits.append(np.full(len(k), 1 << kind, np.int64))
+    cut_rows = unique(np.concatenate(cuts))
+    cut_bits = np.zeros(len(cut_rows), np.int64)
+    for kind, cut in enumerate(cuts):
+        cut_bits[np.searchsorted(cut_rows, cut)] |= 1 << kind
+    return cut_rows, cut_bits, np.concatenate(keys).astype(np.int64), np.concatenate(bits)
 
 
 def _recut_lines_py(line: Tuple[np.ndarray, np.ndarray], changed: np.ndarray, c_old: np.ndarray, c_new: np.ndarray,
