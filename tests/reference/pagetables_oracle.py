@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import List, Sequence, Tuple
 
 import numpy as np
@@ -84,3 +85,74 @@ def check_lines(lines: object, sb: np.ndarray, line_values: object) -> None:
         assert np.array_equal(np.sort(pos), np.arange(len(sb))), kind  # every position once
         assert v[pos].tobytes() == s.tobytes(), kind  # each value is its position's
         assert bool((s[1:] >= s[:-1]).all()), kind  # sorted
+
+
+def _grown(b: Sequence[float], g: float) -> List[float]:
+    m = g + 1e-9 * (g + max(abs(v) for v in b)) + 1e-300
+    return [b[0] - m, b[1] - m, b[2] + m, b[3] + m]
+
+
+def _gap(a: Sequence[float], b: Sequence[float]) -> float:
+    dx = max(0.0, max(b[0] - a[2], a[0] - b[2]))
+    dy = max(0.0, max(b[1] - a[3], a[1] - b[3]))
+    return math.sqrt(dx * dx + dy * dy)
+
+
+def _pos_area(a: Sequence[float], b: Sequence[float]) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+def _meets(a: Sequence[float], b: Sequence[float]) -> bool:
+    return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
+
+
+def near_affected(q: Sequence[Sequence[float]], sb: Sequence[Sequence[float]], gap: float, changed: Sequence[int],
+                  before: Sequence[Sequence[float]]) -> Tuple[List[int], List[List[float]]]:
+    """The rows whose ``near`` pairs can change (``_cpagetables.near_affected``), every box against every
+    grown query box: the changed ones, and those within ``gap`` of a query box without a positive-area
+    overlap; with the grown box each had (its box before when it changed)."""
+    aff = set(changed)
+    for qb in q:
+        g = _grown(qb, gap)
+        aff |= {i for i, b in enumerate(sb) if _meets(g, b) and _gap(qb, b) <= gap and not _pos_area(qb, b)}
+    out = sorted(aff)
+    was = [_grown(before[list(changed).index(r)] if r in changed else sb[r], gap) for r in out]
+    return out, was
+
+
+def near_touched(na: Sequence[int], nb: Sequence[int], sub: Sequence[int], subpos: Sequence[int],
+                 affected: Sequence[int], was: Sequence[Sequence[float]], sb: Sequence[Sequence[float]],
+                 gap: float) -> Tuple[List[int], List[int]]:
+    """The positions of the pairs of table ``(na, nb)`` with an affected row as first end, or as second
+    end with a first end whose box meets the affected row's grown box ``was``; and the solid positions
+    of the affected rows and of both ends of those pairs (``_cpagetables.near_touched``)."""
+    rows = [sub[p] for p in affected]
+    at = set()
+    for t, (a, b) in enumerate(zip(na, nb)):
+        if a in rows:
+            at.add(t)
+        elif b in rows and _meets(was[rows.index(b)], sb[subpos[a]]):
+            at.add(t)
+    halo = set(affected) | {subpos[na[t]] for t in at} | {subpos[nb[t]] for t in at}
+    return sorted(at), sorted(halo)
+
+
+def near_pairs(sb: Sequence[Sequence[float]], sub: Sequence[int], size: Sequence[int], halo: Sequence[int],
+               affected: Sequence[int], gap: float, k: int) -> List[Tuple[int, int, float]]:
+    """``(a, b, gap)`` of the pairs among the ``k`` nearest of each halo row (every box within ``gap``
+    without a positive-area overlap, by gap then position) with an end affected, as page rows a < b,
+    sorted, native kin left out (``_cpagetables.near_pairs``)."""
+    found = {}
+    for h in halo:
+        g = _grown(sb[h], gap)
+        cand = sorted((_gap(sb[h], b), i) for i, b in enumerate(sb)
+                      if i != h and _meets(g, b) and not _pos_area(sb[h], b) and _gap(sb[h], b) <= gap)
+        for d, i in cand[:k]:
+            if h in affected or i in affected:
+                found.setdefault((min(h, i), max(h, i)), d)
+    out = []
+    for (x, y), d in sorted(found.items()):
+        a, b = sub[x], sub[y]
+        if not (a < b < a + size[a] or b < a < b + size[b]):
+            out.append((a, b, d))
+    return sorted(out)

@@ -8,7 +8,8 @@ holds a few values to a few hundred, so numpy's per-call cost was most of its ti
 numpy calls); ``recut_lines`` is one kind of the ``aligned`` table cut again after a move, on its sorted line
 values: the values moved, the runs found and their lines cut in one call instead of some ten
 numpy calls and a kernel call per kind; ``recut_kinds`` does it for the six kinds in one call and
-merges their results.
+merges their results. ``near_grown``, ``near_affected``, ``near_touched`` and ``near_pairs`` are the
+steps of ``observe._near_update`` between its index queries, one call each.
 ``splice_pieces`` and ``cut_pieces`` are :func:`spatialobs.canvas.pagetables.splice`'s merge of
 the dropped and new rows and its copies of slices, whose Python loops followed the number of
 pieces. ``map_rows``, ``solid_rows``, ``rows_differ`` and ``reparented`` are the row-map passes of
@@ -17,7 +18,7 @@ are ``spatialobs.canvas.pagetables._run_bounds_py``, ``_rows_at_py``, ``_recut_l
 ``rowmaps``; tests compare each pair.
 """
 
-from libc.math cimport isnan
+from libc.math cimport fabs, isfinite, isnan, sqrt
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc, qsort
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
@@ -966,3 +967,330 @@ def reparented(const int64_t[::1] new_of_kept, const int64_t[::1] kept_old, cons
             up = False
         prev = r
     return out[:cnt], up
+
+
+# --------------------------------------------------------------------------- near after a move
+# The steps of ``observe._near_update`` between its three index queries, each one call (its numpy
+# steps are the twin: ``NEAR_KERNEL`` False there). Boxes must be finite: None otherwise, and the
+# caller runs the numpy steps.
+
+cdef inline bint _finite4(const double[:, :] b, Py_ssize_t i) noexcept nogil:
+    return isfinite(b[i, 0]) and isfinite(b[i, 1]) and isfinite(b[i, 2]) and isfinite(b[i, 3])
+
+
+cdef inline void _grow_by(const double[:, :] b, Py_ssize_t i, double g, double[:, ::1] out, Py_ssize_t k) noexcept nogil:
+    # observe._grown: the box grown by g + 1e-9 * (g + its largest magnitude) + 1e-300, the same operations
+    cdef double mx = fabs(b[i, 0]), v
+    v = fabs(b[i, 1])
+    if v > mx:
+        mx = v
+    v = fabs(b[i, 2])
+    if v > mx:
+        mx = v
+    v = fabs(b[i, 3])
+    if v > mx:
+        mx = v
+    cdef double m = g + 1e-9 * (g + mx) + 1e-300
+    out[k, 0] = b[i, 0] - m
+    out[k, 1] = b[i, 1] - m
+    out[k, 2] = b[i, 2] + m
+    out[k, 3] = b[i, 3] + m
+
+
+cdef inline double _box_gap(const double[:, :] a, Py_ssize_t i, const double[:, :] b, Py_ssize_t j) noexcept nogil:
+    # observe._gap: sqrt(dx * dx + dy * dy) of the separations, each at least 0
+    cdef double dx = b[j, 0] - a[i, 2], dy = b[j, 1] - a[i, 3], t
+    t = a[i, 0] - b[j, 2]
+    if t > dx:
+        dx = t
+    if dx < 0.0:
+        dx = 0.0
+    t = a[i, 1] - b[j, 3]
+    if t > dy:
+        dy = t
+    if dy < 0.0:
+        dy = 0.0
+    return sqrt(dx * dx + dy * dy)
+
+
+cdef inline bint _pos_area(const double[:, :] a, Py_ssize_t i, const double[:, :] b, Py_ssize_t j) noexcept nogil:
+    # observe._pos_area: positive-area intersection
+    cdef double hi = a[i, 2] if a[i, 2] < b[j, 2] else b[j, 2]
+    cdef double lo = a[i, 0] if a[i, 0] > b[j, 0] else b[j, 0]
+    if not (hi > lo):
+        return False
+    hi = a[i, 3] if a[i, 3] < b[j, 3] else b[j, 3]
+    lo = a[i, 1] if a[i, 1] > b[j, 1] else b[j, 1]
+    return hi > lo
+
+
+cdef Py_ssize_t _sort_unique(int64_t* v, Py_ssize_t n) noexcept nogil:
+    # sorts v[:n] and keeps each value once; returns the count
+    cdef Py_ssize_t i, u = 0
+    if n > 1:
+        qsort(v, n, sizeof(int64_t), _int64_cmp)
+    for i in range(n):
+        if u == 0 or v[u - 1] != v[i]:
+            v[u] = v[i]
+            u += 1
+    return u
+
+
+def near_grown(const double[:, :] boxes, double gap):
+    """``observe._grown(boxes, gap)``, or None when a box is not finite."""
+    cdef Py_ssize_t k = boxes.shape[0], i
+    if k and boxes.shape[1] != 4:
+        raise ValueError(f"near_grown needs (k, 4) boxes, got ({k}, {boxes.shape[1]})")
+    out_a = np.empty((k, 4), np.float64)
+    cdef double[:, ::1] out = out_a
+    for i in range(k):
+        if not _finite4(boxes, i):
+            return None
+        _grow_by(boxes, i, gap, out, i)
+    return out_a
+
+
+def near_affected(const double[:, :] q, const int64_t[::1] hi, const int64_t[::1] hj, const double[:, :] sb,
+                  double gap, const int64_t[::1] changed, const double[:, :] before):
+    """The rows whose nearest can differ after the boxes of ``changed`` (sorted) changed from
+    ``before`` (then the boxes of removed rows): ``changed`` and every row ``hi[t]`` within ``gap`` of
+    query box ``q[hj[t]]`` without a positive-area overlap (sorted, distinct), with the grown box
+    (``near_grown``) of each as it was: its box of ``before`` if it changed, else its box in ``sb``.
+    None when a box read is not finite."""
+    cdef Py_ssize_t nh = hi.shape[0], nc = changed.shape[0], t, n = 0, u = 0, p, nsb = sb.shape[0], nq = q.shape[0]
+    if hj.shape[0] != nh:
+        raise ValueError(f"near_affected needs hi and hj of one length, got {nh} and {hj.shape[0]}")
+    if before.shape[0] < nc:
+        raise ValueError(f"near_affected needs a box before per changed row ({nc}), got {before.shape[0]}")
+    for t in range(nh):
+        if hj[t] < 0 or hj[t] >= nq or hi[t] < 0 or hi[t] >= nsb:
+            raise IndexError(f"near_affected: hit ({hi[t]}, {hj[t]}) outside the {nsb} boxes and {nq} queries")
+    for t in range(nc):
+        if changed[t] < 0 or changed[t] >= nsb:
+            raise IndexError(f"near_affected: changed row {changed[t]} outside the {nsb} boxes")
+    aff_a = np.empty(nh + nc, np.int64)
+    cdef int64_t[::1] v = aff_a
+    cdef double[:, ::1] out_w
+    for t in range(nc):
+        v[n] = changed[t]
+        n += 1
+    for t in range(nh):
+        if not (_finite4(q, hj[t]) and _finite4(sb, hi[t])):
+            return None
+        if _box_gap(q, hj[t], sb, hi[t]) <= gap and not _pos_area(q, hj[t], sb, hi[t]):
+            v[n] = hi[t]
+            n += 1
+    if n:
+        u = _sort_unique(&v[0], n)
+    was_a = np.empty((u, 4), np.float64)
+    out_w = was_a
+    for t in range(u):
+        p = _left_i(&changed[0], 0, nc, v[t]) if nc else 0
+        if p < nc and changed[p] == v[t]:
+            if not _finite4(before, p):
+                return None
+            _grow_by(before, p, gap, out_w, t)
+        else:
+            if not _finite4(sb, v[t]):
+                return None
+            _grow_by(sb, v[t], gap, out_w, t)
+    return aff_a[:u], was_a
+
+
+def near_touched(const int64_t[::1] keys, const int64_t[::1] na, const int64_t[::1] nb, const int64_t[::1] sub,
+                 const int64_t[::1] subpos, const int64_t[::1] affected, const int64_t[::1] hi, const int64_t[::1] hj,
+                 const double[:, :] sb, double gap):
+    """The ``near`` pairs of the solid positions ``affected`` (sorted, distinct) in the table
+    ``(na, nb)`` with sorted keys ``keys``: those ``affected`` rows are first in (a run each: ``na`` is
+    sorted) and those whose key ``sub[hi[t]] << 32 | sub[affected[hj[t]]]`` is in ``keys`` (sorted
+    positions, each once); the solid positions of the affected rows and of both ends of those pairs
+    (sorted, distinct); and their grown boxes (``near_grown``). None when a box is not finite or an
+    end is not a solid row."""
+    cdef Py_ssize_t nk = keys.shape[0], nr = affected.shape[0], nh = hi.shape[0], t, lo, hi_, n = 0, u, nsub = sub.shape[0]
+    cdef Py_ssize_t npos = subpos.shape[0], nsb = sb.shape[0], h = 0
+    cdef int64_t key, r
+    if na.shape[0] != nk or nb.shape[0] != nk:
+        raise ValueError(f"near_touched needs a key per pair, got {nk} keys for {na.shape[0]} and {nb.shape[0]} ends")
+    if hj.shape[0] != nh:
+        raise ValueError(f"near_touched needs hi and hj of one length, got {nh} and {hj.shape[0]}")
+    for t in range(nr):
+        if affected[t] < 0 or affected[t] >= nsub:
+            raise IndexError(f"near_touched: position {affected[t]} outside the {nsub} solid rows")
+    for t in range(nh):
+        if hj[t] < 0 or hj[t] >= nr or hi[t] < 0 or hi[t] >= nsub:
+            raise IndexError(f"near_touched: hit ({hi[t]}, {hj[t]}) outside the {nsub} solid rows and {nr} queries")
+    # the pairs: runs of the first column, then keys found
+    at_a = np.empty(nh + nk if nh + nk < 64 else 64, np.int64)
+    cdef int64_t[::1] at = at_a
+    cdef Py_ssize_t cap = at.shape[0]
+    for t in range(nr):
+        r = sub[affected[t]]
+        lo = _left_i(&na[0], 0, nk, r) if nk else 0
+        hi_ = lo
+        while hi_ < nk and na[hi_] == r:
+            hi_ += 1
+        while lo < hi_:
+            if n == cap:
+                cap *= 2
+                at_a = np.resize(at_a, cap)
+                at = at_a
+            at[n] = lo
+            n += 1
+            lo += 1
+    for t in range(nh):
+        key = (sub[hi[t]] << 32) | sub[affected[hj[t]]]
+        lo = _left_i(&keys[0], 0, nk, key) if nk else 0
+        if lo < nk and keys[lo] == key:
+            if n == cap:
+                cap *= 2
+                at_a = np.resize(at_a, cap)
+                at = at_a
+            at[n] = lo
+            n += 1
+    u = _sort_unique(&at[0], n) if n else 0
+    # the solid positions of the affected rows and of both ends of each pair
+    halo_a = np.empty(nr + 2 * u, np.int64)
+    cdef int64_t[::1] halo = halo_a
+    for t in range(nr):
+        halo[h] = affected[t]
+        h += 1
+    for t in range(2 * u):
+        r = na[at[t >> 1]] if t & 1 == 0 else nb[at[t >> 1]]
+        if r < 0 or r >= npos or subpos[r] < 0:
+            return None
+        halo[h] = subpos[r]
+        h += 1
+    h = _sort_unique(&halo[0], h) if h else 0
+    grown_a = np.empty((h, 4), np.float64)
+    cdef double[:, ::1] grown = grown_a
+    for t in range(h):
+        if halo[t] >= nsb or not _finite4(sb, halo[t]):
+            return None
+        _grow_by(sb, halo[t], gap, grown, t)
+    return at_a[:u].copy(), halo_a[:h].copy(), grown_a
+
+
+cdef struct _Near:
+    int64_t h
+    double g
+    int64_t i
+
+
+cdef int _near_cmp(const void* a, const void* b) noexcept nogil:
+    # by row, then gap, then the other row (observe._knn's lexsort)
+    cdef const _Near* x = <const _Near*>a
+    cdef const _Near* y = <const _Near*>b
+    if x.h != y.h:
+        return -1 if x.h < y.h else 1
+    if x.g != y.g:
+        return -1 if x.g < y.g else 1
+    return (x.i > y.i) - (x.i < y.i)
+
+
+cdef struct _KeyGap:
+    int64_t key
+    double g
+    Py_ssize_t at
+
+
+cdef int _key_gap_cmp(const void* a, const void* b) noexcept nogil:
+    # by key, then by position (a stable sort's order)
+    cdef const _KeyGap* x = <const _KeyGap*>a
+    cdef const _KeyGap* y = <const _KeyGap*>b
+    if x.key != y.key:
+        return -1 if x.key < y.key else 1
+    return (x.at > y.at) - (x.at < y.at)
+
+
+def near_pairs(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::1] size, const int64_t[::1] halo,
+               const int64_t[::1] hi, const int64_t[::1] hj, const int64_t[::1] affected, double gap, Py_ssize_t k):
+    """The ``near`` pairs of the solid positions ``affected`` (sorted, distinct), found among the ``k``
+    nearest of each row of ``halo`` (``observe._knn``: the boxes ``hi[t]`` the grown box of
+    ``halo[hj[t]]`` met, within ``gap`` and without a positive-area overlap, by gap then position), as
+    page rows ``a < b`` with their gap, sorted by ``(a, b)``, each pair once, native kin left out
+    (``size``: each page row's subtree size). None when a box is not finite."""
+    cdef Py_ssize_t nh = hi.shape[0], nhalo = halo.shape[0], nsb = sb.shape[0], nsub = sub.shape[0], t, n = 0, c, s
+    cdef Py_ssize_t na_ = affected.shape[0], nsize = size.shape[0], w
+    cdef int64_t h, i, x, y, a, b
+    cdef int64_t[::1] oa, ob
+    cdef double[::1] og
+    if hj.shape[0] != nh:
+        raise ValueError(f"near_pairs needs hi and hj of one length, got {nh} and {hj.shape[0]}")
+    if sub.shape[0] != nsb:
+        raise ValueError(f"near_pairs needs a page row per solid box, got {sub.shape[0]} for {nsb}")
+    if k < 0:
+        raise ValueError(f"near_pairs needs k >= 0, got {k}")
+    for t in range(nhalo):
+        if halo[t] < 0 or halo[t] >= nsb:
+            raise IndexError(f"near_pairs: position {halo[t]} outside the {nsb} solid rows")
+    for t in range(nh):
+        if hj[t] < 0 or hj[t] >= nhalo or hi[t] < 0 or hi[t] >= nsb:
+            raise IndexError(f"near_pairs: hit ({hi[t]}, {hj[t]}) outside the {nsb} solid rows and {nhalo} queries")
+    for t in range(nsub):
+        if sub[t] < 0 or sub[t] >= nsize:
+            raise IndexError(f"near_pairs: row {sub[t]} outside the {nsize} subtree sizes")
+    cdef _Near* cand = <_Near*>malloc(max(nh, 1) * sizeof(_Near))
+    cdef _KeyGap* kg = <_KeyGap*>malloc(max(nh, 1) * sizeof(_KeyGap))
+    if cand == NULL or kg == NULL:
+        free(cand)
+        free(kg)
+        raise MemoryError()
+    try:
+        for t in range(nh):
+            h = halo[hj[t]]
+            i = hi[t]
+            if not (_finite4(sb, h) and _finite4(sb, i)):
+                return None
+            if i == h or _pos_area(sb, h, sb, i):
+                continue
+            cand[n].g = _box_gap(sb, h, sb, i)
+            if cand[n].g <= gap:
+                cand[n].h = h
+                cand[n].i = i
+                n += 1
+        if n > 1:
+            qsort(cand, n, sizeof(_Near), _near_cmp)
+        # the first k of each row's run, with an end among the affected rows, keyed by position pair
+        c = 0
+        w = 0
+        for t in range(n):
+            if t and cand[t].h == cand[t - 1].h:
+                c += 1
+            else:
+                c = 0
+            if c >= k:
+                continue
+            h, i = cand[t].h, cand[t].i
+            s = _left_i(&affected[0], 0, na_, h) if na_ else 0
+            if not (s < na_ and affected[s] == h):
+                s = _left_i(&affected[0], 0, na_, i) if na_ else 0
+                if not (s < na_ and affected[s] == i):
+                    continue
+            x, y = (h, i) if h < i else (i, h)
+            kg[w].key = x * nsub + y
+            kg[w].g = cand[t].g
+            kg[w].at = w
+            w += 1
+        if w > 1:
+            qsort(kg, w, sizeof(_KeyGap), _key_gap_cmp)
+        a_a = np.empty(w, np.int64)
+        b_a = np.empty(w, np.int64)
+        g_a = np.empty(w, np.float64)
+        oa, ob, og = a_a, b_a, g_a
+        n = 0
+        for t in range(w):
+            if t and kg[t].key == kg[t - 1].key:
+                continue
+            a = sub[kg[t].key // nsub]
+            b = sub[kg[t].key % nsub]
+            # native kin (one an ancestor of the other) are no near pair
+            if (a < b and b < a + size[a]) or (b < a and a < b + size[b]):
+                continue
+            oa[n] = a
+            ob[n] = b
+            og[n] = kg[t].g
+            n += 1
+        return a_a[:n], b_a[:n], g_a[:n]
+    finally:
+        free(cand)
+        free(kg)

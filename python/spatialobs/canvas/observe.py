@@ -42,12 +42,13 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 from itertools import repeat
+from types import ModuleType
 from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from spatialobs import geometry as G
-from spatialobs._arrays import in_sorted, row_order, run_starts, unique, unique_first
+from spatialobs._arrays import in_sorted, int64_columns, row_order, run_starts, unique, unique_first
 from spatialobs.canvas.limits import compact_json, typed_errors
 from spatialobs.canvas.pagetables import (ALIGNED_SHIFT_A, ALIGNED_SHIFT_B, PAIR_SHIFT, aligned_keys, aligned_rows,
                                           keys_at, kind_pairs, line_values as _line_values, move_values, pair_keys,
@@ -561,6 +562,12 @@ def _binding_rows_py(blist: List[Any], row_of: Dict[str, int]) -> Tuple[np.ndarr
     bterm = np.fromiter((b.terminal == "end" for b in blist), np.int64, len(blist))
     return bf, bt, bterm
 
+
+_cpt: Optional[ModuleType]
+try:
+    from spatialobs.canvas import _cpagetables as _cpt
+except ImportError:  # a source tree without the compiled module
+    _cpt = None
 
 try:
     from spatialobs.canvas._cobserve import binding_rows as _binding_rows
@@ -2714,6 +2721,66 @@ def _knn(st: _PageState, rows: np.ndarray, gap: float, k: int = 4) -> Tuple[np.n
     return h[m], i[m], g[m]
 
 
+#: Whether :func:`_near_update` runs its steps between the index queries compiled
+#: (``_cpagetables.near_affected``, ``near_touched``, ``near_pairs``) when its table has sorted keys and
+#: the boxes it reads are finite; False: the numpy steps (the twin, for tests).
+NEAR_KERNEL = True
+
+
+def _i64_hits(hits: Tuple[np.ndarray, np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+    """Index hits as the compiled steps read them: C-contiguous int64 (no copy when they are)."""
+    return np.ascontiguousarray(hits[0], np.int64), np.ascontiguousarray(hits[1], np.int64)
+
+
+def _near_compiled(st: _PageState, keys: np.ndarray, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
+                   changed: np.ndarray, before: np.ndarray, q: np.ndarray, gap: float
+                   ) -> Optional[Tuple[np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """:func:`_near_update`'s pairs that leave (their positions in the table with sorted key column
+    ``keys``) and the pairs that enter, found by the compiled steps around the three index queries;
+    None when they do not apply (a box not finite, columns of other types: the numpy steps run)."""
+    cpt = _cpt
+    na, nb, _ = old
+    if not (NEAR_KERNEL and cpt is not None and int64_columns(keys, na, nb, changed, st.sub, st.subpos)
+            and st.pg.size.dtype == np.int64 and st.sb.dtype == np.float64):
+        return None
+    grown = cpt.near_grown(q, gap)
+    if grown is None:
+        return None
+    i, j = _i64_hits(_closed_hits(st, grown))
+    got = cpt.near_affected(q, i, j, st.sb, gap, changed, before)
+    if got is None:
+        return None
+    affected, was = got
+    i, j = _i64_hits(_closed_hits(st, was))
+    tg = cpt.near_touched(keys, na, nb, st.sub, st.subpos, affected, i, j, st.sb, gap)
+    if tg is None:
+        return None
+    touch_at, halo, grown = tg
+    i, j = _i64_hits(_closed_hits(st, grown))
+    pairs = cpt.near_pairs(st.sb, st.sub, np.ascontiguousarray(st.pg.size), halo, i, j, affected, gap, 4)
+    if pairs is None:
+        return None
+    return touch_at, pairs
+
+
+def _near_spliced(old: Tuple[np.ndarray, np.ndarray, np.ndarray], keys: np.ndarray, touch_at: np.ndarray,
+                  a: np.ndarray, b: np.ndarray, g: np.ndarray, out: Optional[Dict[str, np.ndarray]], inplace: bool,
+                  delta: Optional[Dict[str, Tuple[np.ndarray, ...]]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``near`` table ``old`` (sorted key column ``keys``) without the pairs at ``touch_at`` and with
+    the pairs ``(a, b, g)``: spliced, in place when ``inplace`` allows; the key column put in ``out``,
+    the ends of the pairs that left and entered in ``delta``."""
+    na, nb, ng = old
+    if delta is not None:
+        delta["near"] = (na[touch_at], nb[touch_at], a, b)
+    if inplace and splice_in_place((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b)):
+        (ra, rb, rg), rk = (na, nb, ng), keys
+    else:
+        (ra, rb, rg), rk = splice((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b))
+    if out is not None:
+        out["near"] = rk
+    return ra, rb, rg
+
+
 def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], changed: np.ndarray,
                  before: np.ndarray, gap: float, known: Optional[Dict[str, np.ndarray]] = None,
                  out: Optional[Dict[str, np.ndarray]] = None, inplace: bool = False,
@@ -2736,15 +2803,19 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
         return old
     n, m = len(pg.ids), len(sub)
     subpos = st.subpos
-    # rows whose nearest can differ: the changed ones and those within the gap of one, before or after
-    # (a row overlapping a changed box with positive area, then and now, never had it as a candidate)
-    q = np.concatenate([sb[changed], before])
-    i, j = _closed_hits(st, _grown(q, gap))
-    ok = (_gap(q[j], sb[i]) <= gap) & ~_pos_area(q[j], sb[i])  # a changed row i is in the set anyway
-    affected = unique(np.concatenate([changed, i[ok]]))
     keys = None
     if out is not None and len(before) >= len(changed):
         keys = _sorted_keys(known, "near", lambda: pair_keys(na, nb))
+    # rows whose nearest can differ: the changed ones and those within the gap of one, before or after
+    # (a row overlapping a changed box with positive area, then and now, never had it as a candidate)
+    q = np.concatenate([sb[changed], before])
+    if keys is not None:
+        found = _near_compiled(st, keys, old, changed, before, q, gap)
+        if found is not None:
+            return _near_spliced(old, keys, found[0], *found[1], out, inplace, delta)
+    i, j = _closed_hits(st, _grown(q, gap))
+    ok = (_gap(q[j], sb[i]) <= gap) & ~_pos_area(q[j], sb[i])  # a changed row i is in the set anyway
+    affected = unique(np.concatenate([changed, i[ok]]))
     touch_at: Optional[np.ndarray] = None
     if keys is not None:
         # an affected row's pairs: their other end lay within the gap of its box then
@@ -2768,15 +2839,7 @@ def _near_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
     kin = ~_related(pg, a, b)
     a, b, g = a[kin], b[kin], g[kin]
     if keys is not None and touch_at is not None:
-        if delta is not None:
-            delta["near"] = (na[touch_at], nb[touch_at], a, b)
-        if inplace and splice_in_place((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b)):
-            (ra, rb, rg), rk = (na, nb, ng), keys
-        else:
-            (ra, rb, rg), rk = splice((na, nb, ng), keys, touch_at, (a, b, g), pair_keys(a, b))
-        if out is not None:
-            out["near"] = rk
-        return ra, rb, rg
+        return _near_spliced(old, keys, touch_at, a, b, g, out, inplace, delta)
     ka, kb, kg, big = na[~touch], nb[~touch], ng[~touch], n + 1
     got = _merged((ka, kb, kg), ka * big + kb, (a, b, g), a * big + b)
     if got is not None:

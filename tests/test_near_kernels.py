@@ -1,0 +1,142 @@
+"""The compiled steps of the ``near`` table's update after an edit (``_cpagetables.near_grown``,
+``near_affected``, ``near_touched``, ``near_pairs``): each held to its row-by-row oracle on boxes that
+touch, sit at the gap's edge, nest and lie at large coordinates; the update through them held to
+its numpy twin over edit sequences; bad input refused with its message, boxes not finite left to
+the twin."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tests.reference import pagetables_oracle as ref
+from tests.test_observe_incremental import EDIT, assert_tables_fresh, edit, observations, page
+
+cpt = pytest.importorskip("spatialobs.canvas._cpagetables")
+OBS = sys.modules["spatialobs.canvas.observe"]
+AT = st.sampled_from([-1e6, -12.0, -2.0, 0.0, 0.5, 1.0, 3.0, 4.0, 7.0, 8.0, 12.0, 1e6])
+SIDE = st.sampled_from([0.0, 0.5, 1.0, 3.0, 4.0, 10.0])
+
+
+def _boxes(data, n):
+    x = data.draw(st.lists(AT, min_size=n, max_size=n))
+    y = data.draw(st.lists(AT, min_size=n, max_size=n))
+    w = data.draw(st.lists(SIDE, min_size=n, max_size=n))
+    h = data.draw(st.lists(SIDE, min_size=n, max_size=n))
+    return np.array([[a, b, a + c, b + d] for a, b, c, d in zip(x, y, w, h)], np.float64).reshape(n, 4)
+
+
+def _hits(q, sb):
+    """Every (box, query) pair whose boxes intersect (closed), by query: what the box index gives."""
+    i = [r for t in range(len(q)) for r in range(len(sb)) if ref._meets(q[t], sb[r])]
+    j = [t for t in range(len(q)) for r in range(len(sb)) if ref._meets(q[t], sb[r])]
+    return np.array(i, np.int64), np.array(j, np.int64)
+
+
+def _case(data, n):
+    sb = _boxes(data, n)
+    changed = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=min(3, n)))), np.int64)
+    before = _boxes(data, len(changed))
+    return sb, changed, before
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 16), st.sampled_from([0.0, 1.0, 3.0, 8.0]), st.data())
+def test_near_affected_is_the_oracle(n, gap, data):
+    sb, changed, before = _case(data, n)
+    q = np.concatenate([sb[changed], before])
+    grown = cpt.near_grown(q, gap)
+    assert np.array_equal(grown, OBS._grown(q, gap))  # the numpy step's bits
+    i, j = _hits(grown, sb)
+    aff, was = cpt.near_affected(q, i, j, sb, gap, changed, before)
+    want_aff, want_was = ref.near_affected(q.tolist(), sb.tolist(), gap, changed.tolist(), before.tolist())
+    assert aff.dtype == np.int64 and aff.tolist() == want_aff
+    assert was.tolist() == want_was
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 14), st.sampled_from([0.0, 1.0, 3.0, 8.0]), st.integers(1, 4), st.data())
+def test_near_touched_and_near_pairs_are_the_oracle(n, gap, k, data):
+    """A near table of random pairs (any pairs: the steps read keys, not how the pairs were found) over
+    solid rows spread among page rows; the affected rows' pairs found by run and by key, the halo, and
+    the k nearest pairs with an end affected, native kin (random subtree sizes) left out."""
+    sb = _boxes(data, n)
+    sub = np.cumsum(np.array(data.draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)), np.int64))
+    npage = int(sub[-1]) + 1
+    subpos = np.full(npage, -1, np.int64)
+    subpos[sub] = np.arange(n)
+    size = np.array([min(int(v), npage - r) for r, v in
+                     enumerate(data.draw(st.lists(st.integers(1, 4), min_size=npage, max_size=npage)))], np.int64)
+    pairs = sorted(data.draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).filter(
+        lambda p: p[0] < p[1]), max_size=12)))
+    na = np.array([sub[a] for a, _ in pairs], np.int64)
+    nb = np.array([sub[b] for _, b in pairs], np.int64)
+    keys = (na << 32) | nb
+    affected = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=4))), np.int64)
+    was = cpt.near_grown(sb[affected], gap)
+    i, j = _hits(was, sb)
+    touch_at, halo, grown = cpt.near_touched(keys, na, nb, sub, subpos, affected, i, j, sb, gap)
+    want_at, want_halo = ref.near_touched(na.tolist(), nb.tolist(), sub.tolist(), subpos.tolist(),
+                                          affected.tolist(), was.tolist(), sb.tolist(), gap)
+    assert touch_at.tolist() == want_at and halo.tolist() == want_halo
+    assert np.array_equal(grown, OBS._grown(sb[halo], gap))
+    i, j = _hits(grown, sb)
+    a, b, g = cpt.near_pairs(sb, sub, size, halo, i, j, affected, gap, k)
+    want = ref.near_pairs(sb.tolist(), sub.tolist(), size.tolist(), halo.tolist(), affected.tolist(), gap, k)
+    assert list(zip(a.tolist(), b.tolist(), g.tolist())) == want
+    assert a.dtype == b.dtype == np.int64 and g.dtype == np.float64
+
+
+def test_near_steps_leave_boxes_not_finite_to_the_twin_and_refuse_bad_input():
+    sb = np.array([[0.0, 0.0, 4.0, 4.0], [5.0, 0.0, 9.0, 4.0], [np.inf, 0.0, np.inf, 4.0]])
+    one, i0 = np.array([0], np.int64), np.zeros(0, np.int64)
+    assert cpt.near_grown(sb, 2.0) is None
+    assert cpt.near_affected(sb[:1], np.array([2]), np.array([0]), sb, 2.0, one, sb[:1]) is None
+    assert cpt.near_pairs(sb, np.arange(3), np.ones(3, np.int64), one, np.array([2]), np.array([0]), one, 2.0, 4) is None
+    with pytest.raises(ValueError, match=r"near_grown needs \(k, 4\) boxes, got \(1, 3\)"):
+        cpt.near_grown(np.zeros((1, 3)), 1.0)
+    with pytest.raises(ValueError, match="near_affected needs hi and hj of one length, got 1 and 0"):
+        cpt.near_affected(sb[:1], one, i0, sb, 2.0, one, sb[:1])
+    with pytest.raises(ValueError, match=r"near_affected needs a box before per changed row \(1\), got 0"):
+        cpt.near_affected(sb[:1], i0, i0, sb, 2.0, one, sb[:0])
+    with pytest.raises(IndexError, match=r"near_affected: hit \(7, 0\) outside the 3 boxes and 1 queries"):
+        cpt.near_affected(sb[:1], np.array([7]), np.array([0]), sb, 2.0, one, sb[:1])
+    with pytest.raises(ValueError, match="near_touched needs a key per pair, got 1 keys for 0 and 0 ends"):
+        cpt.near_touched(one, i0, i0, np.arange(3), np.arange(3), one, i0, i0, sb, 2.0)
+    with pytest.raises(IndexError, match=r"near_touched: position 5 outside the 3 solid rows"):
+        cpt.near_touched(i0, i0, i0, np.arange(3), np.arange(3), np.array([5]), i0, i0, sb, 2.0)
+    with pytest.raises(ValueError, match="near_pairs needs a page row per solid box, got 2 for 3"):
+        cpt.near_pairs(sb, np.arange(2), np.ones(3, np.int64), one, i0, i0, one, 2.0, 4)
+    with pytest.raises(IndexError, match=r"near_pairs: hit \(0, 3\) outside the 3 solid rows and 1 queries"):
+        cpt.near_pairs(sb, np.arange(3), np.ones(3, np.int64), one, one, np.array([3]), one, 2.0, 4)
+    with pytest.raises(IndexError, match="near_pairs: row 2 outside the 2 subtree sizes"):
+        cpt.near_pairs(sb, np.arange(3), np.ones(2, np.int64), one, i0, i0, one, 2.0, 4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(8, 40), st.lists(EDIT, min_size=1, max_size=8))
+def test_near_updated_by_the_compiled_steps_is_the_numpy_twins(seed, n, edits):
+    """Edit sequences on one page, twice: the near tables updated through the compiled steps and through
+    the numpy ones are the same after every edit, and the fresh page's."""
+    got = []
+    for kernel in (True, False):
+        old, OBS.NEAR_KERNEL = OBS.NEAR_KERNEL, kernel
+        try:
+            c = page(seed % 7, n)
+            observations(c)
+            count = [0]
+            tables = []
+            for o in edits:
+                edit(c, o, count)
+                observations(c)
+                st_ = OBS._page_state(c, c.current_page)
+                tables.append([[x.tolist() for x in tb.near] for tb in st_.tables.values()])
+            if kernel:
+                assert_tables_fresh(c)
+        finally:
+            OBS.NEAR_KERNEL = old
+        got.append(tables)
+    assert got[0] == got[1]
