@@ -140,3 +140,32 @@ def test_parent_rows_of_extract():
     raw = D.extract(nodes)
     assert raw.parent.tolist() == [-1, 0, -1, 1] and raw.types.tolist() == ["frame", "geo", "geo", "geo"]
     assert D.extract([]).types.dtype == np.dtype("<U1")
+
+
+_coord = st.sampled_from([0.0, -0.0, 1.0, -2.5, 3.0, 1e300, -1e300, 1e-300, float("inf"), float("-inf"), float("nan"),
+                          7.25, -40.0])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(_coord, _coord, _coord, _coord, _coord, _coord,
+                          st.sampled_from([0.0, -0.0, 0.5, float("nan")])), min_size=1, max_size=D._AABB_FEW + 2))
+def test_bounds_of_a_few_upright_rows_on_floats_are_the_numpy_passes_to_the_bit(rows):
+    """The axis-aligned boxes of a few local boxes moved (none turned: on Python floats) are the numpy
+    passes' to the bit: signed zeros, infinities and NaN (left to the numpy passes), turned rows too."""
+    a = np.array(rows, np.float64)
+    local, ox, oy, rot = np.ascontiguousarray(a[:, :4]), a[:, 4].copy(), a[:, 5].copy(), a[:, 6].copy()
+    with np.errstate(all="ignore"):
+        want = D._aabb_numpy(local, ox, oy, rot)
+        got = D._aabb(local, ox, oy, rot)
+    assert got.dtype == np.float64 and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+    fast = D._aabb_upright(local, ox, oy, rot)
+    if fast is not None:
+        assert fast.tobytes() == want.tobytes()
+
+
+def test_bounds_of_upright_rows_take_the_float_path_and_turned_ones_the_numpy_passes():
+    local, o = np.array([[1.0, 2.0, 3.0, 4.0]]), np.array([5.0])
+    assert D._aabb_upright(local, o, o + 1.0, np.array([0.0])).tolist() == [[6.0, 8.0, 8.0, 10.0]]
+    assert D._aabb_upright(local, o, o, np.array([0.5])) is None
+    assert D._aabb_upright(local - 1.0, o - 5.0, o, np.array([0.0])) is None  # a zero corner
