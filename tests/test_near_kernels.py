@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tests.reference import pagetables_oracle as ref
-from tests.test_observe_incremental import EDIT, assert_tables_fresh, edit, observations, page
+from tests.test_observe_incremental import TABLES, EDIT, assert_tables_fresh, edit, observations, page
 
 cpt = pytest.importorskip("spatialobs.canvas._cpagetables")
 OBS = sys.modules["spatialobs.canvas.observe"]
@@ -116,27 +116,37 @@ def test_near_steps_leave_boxes_not_finite_to_the_twin_and_refuse_bad_input():
         cpt.near_pairs(sb, np.arange(3), np.ones(2, np.int64), one, i0, i0, one, 2.0, 4)
 
 
+#: The module flags that choose an update's compiled steps (True) or their numpy twins (False).
+FLAGS = (("spatialobs.canvas.observe", "NEAR_KERNEL"), ("spatialobs.canvas.observe", "ALIGNED_MERGE_KERNEL"),
+         ("spatialobs.canvas.observe", "REACH_KERNEL"), ("spatialobs.canvas.pagetables", "RECUT_KERNEL"))
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10**6), st.integers(8, 40), st.lists(EDIT, min_size=1, max_size=8))
-def test_near_updated_by_the_compiled_steps_is_the_numpy_twins(seed, n, edits):
-    """Edit sequences on one page, twice: the near tables updated through the compiled steps and through
-    the numpy ones are the same after every edit, and the fresh page's."""
+def test_tables_updated_by_the_compiled_steps_are_the_numpy_twins(seed, n, edits):
+    """Edit sequences on one page, twice: the relation tables and observations updated through the
+    compiled steps (near, the aligned recut and merge, the painted reach) and through their numpy twins
+    are the same after every edit, and the fresh page's."""
     got = []
     for kernel in (True, False):
-        old, OBS.NEAR_KERNEL = OBS.NEAR_KERNEL, kernel
+        old = [getattr(sys.modules[m], f) for m, f in FLAGS]
+        for m, f in FLAGS:
+            setattr(sys.modules[m], f, kernel)
         try:
             c = page(seed % 7, n)
             observations(c)
             count = [0]
-            tables = []
+            seen = []
             for o in edits:
                 edit(c, o, count)
-                observations(c)
+                obs = observations(c)
                 st_ = OBS._page_state(c, c.current_page)
-                tables.append([[x.tolist() for x in tb.near] for tb in st_.tables.values()])
+                seen.append((obs, [[[x.tolist() for x in getattr(tb, name)] for name in TABLES]
+                                   for tb in st_.tables.values()]))
             if kernel:
                 assert_tables_fresh(c)
         finally:
-            OBS.NEAR_KERNEL = old
-        got.append(tables)
+            for (m, f), v in zip(FLAGS, old):
+                setattr(sys.modules[m], f, v)
+        got.append(seen)
     assert got[0] == got[1]

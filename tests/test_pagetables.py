@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -664,3 +666,51 @@ def test_recut_kinds_refuses_other_than_six_kinds_or_boxes_that_disagree():
             f(lines[:5], changed, boxes[:1], boxes[:1], 0.5, True, boxes, rows, parent)
         with pytest.raises(ValueError, match=r"recut_kinds needs a box before and after per changed position \(1\)"):
             f(lines, changed, boxes, boxes[:1], 0.5, True, boxes, rows, parent)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sets(st.tuples(st.integers(0, 7), st.integers(0, 7), st.integers(0, 1)), max_size=20), st.data())
+def test_aligned_merge_compiled_is_its_twin_and_the_oracle(pairs, data):
+    """The aligned table's pairs of rows cut again, their kind bits kept and the new ones merged: the
+    compiled pass and its numpy twin give the same drops, rewrites and new pairs, and applied to the
+    table they give the oracle's table."""
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    OBS = sys.modules["spatialobs.canvas.observe"]
+    rows = sorted(pairs, key=lambda p: (p[0] << 33) | (p[1] << 1) | p[2])
+    aa = np.array([p[0] for p in rows], np.int64)
+    ab = np.array([p[1] for p in rows], np.int64)
+    am = np.array(data.draw(st.lists(st.integers(1, 63), min_size=len(rows), max_size=len(rows))), np.int64)
+    keys = (aa << 33) | (ab << 1) | np.array([p[2] for p in rows], np.int64)
+    cut_rows = np.array(sorted(data.draw(st.sets(st.integers(0, 7), max_size=6))), np.int64)
+    cut_bits = np.array(data.draw(st.lists(st.integers(1, 63), min_size=len(cut_rows), max_size=len(cut_rows))),
+                        np.int64)
+    cr = cut_rows.tolist()  # (a new pair's rows were both cut again)
+    new = data.draw(st.lists(st.tuples(st.sampled_from(cr), st.sampled_from(cr), st.integers(0, 1),
+                                       st.integers(1, 63)), max_size=8)) if cr else []
+    nk = np.array([(a << 33) | (b << 1) | x for a, b, x, _ in new], np.int64)
+    nb = np.array([m for *_, m in new], np.int64)
+    got = c.aligned_merge(aa, ab, am, keys, cut_rows, cut_bits, nk, nb)
+    twin = OBS._aligned_merge_py(aa, ab, am, keys, cut_rows, cut_bits, nk, nb)
+    assert [x.tolist() for x in got] == [x.tolist() for x in twin]
+    assert all(x.dtype == np.int64 for x in got)
+    drop, rw_at, rw_bits, nk2, nb2 = (x.tolist() for x in got)
+    table = dict(zip(keys.tolist(), am.tolist()))
+    for p, m in zip(rw_at, rw_bits):
+        table[int(keys[p])] = m
+    for p in drop:
+        del table[int(keys[p])]
+    assert not set(nk2) & set(table) and nk2 == sorted(nk2)
+    table.update(zip(nk2, nb2))
+    assert table == ref.aligned_merged(aa.tolist(), ab.tolist(), am.tolist(), keys.tolist(), cut_rows.tolist(),
+                                       cut_bits.tolist(), nk.tolist(), nb.tolist())
+
+
+def test_aligned_merge_refuses_columns_that_disagree_or_unsorted_keys():
+    c = pytest.importorskip("spatialobs.canvas._cpagetables")
+    one, two, i0 = np.array([1], np.int64), np.array([1, 2], np.int64), np.zeros(0, np.int64)
+    with pytest.raises(ValueError, match="aligned_merge needs a key per pair, got 2 keys for 1, 1 and 1 rows"):
+        c.aligned_merge(one, one, one, two, i0, i0, i0, i0)
+    with pytest.raises(ValueError, match="aligned_merge needs bits per row and per new key, got 0 for 1 and 0 for 0"):
+        c.aligned_merge(one, one, one, one, one, i0, i0, i0)
+    with pytest.raises(ValueError, match="aligned_merge needs the table's keys sorted along its first column"):
+        c.aligned_merge(np.array([1, 1], np.int64), two, two, np.array([9, 3], np.int64), one, one, i0, i0)

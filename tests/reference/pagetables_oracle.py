@@ -156,3 +156,17 @@ def near_pairs(sb: Sequence[Sequence[float]], sub: Sequence[int], size: Sequence
         if not (a < b < a + size[a] or b < a < b + size[b]):
             out.append((a, b, d))
     return sorted(out)
+
+
+def aligned_merged(aa: Sequence[int], ab: Sequence[int], am: Sequence[int], keys: Sequence[int],
+                   cut_rows: Sequence[int], cut_bits: Sequence[int], nk: Sequence[int], nb: Sequence[int]) -> dict:
+    """The ``aligned`` table as ``{key: kind bits}`` after its rows ``cut_rows`` were cut again for the kinds
+    of ``cut_bits`` and the pairs ``nk`` (bits ``nb``) were found: a pair keeps the kinds its rows were not
+    both cut again for, the new bits are or-ed in, a pair left with none is gone."""
+    bits = dict(zip(cut_rows, cut_bits))
+    out = {}
+    for a, b, m, k in zip(aa, ab, am, keys):
+        out[k] = m & ~(bits.get(a, 0) & bits.get(b, 0))
+    for k, m in zip(nk, nb):
+        out[k] = out.get(k, 0) | m
+    return {k: m for k, m in out.items() if m}

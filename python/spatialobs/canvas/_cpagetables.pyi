@@ -46,3 +46,8 @@ def near_pairs(sb: npt.NDArray[np.float64], sub: npt.NDArray[np.int64], size: np
                halo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64], hj: npt.NDArray[np.int64],
                affected: npt.NDArray[np.int64], gap: float, k: int
                ) -> Optional[Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]]: ...
+def aligned_merge(aa: npt.NDArray[np.int64], ab: npt.NDArray[np.int64], am: npt.NDArray[np.int64],
+                  keys: npt.NDArray[np.int64], cut_rows: npt.NDArray[np.int64], cut_bits: npt.NDArray[np.int64],
+                  nk: npt.NDArray[np.int64], nb: npt.NDArray[np.int64]
+                  ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64],
+                             npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...

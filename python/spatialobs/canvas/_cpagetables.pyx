@@ -9,7 +9,8 @@ numpy calls); ``recut_lines`` is one kind of the ``aligned`` table cut again aft
 values: the values moved, the runs found and their lines cut in one call instead of some ten
 numpy calls and a kernel call per kind; ``recut_kinds`` does it for the six kinds in one call and
 merges their results. ``near_grown``, ``near_affected``, ``near_touched`` and ``near_pairs`` are the
-steps of ``observe._near_update`` between its index queries, one call each.
+steps of ``observe._near_update`` between its index queries, one call each; ``aligned_merge`` merges the
+kind bits of the ``aligned`` pairs whose rows were cut again.
 ``splice_pieces`` and ``cut_pieces`` are :func:`spatialobs.canvas.pagetables.splice`'s merge of
 the dropped and new rows and its copies of slices, whose Python loops followed the number of
 pieces. ``map_rows``, ``solid_rows``, ``rows_differ`` and ``reparented`` are the row-map passes of
@@ -1294,3 +1295,116 @@ def near_pairs(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::1]
     finally:
         free(cand)
         free(kg)
+
+
+# --------------------------------------------------------------------------- aligned bits merged
+cdef struct _KeyBits:
+    int64_t key
+    int64_t bits
+
+
+cdef int _key_bits_cmp(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const _KeyBits*>a).key, y = (<const _KeyBits*>b).key
+    return (x > y) - (x < y)
+
+
+cdef inline int64_t _bits_of(const int64_t[::1] rows, const int64_t[::1] bits, int64_t r) noexcept nogil:
+    # the entry of ``bits`` at row r of the sorted distinct ``rows``, 0 when r is not there
+    cdef Py_ssize_t n = rows.shape[0]
+    cdef Py_ssize_t p = _left_i(&rows[0], 0, n, r) if n else 0
+    return bits[p] if p < n and rows[p] == r else 0
+
+
+def aligned_merge(const int64_t[::1] aa, const int64_t[::1] ab, const int64_t[::1] am, const int64_t[::1] keys,
+                  const int64_t[::1] cut_rows, const int64_t[::1] cut_bits, const int64_t[::1] nk,
+                  const int64_t[::1] nb):
+    """The ``aligned`` table ``(aa, ab, am)`` (sorted key column ``keys``, ``aa`` sorted) after the rows
+    ``cut_rows`` (sorted, distinct) were cut again for the kinds of ``cut_bits``, with the new pairs'
+    keys ``nk`` and kind bits ``nb``: a pair of the table whose first row was cut again keeps the bits
+    of the kinds its rows were not both cut again for, with the new bits of its key merged in (see
+    ``observe._aligned_merge_py``, the twin). Returns ``(drop, at, bits, new_keys, new_bits)``: the
+    positions of the pairs left with no kind, those whose bits changed and their bits (both
+    increasing), and the keys (increasing) and bits of the new pairs."""
+    cdef Py_ssize_t n = keys.shape[0], nc = cut_rows.shape[0], nn = nk.shape[0], t, lo, hi, m = 0, u, q
+    cdef Py_ssize_t nd = 0, nw = 0, nnew = 0
+    cdef int64_t r, now
+    if aa.shape[0] != n or ab.shape[0] != n or am.shape[0] != n:
+        raise ValueError(f"aligned_merge needs a key per pair, got {n} keys for {aa.shape[0]}, {ab.shape[0]} "
+                         f"and {am.shape[0]} rows")
+    if cut_bits.shape[0] != nc or nb.shape[0] != nn:
+        raise ValueError(f"aligned_merge needs bits per row and per new key, got {cut_bits.shape[0]} for {nc} "
+                         f"and {nb.shape[0]} for {nn}")
+    # the positions of the pairs whose first row was cut again (runs of ``aa``)
+    cdef Py_ssize_t total = 0
+    for t in range(nc):
+        lo = _left_i(&aa[0], 0, n, cut_rows[t]) if n else 0
+        hi = lo
+        while hi < n and aa[hi] == cut_rows[t]:
+            hi += 1
+        total += hi - lo
+    at_a = np.empty(total, np.int64)
+    cdef int64_t[::1] at = at_a
+    for t in range(nc):
+        lo = _left_i(&aa[0], 0, n, cut_rows[t]) if n else 0
+        while lo < n and aa[lo] == cut_rows[t]:
+            at[m] = lo
+            m += 1
+            lo += 1
+    # their keys with the bits kept, and the new keys: merged by key
+    cdef _KeyBits* kb = <_KeyBits*>malloc(max(m + nn, 1) * sizeof(_KeyBits))
+    if kb == NULL:
+        raise MemoryError()
+    drop_a = np.empty(m, np.int64)
+    rw_a = np.empty(m, np.int64)
+    rwb_a = np.empty(m, np.int64)
+    new_k_a = np.empty(m + nn, np.int64)
+    new_b_a = np.empty(m + nn, np.int64)
+    cdef int64_t[::1] drop = drop_a, rw = rw_a, rwb = rwb_a, new_k = new_k_a, new_b = new_b_a
+    try:
+        for t in range(m):
+            q = at[t]
+            kb[t].key = keys[q]
+            kb[t].bits = am[q] & ~(_bits_of(cut_rows, cut_bits, aa[q]) & _bits_of(cut_rows, cut_bits, ab[q]))
+        for t in range(nn):
+            kb[m + t].key = nk[t]
+            kb[m + t].bits = nb[t]
+        if m + nn > 1:
+            qsort(kb, m + nn, sizeof(_KeyBits), _key_bits_cmp)
+        u = 0
+        for t in range(m + nn):
+            if u and kb[u - 1].key == kb[t].key:
+                kb[u - 1].bits |= kb[t].bits
+            else:
+                kb[u] = kb[t]
+                u += 1
+        # each pair at ``at`` (increasing keys) against the merged keys: dropped, rewritten or kept; the
+        # merged keys no pair holds are new
+        lo = 0
+        for t in range(m):
+            q = at[t]
+            while lo < u and kb[lo].key != keys[q]:  # (every key at ``at`` is among the merged ones)
+                if kb[lo].bits != 0:
+                    new_k[nnew] = kb[lo].key
+                    new_b[nnew] = kb[lo].bits
+                    nnew += 1
+                lo += 1
+            if lo == u:
+                raise ValueError("aligned_merge needs the table's keys sorted along its first column")
+            now = kb[lo].bits
+            lo += 1
+            if now == 0:
+                drop[nd] = q
+                nd += 1
+            elif now != am[q]:
+                rw[nw] = q
+                rwb[nw] = now
+                nw += 1
+        while lo < u:
+            if kb[lo].bits != 0:
+                new_k[nnew] = kb[lo].key
+                new_b[nnew] = kb[lo].bits
+                nnew += 1
+            lo += 1
+    finally:
+        free(kb)
+    return drop_a[:nd], rw_a[:nw], rwb_a[:nw], new_k_a[:nnew], new_b_a[:nnew]

@@ -2977,6 +2977,36 @@ def _bits_at(rows: np.ndarray, bits: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.where(rows[at] == q, bits[at], 0)
 
 
+#: Whether :func:`_aligned_update` merges the kept and new kind bits of the rows cut again in one
+#: compiled pass (``_cpagetables.aligned_merge``); False: :func:`_aligned_merge_py` (the twin, for tests).
+ALIGNED_MERGE_KERNEL = True
+
+
+def _aligned_merge_py(aa: np.ndarray, ab: np.ndarray, am: np.ndarray, keys: np.ndarray, cut_rows: np.ndarray,
+                      cut_bits: np.ndarray, nk: np.ndarray, nb: np.ndarray) -> Tuple[np.ndarray, ...]:
+    """The twin of ``_cpagetables.aligned_merge`` (arguments and result as there), by numpy passes: only
+    the pairs of rows cut again change, those whose first row was (a pair's rows are both cut again for
+    a kind when its bit is cleared, and a new pair's rows were), merged with the new bits."""
+    at = rows_at(aa, cut_rows)
+    ck = np.concatenate([keys[at], nk])
+    cb = np.concatenate([am[at] & ~(_bits_at(cut_rows, cut_bits, aa[at]) & _bits_at(cut_rows, cut_bits, ab[at])),
+                         nb])
+    o = np.argsort(ck, kind="stable")
+    ck, cb = ck[o], cb[o]
+    if len(ck):
+        start = np.flatnonzero(run_starts(ck))
+        ck, cb = ck[start], np.bitwise_or.reduceat(cb, start)
+    # every key at ``at`` is in ``ck``: a pair whose bits changed is written, one left with none
+    # dropped, a new one inserted; most rows cut again keep their pairs as they were
+    j = np.searchsorted(ck, keys[at])
+    now = cb[j]
+    rewrite = (now != 0) & (now != am[at])
+    is_new = np.ones(len(ck), bool)
+    is_new[j] = False
+    is_new &= cb != 0
+    return at[now == 0], at[rewrite], now[rewrite], ck[is_new], cb[is_new]
+
+
 def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray],
                     changed: np.ndarray, before: np.ndarray, tol: float,
                     gone: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
@@ -3109,36 +3139,19 @@ def _aligned_update(st: _PageState, old_st: _PageState, old: Tuple[np.ndarray, n
     if out is not None:
         ok = _sorted_keys(known, "aligned", lambda: aligned_keys(aa, ab, np.where((am & 7) != 0, 0, 1)))
     if ok is not None:
-        # only the pairs of rows cut again change: those whose first row was (a pair's rows are both cut
-        # again for a kind when its bit is cleared, and a new pair's rows were), merged with the new bits
-        at = rows_at(aa, cut_rows)
-        ck = np.concatenate([ok[at], nk])
-        cb = np.concatenate([am[at] & ~(_bits_at(cut_rows, cut_bits, aa[at]) & _bits_at(cut_rows, cut_bits, ab[at])),
-                             nb])
-        o = np.argsort(ck, kind="stable")
-        ck, cb = ck[o], cb[o]
-        if len(ck):
-            start = np.flatnonzero(run_starts(ck))
-            ck, cb = ck[start], np.bitwise_or.reduceat(cb, start)
-        # every key at ``at`` is in ``ck``: a pair whose bits changed is written, one left with none
-        # dropped, a new one inserted; most rows cut again keep their pairs as they were
-        j = np.searchsorted(ck, ok[at])
-        now = cb[j]
-        drop = at[now == 0]
-        rewrite = (now != 0) & (now != am[at])
-        is_new = np.ones(len(ck), bool)
-        is_new[j] = False
-        is_new &= cb != 0
-        if rewrite.any():  # the masks written in place when the old table is used up, else to a copy
+        if ALIGNED_MERGE_KERNEL and _cpt is not None and int64_columns(aa, ab, am, ok, cut_rows, cut_bits, nk, nb):
+            drop, rw_at, rw_bits, nk2, nb2 = _cpt.aligned_merge(aa, ab, am, ok, cut_rows, cut_bits, nk, nb)
+        else:
+            drop, rw_at, rw_bits, nk2, nb2 = _aligned_merge_py(aa, ab, am, ok, cut_rows, cut_bits, nk, nb)
+        if len(rw_at):  # the masks written in place when the old table is used up, else to a copy
             if not (inplace and writable(am)):
                 am = am.copy()
-            am[at[rewrite]] = now[rewrite]
+            am[rw_at] = rw_bits
         ra, rb, rm, rk = aa, ab, am, ok  # the same pairs: the columns are shared
         empty = np.zeros(0, np.int64)
         if delta is not None:
             delta["aligned"] = (empty, empty, empty, empty)
-        if len(drop) or is_new.any():
-            nk2, nb2 = ck[is_new], cb[is_new]
+        if len(drop) or len(nk2):
             new = aligned_rows(nk2) + (nb2,)
             if delta is not None:
                 delta["aligned"] = (aa[drop], ab[drop], new[0], new[1])
