@@ -170,3 +170,31 @@ def aligned_merged(aa: Sequence[int], ab: Sequence[int], am: Sequence[int], keys
     for k, m in zip(nk, nb):
         out[k] = out.get(k, 0) | m
     return {k: m for k, m in out.items() if m}
+
+
+def pairs_of(na: Sequence[int], nb: Sequence[int], sub: Sequence[int], subpos: Sequence[int], pos: Sequence[int],
+             boxes: Sequence[Sequence[float]], sb: Sequence[Sequence[float]]) -> List[int]:
+    """The positions of the pairs of table ``(na, nb)`` with a row of solid positions ``pos`` as first end,
+    or as second end with a first end whose box meets (closed) that row's box in ``boxes``
+    (``_cpagetables.pairs_of`` with every hit)."""
+    rows = [sub[p] for p in pos]
+    return [t for t, (a, b) in enumerate(zip(na, nb))
+            if a in rows or (b in rows and _meets(boxes[rows.index(b)], sb[subpos[a]]))]
+
+
+def overlaps_found(sb: Sequence[Sequence[float]], sub: Sequence[int], boxes: Sequence[Sequence[float]],
+                   size: Sequence[int], changed: Sequence[int]) -> List[Tuple[int, int]]:
+    """The ``overlaps`` pairs of the changed solid positions (``_cpagetables.overlaps_found`` with every
+    hit): positive-area overlaps, as page rows, neither containment (unless the same box) nor native kin."""
+    out = set()
+    for c in changed:
+        for i, b in enumerate(sb):
+            if i != c and _pos_area(sb[c], b):
+                x, y = sub[min(i, c)], sub[max(i, c)]
+                A, B = boxes[x], boxes[y]
+                a_in_b = A[0] >= B[0] and A[1] >= B[1] and A[2] <= B[2] and A[3] <= B[3]
+                b_in_a = B[0] >= A[0] and B[1] >= A[1] and B[2] <= A[2] and B[3] <= A[3]
+                kin = x < y < x + size[x] or y < x < y + size[y]
+                if (not (a_in_b or b_in_a) or (a_in_b and b_in_a)) and not kin:
+                    out.add((x, y))
+    return sorted(out)

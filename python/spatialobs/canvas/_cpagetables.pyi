@@ -51,3 +51,9 @@ def aligned_merge(aa: npt.NDArray[np.int64], ab: npt.NDArray[np.int64], am: npt.
                   nk: npt.NDArray[np.int64], nb: npt.NDArray[np.int64]
                   ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64],
                              npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+def pairs_of(keys: npt.NDArray[np.int64], ta: npt.NDArray[np.int64], sub: npt.NDArray[np.int64],
+             pos: npt.NDArray[np.int64], hi: npt.NDArray[np.int64], hj: npt.NDArray[np.int64]
+             ) -> npt.NDArray[np.int64]: ...
+def overlaps_found(sb: npt.NDArray[np.float64], sub: npt.NDArray[np.int64], boxes: npt.NDArray[np.float64],
+                   size: npt.NDArray[np.int64], changed: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
+                   hj: npt.NDArray[np.int64]) -> Optional[Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]: ...

@@ -1098,57 +1098,75 @@ def near_affected(const double[:, :] q, const int64_t[::1] hi, const int64_t[::1
     return aff_a[:u], was_a
 
 
-def near_touched(const int64_t[::1] keys, const int64_t[::1] na, const int64_t[::1] nb, const int64_t[::1] sub,
-                 const int64_t[::1] subpos, const int64_t[::1] affected, const int64_t[::1] hi, const int64_t[::1] hj,
-                 const double[:, :] sb, double gap):
-    """The ``near`` pairs of the solid positions ``affected`` (sorted, distinct) in the table
-    ``(na, nb)`` with sorted keys ``keys``: those ``affected`` rows are first in (a run each: ``na`` is
-    sorted) and those whose key ``sub[hi[t]] << 32 | sub[affected[hj[t]]]`` is in ``keys`` (sorted
-    positions, each once); the solid positions of the affected rows and of both ends of those pairs
-    (sorted, distinct); and their grown boxes (``near_grown``). None when a box is not finite or an
-    end is not a solid row."""
-    cdef Py_ssize_t nk = keys.shape[0], nr = affected.shape[0], nh = hi.shape[0], t, lo, hi_, n = 0, u, nsub = sub.shape[0]
-    cdef Py_ssize_t npos = subpos.shape[0], nsb = sb.shape[0], h = 0
+cdef object _pairs_at(const int64_t[::1] keys, const int64_t[::1] ta, const int64_t[::1] sub,
+                      const int64_t[::1] pos, const int64_t[::1] hi, const int64_t[::1] hj, str name):
+    # the positions (sorted, distinct) of the pairs of the table with first column ``ta`` (sorted) and
+    # sorted keys ``keys`` that solid positions ``pos`` are first in (a run each) or second in, their
+    # first end ``sub[hi[t]]`` (a row whose box met query ``hj[t]``'s)
+    cdef Py_ssize_t nk = keys.shape[0], nr = pos.shape[0], nh = hi.shape[0], nsub = sub.shape[0], t, lo, hi_, n = 0
     cdef int64_t key, r
-    if na.shape[0] != nk or nb.shape[0] != nk:
-        raise ValueError(f"near_touched needs a key per pair, got {nk} keys for {na.shape[0]} and {nb.shape[0]} ends")
+    if ta.shape[0] != nk:
+        raise ValueError(f"{name} needs a key per pair, got {nk} keys for {ta.shape[0]} first ends")
     if hj.shape[0] != nh:
-        raise ValueError(f"near_touched needs hi and hj of one length, got {nh} and {hj.shape[0]}")
+        raise ValueError(f"{name} needs hi and hj of one length, got {nh} and {hj.shape[0]}")
     for t in range(nr):
-        if affected[t] < 0 or affected[t] >= nsub:
-            raise IndexError(f"near_touched: position {affected[t]} outside the {nsub} solid rows")
+        if pos[t] < 0 or pos[t] >= nsub:
+            raise IndexError(f"{name}: position {pos[t]} outside the {nsub} solid rows")
     for t in range(nh):
         if hj[t] < 0 or hj[t] >= nr or hi[t] < 0 or hi[t] >= nsub:
-            raise IndexError(f"near_touched: hit ({hi[t]}, {hj[t]}) outside the {nsub} solid rows and {nr} queries")
-    # the pairs: runs of the first column, then keys found
-    at_a = np.empty(nh + nk if nh + nk < 64 else 64, np.int64)
-    cdef int64_t[::1] at = at_a
-    cdef Py_ssize_t cap = at.shape[0]
+            raise IndexError(f"{name}: hit ({hi[t]}, {hj[t]}) outside the {nsub} solid rows and {nr} queries")
+    cdef Py_ssize_t total = nh
     for t in range(nr):
-        r = sub[affected[t]]
-        lo = _left_i(&na[0], 0, nk, r) if nk else 0
+        r = sub[pos[t]]
+        lo = _left_i(&ta[0], 0, nk, r) if nk else 0
         hi_ = lo
-        while hi_ < nk and na[hi_] == r:
+        while hi_ < nk and ta[hi_] == r:
             hi_ += 1
-        while lo < hi_:
-            if n == cap:
-                cap *= 2
-                at_a = np.resize(at_a, cap)
-                at = at_a
+        total += hi_ - lo
+    at_a = np.empty(total, np.int64)
+    cdef int64_t[::1] at = at_a
+    for t in range(nr):
+        r = sub[pos[t]]
+        lo = _left_i(&ta[0], 0, nk, r) if nk else 0
+        while lo < nk and ta[lo] == r:
             at[n] = lo
             n += 1
             lo += 1
     for t in range(nh):
-        key = (sub[hi[t]] << 32) | sub[affected[hj[t]]]
+        key = (sub[hi[t]] << 32) | sub[pos[hj[t]]]
         lo = _left_i(&keys[0], 0, nk, key) if nk else 0
         if lo < nk and keys[lo] == key:
-            if n == cap:
-                cap *= 2
-                at_a = np.resize(at_a, cap)
-                at = at_a
             at[n] = lo
             n += 1
-    u = _sort_unique(&at[0], n) if n else 0
+    n = _sort_unique(&at[0], n) if n else 0
+    return at_a[:n]
+
+
+def pairs_of(const int64_t[::1] keys, const int64_t[::1] ta, const int64_t[::1] sub, const int64_t[::1] pos,
+             const int64_t[::1] hi, const int64_t[::1] hj):
+    """The positions (sorted, distinct) of the pairs of a table (first column ``ta``, sorted; sorted
+    keys ``keys``, ``a << 32 | b``) with an end at one of the solid positions ``pos``: those it is
+    first in, and those it is second in whose first end is the row ``sub[hi[t]]`` of a hit of query
+    ``hj[t]`` (the rows whose boxes met its box when the pair was found). ``observe._pairs_of``
+    compiled, its index query left to the caller."""
+    return _pairs_at(keys, ta, sub, pos, hi, hj, "pairs_of")
+
+
+def near_touched(const int64_t[::1] keys, const int64_t[::1] na, const int64_t[::1] nb, const int64_t[::1] sub,
+                 const int64_t[::1] subpos, const int64_t[::1] affected, const int64_t[::1] hi, const int64_t[::1] hj,
+                 const double[:, :] sb, double gap):
+    """The ``near`` pairs of the solid positions ``affected`` (sorted, distinct) in the table
+    ``(na, nb)`` with sorted keys ``keys`` (``pairs_of``); the solid positions of the affected rows and
+    of both ends of those pairs (sorted, distinct); and their grown boxes (``near_grown``). None when a
+    box is not finite or an end is not a solid row."""
+    cdef Py_ssize_t nr = affected.shape[0], t, u, npos = subpos.shape[0], nsb = sb.shape[0], h = 0
+    cdef int64_t r
+    if nb.shape[0] != keys.shape[0]:
+        raise ValueError(f"near_touched needs a key per pair, got {keys.shape[0]} keys for {na.shape[0]} and "
+                         f"{nb.shape[0]} ends")
+    touch_a = _pairs_at(keys, na, sub, affected, hi, hj, "near_touched")
+    cdef const int64_t[::1] at = touch_a
+    u = at.shape[0]
     # the solid positions of the affected rows and of both ends of each pair
     halo_a = np.empty(nr + 2 * u, np.int64)
     cdef int64_t[::1] halo = halo_a
@@ -1168,7 +1186,7 @@ def near_touched(const int64_t[::1] keys, const int64_t[::1] na, const int64_t[:
         if halo[t] >= nsb or not _finite4(sb, halo[t]):
             return None
         _grow_by(sb, halo[t], gap, grown, t)
-    return at_a[:u].copy(), halo_a[:h].copy(), grown_a
+    return touch_a, halo_a[:h].copy(), grown_a
 
 
 cdef struct _Near:
@@ -1227,9 +1245,6 @@ def near_pairs(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::1]
     for t in range(nh):
         if hj[t] < 0 or hj[t] >= nhalo or hi[t] < 0 or hi[t] >= nsb:
             raise IndexError(f"near_pairs: hit ({hi[t]}, {hj[t]}) outside the {nsb} solid rows and {nhalo} queries")
-    for t in range(nsub):
-        if sub[t] < 0 or sub[t] >= nsize:
-            raise IndexError(f"near_pairs: row {sub[t]} outside the {nsize} subtree sizes")
     cdef _Near* cand = <_Near*>malloc(max(nh, 1) * sizeof(_Near))
     cdef _KeyGap* kg = <_KeyGap*>malloc(max(nh, 1) * sizeof(_KeyGap))
     if cand == NULL or kg == NULL:
@@ -1284,6 +1299,8 @@ def near_pairs(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::1]
                 continue
             a = sub[kg[t].key // nsub]
             b = sub[kg[t].key % nsub]
+            if a < 0 or a >= nsize or b < 0 or b >= nsize:
+                raise IndexError(f"near_pairs: row {a if a < 0 or a >= nsize else b} outside the {nsize} subtree sizes")
             # native kin (one an ancestor of the other) are no near pair
             if (a < b and b < a + size[a]) or (b < a and a < b + size[b]):
                 continue
@@ -1408,3 +1425,61 @@ def aligned_merge(const int64_t[::1] aa, const int64_t[::1] ab, const int64_t[::
     finally:
         free(kb)
     return drop_a[:nd], rw_a[:nw], rwb_a[:nw], new_k_a[:nnew], new_b_a[:nnew]
+
+
+# --------------------------------------------------------------------------- overlaps after a move
+def overlaps_found(const double[:, :] sb, const int64_t[::1] sub, const double[:, :] boxes, const int64_t[::1] size,
+                   const int64_t[::1] changed, const int64_t[::1] hi, const int64_t[::1] hj):
+    """The ``overlaps`` pairs of the solid positions ``changed``: each hit ``hi[t]`` of the box of
+    ``changed[hj[t]]`` that overlaps it with positive area, as page rows ``(a, b)`` sorted by key, each
+    once, without containment (one box inside the other, unless they are the same box: ``boxes``, the
+    page rows' boxes) or native kin (``size``: subtree sizes). ``observe._overlaps_update``'s steps
+    after its index query (its twin, ``OVERLAPS_KERNEL`` False there). None when a box is not finite."""
+    cdef Py_ssize_t nsb = sb.shape[0], nc = changed.shape[0], nh = hi.shape[0], t, n = 0, u = 0
+    cdef Py_ssize_t nsize = size.shape[0], nbox = boxes.shape[0]
+    cdef int64_t i, c, a, b
+    cdef bint a_in_b, b_in_a
+    if hj.shape[0] != nh:
+        raise ValueError(f"overlaps_found needs hi and hj of one length, got {nh} and {hj.shape[0]}")
+    if sub.shape[0] != nsb:
+        raise ValueError(f"overlaps_found needs a page row per solid box, got {sub.shape[0]} for {nsb}")
+    for t in range(nc):
+        if changed[t] < 0 or changed[t] >= nsb:
+            raise IndexError(f"overlaps_found: position {changed[t]} outside the {nsb} solid rows")
+    for t in range(nh):
+        if hj[t] < 0 or hj[t] >= nc or hi[t] < 0 or hi[t] >= nsb:
+            raise IndexError(f"overlaps_found: hit ({hi[t]}, {hj[t]}) outside the {nsb} solid rows and {nc} queries")
+    key_a = np.empty(nh, np.int64)
+    cdef int64_t[::1] key = key_a
+    for t in range(nh):
+        i, c = hi[t], changed[hj[t]]
+        if not (_finite4(sb, i) and _finite4(sb, c)):
+            return None
+        if i != c and _pos_area(sb, i, sb, c):
+            key[n] = (i if i < c else c) * nsb + (c if i < c else i)
+            n += 1
+    if n:
+        n = _sort_unique(&key[0], n)
+    a_a = np.empty(n, np.int64)
+    b_a = np.empty(n, np.int64)
+    cdef int64_t[::1] oa = a_a, ob = b_a
+    for t in range(n):
+        a = sub[key[t] // nsb]
+        b = sub[key[t] % nsb]
+        for i in (a, b):
+            if i < 0 or i >= nsize or i >= nbox:
+                raise IndexError(f"overlaps_found: row {i} outside the {nsize} subtree sizes or {nbox} boxes")
+        if not (_finite4(boxes, a) and _finite4(boxes, b)):
+            return None
+        a_in_b = (boxes[a, 0] >= boxes[b, 0] and boxes[a, 1] >= boxes[b, 1] and boxes[a, 2] <= boxes[b, 2]
+                  and boxes[a, 3] <= boxes[b, 3])
+        b_in_a = (boxes[b, 0] >= boxes[a, 0] and boxes[b, 1] >= boxes[a, 1] and boxes[b, 2] <= boxes[a, 2]
+                  and boxes[b, 3] <= boxes[a, 3])
+        if (a_in_b or b_in_a) and not (a_in_b and b_in_a):
+            continue  # containment: an ``inside`` pair
+        if (a < b and b < a + size[a]) or (b < a and a < b + size[b]):
+            continue  # native kin
+        oa[u] = a
+        ob[u] = b
+        u += 1
+    return a_a[:u], b_a[:u]

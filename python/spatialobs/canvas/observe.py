@@ -2448,6 +2448,28 @@ def _sorted_keys(known: Optional[Dict[str, np.ndarray]], name: str, keys: Any) -
     return k
 
 
+#: Whether :func:`_overlaps_update` finds the pairs that enter and leave by compiled steps
+#: (``_cpagetables.overlaps_found``, ``pairs_of``) when its table has sorted keys and the boxes read are
+#: finite; False: the numpy steps (the twin, for tests).
+OVERLAPS_KERNEL = True
+
+
+def _overlaps_spliced(old: Tuple[np.ndarray, np.ndarray], keys: np.ndarray, drop: np.ndarray,
+                      found: Tuple[np.ndarray, np.ndarray], out: Optional[Dict[str, np.ndarray]],
+                      inplace: bool) -> Tuple[np.ndarray, np.ndarray]:
+    """The ``overlaps`` table ``old`` (sorted key column ``keys``) without the pairs at ``drop`` and with
+    the pairs ``found``: spliced, in place when ``inplace`` allows; the key column put in ``out``."""
+    oa, ob = old
+    na, nb = found
+    if inplace and splice_in_place((oa, ob), keys, drop, (na, nb), pair_keys(na, nb)):
+        (ra, rb), rk = (oa, ob), keys
+    else:
+        (ra, rb), rk = splice((oa, ob), keys, drop, (na, nb), pair_keys(na, nb))
+    if out is not None:
+        out["overlaps"] = rk
+    return ra, rb
+
+
 def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: np.ndarray,
                      before: Optional[np.ndarray] = None, known: Optional[Dict[str, np.ndarray]] = None,
                      out: Optional[Dict[str, np.ndarray]] = None, inplace: bool = False) -> Tuple[np.ndarray, np.ndarray]:
@@ -2464,23 +2486,24 @@ def _overlaps_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed
         if out is not None and known is not None and "overlaps" in known:
             out["overlaps"] = known["overlaps"]
         return old
+    keys = None if before is None else _sorted_keys(known, "overlaps", lambda: pair_keys(oa, ob))
+    if (keys is not None and before is not None and OVERLAPS_KERNEL and _cpt is not None
+            and int64_columns(keys, oa, ob, changed, sub) and pg.size.dtype == np.int64):
+        # the pairs found and those that leave (their ends' boxes met before), by the compiled steps
+        found = _cpt.overlaps_found(sb, sub, pg.boxes, pg.size, changed, *_i64_hits(_closed_hits(st, sb[changed])))
+        if found is not None:
+            drop = _cpt.pairs_of(keys, oa, sub, changed, *_i64_hits(_closed_hits(st, before)))
+            return _overlaps_spliced(old, keys, drop, found, out, inplace)
     i, j = _closed_hits(st, sb[changed])
     c = changed[j]
     ok = (i != c) & _pos_area(sb[i], sb[c])
     a, b = np.minimum(i, c)[ok], np.maximum(i, c)[ok]
     key = unique(a * len(sb) + b)
     na, nb = _overlap_filter(pg, sub[key // len(sb)], sub[key % len(sb)])
-    keys = None if before is None else _sorted_keys(known, "overlaps", lambda: pair_keys(oa, ob))
     if keys is not None and before is not None:
         # a pair of a changed row c with an unchanged row x had x's box overlapping c's box before
         drop = _pairs_of(st, oa, keys, changed, before)
-        if inplace and splice_in_place((oa, ob), keys, drop, (na, nb), pair_keys(na, nb)):
-            (ra, rb), rk = (oa, ob), keys
-        else:
-            (ra, rb), rk = splice((oa, ob), keys, drop, (na, nb), pair_keys(na, nb))
-        if out is not None:
-            out["overlaps"] = rk
-        return ra, rb
+        return _overlaps_spliced(old, keys, drop, (na, nb), out, inplace)
     isc = _mask_of(sub[changed], len(pg.ids))
     keep = ~(isc[oa] | isc[ob])
     ka, kb, big = oa[keep], ob[keep], len(pg.ids) + 1

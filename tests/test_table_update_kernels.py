@@ -1,8 +1,8 @@
-"""The compiled steps of the ``near`` table's update after an edit (``_cpagetables.near_grown``,
-``near_affected``, ``near_touched``, ``near_pairs``): each held to its row-by-row oracle on boxes that
-touch, sit at the gap's edge, nest and lie at large coordinates; the update through them held to
-its numpy twin over edit sequences; bad input refused with its message, boxes not finite left to
-the twin."""
+"""The compiled steps of the relation tables' updates after an edit: ``near`` (``_cpagetables.near_grown``,
+``near_affected``, ``near_touched``, ``near_pairs``) and ``overlaps`` (``overlaps_found``, ``pairs_of``), each
+held to its row-by-row oracle on boxes that touch, sit at the gap's edge, nest and lie at large
+coordinates; every update's compiled steps held to their numpy twins over edit sequences; bad input
+refused with its message, boxes not finite left to the twins."""
 
 from __future__ import annotations
 
@@ -112,12 +112,15 @@ def test_near_steps_leave_boxes_not_finite_to_the_twin_and_refuse_bad_input():
         cpt.near_pairs(sb, np.arange(2), np.ones(3, np.int64), one, i0, i0, one, 2.0, 4)
     with pytest.raises(IndexError, match=r"near_pairs: hit \(0, 3\) outside the 3 solid rows and 1 queries"):
         cpt.near_pairs(sb, np.arange(3), np.ones(3, np.int64), one, one, np.array([3]), one, 2.0, 4)
+    sb2 = np.array([[0.0, 0.0, 4.0, 4.0], [5.0, 0.0, 9.0, 4.0], [10.0, 0.0, 14.0, 4.0]])
+    two = np.array([2], np.int64)
     with pytest.raises(IndexError, match="near_pairs: row 2 outside the 2 subtree sizes"):
-        cpt.near_pairs(sb, np.arange(3), np.ones(2, np.int64), one, i0, i0, one, 2.0, 4)
+        cpt.near_pairs(sb2, np.arange(3), np.ones(2, np.int64), two, np.array([1]), np.array([0]), two, 2.0, 4)
 
 
 #: The module flags that choose an update's compiled steps (True) or their numpy twins (False).
 FLAGS = (("spatialobs.canvas.observe", "NEAR_KERNEL"), ("spatialobs.canvas.observe", "ALIGNED_MERGE_KERNEL"),
+         ("spatialobs.canvas.observe", "OVERLAPS_KERNEL"),
          ("spatialobs.canvas.observe", "REACH_KERNEL"), ("spatialobs.canvas.pagetables", "RECUT_KERNEL"))
 
 
@@ -150,3 +153,58 @@ def test_tables_updated_by_the_compiled_steps_are_the_numpy_twins(seed, n, edits
                 setattr(sys.modules[m], f, v)
         got.append(seen)
     assert got[0] == got[1]
+
+
+def _solid_page(data, n):
+    """Solid boxes spread among page rows, their rows' boxes, subtree sizes and the row-to-position map."""
+    sb = _boxes(data, n)
+    sub = np.cumsum(np.array(data.draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)), np.int64))
+    npage = int(sub[-1]) + 1
+    subpos = np.full(npage, -1, np.int64)
+    subpos[sub] = np.arange(n)
+    boxes = np.zeros((npage, 4))
+    boxes[sub] = sb
+    size = np.array([min(int(v), npage - r) for r, v in
+                     enumerate(data.draw(st.lists(st.integers(1, 4), min_size=npage, max_size=npage)))], np.int64)
+    return sb, sub, subpos, boxes, size
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 14), st.data())
+def test_overlaps_found_and_pairs_of_are_the_oracle(n, data):
+    """The overlaps of the changed boxes (identical boxes, nested ones, kin) and the pairs of a table
+    with an end at the changed rows, found by their hits: the row-by-row oracle's."""
+    sb, sub, subpos, boxes, size = _solid_page(data, n)
+    changed = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=3))), np.int64)
+    i, j = _hits(sb[changed], sb)
+    a, b = cpt.overlaps_found(sb, sub, boxes, size, changed, i, j)
+    assert list(zip(a.tolist(), b.tolist())) == ref.overlaps_found(sb.tolist(), sub.tolist(), boxes.tolist(),
+                                                                   size.tolist(), changed.tolist())
+    pairs = sorted(data.draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).filter(
+        lambda p: p[0] < p[1]), max_size=12)))
+    na = np.array([sub[p] for p, _ in pairs], np.int64)
+    nb = np.array([sub[q] for _, q in pairs], np.int64)
+    before = _boxes(data, len(changed))
+    i, j = _hits(before, sb)
+    got = cpt.pairs_of((na << 32) | nb, na, sub, changed, i, j)
+    assert got.tolist() == ref.pairs_of(na.tolist(), nb.tolist(), sub.tolist(), subpos.tolist(), changed.tolist(),
+                                        before.tolist(), sb.tolist())
+
+
+def test_overlaps_found_and_pairs_of_refuse_bad_input():
+    sb = np.array([[0.0, 0.0, 4.0, 4.0], [2.0, 2.0, 6.0, 6.0]])
+    sub, size, one, i0 = np.arange(2), np.ones(2, np.int64), np.array([0], np.int64), np.zeros(0, np.int64)
+    assert cpt.overlaps_found(sb, sub, sb, size, one, np.array([1]), np.array([0]))[0].tolist() == [0]
+    bad = sb.copy()
+    bad[1, 2] = np.nan
+    assert cpt.overlaps_found(bad, sub, bad, size, one, np.array([1]), np.array([0])) is None
+    with pytest.raises(ValueError, match="overlaps_found needs hi and hj of one length, got 1 and 0"):
+        cpt.overlaps_found(sb, sub, sb, size, one, one, i0)
+    with pytest.raises(IndexError, match=r"overlaps_found: hit \(5, 0\) outside the 2 solid rows and 1 queries"):
+        cpt.overlaps_found(sb, sub, sb, size, one, np.array([5]), np.array([0]))
+    with pytest.raises(IndexError, match="overlaps_found: row 1 outside the 1 subtree sizes or 2 boxes"):
+        cpt.overlaps_found(sb, sub, sb, size[:1], one, np.array([1]), np.array([0]))
+    with pytest.raises(ValueError, match="pairs_of needs a key per pair, got 1 keys for 0 first ends"):
+        cpt.pairs_of(one, i0, sub, one, i0, i0)
+    with pytest.raises(IndexError, match=r"pairs_of: position 4 outside the 2 solid rows"):
+        cpt.pairs_of(i0, i0, sub, np.array([4]), i0, i0)
