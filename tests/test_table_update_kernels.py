@@ -1,8 +1,9 @@
 """The compiled steps of the relation tables' updates after an edit: ``near`` (``_cpagetables.near_grown``,
-``near_affected``, ``near_touched``, ``near_pairs``) and ``overlaps`` (``overlaps_found``, ``pairs_of``), each
-held to its row-by-row oracle on boxes that touch, sit at the gap's edge, nest and lie at large
-coordinates; every update's compiled steps held to their numpy twins over edit sequences; bad input
-refused with its message, boxes not finite left to the twins."""
+``near_affected``, ``near_touched``, ``near_pairs``), ``overlaps`` (``overlaps_found``, ``pairs_of``) and
+``inside`` (``inside_redo``, ``inside_found``), each held to its row-by-row oracle on boxes that touch,
+sit at the gap's edge, nest and lie at large coordinates; every update's compiled steps held to their
+numpy twins over edit sequences; bad input refused with its message, boxes not finite left to the
+twins."""
 
 from __future__ import annotations
 
@@ -120,7 +121,7 @@ def test_near_steps_leave_boxes_not_finite_to_the_twin_and_refuse_bad_input():
 
 #: The module flags that choose an update's compiled steps (True) or their numpy twins (False).
 FLAGS = (("spatialobs.canvas.observe", "NEAR_KERNEL"), ("spatialobs.canvas.observe", "ALIGNED_MERGE_KERNEL"),
-         ("spatialobs.canvas.observe", "OVERLAPS_KERNEL"),
+         ("spatialobs.canvas.observe", "OVERLAPS_KERNEL"), ("spatialobs.canvas.observe", "INSIDE_KERNEL"),
          ("spatialobs.canvas.observe", "REACH_KERNEL"), ("spatialobs.canvas.pagetables", "RECUT_KERNEL"))
 
 
@@ -208,3 +209,42 @@ def test_overlaps_found_and_pairs_of_refuse_bad_input():
         cpt.pairs_of(one, i0, sub, one, i0, i0)
     with pytest.raises(IndexError, match=r"pairs_of: position 4 outside the 2 solid rows"):
         cpt.pairs_of(i0, i0, sub, np.array([4]), i0, i0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 14), st.data())
+def test_inside_redo_and_inside_found_are_the_oracle(n, data):
+    """The rows whose container can differ after some boxes changed (held then, held now, orphans) and
+    their tightest containers found again (nested and identical boxes, equal areas, kin): the oracle's."""
+    sb, sub, subpos, boxes, size = _solid_page(data, n)
+    changed = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=3))), np.int64)
+    orphans = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), max_size=2))), np.int64)
+    inner = sorted(data.draw(st.sets(st.integers(0, n - 1), max_size=n)))
+    ci = np.array([sub[p] for p in inner], np.int64)
+    co = np.array([sub[data.draw(st.integers(0, n - 1))] for _ in inner], np.int64)
+    i, j = _hits(sb[changed], sb)
+    redo = cpt.inside_redo(sb, changed, i, j, ci, co, sub, subpos, orphans)
+    assert redo.tolist() == ref.inside_redo(sb.tolist(), changed.tolist(), ci.tolist(), co.tolist(), sub.tolist(),
+                                            subpos.tolist(), orphans.tolist())
+    i, j = _hits(sb[redo], sb)
+    got_i, got_o = cpt.inside_found(sb, sub, size, redo, i, j, ci, co)
+    assert list(zip(got_i.tolist(), got_o.tolist())) == ref.inside_found(sb.tolist(), sub.tolist(), size.tolist(),
+                                                                         redo.tolist(), ci.tolist(), co.tolist())
+
+
+def test_inside_steps_refuse_bad_input_and_leave_unsorted_tables_to_the_twin():
+    sb = np.array([[0.0, 0.0, 10.0, 10.0], [2.0, 2.0, 4.0, 4.0]])
+    sub, size, one, i0 = np.arange(2), np.ones(2, np.int64), np.array([0], np.int64), np.zeros(0, np.int64)
+    assert cpt.inside_redo(sb, one, np.array([1]), np.array([0]), i0, i0, sub, sub, i0).tolist() == [0, 1]
+    got = cpt.inside_found(sb, sub, size, np.array([1]), np.array([0]), np.array([0]), i0, i0)
+    assert [x.tolist() for x in got] == [[1], [0]]
+    assert cpt.inside_found(sb, sub, size, one, i0, i0, np.array([1, 0]), np.array([0, 0])) is None
+    assert cpt.inside_redo(sb, one, i0, i0, np.array([1]), np.array([0]), sub, np.array([0, -1]), i0) is None
+    with pytest.raises(ValueError, match=r"inside_redo needs hi and hj \(1, 0\) and ci and co \(0, 0\)"):
+        cpt.inside_redo(sb, one, one, i0, i0, i0, sub, sub, i0)
+    with pytest.raises(IndexError, match=r"inside_redo: hit \(9, 0\) outside the 2 solid rows and 1 queries"):
+        cpt.inside_redo(sb, one, np.array([9]), np.array([0]), i0, i0, sub, sub, i0)
+    with pytest.raises(ValueError, match="inside_found needs a page row per solid box, got 1 for 2"):
+        cpt.inside_found(sb, sub[:1], size, one, i0, i0, i0, i0)
+    with pytest.raises(IndexError, match="inside_found: position 5 outside the 2 solid rows"):
+        cpt.inside_found(sb, sub, size, np.array([5]), i0, i0, i0, i0)

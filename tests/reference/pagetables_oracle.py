@@ -198,3 +198,37 @@ def overlaps_found(sb: Sequence[Sequence[float]], sub: Sequence[int], boxes: Seq
                 if (not (a_in_b or b_in_a) or (a_in_b and b_in_a)) and not kin:
                     out.add((x, y))
     return sorted(out)
+
+
+def _holds(a: Sequence[float], x: Sequence[float]) -> bool:
+    return a[0] <= x[0] and x[2] <= a[2] and a[1] <= x[1] and x[3] <= a[3] and list(a) != list(x)
+
+
+def inside_redo(sb: Sequence[Sequence[float]], changed: Sequence[int], ci: Sequence[int], co: Sequence[int],
+                sub: Sequence[int], subpos: Sequence[int], orphans: Sequence[int]) -> List[int]:
+    """The solid positions whose tightest container can differ (``_cpagetables.inside_redo`` with every
+    hit): the changed ones, the orphans, those a changed row held, those a changed box holds now."""
+    rows = {sub[c] for c in changed}
+    out = set(changed) | set(orphans) | {subpos[i] for i, o in zip(ci, co) if o in rows}
+    out |= {i for c in changed for i, b in enumerate(sb) if i != c and _holds(sb[c], b)}
+    return sorted(out)
+
+
+def inside_found(sb: Sequence[Sequence[float]], sub: Sequence[int], size: Sequence[int], redo: Sequence[int],
+                 ci: Sequence[int], co: Sequence[int]) -> List[Tuple[int, int]]:
+    """The ``inside`` table as ``(inner, container)`` pairs after the tightest container of each of
+    ``redo`` was found again among every box (least area, the later row among equals, no native kin)."""
+    again = {sub[r] for r in redo}
+    out = [(i, o) for i, o in zip(ci, co) if i not in again]
+    for r in redo:
+        best = None
+        for i, b in enumerate(sb):
+            x, y = sub[i], sub[r]
+            if i == r or not _holds(b, sb[r]) or x < y < x + size[x] or y < x < y + size[y]:
+                continue
+            key = ((b[2] - b[0]) * (b[3] - b[1]), -x)
+            if best is None or key < best[0]:
+                best = (key, x)
+        if best is not None:
+            out.append((sub[r], best[1]))
+    return sorted(out)

@@ -57,3 +57,11 @@ def pairs_of(keys: npt.NDArray[np.int64], ta: npt.NDArray[np.int64], sub: npt.ND
 def overlaps_found(sb: npt.NDArray[np.float64], sub: npt.NDArray[np.int64], boxes: npt.NDArray[np.float64],
                    size: npt.NDArray[np.int64], changed: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
                    hj: npt.NDArray[np.int64]) -> Optional[Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]: ...
+def inside_redo(sb: npt.NDArray[np.float64], changed: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
+                hj: npt.NDArray[np.int64], ci: npt.NDArray[np.int64], co: npt.NDArray[np.int64],
+                sub: npt.NDArray[np.int64], subpos: npt.NDArray[np.int64], orphans: npt.NDArray[np.int64]
+                ) -> Optional[npt.NDArray[np.int64]]: ...
+def inside_found(sb: npt.NDArray[np.float64], sub: npt.NDArray[np.int64], size: npt.NDArray[np.int64],
+                 redo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64], hj: npt.NDArray[np.int64],
+                 ci: npt.NDArray[np.int64], co: npt.NDArray[np.int64]
+                 ) -> Optional[Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]: ...

@@ -10,7 +10,8 @@ values: the values moved, the runs found and their lines cut in one call instead
 numpy calls and a kernel call per kind; ``recut_kinds`` does it for the six kinds in one call and
 merges their results. ``near_grown``, ``near_affected``, ``near_touched`` and ``near_pairs`` are the
 steps of ``observe._near_update`` between its index queries, one call each; ``aligned_merge`` merges the
-kind bits of the ``aligned`` pairs whose rows were cut again.
+kind bits of the ``aligned`` pairs whose rows were cut again; ``overlaps_found`` and ``pairs_of`` are
+``observe._overlaps_update``'s steps, ``inside_redo`` and ``inside_found`` ``observe._inside_update``'s.
 ``splice_pieces`` and ``cut_pieces`` are :func:`spatialobs.canvas.pagetables.splice`'s merge of
 the dropped and new rows and its copies of slices, whose Python loops followed the number of
 pieces. ``map_rows``, ``solid_rows``, ``rows_differ`` and ``reparented`` are the row-map passes of
@@ -1483,3 +1484,164 @@ def overlaps_found(const double[:, :] sb, const int64_t[::1] sub, const double[:
         ob[u] = b
         u += 1
     return a_a[:u], b_a[:u]
+
+
+# --------------------------------------------------------------------------- inside after a move
+cdef inline bint _holds(const double[:, :] b, Py_ssize_t a, Py_ssize_t x) noexcept nogil:
+    # observe._contains(b[a], b[x]) and the two boxes not the same (closed containment, as the kernels test it)
+    return (b[a, 0] <= b[x, 0] and b[x, 2] <= b[a, 2] and b[a, 1] <= b[x, 1] and b[x, 3] <= b[a, 3]
+            and (b[a, 0] != b[x, 0] or b[a, 1] != b[x, 1] or b[a, 2] != b[x, 2] or b[a, 3] != b[x, 3]))
+
+
+def inside_redo(const double[:, :] sb, const int64_t[::1] changed, const int64_t[::1] hi, const int64_t[::1] hj,
+                const int64_t[::1] ci, const int64_t[::1] co, const int64_t[::1] sub, const int64_t[::1] subpos,
+                const int64_t[::1] orphans):
+    """The solid positions whose tightest container can differ after the boxes of ``changed`` changed
+    (and the containers of ``orphans`` were removed), sorted and distinct: the changed ones, the
+    orphans, those a changed row held (``ci`` inside ``co``) and those a changed box holds now (a hit
+    ``hi[t]`` of ``changed[hj[t]]``'s box strictly inside it). ``observe._inside_update``'s first step
+    (its twin, ``INSIDE_KERNEL`` False there). None when a held row is not solid."""
+    cdef Py_ssize_t nc = changed.shape[0], nh = hi.shape[0], nt = ci.shape[0], no = orphans.shape[0]
+    cdef Py_ssize_t nsb = sb.shape[0], npos = subpos.shape[0], t, n = 0, p, nr
+    cdef int64_t i, c
+    if hj.shape[0] != nh or co.shape[0] != nt:
+        raise ValueError(f"inside_redo needs hi and hj ({nh}, {hj.shape[0]}) and ci and co ({nt}, {co.shape[0]}) "
+                         "of one length each")
+    for t in range(nh):
+        if hj[t] < 0 or hj[t] >= nc or hi[t] < 0 or hi[t] >= nsb:
+            raise IndexError(f"inside_redo: hit ({hi[t]}, {hj[t]}) outside the {nsb} solid rows and {nc} queries")
+    for t in range(nc):
+        if changed[t] < 0 or changed[t] >= nsb or changed[t] >= sub.shape[0]:
+            raise IndexError(f"inside_redo: position {changed[t]} outside the {nsb} solid rows")
+    rows_a = np.empty(nc, np.int64)
+    cdef int64_t[::1] rows = rows_a
+    for t in range(nc):
+        rows[t] = sub[changed[t]]
+    nr = _sort_unique(&rows[0], nc) if nc else 0
+    out_a = np.empty(nc + no + nh + nt, np.int64)
+    cdef int64_t[::1] out = out_a
+    for t in range(nc):
+        out[n] = changed[t]
+        n += 1
+    for t in range(no):
+        out[n] = orphans[t]
+        n += 1
+    for t in range(nt):  # the rows a changed row held
+        p = _left_i(&rows[0], 0, nr, co[t]) if nr else 0
+        if p < nr and rows[p] == co[t]:
+            if ci[t] < 0 or ci[t] >= npos or subpos[ci[t]] < 0:
+                return None
+            out[n] = subpos[ci[t]]
+            n += 1
+    for t in range(nh):  # the rows a changed box holds now
+        i, c = hi[t], changed[hj[t]]
+        if i != c and _holds(sb, c, i):
+            out[n] = i
+            n += 1
+    n = _sort_unique(&out[0], n) if n else 0
+    return out_a[:n].copy()
+
+
+cdef struct _Held:
+    int64_t inner
+    double area
+    int64_t outer
+
+
+cdef int _held_cmp(const void* a, const void* b) noexcept nogil:
+    # by the inner row, then the container's area, then the container's row, the later first (the lexsort
+    # of observe._inside_update)
+    cdef const _Held* x = <const _Held*>a
+    cdef const _Held* y = <const _Held*>b
+    if x.inner != y.inner:
+        return -1 if x.inner < y.inner else 1
+    if x.area != y.area:
+        return -1 if x.area < y.area else 1
+    return (x.outer < y.outer) - (x.outer > y.outer)
+
+
+def inside_found(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::1] size, const int64_t[::1] redo,
+                 const int64_t[::1] hi, const int64_t[::1] hj, const int64_t[::1] ci, const int64_t[::1] co):
+    """The ``inside`` table ``(ci, co)`` (sorted by ``ci``) with the tightest container of each of the
+    solid positions ``redo`` (sorted, distinct) found again: among the hits ``hi[t]`` of
+    ``redo[hj[t]]``'s box that hold it strictly and are not its native kin (``size``), the one of least
+    area, the later row among equals. Returns the new ``(ci, co)``, sorted by ``ci``. None when an
+    area is NaN or ``ci`` is not sorted (the twin then)."""
+    cdef Py_ssize_t nr = redo.shape[0], nh = hi.shape[0], nt = ci.shape[0], nsb = sb.shape[0], nsize = size.shape[0]
+    cdef Py_ssize_t t, n = 0, u = 0, k = 0, p
+    cdef int64_t i, r, a, b
+    cdef double area
+    if hj.shape[0] != nh or co.shape[0] != nt:
+        raise ValueError(f"inside_found needs hi and hj ({nh}, {hj.shape[0]}) and ci and co ({nt}, {co.shape[0]}) "
+                         "of one length each")
+    if sub.shape[0] != nsb:
+        raise ValueError(f"inside_found needs a page row per solid box, got {sub.shape[0]} for {nsb}")
+    for t in range(nr):
+        if redo[t] < 0 or redo[t] >= nsb:
+            raise IndexError(f"inside_found: position {redo[t]} outside the {nsb} solid rows")
+    for t in range(nh):
+        if hj[t] < 0 or hj[t] >= nr or hi[t] < 0 or hi[t] >= nsb:
+            raise IndexError(f"inside_found: hit ({hi[t]}, {hj[t]}) outside the {nsb} solid rows and {nr} queries")
+    for t in range(1, nt):
+        if ci[t] < ci[t - 1]:
+            return None
+    cdef _Held* hd = <_Held*>malloc(max(nh, 1) * sizeof(_Held))
+    if hd == NULL:
+        raise MemoryError()
+    new_i_a = np.empty(nh, np.int64)
+    new_o_a = np.empty(nh, np.int64)
+    cdef int64_t[::1] new_i = new_i_a, new_o = new_o_a
+    try:
+        for t in range(nh):
+            i, r = hi[t], redo[hj[t]]
+            if i == r or not _holds(sb, i, r):
+                continue
+            a, b = sub[i], sub[r]
+            if a < 0 or a >= nsize or b < 0 or b >= nsize:
+                raise IndexError(f"inside_found: row {a if a < 0 or a >= nsize else b} outside the {nsize} subtree sizes")
+            if (a < b and b < a + size[a]) or (b < a and a < b + size[b]):
+                continue  # native kin
+            area = (sb[i, 2] - sb[i, 0]) * (sb[i, 3] - sb[i, 1])
+            if isnan(area):
+                return None
+            hd[n].inner = b
+            hd[n].area = area
+            hd[n].outer = a
+            n += 1
+        if n > 1:
+            qsort(hd, n, sizeof(_Held), _held_cmp)
+        for t in range(n):
+            if t == 0 or hd[t].inner != hd[t - 1].inner:
+                new_i[u] = hd[t].inner
+                new_o[u] = hd[t].outer
+                u += 1
+    finally:
+        free(hd)
+    # the table without the rows found again, merged with their new containers by inner row (kept first)
+    rows_a = np.empty(nr, np.int64)
+    cdef int64_t[::1] rows = rows_a
+    for t in range(nr):
+        rows[t] = sub[redo[t]]
+    nr = _sort_unique(&rows[0], nr) if nr else 0
+    out_i_a = np.empty(nt + u, np.int64)
+    out_o_a = np.empty(nt + u, np.int64)
+    cdef int64_t[::1] out_i = out_i_a, out_o = out_o_a
+    n = 0
+    for t in range(nt):
+        p = _left_i(&rows[0], 0, nr, ci[t]) if nr else 0
+        if p < nr and rows[p] == ci[t]:
+            continue
+        while k < u and new_i[k] < ci[t]:
+            out_i[n] = new_i[k]
+            out_o[n] = new_o[k]
+            n += 1
+            k += 1
+        out_i[n] = ci[t]
+        out_o[n] = co[t]
+        n += 1
+    while k < u:
+        out_i[n] = new_i[k]
+        out_o[n] = new_o[k]
+        n += 1
+        k += 1
+    return out_i_a[:n], out_o_a[:n]

@@ -2533,6 +2533,12 @@ def _pairs_of(st: _PageState, ta: np.ndarray, keys: np.ndarray, pos: np.ndarray,
     return unique(np.concatenate([first, second]))
 
 
+#: Whether :func:`_inside_update` finds the rows to look at again and their containers by compiled steps
+#: after its index queries (``_cpagetables.inside_redo``, ``inside_found``); False: the numpy steps (the
+#: twin, for tests).
+INSIDE_KERNEL = True
+
+
 def _inside_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: np.ndarray,
                    orphans: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
     """``inside`` after the boxes of solid positions ``changed`` changed (and the
@@ -2545,6 +2551,13 @@ def _inside_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray], changed: 
         return old
     n = len(pg.ids)
     subpos = st.subpos
+    if (INSIDE_KERNEL and _cpt is not None and int64_columns(ci, co, changed, orphans, sub, subpos)
+            and pg.size.dtype == np.int64):
+        redo = _cpt.inside_redo(sb, changed, *_i64_hits(_closed_hits(st, sb[changed])), ci, co, sub, subpos, orphans)
+        if redo is not None:
+            got = _cpt.inside_found(sb, sub, pg.size, redo, *_i64_hits(_closed_hits(st, sb[redo])), ci, co)
+            if got is not None:
+                return got
     isc = _mask_of(sub[changed], n)
     # rows whose tightest container can differ: the changed ones, those a changed row held, those one holds
     # now (strictly: a box the same as a changed row's holds none of its containers)
