@@ -1,6 +1,7 @@
 """The compiled steps of the relation tables' updates after an edit: ``near`` (``_cpagetables.near_grown``,
 ``near_affected``, ``near_touched``, ``near_pairs``), ``overlaps`` (``overlaps_found``, ``pairs_of``) and
-``inside`` (``inside_redo``, ``inside_found``), each held to its row-by-row oracle on boxes that touch,
+``inside`` (``inside_redo``, ``inside_found``) and ``touches`` (``touches_strips``), each held to its
+row-by-row oracle on boxes that touch,
 sit at the gap's edge, nest and lie at large coordinates; every update's compiled steps held to their
 numpy twins over edit sequences; bad input refused with its message, boxes not finite left to the
 twins."""
@@ -122,6 +123,7 @@ def test_near_steps_leave_boxes_not_finite_to_the_twin_and_refuse_bad_input():
 #: The module flags that choose an update's compiled steps (True) or their numpy twins (False).
 FLAGS = (("spatialobs.canvas.observe", "NEAR_KERNEL"), ("spatialobs.canvas.observe", "ALIGNED_MERGE_KERNEL"),
          ("spatialobs.canvas.observe", "OVERLAPS_KERNEL"), ("spatialobs.canvas.observe", "INSIDE_KERNEL"),
+         ("spatialobs.canvas.observe", "TOUCHES_KERNEL"),
          ("spatialobs.canvas.observe", "REACH_KERNEL"), ("spatialobs.canvas.pagetables", "RECUT_KERNEL"))
 
 
@@ -248,3 +250,47 @@ def test_inside_steps_refuse_bad_input_and_leave_unsorted_tables_to_the_twin():
         cpt.inside_found(sb, sub[:1], size, one, i0, i0, i0, i0)
     with pytest.raises(IndexError, match="inside_found: position 5 outside the 2 solid rows"):
         cpt.inside_found(sb, sub, size, np.array([5]), i0, i0, i0, i0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 10), st.integers(0, 12), st.sampled_from([0.0, 1.0, 2.5]), st.data())
+def test_touches_strips_are_the_oracle(n, m, tol, data):
+    """Unbound ends on, near and inside the changed boxes before and after the move (some of moved
+    connectors): the pairs that leave (by key) and enter, found in the ends' x strips, are the row-by-row
+    oracle's over every end."""
+    sb, sub, subpos, boxes, size = _solid_page(data, n)
+    changed = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=3))), np.int64)
+    before = _boxes(data, len(changed))
+    er = np.array(sorted(data.draw(st.lists(st.integers(0, int(sub[-1]) + 3), min_size=m, max_size=m))), np.int64)
+    et = np.array(data.draw(st.lists(st.integers(0, 1), min_size=m, max_size=m)), np.int64)
+    ex = np.array(data.draw(st.lists(AT, min_size=m, max_size=m)), np.float64)
+    ey = np.array(data.draw(st.lists(AT, min_size=m, max_size=m)), np.float64)
+    mv = np.array(sorted(data.draw(st.sets(st.sampled_from(er.tolist() or [0]), max_size=2))), np.int64)
+    pairs = sorted({(int(er[k]) * 2 + int(et[k]), int(sub[c])) for k in range(m) for c in range(n)
+                    if data.draw(st.booleans())})
+    keys = np.array([(a << 32) | b for a, b in pairs], np.int64)
+    o = np.argsort(ex)
+    xs, xp = ex[o], o.astype(np.int64)
+    got = cpt.touches_strips(xs, xp, er, et, ex, ey, mv, keys, changed, before, sb, sub, boxes, tol)
+    want_drop, want_new = ref.touches_strips(er.tolist(), et.tolist(), ex.tolist(), ey.tolist(), mv.tolist(),
+                                             keys.tolist(), changed.tolist(), before.tolist(), sb.tolist(),
+                                             sub.tolist(), boxes.tolist(), tol)
+    assert sorted(got[0].tolist()) == sorted(want_drop)
+    assert sorted(zip(*(x.tolist() for x in got[1:]))) == sorted(want_new)
+
+
+def test_touches_strips_refuse_bad_input_and_leave_nan_to_the_twin():
+    sb = np.array([[0.0, 0.0, 4.0, 4.0]])
+    one, i0, f0 = np.array([0], np.int64), np.zeros(0, np.int64), np.zeros(0)
+    x = np.array([4.0])
+    got = cpt.touches_strips(x, one, np.array([3]), one, x, np.array([2.0]), i0, i0, one, sb, sb, one, sb, 1.0)
+    assert [v.tolist() for v in got] == [[], [3], [0], [0]]
+    bad = sb.copy()
+    bad[0, 1] = np.nan
+    assert cpt.touches_strips(x, one, np.array([3]), one, x, x, i0, i0, one, bad, sb, one, sb, 1.0) is None
+    with pytest.raises(ValueError, match="touches_strips needs one value per end, got 1 sorted x, 0 positions"):
+        cpt.touches_strips(x, i0, one, one, x, x, i0, i0, one, sb, sb, one, sb, 1.0)
+    with pytest.raises(ValueError, match=r"touches_strips needs a box before per changed position \(1\), got 0"):
+        cpt.touches_strips(f0, i0, i0, i0, f0, f0, i0, i0, one, sb[:0], sb, one, sb, 1.0)
+    with pytest.raises(IndexError, match=r"touches_strips: position 3 outside the 1 solid rows"):
+        cpt.touches_strips(f0, i0, i0, i0, f0, f0, i0, i0, np.array([3]), sb, sb, one, sb, 1.0)

@@ -232,3 +232,32 @@ def inside_found(sb: Sequence[Sequence[float]], sub: Sequence[int], size: Sequen
         if best is not None:
             out.append((sub[r], best[1]))
     return sorted(out)
+
+
+def touches_strips(er: Sequence[int], et: Sequence[int], ex: Sequence[float], ey: Sequence[float], mv: Sequence[int],
+                   keys: Sequence[int], changed: Sequence[int], before: Sequence[Sequence[float]],
+                   sb: Sequence[Sequence[float]], sub: Sequence[int], boxes: Sequence[Sequence[float]], tol: float
+                   ) -> Tuple[List[int], List[Tuple[int, int, int]]]:
+    """The ``touches`` pairs that leave and enter as each changed box moved from ``before`` to ``sb``,
+    every unbound end against every box (``_cpagetables.touches_strips``): the positions in ``keys`` of
+    the pairs of an end (of a connector not in ``mv``) whose square met the box before, and the
+    ``(connector, shape, terminal)`` of the ends whose square meets it now and that lie on its edge."""
+    def square(k: int) -> List[float]:
+        return [ex[k] - tol, ey[k] - tol, ex[k] + tol, ey[k] + tol]
+
+    at = {k: p for p, k in enumerate(keys)}
+    drop: List[int] = []
+    new: List[Tuple[int, int, int]] = []
+    for t, c in enumerate(changed):
+        r = sub[c]
+        ends = [k for k in range(len(er)) if er[k] not in mv]
+        for k in ends:
+            key = ((er[k] * 2 + et[k]) << 32) | r
+            if _pos_area(square(k), before[t]) and key in at:
+                drop.append(at[key])
+        b = boxes[r]
+        for k in ends:
+            depth = min(ex[k] - b[0], b[2] - ex[k], ey[k] - b[1], b[3] - ey[k])
+            if _pos_area(square(k), sb[c]) and depth <= tol and r != er[k]:
+                new.append((er[k], r, et[k]))
+    return drop, new

@@ -65,3 +65,10 @@ def inside_found(sb: npt.NDArray[np.float64], sub: npt.NDArray[np.int64], size: 
                  redo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64], hj: npt.NDArray[np.int64],
                  ci: npt.NDArray[np.int64], co: npt.NDArray[np.int64]
                  ) -> Optional[Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]: ...
+def touches_strips(xs: npt.NDArray[np.float64], xp: npt.NDArray[np.int64], er: npt.NDArray[np.int64],
+                   et: npt.NDArray[np.int64], ex: npt.NDArray[np.float64], ey: npt.NDArray[np.float64],
+                   mv: npt.NDArray[np.int64], keys: npt.NDArray[np.int64], changed: npt.NDArray[np.int64],
+                   before: npt.NDArray[np.float64], sb: npt.NDArray[np.float64], sub: npt.NDArray[np.int64],
+                   boxes: npt.NDArray[np.float64], tol: float
+                   ) -> Optional[Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                       npt.NDArray[np.int64]]]: ...

@@ -11,7 +11,8 @@ numpy calls and a kernel call per kind; ``recut_kinds`` does it for the six kind
 merges their results. ``near_grown``, ``near_affected``, ``near_touched`` and ``near_pairs`` are the
 steps of ``observe._near_update`` between its index queries, one call each; ``aligned_merge`` merges the
 kind bits of the ``aligned`` pairs whose rows were cut again; ``overlaps_found`` and ``pairs_of`` are
-``observe._overlaps_update``'s steps, ``inside_redo`` and ``inside_found`` ``observe._inside_update``'s.
+``observe._overlaps_update``'s steps, ``inside_redo`` and ``inside_found`` ``observe._inside_update``'s,
+``touches_strips`` the loop of ``observe._touches_keyed``.
 ``splice_pieces`` and ``cut_pieces`` are :func:`spatialobs.canvas.pagetables.splice`'s merge of
 the dropped and new rows and its copies of slices, whose Python loops followed the number of
 pieces. ``map_rows``, ``solid_rows``, ``rows_differ`` and ``reparented`` are the row-map passes of
@@ -1645,3 +1646,107 @@ def inside_found(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::
         n += 1
         k += 1
     return out_i_a[:n], out_o_a[:n]
+
+
+# --------------------------------------------------------------------------- touches after a move
+cdef Py_ssize_t _strip_ends(const double[::1] xs, const int64_t[::1] xp, const int64_t[::1] er,
+                            const double[::1] ex, const double[::1] ey, const int64_t[::1] mv,
+                            double b0, double b1, double b2, double b3, double tol, int64_t* out) except -2:
+    # observe._touches_keyed's strip: the ends (positions, sorted) of connectors not in ``mv`` whose
+    # square of half-size tol meets the box with positive area, found among the ends of its x strip;
+    # -1 when a value read is NaN
+    cdef double m = 1e-6 * (fabs(b0) + fabs(b2) + tol) + 1e-300
+    cdef Py_ssize_t n = xs.shape[0], nm = mv.shape[0], lo, hi, t, k, q, p, c = 0
+    cdef double s0, s1, s2, s3, top, bot
+    lo = _left(&xs[0], n, (b0 - tol) - m) if n else 0
+    hi = _right(&xs[0], n, (b2 + tol) + m) if n else 0
+    for t in range(lo, hi):
+        k = xp[t]
+        if k < 0 or k >= er.shape[0]:
+            raise IndexError(f"touches_strips: end {k} outside the {er.shape[0]} ends")
+        if nm:
+            p = _left_i(&mv[0], 0, nm, er[k])
+            if p < nm and mv[p] == er[k]:
+                continue
+        if isnan(ex[k]) or isnan(ey[k]):
+            return -1
+        s0, s1, s2, s3 = ex[k] - tol, ey[k] - tol, ex[k] + tol, ey[k] + tol
+        top = s2 if s2 < b2 else b2
+        bot = s0 if s0 > b0 else b0
+        if not (top > bot):
+            continue
+        top = s3 if s3 < b3 else b3
+        bot = s1 if s1 > b1 else b1
+        if not (top > bot):
+            continue
+        out[c] = k
+        c += 1
+    if c > 1:
+        qsort(out, c, sizeof(int64_t), _int64_cmp)
+    return c
+
+
+def touches_strips(const double[::1] xs, const int64_t[::1] xp, const int64_t[::1] er, const int64_t[::1] et,
+                   const double[::1] ex, const double[::1] ey, const int64_t[::1] mv, const int64_t[::1] keys,
+                   const int64_t[::1] changed, const double[:, :] before, const double[:, :] sb,
+                   const int64_t[::1] sub, const double[:, :] boxes, double tol):
+    """``observe._touches_keyed``'s loop over the changed boxes, compiled: per changed solid position,
+    the unbound ends (rows ``er``, terminals ``et``, page points ``ex``, ``ey``; their x values sorted
+    ``xs`` with positions ``xp``) of connectors not in ``mv`` (sorted) whose square met its box
+    ``before``, looked up in the table's sorted ``keys`` (positions, in the loop's order), and those
+    whose square meets its box now (``boxes`` of its page row) and that lie on its edge (within ``tol``
+    inside it), as ``(connector, shape, terminal)``; its box now is ``sb``'s for the strip and ``boxes``'
+    for the edge, as there. None when a value read is NaN."""
+    cdef Py_ssize_t nc = changed.shape[0], ne = er.shape[0], nk = keys.shape[0], t, i, c, n, nd = 0, nn = 0, p
+    cdef int64_t r, key, k
+    cdef double d
+    if xp.shape[0] != xs.shape[0] or et.shape[0] != ne or ex.shape[0] != ne or ey.shape[0] != ne:
+        raise ValueError(f"touches_strips needs one value per end, got {xs.shape[0]} sorted x, {xp.shape[0]} "
+                         f"positions, {ne} rows, {et.shape[0]} terminals and {ex.shape[0]}, {ey.shape[0]} points")
+    if before.shape[0] != nc:
+        raise ValueError(f"touches_strips needs a box before per changed position ({nc}), got {before.shape[0]}")
+    for t in range(nc):
+        if (changed[t] < 0 or changed[t] >= sub.shape[0] or changed[t] >= sb.shape[0] or sub[changed[t]] < 0
+                or sub[changed[t]] >= boxes.shape[0]):
+            raise IndexError(f"touches_strips: position {changed[t]} outside the {sub.shape[0]} solid rows")
+    cdef int64_t* buf = <int64_t*>malloc(max(xs.shape[0], 1) * sizeof(int64_t))
+    if buf == NULL:
+        raise MemoryError()
+    drop_l, nc_l, ns_l, nt_l = [], [], [], []
+    try:
+        for t in range(nc):
+            c = changed[t]
+            r = sub[c]
+            if (isnan(boxes[r, 0]) or isnan(boxes[r, 1]) or isnan(boxes[r, 2]) or isnan(boxes[r, 3])
+                    or isnan(sb[c, 0]) or isnan(sb[c, 1]) or isnan(sb[c, 2]) or isnan(sb[c, 3])
+                    or isnan(before[t, 0]) or isnan(before[t, 1]) or isnan(before[t, 2]) or isnan(before[t, 3])):
+                return None
+            n = _strip_ends(xs, xp, er, ex, ey, mv, before[t, 0], before[t, 1], before[t, 2], before[t, 3], tol, buf)
+            if n < 0:
+                return None
+            for i in range(n):
+                k = buf[i]
+                key = ((er[k] * 2 + et[k]) << 32) | r
+                p = _left_i(&keys[0], 0, nk, key) if nk else 0
+                if p < nk and keys[p] == key:
+                    drop_l.append(p)
+            n = _strip_ends(xs, xp, er, ex, ey, mv, sb[c, 0], sb[c, 1], sb[c, 2], sb[c, 3], tol, buf)
+            if n < 0:
+                return None
+            for i in range(n):
+                k = buf[i]
+                # the end lies on the shape's edge: at most tol inside it (observe._touch_filter)
+                d = ex[k] - boxes[r, 0]
+                if boxes[r, 2] - ex[k] < d:
+                    d = boxes[r, 2] - ex[k]
+                if ey[k] - boxes[r, 1] < d:
+                    d = ey[k] - boxes[r, 1]
+                if boxes[r, 3] - ey[k] < d:
+                    d = boxes[r, 3] - ey[k]
+                if d <= tol and r != er[k]:
+                    nc_l.append(er[k])
+                    ns_l.append(r)
+                    nt_l.append(et[k])
+    finally:
+        free(buf)
+    return (np.array(drop_l, np.int64), np.array(nc_l, np.int64), np.array(ns_l, np.int64), np.array(nt_l, np.int64))

@@ -2691,6 +2691,11 @@ def _touches_update(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarra
     return tc[o], ts[o], tt[o]
 
 
+#: Whether :func:`_touches_keyed` runs its loop over the changed boxes compiled
+#: (``_cpagetables.touches_strips``); False: the numpy loop (the twin, for tests).
+TOUCHES_KERNEL = True
+
+
 def _touches_keyed(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray], keys: np.ndarray,
                    changed: np.ndarray, before: np.ndarray, moved_ends: np.ndarray, touch_tol: float, inplace: bool,
                    out: Dict[str, np.ndarray]) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -2717,7 +2722,16 @@ def _touches_keyed(st: _PageState, old: Tuple[np.ndarray, np.ndarray, np.ndarray
     mk = rows_at(e.rows, mv)  # moved ends against every shape (the ends are sorted by row)
     if len(mk):
         parts.append(_touches_of_ends(st, mk, touch_tol))
-    for c, was in zip(changed.tolist(), before):
+    got = None
+    if (TOUCHES_KERNEL and _cpt is not None and int64_columns(xp, e.rows, e.term, mv, keys, changed, sub)
+            and xs.dtype == e.x.dtype == e.y.dtype == sb.dtype == pg.boxes.dtype == np.float64
+            and xs.flags.c_contiguous and e.x.flags.c_contiguous and e.y.flags.c_contiguous):
+        got = _cpt.touches_strips(xs, xp, e.rows, e.term, e.x, e.y, mv, keys, changed, before[:len(changed)], sb, sub,
+                                  pg.boxes, float(touch_tol))
+    if got is not None:
+        drops.append(got[0])
+        parts.append(got[1:])
+    for c, was in zip(changed.tolist() if got is None else [], before):
         k = strip(was)
         if len(k):
             drops.append(keys_at(keys, pair_keys(e.rows[k] * 2 + e.term[k], np.full(len(k), sub[c], np.int64))))
