@@ -1,10 +1,9 @@
 """The compiled steps of the relation tables' updates after an edit: ``near`` (``_cpagetables.near_grown``,
-``near_affected``, ``near_touched``, ``near_pairs``), ``overlaps`` (``overlaps_found``, ``pairs_of``) and
+``near_affected``, ``near_touched``, ``near_pairs``), ``overlaps`` (``overlaps_found``, ``pairs_of``),
 ``inside`` (``inside_redo``, ``inside_found``) and ``touches`` (``touches_strips``), each held to its
-row-by-row oracle on boxes that touch,
-sit at the gap's edge, nest and lie at large coordinates; every update's compiled steps held to their
-numpy twins over edit sequences; bad input refused with its message, boxes not finite left to the
-twins."""
+row-by-row oracle on boxes that touch, sit at the gap's edge, nest and lie at large coordinates; every
+update's compiled steps held to their numpy twins over edit sequences; bad input refused with its
+message, boxes not finite left to the twins."""
 
 from __future__ import annotations
 
