@@ -626,7 +626,7 @@ def test_recut_kinds_in_one_call_is_the_six_recuts_merged_and_the_oracles_pairs(
         lines = [(v.copy(), p.copy()) for v, p in base]
         old, PT.RECUT_KERNEL = PT.RECUT_KERNEL, kernel
         try:
-            f = PT._recut_kinds_py if name != "compiled" else PT.recut_kinds
+            f = PT._recut_kinds_py if name != "compiled" else c.recut_kinds  # (the compiled call itself)
             got = f(lines, changed, before[changed], after[changed], tol, one, after, rows, parent)
         finally:
             PT.RECUT_KERNEL = old
