@@ -103,7 +103,7 @@ def test_near_steps_leave_boxes_not_finite_to_the_twin_and_refuse_bad_input():
         cpt.near_affected(sb[:1], one, i0, sb, 2.0, one, sb[:1])
     with pytest.raises(ValueError, match=r"near_affected needs a box before per changed row \(1\), got 0"):
         cpt.near_affected(sb[:1], i0, i0, sb, 2.0, one, sb[:0])
-    with pytest.raises(IndexError, match=r"near_affected: hit \(7, 0\) outside the 3 boxes and 1 queries"):
+    with pytest.raises(IndexError, match=r"near_affected: hit \(7, 0\) outside the 3 solid rows and 1 queries"):
         cpt.near_affected(sb[:1], np.array([7]), np.array([0]), sb, 2.0, one, sb[:1])
     with pytest.raises(ValueError, match="near_touched needs a key per pair, got 1 keys for 0 and 0 ends"):
         cpt.near_touched(one, i0, i0, np.arange(3), np.arange(3), one, i0, i0, sb, 2.0)
@@ -241,11 +241,11 @@ def test_inside_steps_refuse_bad_input_and_leave_unsorted_tables_to_the_twin():
     assert [x.tolist() for x in got] == [[1], [0]]
     assert cpt.inside_found(sb, sub, size, one, i0, i0, np.array([1, 0]), np.array([0, 0])) is None
     assert cpt.inside_redo(sb, one, i0, i0, np.array([1]), np.array([0]), sub, np.array([0, -1]), i0) is None
-    with pytest.raises(ValueError, match=r"inside_redo needs hi and hj \(1, 0\) and ci and co \(0, 0\)"):
+    with pytest.raises(ValueError, match="inside_redo needs hi and hj of one length, got 1 and 0"):
         cpt.inside_redo(sb, one, one, i0, i0, i0, sub, sub, i0)
     with pytest.raises(IndexError, match=r"inside_redo: hit \(9, 0\) outside the 2 solid rows and 1 queries"):
         cpt.inside_redo(sb, one, np.array([9]), np.array([0]), i0, i0, sub, sub, i0)
-    with pytest.raises(ValueError, match="inside_found needs a page row per solid box, got 1 for 2"):
+    with pytest.raises(ValueError, match=r"inside_found needs ci and co of one length \(0, 0\) and a page row per solid box \(1 for 2\)"):
         cpt.inside_found(sb, sub[:1], size, one, i0, i0, i0, i0)
     with pytest.raises(IndexError, match="inside_found: position 5 outside the 2 solid rows"):
         cpt.inside_found(sb, sub, size, np.array([5]), i0, i0, i0, i0)

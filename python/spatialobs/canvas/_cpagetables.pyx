@@ -177,6 +177,32 @@ cdef int _int64_cmp(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
+cdef struct _Scratch:
+    # recut's scratch for m changed values: malloc'ed, not numpy arrays (a call's fixed cost matters:
+    # six kinds a move); ``left``: 3 per value, ``iv``: 2 per run and 2 runs per value, ``spans``: 2 per value
+    double* left
+    int64_t* iv
+    double* spans
+
+
+cdef int _scratch_alloc(_Scratch* sc, Py_ssize_t m) except -1:
+    sc.left = <double*>malloc(max(m, 1) * 3 * sizeof(double))
+    sc.iv = <int64_t*>malloc(max(2 * m, 1) * 2 * sizeof(int64_t))
+    sc.spans = <double*>malloc(max(m, 1) * 2 * sizeof(double))
+    if sc.left == NULL or sc.iv == NULL or sc.spans == NULL:
+        _scratch_free(sc)
+        raise MemoryError()
+    return 0
+
+
+cdef void _scratch_free(_Scratch* sc) noexcept:
+    free(sc.left)
+    free(sc.iv)
+    free(sc.spans)
+    sc.left = sc.spans = NULL
+    sc.iv = NULL
+
+
 def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, const double[::1] c_old,
                 const double[::1] c_new, double tol, bint one, const double[:, :] boxes, const int64_t[::1] rows,
                 const int64_t[::1] parent, int kind):
@@ -199,21 +225,12 @@ def recut_lines(double[::1] s, int64_t[::1] pos, const int64_t[::1] changed, con
                          f"({boxes.shape[0]}, {boxes.shape[1]}) and {nr} rows")
     if kind < 0 or kind > 5:
         raise ValueError(f"alignment kind must be 0..5, got {kind}")
-    # scratch for the runs: malloc'ed, not numpy arrays (a call's fixed cost matters: six calls a move)
-    cdef double* left = <double*>malloc(max(m, 1) * 3 * sizeof(double))
-    cdef int64_t* iv = <int64_t*>malloc(max(2 * m, 1) * 2 * sizeof(int64_t))
-    cdef double* spans = <double*>malloc(max(m, 1) * 2 * sizeof(double))
-    if left == NULL or iv == NULL or spans == NULL:
-        free(left)
-        free(iv)
-        free(spans)
-        raise MemoryError()
+    cdef _Scratch sc
+    _scratch_alloc(&sc, m)
     try:
-        return _recut(s, pos, changed, c_old, c_new, tol, one, boxes, rows, parent, kind, left, iv, spans)
+        return _recut(s, pos, changed, c_old, c_new, tol, one, boxes, rows, parent, kind, sc.left, sc.iv, sc.spans)
     finally:
-        free(left)
-        free(iv)
-        free(spans)
+        _scratch_free(&sc)
 
 
 cdef inline double _line_value(const double[:, :] b, Py_ssize_t i, int kind) noexcept nogil:
@@ -231,13 +248,14 @@ cdef inline double _line_value(const double[:, :] b, Py_ssize_t i, int kind) noe
     return b[i, 3]
 
 
-cdef struct _RowBit:
-    int64_t row
-    int64_t bit
+cdef struct _KeyBits:
+    # a key (a row, a pair's key) with kind bits, sorted by key
+    int64_t key
+    int64_t bits
 
 
-cdef int _row_bit_cmp(const void* a, const void* b) noexcept nogil:
-    cdef int64_t x = (<const _RowBit*>a).row, y = (<const _RowBit*>b).row
+cdef int _key_bits_cmp(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const _KeyBits*>a).key, y = (<const _KeyBits*>b).key
     return (x > y) - (x < y)
 
 
@@ -265,30 +283,22 @@ def recut_kinds(list lines, const int64_t[::1] changed, const double[:, :] befor
         for i in range(m):
             vals[0, kind, i] = _line_value(before, i, <int>kind)
             vals[1, kind, i] = _line_value(now, i, <int>kind)
-    cdef double* left = <double*>malloc(max(m, 1) * 3 * sizeof(double))
-    cdef int64_t* iv = <int64_t*>malloc(max(2 * m, 1) * 2 * sizeof(int64_t))
-    cdef double* spans = <double*>malloc(max(m, 1) * 2 * sizeof(double))
-    if left == NULL or iv == NULL or spans == NULL:
-        free(left)
-        free(iv)
-        free(spans)
-        raise MemoryError()
+    cdef _Scratch sc
+    _scratch_alloc(&sc, m)
     cdef list cuts = [], keys = []
     try:
         for kind in range(6):
             s, pos = lines[kind]
             cut, k = _recut(s, pos, changed, vals[0, kind], vals[1, kind], tol, one, boxes, rows, parent,
-                            <int>kind, left, iv, spans)
+                            <int>kind, sc.left, sc.iv, sc.spans)
             cuts.append(cut)
             keys.append(k)
             total += len(cut)
             nk += len(k)
     finally:
-        free(left)
-        free(iv)
-        free(spans)
+        _scratch_free(&sc)
     # the rows of the six cuts by row, each once with the bits of its kinds
-    cdef _RowBit* rb = <_RowBit*>malloc(max(total, 1) * sizeof(_RowBit))
+    cdef _KeyBits* rb = <_KeyBits*>malloc(max(total, 1) * sizeof(_KeyBits))
     if rb == NULL:
         raise MemoryError()
     cdef const int64_t[::1] c
@@ -302,8 +312,8 @@ def recut_kinds(list lines, const int64_t[::1] changed, const double[:, :] befor
         for kind in range(6):
             c = cuts[kind]
             for i in range(c.shape[0]):
-                rb[j].row = c[i]
-                rb[j].bit = (<int64_t>1) << kind
+                rb[j].key = c[i]
+                rb[j].bits = (<int64_t>1) << kind
                 j += 1
             c = keys[kind]
             for i in range(c.shape[0]):
@@ -311,11 +321,11 @@ def recut_kinds(list lines, const int64_t[::1] changed, const double[:, :] befor
                 bo[u] = (<int64_t>1) << kind
                 u += 1
         if total > 1:
-            qsort(rb, total, sizeof(_RowBit), _row_bit_cmp)
+            qsort(rb, total, sizeof(_KeyBits), _key_bits_cmp)
         u = 0
         for j in range(total):
-            if u and rb[u - 1].row == rb[j].row:
-                rb[u - 1].bit |= rb[j].bit
+            if u and rb[u - 1].key == rb[j].key:
+                rb[u - 1].bits |= rb[j].bits
             else:
                 rb[u] = rb[j]
                 u += 1
@@ -323,8 +333,8 @@ def recut_kinds(list lines, const int64_t[::1] changed, const double[:, :] befor
         rbits_a = np.empty(u, np.int64)
         ro, bi = rows_a, rbits_a
         for j in range(u):
-            ro[j] = rb[j].row
-            bi[j] = rb[j].bit
+            ro[j] = rb[j].key
+            bi[j] = rb[j].bits
     finally:
         free(rb)
     return rows_a, rbits_a, keys_a, bits_a
@@ -1039,6 +1049,27 @@ cdef Py_ssize_t _sort_unique(int64_t* v, Py_ssize_t n) noexcept nogil:
     return u
 
 
+cdef int _check_hits(str name, const int64_t[::1] hi, const int64_t[::1] hj, Py_ssize_t nrows,
+                     Py_ssize_t nq) except -1:
+    # index hits (row hi[t] met query hj[t]): one length, each inside the rows and the queries
+    cdef Py_ssize_t t
+    if hj.shape[0] != hi.shape[0]:
+        raise ValueError(f"{name} needs hi and hj of one length, got {hi.shape[0]} and {hj.shape[0]}")
+    for t in range(hi.shape[0]):
+        if hj[t] < 0 or hj[t] >= nq or hi[t] < 0 or hi[t] >= nrows:
+            raise IndexError(f"{name}: hit ({hi[t]}, {hj[t]}) outside the {nrows} solid rows and {nq} queries")
+    return 0
+
+
+cdef int _check_rows(str name, const int64_t[::1] pos, Py_ssize_t n) except -1:
+    # solid positions, each inside the n solid rows
+    cdef Py_ssize_t t
+    for t in range(pos.shape[0]):
+        if pos[t] < 0 or pos[t] >= n:
+            raise IndexError(f"{name}: position {pos[t]} outside the {n} solid rows")
+    return 0
+
+
 def near_grown(const double[:, :] boxes, double gap):
     """``observe._grown(boxes, gap)``, or None when a box is not finite."""
     cdef Py_ssize_t k = boxes.shape[0], i
@@ -1061,16 +1092,10 @@ def near_affected(const double[:, :] q, const int64_t[::1] hi, const int64_t[::1
     (``near_grown``) of each as it was: its box of ``before`` if it changed, else its box in ``sb``.
     None when a box read is not finite."""
     cdef Py_ssize_t nh = hi.shape[0], nc = changed.shape[0], t, n = 0, u = 0, p, nsb = sb.shape[0], nq = q.shape[0]
-    if hj.shape[0] != nh:
-        raise ValueError(f"near_affected needs hi and hj of one length, got {nh} and {hj.shape[0]}")
     if before.shape[0] < nc:
         raise ValueError(f"near_affected needs a box before per changed row ({nc}), got {before.shape[0]}")
-    for t in range(nh):
-        if hj[t] < 0 or hj[t] >= nq or hi[t] < 0 or hi[t] >= nsb:
-            raise IndexError(f"near_affected: hit ({hi[t]}, {hj[t]}) outside the {nsb} boxes and {nq} queries")
-    for t in range(nc):
-        if changed[t] < 0 or changed[t] >= nsb:
-            raise IndexError(f"near_affected: changed row {changed[t]} outside the {nsb} boxes")
+    _check_hits("near_affected", hi, hj, nsb, nq)
+    _check_rows("near_affected", changed, nsb)
     aff_a = np.empty(nh + nc, np.int64)
     cdef int64_t[::1] v = aff_a
     cdef double[:, ::1] out_w
@@ -1109,14 +1134,8 @@ cdef object _pairs_at(const int64_t[::1] keys, const int64_t[::1] ta, const int6
     cdef int64_t key, r
     if ta.shape[0] != nk:
         raise ValueError(f"{name} needs a key per pair, got {nk} keys for {ta.shape[0]} first ends")
-    if hj.shape[0] != nh:
-        raise ValueError(f"{name} needs hi and hj of one length, got {nh} and {hj.shape[0]}")
-    for t in range(nr):
-        if pos[t] < 0 or pos[t] >= nsub:
-            raise IndexError(f"{name}: position {pos[t]} outside the {nsub} solid rows")
-    for t in range(nh):
-        if hj[t] < 0 or hj[t] >= nr or hi[t] < 0 or hi[t] >= nsub:
-            raise IndexError(f"{name}: hit ({hi[t]}, {hj[t]}) outside the {nsub} solid rows and {nr} queries")
+    _check_hits(name, hi, hj, nsub, nr)
+    _check_rows(name, pos, nsub)
     cdef Py_ssize_t total = nh
     for t in range(nr):
         r = sub[pos[t]]
@@ -1191,36 +1210,23 @@ def near_touched(const int64_t[::1] keys, const int64_t[::1] na, const int64_t[:
     return touch_a, halo_a[:h].copy(), grown_a
 
 
-cdef struct _Near:
+cdef struct _Ranked:
+    # a row, a value ranking its candidates, a candidate
     int64_t h
     double g
     int64_t i
 
 
-cdef int _near_cmp(const void* a, const void* b) noexcept nogil:
-    # by row, then gap, then the other row (observe._knn's lexsort)
-    cdef const _Near* x = <const _Near*>a
-    cdef const _Near* y = <const _Near*>b
+cdef int _ranked_cmp(const void* a, const void* b) noexcept nogil:
+    # by row, then value, then candidate (observe._knn's lexsort; observe._inside_update's with the
+    # candidate negated)
+    cdef const _Ranked* x = <const _Ranked*>a
+    cdef const _Ranked* y = <const _Ranked*>b
     if x.h != y.h:
         return -1 if x.h < y.h else 1
     if x.g != y.g:
         return -1 if x.g < y.g else 1
     return (x.i > y.i) - (x.i < y.i)
-
-
-cdef struct _KeyGap:
-    int64_t key
-    double g
-    Py_ssize_t at
-
-
-cdef int _key_gap_cmp(const void* a, const void* b) noexcept nogil:
-    # by key, then by position (a stable sort's order)
-    cdef const _KeyGap* x = <const _KeyGap*>a
-    cdef const _KeyGap* y = <const _KeyGap*>b
-    if x.key != y.key:
-        return -1 if x.key < y.key else 1
-    return (x.at > y.at) - (x.at < y.at)
 
 
 def near_pairs(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::1] size, const int64_t[::1] halo,
@@ -1235,20 +1241,16 @@ def near_pairs(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::1]
     cdef int64_t h, i, x, y, a, b
     cdef int64_t[::1] oa, ob
     cdef double[::1] og
-    if hj.shape[0] != nh:
-        raise ValueError(f"near_pairs needs hi and hj of one length, got {nh} and {hj.shape[0]}")
     if sub.shape[0] != nsb:
         raise ValueError(f"near_pairs needs a page row per solid box, got {sub.shape[0]} for {nsb}")
     if k < 0:
         raise ValueError(f"near_pairs needs k >= 0, got {k}")
-    for t in range(nhalo):
-        if halo[t] < 0 or halo[t] >= nsb:
-            raise IndexError(f"near_pairs: position {halo[t]} outside the {nsb} solid rows")
-    for t in range(nh):
-        if hj[t] < 0 or hj[t] >= nhalo or hi[t] < 0 or hi[t] >= nsb:
-            raise IndexError(f"near_pairs: hit ({hi[t]}, {hj[t]}) outside the {nsb} solid rows and {nhalo} queries")
-    cdef _Near* cand = <_Near*>malloc(max(nh, 1) * sizeof(_Near))
-    cdef _KeyGap* kg = <_KeyGap*>malloc(max(nh, 1) * sizeof(_KeyGap))
+    _check_hits("near_pairs", hi, hj, nsb, nhalo)
+    _check_rows("near_pairs", halo, nsb)
+    cdef _Ranked* cand = <_Ranked*>malloc(max(nh, 1) * sizeof(_Ranked))
+    # (pair key, gap, position): sorted, a key's first is its first in the order above (a pair's two
+    # entries have the same gap: the gap is symmetric)
+    cdef _Ranked* kg = <_Ranked*>malloc(max(nh, 1) * sizeof(_Ranked))
     if cand == NULL or kg == NULL:
         free(cand)
         free(kg)
@@ -1267,7 +1269,7 @@ def near_pairs(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::1]
                 cand[n].i = i
                 n += 1
         if n > 1:
-            qsort(cand, n, sizeof(_Near), _near_cmp)
+            qsort(cand, n, sizeof(_Ranked), _ranked_cmp)
         # the first k of each row's run, with an end among the affected rows, keyed by position pair
         c = 0
         w = 0
@@ -1285,22 +1287,22 @@ def near_pairs(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::1]
                 if not (s < na_ and affected[s] == i):
                     continue
             x, y = (h, i) if h < i else (i, h)
-            kg[w].key = x * nsub + y
+            kg[w].h = x * nsub + y
             kg[w].g = cand[t].g
-            kg[w].at = w
+            kg[w].i = w
             w += 1
         if w > 1:
-            qsort(kg, w, sizeof(_KeyGap), _key_gap_cmp)
+            qsort(kg, w, sizeof(_Ranked), _ranked_cmp)
         a_a = np.empty(w, np.int64)
         b_a = np.empty(w, np.int64)
         g_a = np.empty(w, np.float64)
         oa, ob, og = a_a, b_a, g_a
         n = 0
         for t in range(w):
-            if t and kg[t].key == kg[t - 1].key:
+            if t and kg[t].h == kg[t - 1].h:
                 continue
-            a = sub[kg[t].key // nsub]
-            b = sub[kg[t].key % nsub]
+            a = sub[kg[t].h // nsub]
+            b = sub[kg[t].h % nsub]
             if a < 0 or a >= nsize or b < 0 or b >= nsize:
                 raise IndexError(f"near_pairs: row {a if a < 0 or a >= nsize else b} outside the {nsize} subtree sizes")
             # native kin (one an ancestor of the other) are no near pair
@@ -1317,14 +1319,6 @@ def near_pairs(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::1]
 
 
 # --------------------------------------------------------------------------- aligned bits merged
-cdef struct _KeyBits:
-    int64_t key
-    int64_t bits
-
-
-cdef int _key_bits_cmp(const void* a, const void* b) noexcept nogil:
-    cdef int64_t x = (<const _KeyBits*>a).key, y = (<const _KeyBits*>b).key
-    return (x > y) - (x < y)
 
 
 cdef inline int64_t _bits_of(const int64_t[::1] rows, const int64_t[::1] bits, int64_t r) noexcept nogil:
@@ -1441,16 +1435,10 @@ def overlaps_found(const double[:, :] sb, const int64_t[::1] sub, const double[:
     cdef Py_ssize_t nsize = size.shape[0], nbox = boxes.shape[0]
     cdef int64_t i, c, a, b
     cdef bint a_in_b, b_in_a
-    if hj.shape[0] != nh:
-        raise ValueError(f"overlaps_found needs hi and hj of one length, got {nh} and {hj.shape[0]}")
     if sub.shape[0] != nsb:
         raise ValueError(f"overlaps_found needs a page row per solid box, got {sub.shape[0]} for {nsb}")
-    for t in range(nc):
-        if changed[t] < 0 or changed[t] >= nsb:
-            raise IndexError(f"overlaps_found: position {changed[t]} outside the {nsb} solid rows")
-    for t in range(nh):
-        if hj[t] < 0 or hj[t] >= nc or hi[t] < 0 or hi[t] >= nsb:
-            raise IndexError(f"overlaps_found: hit ({hi[t]}, {hj[t]}) outside the {nsb} solid rows and {nc} queries")
+    _check_hits("overlaps_found", hi, hj, nsb, nc)
+    _check_rows("overlaps_found", changed, nsb)
     key_a = np.empty(nh, np.int64)
     cdef int64_t[::1] key = key_a
     for t in range(nh):
@@ -1505,15 +1493,11 @@ def inside_redo(const double[:, :] sb, const int64_t[::1] changed, const int64_t
     cdef Py_ssize_t nc = changed.shape[0], nh = hi.shape[0], nt = ci.shape[0], no = orphans.shape[0]
     cdef Py_ssize_t nsb = sb.shape[0], npos = subpos.shape[0], t, n = 0, p, nr
     cdef int64_t i, c
-    if hj.shape[0] != nh or co.shape[0] != nt:
-        raise ValueError(f"inside_redo needs hi and hj ({nh}, {hj.shape[0]}) and ci and co ({nt}, {co.shape[0]}) "
-                         "of one length each")
-    for t in range(nh):
-        if hj[t] < 0 or hj[t] >= nc or hi[t] < 0 or hi[t] >= nsb:
-            raise IndexError(f"inside_redo: hit ({hi[t]}, {hj[t]}) outside the {nsb} solid rows and {nc} queries")
-    for t in range(nc):
-        if changed[t] < 0 or changed[t] >= nsb or changed[t] >= sub.shape[0]:
-            raise IndexError(f"inside_redo: position {changed[t]} outside the {nsb} solid rows")
+    if co.shape[0] != nt or sub.shape[0] != nsb:
+        raise ValueError(f"inside_redo needs ci and co of one length ({nt}, {co.shape[0]}) and a page row per solid "
+                         f"box ({sub.shape[0]} for {nsb})")
+    _check_hits("inside_redo", hi, hj, nsb, nc)
+    _check_rows("inside_redo", changed, nsb)
     rows_a = np.empty(nc, np.int64)
     cdef int64_t[::1] rows = rows_a
     for t in range(nc):
@@ -1543,24 +1527,6 @@ def inside_redo(const double[:, :] sb, const int64_t[::1] changed, const int64_t
     return out_a[:n].copy()
 
 
-cdef struct _Held:
-    int64_t inner
-    double area
-    int64_t outer
-
-
-cdef int _held_cmp(const void* a, const void* b) noexcept nogil:
-    # by the inner row, then the container's area, then the container's row, the later first (the lexsort
-    # of observe._inside_update)
-    cdef const _Held* x = <const _Held*>a
-    cdef const _Held* y = <const _Held*>b
-    if x.inner != y.inner:
-        return -1 if x.inner < y.inner else 1
-    if x.area != y.area:
-        return -1 if x.area < y.area else 1
-    return (x.outer < y.outer) - (x.outer > y.outer)
-
-
 def inside_found(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::1] size, const int64_t[::1] redo,
                  const int64_t[::1] hi, const int64_t[::1] hj, const int64_t[::1] ci, const int64_t[::1] co):
     """The ``inside`` table ``(ci, co)`` (sorted by ``ci``) with the tightest container of each of the
@@ -1572,21 +1538,17 @@ def inside_found(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::
     cdef Py_ssize_t t, n = 0, u = 0, k = 0, p
     cdef int64_t i, r, a, b
     cdef double area
-    if hj.shape[0] != nh or co.shape[0] != nt:
-        raise ValueError(f"inside_found needs hi and hj ({nh}, {hj.shape[0]}) and ci and co ({nt}, {co.shape[0]}) "
-                         "of one length each")
-    if sub.shape[0] != nsb:
-        raise ValueError(f"inside_found needs a page row per solid box, got {sub.shape[0]} for {nsb}")
-    for t in range(nr):
-        if redo[t] < 0 or redo[t] >= nsb:
-            raise IndexError(f"inside_found: position {redo[t]} outside the {nsb} solid rows")
-    for t in range(nh):
-        if hj[t] < 0 or hj[t] >= nr or hi[t] < 0 or hi[t] >= nsb:
-            raise IndexError(f"inside_found: hit ({hi[t]}, {hj[t]}) outside the {nsb} solid rows and {nr} queries")
+    if co.shape[0] != nt or sub.shape[0] != nsb:
+        raise ValueError(f"inside_found needs ci and co of one length ({nt}, {co.shape[0]}) and a page row per solid "
+                         f"box ({sub.shape[0]} for {nsb})")
+    _check_hits("inside_found", hi, hj, nsb, nr)
+    _check_rows("inside_found", redo, nsb)
     for t in range(1, nt):
         if ci[t] < ci[t - 1]:
             return None
-    cdef _Held* hd = <_Held*>malloc(max(nh, 1) * sizeof(_Held))
+    # (inner row, container's area, minus the container's row): sorted, each inner row's first is the
+    # container of least area, the later row among equals
+    cdef _Ranked* hd = <_Ranked*>malloc(max(nh, 1) * sizeof(_Ranked))
     if hd == NULL:
         raise MemoryError()
     new_i_a = np.empty(nh, np.int64)
@@ -1605,16 +1567,16 @@ def inside_found(const double[:, :] sb, const int64_t[::1] sub, const int64_t[::
             area = (sb[i, 2] - sb[i, 0]) * (sb[i, 3] - sb[i, 1])
             if isnan(area):
                 return None
-            hd[n].inner = b
-            hd[n].area = area
-            hd[n].outer = a
+            hd[n].h = b
+            hd[n].g = area
+            hd[n].i = -a
             n += 1
         if n > 1:
-            qsort(hd, n, sizeof(_Held), _held_cmp)
+            qsort(hd, n, sizeof(_Ranked), _ranked_cmp)
         for t in range(n):
-            if t == 0 or hd[t].inner != hd[t - 1].inner:
-                new_i[u] = hd[t].inner
-                new_o[u] = hd[t].outer
+            if t == 0 or hd[t].h != hd[t - 1].h:
+                new_i[u] = hd[t].h
+                new_o[u] = -hd[t].i
                 u += 1
     finally:
         free(hd)
