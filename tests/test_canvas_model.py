@@ -389,3 +389,21 @@ def test_rows_gathered_by_runs_equal_a_take(rows, sort, data):
             got = _gather(col, r, rr)
             want = np.take(col, r, axis=0)
             assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+
+
+def test_records_to_dict_are_every_field_in_order_with_the_anchor_a_list():
+    """Each record's plain dict holds its fields in their order, as ``dataclasses.fields`` lists them
+    (read once per class), a subclass's own fields too; a binding's anchor as a list."""
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Tagged(Node):
+        tag: str = "t"
+
+    for rec in (Node("a", "geo", "p", "a2", 1.0, 2.0, 3.0, 4.0, text="x", props={"k": 1}), Page("page:1", "One"),
+                Tagged("b", "note", "p", tag="z")):
+        want = {f.name: getattr(rec, f.name) for f in dataclasses.fields(rec)}
+        got = rec.to_dict()
+        assert list(got) == list(want) and got == want
+    b = Binding("b1", "arrow", "a", "c", "start", (0.25, 0.75), True)
+    assert b.to_dict()["anchor"] == [0.25, 0.75] and list(b.to_dict()) == [f.name for f in dataclasses.fields(b)]

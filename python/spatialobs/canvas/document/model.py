@@ -1346,9 +1346,9 @@ class Canvas:
                 self._put("binding", bid, None)
                 removed.append(bid)
             if freed:
-                for aid, patch in patches.items():
-                    if patch:
-                        self.update(aid, props=patch)
+                for aid, unbound in patches.items():
+                    if unbound:
+                        self.update(aid, props=unbound)
             for nid in doomed:
                 self._put("node", nid, None)
             removed = doomed + removed

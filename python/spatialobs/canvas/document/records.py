@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
 from typing import Any, Dict, Optional, Tuple
 
 __all__ = ["Node", "Binding", "Page", "Viewport", "Diagnostic"]
+
+
+@lru_cache(maxsize=None)
+def _field_names(cls: type) -> Tuple[str, ...]:
+    """The names of a record class's fields in their order (``dataclasses.fields`` once per class, not
+    on every ``to_dict``)."""
+    return tuple(f.name for f in fields(cls))
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,7 @@ class Node:
         >>> Node("a", "geo", "p").to_dict()["parent"]
         'p'
         """
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: getattr(self, k) for k in _field_names(type(self))}
 
     def replace(self, **changes: Any) -> "Node":
         """A copy with some fields changed, *not* sanitized (use :meth:`Canvas.update`)."""
@@ -118,7 +126,7 @@ class Binding:
 
     def to_dict(self) -> Dict[str, Any]:
         """All fields as a plain dict."""
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d = {k: getattr(self, k) for k in _field_names(type(self))}
         d["anchor"] = list(self.anchor)
         return d
 
@@ -140,7 +148,7 @@ class Page:
 
     def to_dict(self) -> Dict[str, Any]:
         """All fields as a plain dict."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: getattr(self, k) for k in _field_names(type(self))}
 
 
 @dataclass(frozen=True)

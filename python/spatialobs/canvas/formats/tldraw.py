@@ -819,11 +819,11 @@ def _valid_ids_and_keys(out: List[Any], written: List[Any], versions: tschema.Sc
         if not is_mapping(r):
             continue
         new_r: Optional[Dict[str, Any]] = None
-        for field in ("id", "parentId", "fromId", "toId", "pageId", "currentPageId"):
-            v = r.get(field)
+        for key in ("id", "parentId", "fromId", "toId", "pageId", "currentPageId"):
+            v = r.get(key)
             if isinstance(v, str) and v in rename:
                 new_r = new_r if new_r is not None else dict(r)
-                new_r[field] = rename[v]
+                new_r[key] = rename[v]
         sel = r.get("selectedShapeIds")
         if isinstance(sel, list) and any(isinstance(v, str) and v in rename for v in sel):
             new_r = new_r if new_r is not None else dict(r)
