@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from functools import lru_cache
 from typing import Any, Dict, Optional, Tuple
 
 __all__ = ["Node", "Binding", "Page", "Viewport", "Diagnostic"]
 
 
-@lru_cache(maxsize=None)
+#: Each record class's field names in their order (see :func:`_field_names`).
+_FIELD_NAMES: Dict[type, Tuple[str, ...]] = {}
+
+
 def _field_names(cls: type) -> Tuple[str, ...]:
     """The names of a record class's fields in their order (``dataclasses.fields`` once per class, not
     on every ``to_dict``)."""
-    return tuple(f.name for f in fields(cls))
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 @dataclass(frozen=True)
