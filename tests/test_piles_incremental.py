@@ -168,11 +168,11 @@ def test_painted_reach_compiled_and_twin_are_the_oracle(n, m, data):
     agree (boxes touching, just beyond the grown margin, far away and at large coordinates; rows neither
     reached nor in the previous result)."""
     from tests.reference import paint_oracle as pref
-    from spatialobs.canvas import _cobserve
+    from spatialobs.canvas import _cpagetables
     case = _reach_case(data, n, m)
     pad = 2.0 * OBS._ON_STROKE
     want = pref.painted_reach(*(x.tolist() for x in case), pad)
-    got = _cobserve.painted_reach(*case, pad)
+    got = _cpagetables.painted_reach(*case, pad)
     twin = OBS._painted_reach_py(*case)
     assert (got == () and twin == () and want == ()) or (_as_lists(got) == _as_lists(twin) == want)
     if got:
@@ -182,22 +182,22 @@ def test_painted_reach_compiled_and_twin_are_the_oracle(n, m, data):
 def test_painted_reach_compiled_leaves_what_is_not_finite_or_too_large_to_the_twin():
     """A box that is not finite, or more comparisons than PAINTED_REACH_MAX: None (the caller's twin
     answers, through the index kernels); bad shapes: ValueError naming them."""
-    from spatialobs.canvas import _cobserve
+    from spatialobs.canvas import _cpagetables
     boxes = np.array([[0.0, 0.0, 10.0, 10.0], [5.0, 5.0, 20.0, 20.0]])
     rows, i0 = np.array([3, 7], np.int64), np.zeros(0, np.int64)
     bb, brank = np.array([[4.0, 4.0, 6.0, 6.0]]), np.array([9], np.int64)
-    assert _cobserve.painted_reach(boxes, rows, bb, brank, i0, rows, np.array([-1, -1]), 2.0) is not None
+    assert _cpagetables.painted_reach(boxes, rows, bb, brank, i0, rows, np.array([-1, -1]), 2.0) is not None
     for bad in (np.inf, -np.inf, np.nan):
         b2 = bb.copy()
         b2[0, 2] = bad
-        assert _cobserve.painted_reach(boxes, rows, b2, brank, i0, rows, np.array([-1, -1]), 2.0) is None
+        assert _cpagetables.painted_reach(boxes, rows, b2, brank, i0, rows, np.array([-1, -1]), 2.0) is None
     big = np.tile(boxes[:1], (2000, 1))
-    assert _cobserve.painted_reach(big, np.arange(2000, dtype=np.int64), np.tile(bb, (600, 1)),
+    assert _cpagetables.painted_reach(big, np.arange(2000, dtype=np.int64), np.tile(bb, (600, 1)),
                                    np.full(600, 5000, np.int64), i0, i0, i0, 2.0) is None
     with pytest.raises(ValueError, match=r"boxes \(2\) must have one row per row \(1\)"):
-        _cobserve.painted_reach(boxes, rows[:1], bb, brank, i0, rows, np.array([-1, -1]), 2.0)
+        _cpagetables.painted_reach(boxes, rows[:1], bb, brank, i0, rows, np.array([-1, -1]), 2.0)
     with pytest.raises(ValueError, match=r"prev_occ \(1\) must have one entry per prev_rows \(2\)"):
-        _cobserve.painted_reach(boxes, rows, bb, brank, i0, rows, np.array([-1]), 2.0)
+        _cpagetables.painted_reach(boxes, rows, bb, brank, i0, rows, np.array([-1]), 2.0)
 
 
 @settings(max_examples=200, deadline=None)

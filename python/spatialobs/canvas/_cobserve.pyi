@@ -20,9 +20,3 @@ def object_records(nodes: Dict[str, Any], names: List[str], crow: npt.NDArray[np
 def relation_records(names: List[str], ca: npt.NDArray[np.int64], cb: npt.NDArray[np.int64], rt: npt.NDArray[np.int64],
                      rx: npt.NDArray[np.float64], type_names: Tuple[str, ...], kind_names: Dict[int, str]
                      ) -> List[Dict[str, Any]]: ...
-
-PAINTED_REACH_MAX: int
-
-def painted_reach(boxes: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], bb: npt.NDArray[np.float64],
-                  brank: npt.NDArray[np.int64], dirty: npt.NDArray[np.int64], prev_rows: npt.NDArray[np.int64],
-                  prev_occ: npt.NDArray[np.int64], pad: float) -> Optional[Tuple[npt.NDArray[np.int64], ...]]: ...

@@ -72,3 +72,9 @@ def touches_strips(xs: npt.NDArray[np.float64], xp: npt.NDArray[np.int64], er: n
                    boxes: npt.NDArray[np.float64], tol: float
                    ) -> Optional[Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64],
                                        npt.NDArray[np.int64]]]: ...
+
+PAINTED_REACH_MAX: int
+
+def painted_reach(boxes: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], bb: npt.NDArray[np.float64],
+                  brank: npt.NDArray[np.int64], dirty: npt.NDArray[np.int64], prev_rows: npt.NDArray[np.int64],
+                  prev_occ: npt.NDArray[np.int64], pad: float) -> Optional[Tuple[npt.NDArray[np.int64], ...]]: ...

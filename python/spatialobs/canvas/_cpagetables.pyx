@@ -12,7 +12,8 @@ merges their results. ``near_grown``, ``near_affected``, ``near_touched`` and ``
 steps of ``observe._near_update`` between its index queries, one call each; ``aligned_merge`` merges the
 kind bits of the ``aligned`` pairs whose rows were cut again; ``overlaps_found`` and ``pairs_of`` are
 ``observe._overlaps_update``'s steps, ``inside_redo`` and ``inside_found`` ``observe._inside_update``'s,
-``touches_strips`` the loop of ``observe._touches_keyed``.
+``touches_strips`` the loop of ``observe._touches_keyed``; ``painted_reach`` the rows in view a moved
+shape's painted cover reaches (``observe._painted_occluders_again``).
 ``splice_pieces`` and ``cut_pieces`` are :func:`spatialobs.canvas.pagetables.splice`'s merge of
 the dropped and new rows and its copies of slices, whose Python loops followed the number of
 pieces. ``map_rows``, ``solid_rows``, ``rows_differ`` and ``reparented`` are the row-map passes of
@@ -22,7 +23,7 @@ are ``spatialobs.canvas.pagetables._run_bounds_py``, ``_rows_at_py``, ``_recut_l
 """
 
 from libc.math cimport fabs, isfinite, isnan, sqrt
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc, qsort
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.string cimport memcpy, memmove, strcmp
@@ -1712,3 +1713,138 @@ def touches_strips(const double[::1] xs, const int64_t[::1] xp, const int64_t[::
     finally:
         free(buf)
     return (np.array(drop_l, np.int64), np.array(nc_l, np.int64), np.array(ns_l, np.int64), np.array(nt_l, np.int64))
+
+
+# --------------------------------------------------------------------------- the painted cover's reach
+cdef inline void _grow_cover(const double* b, double pad, double* out) noexcept nogil:
+    # observe._grown_boxes on one box: the same operations in the same order (finite boxes)
+    cdef double m = fabs(b[0]), v
+    v = fabs(b[1])
+    if v > m:
+        m = v
+    v = fabs(b[2])
+    if v > m:
+        m = v
+    v = fabs(b[3])
+    if v > m:
+        m = v
+    if m < 1.0:
+        m = 1.0
+    m *= 1e-3
+    m += pad
+    out[0] = b[0] - m
+    out[1] = b[1] - m
+    out[2] = b[2] + m
+    out[3] = b[3] + m
+
+
+#: Most box comparisons ``painted_reach`` makes; beyond, the caller's index kernels answer.
+PAINTED_REACH_MAX = 1 << 20
+
+
+def painted_reach(const double[:, ::1] boxes, const int64_t[::1] rows, const double[:, ::1] bb,
+                  const int64_t[::1] brank, const int64_t[::1] dirty, const int64_t[::1] prev_rows,
+                  const int64_t[::1] prev_occ, double pad):
+    """Which rows in view an edit's painted cover reaches, and what the others keep (the part of
+    ``observe._painted_occluders_again`` before the covers are computed; its twin is
+    ``observe._painted_reach_py``).
+
+    ``boxes``: the boxes of the rows in view, page rows ``rows`` (their paint ranks); ``bb``: the
+    dirty rows' boxes before the edit and now, paint ranks ``brank``; ``dirty``: the dirty rows,
+    sorted; ``prev_rows`` (sorted), ``prev_occ``: the previous result. A row is reached when it is
+    dirty or when the grown box (``observe._grown_boxes``, ``pad`` the fixed part) of a box of
+    ``bb`` ranked above it meets its grown box with positive area.
+
+    Returns ``(out, aff, sub, at)``: the previous occluder of each row (-1 where none), the
+    positions of the reached rows, those of the rows their cover is computed among (the reached
+    ones and every row above one whose grown box meets its grown box with positive area), and the
+    position in ``sub`` of each of ``aff``. ``()`` when a row is neither reached nor in the
+    previous result; None when a box is not finite or the comparisons would pass
+    :data:`PAINTED_REACH_MAX` (the twin answers).
+    """
+    cdef Py_ssize_t k = rows.shape[0], m = bb.shape[0], i, t, na = 0, ns = 0, p
+    if boxes.shape[0] != k or boxes.shape[1] != 4 or bb.shape[1] != 4 or brank.shape[0] != m:
+        raise ValueError(f"boxes ({boxes.shape[0]}) must have one row per row ({k}), brank ({brank.shape[0]}) "
+                         f"one per box of bb ({m}), both four columns")
+    if prev_occ.shape[0] != prev_rows.shape[0]:
+        raise ValueError(f"prev_occ ({prev_occ.shape[0]}) must have one entry per prev_rows ({prev_rows.shape[0]})")
+    if k * m > PAINTED_REACH_MAX:
+        return None
+    for i in range(k):
+        if not _finite4(boxes, i):
+            return None
+    for t in range(m):
+        if not _finite4(bb, t):
+            return None
+    out_a = np.empty(k, np.int64)
+    grown_a = np.empty((k, 4), np.float64)
+    gb_a = np.empty((m, 4), np.float64)
+    flag_a = np.zeros(k, np.uint8)
+    cdef int64_t[::1] out = out_a
+    cdef double[:, ::1] grown = grown_a
+    cdef double[:, ::1] gb = gb_a
+    cdef uint8_t[::1] flag = flag_a
+    cdef Py_ssize_t nprev = prev_rows.shape[0], nd = dirty.shape[0]
+    cdef int64_t r
+    cdef bint found
+    with nogil:
+        for i in range(k):
+            _grow_cover(&boxes[i, 0], pad, &grown[i, 0])
+        for t in range(m):
+            _grow_cover(&bb[t, 0], pad, &gb[t, 0])
+        for i in range(k):
+            r = rows[i]
+            p = _left_i(&prev_rows[0], 0, nprev, r) if nprev else 0
+            found = p < nprev and prev_rows[p] == r
+            out[i] = prev_occ[p] if found else -1
+            p = _left_i(&dirty[0], 0, nd, r) if nd else 0
+            if p < nd and dirty[p] == r:
+                flag[i] = 1
+            else:
+                for t in range(m):
+                    if brank[t] > r and _pos_area(gb, t, grown, i):
+                        flag[i] = 1
+                        break
+            if flag[i]:
+                na += 1
+            elif not found:
+                na = -1  # neither reached nor in the previous result
+                break
+    if na < 0:
+        return ()
+    aff_a = np.empty(na, np.int64)
+    cdef int64_t[::1] aff = aff_a
+    t = 0
+    for i in range(k):
+        if flag[i]:
+            aff[t] = i
+            t += 1
+    if k * na > PAINTED_REACH_MAX:
+        return None
+    with nogil:
+        # a row above a reached one (a later position) whose grown box meets its grown box can cover it
+        for i in range(k):
+            if flag[i]:
+                ns += 1
+                continue
+            for t in range(na):
+                if aff[t] >= i:
+                    break
+                if _pos_area(grown, aff[t], grown, i):
+                    flag[i] = 2
+                    ns += 1
+                    break
+    sub_a = np.empty(ns, np.int64)
+    at_a = np.empty(na, np.int64)
+    cdef int64_t[::1] sub = sub_a
+    cdef int64_t[::1] at = at_a
+    t = 0
+    p = 0
+    for i in range(k):
+        if flag[i]:
+            if flag[i] == 1:
+                at[t] = p
+                t += 1
+            sub[p] = i
+            p += 1
+    return out_a, aff_a, sub_a, at_a

@@ -572,11 +572,9 @@ except ImportError:  # a source tree without the compiled module
 try:
     from spatialobs.canvas._cobserve import binding_rows as _binding_rows
     from spatialobs.canvas._cobserve import local_ends as _local_ends_c
-    from spatialobs.canvas._cobserve import painted_reach as _painted_reach
 except ImportError:  # a source tree without the compiled module
     _binding_rows = _binding_rows_py
     _local_ends_c = _local_ends_py
-    _painted_reach = None  # type: ignore[assignment]
 
 
 def _local_ends(canvas: Canvas, pg: _Page, bound: np.ndarray,
@@ -1166,9 +1164,9 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
     brank = np.concatenate([before_rank, dirty]).astype(np.int64)
     prev_rows, prev_occ = prev
     reached = None
-    if REACH_KERNEL and _painted_reach is not None:
+    if REACH_KERNEL and _cpt is not None:
         i64 = np.int64
-        reached = _painted_reach(np.ascontiguousarray(boxes, np.float64), np.ascontiguousarray(rows, i64),
+        reached = _cpt.painted_reach(np.ascontiguousarray(boxes, np.float64), np.ascontiguousarray(rows, i64),
                                  np.ascontiguousarray(bb, np.float64), brank, np.ascontiguousarray(dirty, i64),
                                  np.ascontiguousarray(prev_rows, i64), np.ascontiguousarray(prev_occ, i64),
                                  2.0 * _ON_STROKE)
@@ -1185,13 +1183,13 @@ def _painted_occluders_again(canvas: Canvas, st: _PageState, rows: np.ndarray, n
 
 
 #: Whether :func:`_painted_occluders_again` finds the rows its edit reaches in one compiled pass
-#: (``_cobserve.painted_reach``); False: by :func:`_painted_reach_py` (the twin, for tests).
+#: (``_cpagetables.painted_reach``); False: by :func:`_painted_reach_py` (the twin, for tests).
 REACH_KERNEL = True
 
 
 def _painted_reach_py(boxes: np.ndarray, rows: np.ndarray, bb: np.ndarray, brank: np.ndarray, dirty: np.ndarray,
                       prev_rows: np.ndarray, prev_occ: np.ndarray) -> Tuple[np.ndarray, ...]:
-    """The twin of ``_cobserve.painted_reach`` (arguments and result as there, without ``pad``: a row
+    """The twin of ``_cpagetables.painted_reach`` (arguments and result as there, without ``pad``: a row
     reached or in the previous result, ``(out, aff, sub, at)``; else ``()``), by numpy passes and the
     index kernels; any boxes, finite or not."""
     grown = _grown_boxes(boxes)
