@@ -699,9 +699,7 @@ def recut_kinds(lines: Sequence[Tuple[np.ndarray, np.ndarray]], changed: np.ndar
         As :func:`recut_lines`, or when ``lines`` does not hold six kinds or the boxes' shapes
         disagree with ``changed``.
     """
-    if len(lines) != 6:
-        raise ValueError(f"recut_kinds needs the lines of the six kinds, got {len(lines)}")
-    if (RECUT_KERNEL and _cpt is not None and int64_columns(changed, rows, parent)
+    if (RECUT_KERNEL and _cpt is not None and len(lines) == 6 and int64_columns(changed, rows, parent)
             and all(type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1 and int64_columns(p)
                     and writable(v) and writable(p) for v, p in lines)):
         return _cpt.recut_kinds(list(lines), changed, np.asarray(before, np.float64), np.asarray(now, np.float64),
