@@ -306,6 +306,20 @@ def test_kernels_match_oracle_on_deep_trees(seed, n):
     assert as_pairs(g.BoxIndex(boxes).query_pairs()) == ref.index_query_pairs(lst)
 
 
+# containment_pairs on one thread takes a plain join below 2,048 boxes and one
+# that visits fewer pairs from 2,048 (the core's kContainmentPlainBelow): both
+# against the oracle, on pages with backgrounds and wide frames (the bitmap rows).
+@pytest.mark.parametrize("n", [2047, 2048])
+@settings(max_examples=1, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_containment_pairs_either_side_of_the_plain_join_match_oracle(n, seed):
+    boxes = seeded_boxes(seed, n)
+    boxes[[0, n // 2, n - 1]] = [[-10, -10, 250, 250], [0, 0, 120, 240], [60, 20, 200, 130]]
+    lst = boxes.tolist()
+    assert as_pairs(g.containment_pairs(boxes)) == ref.containment_pairs(lst)
+    assert as_pairs(g.containment_pairs(g.BoxIndex(boxes))) == ref.containment_pairs(lst)
+
+
 # ---- invariants ---------------------------------------------------------------
 
 

@@ -536,35 +536,14 @@ void overlap_pairs(const BoxIndex& index, std::vector<std::int64_t>& pairs, std:
 
 namespace {
 
-// containment_pairs on one thread. A wide box (a background) contains most
-// of the page: its inner ids are marked in a bitmap over the ids, read back
-// in order, instead of going through the sort with the other pairs.
-std::vector<std::int64_t> containment_pairs_serial(const BoxIndex& index, Scratch& s) {
+// The pairs of a serial containment_pairs, written in (a, b) order: the
+// keys in s.keys(0) (packed a << 32 | b, unsorted; none with a a wide id
+// and b a tree item) and each wide box wide()[p]'s partners, the ids set in
+// its bitmap row (s.bits + p * (n / 64 + 1)).
+std::vector<std::int64_t> write_containment(const BoxIndex& index, Scratch& s) {
   const std::size_t n = index.size();
-  KeyAppender found(s.keys(0), 2 * n);
-  auto visit = [&found](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
-    found.push_if((static_cast<std::uint64_t>(a) << 32) | b, contains(ra, rb));
-    found.push_if((static_cast<std::uint64_t>(b) << 32) | a, contains(rb, ra));
-  };
-  auto keep = [](const Rect& a, const Rect& b) { return intersects(a, b); };
-  // intersection prunes the node pairs; two items are visited only when one
-  // contains the other (which implies their intersection)
-  auto nested = [](const Rect& a, const Rect& b) { return contains(a, b) | contains(b, a); };
-  index.join_tree(keep, nested, visit);
   const std::vector<std::uint32_t>& wide = index.wide();
   const std::size_t words = n / 64 + 1;
-  // the wide box is always the visit's first box
-  auto mark_for = [&found](std::uint64_t* bits) {
-    return [bits, &found](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
-      bits[b >> 6] |= static_cast<std::uint64_t>(contains(ra, rb)) << (b & 63);
-      if (contains(rb, ra)) found.push((static_cast<std::uint64_t>(b) << 32) | a);
-    };
-  };
-  auto test = [](std::size_t, std::size_t, const Rect& rw, const Rect& r, bool tree_item) {
-    return std::pair<bool, bool>(tree_item & contains(rw, r), tree_item & contains(r, rw));
-  };
-  pair_wide_boxes(index, s, found, words, keep, mark_for, test);
-  found.finish();
   std::vector<std::uint64_t>& keys = s.keys(0);
   detail::radix_sort(keys, s.keys_tmp);
   std::size_t k = keys.size();
@@ -599,13 +578,76 @@ std::vector<std::int64_t> containment_pairs_serial(const BoxIndex& index, Scratc
   return pairs;
 }
 
+// containment_pairs on one thread, below kContainmentPlainBelow boxes: every
+// pair the intersection join finds is tested both ways, and each wide box's
+// inner ids go to its bitmap row from a walk of the tree. On such pages
+// (10^3 boxes: 2-3 tree levels) the tests that containment_pairs_serial adds
+// to visit fewer pairs cost more than the visits they save (benchmarks/
+// README.md, "`containment_pairs` at 10^3: a plain join below 2,048 boxes").
+std::vector<std::int64_t> containment_pairs_plain(const BoxIndex& index, Scratch& s) {
+  const std::size_t n = index.size();
+  std::vector<std::uint64_t>& keys = s.keys(0);
+  auto visit = [&keys](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+    if (contains(ra, rb)) keys.push_back((static_cast<std::uint64_t>(a) << 32) | b);
+    if (contains(rb, ra)) keys.push_back((static_cast<std::uint64_t>(b) << 32) | a);
+  };
+  auto keep = [](const Rect& a, const Rect& b) { return intersects(a, b); };
+  index.join_tree(keep, visit);
+  const std::size_t words = n / 64 + 1;
+  s.bits.assign(words * index.wide().size(), 0);
+  for (std::size_t p = 0; p < index.wide().size(); ++p) {
+    std::uint64_t* bits = s.bits.data() + p * words;
+    // the wide box is always the visit's first box
+    auto mark = [bits, &keys](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+      bits[b >> 6] |= static_cast<std::uint64_t>(contains(ra, rb)) << (b & 63);
+      if (contains(rb, ra)) keys.push_back((static_cast<std::uint64_t>(b) << 32) | a);
+    };
+    index.join_wide(p, keep, mark);
+  }
+  return write_containment(index, s);
+}
+
+// containment_pairs on one thread from kContainmentPlainBelow boxes. Two
+// tree items are visited only when one contains the other, and a wide box
+// that covers half the page tests every id in order, each bitmap word
+// written once. The same pairs as containment_pairs_plain.
+std::vector<std::int64_t> containment_pairs_serial(const BoxIndex& index, Scratch& s) {
+  const std::size_t n = index.size();
+  KeyAppender found(s.keys(0), 2 * n);
+  auto visit = [&found](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+    found.push_if((static_cast<std::uint64_t>(a) << 32) | b, contains(ra, rb));
+    found.push_if((static_cast<std::uint64_t>(b) << 32) | a, contains(rb, ra));
+  };
+  auto keep = [](const Rect& a, const Rect& b) { return intersects(a, b); };
+  // intersection prunes the node pairs; two items are visited only when one
+  // contains the other (which implies their intersection)
+  auto nested = [](const Rect& a, const Rect& b) { return contains(a, b) | contains(b, a); };
+  index.join_tree(keep, nested, visit);
+  const std::size_t words = n / 64 + 1;
+  // the wide box is always the visit's first box
+  auto mark_for = [&found](std::uint64_t* bits) {
+    return [bits, &found](std::size_t a, std::size_t b, const Rect& ra, const Rect& rb) {
+      bits[b >> 6] |= static_cast<std::uint64_t>(contains(ra, rb)) << (b & 63);
+      if (contains(rb, ra)) found.push((static_cast<std::uint64_t>(b) << 32) | a);
+    };
+  };
+  auto test = [](std::size_t, std::size_t, const Rect& rw, const Rect& r, bool tree_item) {
+    return std::pair<bool, bool>(tree_item & contains(rw, r), tree_item & contains(r, rw));
+  };
+  pair_wide_boxes(index, s, found, words, keep, mark_for, test);
+  found.finish();
+  return write_containment(index, s);
+}
+
 }  // namespace
 
 std::vector<std::int64_t> containment_pairs(const BoxIndex& index, Scratch& s, std::size_t threads) {
   const std::size_t n = index.size();
   threads = detail::resolve_threads(threads, n);
   s.start(threads);
-  if (threads == 1) return containment_pairs_serial(index, s);
+  if (threads == 1) {
+    return n < kContainmentPlainBelow ? containment_pairs_plain(index, s) : containment_pairs_serial(index, s);
+  }
   // Containment implies (closed) intersection, so the intersection join
   // finds every candidate; both directions are tested. With no value per
   // pair, the pairs travel as packed words: a radix sort of 8-byte keys

@@ -143,6 +143,19 @@ int main() {
   std::mt19937_64 rng(5);
   for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{33}, std::size_t{250}})
     check_against_brute_force(spatialobs_test::lattice_boxes(rng, n));
+  // containment_pairs' two serial paths, either side of their size gate
+  for (std::size_t n : {kContainmentPlainBelow - 1, kContainmentPlainBelow}) {
+    std::vector<double> b = spatialobs_test::lattice_boxes(rng, n, 60);
+    // wide boxes (kept out of the tree): one covering the page, two over parts of it
+    const double wide[3][4] = {{-5, -5, 90, 90}, {0, 0, 40, 70}, {10, 30, 70, 60}};
+    for (std::size_t t = 0; t < 3; ++t) std::copy(wide[t], wide[t] + 4, b.begin() + 4 * (n / 3 * t));
+    Pairs want;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j && contains(rect_at(b.data(), i), rect_at(b.data(), j))) want.emplace_back(i, j);
+    CHECK(want.size() > n / 4);
+    CHECK(rows_to_pairs(containment_pairs(b.data(), n)) == want);
+  }
   {
     Scratch s;  // shared by every size below, large and small in turn
     for (std::size_t n : {std::size_t{3000}, std::size_t{0}, std::size_t{1}, std::size_t{40}, std::size_t{700}})

@@ -47,6 +47,11 @@ void proximity_pairs(const BoxIndex& index, double max_gap, std::size_t k_neares
 // capped at kMaxThreads). The results are identical for every thread count:
 // each pair is found once, by whichever thread, and the output is sorted.
 constexpr std::size_t kMaxThreads = 64;
+// On one thread, containment_pairs takes a plain join below this many boxes
+// and a join that visits fewer pairs from it; both give the same pairs (the
+// crossover measured in benchmarks/README.md, "`containment_pairs` at 10^3:
+// a plain join below 2,048 boxes").
+constexpr std::size_t kContainmentPlainBelow = 2048;
 void overlap_pairs(const BoxIndex& index, std::vector<std::int64_t>& pairs, std::vector<double>& areas, Scratch& scratch,
                    std::size_t threads = 1);
 std::vector<std::int64_t> containment_pairs(const BoxIndex& index, Scratch& scratch, std::size_t threads = 1);
