@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from spatialobs import SpatialObsError
 from spatialobs.canvas import load
 from spatialobs.canvas.formats import tldraw_schema
 from tests.conftest import shared_files

@@ -14,7 +14,7 @@ from spatialobs import InvalidInputError, SpatialObsError
 from spatialobs.canvas import Binding, Canvas, Executor, Node, load
 from spatialobs.canvas.changes import changes_since, issue_token, sync
 from spatialobs.canvas.formats.excalidraw import from_excalidraw
-from spatialobs.canvas.formats.mirror import DOCUMENT_TYPES, ExcalidrawMirror, Mirror, TldrawMirror, merge_patch
+from spatialobs.canvas.formats.mirror import DOCUMENT_TYPES, Mirror, TldrawMirror, merge_patch
 from spatialobs.canvas.formats.tldraw import to_tldraw
 
 CANVASES = shared_files("canvases")

@@ -12,13 +12,12 @@ format (groups as group shapes and as ``groupIds``, the camera record and
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import pytest
 
 from spatialobs import SpatialObsError
 from spatialobs.canvas import Canvas, Executor, Node, load, parse_ops
-from spatialobs.canvas.document.records import Binding
 from spatialobs.canvas.editing import arrange
 from spatialobs.canvas.editing.mermaid import MermaidError, parse_mermaid
 from tests.conftest import shared_files

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spatialobs import InvalidInputError
-from spatialobs.canvas import Canvas, Editor, Executor, Node, Report, parse_ops
+from spatialobs.canvas import Canvas, Editor, Executor, Node, Report
 from spatialobs.canvas.editing.ops import OP_NAMES, OpError, apply_reply
 
 

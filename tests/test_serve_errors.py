@@ -7,7 +7,7 @@ import json
 import socket
 import threading
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 import pytest
 

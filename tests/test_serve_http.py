@@ -6,7 +6,6 @@ import http.client
 import json
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 

@@ -18,8 +18,6 @@ import threading
 import time
 from typing import Any, Dict, List, Tuple
 
-import pytest
-
 from tests.test_serve_support import http_server
 
 from spatialobs.canvas import Executor, load

@@ -28,13 +28,12 @@ pairs that Mermaid puts in different layers are in the same order in ours (print
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
 
-from spatialobs.canvas import Canvas, Executor, Node, load, parse_ops
+from spatialobs.canvas import Canvas, Executor, load, parse_ops
 from spatialobs.canvas.editing.mermaid import parse_mermaid
 from tests.conformance import tldraw_harness as th
 from tests.conformance.conftest import require

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from fractions import Fraction
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
