@@ -315,9 +315,9 @@ def test_kernels_match_oracle_on_deep_trees(seed, n):
 def test_containment_pairs_either_side_of_the_plain_join_match_oracle(n, seed):
     boxes = seeded_boxes(seed, n)
     boxes[[0, n // 2, n - 1]] = [[-10, -10, 250, 250], [0, 0, 120, 240], [60, 20, 200, 130]]
-    lst = boxes.tolist()
-    assert as_pairs(g.containment_pairs(boxes)) == ref.containment_pairs(lst)
-    assert as_pairs(g.containment_pairs(g.BoxIndex(boxes))) == ref.containment_pairs(lst)
+    want = ref.containment_pairs(boxes.tolist())
+    assert as_pairs(g.containment_pairs(boxes)) == want
+    assert as_pairs(g.containment_pairs(g.BoxIndex(boxes))) == want
 
 
 # ---- invariants ---------------------------------------------------------------

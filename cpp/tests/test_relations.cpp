@@ -20,6 +20,16 @@ Pairs rows_to_pairs(const std::vector<std::int64_t>& rows) {
   return out;
 }
 
+// Every (outer, inner) pair, inner inside outer, by testing all of them.
+Pairs brute_force_containment(const std::vector<double>& b) {
+  const std::size_t n = b.size() / 4;
+  Pairs want;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      if (i != j && contains(rect_at(b.data(), i), rect_at(b.data(), j))) want.emplace_back(i, j);
+  return want;
+}
+
 void check_against_brute_force(const std::vector<double>& b) {
   const std::size_t n = b.size() / 4;
   std::vector<std::int64_t> rows;
@@ -35,11 +45,7 @@ void check_against_brute_force(const std::vector<double>& b) {
       }
   CHECK(rows_to_pairs(rows) == want && values == want_areas);
 
-  want.clear();
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j)
-      if (i != j && contains(rect_at(b.data(), i), rect_at(b.data(), j))) want.emplace_back(i, j);
-  CHECK(rows_to_pairs(containment_pairs(b.data(), n)) == want);
+  CHECK(rows_to_pairs(containment_pairs(b.data(), n)) == brute_force_containment(b));
 
   // Proximity with k large enough to keep every neighbour: all non-overlapping pairs within the gap.
   proximity_pairs(b.data(), n, 2.0, n + 1, rows, values);
@@ -149,10 +155,7 @@ int main() {
     // wide boxes (kept out of the tree): one covering the page, two over parts of it
     const double wide[3][4] = {{-5, -5, 90, 90}, {0, 0, 40, 70}, {10, 30, 70, 60}};
     for (std::size_t t = 0; t < 3; ++t) std::copy(wide[t], wide[t] + 4, b.begin() + 4 * (n / 3 * t));
-    Pairs want;
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j)
-        if (i != j && contains(rect_at(b.data(), i), rect_at(b.data(), j))) want.emplace_back(i, j);
+    const Pairs want = brute_force_containment(b);
     CHECK(want.size() > n / 4);
     CHECK(rows_to_pairs(containment_pairs(b.data(), n)) == want);
   }
